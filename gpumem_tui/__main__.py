@@ -1,0 +1,5 @@
+"""`python -m gpumem_tui` runs the command line."""
+
+from gpumem_tui.cli import main
+
+raise SystemExit(main())

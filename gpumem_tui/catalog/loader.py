@@ -1,0 +1,132 @@
+"""Read the catalog's TOML files (packaged plus the user's), validate each entry, index names and aliases."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
+
+ENV_VAR = "GPUMEM_TUI_CATALOG"
+_KINDS: dict[str, tuple[type[BaseModel], str]] = {
+    "models": (ModelSpec, "id"),
+    "gpus": (GpuSpec, "key"),
+    "formats": (FormatSpec, "name"),
+}
+Entry = TypeVar("Entry", ModelSpec, GpuSpec, FormatSpec)
+
+
+class CatalogError(ValueError):
+    """A catalog file or entry that cannot be used, with the file, the key and the reason."""
+
+
+class LookupFailed(KeyError):
+    """A name the catalog does not hold; carries the closest names it does hold."""
+
+    def __init__(self, kind: str, name: str, suggestions: list[str]):
+        super().__init__(name)
+        self.kind, self.name, self.suggestions = kind, name, suggestions
+
+    def __str__(self) -> str:
+        hint = f"; closest: {', '.join(self.suggestions)}" if self.suggestions else ""
+        return f"unknown {self.kind} {self.name!r}{hint}"
+
+
+def packaged_dir() -> Path:
+    """The catalog shipped inside the wheel, or the repository's `catalog/` in a source checkout."""
+    inside = Path(__file__).resolve().parent.parent / "_catalog"
+    return inside if inside.is_dir() else Path(__file__).resolve().parents[2] / "catalog"
+
+
+def user_dirs(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
+    """Directories from `--catalog` and from $GPUMEM_TUI_CATALOG (os.pathsep-separated)."""
+    from_env = [p for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p]
+    return [Path(p) for p in [*from_env, *extra]]
+
+
+class Catalog:
+    """Models, GPUs and formats by name; later directories override earlier ones entry by entry."""
+
+    def __init__(self, models: dict[str, ModelSpec], gpus: dict[str, GpuSpec], formats: dict[str, FormatSpec]):
+        self.models, self.gpus, self.formats = models, gpus, formats
+        self._index = {kind: _alias_index(getattr(self, kind)) for kind in _KINDS}
+
+    def model(self, name: str) -> ModelSpec:
+        return self._find("models", "model", name)  # type: ignore[return-value]
+
+    def gpu(self, name: str) -> GpuSpec:
+        return self._find("gpus", "GPU", name)  # type: ignore[return-value]
+
+    def format(self, name: str) -> FormatSpec:
+        return self._find("formats", "format", name)  # type: ignore[return-value]
+
+    def gpu_by_nvml_name(self, nvml_name: str) -> GpuSpec | None:
+        """The catalog GPU a live node's NVML name identifies (case-insensitive), if any."""
+        wanted = nvml_name.strip().lower()
+        for spec in self.gpus.values():
+            if any(name.lower() == wanted for name in spec.nvml_names):
+                return spec
+        return None
+
+    def _find(self, kind: str, label: str, name: str) -> BaseModel:
+        index = self._index[kind]
+        key = index.get(name.strip().lower())
+        if key is None:
+            close = difflib.get_close_matches(name.lower(), list(index), n=3, cutoff=0.5)
+            raise LookupFailed(label, name, sorted({index[c] for c in close}))
+        return getattr(self, kind)[key]
+
+
+def _alias_index(entries: dict[str, BaseModel]) -> dict[str, str]:
+    index: dict[str, str] = {}
+    for key, entry in entries.items():
+        for name in [key, *getattr(entry, "aliases", [])]:
+            index.setdefault(name.lower(), key)
+        if "/" in key:
+            index.setdefault(key.split("/", 1)[1].lower(), key)
+    return index
+
+
+def load_catalog(extra_dirs: Iterable[str | os.PathLike[str]] = ()) -> Catalog:
+    """The packaged catalog, then each user directory on top of it."""
+    tables: dict[str, dict[str, BaseModel]] = {kind: {} for kind in _KINDS}
+    for directory in [packaged_dir(), *user_dirs(extra_dirs)]:
+        if not directory.is_dir():
+            raise CatalogError(f"{directory}: catalog directory not found")
+        for path in sorted(directory.glob("*.toml")):
+            for kind, entries in _read_file(path).items():
+                tables[kind].update(entries)
+    return Catalog(**tables)  # type: ignore[arg-type]
+
+
+def _read_file(path: Path) -> dict[str, dict[str, BaseModel]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CatalogError(f"{path}: {exc}") from None
+    found: dict[str, dict[str, BaseModel]] = {}
+    for kind, section in data.items():
+        if kind not in _KINDS:
+            raise CatalogError(f"{path}: unknown section [{kind}]; use models, gpus or formats")
+        if not isinstance(section, dict):
+            raise CatalogError(f"{path}: [{kind}] must be a table of entries")
+        found[kind] = {key: _validate(path, kind, key, raw) for key, raw in section.items()}
+    return found
+
+
+def _validate(path: Path, kind: str, key: str, raw: object) -> BaseModel:
+    cls, id_field = _KINDS[kind]
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{path}: {kind}.{key}: must be a table")
+    try:
+        return cls.model_validate({id_field: key, **raw})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise CatalogError(f"{path}: {kind}.{key}.{where}: {first['msg']}") from None

@@ -1,0 +1,49 @@
+"""Command line: the composition root. Parses arguments, builds sources and plans, prints or runs the app."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from gpumem_tui import __version__
+from gpumem_tui.cli import catalog_cmd
+from gpumem_tui.cli.errors import UsageError, exit_code_for
+
+COMMANDS = [catalog_cmd]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad argument as one line and exit 2, without the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gpumem-tui", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"gpumem-tui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - every expected failure maps to one line and an exit code
+        code = exit_code_for(exc)
+        if code is None:
+            raise
+        print(f"gpumem-tui: {exc}", file=sys.stderr)
+        return code

@@ -1,0 +1,33 @@
+"""Which failures are the user's input (exit 2) or a missing data source (exit 3), printed as one line."""
+
+from __future__ import annotations
+
+from gpumem_tui.catalog import CatalogError, LookupFailed
+from gpumem_tui.units import SizeError
+
+
+class UsageError(ValueError):
+    """Bad arguments: a clear one-line message, exit 2."""
+
+
+class NoSourceError(RuntimeError):
+    """No data source on this node (NVML unavailable, nothing to read): exit 3."""
+
+
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, CatalogError, LookupFailed, SizeError)
+_SOURCE_ERRORS: list[type[BaseException]] = [NoSourceError]
+
+
+def register_input_error(cls: type[BaseException]) -> None:
+    """Let a layer declare its own bad-input error class (exit 2) without the CLI importing upward."""
+    global _INPUT_ERRORS
+    _INPUT_ERRORS = (*_INPUT_ERRORS, cls)
+
+
+def exit_code_for(exc: BaseException) -> int | None:
+    """2 for bad input, 3 for no data source, None for a bug (let it raise)."""
+    if isinstance(exc, _INPUT_ERRORS):
+        return 2
+    if isinstance(exc, tuple(_SOURCE_ERRORS)):
+        return 3
+    return None

@@ -1,0 +1,1 @@
+"""Pure memory arithmetic for LLM serving and training: no I/O, records in, records out."""

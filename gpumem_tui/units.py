@@ -1,0 +1,88 @@
+"""Byte sizes: parse user text into int bytes, print bytes with their unit (GB = 10^9, GiB = 2^30)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+KB, MB, GB, TB = 10**3, 10**6, 10**9, 10**12
+KIB, MIB, GIB, TIB = 2**10, 2**20, 2**30, 2**40
+
+Unit = Literal["GB", "GiB"]
+
+_FACTORS = {
+    "b": 1,
+    "kb": KB, "mb": MB, "gb": GB, "tb": TB,
+    "kib": KIB, "mib": MIB, "gib": GIB, "tib": TIB,
+}
+_SIZE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?|\.[0-9]+)\s*([a-zA-Z]+)\s*$")
+
+
+class SizeError(ValueError):
+    """A size the user wrote that cannot be read."""
+
+
+def parse_size(text: str) -> int:
+    """Read `80GB`, `79.19GiB`, `81559MiB`, `141 GB` or `512B` as an int of bytes.
+
+    A bare number is refused: GB and GiB differ by 7.4 %, so the unit must be said.
+    """
+    match = _SIZE.match(str(text))
+    if not match:
+        raise SizeError(f"cannot read size {text!r}: write a number and a unit, like 80GB or 79.2GiB")
+    number, unit = match.groups()
+    factor = _FACTORS.get(unit.lower())
+    if factor is None:
+        raise SizeError(f"unknown unit {unit!r} in {text!r}: use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB")
+    value = float(number.replace(",", "").replace("_", ""))
+    return round(value * factor)
+
+
+def to_gb(n_bytes: float) -> float:
+    """Bytes as decimal gigabytes (10^9)."""
+    return n_bytes / GB
+
+
+def to_gib(n_bytes: float) -> float:
+    """Bytes as binary gibibytes (2^30)."""
+    return n_bytes / GIB
+
+
+def fmt(n_bytes: float | None, unit: Unit = "GB", digits: int = 1) -> str:
+    """`141.2 GB` or `131.5 GiB`; a missing reading prints as `n/a`."""
+    if n_bytes is None or (isinstance(n_bytes, float) and math.isnan(n_bytes)):
+        return "n/a"
+    value = n_bytes / (GB if unit == "GB" else GIB)
+    return f"{value:,.{digits}f} {unit}"
+
+
+def fmt_both(n_bytes: float | None, digits: int = 1) -> str:
+    """`85.5 GB (79.6 GiB)`: both units where a person decides on the number."""
+    if n_bytes is None:
+        return "n/a"
+    return f"{fmt(n_bytes, 'GB', digits)} ({fmt(n_bytes, 'GiB', digits)})"
+
+
+def fmt_auto(n_bytes: float | None, binary: bool = True, digits: int = 1) -> str:
+    """Pick the largest unit that keeps the number >= 1: `512 MiB`, `2.3 GiB`, `640 KB`."""
+    if n_bytes is None:
+        return "n/a"
+    steps = [("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)] if binary else [
+        ("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)]
+    for name, factor in steps:
+        if abs(n_bytes) >= factor:
+            return f"{n_bytes / factor:,.{digits}f} {name}"
+    return f"{int(n_bytes):,} B"
+
+
+def parse_fraction(text: str) -> float:
+    """Read `0.9` or `90%` as a fraction in [0, 1]."""
+    raw = str(text).strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise SizeError(f"cannot read fraction {text!r}: write 0.9 or 90%") from None
+    if not 0 < value <= 1:
+        raise SizeError(f"fraction {text!r} is outside (0, 1]")
+    return value
