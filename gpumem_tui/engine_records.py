@@ -1,0 +1,50 @@
+"""Frozen records of what an inference engine says about itself (from /metrics and /v1/models)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+EngineKind = Literal["vllm", "sglang", "llamacpp", "tgi"]
+EndpointState = Literal["ok", "stale", "down"]
+
+
+class EngineRecord(BaseModel):
+    """One served model on one engine endpoint. A reading the engine does not export is None, never 0."""
+
+    model_config = ConfigDict(frozen=True)
+
+    endpoint: str | None = None
+    engine: EngineKind
+    version_family: str | None = None
+    """vLLM `v0` or `v1`; None for engines with one metric family."""
+    model: str | None = None
+    kv_usage_fraction: float | None = None
+    kv_pool_tokens: int | None = None
+    block_size: int | None = None
+    num_gpu_blocks: int | None = None
+    cache_dtype: str | None = None
+    gpu_memory_utilization: float | None = None
+    requests_running: int | None = None
+    requests_waiting: int | None = None
+    preemptions_total: float | None = None
+    preemptions_per_min: float | None = None
+    prefix_cache_hit_rate: float | None = None
+    cpu_cache_usage_fraction: float | None = None
+    max_model_len: int | None = None
+    notes: list[str] = []
+    """Plain-language remarks about the payload (a metric this engine version no longer exports)."""
+
+
+class EndpointStatus(BaseModel):
+    """How an engine endpoint answered the last scrape: ok, stale (last good sample and its age) or down."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    state: EndpointState
+    error: str | None = None
+    age_s: float | None = None
+    pids: list[int] = []
+    records: list[EngineRecord] = []
