@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.catalog import CatalogError, LookupFailed
+from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.units import SizeError
 
 
@@ -14,7 +15,7 @@ class NoSourceError(RuntimeError):
     """No data source on this node (NVML unavailable, nothing to read): exit 3."""
 
 
-_INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, CatalogError, LookupFailed, SizeError)
+_INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, CatalogError, LookupFailed, SizeError, PlanInputError)
 _SOURCE_ERRORS: list[type[BaseException]] = [NoSourceError]
 
 

@@ -18,6 +18,8 @@ class ParamCounts:
     """The K and V projections inside `attention` (they replicate when a split exceeds the KV heads)."""
     dense_mlp: int
     experts: int
+    """Routed expert weight matrices (what MXFP4 converts); their biases are in `expert_biases`."""
+    expert_biases: int
     shared_experts: int
     router: int
     norms: int
@@ -26,7 +28,7 @@ class ParamCounts:
     @property
     def total(self) -> int:
         return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.experts
-                + self.shared_experts + self.router + self.norms)
+                + self.expert_biases + self.shared_experts + self.router + self.norms)
 
     @property
     def linear(self) -> int:
@@ -41,9 +43,10 @@ def count_params(spec: ModelSpec) -> ParamCounts:
     moe = spec.moe
     moe_layers = 0 if moe is None else layers - moe.first_dense_layers
     dense_layers = layers - moe_layers
-    per_expert = 0 if moe is None else 3 * hidden * moe.expert_intermediate_size + (
-        2 * moe.expert_intermediate_size + hidden if moe.expert_bias else 0)
+    per_expert = 0 if moe is None else 3 * hidden * moe.expert_intermediate_size
+    per_expert_bias = 2 * moe.expert_intermediate_size + hidden if moe and moe.expert_bias else 0
     experts = 0 if moe is None else moe_layers * moe.experts * per_expert
+    expert_biases = 0 if moe is None else moe_layers * moe.experts * per_expert_bias
     shared = 0 if moe is None else moe_layers * moe.shared_experts * 3 * hidden * moe.expert_intermediate_size
     router = 0 if moe is None else moe_layers * (hidden * moe.experts + (moe.experts if moe.router_bias else 0))
     embedding = spec.vocab_size * hidden
@@ -54,12 +57,14 @@ def count_params(spec: ModelSpec) -> ParamCounts:
         kv_projection=layers * kv_proj,
         dense_mlp=dense_layers * 3 * hidden * spec.intermediate_size,
         experts=experts,
+        expert_biases=expert_biases,
         shared_experts=shared,
         router=router,
         norms=layers * spec.norms_per_layer * hidden + hidden,
         active=0,
     )
-    idle_experts = 0 if moe is None else moe_layers * (moe.experts - moe.experts_per_token) * per_expert
+    idle_experts = 0 if moe is None else moe_layers * (moe.experts - moe.experts_per_token) * (
+        per_expert + per_expert_bias)
     return ParamCounts(**{**counts.__dict__, "active": counts.total - idle_experts})
 
 

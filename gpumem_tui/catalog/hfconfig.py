@@ -1,0 +1,176 @@
+"""Turn a Hugging Face config.json (a file, a model directory, or an id in the local HF cache) into a
+ModelSpec, offline. Known architectures are read exactly; others get a best effort and a warning."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from gpumem_tui.catalog.loader import CatalogError
+from gpumem_tui.catalog.schema import MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec
+
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+_KNOWN = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma2", "gemma3", "gemma3_text",
+          "deepseek_v2", "deepseek_v3", "gpt_oss", "phi3"}
+# transformers' Gemma 3 text defaults: the official config lists only keys that differ from these.
+_GEMMA3_DEFAULTS = {"vocab_size": 262208, "max_position_embeddings": 131072, "head_dim": 256,
+                    "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True}
+_QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "int4", "awq": "int4"}
+
+
+def find_config(ref: str) -> Path:
+    """A config.json path from a file, a directory, or an `org/name` id in the local HF cache."""
+    path = Path(ref).expanduser()
+    if path.is_file():
+        return path
+    if path.is_dir():
+        if (path / "config.json").is_file():
+            return path / "config.json"
+        raise CatalogError(f"{path}: no config.json in this directory")
+    for hub in _hub_dirs():
+        snapshots = hub / f"models--{ref.replace('/', '--')}" / "snapshots"
+        found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+        if found:
+            return found[-1]
+    raise CatalogError(f"{ref}: no such file, and not in the local Hugging Face cache (nothing is downloaded)")
+
+
+def _hub_dirs() -> list[Path]:
+    dirs = []
+    if os.environ.get("HF_HUB_CACHE"):
+        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
+    if os.environ.get("HF_HOME"):
+        dirs.append(Path(os.environ["HF_HOME"]) / "hub")
+    dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
+    return dirs
+
+
+def load_config(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CatalogError(f"{path}: cannot read config.json: {exc}") from None
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: config.json is not a JSON object")
+    return data
+
+
+def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
+    """The architecture a config.json describes, and warnings naming whatever had to be guessed."""
+    outer_type = str(config.get("model_type", ""))
+    if isinstance(config.get("text_config"), dict):
+        config = {**_defaults_for(outer_type), **config["text_config"]}
+    kind = str(config.get("model_type") or outer_type)
+    config = {**_defaults_for(kind), **config}
+    warnings = [] if kind in _KNOWN else [f"unknown architecture {kind or '(no model_type)'!r}: read the common "
+                                          "keys as a Llama-style decoder"]
+    fields = _common(config, warnings)
+    fields.update(_specifics(kind, config, fields))
+    fields["sliding_window"] = _window(kind, config)
+    try:
+        spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise CatalogError(f"config.json for {model_id}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return spec, warnings
+
+
+def _defaults_for(kind: str) -> dict:
+    return dict(_GEMMA3_DEFAULTS) if kind in ("gemma3", "gemma3_text") else {}
+
+
+def _architecture(config: dict, kind: str) -> str:
+    names = config.get("architectures") or []
+    return str(names[0]) if names else kind or "unknown"
+
+
+def _common(config: dict, warnings: list[str]) -> dict:
+    def need(key: str, *alts: str):
+        for name in (key, *alts):
+            if config.get(name) is not None:
+                return config[name]
+        raise CatalogError(f"config.json has no {key!r}; cannot size this model")
+
+    heads = int(need("num_attention_heads", "n_head", "num_heads"))
+    kv_heads = config.get("num_key_value_heads")
+    if kv_heads is None:
+        kv_heads = heads
+        warnings.append(f"no num_key_value_heads: assumed {heads} (one per attention head, no GQA)")
+    dtype = config.get("torch_dtype") or config.get("dtype")
+    return {
+        "layers": int(need("num_hidden_layers", "n_layer", "num_layers")),
+        "hidden_size": int(need("hidden_size", "n_embd", "d_model")),
+        "intermediate_size": int(need("intermediate_size", "ffn_dim", "n_inner")),
+        "attention_heads": heads,
+        "kv_heads": int(kv_heads),
+        "head_dim": config.get("head_dim"),
+        "vocab_size": int(need("vocab_size")),
+        "tie_word_embeddings": bool(config.get("tie_word_embeddings", False)),
+        "native_dtype": _DTYPES.get(str(dtype)) if dtype else None,
+        "max_context": config.get("max_position_embeddings"),
+        "qkv_bias": bool(config.get("attention_bias", False)),
+        "attention_out_bias": False,
+        "checkpoint_format": _QUANT_FORMATS.get(str((config.get("quantization_config") or {}).get("quant_method"))),
+    }
+
+
+def _specifics(kind: str, config: dict, fields: dict) -> dict:
+    extra: dict = {}
+    if kind == "qwen2":
+        extra["qkv_bias"] = True
+    if kind in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text"):
+        extra["qk_norm"] = True
+    if kind.startswith("gemma"):
+        extra.update(norms_per_layer=4, tie_word_embeddings=bool(config.get("tie_word_embeddings", True)))
+    if kind == "gpt_oss":
+        extra.update(qkv_bias=True, attention_out_bias=True, attention_sinks=True, native_dtype="bf16")
+    if kind in ("deepseek_v2", "deepseek_v3"):
+        extra["mla"] = MlaSpec(q_lora_rank=config.get("q_lora_rank"), kv_lora_rank=config["kv_lora_rank"],
+                               qk_nope_head_dim=config["qk_nope_head_dim"],
+                               qk_rope_head_dim=config["qk_rope_head_dim"], v_head_dim=config["v_head_dim"])
+    extra["moe"] = _moe(kind, config)
+    return extra
+
+
+def _moe(kind: str, config: dict) -> MoeSpec | None:
+    experts = config.get("n_routed_experts") or config.get("num_local_experts") or config.get("num_experts")
+    if not experts:
+        return None
+    per_token = config.get("num_experts_per_tok") or config.get("experts_per_token") or 1
+    size = config.get("moe_intermediate_size") or config["intermediate_size"]
+    return MoeSpec(experts=experts, experts_per_token=per_token, expert_intermediate_size=size,
+                   shared_experts=config.get("n_shared_experts") or 0,
+                   first_dense_layers=config.get("first_k_dense_replace") or 0,
+                   router_bias=kind == "gpt_oss" or config.get("topk_method") == "noaux_tc",
+                   expert_bias=kind == "gpt_oss")
+
+
+def _window(kind: str, config: dict) -> SlidingWindowSpec | None:
+    """Only architectures whose engines trim window layers; Mistral/Phi-3 windows are left as full
+    attention (whether they are enforced depends on the engine) and Qwen's are off."""
+    size = config.get("sliding_window")
+    if not size or kind not in ("gemma2", "gemma3", "gemma3_text", "gpt_oss"):
+        return None
+    types = config.get("layer_types")
+    if isinstance(types, list) and "full_attention" in types:
+        every = types.index("full_attention") + 1
+    elif kind in ("gemma3", "gemma3_text"):
+        every = int(config.get("sliding_window_pattern") or 6)
+    else:
+        every = 2
+    return SlidingWindowSpec(size=int(size), global_every=every)
+
+
+def model_id_for(path: Path, config: dict) -> str:
+    """A readable id: `_name_or_path` when the config carries one, else the cache id or directory name."""
+    name = config.get("_name_or_path")
+    if name:
+        return str(name)
+    parts = path.resolve().parts
+    for part in parts:
+        if part.startswith("models--"):
+            return part[len("models--"):].replace("--", "/")
+    return path.resolve().parent.name

@@ -1,0 +1,66 @@
+"""`gpumem-tui plan`: will this model fit on these GPUs for this load, and with how much to spare."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.text import Text
+
+from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.cli.planargs import Resolved, add_load_options, add_model_options, plan_input
+from gpumem_tui.planner.budget import make_plan
+from gpumem_tui.planner.records import Plan
+from gpumem_tui.planner.report import plan_json, verdict
+from gpumem_tui.units import GB, GIB, fmt, fmt_both
+
+BAND_LABELS = {
+    "weights": "weights",
+    "kv_cache": "KV cache",
+    "overhead": "overhead",
+    "spare": "spare",
+    "reserved_by_utilization": "left by utilization",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("plan", help="size one deployment: weights, KV cache, overhead, spare, per GPU")
+    add_model_options(parser)
+    add_load_options(parser)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the plan does not fit (for CI)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    found = Resolved(args)
+    plan = make_plan(plan_input(args, found))
+    extra = found.warnings + ([f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
+                              if found.checkpoint and not args.weights else [])
+    if args.json:
+        data = plan_json(plan)
+        data["warnings"] = extra + data["warnings"]
+        print_json(data)
+    else:
+        print_plan(plan, extra)
+    return 1 if args.check and not plan.fits else 0
+
+
+def print_plan(plan: Plan, notes: list[str]) -> None:
+    out, inp = console(), plan.input
+    out.print(Text(f"{inp.model.id}: {plan.params_total / 1e9:,.2f} B parameters"
+                   f" ({plan.params_active / 1e9:,.2f} B active per token), {inp.weights_format.name} weights,"
+                   f" {inp.kv_dtype} KV cache"))
+    reported = f"{fmt_both(inp.gpu.capacity_bytes)} reported" if inp.gpu.key != "custom" else "custom"
+    using = f"; planning with {fmt_both(inp.capacity)}" if inp.capacity_bytes else ""
+    out.print(Text(f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
+                   f" ({reported}{using}), {inp.utilization:.0%} utilization"))
+    out.print()
+    rows = [[BAND_LABELS.get(b.name, b.name), f"{b.bytes / GB:,.1f}", f"{b.bytes / GIB:,.1f}"]
+            for b in plan.per_gpu.bands]
+    rows.append(["capacity", f"{plan.per_gpu.capacity_bytes / GB:,.1f}", f"{plan.per_gpu.capacity_bytes / GIB:,.1f}"])
+    out.print(table(f"Per GPU ({plan.gpus} GPU{'s' if plan.gpus > 1 else ''})", ["band", "GB", "GiB"], rows, {1, 2}))
+    out.print()
+    out.print(Text(f"All GPUs: weights {fmt_both(plan.weights_bytes)}, KV cache {fmt_both(plan.kv_bytes)}"
+                   f" at {plan.kv_bytes_per_token:,} bytes per token, usable {fmt(plan.per_gpu.usable_bytes * plan.gpus)}"))
+    out.print(Text(verdict(plan), style="bold"))
+    for line in notes + plan.warnings:
+        out.print(Text(f"  ! {line}", style="yellow"))

@@ -1,0 +1,49 @@
+"""The fit matrix: for each model, format and GPU, the fewest GPUs that hold a modest working load."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
+from gpumem_tui.planner.budget import AMBER_FRACTION, fewest_gpus, make_plan
+from gpumem_tui.planner.records import PlanInput
+
+# The seed's table rule: 8 conversations of 8,192 tokens, 4 GB overhead per GPU, 90 % fill.
+DEFAULT_USERS = 8
+DEFAULT_CONTEXT = 8192
+
+
+class FitCell(BaseModel):
+    """One cell: the fewest GPUs (None: not even 8), the spare on that split, amber under 5 % spare."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    weights_format: str
+    kv_dtype: str
+    gpu: str
+    gpus: int | None
+    spare_bytes: int | None
+    spare_fraction: float | None
+    amber: bool
+
+
+def fit_cell(model: ModelSpec, fmt: FormatSpec, gpu: GpuSpec, users: int = DEFAULT_USERS,
+             context: int = DEFAULT_CONTEXT, utilization: float = 0.9, overhead_bytes: int = 4 * 10**9,
+             kv_dtype: str | None = None) -> FitCell:
+    """The format decides the KV dtype unless one is given (16-bit KV for BF16 rows, FP8 for the rest)."""
+    inp = PlanInput(model=model, gpu=gpu, weights_format=fmt, kv_dtype=kv_dtype or fmt.kv_dtype,
+                    users=users, context=context, utilization=utilization, overhead_bytes=overhead_bytes)
+    tp = fewest_gpus(inp)
+    if tp is None:
+        return FitCell(model=model.id, weights_format=fmt.name, kv_dtype=inp.kv_dtype, gpu=gpu.key, gpus=None,
+                       spare_bytes=None, spare_fraction=None, amber=False)
+    plan = make_plan(inp.model_copy(update={"gpus": tp}))
+    return FitCell(model=model.id, weights_format=fmt.name, kv_dtype=inp.kv_dtype, gpu=gpu.key, gpus=tp,
+                   spare_bytes=plan.spare_bytes, spare_fraction=plan.spare_fraction,
+                   amber=plan.spare_fraction < AMBER_FRACTION)
+
+
+def fit_matrix(models: list[ModelSpec], formats: list[FormatSpec], gpus: list[GpuSpec], **load) -> list[FitCell]:
+    """Every model x format x GPU cell, in that order."""
+    return [fit_cell(m, f, g, **load) for m in models for f in formats for g in gpus]

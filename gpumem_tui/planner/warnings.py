@@ -1,0 +1,50 @@
+"""Plain-language warnings about a plan: what to look at before trusting it."""
+
+from __future__ import annotations
+
+from gpumem_tui.planner.kv import kv_heads_per_gpu
+from gpumem_tui.planner.records import Plan
+from gpumem_tui.units import fmt, fmt_both
+
+AMBER = 0.05
+LOOK_AGAIN = 0.10
+
+
+def plan_warnings(plan: Plan) -> list[str]:
+    """Every warning that applies, most important first."""
+    inp, out = plan.input, []
+    if plan.split_problem:
+        out.append(f"invalid split: {plan.split_problem}")
+    if plan.kv_pool_bytes < 0:
+        out.append(f"does not start: weights and overhead exceed the {inp.utilization:.0%} budget of "
+                   f"{plan.gpus} GPU(s) by {fmt_both(-plan.kv_pool_bytes)} before any KV cache")
+    elif not plan.fits and not plan.split_problem:
+        out.append(f"does not fit: short by {fmt_both(-plan.spare_bytes)} on {plan.gpus} GPU(s)")
+    elif plan.fits and plan.spare_fraction < AMBER:
+        out.append(f"under 5 % spare ({plan.spare_fraction:.1%}): any growth or another process breaks it")
+    elif plan.fits and plan.spare_fraction < LOOK_AGAIN:
+        out.append(f"under 10 % spare ({plan.spare_fraction:.1%}): look again; acceptable only if "
+                   "conversations are rarely all at full length together")
+    out += _model_warnings(plan)
+    if inp.gpu.capacity_is_nominal and not inp.capacity_bytes:
+        out.append(f"{inp.gpu.key}: using the nominal {fmt(inp.gpu.capacity_bytes, 'GiB')}; "
+                   "the reported total is a little smaller")
+    return out
+
+
+def _model_warnings(plan: Plan) -> list[str]:
+    inp, model, out = plan.input, plan.input.model, []
+    if model.max_context and inp.context > model.max_context:
+        out.append(f"context {inp.context:,} tokens exceeds {model.id}'s maximum of {model.max_context:,}")
+    heads = inp.kv_heads or model.kv_heads
+    if model.mla is None and plan.gpus > heads:
+        out.append(f"{plan.gpus} GPUs exceed the {heads} KV heads: each GPU keeps "
+                   f"{kv_heads_per_gpu(model, plan.gpus, inp.kv_heads)} replicated head, so the KV cache "
+                   f"is stored {plan.gpus // heads} times over")
+    if model.mla is not None and plan.gpus > 1:
+        out.append("MLA latent cache is replicated on every GPU: the split does not shrink KV per token")
+    ckpt = model.checkpoint_format
+    if ckpt and ckpt != inp.weights_format.name and inp.weights_format.bits_per_param > 8:
+        out.append(f"{model.id} is published in {ckpt}; {inp.weights_format.name} means converting it "
+                   "and holding more bytes than the released checkpoint")
+    return out
