@@ -62,11 +62,15 @@ def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]
     """The architecture a config.json describes, and warnings naming whatever had to be guessed."""
     outer_type = str(config.get("model_type", ""))
     if isinstance(config.get("text_config"), dict):
-        config = {**_defaults_for(outer_type), **config["text_config"]}
+        config = {"model_type": outer_type, **config["text_config"], "architectures": config.get("architectures")}
     kind = str(config.get("model_type") or outer_type)
-    config = {**_defaults_for(kind), **config}
-    warnings = [] if kind in _KNOWN else [f"unknown architecture {kind or '(no model_type)'!r}: read the common "
-                                          "keys as a Llama-style decoder"]
+    defaults = _defaults_for(kind)
+    warnings = [f"{key} not in config.json: using transformers' default {value}"
+                for key, value in defaults.items() if key not in config and key in ("vocab_size", "head_dim")]
+    config = {**defaults, **config}
+    if kind not in _KNOWN:
+        warnings.append(f"unknown architecture {kind or '(no model_type)'!r}: read the common keys as a "
+                        "Llama-style decoder")
     fields = _common(config, warnings)
     fields.update(_specifics(kind, config, fields))
     fields["sliding_window"] = _window(kind, config)

@@ -78,8 +78,8 @@ class Catalog:
         index = self._index[kind]
         key = index.get(name.strip().lower())
         if key is None:
-            close = difflib.get_close_matches(name.lower(), list(index), n=3, cutoff=0.5)
-            raise LookupFailed(label, name, sorted({index[c] for c in close}))
+            close = difflib.get_close_matches(name.strip().lower(), list(index), n=6, cutoff=0.5)
+            raise LookupFailed(label, name, list(dict.fromkeys(index[c] for c in close))[:3])
         return getattr(self, kind)[key]
 
 

@@ -59,8 +59,9 @@ def print_plan(plan: Plan, notes: list[str]) -> None:
     rows.append(["capacity", f"{plan.per_gpu.capacity_bytes / GB:,.1f}", f"{plan.per_gpu.capacity_bytes / GIB:,.1f}"])
     out.print(table(f"Per GPU ({plan.gpus} GPU{'s' if plan.gpus > 1 else ''})", ["band", "GB", "GiB"], rows, {1, 2}))
     out.print()
+    usable = fmt(plan.per_gpu.usable_bytes * plan.gpus)
     out.print(Text(f"All GPUs: weights {fmt_both(plan.weights_bytes)}, KV cache {fmt_both(plan.kv_bytes)}"
-                   f" at {plan.kv_bytes_per_token:,} bytes per token, usable {fmt(plan.per_gpu.usable_bytes * plan.gpus)}"))
+                   f" at {plan.kv_bytes_per_token:,} bytes per token, usable {usable}"))
     out.print(Text(verdict(plan), style="bold"))
     for line in notes + plan.warnings:
         out.print(Text(f"  ! {line}", style="yellow"))

@@ -45,7 +45,8 @@ def fraction(text: str) -> float:
 def add_model_options(parser: argparse.ArgumentParser, gpu_required: bool = True) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="ID", help="catalog model id or alias (see `gpumem-tui catalog`)")
-    which.add_argument("--config", metavar="PATH", help="a config.json, a model directory, or an HF id in the local cache")
+    which.add_argument("--config", metavar="PATH",
+                       help="a config.json, a model directory, or an HF id in the local cache")
     gpu = parser.add_mutually_exclusive_group(required=False)
     gpu.add_argument("--gpu", metavar="KEY", help="catalog GPU key or alias, e.g. h100, h200, a100, l40s")
     parser.add_argument("--gpu-memory", type=size, metavar="SIZE",

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 
 from gpumem_tui.planner.kv import kv_bytes_per_token, sequence_bytes_per_gpu
-from gpumem_tui.planner.params import count_params
 from gpumem_tui.planner.parallel import SPLITS, split_problem
+from gpumem_tui.planner.params import count_params
 from gpumem_tui.planner.records import Band, GpuBudget, Plan, PlanInput
 from gpumem_tui.planner.warnings import plan_warnings
 from gpumem_tui.planner.weights import weights_bytes_per_gpu

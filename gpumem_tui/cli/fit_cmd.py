@@ -1,0 +1,63 @@
+"""`gpumem-tui fit`: which GPUs hold which models, as the fewest GPUs per model, format and card."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+
+from rich.text import Text
+
+from gpumem_tui.catalog import load_catalog
+from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.cli.planargs import count, fraction, size
+from gpumem_tui.planner.fit import DEFAULT_CONTEXT, DEFAULT_USERS, FitCell, fit_matrix
+from gpumem_tui.units import fmt
+
+DEFAULT_MODELS = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-oss-120b", "deepseek-v3"]
+DEFAULT_GPUS = ["rtx4090", "l40s", "a100", "h100", "h200", "b200"]
+DEFAULT_FORMATS = ["bf16", "fp8", "int4"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("fit", help="table: fewest GPUs (1/2/4/8) for each model, format and GPU")
+    parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS, metavar="ID")
+    parser.add_argument("--gpus", nargs="+", default=DEFAULT_GPUS, metavar="KEY")
+    parser.add_argument("--weights", nargs="+", default=DEFAULT_FORMATS, metavar="FMT")
+    parser.add_argument("--users", type=count(0), default=DEFAULT_USERS, metavar="N")
+    parser.add_argument("--context", type=count(1), default=DEFAULT_CONTEXT, metavar="TOKENS")
+    parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F")
+    parser.add_argument("--overhead", type=size, default=4 * 10**9, metavar="SIZE", help="per GPU (default 4GB)")
+    parser.add_argument("--kv-dtype", metavar="DT", help="KV dtype for every row (default: 16-bit for 16-bit "
+                        "weights, fp8 otherwise)")
+    parser.add_argument("--catalog", action="append", default=[], metavar="DIR")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    catalog = load_catalog(args.catalog)
+    models = [catalog.model(m) for m in args.models]
+    gpus = [catalog.gpu(g) for g in args.gpus]
+    formats = [catalog.format(f) for f in args.weights]
+    cells = fit_matrix(models, formats, gpus, users=args.users, context=args.context,
+                       utilization=args.utilization, overhead_bytes=args.overhead, kv_dtype=args.kv_dtype)
+    if args.json:
+        print_json([cell.model_dump() for cell in cells])
+        return 0
+    rows = []
+    for (model, weights), group in itertools.groupby(cells, key=lambda c: (c.model, c.weights_format)):
+        group = list(group)
+        rows.append([model, f"{weights} (KV {group[0].kv_dtype})", *(_cell(c) for c in group)])
+    out = console()
+    out.print(table(f"Fewest GPUs for {args.users} conversations x {args.context:,} tokens, "
+                    f"{fmt(args.overhead)} overhead per GPU, {args.utilization:.0%} fill",
+                    ["model", "weights", *(g.key for g in gpus)], rows, set(range(2, 2 + len(gpus)))))
+    out.print(Text("  n = GPUs in the split (1/2/4/8); - = not even 8; * amber: under 5 % spare. "
+                   "Memory only: check speed separately.", style="dim"))
+    return 0
+
+
+def _cell(cell: FitCell) -> Text:
+    if cell.gpus is None:
+        return Text("-", style="dim")
+    return Text(f"{cell.gpus}*", style="bold yellow") if cell.amber else Text(str(cell.gpus))

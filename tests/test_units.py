@@ -1,0 +1,45 @@
+"""Sizes: parsing user text into bytes, printing bytes with their unit."""
+
+import pytest
+
+from gpumem_tui.units import GB, GIB, MIB, SizeError, fmt, fmt_auto, fmt_both, parse_fraction, parse_size
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("80GB", 80 * GB), ("79.19GiB", round(79.19 * GIB)), ("81559MiB", 81_559 * MIB), ("141 GB", 141 * GB),
+    ("512B", 512), ("1,024 MiB", 1024 * MIB), ("0.5 tb", 5 * 10**11), (" 4gib ", 4 * GIB),
+])
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["80", "eighty GB", "80 GX", "-4GB", "", "1.2.3GB"])
+def test_bad_sizes_are_refused_with_a_reason(text):
+    with pytest.raises(SizeError) as err:
+        parse_size(text)
+    assert "\n" not in str(err.value)
+
+
+def test_gb_and_gib_are_never_confused():
+    h100 = 81_559 * MIB
+    assert fmt(h100, "GB") == "85.5 GB"
+    assert fmt(h100, "GiB") == "79.6 GiB"
+    assert fmt_both(h100) == "85.5 GB (79.6 GiB)"
+    assert fmt(None) == "n/a"
+
+
+def test_auto_units():
+    assert fmt_auto(512 * MIB) == "512.0 MiB"
+    assert fmt_auto(2 * GB, binary=False) == "2.0 GB"
+    assert fmt_auto(100) == "100 B"
+
+
+@pytest.mark.parametrize("text, value", [("0.9", 0.9), ("90%", 0.9), ("10%", 0.1)])
+def test_parse_fraction(text, value):
+    assert parse_fraction(text) == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text", ["1.5", "0", "ninety", "-5%"])
+def test_bad_fractions(text):
+    with pytest.raises(SizeError):
+        parse_fraction(text)
