@@ -88,8 +88,9 @@ def _alias_index(entries: dict[str, BaseModel]) -> dict[str, str]:
     for key, entry in entries.items():
         for name in [key, *getattr(entry, "aliases", [])]:
             index.setdefault(name.lower(), key)
-        if "/" in key:
-            index.setdefault(key.split("/", 1)[1].lower(), key)
+        for name in [key, *getattr(entry, "aliases", [])]:
+            if "/" in name:
+                index.setdefault(name.split("/", 1)[1].lower(), key)
     return index
 
 

@@ -103,6 +103,8 @@ class GpuSpec(_Entry):
     """Total memory as nvidia-smi reports it (what NVML and the engine see)."""
     nominal_gib: float | None = Field(default=None, gt=0)
     """Vendor's nominal capacity, used only where no reported total is known."""
+    torch_total_gib: float | None = Field(default=None, gt=0)
+    """Total memory as CUDA reports it to the process (`torch.cuda.mem_get_info()[1]`), where observed."""
     mem_bandwidth_gbps: float | None = None
     bf16_tflops_dense: float | None = None
     fp8_tflops_dense: float | None = None

@@ -6,6 +6,7 @@ import argparse
 
 from rich.text import Text
 
+from gpumem_tui.cli.engine_opts import add_engine_options, engine_prediction, print_engine
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.cli.planargs import Resolved, add_load_options, add_model_options, plan_input
 from gpumem_tui.planner.budget import make_plan
@@ -26,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("plan", help="size one deployment: weights, KV cache, overhead, spare, per GPU")
     add_model_options(parser)
     add_load_options(parser)
+    add_engine_options(parser)
     parser.add_argument("--check", action="store_true", help="exit 1 when the plan does not fit (for CI)")
     parser.set_defaults(run=run)
 
@@ -33,15 +35,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     found = Resolved(args)
     plan = make_plan(plan_input(args, found))
+    engine = engine_prediction(args, found) if args.engine else None
     extra = found.warnings + ([f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
                               if found.checkpoint and not args.weights else [])
     if args.json:
         data = plan_json(plan)
         data["warnings"] = extra + data["warnings"]
+        if engine:
+            data["engine"] = engine.engine_json()
         print_json(data)
     else:
         print_plan(plan, extra)
-    return 1 if args.check and not plan.fits else 0
+        if engine:
+            out = console()
+            out.print()
+            print_engine(out, engine, args.gpus or 1)
+    failed = not plan.fits or bool(engine and engine.failures)
+    return 1 if args.check and failed else 0
 
 
 def print_plan(plan: Plan, notes: list[str]) -> None:

@@ -109,3 +109,27 @@ def test_model_names_are_printed_literally_not_as_markup(tmp_path, capsys):
         'intermediate_size = 128\nattention_heads = 4\nkv_heads = 4\nvocab_size = 100\n')
     assert main(["plan", "--model", "[bold red]evil[/]", "--gpu", "t4", "--catalog", str(tmp_path)]) == 0
     assert "[bold red]evil[/]" in capsys.readouterr().out
+
+
+ENGINE_KEYS = {"name", "version", "total_gpu_memory_bytes", "weights_bytes", "non_torch_bytes",
+               "activation_peak_bytes", "cudagraph_bytes", "kv_cache_bytes", "num_gpu_blocks", "kv_cache_tokens",
+               "max_concurrency"}
+
+
+def test_plan_engine_vllm_json_and_log_lines(capsys):
+    plan = run_json(capsys, "plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm",
+                    "--vllm-version", "0.19.0", "--utilization", "0.95", "--max-model-len", "8192")
+    engine = plan["engine"]
+    assert set(engine) >= ENGINE_KEYS and engine["name"] == "vllm" and engine["version"] == "0.19.0"
+    assert engine["kv_cache_tokens"] == engine["num_gpu_blocks"] * 16
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--vllm-version", "0.19.0",
+                 "--utilization", "0.95", "--max-model-len", "8192"]) == 0
+    out = capsys.readouterr().out
+    assert "Model loading took 14.99 GiB memory" in out and "Maximum concurrency for 8,192 tokens per request" in out
+
+
+def test_plan_engine_bad_version_and_quantization(capsys):
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--vllm-version", "x"]) == 2
+    assert "cannot read vLLM version" in capsys.readouterr().err
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--quantization", "q3"]) == 2
+    assert "unknown quantization" in capsys.readouterr().err

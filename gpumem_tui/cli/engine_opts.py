@@ -1,0 +1,85 @@
+"""`plan --engine vllm` options and output: vLLM's own startup numbers, predicted per release."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.text import Text
+
+from gpumem_tui.cli.output import table
+from gpumem_tui.cli.planargs import Resolved, count, size
+from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.units import GIB
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("engine sizing (--engine vllm)")
+    group.add_argument("--engine", choices=["vllm"], help="also predict the engine's own startup numbers")
+    group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}")
+    group.add_argument("--pp", type=count(1), default=1, metavar="N", help="pipeline-parallel stages")
+    group.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32")
+    group.add_argument(
+        "--quantization", metavar="METHOD", help="fp8, w8a8, w4a16, gptq, awq, mxfp4 (default: the checkpoint's own)"
+    )
+    group.add_argument("--max-model-len", type=count(1), metavar="TOKENS", help="default: the model's maximum")
+    group.add_argument("--max-num-seqs", type=count(1), metavar="N", help="default: the release's, by GPU memory")
+    group.add_argument("--max-num-batched-tokens", type=count(1), metavar="N")
+    group.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs")
+    group.add_argument("--kv-cache-memory", type=size, metavar="SIZE", help="fixed KV cache size (0.10.2+)")
+    group.add_argument(
+        "--other-processes", type=size, default=0, metavar="SIZE", help="GPU memory other processes hold at start"
+    )
+
+
+def engine_settings(args: argparse.Namespace, found: Resolved) -> EngineSettings:
+    return EngineSettings(
+        model=found.model,
+        gpu=found.gpu,
+        version=args.vllm_version,
+        tp=args.gpus or 1,
+        pp=args.pp,
+        dtype=args.dtype,
+        quantization=args.quantization,
+        kv_cache_dtype=args.kv_dtype,
+        utilization=args.utilization,
+        max_model_len=args.max_model_len,
+        max_num_seqs=args.max_num_seqs,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        enforce_eager=args.enforce_eager,
+        kv_cache_memory_bytes=args.kv_cache_memory,
+        total_memory_bytes=args.gpu_memory,
+        other_processes_bytes=args.other_processes,
+    )
+
+
+def engine_prediction(args: argparse.Namespace, found: Resolved) -> EnginePrediction:
+    return predict(engine_settings(args, found))
+
+
+def print_engine(out, p: EnginePrediction, tp: int) -> None:
+    rows = [
+        [name, f"{value / GIB:,.2f}"]
+        for name, value in [
+            ("total (as CUDA reports it)", p.total_gpu_memory_bytes),
+            ("requested (x utilization)", p.requested_memory_bytes),
+            ("weights", p.weights_bytes),
+            ("non-torch", p.non_torch_bytes),
+            ("activation peak", p.activation_peak_bytes),
+            ("CUDA graphs" + (" (charged)" if p.cudagraph_charged else " (outside the budget)"), p.cudagraph_bytes),
+            ("KV cache", p.kv_cache_bytes),
+        ]
+    ]
+    out.print(table(f"vLLM {p.version} on each of {tp * len(p.ranks)} GPU(s)", ["per GPU", "GiB"], rows, {1}))
+    out.print(
+        Text(
+            f"{p.num_gpu_blocks:,} blocks of {p.block_size} tokens; max_num_seqs {p.max_num_seqs}, "
+            f"max_num_batched_tokens {p.max_num_batched_tokens:,}, max_model_len {p.max_model_len:,}"
+        )
+    )
+    out.print(Text("Predicted log lines:", style="bold"))
+    for line in p.log_lines:
+        out.print(Text(f"  {line}"))
+    for line in p.failures:
+        out.print(Text(f"  x will fail: {line}", style="bold red"))
+    for line in p.warnings:
+        out.print(Text(f"  ! {line}", style="yellow"))

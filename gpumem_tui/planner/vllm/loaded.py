@@ -1,0 +1,81 @@
+"""Weights as vLLM loads them on one rank: dtype or quantization, TP shards, PP stages, rope caches."""
+
+from __future__ import annotations
+
+import math
+
+from gpumem_tui.catalog.schema import ModelSpec
+from gpumem_tui.planner.dtypes import PlanInputError
+from gpumem_tui.planner.params import count_params
+
+# Bits per quantized weight, scales included, and which weights the method converts. Embeddings and
+# the LM head stay in the model dtype for all of them (vLLM quantizes linear layers only).
+QUANTIZATION = {
+    "fp8": ("linear", 8.0),
+    "w8a8": ("linear", 8.0),
+    "int8": ("linear", 8.0),
+    "w4a16": ("linear", 4.125),  # 4-bit values + one fp16 scale per group of 128
+    "gptq": ("linear", 4.125),
+    "gptq_marlin": ("linear", 4.125),
+    "awq": ("linear", 4.156),  # plus a 4-bit zero point per group
+    "awq_marlin": ("linear", 4.156),
+    "mxfp4": ("experts", 4.25),
+}
+DTYPE_BYTES = {"auto": 2, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2, "float32": 4, "fp32": 4}
+
+
+def dtype_bytes(dtype: str, spec: ModelSpec) -> int:
+    """`auto` serves fp32 checkpoints in 16-bit, as vLLM does."""
+    name = dtype.lower().removeprefix("torch.")
+    if name not in DTYPE_BYTES:
+        raise PlanInputError(f"unknown dtype {dtype!r}; use auto, bfloat16, float16 or float32")
+    return DTYPE_BYTES[name]
+
+
+def quantization_of(name: str | None, spec: ModelSpec) -> tuple[str, float] | None:
+    """The method's scope and bits; None for plain dtype weights. Defaults to the checkpoint's own format."""
+    key = (name or spec.checkpoint_format or "").lower().replace("-", "_")
+    if key in ("", "none"):
+        return None
+    if key not in QUANTIZATION:
+        raise PlanInputError(f"unknown quantization {name!r}; use one of {', '.join(sorted(QUANTIZATION))}")
+    return QUANTIZATION[key]
+
+
+def padded_vocab(spec: ModelSpec, tp: int) -> int:
+    """Vocab rows one rank holds: padded to a multiple of 64, then split."""
+    padded = math.ceil(spec.vocab_size / 64) * 64
+    return math.ceil(padded / tp)
+
+
+def rope_cache_bytes(spec: ModelSpec, width: int) -> int:
+    """The cos/sin cache vLLM builds for the full max position, in the model dtype."""
+    rotary = spec.mla.qk_rope_head_dim if spec.mla else spec.head_size
+    return (spec.max_context or 0) * rotary * width
+
+
+def loaded_weight_bytes(spec: ModelSpec, width: int, quantization: tuple[str, float] | None, tp: int = 1,
+                        stage: int = 0, stages: int = 1) -> int:
+    """One rank's weights: its share of the layers of its pipeline stage, the embedding on the first
+    stage, the LM head on the last, norms and routers whole, K/V heads replicated past their count."""
+    params = count_params(spec)
+    share = stage_layers(spec.layers, stage, stages) / spec.layers
+    kv_extra = 0
+    if spec.mla is None and tp > spec.kv_heads:
+        kv_extra = params.kv_projection // spec.kv_heads - params.kv_projection // tp
+    linear = (params.attention + params.dense_mlp + params.shared_experts) / tp + kv_extra
+    experts = (params.experts + params.expert_biases) / tp
+    scope, bits = quantization or ("none", width * 8)
+    quantized = {"linear": linear + experts, "experts": experts, "none": 0.0}[scope]
+    plain = linear + experts - quantized + params.norms + params.router
+    layer_bytes = (quantized * bits / 8 + plain * width) * share
+    vocab = padded_vocab(spec, tp) * spec.hidden_size * width
+    ends = (vocab if stage == 0 else 0) + (vocab if stage == stages - 1 and not (
+        spec.tie_word_embeddings and stages == 1) else 0)
+    return math.ceil(layer_bytes + ends + rope_cache_bytes(spec, width))
+
+
+def stage_layers(layers: int, stage: int, stages: int) -> int:
+    """vLLM's even partition; the remainder goes to the last stages."""
+    base, extra = divmod(layers, stages)
+    return base + (1 if stage >= stages - extra else 0)

@@ -1,0 +1,64 @@
+"""What vLLM's profile run measures besides weights: activation peak, non-torch memory, CUDA graphs."""
+
+from __future__ import annotations
+
+from gpumem_tui.catalog.schema import GpuSpec, ModelSpec
+from gpumem_tui.planner.vllm.versions import Rules
+from gpumem_tui.units import GIB, MIB
+
+# CUDA keeps this much of what nvidia-smi reports out of the process's view (H100: 81,559 MiB -> 79.19 GiB).
+DRIVER_RESERVED_BYTES = 470 * MIB
+# Hidden-state-sized tensors alive at the profile's peak: residual, normed input, attention in/out, buffers.
+HIDDEN_COPIES = 6
+NON_TORCH_SINGLE = {"v0": round(0.35 * GIB), "v1": round(0.25 * GIB)}
+NON_TORCH_TP = round(2.1 * GIB)  # NCCL and custom all-reduce buffers per GPU at TP >= 2
+NON_TORCH_PP = round(0.07 * GIB)
+CUDAGRAPH_PER_LAYER = round(0.024 * GIB)  # measured 0.5-1.8 GiB on H100 for the default capture sizes
+
+
+def torch_total_bytes(gpu: GpuSpec, capacity_bytes: int | None = None) -> int:
+    """`torch.cuda.mem_get_info()[1]`: observed where the catalog has it, else the reported total less
+    the driver's share."""
+    if capacity_bytes:
+        return capacity_bytes
+    if gpu.torch_total_gib:
+        return round(gpu.torch_total_gib * GIB)
+    return gpu.capacity_bytes - (DRIVER_RESERVED_BYTES if gpu.total_mib else 0)
+
+
+def forward_bytes(spec: ModelSpec, tokens: int, width: int, tp: int) -> int:
+    """One layer's widest moment at `tokens` tokens: the gate/up output, the activation, and hidden copies."""
+    mlp = spec.moe.expert_intermediate_size * spec.moe.experts_per_token if spec.moe else spec.intermediate_size
+    return tokens * width * (3 * mlp // tp + 3 * spec.hidden_size)
+
+
+def sampler_bytes(rules: Rules, spec: ModelSpec, tokens: int, seqs: int, width: int) -> int:
+    """The last stage's peak: hidden copies for the batch plus fp32 logits work for one row per request."""
+    rows = min(seqs, tokens)
+    return tokens * spec.hidden_size * width * HIDDEN_COPIES + rows * spec.vocab_size * rules.sampler_bytes_per_logit
+
+
+def activation_peak(rules: Rules, spec: ModelSpec, tokens: int, seqs: int, width: int, tp: int,
+                    last_stage: bool = True) -> int:
+    """The torch peak increase of the profile run: the larger of the forward pass and the sampler phase
+    (only the last pipeline stage samples). v0 samples 4-byte logits for its `max_num_seqs` rows."""
+    forward = forward_bytes(spec, tokens, width, tp)
+    if not last_stage:
+        return forward
+    if not rules.v1:
+        return max(forward, min(seqs, tokens) * spec.vocab_size * 12 + tokens * spec.hidden_size * width * 6)
+    return max(forward, sampler_bytes(rules, spec, tokens, seqs, width))
+
+
+def non_torch_bytes(rules: Rules, tp: int, pp: int) -> int:
+    """CUDA context growth, cuBLAS workspaces and, with TP, NCCL / custom all-reduce buffers."""
+    if tp > 1:
+        return NON_TORCH_TP
+    if pp > 1:
+        return NON_TORCH_PP
+    return NON_TORCH_SINGLE["v1" if rules.v1 else "v0"]
+
+
+def cudagraph_bytes(spec: ModelSpec, pp: int, enforce_eager: bool) -> int:
+    """Memory the captured graphs keep (their private pools), roughly per layer captured."""
+    return 0 if enforce_eager else CUDAGRAPH_PER_LAYER * -(-spec.layers // pp)

@@ -1,0 +1,87 @@
+"""Records for the vLLM startup prediction: the settings asked about and the numbers predicted."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpumem_tui.catalog.schema import GpuSpec, ModelSpec
+from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class EngineSettings(_Frozen):
+    """`vllm serve` flags that decide memory; None means the release's default."""
+
+    model: ModelSpec
+    gpu: GpuSpec
+    version: str = DEFAULT_VERSION
+    tp: int = Field(default=1, gt=0)
+    pp: int = Field(default=1, gt=0)
+    dtype: str = "auto"
+    quantization: str | None = None
+    kv_cache_dtype: str = "auto"
+    utilization: float = Field(default=0.9, gt=0, le=1)
+    max_model_len: int | None = Field(default=None, gt=0)
+    max_num_seqs: int | None = Field(default=None, gt=0)
+    max_num_batched_tokens: int | None = Field(default=None, gt=0)
+    enforce_eager: bool = False
+    kv_cache_memory_bytes: int | None = Field(default=None, gt=0)
+    block_size: int | None = Field(default=None, gt=0)
+    total_memory_bytes: int | None = Field(default=None, gt=0)
+    """What CUDA reports as the device total, when known better than the catalog (a log states it)."""
+    other_processes_bytes: int = Field(default=0, ge=0)
+    """GPU memory other processes hold when the engine starts."""
+
+
+class RankPrediction(_Frozen):
+    """One GPU of the deployment (TP ranks are alike; PP stages differ)."""
+
+    stage: int
+    weights_bytes: int
+    activation_peak_bytes: int
+    non_torch_bytes: int
+    kv_cache_bytes: int
+    num_gpu_blocks: int
+
+
+class EnginePrediction(_Frozen):
+    """What the release will log and hold. Memory figures are the first rank's (the one whose lines a
+    pipeline-parallel log shows); the block count is the minimum over ranks, which decides the pool."""
+
+    name: str = "vllm"
+    version: str
+    total_gpu_memory_bytes: int
+    requested_memory_bytes: int
+    weights_bytes: int
+    non_torch_bytes: int
+    activation_peak_bytes: int
+    cudagraph_bytes: int
+    cudagraph_charged: bool
+    kv_cache_bytes: int
+    num_gpu_blocks: int
+    block_size: int
+    kv_cache_tokens: int
+    max_concurrency: float
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    ranks: list[RankPrediction]
+    log_lines: list[str]
+    failures: list[str]
+    warnings: list[str]
+
+    def engine_json(self) -> dict:
+        """The documented `engine` object of `plan --engine vllm --json`."""
+        keys = ["name", "version", "total_gpu_memory_bytes", "weights_bytes", "non_torch_bytes",
+                "activation_peak_bytes", "cudagraph_bytes", "kv_cache_bytes", "num_gpu_blocks", "kv_cache_tokens",
+                "max_concurrency"]
+        data = {key: getattr(self, key) for key in keys}
+        data["max_concurrency"] = round(self.max_concurrency, 4)
+        extra = ["requested_memory_bytes", "cudagraph_charged", "block_size", "max_model_len", "max_num_seqs",
+                 "max_num_batched_tokens", "log_lines", "failures", "warnings"]
+        data.update({key: getattr(self, key) for key in extra})
+        data["ranks"] = [rank.model_dump() for rank in self.ranks]
+        return data

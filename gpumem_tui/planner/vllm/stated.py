@@ -1,0 +1,97 @@
+"""Engine settings from what a startup log or a calibration case states: model, GPU, version, flags."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec
+from gpumem_tui.catalog.schema import GpuSpec
+from gpumem_tui.planner.vllm.records import EngineSettings
+from gpumem_tui.units import GIB
+
+# Suffixes that published quantized copies add to the base model's name, and the method each names.
+_QUANT_SUFFIXES = [(r"[-.]fp8[-_]dynamic$", "fp8"), (r"[-.]fp8$", "fp8"), (r"[-.]quantized\.w8a8$", "w8a8"),
+                   (r"[-.]quantized\.w4a16$", "w4a16"), (r"[-.](awq|gptq)(-int4)?$", "w4a16")]
+_GPU_WORDS = [("h200", "h200"), ("h100", "h100"), ("b200", "b200"), ("a100-40", "a100-40gb"),
+              ("a100", "a100"), ("l40s", "l40s"), ("4090", "rtx4090"), ("l4", "l4"), ("a10g", "a10g")]
+
+
+class Stated(BaseModel):
+    """Settings as a log or a case states them; None where it does not say."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str | None = None
+    gpu: str | None = None
+    version: str | None = None
+    tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
+    dtype: str | None = None
+    quantization: str | None = None
+    kv_cache_dtype: str | None = None
+    gpu_memory_utilization: float | None = None
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    enforce_eager: bool | None = None
+    total_gpu_memory_gib: float | None = None
+
+
+def resolve_model(catalog: Catalog, name: str) -> tuple[ModelSpec, str | None]:
+    """The catalog model a served name refers to, and the quantization its name implies."""
+    try:
+        return catalog.model(name), None
+    except LookupFailed:
+        pass
+    short = name.split("/")[-1]
+    for pattern, method in _QUANT_SUFFIXES:
+        base = re.sub(pattern, "", short, flags=re.IGNORECASE)
+        if base != short:
+            return catalog.model(base), method
+    return catalog.model(short), None
+
+
+def resolve_gpu(catalog: Catalog, text: str | None) -> GpuSpec | None:
+    """A catalog GPU from loose text such as `H100-80GB x2` or an NVML name."""
+    if not text:
+        return None
+    found = catalog.gpu_by_nvml_name(text)
+    if found:
+        return found
+    lowered = text.lower().replace(" ", "")
+    return next((catalog.gpu(key) for word, key in _GPU_WORDS if word in lowered), None)
+
+
+def quantization_method(stated: str | None, implied: str | None) -> str | None:
+    """vLLM's quantization label (fp8, compressed-tensors, gptq_marlin, ...) as one of ours."""
+    label = (stated or "").lower()
+    if label in ("", "none"):
+        return implied
+    if label == "compressed-tensors":
+        return implied or "w8a8"
+    if label.startswith(("gptq", "awq")):
+        return "w4a16"
+    return label
+
+
+def settings_from(catalog: Catalog, stated: Stated, version: str, gpu: GpuSpec | None = None) -> EngineSettings:
+    """EngineSettings for a prediction; the GPU's own total unless the GPU is unknown and a total is stated."""
+    if not stated.model:
+        raise LookupFailed("model", "(not stated)", [])
+    model, implied = resolve_model(catalog, stated.model)
+    gpu = gpu or resolve_gpu(catalog, stated.gpu)
+    total = None
+    if gpu is None:
+        if not stated.total_gpu_memory_gib:
+            raise LookupFailed("GPU", stated.gpu or "(not stated)", [])
+        gpu = GpuSpec(key=stated.gpu or "stated", nominal_gib=stated.total_gpu_memory_gib)
+        total = round(stated.total_gpu_memory_gib * GIB)
+    return EngineSettings(
+        model=model, gpu=gpu, version=version, tp=stated.tensor_parallel_size or 1,
+        pp=stated.pipeline_parallel_size or 1, dtype=(stated.dtype or "auto").removeprefix("torch."),
+        quantization=quantization_method(stated.quantization, implied), kv_cache_dtype=stated.kv_cache_dtype or "auto",
+        utilization=stated.gpu_memory_utilization or 0.9, max_model_len=stated.max_model_len,
+        max_num_seqs=stated.max_num_seqs, max_num_batched_tokens=stated.max_num_batched_tokens,
+        enforce_eager=bool(stated.enforce_eager), total_memory_bytes=total)

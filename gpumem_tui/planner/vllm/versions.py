@@ -1,0 +1,90 @@
+"""Which of vLLM's sizing rules a release follows (shared/reference/vllm_memory.md, sections a-c)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpumem_tui.planner.dtypes import PlanInputError
+
+DEFAULT_VERSION = "0.33.0"
+
+Version = tuple[int, int, int]
+
+
+def parse_version(text: str) -> Version:
+    """`0.6.4.post1`, `v0.19.0` or `0.19` as (0, 19, 0)."""
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(text).strip())
+    if not match:
+        raise PlanInputError(f"cannot read vLLM version {text!r}; write it like 0.19.1")
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch or 0)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The behaviours that changed between releases, as flags and small enums."""
+
+    version: Version
+
+    @property
+    def v1(self) -> bool:
+        """The V1 engine is the default from 0.8.0; the v0 engine is gone from 0.11."""
+        return self.version >= (0, 8, 0)
+
+    @property
+    def charges_other_processes(self) -> bool:
+        """0.6.4 and V1 before 0.9 subtract memory held by other processes from the KV budget."""
+        return self.version[:2] == (0, 6) and self.version[2] == 4 or (0, 8, 0) <= self.version < (0, 9, 0)
+
+    @property
+    def refuses_low_free_memory(self) -> bool:
+        """From 0.9 the worker stops when free memory at start is below utilization x total."""
+        return self.version >= (0, 9, 0)
+
+    @property
+    def charges_cudagraphs(self) -> bool:
+        """From 0.20 the CUDA-graph estimate comes out of the KV budget; before, graphs use the headroom."""
+        return self.version >= (0, 20, 0)
+
+    @property
+    def logs_cudagraph_estimate(self) -> bool:
+        return self.version >= (0, 18, 0)
+
+    @property
+    def sampler_bytes_per_logit(self) -> int:
+        """Bytes per (request x vocab) element at the sampler's peak: fp32 logits, probabilities and a
+        working copy (12); before 0.17 the top-k/top-p sort added values, int64 indices and a scatter (36)."""
+        return 12 if self.version >= (0, 17, 0) else 36
+
+    @property
+    def hybrid_groups(self) -> bool:
+        """V1 from 0.9 groups sliding-window and full-attention layers into one shared block pool."""
+        return self.version >= (0, 9, 0)
+
+    @property
+    def token_rule(self) -> str:
+        if not self.v1:
+            return "v0"
+        if self.version < (0, 9, 0):
+            return "blocks"
+        return "groups" if self.version < (0, 20, 0) else "concurrency"
+
+    @property
+    def kv_cache_memory_flag(self) -> bool:
+        return self.version >= (0, 10, 2)
+
+
+def rules_for(text: str) -> Rules:
+    return Rules(parse_version(text))
+
+
+def default_batching(rules: Rules, total_gib: float, gpu_key: str, max_model_len: int) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) for the OpenAI server when the user sets neither."""
+    if not rules.v1:
+        chunked = max_model_len > 32768
+        return (512 if chunked else max(max_model_len, 2048)), 256
+    big = total_gib >= 70 and not (rules.version >= (0, 9, 0) and gpu_key.upper().startswith("A100"))
+    if rules.version >= (0, 33, 0) and total_gib >= 160:
+        return 16384, 1024
+    return (8192, 1024) if big else (2048, 256)
