@@ -69,7 +69,7 @@ def main(path: Path) -> int:
         )
     print("\n".join(rows))
     print(
-        f"\ncases: {len(kv_errors)}; weights: max error {max(weight_errors):.2%}, median {statistics.median(weight_errors):.2%}"
+        f"\ncases: {len(kv_errors)}; weights: max error {max(weight_errors):.2%}, median {statistics.median(weight_errors):.2%}"  # noqa: E501
         f"; KV cache: median error {statistics.median(kv_errors):.2%}, max {max(kv_errors):.2%}; "
         f"outside max(3 %, 0.3 GiB): {len(misses)} {misses}"
     )
