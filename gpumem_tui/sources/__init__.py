@@ -1,0 +1,1 @@
+"""Data collection: NVML, the host, the simulated node, and recordings."""

@@ -1,0 +1,296 @@
+"""NVML source: per-GPU memory, utilization, temperature, power, MIG and processes, via nvidia-ml-py.
+
+The NVML module is handed in (the real `pynvml`, or the simulator's fake with the same functions and
+the same exception classes), so tests run this exact code. This is the only module importing pynvml.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import pynvml
+
+from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, SourceError
+
+NO_INSTANCE = 0xFFFFFFFF
+"""gpuInstanceId of a process on a card that is not in MIG mode."""
+
+# Errors that make the whole source unavailable: (reason, what to try).
+_UNAVAILABLE = {
+    "NVMLError_LibraryNotFound": (
+        "NVML library (libnvidia-ml.so.1) not found",
+        "run on a node with the NVIDIA driver installed, or try `--demo healthy-8b` for a simulated node",
+    ),
+    "NVMLError_DriverNotLoaded": (
+        "the NVIDIA driver is not loaded",
+        "check that `nvidia-smi` works (load the kernel module or reboot), or try `--demo healthy-8b`",
+    ),
+    "NVMLError_NoPermission": (
+        "no permission to use NVML",
+        "run as a user who can open /dev/nvidia* (in a container: pass the GPUs in), or try `--demo`",
+    ),
+    "NVMLError_LibRmVersionMismatch": (
+        "the NVML library and the kernel driver are different versions",
+        "reboot or reload the driver after an upgrade, or try `--demo healthy-8b`",
+    ),
+}
+# Errors that mean "this reading does not exist here": the field becomes None.
+_MISSING = (
+    "NVMLError_NotSupported",
+    "NVMLError_FunctionNotFound",
+    "NVMLError_NotFound",
+    "NVMLError_NoData",
+    "NVMLError_NoPermission",
+    "NVMLError_ArgumentVersionMismatch",
+)
+# Errors that mean the device itself stopped answering.
+_LOST = ("NVMLError_GpuIsLost", "NVMLError_Unknown", "NVMLError_ResetRequired")
+
+
+class NvmlUnavailable(RuntimeError):
+    """NVML cannot be used on this node at all: a plain reason and what to try."""
+
+    def __init__(self, reason: str, hint: str):
+        super().__init__(f"NVML unavailable: {reason}; {hint}")
+        self.reason, self.hint = reason, hint
+
+
+class _DeviceLost(Exception):
+    """Raised inside one device's read to abandon it; carries the driver's words."""
+
+
+@dataclass
+class NvmlReading:
+    """One pass over every device: GPU records, their processes (GPU fields only), and what went wrong."""
+
+    gpus: list[GpuRecord] = field(default_factory=list)
+    processes: list[ProcessRecord] = field(default_factory=list)
+    errors: list[SourceError] = field(default_factory=list)
+
+
+def real_module() -> ModuleType:
+    """The installed `pynvml` (nvidia-ml-py): what a live node uses, and whose error classes a fake copies."""
+    return pynvml
+
+
+def _classes(nvml: Any, names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
+    return tuple(getattr(nvml, name) for name in names if hasattr(nvml, name))
+
+
+def _versions(nvml: Any, base: str) -> list[Any]:
+    """The module's versions of a call, newest first (`_v3`, `_v2`, then the unversioned one)."""
+    names = [f"{base}_v3", f"{base}_v2", base]
+    return [getattr(nvml, name) for name in names if hasattr(nvml, name)]
+
+
+class NvmlSource:
+    """Reads every GPU through an NVML module; a field one card lacks is None, a lost card is marked lost."""
+
+    def __init__(self, nvml: Any | None = None):
+        self._nvml = nvml if nvml is not None else pynvml
+        self._missing = _classes(self._nvml, _MISSING)
+        self._lost = _classes(self._nvml, _LOST)
+        self._not_found = _classes(self._nvml, ("NVMLError_FunctionNotFound",))
+        self._mismatch = _classes(self._nvml, ("NVMLLibraryMismatchError",))
+        self._memory_v2 = hasattr(self._nvml, "nvmlMemory_v2")
+        self._compute = _versions(self._nvml, "nvmlDeviceGetComputeRunningProcesses")
+        self._graphics = _versions(self._nvml, "nvmlDeviceGetGraphicsRunningProcesses")
+        self._temperature = [
+            f
+            for f in (
+                getattr(self._nvml, "nvmlDeviceGetTemperatureV", None),
+                getattr(self._nvml, "nvmlDeviceGetTemperature", None),
+            )
+            if f
+        ]
+        self._open = False
+
+    def open(self) -> None:
+        """Initialise NVML once; raise NvmlUnavailable with a reason and a hint when it cannot start."""
+        if self._open:
+            return
+        try:
+            self._nvml.nvmlInit()
+        except self._nvml.NVMLError as exc:
+            raise self._unavailable(exc) from None
+        self._open = True
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            with contextlib.suppress(self._nvml.NVMLError):
+                self._nvml.nvmlShutdown()
+
+    def read(self) -> NvmlReading:
+        """Every device, each on its own: one lost card never hides the others."""
+        self.open()
+        try:
+            count = self._nvml.nvmlDeviceGetCount()
+        except self._nvml.NVMLError as exc:
+            raise self._unavailable(exc) from None
+        reading = NvmlReading()
+        for index in range(count):
+            self._read_device(index, reading)
+        return reading
+
+    def _unavailable(self, exc: BaseException) -> NvmlUnavailable:
+        reason, hint = _UNAVAILABLE.get(
+            type(exc).__name__,
+            (f"NVML failed to start ({exc})", "check `nvidia-smi`, or try `--demo healthy-8b`"),
+        )
+        return NvmlUnavailable(reason, hint)
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """One NVML call: None where the reading is unsupported; _DeviceLost when the card stops answering."""
+        try:
+            return fn(*args, **kwargs)
+        except self._missing:
+            return None
+        except self._lost as exc:
+            raise _DeviceLost(str(exc)) from None
+
+    def _first(self, calls: list[Any], *args: Any) -> Any:
+        """The newest version of a call the driver has: a version it lacks falls through to the next."""
+        for fn in calls:
+            try:
+                return fn(*args)
+            except self._not_found + self._mismatch:
+                continue
+            except self._missing:
+                return None
+            except self._lost as exc:
+                raise _DeviceLost(str(exc)) from None
+        return None
+
+    def _read_device(self, index: int, reading: NvmlReading) -> None:
+        found: dict[str, Any] = {"index": index}
+        try:
+            handle = self._call(self._nvml.nvmlDeviceGetHandleByIndex, index)
+            if handle is None:
+                raise _DeviceLost("no handle for this index")
+            found.update(self._identity(handle))
+            found.update(self._memory(handle))
+            found.update(self._activity(handle))
+            found.update(self._mig(handle))
+            processes = self._processes(handle, index)
+        except _DeviceLost as exc:
+            message = f"GPU {index} lost: {exc}"
+            reading.gpus.append(GpuRecord(**found, lost=True, error=message))
+            reading.errors.append(
+                SourceError(
+                    source="nvml",
+                    gpu_index=index,
+                    message=message,
+                    hint="check `nvidia-smi` and the kernel log (dmesg: Xid); the card may need a reset",
+                )
+            )
+            return
+        except self._nvml.NVMLError as exc:
+            message = f"GPU {index}: {exc}"
+            reading.gpus.append(GpuRecord(**found, error=message))
+            reading.errors.append(SourceError(source="nvml", gpu_index=index, message=message))
+            return
+        reading.gpus.append(GpuRecord(**found))
+        reading.processes.extend(processes)
+
+    def _identity(self, handle: Any) -> dict[str, Any]:
+        return {
+            "name": self._call(self._nvml.nvmlDeviceGetName, handle),
+            "uuid": self._call(self._nvml.nvmlDeviceGetUUID, handle),
+        }
+
+    def _memory(self, handle: Any) -> dict[str, Any]:
+        """Memory v2 where the driver has it (reserved apart from used), else v1 (reserved inside used)."""
+        if self._memory_v2:
+            info = self._call(self._nvml.nvmlDeviceGetMemoryInfo, handle, version=self._nvml.nvmlMemory_v2)
+            if info is not None:
+                return {
+                    "memory_total_bytes": info.total,
+                    "memory_used_bytes": info.used,
+                    "memory_free_bytes": info.free,
+                    "memory_reserved_bytes": info.reserved,
+                }
+            self._memory_v2 = False
+        info = self._call(self._nvml.nvmlDeviceGetMemoryInfo, handle)
+        if info is None:
+            return {}
+        return {
+            "memory_total_bytes": info.total,
+            "memory_used_bytes": info.used,
+            "memory_free_bytes": info.free,
+        }
+
+    def _activity(self, handle: Any) -> dict[str, Any]:
+        nvml = self._nvml
+        rates = self._call(nvml.nvmlDeviceGetUtilizationRates, handle)
+        power_mw = self._call(nvml.nvmlDeviceGetPowerUsage, handle)
+        limit_mw = self._call(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+        return {
+            "utilization_gpu_percent": None if rates is None else rates.gpu,
+            "utilization_memory_percent": None if rates is None else rates.memory,
+            "temperature_c": self._first(self._temperature, handle, nvml.NVML_TEMPERATURE_GPU),
+            "power_w": None if power_mw is None else power_mw / 1000,
+            "power_limit_w": None if limit_mw is None else limit_mw / 1000,
+        }
+
+    def _mig(self, handle: Any) -> dict[str, Any]:
+        nvml = self._nvml
+        modes = self._call(nvml.nvmlDeviceGetMigMode, handle)
+        if modes is None:
+            return {}
+        enabled = modes[0] == nvml.NVML_DEVICE_MIG_ENABLE
+        if not enabled:
+            return {"mig_enabled": False}
+        return {"mig_enabled": True, "mig_instances": self._mig_instances(handle)}
+
+    def _mig_instances(self, handle: Any) -> list[MigInstance]:
+        nvml = self._nvml
+        instances = []
+        for slot in range(self._call(nvml.nvmlDeviceGetMaxMigDeviceCount, handle) or 0):
+            mig = self._call(nvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot)
+            if mig is None:
+                continue
+            memory = self._call(nvml.nvmlDeviceGetMemoryInfo, mig)
+            instances.append(
+                MigInstance(
+                    gpu_instance_id=self._call(nvml.nvmlDeviceGetGpuInstanceId, mig),
+                    name=self._call(nvml.nvmlDeviceGetName, mig),
+                    uuid=self._call(nvml.nvmlDeviceGetUUID, mig),
+                    memory_total_bytes=None if memory is None else memory.total,
+                    memory_used_bytes=None if memory is None else memory.used,
+                    memory_free_bytes=None if memory is None else memory.free,
+                )
+            )
+        return instances
+
+    def _processes(self, handle: Any, index: int) -> list[ProcessRecord]:
+        """Compute and graphics lists merged by pid: a pid in both is `compute+graphics`."""
+        merged: dict[int, ProcessRecord] = {}
+        for kind, calls in (("compute", self._compute), ("graphics", self._graphics)):
+            for entry in self._first(calls, handle) or []:
+                record = _process_record(entry, index, kind)
+                merged[record.pid] = _merge(merged.get(record.pid), record)
+        return list(merged.values())
+
+
+def _process_record(entry: Any, index: int, kind: str) -> ProcessRecord:
+    instance = getattr(entry, "gpuInstanceId", NO_INSTANCE)
+    return ProcessRecord(
+        pid=entry.pid,
+        gpu_index=index,
+        kind=kind,  # type: ignore[arg-type]
+        gpu_memory_bytes=entry.usedGpuMemory,
+        gpu_instance_id=None if instance in (None, NO_INSTANCE) else instance,
+    )
+
+
+def _merge(seen: ProcessRecord | None, new: ProcessRecord) -> ProcessRecord:
+    if seen is None:
+        return new
+    sizes = [s for s in (seen.gpu_memory_bytes, new.gpu_memory_bytes) if s is not None]
+    return seen.model_copy(
+        update={"kind": "compute+graphics", "gpu_memory_bytes": max(sizes) if sizes else None}
+    )
