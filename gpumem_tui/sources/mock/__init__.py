@@ -1,0 +1,45 @@
+"""The simulated node: scenario files, a physically honest simulator, a fake NVML and a simulated host."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gpumem_tui.sources.collector import Collector
+from gpumem_tui.sources.mock.clock import ManualClock, WallClock
+from gpumem_tui.sources.mock.engine_state import EngineState
+from gpumem_tui.sources.mock.fake_nvml import FakeNvml
+from gpumem_tui.sources.mock.host import SimulatedHost
+from gpumem_tui.sources.mock.node import SimulatedNode
+from gpumem_tui.sources.mock.scenario import Scenario, ScenarioError, load_scenario, scenario_names
+from gpumem_tui.sources.nvml import NvmlSource, real_module
+
+__all__ = [
+    "EngineState",
+    "FakeNvml",
+    "ManualClock",
+    "Scenario",
+    "ScenarioError",
+    "SimulatedHost",
+    "SimulatedNode",
+    "WallClock",
+    "demo_collector",
+    "load_scenario",
+    "scenario_names",
+]
+
+
+def demo_collector(
+    scenario: Scenario | str, clock: Callable[[], float] | None = None, seed: int | None = None
+) -> tuple[Collector, SimulatedNode]:
+    """A collector over a simulated node: the real NVML source over the fake NVML, and the simulated host."""
+    spec = load_scenario(scenario) if isinstance(scenario, str) else scenario
+    node = SimulatedNode(spec, clock=clock, seed=seed)
+    nvml = NvmlSource(FakeNvml(node, real_module()))
+    collector = Collector(
+        nvml,
+        SimulatedHost(node),
+        source=f"demo:{spec.name}",
+        hostname=node.hostname,
+        clock=lambda: node.timestamp,
+    )
+    return collector, node

@@ -1,0 +1,25 @@
+"""The simulated node's host side: its processes are not real pids, so it describes them itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gpumem_tui.models import HostRecord, ProcessInfo
+from gpumem_tui.sources.mock.node import SimulatedNode
+
+
+class SimulatedHost:
+    """Same shape as the psutil host source, answering from the simulated node's process table."""
+
+    def __init__(self, node: SimulatedNode):
+        self._node = node
+
+    def describe(self, pids: Iterable[int]) -> dict[int, ProcessInfo]:
+        known = self._node.process_infos()
+        return {
+            pid: known.get(pid) or ProcessInfo(pid=pid, visible=False, note=f"pid {pid}, not visible here")
+            for pid in pids
+        }
+
+    def host(self) -> HostRecord:
+        return self._node.host_record()

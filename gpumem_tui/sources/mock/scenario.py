@@ -1,0 +1,179 @@
+"""Scenario files for the simulated node: GPUs, engines, other processes and a timeline (pydantic)."""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from gpumem_tui.catalog.loader import packaged_dir
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be found or read: the name or file, and the reason."""
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GpuGroup(_Spec):
+    """`count` identical cards of one catalog GPU."""
+
+    model: str
+    """Catalog key or alias (`h100`, `H200-SXM-141GB`); the total is what the card reports."""
+    count: int = Field(default=1, gt=0)
+    reserved_mib: int = Field(default=470, ge=0)
+    """Memory the driver sets aside. 470 MiB leaves an H100 80GB the 79.19 GiB that vLLM logs as its
+    total; the split between reserved and total is an assumption, not a measured NVML figure."""
+    unsupported: list[Literal["memory_v2", "power", "temperature", "utilization", "mig", "graphics"]] = []
+    """Readings these cards do not report (NVML answers Not Supported)."""
+    mig_instances_mib: list[int] = []
+    """MIG mode on, with one GPU instance of each size (MiB)."""
+
+
+class EngineSpec(_Spec):
+    """An inference engine (vLLM) serving one model, split over `gpus` by tensor parallelism."""
+
+    id: str
+    engine: Literal["vllm"] = "vllm"
+    model: str
+    format: str = "bf16"
+    """Weight format the engine actually loaded."""
+    planned_format: str | None = None
+    """Format the deployment was planned in, when it differs (a misconfiguration to find)."""
+    gpus: list[int]
+    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
+    max_model_len: int = Field(default=8192, gt=0)
+    max_num_seqs: int = Field(default=1024, gt=0)
+    block_size: int = Field(default=16, gt=0)
+    kv_cache_dtype: str = "auto"
+    port: int = 8000
+    start_s: float = Field(default=0, ge=0)
+    load_s: float = Field(default=20, ge=0)
+    """Seconds to load the weights; profiling and CUDA-graph capture follow (5 s each)."""
+    activation_gib: float = Field(default=1.9, ge=0)
+    """Peak activation of the profile run (1.9 GiB: Llama 3.1 8B on vLLM V1, H100)."""
+    non_torch_gib: float | None = None
+    """CUDA context, NCCL, workspaces; default 0.35 GiB alone, 2.1 GiB per GPU when split."""
+    cudagraph_gib: float = Field(default=1.0, ge=0)
+    tokens_per_request: int = Field(default=2000, gt=0)
+    """Mean KV tokens one request holds while it runs (prompt plus output so far)."""
+    request_s: float = Field(default=20, gt=0)
+    """Mean time a request stays running."""
+    pid: int | None = None
+    user: str = "vllm"
+
+
+class ProcessSpec(_Spec):
+    """Any other process holding GPU memory (a notebook, a training job, a neighbour)."""
+
+    id: str
+    name: str = "python3"
+    cmdline: list[str] = ["python3"]
+    user: str = "user"
+    gpus: list[int]
+    memory_gib: float = Field(ge=0)
+    """What it allocates on each of its GPUs once it has ramped up."""
+    start_s: float = Field(default=0, ge=0)
+    ramp_s: float = Field(default=0, ge=0)
+    stop_s: float | None = None
+    host_rss_gib: float = 2.0
+    pid: int | None = None
+    nvml_kind: Literal["compute", "graphics", "compute+graphics"] = "compute"
+    """Which NVML process lists it appears in (a desktop session is graphics; PyTorch is compute)."""
+    mig_instance: int | None = Field(default=None, ge=0)
+    """Index into its GPU's `mig_instances_mib` when the card is in MIG mode."""
+
+
+class Event(_Spec):
+    """A change on the timeline: traffic to an engine, or a GPU falling off the bus."""
+
+    at_s: float = Field(ge=0)
+    kind: Literal["traffic", "gpu_lost"]
+    engine: str | None = None
+    rate: float | None = Field(default=None, ge=0)
+    """Requests per second arriving at `engine` (traffic)."""
+    ramp_s: float = Field(default=0, ge=0)
+    """Reach `rate` linearly over this many seconds."""
+    gpu: int | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> Event:
+        if self.kind == "traffic" and (self.engine is None or self.rate is None):
+            raise ValueError("a traffic event needs `engine` and `rate`")
+        if self.kind == "gpu_lost" and self.gpu is None:
+            raise ValueError("a gpu_lost event needs `gpu`")
+        return self
+
+
+class HostSpec(_Spec):
+    memory_total_gib: float = 1024
+    base_used_gib: float = 12
+    swap_total_gib: float = 0
+    cpu_count: int = 96
+
+
+class Scenario(_Spec):
+    """A simulated node and what happens to it."""
+
+    name: str
+    description: str = ""
+    hostname: str | None = None
+    duration_s: float = Field(default=600, gt=0)
+    highlight_s: float = Field(default=300, ge=0)
+    """The moment `snapshot --demo` shows when no `--at` is given."""
+    seed: int = 0
+    start_epoch: float = 1_767_225_600.0
+    """The simulated wall clock at t=0 (2026-01-01 00:00:00 UTC), so samples are reproducible."""
+    gpus: list[GpuGroup]
+    engines: list[EngineSpec] = []
+    processes: list[ProcessSpec] = []
+    events: list[Event] = []
+    host: HostSpec = HostSpec()
+
+
+def scenario_dir() -> Path:
+    """Scenarios shipped with the package (`catalog/scenarios/`)."""
+    return packaged_dir() / "scenarios"
+
+
+def scenario_names() -> list[str]:
+    return sorted(path.stem for path in scenario_dir().glob("*.toml"))
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """A shipped scenario by name, or a scenario file by path."""
+    path = Path(name_or_path)
+    if path.suffix != ".toml":
+        path = scenario_dir() / f"{name_or_path}.toml"
+        if not path.is_file():
+            close = difflib.get_close_matches(name_or_path, scenario_names(), n=3, cutoff=0.4)
+            hint = f"; closest: {', '.join(close)}" if close else ""
+            raise ScenarioError(
+                f"unknown scenario {name_or_path!r}{hint} (shipped: {', '.join(scenario_names())})"
+            )
+    return parse_scenario(_read(path), str(path), default_name=path.stem)
+
+
+def parse_scenario(text: str, where: str = "scenario", default_name: str = "custom") -> Scenario:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+    try:
+        return Scenario.model_validate({"name": default_name, **data})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        place = ".".join(str(part) for part in first["loc"])
+        raise ScenarioError(f"{where}: {place}: {first['msg']}") from None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
