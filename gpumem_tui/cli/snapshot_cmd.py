@@ -1,0 +1,101 @@
+"""`gpumem-tui snapshot`: one sample of this node, a simulated node or a recording, as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
+from gpumem_tui.cli.output import console, print_json
+from gpumem_tui.cli.snapshot_view import render
+from gpumem_tui.models import Sample
+from gpumem_tui.sources.collector import Collector
+from gpumem_tui.sources.host import HostSource
+from gpumem_tui.sources.mock import ManualClock, ScenarioError, demo_collector, load_scenario, scenario_names
+from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
+from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
+
+SCHEMA = "gpumem-tui.snapshot/1"
+
+register_input_error(RecordingError)
+register_input_error(ScenarioError)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "snapshot", help="one sample of GPU memory per GPU and per process, like nvidia-smi"
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--demo",
+        metavar="SCENARIO",
+        help=f"a simulated node instead of this one: {', '.join(scenario_names())}, or a .toml file",
+    )
+    source.add_argument(
+        "--replay", metavar="FILE", help="a recording made with --record (default: its last sample)"
+    )
+    parser.add_argument(
+        "--at", type=float, metavar="SECONDS", help="seconds into the scenario or the recording"
+    )
+    parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
+    parser.add_argument("--record", metavar="FILE", help="append the sample to this recording (JSON Lines)")
+    parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/snapshot-json.md)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.at is not None and not (args.demo or args.replay):
+        raise UsageError("--at needs --demo or --replay")
+    if args.at is not None and args.at < 0:
+        raise UsageError(f"--at {args.at:g}: seconds must be 0 or more")
+    sample, where = _take(args)
+    if args.record:
+        with Recorder(args.record) as recorder:
+            recorder.write(sample)
+    if args.json:
+        print_json({"schema": SCHEMA, **sample.model_dump(mode="json")})
+    else:
+        render(sample, console(), where)
+    return 0
+
+
+def _take(args: argparse.Namespace) -> tuple[Sample, str]:
+    if args.demo:
+        return _demo(args)
+    if args.replay:
+        return _replay(args)
+    return _live(), "live (NVML)"
+
+
+def _demo(args: argparse.Namespace) -> tuple[Sample, str]:
+    scenario = load_scenario(args.demo)
+    at = scenario.highlight_s if args.at is None else args.at
+    clock = ManualClock(at)
+    collector, _node = demo_collector(scenario, clock=clock, seed=args.seed)
+    return collector.sample(), f"simulated node '{scenario.name}' at {at:g} s"
+
+
+def _replay(args: argparse.Namespace) -> tuple[Sample, str]:
+    at = float("inf") if args.at is None else args.at
+    replay = ReplaySource(args.replay, clock=lambda: 0.0, start_at=at)
+    sample = replay.sample()
+    offset = replay.offset(sample)
+    if args.at is not None and replay.finished and args.at > offset:
+        replay.warnings.append(
+            f"--at {args.at:g} is past the end of the recording ({offset:g} s); showing the last sample"
+        )
+    for warning in replay.warnings:
+        print(f"gpumem-tui: warning: {warning}", file=sys.stderr)
+    return sample, f"replay of {args.replay} at {offset:g} s"
+
+
+def _live() -> Sample:
+    nvml = NvmlSource()
+    try:
+        nvml.open()
+    except NvmlUnavailable as exc:
+        raise NoSourceError(f"{exc} (see `gpumem-tui snapshot --help`)") from None
+    try:
+        return Collector(nvml, HostSource(), source="nvml").sample()
+    finally:
+        nvml.close()

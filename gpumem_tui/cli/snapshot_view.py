@@ -1,0 +1,168 @@
+"""The human form of one sample, in the spirit of nvidia-smi: a table per GPU, then one per process."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.console import Console
+from rich.table import Table
+
+from gpumem_tui.cli.output import table
+from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
+from gpumem_tui.units import GIB, MIB, fmt_auto
+
+MIN_COMMAND_WIDTH = 20
+_KIND = {"compute": "C", "graphics": "G", "compute+graphics": "C+G"}
+
+
+def literal(text: str | None) -> str:
+    """Outside text made safe to print: control characters (terminal escapes) shown as \\xNN."""
+    if text is None:
+        return "-"
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def mib(n_bytes: int | None) -> str:
+    return "-" if n_bytes is None else f"{n_bytes / MIB:,.0f} MiB"
+
+
+def gib(n_bytes: int | None) -> str:
+    return "-" if n_bytes is None else f"{n_bytes / GIB:,.1f} GiB"
+
+
+def _or_dash(value: object, unit: str = "") -> str:
+    return "-" if value is None else f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
+
+
+def render(sample: Sample, console: Console, where: str) -> None:
+    when = datetime.fromtimestamp(sample.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    console.print(f"{literal(sample.hostname)}  {when}  {literal(where)}", soft_wrap=True)
+    console.print()
+    console.print(
+        table(
+            None,
+            ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"],
+            [row for gpu in sample.gpus for row in _gpu_rows(gpu)],
+            right=set(range(2, 10)),
+        )
+    )
+    console.print()
+    if sample.processes:
+        console.print(_process_table(sample.processes, console.width))
+    else:
+        console.print("No processes on any GPU.")
+    if sample.host is not None:
+        console.print()
+        console.print(_host_line(sample.host))
+    for status in sample.engines:
+        console.print(
+            f"engine {literal(status.url)}: {status.state}"
+            + (f" ({literal(status.error)})" if status.error else "")
+        )
+    for error in sample.errors:
+        console.print(
+            f"{error.source}: {literal(error.message)}" + (f" ({error.hint})" if error.hint else "")
+        )
+
+
+def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
+    if gpu.lost:
+        return [[str(gpu.index), literal(gpu.name), "LOST", "-", "-", "-", "-", "-", "-", "-"]]
+    share = (
+        "-"
+        if not gpu.memory_total_bytes or gpu.memory_used_bytes is None
+        else f"{100 * gpu.memory_used_bytes / gpu.memory_total_bytes:.0f} %"
+    )
+    power = (
+        "-"
+        if gpu.power_w is None
+        else (
+            f"{gpu.power_w:.0f} / {gpu.power_limit_w:.0f} W"
+            if gpu.power_limit_w is not None
+            else f"{gpu.power_w:.0f} W"
+        )
+    )
+    rows = [
+        [
+            str(gpu.index),
+            literal(gpu.name),
+            mib(gpu.memory_used_bytes),
+            mib(gpu.memory_total_bytes),
+            share,
+            mib(gpu.memory_free_bytes),
+            mib(gpu.memory_reserved_bytes),
+            _or_dash(gpu.utilization_gpu_percent, " %"),
+            _or_dash(gpu.temperature_c, " C"),
+            power,
+        ]
+    ]
+    for mig in gpu.mig_instances:
+        rows.append(
+            [
+                f"{gpu.index}:{mig.gpu_instance_id}",
+                literal(mig.name),
+                mib(mig.memory_used_bytes),
+                mib(mig.memory_total_bytes),
+                "",
+                mib(mig.memory_free_bytes),
+                "",
+                "",
+                "",
+                "",
+            ]
+        )
+    return rows
+
+
+def _process_table(processes: list[ProcessRecord], width: int) -> Table:
+    """Every column whole; the command takes what is left of the screen's width and is cut there."""
+    headers = ["PID", "GPU", "Type", "GPU memory", "Name", "User", "Host RSS", "CPU", "Command"]
+    rows = [_process_row(p) for p in processes]
+    widths = [
+        max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers) - 1)
+    ]
+    room = max(MIN_COMMAND_WIDTH, width - sum(widths) - 2 * (len(headers) - 1))
+    for row in rows:
+        row[-1] = row[-1] if len(row[-1]) <= room else row[-1][: room - 3] + "..."
+    out = table(None, headers, rows, right={0, 3, 6, 7})
+    for column in out.columns:
+        column.no_wrap = True
+    return out
+
+
+def _process_row(process: ProcessRecord) -> list[str]:
+    gpu = (
+        str(process.gpu_index)
+        if process.gpu_instance_id is None
+        else f"{process.gpu_index}:{process.gpu_instance_id}"
+    )
+    name = literal(process.name) if process.visible is not False else literal(process.note)
+    command = _command(process.cmdline)
+    return [
+        str(process.pid),
+        gpu,
+        _KIND[process.kind],
+        mib(process.gpu_memory_bytes),
+        name,
+        literal(process.user),
+        fmt_auto(process.host_rss_bytes) if process.host_rss_bytes is not None else "-",
+        _or_dash(None if process.cpu_percent is None else round(process.cpu_percent), " %"),
+        command,
+    ]
+
+
+def _command(cmdline: list[str] | None) -> str:
+    """The command line with the directories of the program (and of the script it runs) left out;
+    the table cuts it at the screen's edge, the JSON keeps it whole."""
+    if not cmdline:
+        return "-"
+    head = [arg.rsplit("/", 1)[-1] or arg if arg.startswith("/") else arg for arg in cmdline[:2]]
+    return literal(" ".join([*head, *cmdline[2:]]))
+
+
+def _host_line(host: HostRecord) -> str:
+    used, total = gib(host.memory_used_bytes), gib(host.memory_total_bytes)
+    swap = f"swap {gib(host.swap_used_bytes)} / {gib(host.swap_total_bytes)}"
+    cpu = "-" if host.cpu_percent is None else f"{host.cpu_percent:.0f} %"
+    cores = "" if host.cpu_count is None else f" of {host.cpu_count} cores"
+    return f"Host: RAM {used} / {total}, {swap}, CPU {cpu}{cores}"
