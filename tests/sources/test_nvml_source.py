@@ -1,0 +1,177 @@
+"""The real NVML source over the fake NVML: readings, fallbacks, and every error case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
+from gpumem_tui.units import MIB
+from tests.sources.conftest import ONE_H100_ENGINE, Rig
+
+
+def test_reads_every_gpu_and_its_processes(rig):
+    reading = rig.source.read()
+    first, second = reading.gpus
+    assert first.name == "NVIDIA H100 80GB HBM3"
+    assert first.memory_total_bytes == 81_559 * MIB
+    assert first.memory_reserved_bytes == 470 * MIB
+    assert first.memory_used_bytes == sum(p.gpu_memory_bytes for p in reading.processes) > 0
+    assert (
+        first.memory_free_bytes
+        == first.memory_total_bytes - first.memory_reserved_bytes - first.memory_used_bytes
+    )
+    assert second.memory_used_bytes == 0
+    assert [(p.pid, p.gpu_index, p.kind) for p in reading.processes] == [(2100, 0, "compute")]
+    assert first.power_limit_w == 700.0 and first.temperature_c is not None
+    assert first.mig_enabled is False and reading.errors == []
+
+
+def test_memory_falls_back_to_v1_where_the_driver_lacks_v2():
+    rig = Rig(ONE_H100_ENGINE.replace("count = 2", 'count = 2\nunsupported = ["memory_v2"]'))
+    gpu = rig.source.read().gpus[0]
+    assert gpu.memory_reserved_bytes is None
+    assert (
+        gpu.memory_used_bytes == gpu.memory_total_bytes - gpu.memory_free_bytes
+    )  # v1 counts reserved as used
+
+
+def test_memory_v1_when_the_module_has_no_v2_version(rig):
+    rig.fake.hide("nvmlMemory_v2")
+    gpu = NvmlSource(rig.fake).read().gpus[0]
+    assert gpu.memory_reserved_bytes is None and gpu.memory_total_bytes == 81_559 * MIB
+
+
+@pytest.mark.parametrize(
+    "reading, fields",
+    [
+        ("power", ["power_w", "power_limit_w"]),
+        ("temperature", ["temperature_c"]),
+        ("utilization", ["utilization_gpu_percent", "utilization_memory_percent"]),
+        ("mig", ["mig_enabled"]),
+    ],
+)
+def test_not_supported_makes_only_that_field_none(reading, fields):
+    rig = Rig(ONE_H100_ENGINE.replace("count = 2", f'count = 2\nunsupported = ["{reading}"]'))
+    result = rig.source.read()
+    gpu = result.gpus[0]
+    for name in fields:
+        assert getattr(gpu, name) is None, name
+    assert gpu.memory_used_bytes and gpu.name and not gpu.lost and len(result.processes) == 1
+
+
+def test_function_not_found_falls_back_to_the_older_process_call(rig, pynvml):
+    rig.fake.inject("nvmlDeviceGetComputeRunningProcesses_v3", pynvml.NVMLError_FunctionNotFound)
+    assert [p.pid for p in rig.source.read().processes] == [2100]
+
+
+def test_a_module_without_v3_uses_v2(rig):
+    rig.fake.hide("nvmlDeviceGetComputeRunningProcesses_v3")
+    assert [p.pid for p in NvmlSource(rig.fake).read().processes] == [2100]
+
+
+def test_function_not_found_on_a_field_makes_it_none(rig, pynvml):
+    rig.fake.inject("nvmlDeviceGetEnforcedPowerLimit", pynvml.NVMLError_FunctionNotFound)
+    gpu = rig.source.read().gpus[0]
+    assert gpu.power_limit_w is None and gpu.power_w is not None
+
+
+@pytest.mark.parametrize("error", ["NVMLError_GpuIsLost", "NVMLError_Unknown"])
+def test_a_lost_gpu_is_marked_and_the_others_go_on(rig, pynvml, error):
+    rig.fake.inject("nvmlDeviceGetMemoryInfo", getattr(pynvml, error), gpu=0)
+    reading = rig.source.read()
+    lost, healthy = reading.gpus
+    assert lost.lost and lost.name == "NVIDIA H100 80GB HBM3" and lost.memory_total_bytes is None
+    assert not healthy.lost and healthy.memory_total_bytes == 81_559 * MIB
+    assert reading.processes == []  # the lost card's processes cannot be read
+    assert [e.gpu_index for e in reading.errors] == [0] and "lost" in reading.errors[0].message
+
+
+def test_gpu_lost_on_the_handle_itself():
+    rig = Rig(Path("catalog/scenarios/gpu-lost.toml").read_text(), at=200)
+    reading = rig.source.read()
+    assert [g.lost for g in reading.gpus] == [False, False, True, False]
+    assert sorted(p.gpu_index for p in reading.processes) == [0, 1, 3]
+
+
+@pytest.mark.parametrize(
+    "error, words",
+    [
+        ("NVMLError_LibraryNotFound", "libnvidia-ml.so.1"),
+        ("NVMLError_DriverNotLoaded", "driver is not loaded"),
+        ("NVMLError_NoPermission", "no permission"),
+    ],
+)
+def test_unusable_nvml_is_unavailable_with_a_reason_and_a_hint(rig, pynvml, error, words):
+    rig.fake.inject("nvmlInit", getattr(pynvml, error))
+    with pytest.raises(NvmlUnavailable) as caught:
+        rig.source.read()
+    assert words in caught.value.reason
+    assert "--demo" in caught.value.hint
+
+
+def test_the_fake_raises_the_real_pynvml_classes(rig, pynvml):
+    rig.fake.inject("nvmlDeviceGetName", pynvml.NVMLError_GpuIsLost)
+    rig.fake.nvmlInit()
+    with pytest.raises(pynvml.NVMLError_GpuIsLost):
+        rig.fake.nvmlDeviceGetName(rig.fake.nvmlDeviceGetHandleByIndex(0))
+    rig.fake.nvmlShutdown()
+    with pytest.raises(pynvml.NVMLError_Uninitialized):
+        rig.fake.nvmlDeviceGetCount()
+
+
+def test_mig_instances_and_the_processes_inside_them():
+    rig = Rig(
+        """
+[[gpus]]
+model = "a100-sxm4-80gb"
+mig_instances_mib = [40192, 19968]
+
+[[processes]]
+id = "job"
+gpus = [0]
+memory_gib = 8
+mig_instance = 1
+""",
+        at=5,
+    )
+    reading = rig.source.read()
+    gpu = reading.gpus[0]
+    assert gpu.mig_enabled is True
+    assert [(m.gpu_instance_id, m.memory_total_bytes) for m in gpu.mig_instances] == [
+        (1, 40192 * MIB),
+        (2, 19968 * MIB),
+    ]
+    assert gpu.mig_instances[1].memory_used_bytes == 8 * 1024 * MIB
+    assert [(p.pid, p.gpu_instance_id) for p in reading.processes] == [(3100, 2)]
+
+
+def test_a_pid_in_both_lists_is_compute_plus_graphics():
+    rig = Rig(
+        """
+[[gpus]]
+model = "l40s"
+
+[[processes]]
+id = "desktop"
+name = "Xorg"
+gpus = [0]
+memory_gib = 1
+nvml_kind = "compute+graphics"
+""",
+        at=2,
+    )
+    (process,) = rig.source.read().processes
+    assert process.kind == "compute+graphics" and process.gpu_memory_bytes == 1024 * MIB
+
+
+def test_the_real_library_on_a_node_without_a_driver_is_unavailable():
+    source = NvmlSource()
+    try:
+        source.open()
+    except NvmlUnavailable as exc:
+        assert exc.reason and "--demo" in exc.hint
+    else:
+        source.close()
+        pytest.skip("this machine has a working NVIDIA driver")
