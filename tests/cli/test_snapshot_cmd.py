@@ -44,7 +44,7 @@ def test_json_follows_the_documented_schema(capsys):
     sample = Sample.model_validate(data)
     assert [gpu.memory_total_bytes for gpu in sample.gpus] == [81_559 * MIB] * 4
     assert {"timestamp", "hostname", "source", "gpus", "processes", "host", "engines", "errors"} <= set(data)
-    documented = Path("docs/snapshot-json.md").read_text()
+    documented = (Path(__file__).resolve().parents[2] / "docs" / "snapshot-json.md").read_text()
     for key in [*data, *data["gpus"][0], *data["processes"][0], *data["host"]]:
         assert f"`{key}`" in documented, key
 

@@ -45,3 +45,14 @@ def pynvml():
 @pytest.fixture
 def rig() -> Rig:
     return Rig(ONE_H100_ENGINE)
+
+
+@pytest.fixture
+def make_rig():
+    """Rig(toml, at) for a test's own node; `make_rig.base` is the two-H100, one-engine node."""
+
+    def make(toml: str = ONE_H100_ENGINE, at: float = 60) -> Rig:
+        return Rig(toml, at)
+
+    make.base = ONE_H100_ENGINE
+    return make

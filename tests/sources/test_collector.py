@@ -5,7 +5,6 @@ from __future__ import annotations
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.mock import ManualClock, demo_collector
-from tests.sources.conftest import ONE_H100_ENGINE, Rig
 
 
 def test_demo_sample_has_gpus_named_processes_host_and_time():
@@ -18,17 +17,17 @@ def test_demo_sample_has_gpus_named_processes_host_and_time():
     assert sample.host.cpu_count == 96 and sample.errors == []
 
 
-def test_a_pid_from_another_namespace_is_shown_as_not_visible():
+def test_a_pid_from_another_namespace_is_shown_as_not_visible(make_rig):
     """NVML reports a host pid that this PID namespace does not have (as inside a container)."""
-    rig = Rig(ONE_H100_ENGINE.replace("gpus = [0]", "gpus = [0]\npid = 4194303"))
+    rig = make_rig(make_rig.base.replace("gpus = [0]", "gpus = [0]\npid = 4194303"))
     sample = Collector(rig.source, HostSource(), source="nvml", clock=lambda: 0.0).sample()
     (process,) = sample.processes
     assert process.pid == 4194303 and process.visible is False
     assert process.note == "pid 4194303, not visible here" and process.gpu_memory_bytes > 0
 
 
-def test_unavailable_nvml_becomes_an_error_in_the_sample(pynvml):
-    rig = Rig(ONE_H100_ENGINE)
+def test_unavailable_nvml_becomes_an_error_in_the_sample(pynvml, make_rig):
+    rig = make_rig()
     rig.fake.inject("nvmlInit", pynvml.NVMLError_DriverNotLoaded)
     sample = Collector(rig.source, HostSource(), source="nvml", clock=lambda: 0.0).sample()
     assert sample.gpus == [] and sample.errors[0].source == "nvml"

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from gpumem_tui.sources.mock.scenario import scenario_dir
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.units import MIB
-from tests.sources.conftest import ONE_H100_ENGINE, Rig
 
 
 def test_reads_every_gpu_and_its_processes(rig):
@@ -28,8 +26,8 @@ def test_reads_every_gpu_and_its_processes(rig):
     assert first.mig_enabled is False and reading.errors == []
 
 
-def test_memory_falls_back_to_v1_where_the_driver_lacks_v2():
-    rig = Rig(ONE_H100_ENGINE.replace("count = 2", 'count = 2\nunsupported = ["memory_v2"]'))
+def test_memory_falls_back_to_v1_where_the_driver_lacks_v2(make_rig):
+    rig = make_rig(make_rig.base.replace("count = 2", 'count = 2\nunsupported = ["memory_v2"]'))
     gpu = rig.source.read().gpus[0]
     assert gpu.memory_reserved_bytes is None
     assert (
@@ -52,8 +50,8 @@ def test_memory_v1_when_the_module_has_no_v2_version(rig):
         ("mig", ["mig_enabled"]),
     ],
 )
-def test_not_supported_makes_only_that_field_none(reading, fields):
-    rig = Rig(ONE_H100_ENGINE.replace("count = 2", f'count = 2\nunsupported = ["{reading}"]'))
+def test_not_supported_makes_only_that_field_none(make_rig, reading, fields):
+    rig = make_rig(make_rig.base.replace("count = 2", f'count = 2\nunsupported = ["{reading}"]'))
     result = rig.source.read()
     gpu = result.gpus[0]
     for name in fields:
@@ -88,8 +86,8 @@ def test_a_lost_gpu_is_marked_and_the_others_go_on(rig, pynvml, error):
     assert [e.gpu_index for e in reading.errors] == [0] and "lost" in reading.errors[0].message
 
 
-def test_gpu_lost_on_the_handle_itself():
-    rig = Rig(Path("catalog/scenarios/gpu-lost.toml").read_text(), at=200)
+def test_gpu_lost_on_the_handle_itself(make_rig):
+    rig = make_rig((scenario_dir() / "gpu-lost.toml").read_text(), at=200)
     reading = rig.source.read()
     assert [g.lost for g in reading.gpus] == [False, False, True, False]
     assert sorted(p.gpu_index for p in reading.processes) == [0, 1, 3]
@@ -121,8 +119,8 @@ def test_the_fake_raises_the_real_pynvml_classes(rig, pynvml):
         rig.fake.nvmlDeviceGetCount()
 
 
-def test_mig_instances_and_the_processes_inside_them():
-    rig = Rig(
+def test_mig_instances_and_the_processes_inside_them(make_rig):
+    rig = make_rig(
         """
 [[gpus]]
 model = "a100-sxm4-80gb"
@@ -147,8 +145,8 @@ mig_instance = 1
     assert [(p.pid, p.gpu_instance_id) for p in reading.processes] == [(3100, 2)]
 
 
-def test_a_pid_in_both_lists_is_compute_plus_graphics():
-    rig = Rig(
+def test_a_pid_in_both_lists_is_compute_plus_graphics(make_rig):
+    rig = make_rig(
         """
 [[gpus]]
 model = "l40s"
