@@ -20,6 +20,8 @@ class EngineRecord(BaseModel):
     version_family: str | None = None
     """vLLM `v0` or `v1`; None for engines with one metric family."""
     model: str | None = None
+    engine_index: str | None = None
+    """vLLM's `engine` label (the data-parallel engine index); None where the payload has no such label."""
     kv_usage_fraction: float | None = None
     kv_pool_tokens: int | None = None
     block_size: int | None = None

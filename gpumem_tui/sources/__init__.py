@@ -1,1 +1,1 @@
-"""Data collection: NVML, the host, the simulated node, and recordings."""
+"""Data collection: NVML, the host, inference-engine endpoints, the simulated node, and recordings."""

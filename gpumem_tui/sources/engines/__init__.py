@@ -1,0 +1,1 @@
+"""Inference-engine sources: Prometheus parsing, per-engine normalizers, discovery, the scraper, startup logs."""

@@ -1,0 +1,58 @@
+"""Settings stated inside startup lines: vLLM's engine config and non-default args, SGLang's ServerArgs."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_PAIR = re.compile(r"""(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,()\[\]{}]*)""")
+_PROFILE_PAIR = re.compile(r"(\w+)=(-?\d+(?:\.\d+)?)(?:GiB\b|(?=[,\s.]|$))")
+_DICT_PAIR = re.compile(r"""'(\w+)':\s*('(?:[^'\\]|\\.)*'|[^,}]+)""")
+
+VLLM_CONFIG = {"model": "model", "dtype": "dtype", "max_seq_len": "max_model_len",
+               "tensor_parallel_size": "tensor_parallel_size", "quantization": "quantization",
+               "kv_cache_dtype": "kv_cache_dtype"}
+VLLM_ARGS = {"model": "model", "dtype": "dtype", "max_model_len": "max_model_len",
+             "tensor_parallel_size": "tensor_parallel_size", "quantization": "quantization",
+             "kv_cache_dtype": "kv_cache_dtype", "gpu_memory_utilization": "gpu_memory_utilization"}
+PROFILE_064 = {"total_gpu_memory": "total_gpu_memory_gib", "non_torch_memory": "non_torch_gib",
+               "kv_cache_size": "kv_cache_gib", "gpu_memory_utilization": "gpu_memory_utilization"}
+SGLANG_ARGS = {"model_path": "model", "dtype": "dtype", "context_length": "max_model_len", "tp_size":
+               "tensor_parallel_size", "quantization": "quantization", "kv_cache_dtype": "kv_cache_dtype",
+               "mem_fraction_static": "gpu_memory_utilization"}
+
+
+def key_values(text: str, wanted: dict[str, str]) -> dict[str, str | None]:
+    """`a='x', b=None, c=3` -> output keys; the first occurrence wins (nested configs repeat names later)."""
+    out: dict[str, str | None] = {}
+    for match in _PAIR.finditer(text):
+        name, raw = match.group(1), match.group(2).strip()
+        if name in wanted and wanted[name] not in out:
+            out[wanted[name]] = _plain(raw)
+    return out
+
+
+def profile_values(text: str) -> dict[str, str]:
+    """`total_gpu_memory=23.58GiB initial_memory_usage=... gpu_memory_utilization=0.90` -> output keys."""
+    out = {}
+    for match in _PROFILE_PAIR.finditer(text):
+        key = PROFILE_064.get(match.group(1))
+        if key is not None:
+            out[key] = match.group(2)
+    return out
+
+
+def dict_values(text: str, wanted: dict[str, str]) -> dict[str, str | None]:
+    """A Python dict literal (possibly cut short by a log collector) -> output keys."""
+    try:
+        parsed = ast.literal_eval(text)
+        pairs = [(k, v) for k, v in parsed.items()] if isinstance(parsed, dict) else []
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        pairs = [(m.group(1), _plain(m.group(2).strip())) for m in _DICT_PAIR.finditer(text)]
+    return {wanted[k]: (None if v is None else str(v)) for k, v in pairs if k in wanted}
+
+
+def _plain(raw: str) -> str | None:
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    return None if raw in ("None", "") else raw

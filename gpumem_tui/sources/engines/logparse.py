@@ -1,0 +1,145 @@
+"""Parse a vLLM (any release) or SGLang startup log into a StartupLog: the memory numbers the lines state.
+
+Prefixes (`(EngineCore pid=N)`, `(Worker_TP1 pid=N)`, SGLang's `[date TP0]`), ANSI colours and
+thousands separators are handled. A value seen twice in one process keeps the later line; values
+that each worker logs for itself are kept per rank, and the engine-wide value is the one the engine
+uses (the smallest KV budget) or the worst rank.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gpumem_tui.sources.engines import logconfig
+from gpumem_tui.sources.engines.logfailures import derived_failure, failure_for
+from gpumem_tui.sources.engines.logpatterns import ANSI, RULES, SGLANG_PREFIX, VLLM_PREFIX, Rule
+from gpumem_tui.sources.engines.startup_log import (INT_KEYS, KEYS, LOWEST_WINS, PER_RANK_KEYS, TEXT_KEYS, Failure,
+                                                    RankValues, StartupLog)
+
+_WORKER_TAG = re.compile(r"^(?:Worker|VllmWorker\w*|RayWorker\w*)_(?P<rank>\w+)$")
+_NAMELESS_WORKERS = ("Worker", "VllmWorkerProcess", "RayWorkerWrapper")
+
+
+@dataclass
+class _Collected:
+    """Values gathered so far: engine-wide, per rank, failures, and which engines spoke."""
+
+    values: dict[str, object] = field(default_factory=dict)
+    ranks: dict[str, dict[str, float]] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    engines: set[str] = field(default_factory=set)
+
+
+def parse_log(text: str) -> StartupLog:
+    """The startup record of a whole log text."""
+    lines = [_split(_clean(raw)) for raw in text.splitlines()]
+    ranks_by_pid = {pid: rank for rank, pid, _ in lines if pid and not rank.startswith("pid ")}
+    collected = _Collected()
+    for rank, pid, message in lines:
+        scope = ranks_by_pid.get(pid, rank) if rank.startswith("pid ") else rank
+        _read_line(message, scope, collected)
+    return _finish(collected)
+
+
+def _clean(raw: str) -> str:
+    """No colours, no markdown bold from pasted issues, no surrounding blanks."""
+    return ANSI.sub("", raw).replace("**", "").strip()
+
+
+def _split(line: str) -> tuple[str, str | None, str]:
+    """(rank scope, pid, message). Lines without a known prefix are read whole, in the `main` scope."""
+    match = VLLM_PREFIX.match(line)
+    if match:
+        return _vllm_scope(match.group("proc"), match.group("pid")), match.group("pid"), match.group("msg")
+    match = SGLANG_PREFIX.match(line)
+    if match:
+        rank = match.group("rank")
+        return (rank.replace(" ", "_") if rank else "main"), None, match.group("msg")
+    return "main", None, line
+
+
+def _vllm_scope(proc: str | None, pid: str | None) -> str:
+    if not proc:
+        return "main"
+    tagged = _WORKER_TAG.match(proc)
+    if tagged:
+        return tagged.group("rank")
+    return f"pid {pid}" if proc in _NAMELESS_WORKERS else "main"
+
+
+def _read_line(message: str, scope: str, collected: _Collected) -> None:
+    failed = False
+    for rule in RULES:
+        if rule.needle not in message:
+            continue
+        match = rule.pattern.search(message)
+        if match is None:
+            continue
+        if rule.engine:
+            collected.engines.add(rule.engine)
+        _take(rule, match, scope, collected)
+        failure = None if failed else failure_for(rule.name, match, message)
+        if failure is not None and failure not in collected.failures:
+            collected.failures.append(failure)
+        failed = failed or failure is not None
+
+
+def _take(rule: Rule, match: re.Match[str], scope: str, collected: _Collected) -> None:
+    found = {k: v for k, v in match.groupdict().items() if v is not None}
+    settings = _settings(rule.name, found)
+    for key, raw in settings.items():
+        if key in PER_RANK_KEYS:
+            found[key] = raw
+        else:
+            collected.values[key] = _typed(key, raw)
+    if "k_gib" in found and "v_gib" in found:
+        found["kv_cache_gib"] = str(round(float(found["k_gib"]) + float(found["v_gib"]), 6))
+    for key, raw in found.items():
+        if key in PER_RANK_KEYS:
+            collected.ranks.setdefault(scope, {})[key] = float(raw)
+        elif key in KEYS:
+            collected.values[key] = _typed(key, raw)
+
+
+def _settings(rule: str, found: dict[str, str]) -> dict[str, str | None]:
+    if rule == "engine_config":
+        return logconfig.key_values(found["config"], logconfig.VLLM_CONFIG)
+    if rule == "non_default_args":
+        return logconfig.dict_values(found["args"], logconfig.VLLM_ARGS)
+    if rule == "profile_064":
+        return logconfig.profile_values(found["profile"])
+    if rule == "sg_server_args":
+        return logconfig.key_values(found["server_args"], logconfig.SGLANG_ARGS)
+    return {}
+
+
+def _typed(key: str, raw: str | None) -> object:
+    if raw is None:
+        return None
+    if key in TEXT_KEYS:
+        return raw
+    try:
+        return int(raw.replace(",", "")) if key in INT_KEYS else float(raw)
+    except ValueError:
+        return None
+
+
+def _finish(collected: _Collected) -> StartupLog:
+    values = dict(collected.values)
+    for key in PER_RANK_KEYS:
+        seen = [r[key] for r in collected.ranks.values() if key in r]
+        if seen:
+            values[key] = min(seen) if key in LOWEST_WINS else max(seen)
+    failures = list(collected.failures)
+    extra = derived_failure(values, failures)
+    if extra is not None:
+        failures.append(extra)
+    ranks = [RankValues(rank=name, **fields) for name, fields in sorted(collected.ranks.items(), key=_rank_order)]
+    engine = "vllm" if "vllm" in collected.engines else ("sglang" if collected.engines else None)
+    return StartupLog(**values, failures=failures, engine=engine, ranks=ranks if len(ranks) > 1 else [])
+
+
+def _rank_order(item: tuple[str, dict]) -> tuple[int, str]:
+    name = item[0]
+    return (0 if name == "main" else 2 if name.startswith("pid ") else 1, name)

@@ -1,0 +1,101 @@
+"""Prometheus text: keep only the wanted metric families, then parse those lines with prometheus_client.
+
+A vLLM payload is mostly histograms the memory view never reads. Picking the few wanted lines
+by name first (a cheap string test per line) and handing only those to the maintained parser
+keeps a large payload cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+
+
+class MetricsError(ValueError):
+    """A payload that cannot be read as engine metrics; the message says why in plain words."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One series: its label set and value."""
+
+    labels: dict[str, str]
+    value: float
+
+
+@dataclass
+class Families:
+    """The selected families: sample name -> samples, and every wanted name the payload declared or used."""
+
+    samples: dict[str, list[Sample]] = field(default_factory=dict)
+    present: set[str] = field(default_factory=set)
+
+    def get(self, name: str) -> list[Sample]:
+        return self.samples.get(name, [])
+
+
+def _line_name(line: str) -> str:
+    """The metric name a line is about: `# TYPE name ...`, `# HELP name ...` or `name{...} value`."""
+    if line.startswith("#"):
+        parts = line.split(None, 3)
+        return parts[2] if len(parts) > 2 and parts[1] in ("TYPE", "HELP") else ""
+    end = len(line)
+    for stop in ("{", " ", "\t"):
+        at = line.find(stop)
+        if at != -1 and at < end:
+            end = at
+    return line[:end]
+
+
+def select_lines(text: str, names: Iterable[str]) -> list[str]:
+    """Sample and TYPE lines of the wanted sample names, in payload order; everything else is skipped."""
+    wanted = set(names)
+    prefixes = tuple(wanted) + ("# TYPE ",)
+    kept = []
+    for line in text.splitlines():
+        if line.startswith(prefixes) and not line.startswith("# HELP") and _line_name(line) in wanted:
+            kept.append(line)
+    return kept
+
+
+def parse_families(text: str, names: Iterable[str]) -> Families:
+    """Select the wanted names, parse them, and refuse duplicate series (two values for one label set)."""
+    wanted = set(names)
+    lines = select_lines(text, wanted)
+    out = Families()
+    for line in lines:
+        out.present.add(_line_name(line))
+    try:
+        families = list(text_string_to_metric_families("\n".join(lines) + "\n"))
+    except (ValueError, IndexError, KeyError, TypeError) as exc:
+        raise MetricsError(f"malformed metrics line ({_short(exc)}); the payload may be truncated") from None
+    seen: set[tuple[str, tuple]] = set()
+    for family in families:
+        for sample in family.samples:
+            if sample.name not in wanted:
+                continue
+            key = (sample.name, tuple(sorted(sample.labels.items())))
+            if key in seen:
+                raise MetricsError(f"duplicate series {sample.name}{_labels(sample.labels)}: two values for one series")
+            seen.add(key)
+            out.samples.setdefault(sample.name, []).append(Sample(dict(sample.labels), float(sample.value)))
+    return out
+
+
+def finite(value: float | None) -> float | None:
+    """The value, or None for NaN and infinities (a reading that means nothing is a missing reading)."""
+    if value is None or math.isnan(value) or math.isinf(value):
+        return None
+    return value
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return "{" + ",".join(f"{k}={v!r}" for k, v in sorted(labels.items())) + "}"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).replace("\n", " ")
+    return text if len(text) <= 120 else text[:117] + "..."

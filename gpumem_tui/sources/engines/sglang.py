@@ -1,0 +1,44 @@
+"""SGLang /metrics -> one EngineRecord per served model (token usage, pool size, queue, cache hit rate)."""
+
+from __future__ import annotations
+
+from gpumem_tui.engine_records import EngineRecord
+from gpumem_tui.sources.engines.prometheus import Families
+from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int
+
+TOKEN_USAGE = "sglang:token_usage"  # (max_total - (available + evictable)) / max_total
+POOL_TOKENS = "sglang:max_total_num_tokens"  # present in late 2024 and again from 0.5
+RUNNING = "sglang:num_running_reqs"
+WAITING = "sglang:num_queue_reqs"
+HIT_RATE = "sglang:cache_hit_rate"
+CONTEXT_LEN = "sglang:context_len"
+
+FAMILIES = (TOKEN_USAGE, POOL_TOKENS, RUNNING, WAITING, HIT_RATE, CONTEXT_LEN)
+
+
+def normalize(families: Families) -> list[EngineRecord]:
+    """One record per `model_name` (or the older `name`) label; lowest tp_rank where ranks repeat."""
+    reader = SeriesReader(families, ("model_name", "name", "tp_rank", "pp_rank"))
+    records: dict[str | None, EngineRecord] = {}
+    for key in reader.keys(FAMILIES):
+        model = key[0] or key[1]
+        if model not in records:
+            records[model] = _record(reader, key, model)
+    return list(records.values()) or [EngineRecord(engine="sglang", notes=["SGLang declares metrics but exports no samples yet"])]
+
+
+def _record(reader: SeriesReader, key: Key, model: str | None) -> EngineRecord:
+    record = EngineRecord(
+        engine="sglang",
+        model=model,
+        kv_usage_fraction=reader.value(TOKEN_USAGE, key),
+        kv_pool_tokens=as_int(reader.value(POOL_TOKENS, key)),
+        requests_running=as_int(reader.value(RUNNING, key)),
+        requests_waiting=as_int(reader.value(WAITING, key)),
+        prefix_cache_hit_rate=reader.value(HIT_RATE, key),
+        max_model_len=as_int(reader.value(CONTEXT_LEN, key)),
+    )
+    notes = list(reader.notes.get(key, []))
+    if not reader.present(POOL_TOKENS):
+        notes.append("this SGLang version does not export sglang:max_total_num_tokens (pool size unknown)")
+    return record.model_copy(update={"notes": notes})

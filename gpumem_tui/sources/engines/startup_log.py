@@ -1,0 +1,76 @@
+"""The record a vLLM or SGLang startup log parses into: what the lines state, null where they are silent."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+FailureKind = Literal["free_memory_below_requested", "kv_cache_too_small", "sampler_warmup_oom", "cuda_out_of_memory"]
+
+PER_RANK_KEYS = ("total_gpu_memory_gib", "weights_gib", "non_torch_gib", "activation_peak_gib",
+                 "cudagraph_estimated_gib", "cudagraph_gib", "kv_cache_gib")
+"""Each worker (GPU) logs its own; the record reports every rank and one engine-wide value."""
+LOWEST_WINS = ("total_gpu_memory_gib", "kv_cache_gib")
+"""The engine sizes every rank's pool from the smallest KV budget, on the smallest GPU; other keys take the largest."""
+INT_KEYS = ("tensor_parallel_size", "max_model_len", "num_gpu_blocks", "kv_cache_tokens")
+TEXT_KEYS = ("vllm_version", "model", "dtype", "quantization", "kv_cache_dtype")
+KEYS = ("vllm_version", "model", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype",
+        "gpu_memory_utilization", "max_model_len", *PER_RANK_KEYS, "num_gpu_blocks", "kv_cache_tokens",
+        "max_concurrency")
+
+
+class Failure(BaseModel):
+    """A startup failure the log states, in words, with the line that said it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: FailureKind
+    message: str
+    line: str
+
+
+class RankValues(BaseModel):
+    """What one worker process (one GPU) logged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: str
+    """`TP0`, `PP1_TP0`, `main` (the engine process itself) or `pid N` when the log never names the rank."""
+    total_gpu_memory_gib: float | None = None
+    weights_gib: float | None = None
+    non_torch_gib: float | None = None
+    activation_peak_gib: float | None = None
+    cudagraph_estimated_gib: float | None = None
+    cudagraph_gib: float | None = None
+    kv_cache_gib: float | None = None
+
+
+class StartupLog(BaseModel):
+    """Values exactly as the lines state them (GiB where the old lines say "GB"), null when not said."""
+
+    model_config = ConfigDict(frozen=True)
+
+    vllm_version: str | None = None
+    model: str | None = None
+    tensor_parallel_size: int | None = None
+    dtype: str | None = None
+    quantization: str | None = None
+    kv_cache_dtype: str | None = None
+    gpu_memory_utilization: float | None = None
+    max_model_len: int | None = None
+    total_gpu_memory_gib: float | None = None
+    weights_gib: float | None = None
+    non_torch_gib: float | None = None
+    activation_peak_gib: float | None = None
+    cudagraph_estimated_gib: float | None = None
+    cudagraph_gib: float | None = None
+    kv_cache_gib: float | None = None
+    num_gpu_blocks: int | None = None
+    kv_cache_tokens: int | None = None
+    max_concurrency: float | None = None
+    failures: list[Failure] = []
+    engine: Literal["vllm", "sglang"] | None = None
+    """Which engine's lines were found (an addition to the issue's keys)."""
+    ranks: list[RankValues] = []
+    """Per-worker values when more than one worker logged them (an addition to the issue's keys)."""
