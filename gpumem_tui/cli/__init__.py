@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from gpumem_tui import __version__
-from gpumem_tui.cli import catalog_cmd, fit_cmd, plan_cmd, snapshot_cmd, train_cmd
+from gpumem_tui.cli import catalog_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
 from gpumem_tui.cli.errors import UsageError, exit_code_for
 
-COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd]
+COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -50,24 +50,33 @@ def _line_name(line: str) -> str:
     return line[:end]
 
 
-def select_lines(text: str, names: Iterable[str]) -> list[str]:
-    """Sample and TYPE lines of the wanted sample names, in payload order; everything else is skipped."""
+def select_lines(text: str, names: Iterable[str]) -> tuple[list[str], set[str]]:
+    """Sample lines of the wanted names, in payload order, and every wanted name declared or sampled.
+
+    TYPE lines only mark a name as declared (an engine that has not logged stats yet declares its
+    metrics with no samples); the parser does not need them, since values are read by sample name.
+    """
     wanted = set(names)
-    prefixes = tuple(wanted) + ("# TYPE ",)
-    kept = []
+    prefixes = (*wanted, "# TYPE ")
+    kept, declared = [], set()
     for line in text.splitlines():
-        if line.startswith(prefixes) and not line.startswith("# HELP") and _line_name(line) in wanted:
-            kept.append(line)
-    return kept
+        if not line.startswith(prefixes):
+            continue
+        name = _line_name(line)
+        if name in wanted:
+            if line[0] == "#":
+                declared.add(name)
+            else:
+                kept.append(line)
+                declared.add(name)
+    return kept, declared
 
 
 def parse_families(text: str, names: Iterable[str]) -> Families:
     """Select the wanted names, parse them, and refuse duplicate series (two values for one label set)."""
     wanted = set(names)
-    lines = select_lines(text, wanted)
-    out = Families()
-    for line in lines:
-        out.present.add(_line_name(line))
+    lines, declared = select_lines(text, wanted)
+    out = Families(present=declared)
     try:
         families = list(text_string_to_metric_families("\n".join(lines) + "\n"))
     except (ValueError, IndexError, KeyError, TypeError) as exc:

@@ -1,0 +1,70 @@
+"""`gpumem-tui log FILE [--json]`: the memory numbers a vLLM or SGLang startup log states."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.literal import literal
+from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.sources.engines.logparse import parse_log
+from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, StartupLog
+
+LABELS = {
+    "vllm_version": "vLLM version", "model": "model", "tensor_parallel_size": "tensor parallel",
+    "dtype": "dtype", "quantization": "quantization", "kv_cache_dtype": "KV cache dtype",
+    "gpu_memory_utilization": "gpu_memory_utilization", "max_model_len": "max model length",
+    "total_gpu_memory_gib": "GPU total", "weights_gib": "weights", "non_torch_gib": "non-torch",
+    "activation_peak_gib": "activation peak", "cudagraph_estimated_gib": "CUDA graphs (estimated)",
+    "cudagraph_gib": "CUDA graphs (captured)", "kv_cache_gib": "KV cache", "num_gpu_blocks": "GPU blocks",
+    "kv_cache_tokens": "KV cache tokens", "max_concurrency": "max concurrency",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("log", help="read the memory numbers from a vLLM or SGLang startup log")
+    parser.add_argument("file", metavar="FILE", help="a startup log (prefixes, colours and TP workers are fine)")
+    parser.add_argument("--json", action="store_true", help="print JSON (docs/log-json.md)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        text = Path(args.file).read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    parsed = parse_log(text)
+    if parsed.engine is None and not parsed.failures:
+        raise UsageError(f"{args.file}: no vLLM or SGLang startup lines found")
+    if args.json:
+        print_json(parsed.model_dump(mode="json"))
+        return 0
+    _print(parsed)
+    return 0
+
+
+def _print(parsed: StartupLog) -> None:
+    out = console()
+    rows = [[LABELS[key], _value(key, getattr(parsed, key))] for key in KEYS]
+    out.print(table(f"{parsed.engine or 'engine'} startup log", ["", "value"], rows, right={1}))
+    if parsed.ranks:
+        headers = ["rank", *(LABELS[k] for k in PER_RANK_KEYS)]
+        cells = [[literal(r.rank), *(_value(k, getattr(r, k)) for k in PER_RANK_KEYS)] for r in parsed.ranks]
+        out.print()
+        out.print(table("per rank (the engine uses the smallest KV cache)", headers, cells,
+                        right=set(range(1, len(headers)))))
+    for failure in parsed.failures:
+        out.print(f"FAILED ({failure.kind}): {literal(failure.message)}")
+
+
+def _value(key: str, value: object) -> str:
+    if value is None:
+        return "-"
+    if key.endswith("_gib"):
+        return f"{value:g} GiB"
+    if key == "max_concurrency":
+        return f"{value:g}x"
+    if isinstance(value, int) and key != "tensor_parallel_size":
+        return f"{value:,}"
+    return literal(value)
