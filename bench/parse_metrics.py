@@ -20,20 +20,45 @@ from gpumem_tui.sources.mock.engine_exposition import exposition  # noqa: E402
 from gpumem_tui.sources.mock.engine_state import EngineState  # noqa: E402
 
 MODELS = ("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct")
-HISTOGRAMS = ("time_to_first_token_seconds", "inter_token_latency_seconds", "e2e_request_latency_seconds",
-              "request_queue_time_seconds", "request_inference_time_seconds", "request_prefill_time_seconds",
-              "request_decode_time_seconds", "request_prompt_tokens", "request_generation_tokens",
-              "iteration_tokens_total", "request_max_num_generation_tokens", "request_params_n",
-              "request_params_max_tokens", "time_per_output_token_seconds", "request_time_per_output_token_seconds",
-              "kv_block_lifetime_seconds", "kv_block_idle_before_evict_seconds", "kv_block_reuse_gap_seconds",
-              "model_forward_time_milliseconds", "model_execute_time_milliseconds")
+HISTOGRAMS = (
+    "time_to_first_token_seconds",
+    "inter_token_latency_seconds",
+    "e2e_request_latency_seconds",
+    "request_queue_time_seconds",
+    "request_inference_time_seconds",
+    "request_prefill_time_seconds",
+    "request_decode_time_seconds",
+    "request_prompt_tokens",
+    "request_generation_tokens",
+    "iteration_tokens_total",
+    "request_max_num_generation_tokens",
+    "request_params_n",
+    "request_params_max_tokens",
+    "time_per_output_token_seconds",
+    "request_time_per_output_token_seconds",
+    "kv_block_lifetime_seconds",
+    "kv_block_idle_before_evict_seconds",
+    "kv_block_reuse_gap_seconds",
+    "model_forward_time_milliseconds",
+    "model_execute_time_milliseconds",
+)
 BUCKETS = tuple(round(0.001 * 1.5**i, 6) for i in range(30))
 
 
 def payload() -> str:
     """Gauges and counters from the mock V1 exposition, plus 20 histograms x 2 models with 30 buckets each."""
-    engines = [EngineState(model=m, max_model_len=8192, num_gpu_blocks=29750, kv_usage_fraction=0.42,
-                           requests_running=12, requests_waiting=3, preemptions_total=7) for m in MODELS]
+    engines = [
+        EngineState(
+            model=m,
+            max_model_len=8192,
+            num_gpu_blocks=29750,
+            kv_usage_fraction=0.42,
+            requests_running=12,
+            requests_waiting=3,
+            preemptions_total=7,
+        )
+        for m in MODELS
+    ]
     registry = CollectorRegistry(auto_describe=False)
     for name in HISTOGRAMS:
         hist = Histogram(f"vllm:{name}", name, ["model_name", "engine"], buckets=BUCKETS, registry=registry)

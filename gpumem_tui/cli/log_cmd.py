@@ -12,19 +12,32 @@ from gpumem_tui.sources.engines.logparse import parse_log
 from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, StartupLog
 
 LABELS = {
-    "vllm_version": "vLLM version", "model": "model", "tensor_parallel_size": "tensor parallel",
-    "dtype": "dtype", "quantization": "quantization", "kv_cache_dtype": "KV cache dtype",
-    "gpu_memory_utilization": "gpu_memory_utilization", "max_model_len": "max model length",
-    "total_gpu_memory_gib": "GPU total", "weights_gib": "weights", "non_torch_gib": "non-torch",
-    "activation_peak_gib": "activation peak", "cudagraph_estimated_gib": "CUDA graphs (estimated)",
-    "cudagraph_gib": "CUDA graphs (captured)", "kv_cache_gib": "KV cache", "num_gpu_blocks": "GPU blocks",
-    "kv_cache_tokens": "KV cache tokens", "max_concurrency": "max concurrency",
+    "vllm_version": "vLLM version",
+    "model": "model",
+    "tensor_parallel_size": "tensor parallel",
+    "dtype": "dtype",
+    "quantization": "quantization",
+    "kv_cache_dtype": "KV cache dtype",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "max_model_len": "max model length",
+    "total_gpu_memory_gib": "GPU total",
+    "weights_gib": "weights",
+    "non_torch_gib": "non-torch",
+    "activation_peak_gib": "activation peak",
+    "cudagraph_estimated_gib": "CUDA graphs (estimated)",
+    "cudagraph_gib": "CUDA graphs (captured)",
+    "kv_cache_gib": "KV cache",
+    "num_gpu_blocks": "GPU blocks",
+    "kv_cache_tokens": "KV cache tokens",
+    "max_concurrency": "max concurrency",
 }
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("log", help="read the memory numbers from a vLLM or SGLang startup log")
-    parser.add_argument("file", metavar="FILE", help="a startup log (prefixes, colours and TP workers are fine)")
+    parser.add_argument(
+        "file", metavar="FILE", help="a startup log (prefixes, colours and TP workers are fine)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (docs/log-json.md)")
     parser.set_defaults(run=run)
 
@@ -52,8 +65,14 @@ def _print(parsed: StartupLog) -> None:
         headers = ["rank", *(LABELS[k] for k in PER_RANK_KEYS)]
         cells = [[literal(r.rank), *(_value(k, getattr(r, k)) for k in PER_RANK_KEYS)] for r in parsed.ranks]
         out.print()
-        out.print(table("per rank (the engine uses the smallest KV cache)", headers, cells,
-                        right=set(range(1, len(headers)))))
+        out.print(
+            table(
+                "per rank (the engine uses the smallest KV cache)",
+                headers,
+                cells,
+                right=set(range(1, len(headers))),
+            )
+        )
     for failure in parsed.failures:
         out.print(f"FAILED ({failure.kind}): {literal(failure.message)}")
 

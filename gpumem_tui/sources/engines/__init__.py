@@ -1,1 +1,1 @@
-"""Inference-engine sources: Prometheus parsing, per-engine normalizers, discovery, the scraper, startup logs."""
+"""Inference engines: Prometheus parsing, per-engine normalizers, discovery, the scraper, startup logs."""

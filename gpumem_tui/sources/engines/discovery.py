@@ -40,8 +40,10 @@ def discover(processes: Iterable[Sequence]) -> list[Endpoint]:
         found.setdefault(url, (engine, [], notes))[1].append(line.pid)
         server_of[line.pid] = url
     _tie_children(lines, found, server_of)
-    return [endpoint(url, engine=engine, pids=tuple(sorted(pids)), notes=notes)
-            for url, (engine, pids, notes) in found.items()]
+    return [
+        endpoint(url, engine=engine, pids=tuple(sorted(pids)), notes=notes)
+        for url, (engine, pids, notes) in found.items()
+    ]
 
 
 def engine_address(argv: Sequence[str]) -> tuple[str, str, tuple[str, ...]] | None:
@@ -49,7 +51,7 @@ def engine_address(argv: Sequence[str]) -> tuple[str, str, tuple[str, ...]] | No
     engine = _engine_of(argv)
     if engine is None:
         return None
-    host = _option(argv, "--host") or ""
+    host = _option(argv, "--hostname" if engine == "tgi" else "--host") or ""
     port = _option(argv, "--port") or str(DEFAULT_PORTS[engine])
     if not port.isdigit():
         return None
@@ -65,7 +67,8 @@ def _engine_of(argv: Sequence[str]) -> str | None:
     names = [os.path.basename(a) for a in argv]
     modules = {argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-m"}
     if any(n == "vllm" and i + 1 < len(argv) and argv[i + 1] == "serve" for i, n in enumerate(names)) or (
-            "vllm.entrypoints.openai.api_server" in modules):
+        "vllm.entrypoints.openai.api_server" in modules
+    ):
         return "vllm"
     if "sglang.launch_server" in modules or ("sglang" in names[:2] and "serve" in argv[:3]):
         return "sglang"
@@ -83,7 +86,7 @@ def _option(argv: Sequence[str], flag: str) -> str | None:
         if arg == flag and i + 1 < len(argv):
             value = argv[i + 1]
         elif arg.startswith(flag + "="):
-            value = arg[len(flag) + 1:]
+            value = arg[len(flag) + 1 :]
     return value
 
 

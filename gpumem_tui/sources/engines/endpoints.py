@@ -22,7 +22,9 @@ class Endpoint:
     notes: tuple[str, ...] = field(default=())
 
 
-def endpoint(url: str, engine: str | None = None, pids: tuple[int, ...] = (), notes: tuple[str, ...] = ()) -> Endpoint:
+def endpoint(
+    url: str, engine: str | None = None, pids: tuple[int, ...] = (), notes: tuple[str, ...] = ()
+) -> Endpoint:
     """`host:8000`, `http://host:8000` or `http://host:8000/metrics` -> an Endpoint."""
     text = url.strip()
     if "://" not in text:
@@ -33,7 +35,15 @@ def endpoint(url: str, engine: str | None = None, pids: tuple[int, ...] = (), no
     path = parts.path.rstrip("/")
     base_path = path[: -len("/metrics")] if path.endswith("/metrics") else path
     base = urlunsplit((parts.scheme, parts.netloc, base_path, "", ""))
-    metrics = urlunsplit((parts.scheme, parts.netloc, path if path.endswith("/metrics") else base_path + "/metrics",
-                          parts.query, ""))
-    return Endpoint(url=base, metrics_url=metrics, models_url=base + "/v1/models", engine=engine, pids=pids,
-                    notes=notes)
+    metrics = urlunsplit(
+        (
+            parts.scheme,
+            parts.netloc,
+            path if path.endswith("/metrics") else base_path + "/metrics",
+            parts.query,
+            "",
+        )
+    )
+    return Endpoint(
+        url=base, metrics_url=metrics, models_url=base + "/v1/models", engine=engine, pids=pids, notes=notes
+    )

@@ -9,17 +9,38 @@ _PAIR = re.compile(r"""(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,()\[\]{}]*)
 _PROFILE_PAIR = re.compile(r"(\w+)=(-?\d+(?:\.\d+)?)(?:GiB\b|(?=[,\s.]|$))")
 _DICT_PAIR = re.compile(r"""'(\w+)':\s*('(?:[^'\\]|\\.)*'|[^,}]+)""")
 
-VLLM_CONFIG = {"model": "model", "dtype": "dtype", "max_seq_len": "max_model_len",
-               "tensor_parallel_size": "tensor_parallel_size", "quantization": "quantization",
-               "kv_cache_dtype": "kv_cache_dtype"}
-VLLM_ARGS = {"model": "model", "dtype": "dtype", "max_model_len": "max_model_len",
-             "tensor_parallel_size": "tensor_parallel_size", "quantization": "quantization",
-             "kv_cache_dtype": "kv_cache_dtype", "gpu_memory_utilization": "gpu_memory_utilization"}
-PROFILE_064 = {"total_gpu_memory": "total_gpu_memory_gib", "non_torch_memory": "non_torch_gib",
-               "kv_cache_size": "kv_cache_gib", "gpu_memory_utilization": "gpu_memory_utilization"}
-SGLANG_ARGS = {"model_path": "model", "dtype": "dtype", "context_length": "max_model_len", "tp_size":
-               "tensor_parallel_size", "quantization": "quantization", "kv_cache_dtype": "kv_cache_dtype",
-               "mem_fraction_static": "gpu_memory_utilization"}
+VLLM_CONFIG = {
+    "model": "model",
+    "dtype": "dtype",
+    "max_seq_len": "max_model_len",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "quantization": "quantization",
+    "kv_cache_dtype": "kv_cache_dtype",
+}
+VLLM_ARGS = {
+    "model": "model",
+    "dtype": "dtype",
+    "max_model_len": "max_model_len",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "quantization": "quantization",
+    "kv_cache_dtype": "kv_cache_dtype",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+}
+PROFILE_064 = {
+    "total_gpu_memory": "total_gpu_memory_gib",
+    "non_torch_memory": "non_torch_gib",
+    "kv_cache_size": "kv_cache_gib",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+}
+SGLANG_ARGS = {
+    "model_path": "model",
+    "dtype": "dtype",
+    "context_length": "max_model_len",
+    "tp_size": "tensor_parallel_size",
+    "quantization": "quantization",
+    "kv_cache_dtype": "kv_cache_dtype",
+    "mem_fraction_static": "gpu_memory_utilization",
+}
 
 
 def key_values(text: str, wanted: dict[str, str]) -> dict[str, str | None]:

@@ -14,8 +14,16 @@ from dataclasses import dataclass, field
 from gpumem_tui.sources.engines import logconfig
 from gpumem_tui.sources.engines.logfailures import derived_failure, failure_for
 from gpumem_tui.sources.engines.logpatterns import ANSI, RULES, SGLANG_PREFIX, VLLM_PREFIX, Rule
-from gpumem_tui.sources.engines.startup_log import (INT_KEYS, KEYS, LOWEST_WINS, PER_RANK_KEYS, TEXT_KEYS, Failure,
-                                                    RankValues, StartupLog)
+from gpumem_tui.sources.engines.startup_log import (
+    INT_KEYS,
+    KEYS,
+    LOWEST_WINS,
+    PER_RANK_KEYS,
+    TEXT_KEYS,
+    Failure,
+    RankValues,
+    StartupLog,
+)
 
 _WORKER_TAG = re.compile(r"^(?:Worker|VllmWorker\w*|RayWorker\w*)_(?P<rank>\w+)$")
 _NAMELESS_WORKERS = ("Worker", "VllmWorkerProcess", "RayWorkerWrapper")
@@ -135,7 +143,9 @@ def _finish(collected: _Collected) -> StartupLog:
     extra = derived_failure(values, failures)
     if extra is not None:
         failures.append(extra)
-    ranks = [RankValues(rank=name, **fields) for name, fields in sorted(collected.ranks.items(), key=_rank_order)]
+    ranks = [
+        RankValues(rank=name, **fields) for name, fields in sorted(collected.ranks.items(), key=_rank_order)
+    ]
     engine = "vllm" if "vllm" in collected.engines else ("sglang" if collected.engines else None)
     return StartupLog(**values, failures=failures, engine=engine, ranks=ranks if len(ranks) > 1 else [])
 

@@ -17,8 +17,6 @@ def parse_metrics(text: str, endpoint: str | None = None, whole: bool = True) ->
     one that stops mid-line was cut off. Saved files and excerpts are read with `whole=False`.
     """
     _refuse_non_metrics(text)
-    if whole and not text.endswith("\n"):
-        raise MetricsError("payload stops mid-line: truncated (a complete exposition ends with a line feed)")
     families = parse_families(text, ALL_FAMILIES)
     records: list[EngineRecord] = []
     for module in NORMALIZERS:
@@ -26,6 +24,8 @@ def parse_metrics(text: str, endpoint: str | None = None, whole: bool = True) ->
             records.extend(module.normalize(families))
     if not records:
         raise MetricsError("no vLLM, SGLang, llama.cpp or TGI metrics in the payload")
+    if whole and not text.endswith("\n"):
+        raise MetricsError("payload stops mid-line: truncated (a complete exposition ends with a line feed)")
     if endpoint is not None:
         records = [r.model_copy(update={"endpoint": endpoint}) for r in records]
     return records

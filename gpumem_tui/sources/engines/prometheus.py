@@ -88,7 +88,9 @@ def parse_families(text: str, names: Iterable[str]) -> Families:
                 continue
             key = (sample.name, tuple(sorted(sample.labels.items())))
             if key in seen:
-                raise MetricsError(f"duplicate series {sample.name}{_labels(sample.labels)}: two values for one series")
+                raise MetricsError(
+                    f"duplicate series {sample.name}{_labels(sample.labels)}: two values for one series"
+                )
             seen.add(key)
             out.samples.setdefault(sample.name, []).append(Sample(dict(sample.labels), float(sample.value)))
     return out

@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import httpx
-
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.sources.engines.endpoints import Endpoint
 from gpumem_tui.sources.engines.models_api import ServedModel, merge_models, parse_models
@@ -21,6 +19,10 @@ from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.engines.rates import PreemptionRates
 
 MAX_BYTES = 8 * 2**20
+
+# httpx is imported where a scraper is built, not at module level: `import httpx` also loads its optional
+# command-line tool, which pulls in rich, click and pygments whenever they are installed, and the core
+# must not load rich (tests/test_import_rules.py).
 
 
 class ScrapeError(Exception):
@@ -40,17 +42,32 @@ class _Memory:
 class Scraper:
     """Polls endpoints concurrently. Use as `async with Scraper(...) as s: statuses = await s.scrape()`."""
 
-    def __init__(self, endpoints: Sequence[Endpoint], *, connect_timeout_s: float = 1.0, read_timeout_s: float = 2.0,
-                 max_bytes: int = MAX_BYTES, stale_limit_s: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        *,
+        connect_timeout_s: float = 1.0,
+        read_timeout_s: float = 2.0,
+        max_bytes: int = MAX_BYTES,
+        stale_limit_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.endpoints = list(endpoints)
         self.connect_timeout_s, self.read_timeout_s = connect_timeout_s, read_timeout_s
         self.max_bytes, self.stale_limit_s, self.clock = max_bytes, stale_limit_s, clock
         self._memory = {e.url: _Memory() for e in self.endpoints}
-        timeout = httpx.Timeout(connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s,
-                                pool=connect_timeout_s)
-        self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=True, max_redirects=5, trust_env=False,
-                                         headers={"Accept": "text/plain"})
+        import httpx
+
+        timeout = httpx.Timeout(
+            connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=connect_timeout_s
+        )
+        self._client = httpx.AsyncClient(
+            timeout=timeout,
+            follow_redirects=True,
+            max_redirects=5,
+            trust_env=False,
+            headers={"Accept": "text/plain"},
+        )
 
     async def __aenter__(self) -> Scraper:
         return self
@@ -74,13 +91,21 @@ class Scraper:
             return self._failed(point, memory, _in_words(exc, self))
         now = self.clock()
         memory.last_good, memory.last_good_at = memory.rates.apply(records, now), now
-        return EndpointStatus(url=point.url, state="ok", age_s=0.0, pids=list(point.pids), records=memory.last_good)
+        return EndpointStatus(
+            url=point.url, state="ok", age_s=0.0, pids=list(point.pids), records=memory.last_good
+        )
 
     def _failed(self, point: Endpoint, memory: _Memory, error: str) -> EndpointStatus:
         age = self.clock() - memory.last_good_at
         if memory.last_good is not None and age <= self.stale_limit_s:
-            return EndpointStatus(url=point.url, state="stale", error=error, age_s=age, pids=list(point.pids),
-                                  records=memory.last_good)
+            return EndpointStatus(
+                url=point.url,
+                state="stale",
+                error=error,
+                age_s=age,
+                pids=list(point.pids),
+                records=memory.last_good,
+            )
         return EndpointStatus(url=point.url, state="down", error=error, pids=list(point.pids))
 
     async def _fetch(self, point: Endpoint, memory: _Memory) -> list[EngineRecord]:
@@ -103,7 +128,9 @@ class Scraper:
                 raise ScrapeError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self.max_bytes:
-                raise ScrapeError(f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit")
+                raise ScrapeError(
+                    f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit"
+                )
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
@@ -114,6 +141,8 @@ class Scraper:
 
 def _in_words(exc: BaseException, scraper: Scraper) -> str:
     """A failure as one plain sentence for the screen."""
+    import httpx
+
     if isinstance(exc, ScrapeError | MetricsError):
         return str(exc)
     if isinstance(exc, httpx.ConnectTimeout):

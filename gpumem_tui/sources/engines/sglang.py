@@ -24,7 +24,9 @@ def normalize(families: Families) -> list[EngineRecord]:
         model = key[0] or key[1]
         if model not in records:
             records[model] = _record(reader, key, model)
-    return list(records.values()) or [EngineRecord(engine="sglang", notes=["SGLang declares metrics but exports no samples yet"])]
+    return list(records.values()) or [
+        EngineRecord(engine="sglang", notes=["SGLang declares metrics but exports no samples yet"])
+    ]
 
 
 def _record(reader: SeriesReader, key: Key, model: str | None) -> EngineRecord:

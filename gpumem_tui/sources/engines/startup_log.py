@@ -6,18 +6,38 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-FailureKind = Literal["free_memory_below_requested", "kv_cache_too_small", "sampler_warmup_oom", "cuda_out_of_memory"]
+FailureKind = Literal[
+    "free_memory_below_requested", "kv_cache_too_small", "sampler_warmup_oom", "cuda_out_of_memory"
+]
 
-PER_RANK_KEYS = ("total_gpu_memory_gib", "weights_gib", "non_torch_gib", "activation_peak_gib",
-                 "cudagraph_estimated_gib", "cudagraph_gib", "kv_cache_gib")
+PER_RANK_KEYS = (
+    "total_gpu_memory_gib",
+    "weights_gib",
+    "non_torch_gib",
+    "activation_peak_gib",
+    "cudagraph_estimated_gib",
+    "cudagraph_gib",
+    "kv_cache_gib",
+)
 """Each worker (GPU) logs its own; the record reports every rank and one engine-wide value."""
 LOWEST_WINS = ("total_gpu_memory_gib", "kv_cache_gib")
-"""The engine sizes every rank's pool from the smallest KV budget, on the smallest GPU; other keys take the largest."""
+"""The engine sizes every rank's pool from the smallest KV budget and GPU; other keys take the largest."""
 INT_KEYS = ("tensor_parallel_size", "max_model_len", "num_gpu_blocks", "kv_cache_tokens")
 TEXT_KEYS = ("vllm_version", "model", "dtype", "quantization", "kv_cache_dtype")
-KEYS = ("vllm_version", "model", "tensor_parallel_size", "dtype", "quantization", "kv_cache_dtype",
-        "gpu_memory_utilization", "max_model_len", *PER_RANK_KEYS, "num_gpu_blocks", "kv_cache_tokens",
-        "max_concurrency")
+KEYS = (
+    "vllm_version",
+    "model",
+    "tensor_parallel_size",
+    "dtype",
+    "quantization",
+    "kv_cache_dtype",
+    "gpu_memory_utilization",
+    "max_model_len",
+    *PER_RANK_KEYS,
+    "num_gpu_blocks",
+    "kv_cache_tokens",
+    "max_concurrency",
+)
 
 
 class Failure(BaseModel):

@@ -22,14 +22,16 @@ FAMILIES = (*PER_MODEL, CACHE_INFO)
 
 
 def normalize(families: Families) -> list[EngineRecord]:
-    """Records for every (model_name, engine) label pair; one empty record if vLLM declared metrics but has no samples."""
+    """A record per (model_name, engine) label pair; one empty record if vLLM declares metrics only."""
     reader = SeriesReader(families, ("model_name", "engine"))
     family = _version_family(families)
     keys = reader.keys(PER_MODEL) or [(None, None)]
     records = [_record(reader, key, family) for key in keys]
     if keys == [(None, None)] and not families.get(CACHE_INFO):
-        records = [r.model_copy(update={"notes": [*r.notes, "vLLM declares its metrics but exports no samples yet"]})
-                   for r in records]
+        records = [
+            r.model_copy(update={"notes": [*r.notes, "vLLM declares its metrics but exports no samples yet"]})
+            for r in records
+        ]
     return records
 
 
@@ -86,7 +88,7 @@ def _cache_info(samples: list[Sample], engine: str | None) -> dict:
 
 
 def _version_family(families: Families) -> str | None:
-    """`v1` (engine label, renamed gauges, prefix counters) or `v0` (CPU cache, swapped queue); None if unsure."""
+    """`v1` (engine label, new gauge name, prefix counters) or `v0` (CPU cache, swapped queue), else None."""
     has = families.present.__contains__
     v1_labels = any("engine" in s.labels for name in PER_MODEL for s in families.get(name))
     if v1_labels or has(KV_USAGE[0]) or any(has(n) for n in (*HITS, *QUERIES)):

@@ -31,7 +31,9 @@ class MockEngineServer:
         self.release = threading.Event()
         self._httpd = _QuietServer(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="mock-engine", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="mock-engine", daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -98,7 +100,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"not found\n", "text/plain")
 
-    def _metrics(self, owner: MockEngineServer, engines: tuple[EngineState, ...], fault: Fault, raw: bytes) -> None:
+    def _metrics(
+        self, owner: MockEngineServer, engines: tuple[EngineState, ...], fault: Fault, raw: bytes
+    ) -> None:
         body = exposition(owner.flavour, engines)
         if fault == "hang":
             owner.release.wait()
@@ -144,9 +148,20 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _models_body(engines: Sequence[EngineState]) -> bytes:
-    data = [{"id": e.model, "object": "model", "owned_by": "vllm", "root": e.model, "max_model_len": e.max_model_len}
-            for e in engines]
+    data = [
+        {
+            "id": e.model,
+            "object": "model",
+            "owned_by": "vllm",
+            "root": e.model,
+            "max_model_len": e.max_model_len,
+        }
+        for e in engines
+    ]
     return json.dumps({"object": "list", "data": data}).encode()
 
 
-_HTML = b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n"
+_HTML = (
+    b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>"
+    b"<body><h1>502 Bad Gateway</h1></body></html>\n"
+)
