@@ -103,4 +103,6 @@ def _tokens(value: int | None) -> str:
 
 
 def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+    if value is None:
+        return "-"
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
