@@ -16,8 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 
 from gpumem_tui.sources.engines.parse import ALL_FAMILIES, parse_metrics  # noqa: E402
 from gpumem_tui.sources.engines.prometheus import parse_families  # noqa: E402
+from gpumem_tui.sources.mock import ManualClock, SimulatedNode, load_scenario  # noqa: E402
 from gpumem_tui.sources.mock.engine_exposition import exposition  # noqa: E402
-from gpumem_tui.sources.mock.engine_state import EngineState  # noqa: E402
 
 MODELS = ("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct")
 HISTOGRAMS = (
@@ -46,19 +46,12 @@ BUCKETS = tuple(round(0.001 * 1.5**i, 6) for i in range(30))
 
 
 def payload() -> str:
-    """Gauges and counters from the mock V1 exposition, plus 20 histograms x 2 models with 30 buckets each."""
-    engines = [
-        EngineState(
-            model=m,
-            max_model_len=8192,
-            num_gpu_blocks=29750,
-            kv_usage_fraction=0.42,
-            requests_running=12,
-            requests_waiting=3,
-            preemptions_total=7,
-        )
-        for m in MODELS
-    ]
+    """The healthy-8b demo engine as two models (mock V1 exposition) plus 20 histograms x 2 models x 30 buckets."""
+    clock = ManualClock()
+    node = SimulatedNode(load_scenario("healthy-8b"), clock=clock)
+    clock.set(300)
+    served = node.engine_states()[0]
+    engines = [served.model_copy(update={"model": m}) for m in MODELS]
     registry = CollectorRegistry(auto_describe=False)
     for name in HISTOGRAMS:
         hist = Histogram(f"vllm:{name}", name, ["model_name", "engine"], buckets=BUCKETS, registry=registry)

@@ -35,9 +35,7 @@ LABELS = {
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("log", help="read the memory numbers from a vLLM or SGLang startup log")
-    parser.add_argument(
-        "file", metavar="FILE", help="a startup log (prefixes, colours and TP workers are fine)"
-    )
+    parser.add_argument("file", metavar="FILE", help="a startup log (prefixes, colours and TP workers are fine)")
     parser.add_argument("--json", action="store_true", help="print JSON (docs/log-json.md)")
     parser.set_defaults(run=run)
 

@@ -22,9 +22,7 @@ class Endpoint:
     notes: tuple[str, ...] = field(default=())
 
 
-def endpoint(
-    url: str, engine: str | None = None, pids: tuple[int, ...] = (), notes: tuple[str, ...] = ()
-) -> Endpoint:
+def endpoint(url: str, engine: str | None = None, pids: tuple[int, ...] = (), notes: tuple[str, ...] = ()) -> Endpoint:
     """`host:8000`, `http://host:8000` or `http://host:8000/metrics` -> an Endpoint."""
     text = url.strip()
     if "://" not in text:

@@ -15,8 +15,7 @@ PROMPT_TOKENS = "llamacpp:prompt_tokens_total"
 FAMILIES = (KV_USAGE, KV_TOKENS, RUNNING, WAITING, PROMPT_TOKENS)
 
 REMOVED_NOTE = (
-    "llama.cpp no longer exports KV-cache metrics (removed in PR #13660, May 2025); "
-    "KV usage is unknown from /metrics"
+    "llama.cpp no longer exports KV-cache metrics (removed in PR #13660, May 2025); KV usage is unknown from /metrics"
 )
 
 

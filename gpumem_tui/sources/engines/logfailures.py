@@ -37,8 +37,7 @@ def failure_for(rule: str, match: re.Match[str], line: str) -> Failure | None:
             kind="kv_cache_too_small",
             line=text,
             message=(
-                f"the max length {g['max_model_len']} is more than the KV cache holds "
-                f"({g['kv_cache_tokens']} tokens)"
+                f"the max length {g['max_model_len']} is more than the KV cache holds ({g['kv_cache_tokens']} tokens)"
             ),
         )
     if rule in ("no_kv_memory", "sg_not_enough"):
@@ -63,9 +62,7 @@ def derived_failure(values: dict, failures: list[Failure]) -> Failure | None:
         return None
     kv, blocks = values.get("kv_cache_gib"), values.get("num_gpu_blocks")
     if isinstance(kv, float) and kv <= 0:
-        return Failure(
-            kind="kv_cache_too_small", line="", message=f"the memory left for the KV cache is {kv} GiB"
-        )
+        return Failure(kind="kv_cache_too_small", line="", message=f"the memory left for the KV cache is {kv} GiB")
     if blocks == 0:
         return Failure(kind="kv_cache_too_small", line="", message="the engine got 0 KV-cache blocks")
     return None

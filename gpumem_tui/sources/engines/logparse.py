@@ -143,9 +143,7 @@ def _finish(collected: _Collected) -> StartupLog:
     extra = derived_failure(values, failures)
     if extra is not None:
         failures.append(extra)
-    ranks = [
-        RankValues(rank=name, **fields) for name, fields in sorted(collected.ranks.items(), key=_rank_order)
-    ]
+    ranks = [RankValues(rank=name, **fields) for name, fields in sorted(collected.ranks.items(), key=_rank_order)]
     engine = "vllm" if "vllm" in collected.engines else ("sglang" if collected.engines else None)
     return StartupLog(**values, failures=failures, engine=engine, ranks=ranks if len(ranks) > 1 else [])
 

@@ -109,9 +109,7 @@ RULES: tuple[Rule, ...] = (
         r"cache_config_info with initialization after num_gpu_blocks is: "
         r"(?P<num_gpu_blocks>{I})",
     ),
-    _rule(
-        "available_kv", "Available KV cache memory", r"Available KV cache memory: (?P<kv_cache_gib>{N}) GiB"
-    ),
+    _rule("available_kv", "Available KV cache memory", r"Available KV cache memory: (?P<kv_cache_gib>{N}) GiB"),
     _rule(
         "kv_tokens",
         "KV cache size: ",
@@ -235,9 +233,7 @@ RULES: tuple[Rule, ...] = (
         r"(?:.*?context_len=(?P<max_model_len>\d+))?",
         "sglang",
     ),
-    _rule(
-        "sg_server_args", "server_args=ServerArgs(", r"server_args=ServerArgs\((?P<server_args>.*)", "sglang"
-    ),
+    _rule("sg_server_args", "server_args=ServerArgs(", r"server_args=ServerArgs\((?P<server_args>.*)", "sglang"),
     _rule(
         "sg_not_enough",
         "Not enough memory",

@@ -32,9 +32,7 @@ def merge_models(records: list[EngineRecord], served: list[ServedModel]) -> list
     by_id = {m.id: m for m in served}
     out = []
     for record in records:
-        match = by_id.get(record.model or "") or (
-            served[0] if record.model is None and len(served) == 1 else None
-        )
+        match = by_id.get(record.model or "") or (served[0] if record.model is None and len(served) == 1 else None)
         if match is None:
             out.append(record)
             continue
@@ -42,9 +40,7 @@ def merge_models(records: list[EngineRecord], served: list[ServedModel]) -> list
             record.model_copy(
                 update={
                     "model": record.model or match.id,
-                    "max_model_len": record.max_model_len
-                    if record.max_model_len is not None
-                    else match.max_model_len,
+                    "max_model_len": record.max_model_len if record.max_model_len is not None else match.max_model_len,
                 }
             )
         )

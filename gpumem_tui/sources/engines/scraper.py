@@ -91,9 +91,7 @@ class Scraper:
             return self._failed(point, memory, _in_words(exc, self))
         now = self.clock()
         memory.last_good, memory.last_good_at = memory.rates.apply(records, now), now
-        return EndpointStatus(
-            url=point.url, state="ok", age_s=0.0, pids=list(point.pids), records=memory.last_good
-        )
+        return EndpointStatus(url=point.url, state="ok", age_s=0.0, pids=list(point.pids), records=memory.last_good)
 
     def _failed(self, point: Endpoint, memory: _Memory, error: str) -> EndpointStatus:
         age = self.clock() - memory.last_good_at
@@ -128,9 +126,7 @@ class Scraper:
                 raise ScrapeError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self.max_bytes:
-                raise ScrapeError(
-                    f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit"
-                )
+                raise ScrapeError(f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit")
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk

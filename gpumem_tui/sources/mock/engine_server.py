@@ -1,5 +1,9 @@
 """A real HTTP server on 127.0.0.1 (ephemeral port) serving a simulated engine's /metrics and /v1/models.
 
+Its input is the simulated node's `EngineState`: a fixed list, or a callable asked on every request
+(`MockEngineServer(lambda: [node.engine_state("llama")])`). Only engines that serve (`phase == ready`)
+appear; with none up, /metrics answers 503 as a still-loading engine would fail the scrape.
+
 It can also misbehave on purpose (an error page, a hang, a redirect loop, ...) so the demo and the
 tests exercise the scraper's failure paths against real sockets.
 """
@@ -9,22 +13,23 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 
 from gpumem_tui.sources.mock.engine_exposition import Flavour, exposition
 from gpumem_tui.sources.mock.engine_state import EngineState
 
+States = Sequence[EngineState] | Callable[[], Sequence[EngineState]]
 Fault = Literal["none", "http_500", "html", "garbage", "truncated", "cut_off", "hang", "redirect_loop", "raw"]
 
 
 class MockEngineServer:
     """Serves the current engine states; `update` and `set_fault` may be called from any thread."""
 
-    def __init__(self, engines: Sequence[EngineState], flavour: Flavour = "vllm-v1") -> None:
+    def __init__(self, engines: States, flavour: Flavour = "vllm-v1") -> None:
         self.flavour = flavour
-        self._engines = tuple(engines)
+        self._engines = engines
         self._fault: Fault = "none"
         self._raw = b""
         self._lock = threading.Lock()
@@ -55,9 +60,9 @@ class MockEngineServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def update(self, engines: Sequence[EngineState]) -> None:
+    def update(self, engines: States) -> None:
         with self._lock:
-            self._engines = tuple(engines)
+            self._engines = engines
 
     def set_fault(self, fault: Fault, raw: bytes | str = b"") -> None:
         """Misbehave from the next request on; `raw` is the body served for the `raw` fault."""
@@ -66,8 +71,11 @@ class MockEngineServer:
             self._raw = raw.encode() if isinstance(raw, str) else raw
 
     def snapshot(self) -> tuple[tuple[EngineState, ...], Fault, bytes]:
+        """The engines serving now, the fault and the raw body, read together."""
         with self._lock:
-            return self._engines, self._fault, self._raw
+            engines, fault, raw = self._engines, self._fault, self._raw
+        listed = engines() if callable(engines) else engines
+        return tuple(e for e in listed if e.serving), fault, raw
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -100,9 +108,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"not found\n", "text/plain")
 
-    def _metrics(
-        self, owner: MockEngineServer, engines: tuple[EngineState, ...], fault: Fault, raw: bytes
-    ) -> None:
+    def _metrics(self, owner: MockEngineServer, engines: tuple[EngineState, ...], fault: Fault, raw: bytes) -> None:
         body = exposition(owner.flavour, engines)
         if fault == "hang":
             owner.release.wait()
@@ -120,6 +126,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect("/loop")
         elif fault == "raw":
             self._send(200, raw, "text/plain; version=0.0.4")
+        elif not engines:
+            self._send(503, b"engine is not ready\n", "text/plain")
         else:
             self._send(200, body, "text/plain; version=0.0.4; charset=utf-8")
 
@@ -162,6 +170,5 @@ def _models_body(engines: Sequence[EngineState]) -> bytes:
 
 
 _HTML = (
-    b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>"
-    b"<body><h1>502 Bad Gateway</h1></body></html>\n"
+    b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n"
 )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import socket
 
-from conftest import LLAMA
-
 from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 
@@ -28,7 +26,11 @@ async def test_every_flavour_scraped_at_once_with_served_model_length(engine_ser
     assert engines == [("vllm", "v1"), ("vllm", "v0"), ("sglang", None)]
     for status, server in zip(statuses, engine_servers, strict=True):
         [record] = status.records
-        assert (record.endpoint, record.model, record.max_model_len) == (server.url, LLAMA.model, 8192)
+        assert (record.endpoint, record.model, record.max_model_len) == (
+            server.url,
+            "meta-llama/Llama-3.1-8B-Instruct",
+            8192,
+        )
         assert record.kv_pool_tokens == 29750 * 16 and status.error is None
 
 
@@ -48,20 +50,20 @@ async def test_failure_after_a_good_poll_is_stale_with_age_then_down(faulty_serv
         assert (await scraper.scrape())[0].state == "ok"
 
 
-async def test_preemption_rate_from_two_polls(faulty_server) -> None:
+async def test_preemption_rate_from_two_polls(faulty_server, make_engine) -> None:
     clock = Clock()
     async with Scraper([endpoint(faulty_server.url)], clock=clock) as scraper:
         [first] = await scraper.scrape()
-        faulty_server.update([LLAMA.model_copy(update={"preemptions_total": 37})])
+        faulty_server.update([make_engine(preemptions_total=37)])
         clock.now += 30
         [second] = await scraper.scrape()
     assert first.records[0].preemptions_per_min is None
     assert second.records[0].preemptions_per_min == 60.0  # 30 more in 30 s
 
 
-async def test_updates_to_the_engine_state_show_on_the_next_poll(faulty_server) -> None:
+async def test_updates_to_the_engine_state_show_on_the_next_poll(faulty_server, make_engine) -> None:
     async with Scraper([endpoint(faulty_server.url + "/metrics")]) as scraper:
-        faulty_server.update([LLAMA.model_copy(update={"kv_usage_fraction": 0.9, "requests_waiting": 40})])
+        faulty_server.update(lambda: [make_engine(kv_usage_fraction=0.9, requests_waiting=40)])
         [status] = await scraper.scrape()
     assert (status.records[0].kv_usage_fraction, status.records[0].requests_waiting) == (0.9, 40)
 

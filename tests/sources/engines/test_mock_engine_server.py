@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpumem_tui.sources.mock.engine_server import MockEngineServer
-from gpumem_tui.sources.mock.engine_state import EngineState
 
-STATE = EngineState(
-    model="m", max_model_len=4096, num_gpu_blocks=100, kv_usage_fraction=0.5, preemptions_total=2
-)
 EXPECTED = {
     "vllm-v1": {
         "vllm:kv_cache_usage_perc": {"model_name", "engine"},
@@ -35,8 +32,8 @@ def _get(url: str) -> str:
 
 
 @pytest.mark.parametrize("flavour", list(EXPECTED))
-def test_metrics_names_and_label_sets(flavour: str) -> None:
-    with MockEngineServer([STATE], flavour) as server:
+def test_metrics_names_and_label_sets(flavour: str, llama) -> None:
+    with MockEngineServer([llama], flavour) as server:
         text = _get(server.url + "/metrics")
     assert server.url.startswith("http://127.0.0.1:")
     labels = {s.name: set(s.labels) for f in text_string_to_metric_families(text) for s in f.samples}
@@ -44,27 +41,27 @@ def test_metrics_names_and_label_sets(flavour: str) -> None:
         assert labels[name] == label_set
 
 
-def test_cache_config_info_carries_the_pool_as_labels() -> None:
-    with MockEngineServer([STATE]) as server:
+def test_cache_config_info_carries_the_pool_as_labels(llama) -> None:
+    with MockEngineServer([llama]) as server:
         text = _get(server.url + "/metrics")
-    [info] = [
-        s
-        for f in text_string_to_metric_families(text)
-        for s in f.samples
-        if s.name == "vllm:cache_config_info"
-    ]
-    assert (info.labels["num_gpu_blocks"], info.labels["block_size"], info.labels["engine"]) == (
-        "100",
-        "16",
-        "0",
-    )
-    assert STATE.pool_tokens == 1600
+    samples = [s for f in text_string_to_metric_families(text) for s in f.samples]
+    [info] = [s for s in samples if s.name == "vllm:cache_config_info"]
+    assert (info.labels["num_gpu_blocks"], info.labels["block_size"], info.labels["engine"]) == ("29750", "16", "0")
 
 
-def test_models_endpoint_and_updates() -> None:
-    with MockEngineServer([STATE]) as server:
+def test_models_endpoint_follows_a_state_callable(make_engine) -> None:
+    states = [make_engine()]
+    with MockEngineServer(lambda: states) as server:
         first = json.loads(_get(server.url + "/v1/models"))
-        server.update([STATE, STATE.model_copy(update={"model": "n", "max_model_len": 2048})])
+        states.append(make_engine(model="n", max_model_len=2048))
         second = json.loads(_get(server.url + "/v1/models"))
-    assert [(m["id"], m["max_model_len"]) for m in first["data"]] == [("m", 4096)]
-    assert [(m["id"], m["max_model_len"]) for m in second["data"]] == [("m", 4096), ("n", 2048)]
+    assert [(m["id"], m["max_model_len"]) for m in first["data"]] == [("meta-llama/Llama-3.1-8B-Instruct", 8192)]
+    assert [m["id"] for m in second["data"]] == ["meta-llama/Llama-3.1-8B-Instruct", "n"]
+
+
+def test_an_engine_that_is_still_loading_is_not_served(make_engine) -> None:
+    with MockEngineServer([make_engine(phase="loading")]) as server:
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            _get(server.url + "/metrics")
+        models = json.loads(_get(server.url + "/v1/models"))
+    assert answer.value.code == 503 and models["data"] == []

@@ -9,9 +9,6 @@ import pytest
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError, parse_families, select_lines
 from gpumem_tui.sources.mock.engine_exposition import exposition
-from gpumem_tui.sources.mock.engine_state import EngineState
-
-STATE = EngineState(model="m", max_model_len=4096, num_gpu_blocks=100, kv_usage_fraction=0.5)
 
 
 @pytest.mark.parametrize(
@@ -29,14 +26,14 @@ def test_not_metrics_at_all(text: str, reason: str) -> None:
         parse_metrics(text)
 
 
-def test_truncated_payload_is_refused_and_a_saved_excerpt_is_not() -> None:
-    body = exposition("vllm-v1", [STATE]).decode()
+def test_truncated_payload_is_refused_and_a_saved_excerpt_is_not(llama) -> None:
+    body = exposition("vllm-v1", [llama]).decode()
     cut = body[: body.index("vllm:kv_cache_usage_perc{") + 30]
     with pytest.raises(MetricsError, match="truncated|malformed"):
         parse_metrics(cut)
     with pytest.raises(MetricsError, match="malformed"):
         parse_metrics(cut, whole=False)  # the cut line itself is malformed
-    assert parse_metrics(body.rstrip("\n"), whole=False)[0].kv_usage_fraction == 0.5
+    assert parse_metrics(body.rstrip("\n"), whole=False)[0].kv_usage_fraction == 0.42
 
 
 def test_duplicate_series_is_refused() -> None:
@@ -56,33 +53,33 @@ def test_nan_and_infinity_are_missing_readings_with_a_note(value: str) -> None:
     assert any("vllm:kv_cache_usage_perc" in n and "missing" in n for n in record.notes)
 
 
-def test_label_values_with_quotes_backslashes_and_newlines_are_kept_exactly() -> None:
+def test_label_values_with_quotes_backslashes_and_newlines_are_kept_exactly(make_engine) -> None:
     model = 'org/we"ird\\name\nsecond line\x1b[31m'
-    text = exposition("vllm-v1", [STATE.model_copy(update={"model": model})]).decode()
+    text = exposition("vllm-v1", [make_engine(model=model)]).decode()
     [record] = parse_metrics(text)
-    assert record.model == model and record.kv_usage_fraction == 0.5
+    assert record.model == model and record.kv_usage_fraction == 0.42
 
 
-def test_ten_megabyte_payload_parses_only_the_wanted_lines() -> None:
-    gauges = exposition("vllm-v1", [STATE]).decode()
+def test_ten_megabyte_payload_parses_only_the_wanted_lines(llama) -> None:
+    gauges = exposition("vllm-v1", [llama]).decode()
     padding = "".join(
         f'vllm:time_to_first_token_seconds_bucket{{le="{i}",model_name="m"}} {i}.0\n' for i in range(160_000)
     )
     text = padding[: len(padding) // 2] + gauges + padding[len(padding) // 2 :]
     assert len(text) > 10_000_000
     [record] = parse_metrics(text)
-    assert record.kv_usage_fraction == 0.5 and record.kv_pool_tokens == 1600
+    assert record.kv_usage_fraction == 0.42 and record.kv_pool_tokens == 476000
 
 
-def test_garbage_lines_between_wanted_lines_are_skipped() -> None:
-    text = "...\n\x00\x01 junk {{{\n" + exposition("vllm-v1", [STATE]).decode() + "not a metric line at all\n"
-    assert parse_metrics(text)[0].kv_usage_fraction == 0.5
+def test_garbage_lines_between_wanted_lines_are_skipped(llama) -> None:
+    text = "...\n\x00\x01 junk {{{\n" + exposition("vllm-v1", [llama]).decode() + "not a metric line at all\n"
+    assert parse_metrics(text)[0].kv_usage_fraction == 0.42
 
 
-def test_selection_keeps_exactly_the_wanted_samples_and_matches_a_full_parse() -> None:
+def test_selection_keeps_exactly_the_wanted_samples_and_matches_a_full_parse(make_engine) -> None:
     from prometheus_client.parser import text_string_to_metric_families
 
-    text = exposition("vllm-v1", [STATE, STATE.model_copy(update={"model": "n"})]).decode()
+    text = exposition("vllm-v1", [make_engine(), make_engine(model="n")]).decode()
     wanted = {"vllm:kv_cache_usage_perc", "vllm:num_preemptions_total"}
     lines, declared = select_lines(text, wanted)
     assert len(lines) == 4 and declared == wanted
@@ -94,8 +91,6 @@ def test_selection_keeps_exactly_the_wanted_samples_and_matches_a_full_parse() -
         if s.name in wanted
     }
     picked = {
-        (name, tuple(sorted(s.labels.items()))): s.value
-        for name, samples in selected.samples.items()
-        for s in samples
+        (name, tuple(sorted(s.labels.items()))): s.value for name, samples in selected.samples.items() for s in samples
     }
     assert picked == full

@@ -2,85 +2,99 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from calibration_data import metrics_text
 
 from gpumem_tui.sources.engines.llamacpp import REMOVED_NOTE
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.mock.engine_exposition import exposition
-from gpumem_tui.sources.mock.engine_state import EngineState
 
-LLAMA = EngineState(
-    model="meta-llama/Llama-3.1-8B-Instruct",
-    max_model_len=8192,
-    num_gpu_blocks=29750,
-    kv_usage_fraction=0.42,
-    requests_running=12,
-    requests_waiting=3,
-    preemptions_total=7,
-    prefix_cache_queries=200,
-    prefix_cache_hits=50,
-    cache_dtype="fp8",
-)
-QWEN = LLAMA.model_copy(
-    update={
-        "model": "Qwen/Qwen2.5-7B-Instruct",
-        "kv_usage_fraction": 0.1,
-        "engine_index": "1",
-        "num_gpu_blocks": 1000,
-        "block_size": 32,
-    }
-)
+METRICS = Path(__file__).resolve().parents[4] / "shared" / "calibration" / "metrics"
+needs_calibration = pytest.mark.skipif(not METRICS.exists(), reason="shared/calibration is not beside this checkout")
 
 
+def _payload(name: str) -> str:
+    return (METRICS / name).read_text(encoding="utf-8")
+
+
+@needs_calibration
 def test_sglang_docs_payload() -> None:
-    [record] = parse_metrics(metrics_text("sglang_docs_production_metrics_llama31_8b.prom"), whole=False)
+    [record] = parse_metrics(_payload("sglang_docs_production_metrics_llama31_8b.prom"), whole=False)
     assert (record.engine, record.model) == ("sglang", "meta-llama/Llama-3.1-8B-Instruct")
     assert (record.kv_usage_fraction, record.requests_running, record.requests_waiting) == (0.28, 162, 2826)
     assert record.prefix_cache_hit_rate == pytest.approx(0.007507552643049313)
     assert record.kv_pool_tokens is None and any("max_total_num_tokens" in n for n in record.notes)
 
 
+@needs_calibration
 def test_vllm_v0_payload_with_declarations_only_is_vllm_v0_with_nothing_measured() -> None:
-    [record] = parse_metrics(metrics_text("vllm_v0_0.5.4_help_type_meetkai263.prom"), whole=False)
+    [record] = parse_metrics(_payload("vllm_v0_0.5.4_help_type_meetkai263.prom"), whole=False)
     assert (record.engine, record.version_family) == ("vllm", "v0")
     assert record.kv_usage_fraction is None and record.requests_running is None  # missing, never 0
     assert record.notes
 
 
+@needs_calibration
 def test_dcgm_payload_is_not_engine_metrics() -> None:
     with pytest.raises(MetricsError, match="no vLLM, SGLang, llama.cpp or TGI metrics"):
-        parse_metrics(metrics_text("dcgm_exporter_readme_quickstart.prom"), whole=False)
+        parse_metrics(_payload("dcgm_exporter_readme_quickstart.prom"), whole=False)
 
 
 @pytest.mark.parametrize("flavour", ["vllm-v1", "vllm-v0", "sglang"])
-def test_every_mock_flavour_round_trips(flavour: str) -> None:
-    [record] = parse_metrics(exposition(flavour, [LLAMA]).decode())
-    assert record.model == LLAMA.model
+def test_every_mock_flavour_round_trips(flavour: str, make_engine) -> None:
+    state = make_engine(cache_dtype="fp8")
+    [record] = parse_metrics(exposition(flavour, [state]).decode())
+    assert record.model == state.model
     assert record.kv_usage_fraction == pytest.approx(0.42)
     assert record.kv_pool_tokens == 29750 * 16
     assert (record.requests_running, record.requests_waiting) == (12, 3)
-    assert record.prefix_cache_hit_rate == pytest.approx(0.25)
     if flavour.startswith("vllm"):
         assert (record.block_size, record.cache_dtype, record.gpu_memory_utilization) == (16, "fp8", 0.9)
         assert record.preemptions_total == 7 and record.version_family == flavour[-2:]
+        assert record.prefix_cache_hit_rate is None  # no queries yet: a rate of nothing is missing, not 0
     else:
-        assert record.preemptions_total is None and record.block_size is None
+        assert record.preemptions_total is None and record.block_size is None and record.max_model_len == 8192
 
 
-def test_v0_has_cpu_cache_and_v1_does_not() -> None:
-    [v0] = parse_metrics(exposition("vllm-v0", [LLAMA]).decode())
-    [v1] = parse_metrics(exposition("vllm-v1", [LLAMA]).decode())
+def test_v0_has_cpu_cache_and_v1_does_not(llama) -> None:
+    [v0] = parse_metrics(exposition("vllm-v0", [llama]).decode())
+    [v1] = parse_metrics(exposition("vllm-v1", [llama]).decode())
     assert v0.cpu_cache_usage_fraction == 0.0 and v1.cpu_cache_usage_fraction is None
 
 
-def test_several_models_and_engine_indices_give_several_records() -> None:
-    records = parse_metrics(exposition("vllm-v1", [LLAMA, QWEN]).decode())
-    by_model = {r.model: r for r in records}
-    assert set(by_model) == {LLAMA.model, QWEN.model}
-    assert (by_model[QWEN.model].engine_index, by_model[QWEN.model].kv_pool_tokens) == ("1", 32000)
-    assert by_model[LLAMA.model].kv_pool_tokens == 476000
+def test_engine_that_has_not_carved_its_pool_exports_none_blocks(make_engine) -> None:
+    state = make_engine(phase="profiling", num_gpu_blocks=None, kv_usage_fraction=None, requests_running=None)
+    [record] = parse_metrics(exposition("vllm-v1", [state]).decode())
+    assert (record.num_gpu_blocks, record.kv_pool_tokens, record.kv_usage_fraction) == (None, None, None)
+    assert record.requests_waiting == 3
+
+
+def test_several_models_give_several_records(make_engine) -> None:
+    qwen = make_engine(model="Qwen/Qwen2.5-7B-Instruct", kv_usage_fraction=0.1)
+    records = parse_metrics(exposition("vllm-v1", [make_engine(), qwen]).decode())
+    assert {r.model: r.kv_usage_fraction for r in records} == {
+        "meta-llama/Llama-3.1-8B-Instruct": 0.42,
+        "Qwen/Qwen2.5-7B-Instruct": 0.1,
+    }
+
+
+DATA_PARALLEL = """\
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.25
+vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.75
+vllm:prefix_cache_queries_total{engine="1",model_name="m"} 200.0
+vllm:prefix_cache_hits_total{engine="1",model_name="m"} 50.0
+vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="100"} 1.0
+vllm:cache_config_info{block_size="32",engine="1",num_gpu_blocks="10"} 1.0
+"""
+
+
+def test_engine_label_values_give_one_record_each_with_their_own_pool() -> None:
+    by_engine = {r.engine_index: r for r in parse_metrics(DATA_PARALLEL)}
+    assert (by_engine["0"].kv_usage_fraction, by_engine["0"].kv_pool_tokens) == (0.25, 1600)
+    assert (by_engine["1"].kv_usage_fraction, by_engine["1"].kv_pool_tokens) == (0.75, 320)
+    assert (by_engine["0"].prefix_cache_hit_rate, by_engine["1"].prefix_cache_hit_rate) == (None, 0.25)
 
 
 V1_080 = """\
@@ -102,9 +116,15 @@ def test_old_v1_gauge_name_and_old_prefix_counters_are_understood() -> None:
 def test_both_usage_names_present_takes_the_new_one() -> None:
     both = (
         'vllm:kv_cache_usage_perc{model_name="m",engine="0"} 0.25\n'
-        'vllm:gpu_cache_usage_perc{model_name="m",engine="0"} 0.25\n'
+        'vllm:gpu_cache_usage_perc{model_name="m",engine="0"} 0.3\n'
     )
     assert parse_metrics(both)[0].kv_usage_fraction == 0.25
+
+
+def test_v0_prefix_hit_rate_gauge() -> None:
+    text = 'vllm:gpu_cache_usage_perc{model_name="m"} 0.1\nvllm:gpu_prefix_cache_hit_rate{model_name="m"} 0.6\n'
+    [record] = parse_metrics(text)
+    assert (record.version_family, record.prefix_cache_hit_rate) == ("v0", 0.6)
 
 
 def test_kv_cache_size_tokens_label_wins_over_blocks_times_block_size() -> None:
@@ -114,15 +134,6 @@ def test_kv_cache_size_tokens_label_wins_over_blocks_times_block_size() -> None:
         'num_gpu_blocks="100"} 1\n'
     )
     assert parse_metrics(text)[0].kv_pool_tokens == 123456
-
-
-def test_cache_info_before_kv_init_says_none_not_zero() -> None:
-    text = (
-        'vllm:kv_cache_usage_perc{model_name="m",engine="0"} 0.0\n'
-        'vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="None"} 1\n'
-    )
-    [record] = parse_metrics(text)
-    assert record.num_gpu_blocks is None and record.kv_pool_tokens is None and record.kv_usage_fraction == 0.0
 
 
 LLAMACPP_OLD = """\

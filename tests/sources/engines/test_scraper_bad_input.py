@@ -7,7 +7,6 @@ import pytest
 from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.mock.engine_exposition import exposition
-from gpumem_tui.sources.mock.engine_state import EngineState
 
 RAW_NAN = (
     'vllm:kv_cache_usage_perc{model_name="m",engine="0"} NaN\n'
@@ -58,11 +57,9 @@ async def test_nan_and_infinity_degrade_only_those_readings(faulty_server) -> No
     assert len(record.notes) == 2
 
 
-async def test_label_values_with_quotes_backslashes_newlines_arrive_intact(faulty_server) -> None:
+async def test_label_values_with_quotes_backslashes_newlines_arrive_intact(faulty_server, make_engine) -> None:
     model = 'a"b\\c\nd'
-    faulty_server.set_fault(
-        "raw", exposition("vllm-v1", [EngineState(model=model, max_model_len=1, num_gpu_blocks=1)])
-    )
+    faulty_server.set_fault("raw", exposition("vllm-v1", [make_engine(model=model)]))
     async with Scraper([endpoint(faulty_server.url)]) as scraper:
         [status] = await scraper.scrape()
     assert status.state == "ok" and status.records[0].model == model

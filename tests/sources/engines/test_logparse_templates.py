@@ -82,9 +82,7 @@ def test_thousands_separators_either_way() -> None:
 
 
 def test_vllm_omni_stage_tag_and_lines_without_any_prefix() -> None:
-    tagged = (
-        "[Stage-1] INFO 03-18 12:00:10 [gpu_model_runner.py:1128] Model loading took 3.5 GiB and 1.0 seconds"
-    )
+    tagged = "[Stage-1] INFO 03-18 12:00:10 [gpu_model_runner.py:1128] Model loading took 3.5 GiB and 1.0 seconds"
     assert parse_log(tagged).weights_gib == 3.5
     assert parse_log("Available KV cache memory: 12.5 GiB").kv_cache_gib == 12.5
 

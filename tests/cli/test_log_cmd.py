@@ -1,0 +1,73 @@
+"""`gpumem-tui log FILE`: the documented JSON keys, per-rank values, failures, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpumem_tui.cli import main
+
+CALIBRATION = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "vllm_startup_logs.json"
+KEYS = {
+    "vllm_version",
+    "model",
+    "tensor_parallel_size",
+    "dtype",
+    "quantization",
+    "kv_cache_dtype",
+    "gpu_memory_utilization",
+    "max_model_len",
+    "total_gpu_memory_gib",
+    "weights_gib",
+    "non_torch_gib",
+    "activation_peak_gib",
+    "cudagraph_estimated_gib",
+    "cudagraph_gib",
+    "kv_cache_gib",
+    "num_gpu_blocks",
+    "kv_cache_tokens",
+    "max_concurrency",
+    "failures",
+}
+needs_calibration = pytest.mark.skipif(
+    not CALIBRATION.exists(), reason="shared/calibration is not beside this checkout"
+)
+
+
+def _cases() -> list[dict]:
+    return json.loads(CALIBRATION.read_text(encoding="utf-8"))
+
+
+@needs_calibration
+def test_log_json_has_the_issue_keys_and_ranks(tmp_path, capsys) -> None:
+    case = next(c for c in _cases() if c["tensor_parallel_size"] == 2 and c["status"] == "ok" and c["engine"] == "V1")
+    path = tmp_path / "tp2.log"
+    path.write_text("\n".join(case["log_lines"]))
+    assert main(["log", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) - KEYS == {"engine", "ranks"} and set(data) >= KEYS
+    assert data["kv_cache_gib"] == case["kv_cache_gib"] and [r["rank"] for r in data["ranks"]] == ["TP0", "TP1"]
+
+
+@needs_calibration
+def test_log_human_shows_units_and_failures(tmp_path, capsys) -> None:
+    path = tmp_path / "failed.log"
+    path.write_text("\n".join(_cases()[3]["log_lines"]))
+    assert main(["log", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "14.9888 GiB" in out and "FAILED (kv_cache_too_small)" in out and "23,648" in out
+
+
+def test_documented_keys_match_the_schema_doc() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "log-json.md").read_text(encoding="utf-8")
+    assert all(f"| `{key}` |" in doc for key in (*KEYS, "engine", "ranks"))
+
+
+def test_log_without_engine_lines_is_bad_input(tmp_path, capsys) -> None:
+    path = tmp_path / "empty.log"
+    path.write_text("nothing here\n")
+    assert main(["log", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == f"gpumem-tui: {path}: no vLLM or SGLang startup lines found"
+    assert main(["log", str(tmp_path / "missing.log")]) == 2

@@ -1,0 +1,94 @@
+"""`gpumem-tui metrics FILE|URL`: a saved payload or a live simulated engine, human and JSON, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpumem_tui.cli import main
+from gpumem_tui.sources.mock import ManualClock, SimulatedNode, load_scenario
+from gpumem_tui.sources.mock.engine_server import MockEngineServer
+
+METRICS = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "metrics"
+KEYS = {
+    "engine",
+    "model",
+    "kv_usage_fraction",
+    "kv_pool_tokens",
+    "block_size",
+    "cache_dtype",
+    "gpu_memory_utilization",
+    "requests_running",
+    "requests_waiting",
+    "preemptions_total",
+}
+
+
+@pytest.fixture
+def served_node():
+    """The healthy-8b demo node at 300 s, its engine's state served over loopback."""
+    clock = ManualClock()
+    node = SimulatedNode(load_scenario("healthy-8b"), clock=clock)
+    clock.set(300)
+    with MockEngineServer(node.engine_states) as server:
+        yield server, node.engine_states()[0]
+
+
+@pytest.mark.skipif(not METRICS.exists(), reason="shared/calibration is not beside this checkout")
+def test_metrics_file_json(capsys) -> None:
+    assert main(["metrics", str(METRICS / "sglang_docs_production_metrics_llama31_8b.prom"), "--json"]) == 0
+    [record] = json.loads(capsys.readouterr().out)
+    assert set(record) >= KEYS
+    assert (record["engine"], record["kv_usage_fraction"], record["kv_pool_tokens"]) == ("sglang", 0.28, None)
+
+
+def test_metrics_live_url_human_and_json(served_node, capsys) -> None:
+    server, state = served_node
+    assert main(["metrics", server.url]) == 0
+    human = capsys.readouterr().out
+    assert main(["metrics", server.url + "/metrics", "--json"]) == 0
+    [record] = json.loads(capsys.readouterr().out)
+    assert f"vllm v1: {state.model}" in human and f"{state.kv_pool_tokens:,} tok" in human
+    assert f"{state.kv_usage_fraction * 100:.1f} %" in human
+    assert (record["model"], record["max_model_len"], record["kv_pool_tokens"]) == (
+        state.model,
+        state.max_model_len,
+        state.kv_pool_tokens,
+    )
+    assert (record["kv_usage_fraction"], record["requests_running"]) == (
+        state.kv_usage_fraction,
+        state.requests_running,
+    )
+
+
+def test_metrics_bad_inputs_are_one_line_and_an_exit_code(served_node, tmp_path, capsys) -> None:
+    server, _ = served_node
+    garbage = tmp_path / "garbage.prom"
+    garbage.write_bytes(b"\x00\xff<<not metrics>>\n")
+    assert main(["metrics", str(garbage)]) == 2
+    assert main(["metrics", str(tmp_path / "missing.prom")]) == 2
+    assert main(["metrics", "ftp://x"]) == 2
+    server.set_fault("http_500")
+    assert main(["metrics", server.url]) == 3
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 4 and all(line.startswith("gpumem-tui: ") for line in errors)
+    assert "HTTP 500" in errors[-1]
+
+
+def test_names_with_escapes_print_literally(tmp_path, capsys) -> None:
+    path = tmp_path / "evil.prom"
+    path.write_text('vllm:kv_cache_usage_perc{engine="0",model_name="evil\x1b[2J\\nname"} 0.5\n')
+    assert main(["metrics", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b[2J" not in out and "evil\\x1b[2J\\nname" in out
+
+
+def test_console_script_runs_without_traceback(tmp_path) -> None:
+    path = tmp_path / "x.prom"
+    path.write_text("<html>oops</html>\n")
+    done = subprocess.run([sys.executable, "-m", "gpumem_tui", "metrics", str(path)], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "HTML page" in done.stderr
