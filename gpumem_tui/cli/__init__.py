@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from gpumem_tui import __version__
 from gpumem_tui.cli import catalog_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
 from gpumem_tui.cli.errors import UsageError, exit_code_for
+from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
 
 COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd]
 
@@ -23,6 +24,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpumem-tui", description=__doc__)
     parser.add_argument("--version", action="version", version=f"gpumem-tui {__version__}")
+    add_tui_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for command in COMMANDS:
         command.register(sub)
@@ -34,8 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help()
-            return 2
+            return run_tui(args)
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
         return 130

@@ -9,17 +9,11 @@ from rich.table import Table
 
 from gpumem_tui.cli.output import table
 from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
+from gpumem_tui.text import literal
 from gpumem_tui.units import GIB, MIB, fmt_auto
 
 MIN_COMMAND_WIDTH = 20
 _KIND = {"compute": "C", "graphics": "G", "compute+graphics": "C+G"}
-
-
-def literal(text: str | None) -> str:
-    """Outside text made safe to print: control characters (terminal escapes) shown as \\xNN."""
-    if text is None:
-        return "-"
-    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
 
 
 def mib(n_bytes: int | None) -> str:

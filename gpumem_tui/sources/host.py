@@ -71,6 +71,15 @@ class HostSource:
             self._fixed.pop(pid, None)
             return not_visible(pid)
 
+    def command_lines(self) -> list[tuple[int, list[str], int | None]]:
+        """(pid, argv, ppid) of every process this namespace can see, for engine discovery."""
+        found = []
+        for proc in psutil.process_iter(["pid", "cmdline", "ppid"]):
+            info = proc.info
+            if info.get("cmdline"):
+                found.append((info["pid"], info["cmdline"], info.get("ppid")))
+        return found
+
     def host(self) -> HostRecord:
         memory, swap = psutil.virtual_memory(), psutil.swap_memory()
         cpu = psutil.cpu_percent(interval=None)

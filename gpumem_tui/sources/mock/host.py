@@ -21,5 +21,8 @@ class SimulatedHost:
             for pid in pids
         }
 
+    def command_lines(self) -> list[tuple[int, list[str], int | None]]:
+        return [(pid, info.cmdline or [], None) for pid, info in self._node.process_infos().items()]
+
     def host(self) -> HostRecord:
         return self._node.host_record()

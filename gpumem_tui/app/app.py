@@ -1,0 +1,186 @@
+"""GpuMemApp: the composition root of the TUI. It owns the state; workers fetch; the screen draws."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+
+from gpumem_tui.app.messages import RefreshFailed, SampleReady
+from gpumem_tui.app.screens.help import HelpScreen
+from gpumem_tui.app.screens.main import MainScreen
+from gpumem_tui.app.view import build_view
+from gpumem_tui.app.widgets.process_table import ProcessTable
+from gpumem_tui.history import History
+from gpumem_tui.models import Sample
+from gpumem_tui.planner.overlay import GpuOverlay
+from gpumem_tui.sources.feed import Feed
+from gpumem_tui.sources.replay import Recorder
+
+INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+Judge = Callable[[Sample, History], tuple[dict[int, GpuOverlay], list[tuple[str, str]]]]
+
+
+class GpuMemApp(App[None]):
+    """Built from explicit inputs so the CLI and the tests make it the same way."""
+
+    CSS_PATH = "gpumem.tcss"
+    TITLE = "gpumem-tui"
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark,h", "help", "help"),
+        Binding("p", "planner", "planner"),
+        Binding("s", "sort", "sort"),
+        Binding("g", "units", "GB/GiB"),
+        Binding("space", "pause", "pause"),
+        Binding("r", "record", "record"),
+        Binding("plus,equals_sign", "faster", "+", show=False),
+        Binding("minus", "slower", "-", show=False),
+        Binding("enter", "details", "details", show=False),
+    ]
+
+    def __init__(
+        self,
+        feed: Feed,
+        judge: Judge,
+        interval_s: float = 1.0,
+        record_path: str | None = None,
+        planner=None,
+        clock: Callable[[], float] = time.time,
+        poll: bool = True,
+    ):
+        super().__init__()
+        self.feed, self.judge, self.planner = feed, judge, planner
+        self.interval_s, self.clock, self.poll = interval_s, clock, poll
+        self.history = History()
+        self.sample: Sample | None = None
+        self.unit, self.paused, self.last_error = "GB", False, None
+        self.record_path = record_path
+        self.recorder: Recorder | None = None
+        self._timer = None
+
+    def on_mount(self) -> None:
+        self.push_screen(MainScreen())
+        if self.record_path:
+            self._start_recording()
+        self.refresh_now()
+        if self.poll:
+            self._timer = self.set_interval(self.interval_s, self.refresh_now)
+
+    def refresh_now(self) -> None:
+        """Start one refresh unless one is running or the app is paused: polls never overlap."""
+        if self.paused or any(w.group == "refresh" and w.is_running for w in self.workers):
+            return
+        self._refresh()
+
+    @work(group="refresh", exit_on_error=False)
+    async def _refresh(self) -> None:
+        try:
+            sample = await self.feed.sample()
+        except Exception as exc:  # noqa: BLE001 - a failed refresh degrades to a message on screen
+            self.post_message(RefreshFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(SampleReady(sample))
+
+    def on_sample_ready(self, message: SampleReady) -> None:
+        self.sample, self.last_error = message.sample, None
+        self.history.add(message.sample)
+        if self.recorder:
+            self.recorder.write(message.sample)
+        self.redraw()
+
+    def on_refresh_failed(self, message: RefreshFailed) -> None:
+        self.last_error = message.error
+        self.redraw()
+
+    def redraw(self) -> None:
+        screen = self.screen if isinstance(self.screen, MainScreen) else self.get_screen_main()
+        if screen is None:
+            return
+        overlays, findings = self.judge(self.sample, self.history) if self.sample else ({}, [])
+        if self.last_error:
+            findings = [("warning", f"refresh failed: {self.last_error}"), *findings]
+        age = self.clock() - self.sample.timestamp if self.sample and self.feed.live else None
+        screen.show(
+            build_view(
+                self.sample,
+                self.history,
+                overlays,
+                findings,
+                source_label=self.feed.label,
+                age_s=age,
+                paused=self.paused,
+                recording=self.recorder and str(self.recorder.path),
+                unit=self.unit,
+                interval_s=self.interval_s,
+            )
+        )
+
+    def get_screen_main(self) -> MainScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_planner(self) -> None:
+        if self.planner is not None:
+            self.push_screen(self.planner())
+
+    def action_sort(self) -> None:
+        table = self.screen.query_one(ProcessTable)
+        self.notify(f"processes sorted by {table.next_sort()}")
+        self.redraw()
+
+    def action_units(self) -> None:
+        self.unit = "GiB" if self.unit == "GB" else "GB"
+        self.redraw()
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.redraw()
+
+    def action_record(self) -> None:
+        if self.recorder:
+            self.recorder.close()
+            self.notify(f"recording stopped: {self.recorder.path}")
+            self.recorder = None
+        else:
+            self._start_recording()
+        self.redraw()
+
+    def _start_recording(self) -> None:
+        path = self.record_path or f"gpumem-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+        try:
+            self.recorder = Recorder(Path(path))
+        except (OSError, ValueError) as exc:
+            self.notify(f"cannot record to {path}: {exc}", severity="error")
+            return
+        self.notify(f"recording to {path}")
+
+    def action_faster(self) -> None:
+        self._set_interval(max((i for i in INTERVALS if i < self.interval_s), default=INTERVALS[0]))
+
+    def action_slower(self) -> None:
+        self._set_interval(min((i for i in INTERVALS if i > self.interval_s), default=INTERVALS[-1]))
+
+    def _set_interval(self, seconds: float) -> None:
+        self.interval_s = seconds
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = self.set_interval(seconds, self.refresh_now)
+        self.redraw()
+
+    def action_details(self) -> None:
+        from gpumem_tui.app.screens.details import DetailsScreen
+
+        if self.sample is not None:
+            self.push_screen(DetailsScreen(self.sample, self.screen.focused, self.unit))
+
+    async def on_unmount(self) -> None:
+        if self.recorder:
+            self.recorder.close()
+        await self.feed.aclose()

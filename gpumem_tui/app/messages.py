@@ -1,0 +1,26 @@
+"""Messages the app's workers post: a new sample, or a refresh that failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from gpumem_tui.models import Sample
+
+
+@dataclass
+class SampleReady(Message):
+    """A refresh finished; only the newest one matters when the screen is behind."""
+
+    sample: Sample
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SampleReady)
+
+
+@dataclass
+class RefreshFailed(Message):
+    """A refresh raised; the screen keeps the last sample and shows why."""
+
+    error: str

@@ -1,0 +1,1 @@
+"""Screens: the main monitor, the planner, help, details."""

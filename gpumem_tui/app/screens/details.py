@@ -1,0 +1,61 @@
+"""DetailsScreen: every field of the focused GPU, or of the process under the table's cursor."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Static
+
+from gpumem_tui.app.widgets.gpu_card import GpuCard
+from gpumem_tui.app.widgets.process_table import ProcessTable
+from gpumem_tui.models import Sample
+from gpumem_tui.text import literal
+from gpumem_tui.units import fmt
+
+
+class DetailsScreen(ModalScreen[None]):
+    """A read-only sheet; escape or enter closes it."""
+
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
+
+    def __init__(self, sample: Sample, focused: Widget | None, unit: str):
+        super().__init__()
+        self.body = _details(sample, focused, unit)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="details-box"):
+            yield Static(self.body, id="details-text")
+
+
+def _details(sample: Sample, focused: Widget | None, unit: str) -> Table | Text:
+    if isinstance(focused, ProcessTable) and focused.row_count:
+        key = focused.coordinate_to_cell_key(focused.cursor_coordinate).row_key.value or ""
+        pid, gpu = (int(part) for part in key.split(":"))
+        process = next((p for p in sample.processes if p.pid == pid and p.gpu_index == gpu), None)
+        if process:
+            return _sheet(f"Process {pid} on GPU {gpu}", process.model_dump(), unit)
+    index = focused.index if isinstance(focused, GpuCard) else 0
+    gpu = next((g for g in sample.gpus if g.index == index), None)
+    if gpu is None:
+        return Text("Nothing selected: focus a GPU (tab) or a process row, then press enter.")
+    return _sheet(f"GPU {index}", gpu.model_dump(), unit)
+
+
+def _sheet(title: str, fields: dict, unit: str) -> Table:
+    table = Table(title=Text(title, style="bold"), title_justify="left", box=None, show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    for name, value in fields.items():
+        if name.endswith("_bytes") and isinstance(value, int):
+            shown = f"{fmt(value, unit, 2)} ({value:,} bytes)"
+        elif isinstance(value, list):
+            shown = " ".join(str(v) for v in value) if value else "-"
+        else:
+            shown = "n/a" if value is None else str(value)
+        table.add_row(Text(name), Text(literal(shown)))
+    return table

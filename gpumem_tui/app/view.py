@@ -1,0 +1,94 @@
+"""View: everything one screen refresh draws, computed from the app's state without touching widgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.text import Text
+
+from gpumem_tui.compare import CompareRow, compare_rows
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.history import History
+from gpumem_tui.measured import MeasuredSlice, engine_pids, measured_slices
+from gpumem_tui.models import GpuRecord, Sample
+from gpumem_tui.planner.overlay import GpuOverlay
+from gpumem_tui.text import literal
+
+
+@dataclass
+class GpuView:
+    gpu: GpuRecord
+    slices: list[MeasuredSlice]
+    overlay: GpuOverlay | None
+    rows: list[CompareRow]
+    history: list[float]
+
+    def args(self, unit: str) -> tuple:
+        return self.gpu, self.slices, self.overlay, self.rows, self.history, unit
+
+
+@dataclass
+class View:
+    sample: Sample | None
+    source_label: str
+    age_s: float | None
+    paused: bool
+    recording: str | None
+    unit: str
+    interval_s: float
+    status_text: Text = field(default_factory=Text)
+    gpus: list[GpuView] = field(default_factory=list)
+    engines: list[tuple] = field(default_factory=list)
+    findings: list[tuple[str, str]] = field(default_factory=list)
+    engine_pids: set[int] = field(default_factory=set)
+
+
+def build_view(
+    sample: Sample | None, history: History, overlays: dict[int, GpuOverlay], findings: list[tuple[str, str]], **header
+) -> View:
+    view = View(sample=sample, findings=findings, **header)
+    if sample is None:
+        view.status_text = Text("Waiting for the first sample…", style="dim")
+        return view
+    view.engine_pids = engine_pids(sample)
+    view.status_text = _status(sample)
+    records = _records(sample)
+    for gpu in sample.gpus:
+        slices = measured_slices(sample, gpu)
+        overlay = overlays.get(gpu.index)
+        engine = _engine_on(sample, gpu.index, records)
+        rows = compare_rows(overlay, slices, engine) if overlay and not gpu.lost else []
+        view.gpus.append(GpuView(gpu, slices, overlay, rows, history.gpu(gpu.index)))
+    planned = {o.kv_pool_tokens for o in overlays.values() if o.kv_pool_tokens}
+    for endpoint, record in records:
+        key = f"{endpoint.url} {record.model or ''}".strip() if record else endpoint.url
+        tokens = next(iter(planned)) if len(planned) == 1 else None
+        view.engines.append((endpoint, record, tokens, history.engine(key)))
+    return view
+
+
+def _records(sample: Sample) -> list[tuple[EndpointStatus, EngineRecord | None]]:
+    out: list[tuple[EndpointStatus, EngineRecord | None]] = []
+    for endpoint in sample.engines:
+        out += [(endpoint, record) for record in endpoint.records] or [(endpoint, None)]
+    return out
+
+
+def _engine_on(sample: Sample, index: int, records) -> EngineRecord | None:
+    pids = {p.pid for p in sample.processes if p.gpu_index == index}
+    for endpoint, record in records:
+        if record is not None and pids & set(endpoint.pids):
+            return record
+    return records[0][1] if len(records) == 1 and records[0][1] and sample.gpus and len(sample.gpus) == 1 else None
+
+
+def _status(sample: Sample) -> Text:
+    text = Text()
+    for error in sample.errors:
+        if text:
+            text.append("\n")
+        text.append(f"{error.source}: ", style="bold red")
+        text.append(literal(error.message))
+        if error.hint:
+            text.append(f" ({literal(error.hint)})", style="dim")
+    return text

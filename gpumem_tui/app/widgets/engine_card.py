@@ -1,0 +1,85 @@
+"""EngineCard: one served model: KV usage gauge, pool vs plan, queue, preemptions, endpoint state."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widget import Widget
+from textual.widgets import Sparkline, Static
+
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.text import literal
+
+GAUGE_WIDTH = 24
+
+
+class EngineCard(Widget):
+    """Everything the engine says about its memory, next to what the plan expected."""
+
+    DEFAULT_CSS = "EngineCard { height: auto; }"
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="engine-title")
+        yield Static(classes="engine-gauge")
+        yield Static(classes="engine-stats")
+        yield Sparkline([], classes="engine-history")
+
+    def show(
+        self, endpoint: EndpointStatus, record: EngineRecord | None, planned_tokens: int | None, history: list[float]
+    ) -> None:
+        self.query_one(".engine-title", Static).update(_title(endpoint, record))
+        self.query_one(".engine-gauge", Static).update(_gauge(record))
+        self.query_one(".engine-stats", Static).update(_stats(record, planned_tokens))
+        self.query_one(Sparkline).data = history[-120:] or [0.0]
+
+
+def _title(endpoint: EndpointStatus, record: EngineRecord | None) -> Text:
+    text = Text()
+    text.append((record.engine if record else "engine") + " ", style="bold")
+    text.append(f" {literal(record.model, '?')}" if record else "")
+    text.append(f"  {literal(endpoint.url)}", style="dim")
+    state_style = {"ok": "green", "stale": "yellow", "down": "bold red"}[endpoint.state]
+    text.append(f"  {endpoint.state} ", style=state_style)
+    if endpoint.state != "ok":
+        age = f" (last good {endpoint.age_s:.0f} s ago)" if endpoint.age_s is not None else ""
+        text.append(f"{age}: {literal(endpoint.error, 'no answer')}", style=state_style)
+    return text
+
+
+def _gauge(record: EngineRecord | None) -> Text:
+    usage = record.kv_usage_fraction if record else None
+    if usage is None:
+        return Text("KV cache  n/a (the engine does not export its usage)", style="dim")
+    filled = round(min(1.0, max(0.0, usage)) * GAUGE_WIDTH)
+    style = "bold red" if usage >= 0.98 else ("yellow" if usage >= 0.9 else "green")
+    text = Text("KV cache  ")
+    text.append("█" * filled, style=style)
+    text.append("·" * (GAUGE_WIDTH - filled), style="dim")
+    text.append(f" {usage:.0%}")
+    if record and record.kv_pool_tokens:
+        text.append(f"  {round(usage * record.kv_pool_tokens):,} of {record.kv_pool_tokens:,} tokens")
+    return text
+
+
+def _stats(record: EngineRecord | None, planned_tokens: int | None) -> Text:
+    if record is None:
+        return Text("")
+    parts = []
+    if record.kv_pool_tokens is not None and planned_tokens:
+        gap = record.kv_pool_tokens - planned_tokens
+        parts.append(f"pool {record.kv_pool_tokens:,} vs plan {planned_tokens:,} tokens ({gap:+,})")
+    parts.append(f"running {_n(record.requests_running)}  waiting {_n(record.requests_waiting)}")
+    if record.preemptions_per_min is not None:
+        parts.append(f"preemptions {record.preemptions_per_min:,.1f}/min")
+    elif record.preemptions_total is not None:
+        parts.append(f"preemptions {record.preemptions_total:,.0f} total")
+    if record.max_model_len:
+        parts.append(f"max len {record.max_model_len:,}")
+    text = Text("  ".join(parts))
+    for note in record.notes:
+        text.append(f"\n{literal(note)}", style="dim")
+    return text
+
+
+def _n(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"

@@ -1,0 +1,56 @@
+"""ProcessTable: every GPU process with its owner, memory on the GPU and the host; sortable with `s`."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from gpumem_tui.models import ProcessRecord
+from gpumem_tui.text import literal
+from gpumem_tui.units import fmt
+
+COLUMNS = ("pid", "user", "GPU", "GPU memory", "host RSS", "CPU", "engine", "command")
+SORTS = ("GPU memory", "pid", "GPU", "host RSS", "user")
+
+
+class ProcessTable(DataTable):
+    """Outside text (names, command lines) is shown literally: cells are Text, never markup."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for name in COLUMNS:
+            self.add_column(name, key=name)
+        self.sort_by = SORTS[0]
+
+    def next_sort(self) -> str:
+        self.sort_by = SORTS[(SORTS.index(self.sort_by) + 1) % len(SORTS)]
+        return self.sort_by
+
+    def show(self, processes: list[ProcessRecord], engine_pids: set[int], unit: str) -> None:
+        keep = self.cursor_row
+        self.clear()
+        for p in sorted(processes, key=self._key):
+            command = " ".join(p.cmdline) if p.cmdline else (p.note or "")
+            self.add_row(
+                Text(str(p.pid)),
+                Text(literal(p.user, "?")),
+                Text(str(p.gpu_index)),
+                Text(fmt(p.gpu_memory_bytes, unit)),
+                Text(fmt(p.host_rss_bytes, "GiB")),
+                Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
+                Text("yes" if p.pid in engine_pids else ""),
+                Text(literal(command)[:200]),
+                key=f"{p.pid}:{p.gpu_index}",
+            )
+        if self.row_count:
+            self.move_cursor(row=min(keep, self.row_count - 1))
+
+    def _key(self, p: ProcessRecord):
+        return {
+            "GPU memory": -(p.gpu_memory_bytes or 0),
+            "pid": p.pid,
+            "GPU": (p.gpu_index, p.pid),
+            "host RSS": -(p.host_rss_bytes or 0),
+            "user": (p.user or "", p.pid),
+        }[self.sort_by]

@@ -1,0 +1,87 @@
+"""`gpumem-tui` with no command: the TUI on this node, a simulated node (--demo) or a recording (--replay)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from gpumem_tui.catalog import load_catalog
+from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.planargs import count, fraction
+from gpumem_tui.judge import Judge
+from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.planner.vllm import DEFAULT_VERSION
+from gpumem_tui.sources.collector import Collector
+from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
+from gpumem_tui.sources.host import HostSource
+from gpumem_tui.sources.mock import WallClock, load_scenario
+from gpumem_tui.sources.nvml import NvmlSource
+from gpumem_tui.sources.replay import ReplaySource
+
+DEFAULT_DEMO = "healthy-8b"
+
+
+def add_tui_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("the TUI (no command)")
+    source = group.add_mutually_exclusive_group()
+    source.add_argument(
+        "--demo",
+        nargs="?",
+        const=DEFAULT_DEMO,
+        metavar="SCENARIO",
+        help=f"a simulated node (default {DEFAULT_DEMO}); see `gpumem-tui snapshot --help`",
+    )
+    source.add_argument("--replay", metavar="FILE", help="play a recording made with --record")
+    group.add_argument("--record", metavar="FILE", help="record every sample to this file (JSON Lines)")
+    group.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint")
+    group.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="refresh every (default 1)")
+    group.add_argument("--speed", type=float, default=1.0, help="demo or replay speed (default 1)")
+    group.add_argument("--model", metavar="ID", help="preload a plan for this model")
+    group.add_argument("--quantization", metavar="METHOD")
+    group.add_argument("--kv-dtype", default="auto", metavar="DT")
+    group.add_argument("--context", type=count(1), metavar="TOKENS", help="max model length of the plan")
+    group.add_argument("--users", type=count(0), default=1, metavar="N")
+    group.add_argument("--utilization", type=fraction, default=0.9, metavar="F")
+    group.add_argument("--gpus", type=count(1), metavar="N", help="split of the plan")
+    group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z")
+    group.add_argument("--catalog", action="append", default=[], metavar="DIR")
+
+
+def build_feed(args: argparse.Namespace) -> Feed:
+    if args.interval <= 0 or args.speed <= 0:
+        raise UsageError("--interval and --speed must be above 0")
+    if args.demo:
+        load_scenario(args.demo)
+        return DemoFeed(args.demo, WallClock(speed=args.speed))
+    if args.replay:
+        return ReplayFeed(ReplaySource(args.replay, speed=args.speed), args.replay)
+    host = HostSource()
+    collector = Collector(NvmlSource(), host, source="nvml")
+    return LiveFeed(collector, host.command_lines, args.endpoint)
+
+
+def build_judge(args: argparse.Namespace) -> Judge:
+    catalog = load_catalog(args.catalog)
+    plan = None
+    if args.model:
+        plan = ManualPlan(
+            model=catalog.model(args.model),
+            quantization=args.quantization,
+            kv_cache_dtype=args.kv_dtype,
+            max_model_len=args.context,
+            users=args.users,
+            utilization=args.utilization,
+            tp=args.gpus,
+            version=args.vllm_version,
+        )
+    return Judge(catalog, plan)
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    from gpumem_tui.app import GpuMemApp
+
+    judge = build_judge(args)
+    feed = build_feed(args)
+    app = GpuMemApp(feed, judge, interval_s=args.interval, record_path=args.record, clock=time.time)
+    app.run()
+    return 0

@@ -1,0 +1,101 @@
+"""The planned bar of one GPU, on the same scale as NVML's measured bar: bands that sum to the card."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from gpumem_tui.planner.records import Plan
+from gpumem_tui.planner.vllm import EnginePrediction
+from gpumem_tui.units import GIB
+
+# A CUDA process holds its context before the engine measures anything (about 0.5 GiB on H100).
+CUDA_CONTEXT_BYTES = round(0.5 * GIB)
+
+
+class PlannedBand(BaseModel):
+    """One band of the planned bar. `kind` groups bands for drawing and comparison."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: str  # driver | weights | runtime | activations | graphs | kv | reserve | spare
+    bytes: int
+
+
+class GpuOverlay(BaseModel):
+    """What a plan says one GPU should hold, with the numbers to compare against the measurement."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    """`manual` (the user set it) or `auto` (built from what is running)."""
+    title: str
+    capacity_bytes: int
+    bands: list[PlannedBand]
+    engine_bytes: int
+    """Memory the serving process itself should hold on this GPU (what NVML shows for its pid)."""
+    kv_pool_bytes: int
+    kv_pool_tokens: int | None = None
+
+    @property
+    def free_bytes(self) -> int:
+        return sum(band.bytes for band in self.bands if band.kind in ("reserve", "spare"))
+
+
+def overlay_from_plan(plan: Plan, capacity_bytes: int, label: str, title: str) -> GpuOverlay:
+    """The generic planner's bands: weights, KV, overhead, spare, the share utilization leaves."""
+    kinds = {
+        "weights": "weights",
+        "kv_cache": "kv",
+        "overhead": "runtime",
+        "spare": "spare",
+        "reserved_by_utilization": "reserve",
+    }
+    names = {
+        "weights": "weights",
+        "kv_cache": "KV cache",
+        "overhead": "overhead",
+        "spare": "spare",
+        "reserved_by_utilization": "left by utilization",
+    }
+    bands = [PlannedBand(name=names[b.name], kind=kinds[b.name], bytes=b.bytes) for b in plan.per_gpu.bands]
+    bands = _fit(bands, capacity_bytes)
+    used = sum(b.bytes for b in bands if b.kind in ("weights", "kv", "runtime"))
+    kv = next(b.bytes for b in bands if b.kind == "kv")
+    return GpuOverlay(
+        label=label, title=title, capacity_bytes=capacity_bytes, bands=bands, engine_bytes=used, kv_pool_bytes=kv
+    )
+
+
+def overlay_from_engine(p: EnginePrediction, capacity_bytes: int, tp: int, label: str, title: str) -> GpuOverlay:
+    """vLLM's own bands on one rank: the driver's share, context and non-torch, weights, activations,
+    CUDA graphs, the KV pool it carves, and what utilization leaves."""
+    graphs_outside = 0 if p.cudagraph_charged else p.cudagraph_bytes
+    bands = [
+        PlannedBand(name="driver reserved", kind="driver", bytes=max(0, capacity_bytes - p.total_gpu_memory_bytes)),
+        PlannedBand(name="weights", kind="weights", bytes=p.weights_bytes),
+        PlannedBand(name="context + non-torch", kind="runtime", bytes=CUDA_CONTEXT_BYTES + p.non_torch_bytes),
+        PlannedBand(name="activations", kind="activations", bytes=p.activation_peak_bytes),
+        PlannedBand(name="CUDA graphs", kind="graphs", bytes=p.cudagraph_bytes),
+        PlannedBand(name="KV pool", kind="kv", bytes=max(0, p.kv_cache_bytes)),
+    ]
+    held = sum(b.bytes for b in bands[1:])
+    left = p.total_gpu_memory_bytes - p.requested_memory_bytes - CUDA_CONTEXT_BYTES - graphs_outside
+    bands.append(PlannedBand(name="left by utilization", kind="reserve", bytes=max(0, left)))
+    bands = _fit(bands, capacity_bytes)
+    tokens = p.num_gpu_blocks * p.block_size if p.num_gpu_blocks else None
+    return GpuOverlay(
+        label=label,
+        title=title,
+        capacity_bytes=capacity_bytes,
+        bands=bands,
+        engine_bytes=held,
+        kv_pool_bytes=max(0, p.kv_cache_bytes),
+        kv_pool_tokens=tokens,
+    )
+
+
+def _fit(bands: list[PlannedBand], capacity: int) -> list[PlannedBand]:
+    """Append the spare (or shortfall, negative) so the bands sum exactly to the card."""
+    spare = capacity - sum(b.bytes for b in bands if b.kind != "spare")
+    return [b for b in bands if b.kind != "spare"] + [PlannedBand(name="spare", kind="spare", bytes=spare)]

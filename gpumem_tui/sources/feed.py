@@ -1,0 +1,113 @@
+"""Feeds: where the app's samples come from. One async call gives a whole Sample, engines included.
+
+- `LiveFeed`: NVML and the host through a Collector, plus engine endpoints given with --endpoint or
+  discovered from the host's command lines, scraped over HTTP.
+- `DemoFeed`: the simulated node through the same Collector and NVML source, its engines served by
+  real HTTP servers on 127.0.0.1 and scraped by the same scraper.
+- `ReplayFeed`: a recording played back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from gpumem_tui.models import Sample
+from gpumem_tui.sources.collector import Collector
+from gpumem_tui.sources.engines.discovery import discover
+from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
+from gpumem_tui.sources.engines.scraper import Scraper
+from gpumem_tui.sources.mock import SimulatedNode, demo_collector
+from gpumem_tui.sources.mock.engine_server import MockEngineServer
+from gpumem_tui.sources.replay import ReplaySource
+
+DISCOVERY_EVERY_S = 10.0
+
+
+class Feed(Protocol):
+    label: str
+    live: bool
+    """True when samples are taken now (the header shows their age); False for a replay."""
+
+    async def sample(self) -> Sample: ...
+
+    async def aclose(self) -> None: ...
+
+
+class LiveFeed:
+    """This node: a collector, plus engines given by hand and found among the host's processes."""
+
+    def __init__(
+        self,
+        collector: Collector,
+        command_lines: Callable[[], list] | None,
+        endpoints: list[str],
+        label: str = "live",
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.collector, self.command_lines, self.label, self.live = collector, command_lines, label, True
+        self.given = [endpoint(url) for url in endpoints]
+        self.scraper = Scraper(self.given)
+        self._clock, self._discovered_at = clock, float("-inf")
+
+    async def sample(self) -> Sample:
+        sample = await asyncio.to_thread(self.collector.sample)
+        if self.command_lines and self._clock() - self._discovered_at >= DISCOVERY_EVERY_S:
+            found = await asyncio.to_thread(lambda: discover(self.command_lines()))
+            self._discovered_at = self._clock()
+            known = {e.url for e in self.given}
+            self.scraper.endpoints = self.given + [e for e in found if e.url not in known]
+        if not self.scraper.endpoints:
+            return sample
+        return sample.model_copy(update={"engines": await self.scraper.scrape()})
+
+    async def aclose(self) -> None:
+        await self.scraper.aclose()
+
+
+class DemoFeed:
+    """A simulated node: the real NVML source over the fake NVML, engines behind real local servers."""
+
+    def __init__(self, scenario: str, clock: Callable[[], float], seed: int | None = None):
+        self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
+        self.label, self.live = f"demo {self.node.scenario.name}", True
+        self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
+        points = [_served(self.node, server, engine_id) for engine_id, server in self.servers.items()]
+        self.scraper = Scraper(points)
+
+    async def sample(self) -> Sample:
+        sample = self.collector.sample()
+        for engine_id, server in self.servers.items():
+            server.update([self.node.engine_state(engine_id)])
+        if not self.servers:
+            return sample
+        return sample.model_copy(update={"engines": await self.scraper.scrape()})
+
+    async def aclose(self) -> None:
+        await self.scraper.aclose()
+        for server in self.servers.values():
+            server.stop()
+
+
+def _served(node: SimulatedNode, server: MockEngineServer, engine_id: str) -> Endpoint:
+    state = node.engine_state(engine_id)
+    return endpoint(server.url, engine=state.engine, pids=tuple(state.pids))
+
+
+class ReplayFeed:
+    """A recording: each call gives the newest recorded sample at or before the replay position."""
+
+    def __init__(self, replay: ReplaySource, name: str):
+        self.replay, self.name, self.live = replay, name, False
+
+    @property
+    def label(self) -> str:
+        return f"replay {self.name} at {self.replay.position:,.0f} s"
+
+    async def sample(self) -> Sample:
+        return self.replay.sample()
+
+    async def aclose(self) -> None:
+        return None
