@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.literal import literal
+from gpumem_tui.cli.log_compare import run_compare
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.sources.engines.logparse import parse_log
 from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, StartupLog
+from gpumem_tui.text import literal
 
 LABELS = {
     "vllm_version": "vLLM version",
@@ -37,6 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("log", help="read the memory numbers from a vLLM or SGLang startup log")
     parser.add_argument("file", metavar="FILE", help="a startup log (prefixes, colours and TP workers are fine)")
     parser.add_argument("--json", action="store_true", help="print JSON (docs/log-json.md)")
+    parser.add_argument("--compare", action="store_true",
+                        help="predict the log from the settings it states and print predicted vs actual")
+    parser.add_argument("--gpu", metavar="KEY", help="with --compare: the GPU (default: the total the log states)")
+    parser.add_argument("--model", metavar="ID", help="with --compare: the model, when the log does not name it")
+    parser.add_argument("--vllm-version", metavar="X.Y.Z", help="with --compare: when the log does not say")
+    parser.add_argument("--catalog", action="append", default=[], metavar="DIR")
     parser.set_defaults(run=run)
 
 
@@ -48,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     parsed = parse_log(text)
     if parsed.engine is None and not parsed.failures:
         raise UsageError(f"{args.file}: no vLLM or SGLang startup lines found")
+    if args.compare:
+        return run_compare(args, parsed)
     if args.json:
         print_json(parsed.model_dump(mode="json"))
         return 0

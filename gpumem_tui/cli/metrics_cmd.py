@@ -7,13 +7,13 @@ import asyncio
 from pathlib import Path
 
 from gpumem_tui.cli.errors import NoSourceError, UsageError
-from gpumem_tui.cli.literal import literal
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.endpoints import EndpointError, endpoint
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.engines.scraper import Scraper
+from gpumem_tui.text import literal
 
 
 def register(sub: argparse._SubParsersAction) -> None:
