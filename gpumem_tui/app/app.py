@@ -16,13 +16,12 @@ from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.view import build_view
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.history import History
+from gpumem_tui.judge import Judge
 from gpumem_tui.models import Sample
-from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.replay import Recorder
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
-Judge = Callable[[Sample, History], tuple[dict[int, GpuOverlay], list[tuple[str, str]]]]
 
 
 class GpuMemApp(App[None]):
@@ -49,12 +48,11 @@ class GpuMemApp(App[None]):
         judge: Judge,
         interval_s: float = 1.0,
         record_path: str | None = None,
-        planner=None,
         clock: Callable[[], float] = time.time,
         poll: bool = True,
     ):
         super().__init__()
-        self.feed, self.judge, self.planner = feed, judge, planner
+        self.feed, self.judge = feed, judge
         self.interval_s, self.clock, self.poll = interval_s, clock, poll
         self.history = History()
         self.sample: Sample | None = None
@@ -127,8 +125,16 @@ class GpuMemApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_planner(self) -> None:
-        if self.planner is not None:
-            self.push_screen(self.planner())
+        from gpumem_tui.app.screens.planner import PlannerScreen
+
+        if not isinstance(self.screen, PlannerScreen):
+            self.push_screen(PlannerScreen(self.judge.catalog, self.apply_plan, self.judge.plan))
+
+    def apply_plan(self, plan) -> None:
+        """The planner screen's plan becomes the manual overlay."""
+        self.judge.plan = plan
+        self.notify(f"plan applied: {plan.model.id}")
+        self.redraw()
 
     def action_sort(self) -> None:
         table = self.screen.query_one(ProcessTable)

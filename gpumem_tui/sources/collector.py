@@ -38,6 +38,10 @@ class Collector:
         self.source = source
         self.hostname = hostname or socket.gethostname()
 
+    @property
+    def gpu_reader(self) -> GpuReader:
+        return self._gpus
+
     def sample(self) -> Sample:
         timestamp = self._clock()
         errors: list[SourceError] = []

@@ -72,10 +72,15 @@ class DemoFeed:
 
     def __init__(self, scenario: str, clock: Callable[[], float], seed: int | None = None):
         self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
+        self.nvml = self.collector.gpu_reader.module  # the fake NVML: faults can be injected into a demo
         self.label, self.live = f"demo {self.node.scenario.name}", True
         self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
         points = [_served(self.node, server, engine_id) for engine_id, server in self.servers.items()]
         self.scraper = Scraper(points)
+        # Each engine is shown at the address it declares (as discovery finds it on a real node), though
+        # its server listens on an ephemeral local port: the same scenario draws the same screen every run.
+        self.declared = {server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
+                         for engine_id, server in self.servers.items()}
 
     async def sample(self) -> Sample:
         sample = self.collector.sample()
@@ -83,7 +88,8 @@ class DemoFeed:
             server.update([self.node.engine_state(engine_id)])
         if not self.servers:
             return sample
-        return sample.model_copy(update={"engines": await self.scraper.scrape()})
+        engines = [e.model_copy(update={"url": self.declared.get(e.url, e.url)}) for e in await self.scraper.scrape()]
+        return sample.model_copy(update={"engines": engines})
 
     async def aclose(self) -> None:
         await self.scraper.aclose()

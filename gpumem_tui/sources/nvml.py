@@ -108,6 +108,11 @@ class NvmlSource:
         ]
         self._open = False
 
+    @property
+    def module(self) -> Any:
+        """The NVML module this source calls (the fake one on a simulated node)."""
+        return self._nvml
+
     def open(self) -> None:
         """Initialise NVML once; raise NvmlUnavailable with a reason and a hint when it cannot start."""
         if self._open:

@@ -37,6 +37,10 @@ class MainScreen(Screen):
             yield ProcessTable(id="processes")
         yield Footer()
 
+    def on_data_table_row_selected(self) -> None:
+        """Enter on a process row opens its details, as enter on a GPU card does."""
+        self.app.action_details()
+
     def on_resize(self) -> None:
         self.set_class(self.size.width >= WIDE_COLUMNS, "-wide")
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widget import Widget
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
+from gpumem_tui.app.widgets.gpu_card import spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.text import literal
 
@@ -22,7 +23,7 @@ class EngineCard(Widget):
         yield Static(classes="engine-title")
         yield Static(classes="engine-gauge")
         yield Static(classes="engine-stats")
-        yield Sparkline([], classes="engine-history")
+        yield Static(classes="engine-history")
 
     def show(
         self, endpoint: EndpointStatus, record: EngineRecord | None, planned_tokens: int | None, history: list[float]
@@ -30,7 +31,8 @@ class EngineCard(Widget):
         self.query_one(".engine-title", Static).update(_title(endpoint, record))
         self.query_one(".engine-gauge", Static).update(_gauge(record))
         self.query_one(".engine-stats", Static).update(_stats(record, planned_tokens))
-        self.query_one(Sparkline).data = history[-120:] or [0.0]
+        line = Text("KV history ", style="dim").append(spark(history, 1.0, max(1, self.size.width - 12)), style="dim")
+        self.query_one(".engine-history", Static).update(line)
 
 
 def _title(endpoint: EndpointStatus, record: EngineRecord | None) -> Text:

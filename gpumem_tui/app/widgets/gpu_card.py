@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from gpumem_tui.app.widgets.memory_bar import MemoryBar
 from gpumem_tui.compare import CompareRow
@@ -16,6 +16,8 @@ from gpumem_tui.models import GpuRecord
 from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
 class GpuCard(Widget, can_focus=True):
@@ -33,7 +35,7 @@ class GpuCard(Widget, can_focus=True):
                 yield Static(classes="gpu-title")
                 yield MemoryBar(classes="measured")
                 yield MemoryBar(classes="planned")
-                yield Sparkline([], classes="gpu-history")
+                yield Static(classes="gpu-history")
             yield Static(classes="gpu-compare")
 
     def show(
@@ -55,7 +57,9 @@ class GpuCard(Widget, can_focus=True):
         if overlay:
             planned.label, planned.scale_bytes = overlay.label, total
             planned.slices = tuple((b.name, b.kind, b.bytes) for b in overlay.bands)
-        self.query_one(Sparkline).data = history[-120:] or [0.0]
+        width = max(1, self.size.width - 50)
+        line = Text("history  ", style="dim").append(spark(history, total, width), style="dim")
+        self.query_one(".gpu-history", Static).update(line)
         compare = self.query_one(".gpu-compare", Static)
         compare.display = bool(rows)
         compare.update(_compare_table(rows, unit, overlay))
@@ -63,21 +67,29 @@ class GpuCard(Widget, can_focus=True):
 
 def _title(gpu: GpuRecord, unit: str) -> Text:
     text = Text(f"GPU {gpu.index} ", style="bold")
-    text.append(literal(gpu.name, "unknown"))
+    text.append(literal(gpu.name, "unknown").removeprefix("NVIDIA "))
     if gpu.lost:
         text.append("  LOST: ", style="bold red")
         text.append(literal(gpu.error, "no answer from the driver"))
         return text
     used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
-    share = f" ({used / total:.0%})" if used is not None and total else ""
-    text.append(f"  {fmt(used, unit)} / {fmt(total, unit)}{share}")
+    share = f" {used / total:.0%}" if used is not None and total else ""
+    text.append(f"  {fmt(used, unit)} / {fmt(total, unit)}{share}", style="bold")
     extras = [
-        f"util {gpu.utilization_gpu_percent} %" if gpu.utilization_gpu_percent is not None else None,
-        f"{gpu.temperature_c} °C" if gpu.temperature_c is not None else None,
-        f"{gpu.power_w:.0f} W" if gpu.power_w is not None else None,
+        f"util {gpu.utilization_gpu_percent}%" if gpu.utilization_gpu_percent is not None else None,
+        f"{gpu.temperature_c}°C" if gpu.temperature_c is not None else None,
+        f"{gpu.power_w:.0f}W" if gpu.power_w is not None else None,
     ]
-    text.append("  " + "  ".join(e for e in extras if e), style="dim")
+    text.append("  " + " ".join(e for e in extras if e), style="dim")
     return text
+
+
+def spark(values: list[float], ceiling: float, width: int) -> str:
+    """The last `width` values as bar heights against `ceiling` (the card's total), not their own range."""
+    if not values or ceiling <= 0:
+        return ""
+    return "".join(BLOCKS[min(len(BLOCKS) - 1, max(0, round(v / ceiling * (len(BLOCKS) - 1))))]
+                   for v in values[-width:])
 
 
 def _compare_table(rows: list[CompareRow], unit: str, overlay: GpuOverlay | None) -> Table:

@@ -34,6 +34,7 @@ class MockEngineServer:
         self._raw = b""
         self._lock = threading.Lock()
         self.release = threading.Event()
+        self.stopped = False
         self._httpd = _QuietServer(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(
@@ -50,6 +51,8 @@ class MockEngineServer:
         return self
 
     def stop(self) -> None:
+        """Die as an engine does: new connections are refused and kept-alive ones get no answer."""
+        self.stopped = True
         self.release.set()
         self._httpd.shutdown()
         self._httpd.server_close()
@@ -97,6 +100,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
         owner: MockEngineServer = self.server.owner  # type: ignore[attr-defined]
+        if owner.stopped:
+            self.close_connection = True
+            return
         engines, fault, raw = owner.snapshot()
         path = self.path.split("?")[0]
         if path == "/v1/models":

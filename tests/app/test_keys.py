@@ -1,0 +1,152 @@
+"""Every key of the TUI, driven through Pilot over the simulated node and its real engine servers."""
+
+from __future__ import annotations
+
+import json
+
+from gpumem_tui.app.screens.details import DetailsScreen
+from gpumem_tui.app.screens.help import HelpScreen
+from gpumem_tui.app.screens.main import MainScreen
+from gpumem_tui.app.screens.planner import PlannerScreen
+from gpumem_tui.app.widgets.gpu_card import GpuCard
+from gpumem_tui.app.widgets.process_table import ProcessTable
+from tests.app.conftest import refresh, settle, text_of
+
+PLAN_8B = {"model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192}
+
+
+def title(app, index=0) -> str:
+    return str(app.screen.query_one(f"#gpu-{index} .gpu-title").render())
+
+
+async def test_first_frame_shows_gpu_engine_and_process(make_app):
+    app = make_app("healthy-8b", plan=PLAN_8B)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        assert "GPU 0 H100 80GB HBM3" in title(app) and "/ 85.5 GB" in title(app)
+        engine = str(app.screen.query_one(".engine-title").render())
+        assert "meta-llama/Llama-3.1-8B-Instruct" in engine and " ok" in engine
+        assert app.screen.query_one(ProcessTable).row_count == 1
+        assert app.screen.query_one("#gpu-0 .planned").display
+
+
+async def test_q_quits(make_app):
+    app = make_app("idle-node")
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_help_opens_with_question_mark_and_h(make_app):
+    app = make_app("idle-node")
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        for key in ("question_mark", "h"):
+            await pilot.press(key)
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.press("escape")
+            assert isinstance(app.screen, MainScreen)
+
+
+async def test_g_switches_gb_and_gib(make_app):
+    app = make_app("healthy-8b")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert "/ 85.5 GB" in title(app)
+        await pilot.press("g")
+        await pilot.pause()
+        assert "/ 79.6 GiB" in title(app)
+
+
+async def test_space_pauses_refreshes(make_app):
+    app = make_app("kv-pressure", at=60)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        first = app.sample.timestamp
+        await pilot.press("space")
+        app.demo_clock.set(200)
+        await refresh(app, pilot)
+        assert app.paused and app.sample.timestamp == first
+        assert "PAUSED" in str(app.screen.query_one("#header").render())
+        await pilot.press("space")
+        await refresh(app, pilot)
+        assert app.sample.timestamp == first + 140
+
+
+async def test_s_cycles_the_process_sort(make_app):
+    app = make_app("noisy-neighbour", at=200)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(ProcessTable)
+        assert table.sort_by == "GPU memory"
+        pids = [table.get_row_at(i)[0].plain for i in range(table.row_count)]
+        await pilot.press("s")
+        await pilot.pause()
+        assert table.sort_by == "pid"
+        assert [table.get_row_at(i)[0].plain for i in range(table.row_count)] == sorted(pids, key=int)
+
+
+async def test_plus_and_minus_change_the_interval(make_app):
+    app = make_app("idle-node")
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        await pilot.press("minus")
+        assert app.interval_s == 2.0
+        await pilot.press("plus")
+        await pilot.press("plus")
+        assert app.interval_s == 0.5
+
+
+async def test_r_records_samples_to_a_replayable_file(make_app, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = make_app("healthy-8b", at=100)
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        await pilot.press("r")
+        assert app.recorder is not None
+        for t in (110, 120):
+            app.demo_clock.set(t)
+            await refresh(app, pilot)
+        await pilot.press("r")
+        assert app.recorder is None
+    [path] = list(tmp_path.glob("gpumem-*.jsonl"))
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0])["format"] and len(lines) == 3
+
+
+async def test_tab_focuses_and_enter_shows_details(make_app):
+    app = make_app("tp4-70b")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#gpu-2", GpuCard).focus()
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailsScreen)
+        assert "GPU 2" in text_of(app.screen.query_one("#details-text"))
+        await pilot.press("escape")
+        app.screen.query_one(ProcessTable).focus()
+        await pilot.press("enter")
+        assert "Process 2100" in text_of(app.screen.query_one("#details-text"))
+        await pilot.press("escape")
+        await pilot.press("tab")
+        assert app.focused is not None
+
+
+async def test_planner_recomputes_and_applies_to_the_overlay(make_app):
+    app = make_app("tp4-70b")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert not app.screen.query_one("#gpu-0 .planned").display
+        await pilot.press("p")
+        assert isinstance(app.screen, PlannerScreen)
+        await pilot.click("#model-search")
+        await pilot.press(*"llama-3.1-70b")
+        await pilot.pause()
+        assert "meta-llama/Llama-3.1-70B" in text_of(app.screen.query_one("#plan-view"))
+        assert "Fits on" in text_of(app.screen.query_one("#plan-view"))
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen) and app.judge.plan.model.id == "meta-llama/Llama-3.1-70B"
+        assert all(app.screen.query_one(f"#gpu-{i} .planned").display for i in range(4))

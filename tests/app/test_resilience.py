@@ -1,0 +1,89 @@
+"""Never frozen: a dead engine, a lost GPU, NVML failing mid-run, a refresh that raises, hostile text."""
+
+from __future__ import annotations
+
+from gpumem_tui.app import GpuMemApp
+from gpumem_tui.judge import Judge
+from gpumem_tui.sources.feed import DemoFeed
+from gpumem_tui.sources.mock import ManualClock
+from gpumem_tui.sources.nvml import real_module
+from tests.app.conftest import refresh, settle, text_of
+
+
+def engine_title(app) -> str:
+    return str(app.screen.query_one(".engine-title").render())
+
+
+async def test_a_dead_engine_goes_stale_then_down_while_gpus_keep_updating(make_app):
+    app = make_app("healthy-8b", at=100)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        assert " ok" in engine_title(app)
+        for server in app.demo_feed.servers.values():
+            server.stop()
+        app.demo_clock.set(110)
+        await refresh(app, pilot)
+        assert "stale" in engine_title(app) or "down" in engine_title(app)
+        assert "2026-01-01 00:01:50" in str(app.screen.query_one("#header").render())
+
+
+async def test_a_lost_gpu_is_one_card_not_the_app(make_app):
+    app = make_app("gpu-lost", at=300)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await settle(app, pilot)
+        assert "LOST" in str(app.screen.query_one("#gpu-2 .gpu-title").render())
+        assert "LOST" not in str(app.screen.query_one("#gpu-1 .gpu-title").render())
+        assert "GPU 2 lost" in text_of(app.screen.query_one("#findings"))
+
+
+async def test_nvml_failing_mid_run_becomes_a_message(make_app):
+    app = make_app("healthy-8b", at=100)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        nvml = app.demo_feed.nvml
+        nvml.inject("nvmlDeviceGetCount", real_module().NVMLError_DriverNotLoaded)
+        app.demo_clock.set(120)
+        await refresh(app, pilot)
+        assert "nvml:" in text_of(app.screen.query_one("#source-status"))
+        nvml.clear("nvmlDeviceGetCount")
+        app.demo_clock.set(130)
+        await refresh(app, pilot)
+        assert "GPU 0" in str(app.screen.query_one("#gpu-0 .gpu-title").render())
+
+
+class Broken:
+    """A feed whose refresh raises, as a bug in a source would."""
+
+    label, live = "broken", True
+
+    async def sample(self):
+        raise RuntimeError("disk on fire")
+
+    async def aclose(self):
+        return None
+
+
+async def test_a_refresh_that_raises_is_shown_and_the_app_goes_on(catalog):
+    app = GpuMemApp(Broken(), Judge(catalog), poll=False)
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        assert "refresh failed: RuntimeError: disk on fire" in text_of(app.screen.query_one("#findings"))
+        await pilot.press("g")
+        assert app.unit == "GiB"
+
+
+async def test_outside_text_is_shown_literally(catalog, tmp_path):
+    scenario = tmp_path / "hostile.toml"
+    scenario.write_text(
+        'description = "hostile names"\nhostname = "[red]host[/red]"\nduration_s = 60\n\n[[gpus]]\nmodel = "h100"\n\n'
+        '[[processes]]\nid = "evil"\nname = "[bold]evil[/bold]"\n'
+        'cmdline = ["python3", "-c", "[link=http://x]click[/link]", "\\u001b[31mred"]\n'
+        'user = "[i]root[/i]"\ngpus = [0]\nmemory_gib = 1\nstart_s = 0\n')
+    clock = ManualClock(30)
+    feed = DemoFeed(str(scenario), clock)
+    app = GpuMemApp(feed, Judge(catalog), poll=False, clock=lambda: feed.node.timestamp)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(app, pilot)
+        row = [cell.plain for cell in app.screen.query_one("#processes").get_row_at(0)]
+        assert "[i]root[/i]" in row and "[link=http://x]click[/link]" in row[-1] and "\\x1b[31mred" in row[-1]
+        assert "[red]host[/red]" in str(app.screen.query_one("#header").render())
