@@ -27,7 +27,7 @@ INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 class GpuMemApp(App[None]):
     """Built from explicit inputs so the CLI and the tests make it the same way."""
 
-    CSS_PATH = "gpumem.tcss"
+    CSS_PATH = Path(__file__).with_name("gpumem.tcss")
     TITLE = "gpumem-tui"
     BINDINGS = [
         Binding("q", "quit", "quit"),

@@ -15,8 +15,12 @@ from tests.app.conftest import refresh, settle, text_of
 PLAN_8B = {"model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192}
 
 
+def card(app, index=0) -> str:
+    return str(app.screen.query_one(f"#gpu-{index}", GpuCard).render())
+
+
 def title(app, index=0) -> str:
-    return str(app.screen.query_one(f"#gpu-{index} .gpu-title").render())
+    return card(app, index).splitlines()[0]
 
 
 async def test_first_frame_shows_gpu_engine_and_process(make_app):
@@ -25,10 +29,10 @@ async def test_first_frame_shows_gpu_engine_and_process(make_app):
         await settle(app, pilot)
         assert isinstance(app.screen, MainScreen)
         assert "GPU 0 H100 80GB HBM3" in title(app) and "/ 85.5 GB" in title(app)
-        engine = str(app.screen.query_one(".engine-title").render())
+        engine = str(app.screen.query_one("EngineCard").render()).splitlines()[0]
         assert "meta-llama/Llama-3.1-8B-Instruct" in engine and " ok" in engine
         assert app.screen.query_one(ProcessTable).row_count == 1
-        assert app.screen.query_one("#gpu-0 .planned").display
+        assert "\nmanual " in card(app)
 
 
 async def test_q_quits(make_app):
@@ -138,7 +142,7 @@ async def test_planner_recomputes_and_applies_to_the_overlay(make_app):
     app = make_app("tp4-70b")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        assert not app.screen.query_one("#gpu-0 .planned").display
+        assert "\nmanual " not in card(app)
         await pilot.press("p")
         assert isinstance(app.screen, PlannerScreen)
         await pilot.click("#model-search")
@@ -149,4 +153,4 @@ async def test_planner_recomputes_and_applies_to_the_overlay(make_app):
         await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert isinstance(app.screen, MainScreen) and app.judge.plan.model.id == "meta-llama/Llama-3.1-70B"
-        assert all(app.screen.query_one(f"#gpu-{i} .planned").display for i in range(4))
+        assert all("\nmanual " in card(app, i) for i in range(4))

@@ -11,7 +11,11 @@ from tests.app.conftest import refresh, settle, text_of
 
 
 def engine_title(app) -> str:
-    return str(app.screen.query_one(".engine-title").render())
+    return str(app.screen.query_one("EngineCard").render()).splitlines()[0]
+
+
+def card_title(app, index: int) -> str:
+    return str(app.screen.query_one(f"#gpu-{index}").render()).splitlines()[0]
 
 
 async def test_a_dead_engine_goes_stale_then_down_while_gpus_keep_updating(make_app):
@@ -31,8 +35,8 @@ async def test_a_lost_gpu_is_one_card_not_the_app(make_app):
     app = make_app("gpu-lost", at=300)
     async with app.run_test(size=(160, 60)) as pilot:
         await settle(app, pilot)
-        assert "LOST" in str(app.screen.query_one("#gpu-2 .gpu-title").render())
-        assert "LOST" not in str(app.screen.query_one("#gpu-1 .gpu-title").render())
+        assert "LOST" in card_title(app, 2)
+        assert "LOST" not in card_title(app, 1)
         assert "GPU 2 lost" in text_of(app.screen.query_one("#findings"))
 
 
@@ -48,7 +52,7 @@ async def test_nvml_failing_mid_run_becomes_a_message(make_app):
         nvml.clear("nvmlDeviceGetCount")
         app.demo_clock.set(130)
         await refresh(app, pilot)
-        assert "GPU 0" in str(app.screen.query_one("#gpu-0 .gpu-title").render())
+        assert "GPU 0" in card_title(app, 0)
 
 
 class Broken:

@@ -7,6 +7,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from gpumem_tui.app.quiet import update
 from gpumem_tui.app.view import View
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
@@ -48,7 +49,7 @@ class MainScreen(Screen):
         self.query_one(HeaderBar).show(
             view.sample, view.source_label, view.age_s, view.paused, view.recording, view.unit, view.interval_s
         )
-        self.query_one("#source-status", Static).update(view.status_text)
+        update(self.query_one("#source-status", Static), view.status_text)
         self._show_gpus(view)
         self._show_engines(view)
         self.query_one(FindingsPanel).show(view.findings)
@@ -62,8 +63,8 @@ class MainScreen(Screen):
             card = cards.get(gpu.gpu.index)
             if card is None:
                 card = GpuCard(gpu.gpu.index)
+                card.show(*gpu.args(view.unit))
                 box.mount(card)
-                card.call_after_refresh(card.show, *gpu.args(view.unit))
             else:
                 card.show(*gpu.args(view.unit))
 
@@ -77,8 +78,8 @@ class MainScreen(Screen):
                 cards[i].show(*engine)
             else:
                 card = EngineCard()
+                card.show(*engine)
                 box.mount(card)
-                card.call_after_refresh(card.show, *engine)
         if not view.engines:
             if not box.query(".empty"):
                 box.mount(Static("No engine endpoint found (add one with --endpoint URL).", classes="empty dim"))

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Static
 
 from gpumem_tui.app.widgets.gpu_card import spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
@@ -15,24 +14,31 @@ GAUGE_WIDTH = 24
 
 
 class EngineCard(Widget):
-    """Everything the engine says about its memory, next to what the plan expected."""
+    """Everything the engine says about its memory, next to what the plan expected; one widget."""
 
     DEFAULT_CSS = "EngineCard { height: auto; }"
+    content: reactive[tuple] = reactive(tuple)
 
-    def compose(self) -> ComposeResult:
-        yield Static(classes="engine-title")
-        yield Static(classes="engine-gauge")
-        yield Static(classes="engine-stats")
-        yield Static(classes="engine-history")
+    def show(self, endpoint: EndpointStatus, record: EngineRecord | None, planned_tokens: int | None,
+             history: list[float]) -> None:
+        self.content = (_title(endpoint, record), _gauge(record), _stats(record, planned_tokens),
+                        tuple(round(v * 8) for v in history[-200:]))
 
-    def show(
-        self, endpoint: EndpointStatus, record: EngineRecord | None, planned_tokens: int | None, history: list[float]
-    ) -> None:
-        self.query_one(".engine-title", Static).update(_title(endpoint, record))
-        self.query_one(".engine-gauge", Static).update(_gauge(record))
-        self.query_one(".engine-stats", Static).update(_stats(record, planned_tokens))
-        line = Text("KV history ", style="dim").append(spark(history, 1.0, max(1, self.size.width - 12)), style="dim")
-        self.query_one(".engine-history", Static).update(line)
+    def watch_content(self, old: tuple, new: tuple) -> None:
+        """Lay out again only when the number of lines changes (notes come and go)."""
+        if _lines(old) != _lines(new):
+            self.refresh(layout=True)
+
+    def render(self) -> Text:
+        if not self.content:
+            return Text("")
+        title, gauge, stats, history = self.content
+        trend = Text("KV history ", style="dim").append(spark(history, max(1, self.size.width - 11)), style="dim")
+        return Text("\n").join([title, gauge, stats, trend])
+
+
+def _lines(content: tuple) -> int:
+    return content[2].plain.count("\n") if content else -1
 
 
 def _title(endpoint: EndpointStatus, record: EngineRecord | None) -> Text:

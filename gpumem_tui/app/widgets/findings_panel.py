@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from gpumem_tui.app.quiet import update
 from gpumem_tui.text import literal
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
@@ -15,7 +16,7 @@ class FindingsPanel(Static):
 
     def show(self, findings: list[tuple[str, str]]) -> None:
         if not findings:
-            self.update(Text("No findings: the measurement agrees with the plan.", style="dim"))
+            update(self, Text("No findings: the measurement agrees with the plan.", style="dim"))
             return
         text = Text()
         for i, (severity, title) in enumerate(findings):
@@ -23,4 +24,4 @@ class FindingsPanel(Static):
                 text.append("\n")
             text.append(f"{severity.upper():<8} ", style=SEVERITY_STYLE.get(severity, ""))
             text.append(literal(title))
-        self.update(text)
+        update(self, text)

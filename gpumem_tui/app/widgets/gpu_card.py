@@ -1,15 +1,13 @@
-"""GpuCard: one GPU's header line, measured bar, planned bar on the same scale, and plan vs measured."""
+"""GpuCard: one GPU's header line, measured bar, planned bar on the same scale, history, and plan vs
+measured, drawn as one widget (fewer widgets make a cheaper refresh)."""
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Static
 
-from gpumem_tui.app.widgets.memory_bar import MemoryBar
+from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
 from gpumem_tui.compare import CompareRow
 from gpumem_tui.measured import MeasuredSlice
 from gpumem_tui.models import GpuRecord
@@ -18,51 +16,74 @@ from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
+COMPARE_WIDTH = 44
 
 
 class GpuCard(Widget, can_focus=True):
     """Measured memory split by process over the planned bands, and their differences."""
 
     DEFAULT_CSS = "GpuCard { height: auto; }"
+    COMPONENT_CLASSES = COMPONENT_CLASSES
+    content: reactive[tuple] = reactive(tuple)
 
     def __init__(self, index: int, **kwargs):
         super().__init__(id=f"gpu-{index}", classes="gpu-card", **kwargs)
         self.index = index
 
-    def compose(self) -> ComposeResult:
-        with Horizontal(classes="gpu-row"):
-            with Vertical(classes="gpu-main"):
-                yield Static(classes="gpu-title")
-                yield MemoryBar(classes="measured")
-                yield MemoryBar(classes="planned")
-                yield Static(classes="gpu-history")
-            yield Static(classes="gpu-compare")
-
-    def show(
-        self,
-        gpu: GpuRecord,
-        slices: list[MeasuredSlice],
-        overlay: GpuOverlay | None,
-        rows: list[CompareRow],
-        history: list[float],
-        unit: str,
-    ) -> None:
+    def show(self, gpu: GpuRecord, slices: list[MeasuredSlice], overlay: GpuOverlay | None,
+             rows: list[CompareRow], history: list[float], unit: str) -> None:
+        """Only what is drawn goes into `content`, so an unchanged card is not redrawn."""
         total = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else 1)
-        self.query_one(".gpu-title", Static).update(_title(gpu, unit))
-        measured = self.query_one(".measured", MemoryBar)
-        measured.label, measured.scale_bytes = "measured", total
-        measured.slices = tuple((s.name, s.kind, s.bytes) for s in slices)
-        planned = self.query_one(".planned", MemoryBar)
-        planned.display = overlay is not None
-        if overlay:
-            planned.label, planned.scale_bytes = overlay.label, total
-            planned.slices = tuple((b.name, b.kind, b.bytes) for b in overlay.bands)
-        width = max(1, self.size.width - 50)
-        line = Text("history  ", style="dim").append(spark(history, total, width), style="dim")
-        self.query_one(".gpu-history", Static).update(line)
-        compare = self.query_one(".gpu-compare", Static)
-        compare.display = bool(rows)
-        compare.update(_compare_table(rows, unit, overlay))
+        self.content = (
+            _title(gpu, unit), total, tuple((s.name, s.kind, s.bytes) for s in slices),
+            (overlay.label, tuple((b.name, b.kind, b.bytes) for b in overlay.bands)) if overlay else None,
+            _compare_cells(rows, unit), tuple(round(v / max(1, total) * 8) for v in history[-200:]),
+        )
+
+    def watch_content(self, old: tuple, new: tuple) -> None:
+        """Lay out again only when the card's height can change: a plan or a table appears or goes."""
+        if _shape(old) != _shape(new):
+            self.refresh(layout=True)
+
+    def render(self) -> Text:
+        """One Text, columns padded by hand: a rich Table per card per second costs more than the data."""
+        if not self.content:
+            return Text("")
+        title, total, measured, planned, cells, history = self.content
+        wide = bool(cells) and self.size.width >= 110
+        width = self.size.width - (COMPARE_WIDTH + 2 if wide else 0)
+        styles: dict[str, object] = {}
+
+        def style(name: str):
+            if name not in styles:
+                styles[name] = self.get_component_rich_style(name)
+            return styles[name]
+
+        left = [title, bar("measured", measured, total, width, style)]
+        if planned:
+            left.append(bar(planned[0], planned[1], total, width, style))
+        left.append(Text("history  ", style="dim").append(spark(history, max(1, width - 9)), style="dim"))
+        right = _compare_lines(cells, planned[0] if planned else "") if cells else []
+        if wide:
+            rows = max(len(left), len(right))
+            left += [Text("")] * (rows - len(left))
+            right += [Text("")] * (rows - len(right))
+            lines = [line.copy() for line in left]
+            for line, extra in zip(lines, right, strict=True):
+                line.truncate(width, pad=True)
+                line.append("  ").append_text(extra)
+        else:
+            lines = left + right
+        return Text("\n").join(lines)
+
+
+def _shape(content: tuple) -> tuple:
+    return (bool(content), content and content[3] is not None, content and len(content[4]))
+
+
+def spark(levels: tuple[int, ...], width: int) -> str:
+    """History as bar heights (0-8, of the card's total): the newest `width` readings."""
+    return "".join(BLOCKS[max(0, min(8, level))] for level in levels[-width:])
 
 
 def _title(gpu: GpuRecord, unit: str) -> Text:
@@ -84,36 +105,23 @@ def _title(gpu: GpuRecord, unit: str) -> Text:
     return text
 
 
-def spark(values: list[float], ceiling: float, width: int) -> str:
-    """The last `width` values as bar heights against `ceiling` (the card's total), not their own range."""
-    if not values or ceiling <= 0:
-        return ""
-    return "".join(BLOCKS[min(len(BLOCKS) - 1, max(0, round(v / ceiling * (len(BLOCKS) - 1))))]
-                   for v in values[-width:])
-
-
-def _compare_table(rows: list[CompareRow], unit: str, overlay: GpuOverlay | None) -> Table:
-    table = Table(
-        box=None,
-        pad_edge=False,
-        show_edge=False,
-        header_style="bold",
-        title=Text(f"plan ({overlay.label}) vs measured" if overlay else ""),
-        title_justify="left",
-    )
-    for name in ("", "plan", "now", "diff"):
-        table.add_column(name, justify="left" if not name else "right", no_wrap=True)
+def _compare_cells(rows: list[CompareRow], unit: str) -> tuple[tuple[str, str, str, str, bool], ...]:
+    """The strings the table shows, and whether to stress the difference (over 1 GiB and 5 %)."""
+    cells = []
     for row in rows:
         diff = row.difference_bytes
-        style = (
-            "bold yellow"
-            if diff is not None and abs(diff) > 0.05 * max(1, row.planned_bytes or 1) and abs(diff) > 2**30
-            else ""
-        )
-        table.add_row(
-            Text(literal(row.name)),
-            Text(fmt(row.planned_bytes, unit)),
-            Text(fmt(row.measured_bytes, unit)),
-            Text("" if diff is None else f"{'+' if diff >= 0 else ''}{fmt(diff, unit)}", style=style),
-        )
-    return table
+        loud = diff is not None and abs(diff) > 2**30 and abs(diff) > 0.05 * max(1, row.planned_bytes or 1)
+        shown = "" if diff is None else f"{'+' if diff >= 0 else ''}{fmt(diff, unit)}"
+        cells.append((row.name, fmt(row.planned_bytes, unit), fmt(row.measured_bytes, unit), shown, loud))
+    return tuple(cells)
+
+
+def _compare_lines(cells, label: str) -> list[Text]:
+    """Plan vs measured as fixed-width lines: band, plan, now, diff."""
+    lines = [Text(f"plan ({label}) vs measured", style="bold"),
+             Text(f"{'':<16}{'plan':>9}{'now':>9}{'diff':>10}", style="bold")]
+    for name, planned, measured, diff, loud in cells:
+        line = Text(f"{literal(name)[:16]:<16}{planned:>9}{measured:>9}")
+        line.append(f"{diff:>10}", style="bold yellow" if loud else "")
+        lines.append(line)
+    return lines

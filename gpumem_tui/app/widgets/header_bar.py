@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from rich.text import Text
 from textual.widgets import Static
 
+from gpumem_tui.app.quiet import update
 from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
 
@@ -41,4 +42,4 @@ class HeaderBar(Static):
             text.append("  PAUSED", style="bold yellow")
         if recording:
             text.append(f"  REC {literal(recording)}", style="bold red")
-        self.update(text)
+        update(self, text)

@@ -28,21 +28,19 @@ class ProcessTable(DataTable):
         return self.sort_by
 
     def show(self, processes: list[ProcessRecord], engine_pids: set[int], unit: str) -> None:
+        """Rows as the strings shown; cells are rewritten in place while the same processes stay, so a
+        refresh that changes a few numbers does not rebuild (and lay out) the table."""
+        rows = {f"{p.pid}:{p.gpu_index}": _cells(p, engine_pids, unit) for p in sorted(processes, key=self._key)}
+        if list(rows) == [key.value for key in self.rows]:
+            for row_key, cells in rows.items():
+                for column, cell in zip(COLUMNS, cells, strict=True):
+                    if self.get_cell(row_key, column) != cell:
+                        self.update_cell(row_key, column, cell)
+            return
         keep = self.cursor_row
         self.clear()
-        for p in sorted(processes, key=self._key):
-            command = " ".join(p.cmdline) if p.cmdline else (p.note or "")
-            self.add_row(
-                Text(str(p.pid)),
-                Text(literal(p.user, "?")),
-                Text(str(p.gpu_index)),
-                Text(fmt(p.gpu_memory_bytes, unit)),
-                Text(fmt(p.host_rss_bytes, "GiB")),
-                Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
-                Text("yes" if p.pid in engine_pids else ""),
-                Text(literal(command)[:200]),
-                key=f"{p.pid}:{p.gpu_index}",
-            )
+        for row_key, cells in rows.items():
+            self.add_row(*cells, key=row_key)
         if self.row_count:
             self.move_cursor(row=min(keep, self.row_count - 1))
 
@@ -54,3 +52,12 @@ class ProcessTable(DataTable):
             "host RSS": -(p.host_rss_bytes or 0),
             "user": (p.user or "", p.pid),
         }[self.sort_by]
+
+
+def _cells(p: ProcessRecord, engine_pids: set[int], unit: str) -> tuple[Text, ...]:
+    command = " ".join(p.cmdline) if p.cmdline else (p.note or "")
+    return (
+        Text(str(p.pid)), Text(literal(p.user, "?")), Text(str(p.gpu_index)), Text(fmt(p.gpu_memory_bytes, unit)),
+        Text(fmt(p.host_rss_bytes, "GiB")), Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
+        Text("yes" if p.pid in engine_pids else ""), Text(literal(command)[:200]),
+    )
