@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpumem_tui.demo_plan import scenario_plan
@@ -32,6 +34,9 @@ async def test_kv_pressure_says_what_more_capacity_would_hold(run_demo):
     assert "One more GPU (tensor parallel 1 -> 2) would hold about" in saturated.explanation
     assert "An FP8 KV cache would hold about" in saturated.explanation
     assert worst(findings) == "warning"
+    # the scraper follows the scenario's clock: a rate per simulated minute, not per wall-clock millisecond
+    rate = float(re.search(r"([\d,.]+) preemptions/min", saturated.explanation).group(1).replace(",", ""))
+    assert 0 < rate < 2000
 
 
 async def test_kv_pressure_before_the_ramp_is_quiet(run_demo):
