@@ -7,11 +7,11 @@ import sys
 from collections.abc import Sequence
 
 from gpumem_tui import __version__
-from gpumem_tui.cli import catalog_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
+from gpumem_tui.cli import catalog_cmd, check_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
 from gpumem_tui.cli.errors import UsageError, exit_code_for
 from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
 
-COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd]
+COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd, check_cmd]
 
 
 class _Parser(argparse.ArgumentParser):

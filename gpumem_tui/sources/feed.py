@@ -76,7 +76,8 @@ class DemoFeed:
         self.label, self.live = f"demo {self.node.scenario.name}", True
         self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
         points = [_served(self.node, server, engine_id) for engine_id, server in self.servers.items()]
-        self.scraper = Scraper(points)
+        # The scraper keeps simulated time too, so preemption rates and staleness follow the scenario's clock.
+        self.scraper = Scraper(points, clock=clock)
         # Each engine is shown at the address it declares (as discovery finds it on a real node), though
         # its server listens on an ephemeral local port: the same scenario draws the same screen every run.
         self.declared = {server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"

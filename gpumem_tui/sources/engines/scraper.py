@@ -108,7 +108,7 @@ class Scraper:
 
     async def _fetch(self, point: Endpoint, memory: _Memory) -> list[EngineRecord]:
         metrics_task = asyncio.ensure_future(self._get(point.metrics_url))
-        if memory.served is None:
+        if not memory.served:  # none yet, or an empty list from an engine still loading: ask again
             memory.served = await self._served_models(point)
         records = parse_metrics(await metrics_task, endpoint=point.url)
         return merge_models(records, memory.served) if memory.served else records

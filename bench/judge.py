@@ -1,0 +1,55 @@
+"""Cost of judging one sample (auto plans + findings) on a busy node: ms per sample, share of a core.
+
+    python3 bench/judge.py [--samples N]
+
+The sample is the gpu-lost scenario at 120 s (four H100s, four vLLM engines scraped over HTTP), taken
+once; the loop then times `History.add` + `judge` alone, as the app runs them once per refresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpumem_tui.catalog import load_catalog  # noqa: E402
+from gpumem_tui.diagnose import judge  # noqa: E402
+from gpumem_tui.findings import Thresholds  # noqa: E402
+from gpumem_tui.history import History  # noqa: E402
+from gpumem_tui.sources.feed import DemoFeed  # noqa: E402
+from gpumem_tui.sources.mock import ManualClock  # noqa: E402
+
+INTERVAL_S = 1.0
+
+
+async def take_sample():
+    clock = ManualClock(120)
+    feed = DemoFeed("gpu-lost", clock)
+    try:
+        return await feed.sample()
+    finally:
+        await feed.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--samples", type=int, default=2000)
+    args = parser.parse_args()
+    sample, catalog, thresholds, history = asyncio.run(take_sample()), load_catalog(), Thresholds(), History()
+    start = time.perf_counter()
+    for k in range(args.samples):
+        moment = sample.model_copy(update={"timestamp": sample.timestamp + k})
+        history.add(moment)
+        judge(moment, history, catalog, thresholds=thresholds)
+    per_sample = (time.perf_counter() - start) / args.samples
+    print(f"engines per sample      {len(sample.engines)}")
+    print(f"ms per judged sample    {per_sample * 1000:.2f}")
+    print(f"share of a core at {INTERVAL_S:g} s  {per_sample / INTERVAL_S:.2%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+"""A plan made from what is running: each engine's model, split, settings and GPU, predicted with vLLM's rules.
+
+Every fact is either found (the engine's metrics, /v1/models, its command line, NVML) or assumed (a
+default), and the plan says which. A plan the user set (`ManualPlan`) wins over the inferred one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gpumem_tui.catalog import Catalog, CatalogError, LookupFailed, ModelSpec
+from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
+from gpumem_tui.models import GpuRecord, Sample
+from gpumem_tui.overlays import ManualPlan, gpu_spec_for
+from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
+from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+
+PlanLabel = Literal["auto", "manual"]
+
+
+class EnginePlan(BaseModel):
+    """The plan for one engine endpoint (or for the node, when a manual plan finds no engine)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    endpoint: str | None
+    model: str | None
+    gpu_indices: list[int]
+    """GPUs the engine's processes hold memory on (the plan is drawn over each)."""
+    label: PlanLabel
+    users: int = 1
+    """Conversations the plan means to hold at its max length at once."""
+    settings: EngineSettings | None = None
+    prediction: EnginePrediction | None = None
+    overlay: GpuOverlay | None = None
+    found: list[str] = []
+    assumed: list[str] = []
+    missing: str | None = None
+    """Why no prediction could be made (model or GPU unknown), in words."""
+
+
+def engine_plans(sample: Sample, catalog: Catalog, manual: ManualPlan | None = None) -> list[EnginePlan]:
+    """One plan per engine endpoint in the sample; the manual plan replaces the auto one where it applies."""
+    applies = _manual_targets(sample.engines, manual)
+    plans = [_plan(e, sample, catalog, manual if e.url in applies else None) for e in sample.engines]
+    if manual is not None and not plans:
+        plans.append(_plan(None, sample, catalog, manual))
+    return plans
+
+
+def _manual_targets(engines: list[EndpointStatus], manual: ManualPlan | None) -> set[str]:
+    """Engines serving the manual plan's model; every engine when none does (or none says)."""
+    if manual is None:
+        return set()
+    names = {manual.model.id.lower(), *(alias.lower() for alias in manual.model.aliases)}
+    serving = {e.url for e in engines if (_model_name(e) or "").lower() in names}
+    return serving or {e.url for e in engines}
+
+
+def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, manual: ManualPlan | None) -> EnginePlan:
+    found: list[str] = []
+    assumed: list[str] = []
+    record, flags = _record(endpoint), _flags(endpoint, sample)
+    gpus = _engine_gpus(endpoint, sample, found, assumed)
+    name = _model_name(endpoint) or flags.get("model")
+    if manual is not None:
+        found.append(f"plan set by hand for {manual.model.id} (it wins over the one made from the engine)")
+        spec: ModelSpec | None = manual.model
+        gpus = gpus or ([] if endpoint else [g.index for g in sample.gpus if not g.lost][: manual.tp or 1])
+    else:
+        spec = _model_spec(name, record, flags, catalog, found, assumed)
+    base = EnginePlan(
+        endpoint=endpoint.url if endpoint else None,
+        model=spec.id if spec else name,
+        gpu_indices=gpus,
+        label="manual" if manual else "auto",
+        found=found,
+        assumed=assumed,
+    )
+    missing = _missing(spec, name, gpus, sample)
+    if missing:
+        return base.model_copy(update={"missing": missing})
+    return _predicted(base, spec, sample, catalog, manual, record, flags)
+
+
+def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: Sample) -> str | None:
+    """Why no prediction can be made, or None."""
+    if spec is None:
+        if name:
+            return f"model {name!r} is in neither the catalog nor the local HF cache"
+        return "the engine has not said which model it serves"
+    if not gpus:
+        return "no process of this engine holds GPU memory now"
+    if not any(g.index in gpus and not g.lost for g in sample.gpus):
+        return "none of the engine's GPUs answers NVML"
+    return None
+
+
+def _predicted(
+    base: EnginePlan,
+    spec: ModelSpec,
+    sample: Sample,
+    catalog: Catalog,
+    manual: ManualPlan | None,
+    record: EngineRecord | None,
+    flags: dict,
+) -> EnginePlan:
+    found, assumed = list(base.found), list(base.assumed)
+    card = next(g for g in sample.gpus if g.index in base.gpu_indices and not g.lost)
+    gpu = gpu_spec_for(card.name, card.memory_total_bytes, catalog)
+    if gpu is None:
+        return base.model_copy(update={"missing": f"GPU {card.index} reports neither a known name nor its total"})
+    _gpu_fact(card, gpu.key, catalog, found, assumed)
+    if manual is not None:
+        settings, users = _manual_settings(manual, spec, gpu, len(base.gpu_indices), record), manual.users
+    else:
+        settings, users = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed), 1
+        assumed.append("1 conversation at the max length (set a plan with --users for more)")
+    prediction = predict(settings)
+    capacity = card.memory_total_bytes or gpu.capacity_bytes
+    title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
+    overlay = overlay_from_engine(prediction, capacity, settings.tp, base.label, title)
+    return base.model_copy(
+        update={
+            "users": users,
+            "settings": settings,
+            "prediction": prediction,
+            "overlay": overlay,
+            "found": found,
+            "assumed": assumed,
+        }
+    )
+
+
+def _record(endpoint: EndpointStatus | None) -> EngineRecord | None:
+    """The endpoint's first record that names a model, else its first record."""
+    if endpoint is None or not endpoint.records:
+        return None
+    return next((r for r in endpoint.records if r.model), endpoint.records[0])
+
+
+def _model_name(endpoint: EndpointStatus | None) -> str | None:
+    record = _record(endpoint)
+    return record.model if record else None
+
+
+def _flags(endpoint: EndpointStatus | None, sample: Sample) -> dict[str, str]:
+    """Launch flags from the command line of the engine's first process the host can see."""
+    pids = set(endpoint.pids) if endpoint else set()
+    for process in sample.processes:
+        if process.pid in pids and process.cmdline:
+            flags = launch_flags(process.cmdline)
+            if flags:
+                return flags
+    return {}
+
+
+def _engine_gpus(endpoint: EndpointStatus | None, sample: Sample, found: list[str], assumed: list[str]) -> list[int]:
+    if endpoint is None:
+        return []
+    pids = set(endpoint.pids)
+    gpus = sorted({p.gpu_index for p in sample.processes if p.pid in pids and p.gpu_memory_bytes})
+    if gpus:
+        found.append(f"split over {len(gpus)} GPU(s): its processes hold memory on GPU {_listing(gpus)}")
+    elif not pids and len(sample.engines) == 1:
+        gpus = sorted({p.gpu_index for p in sample.processes if looks_like_engine(p.name, p.cmdline)})
+        if gpus:
+            assumed.append(f"the engine is the engine-like process on GPU {_listing(gpus)} (no pid was given)")
+    return gpus
+
+
+def _model_spec(
+    name: str | None, record: EngineRecord | None, flags: dict, catalog: Catalog, found: list, assumed: list
+) -> ModelSpec | None:
+    if name is None:
+        return None
+    where = "/metrics" if record is not None and record.model else "the command line"
+    found.append(f"model {name} (from {where})")
+    try:
+        spec = catalog.model(name)
+        found.append("architecture from the catalog")
+        return spec
+    except LookupFailed:
+        pass
+    try:
+        path = find_config(name)
+        spec, warnings = model_from_config(load_config(path), name)
+    except CatalogError:
+        return None
+    found.append(f"architecture from {path}")
+    assumed.extend(warnings)
+    return spec
+
+
+def _gpu_fact(card: GpuRecord, key: str, catalog: Catalog, found: list, assumed: list) -> None:
+    if card.name and catalog.gpu_by_nvml_name(card.name) is not None:
+        found.append(f"GPU {key} (NVML name {card.name})")
+    else:
+        assumed.append(f"a card of the {key} size NVML reports (its name is not in the catalog)")
+
+
+def _auto_settings(
+    spec: ModelSpec, gpu, split: int, record: EngineRecord | None, flags: dict, found: list, assumed: list
+) -> EngineSettings:
+    tp = max(1, split)
+    values = {
+        "utilization": _pick(
+            "utilization",
+            record and record.gpu_memory_utilization,
+            number(flags, "--gpu-memory-utilization", float),
+            0.9,
+            found,
+            assumed,
+        ),
+        "block_size": _pick(
+            "block size",
+            record and record.block_size,
+            number(flags, "--block-size"),
+            64 if spec.mla else 16,
+            found,
+            assumed,
+        ),
+        "kv_cache_dtype": _pick(
+            "KV cache dtype", record and record.cache_dtype, flags.get("--kv-cache-dtype"), "auto", found, assumed
+        ),
+        "max_model_len": _pick(
+            "max length",
+            record and record.max_model_len,
+            number(flags, "--max-model-len"),
+            spec.max_context,
+            found,
+            assumed,
+        ),
+    }
+    quantization = flags.get("--quantization")
+    if quantization:
+        found.append(f"quantization {quantization} (from the command line)")
+    else:
+        assumed.append("weights as the checkpoint ships them (no --quantization seen)")
+    assumed.append(f"vLLM {DEFAULT_VERSION} sizing rules (the metrics do not name the release)")
+    return EngineSettings(model=spec, gpu=gpu, tp=tp, quantization=quantization, **values)
+
+
+def _pick(what: str, reported, flagged, default, found: list, assumed: list):
+    """The engine's own report, else its command line, else the default (said to be assumed)."""
+    if reported:
+        found.append(f"{what} {reported} (from the engine's metrics)")
+        return reported
+    if flagged:
+        found.append(f"{what} {flagged} (from the command line)")
+        return flagged
+    assumed.append(f"{what} {default} (the default)")
+    return default
+
+
+def _manual_settings(
+    manual: ManualPlan, spec: ModelSpec, gpu, split: int, record: EngineRecord | None
+) -> EngineSettings:
+    return EngineSettings(
+        model=spec,
+        gpu=gpu,
+        version=manual.version,
+        tp=manual.tp or max(1, split),
+        quantization=manual.quantization,
+        kv_cache_dtype=manual.kv_cache_dtype,
+        utilization=manual.utilization,
+        max_model_len=manual.max_model_len or (record.max_model_len if record else None),
+        block_size=record.block_size if record and record.block_size else None,
+    )
+
+
+def _listing(indices: list[int]) -> str:
+    return ", ".join(str(i) for i in indices)
+
+
+def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
+    """The overlay drawn over each GPU: the first plan that claims it."""
+    drawn: dict[int, GpuOverlay] = {}
+    for plan in plans:
+        for index in plan.gpu_indices[: plan.settings.tp if plan.settings else None]:
+            if plan.overlay is not None:
+                drawn.setdefault(index, plan.overlay)
+    return drawn
+
+
+__all__ = ["DEFAULT_VERSION", "EnginePlan", "engine_plans", "plan_by_gpu"]

@@ -1,0 +1,108 @@
+"""`gpumem-tui check`: findings for this node, a simulated node or a recording; the exit code says the worst.
+
+Exit 0 when nothing is above info, 1 for a warning, 2 for a critical finding, 3 when there is no data
+source. Bad input is also exit 2, with one line on stderr and nothing on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from gpumem_tui.catalog import Catalog, load_catalog
+from gpumem_tui.cli import check_view
+from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
+from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.output import console, print_json
+from gpumem_tui.cli.planargs import count, fraction
+from gpumem_tui.findings import SEVERITY_ORDER, Thresholds, worst
+from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.planner.vllm import DEFAULT_VERSION
+from gpumem_tui.sources.mock import scenario_names
+
+SCHEMA = "gpumem-tui.check/1"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("check", help="findings: plan vs actual, in plain words (exit 0 ok, 1 warning, 2 critical)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--demo", metavar="SCENARIO", help=f"a simulated node: {', '.join(scenario_names())}")
+    source.add_argument(
+        "--replay", metavar="FILE", help="a recording: findings at --at (default: the end), plus OOM forensics"
+    )
+    parser.add_argument("--at", type=float, metavar="SECONDS", help="seconds into the scenario or the recording")
+    parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
+    parser.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint (live)")
+    parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/check-json.md)")
+    plan = parser.add_argument_group("a plan to check against (default: one made from what is running)")
+    plan.add_argument("--model", metavar="ID", help="the planned model (catalog name or HF id)")
+    plan.add_argument("--quantization", metavar="METHOD", help="the planned weight format (fp8, awq, ...)")
+    plan.add_argument("--kv-dtype", default="auto", metavar="DT")
+    plan.add_argument("--context", type=count(1), metavar="TOKENS", help="the planned max model length")
+    plan.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations at that length")
+    plan.add_argument("--utilization", type=fraction, default=0.9, metavar="F")
+    plan.add_argument("--gpus", type=count(1), metavar="N", help="the planned split")
+    plan.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z")
+    plan.add_argument("--catalog", action="append", default=[], metavar="DIR")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.at is not None and not (args.demo or args.replay):
+        raise UsageError("--at needs --demo or --replay")
+    if args.at is not None and args.at < 0:
+        raise UsageError(f"--at {args.at:g}: seconds must be 0 or more")
+    catalog = load_catalog(args.catalog)
+    checked = _check(args, catalog, _manual_plan(args, catalog), Thresholds())
+    for warning in checked.warnings:
+        print(f"gpumem-tui: warning: {warning}", file=sys.stderr)
+    if args.json:
+        print_json(to_json(checked))
+    else:
+        check_view.render(checked, console())
+    return exit_code(checked)
+
+
+def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
+    if args.demo:
+        return asyncio.run(from_demo(args.demo, args.at, args.seed, catalog, manual, thresholds))
+    if args.replay:
+        return from_replay(args.replay, args.at, catalog, manual, thresholds)
+    return asyncio.run(from_live(args.endpoint, catalog, manual, thresholds))
+
+
+def _manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None:
+    if not args.model:
+        for flag in ("quantization", "context", "gpus"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag} describes a plan: give --model too")
+        return None
+    return ManualPlan(
+        model=catalog.model(args.model),
+        quantization=args.quantization,
+        kv_cache_dtype=args.kv_dtype,
+        max_model_len=args.context,
+        users=args.users,
+        utilization=args.utilization,
+        tp=args.gpus,
+        version=args.vllm_version,
+    )
+
+
+def exit_code(checked: Checked) -> int:
+    """0 nothing above info, 1 a warning, 2 a critical finding."""
+    return max(SEVERITY_ORDER[worst(checked.findings) or "info"], 0)
+
+
+def to_json(checked: Checked) -> dict:
+    return {
+        "schema": SCHEMA,
+        "source": checked.source,
+        "where": checked.where,
+        "timestamp": checked.sample.timestamp,
+        "worst": worst(checked.findings),
+        "findings": [finding.model_dump(mode="json") for finding in checked.findings],
+        "plans": [check_view.plan_json(plan) for plan in checked.plans],
+        "forensics": checked.forensics.model_dump(mode="json") if checked.forensics else None,
+    }

@@ -1,0 +1,110 @@
+"""Where `check` gets its samples: a simulated node stepped to --at, a recording walked to --at, or this node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpumem_tui.autoplan import EnginePlan, engine_plans
+from gpumem_tui.catalog import Catalog
+from gpumem_tui.cli.errors import NoSourceError, register_input_error
+from gpumem_tui.demo_plan import scenario_plan
+from gpumem_tui.diagnose import diagnose
+from gpumem_tui.findings import Finding, Thresholds
+from gpumem_tui.forensics import Forensics, Investigation, result
+from gpumem_tui.history import History
+from gpumem_tui.models import Sample
+from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.sources.collector import Collector
+from gpumem_tui.sources.engines.endpoints import EndpointError
+from gpumem_tui.sources.feed import DemoFeed, LiveFeed
+from gpumem_tui.sources.host import HostSource
+from gpumem_tui.sources.mock import ManualClock, ScenarioError, load_scenario
+from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
+from gpumem_tui.sources.replay import RecordingError, RecordingReader
+
+register_input_error(RecordingError)
+register_input_error(ScenarioError)
+register_input_error(EndpointError)
+
+DEMO_HISTORY_S = 120.0
+"""Seconds of simulated history taken before --at, so trends and rates have something to fit."""
+DEMO_STEP_S = 5.0
+
+
+@dataclass
+class Checked:
+    """One check: the sample judged, its plans and findings, and the forensics of a recording."""
+
+    sample: Sample
+    plans: list[EnginePlan]
+    findings: list[Finding]
+    source: str
+    where: str
+    forensics: Forensics | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+async def from_demo(
+    name: str, at: float | None, seed: int | None, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds
+) -> Checked:
+    scenario = load_scenario(name)
+    at = scenario.highlight_s if at is None else at
+    plan = manual or scenario_plan(scenario, catalog)
+    clock, history = ManualClock(), History()
+    feed = DemoFeed(name, clock, seed=seed)
+    try:
+        for moment in _moments(at):
+            clock.set(moment)
+            sample = await feed.sample()
+            history.add(sample)
+    finally:
+        await feed.aclose()
+    plans = engine_plans(sample, catalog, plan)
+    where = f"simulated node '{scenario.name}' at {at:g} s"
+    if manual is None and plan is not None:
+        where += f", against the plan it was made with ({plan.quantization or 'native precision'})"
+    return Checked(sample, plans, diagnose(plans, sample, history, thresholds), sample.source, where)
+
+
+def _moments(at: float) -> list[float]:
+    start = max(0.0, at - DEMO_HISTORY_S)
+    steps = int((at - start) // DEMO_STEP_S)
+    return [start + k * DEMO_STEP_S for k in range(steps)] + [at]
+
+
+def from_replay(
+    path: str, at: float | None, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds
+) -> Checked:
+    reader = RecordingReader(path)
+    walk = Investigation(catalog, manual, thresholds)
+    for sample in reader:
+        if walk.past(sample, at):
+            break
+        walk.add(sample)
+    if walk.previous is None:
+        raise RecordingError(f"{path}: the recording holds no samples")
+    warnings = list(reader.warnings)
+    if at is not None and at > walk.offset:
+        warnings.append(f"--at {at:g} is past the end of the recording ({walk.offset:g} s); checking the last sample")
+    where = f"replay of {path} at {walk.offset:g} s"
+    return Checked(walk.previous, walk.plans, walk.findings, f"replay:{path}", where, result(walk), warnings)
+
+
+async def from_live(
+    endpoints: list[str], catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds
+) -> Checked:
+    nvml, host = NvmlSource(), HostSource()
+    try:
+        nvml.open()
+    except NvmlUnavailable as exc:
+        raise NoSourceError(str(exc)) from None
+    feed = LiveFeed(Collector(nvml, host, source="nvml"), host.command_lines, endpoints)
+    try:
+        sample = await feed.sample()
+    finally:
+        await feed.aclose()
+        nvml.close()
+    history = History()
+    history.add(sample)
+    plans = engine_plans(sample, catalog, manual)
+    return Checked(sample, plans, diagnose(plans, sample, history, thresholds), "nvml", "this node (NVML)")

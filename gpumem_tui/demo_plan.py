@@ -1,0 +1,24 @@
+"""The plan a simulated deployment was made with, when its scenario says it was planned differently from
+how it was launched (`planned_format`): the manual plan a demo checks against."""
+
+from __future__ import annotations
+
+from gpumem_tui.catalog import Catalog
+from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.sources.mock import Scenario
+
+
+def scenario_plan(scenario: Scenario, catalog: Catalog) -> ManualPlan | None:
+    """A ManualPlan for the first engine whose scenario entry names a `planned_format`, else None."""
+    engine = next((e for e in scenario.engines if e.planned_format), None)
+    if engine is None:
+        return None
+    quantization = None if engine.planned_format in ("bf16", "fp16") else engine.planned_format
+    return ManualPlan(
+        model=catalog.model(engine.model),
+        quantization=quantization,
+        kv_cache_dtype=engine.kv_cache_dtype,
+        max_model_len=engine.max_model_len,
+        utilization=engine.gpu_memory_utilization,
+        tp=len(engine.gpus),
+    )

@@ -1,0 +1,73 @@
+"""The Finding record and the thresholds that decide when a finding is raised and how severe it is."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Severity = Literal["info", "warning", "critical"]
+SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "critical": 2}
+
+
+class Finding(BaseModel):
+    """One thing worth telling the on-call engineer: what, the numbers behind it, and what to try."""
+
+    model_config = ConfigDict(frozen=True)
+
+    severity: Severity
+    code: str
+    """Stable identifier (`headroom_low`); scripts match on it, never on the title."""
+    title: str
+    """One line."""
+    explanation: str
+    """The numbers, each with its unit."""
+    try_this: str
+    gpu_index: int | None = None
+    pid: int | None = None
+    endpoint: str | None = None
+
+    @property
+    def key(self) -> tuple:
+        """What makes two findings 'the same one' from sample to sample."""
+        return (self.code, self.gpu_index, self.pid, self.endpoint)
+
+
+def worst(findings: list[Finding]) -> Severity | None:
+    """The highest severity among the findings, None when there are none."""
+    if not findings:
+        return None
+    return max((f.severity for f in findings), key=SEVERITY_ORDER.__getitem__)
+
+
+class Thresholds(BaseSettings):
+    """When findings are raised. Each can be set in the environment as GPUMEM_TUI_<NAME> (upper case)."""
+
+    model_config = SettingsConfigDict(env_prefix="GPUMEM_TUI_", frozen=True)
+
+    headroom_warning_fraction: float = Field(default=0.10, gt=0, lt=1)
+    """Free memory under this share of the card is a warning (unless the plan leaves that little on purpose)."""
+    headroom_critical_fraction: float = Field(default=0.05, gt=0, lt=1)
+    """Free memory under this share of the card is critical."""
+    headroom_plan_tolerance_fraction: float = Field(default=0.02, ge=0, lt=1)
+    """Free memory within this share of the card of what the plan leaves counts as 'as planned' (info)."""
+    trend_window_s: float = Field(default=60.0, gt=0)
+    """Seconds of history the memory trend (and the time to full) is fitted over: short enough that an
+    engine's startup minutes ago does not read as growth now."""
+    trend_min_bytes_per_s: float = Field(default=1_000_000.0, ge=0)
+    """Growth slower than this (1 MB/s) is no trend: no time to full is projected."""
+    foreign_min_bytes: int = Field(default=256 * 2**20, ge=0)
+    """A non-engine process on an engine's GPU is reported from this much memory (256 MiB)."""
+    unattributed_min_bytes: int = Field(default=2**30, ge=0)
+    """Used memory no visible process accounts for is reported from this much (1 GiB)."""
+    weights_tolerance_fraction: float = Field(default=0.15, gt=0)
+    """Weights further than this share from the plan are a mismatch."""
+    weights_precision_ratio: float = Field(default=1.7, gt=1)
+    """Weights this many times the plan (or that fraction of it) point to the wrong precision: critical."""
+    kv_pool_tolerance_fraction: float = Field(default=0.10, gt=0, lt=1)
+    """A KV pool smaller than the plan by more than this share is short (critical from half)."""
+    kv_saturated_fraction: float = Field(default=0.90, gt=0, le=1)
+    """KV usage at or over this, with preemptions or a queue, is saturation."""
+    forensics_window_s: float = Field(default=120.0, gt=0)
+    """'Who grew' looks this many seconds back from the first critical finding."""

@@ -1,0 +1,34 @@
+"""Rig for the diagnosis tests: a simulated node stepped to a moment, its plans and findings."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpumem_tui.autoplan import engine_plans
+from gpumem_tui.diagnose import diagnose
+from gpumem_tui.findings import Thresholds
+from gpumem_tui.history import History
+from gpumem_tui.sources.feed import DemoFeed
+from gpumem_tui.sources.mock import ManualClock
+
+
+@pytest.fixture
+def run_demo(catalog):
+    """`await run_demo(scenario, at, manual=None)` -> (plans, findings), after two minutes of history."""
+
+    async def run(name: str, at: float, manual=None, step: float = 5.0):
+        clock, history = ManualClock(), History()
+        feed = DemoFeed(name, clock)
+        try:
+            moment = max(0.0, at - 120)
+            while moment <= at:
+                clock.set(moment)
+                sample = await feed.sample()
+                history.add(sample)
+                moment += step
+        finally:
+            await feed.aclose()
+        plans = engine_plans(sample, catalog, manual)
+        return plans, diagnose(plans, sample, history, Thresholds())
+
+    return run
