@@ -68,7 +68,8 @@ def main() -> int:
     print(f"first frame: {app.first_frame_s:.3f} s after start")
     print(f"whole process: {cpu:.2f} CPU s in {wall:.1f} s = {cpu / wall:.2%} of one core; peak RSS {rss_mib:.0f} MiB")
     print(f"of which the simulated node, fake NVML, engine servers and scraper: {feed_cpu:.2f} CPU s")
-    print(f"after the first frame: {steady_cpu:.2f} CPU s in {steady_wall:.1f} s = {steady_cpu / steady_wall:.2%} of one core")
+    share = steady_cpu / steady_wall
+    print(f"after the first frame: {steady_cpu:.2f} CPU s in {steady_wall:.1f} s = {share:.2%} of one core")
     print(f"TUI alone after the first frame (less the feed): {(steady_cpu - feed_cpu) / steady_wall:.2%} of one core")
     return 0
 

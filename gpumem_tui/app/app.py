@@ -15,6 +15,7 @@ from gpumem_tui.app.screens.help import HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.view import build_view
 from gpumem_tui.app.widgets.process_table import ProcessTable
+from gpumem_tui.findings.records import Finding
 from gpumem_tui.history import History
 from gpumem_tui.judge import Judge
 from gpumem_tui.models import Sample
@@ -101,7 +102,9 @@ class GpuMemApp(App[None]):
             return
         overlays, findings = self.judge(self.sample, self.history) if self.sample else ({}, [])
         if self.last_error:
-            findings = [("warning", f"refresh failed: {self.last_error}"), *findings]
+            failed = Finding(severity="warning", code="refresh_failed", title=f"refresh failed: {self.last_error}",
+                             explanation="the screen shows the last sample that arrived", try_this="see the log")
+            findings = [failed, *findings]
         age = self.clock() - self.sample.timestamp if self.sample and self.feed.live else None
         screen.show(
             build_view(

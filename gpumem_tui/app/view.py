@@ -39,12 +39,12 @@ class View:
     status_text: Text = field(default_factory=Text)
     gpus: list[GpuView] = field(default_factory=list)
     engines: list[tuple] = field(default_factory=list)
-    findings: list[tuple[str, str]] = field(default_factory=list)
+    findings: list = field(default_factory=list)
     engine_pids: set[int] = field(default_factory=set)
 
 
 def build_view(
-    sample: Sample | None, history: History, overlays: dict[int, GpuOverlay], findings: list[tuple[str, str]], **header
+    sample: Sample | None, history: History, overlays: dict[int, GpuOverlay], findings: list, **header
 ) -> View:
     view = View(sample=sample, findings=findings, **header)
     if sample is None:

@@ -8,6 +8,7 @@ import time
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.planargs import count, fraction
+from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.judge import Judge
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.vllm import DEFAULT_VERSION
@@ -62,7 +63,7 @@ def build_feed(args: argparse.Namespace) -> Feed:
 
 def build_judge(args: argparse.Namespace) -> Judge:
     catalog = load_catalog(args.catalog)
-    plan = None
+    plan = scenario_plan(load_scenario(args.demo), catalog) if args.demo else None
     if args.model:
         plan = ManualPlan(
             model=catalog.model(args.model),

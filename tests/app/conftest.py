@@ -5,16 +5,18 @@ from __future__ import annotations
 import pytest
 
 from gpumem_tui.app import GpuMemApp
+from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.judge import Judge
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import ManualClock
+from gpumem_tui.sources.mock import ManualClock, load_scenario
 
 
 def demo_app(scenario: str, at: float, catalog, plan: dict | None = None) -> GpuMemApp:
     clock = ManualClock(at)
     feed = DemoFeed(scenario, clock)
-    manual = ManualPlan(model=catalog.model(plan.pop("model")), **plan) if plan else None
+    manual = ManualPlan(model=catalog.model(plan.pop("model")), **plan) if plan else scenario_plan(
+        load_scenario(scenario), catalog)
     app = GpuMemApp(feed, Judge(catalog, manual), poll=False, clock=lambda: feed.node.timestamp)
     app.demo_clock, app.demo_feed = clock, feed
     return app
@@ -35,6 +37,16 @@ async def settle(app, pilot) -> None:
 async def refresh(app, pilot) -> None:
     app.refresh_now()
     await settle(app, pilot)
+
+
+async def run_to(app, pilot, at: float, step: float = 5.0, span: float = 60.0) -> None:
+    """Refresh every `step` seconds of simulated time from `at - span` to `at`, so history has a past."""
+    await settle(app, pilot)  # the refresh the app starts on mount must land first, or one is skipped
+    t = max(0.0, at - span)
+    while t <= at:
+        app.demo_clock.set(t)
+        await refresh(app, pilot)
+        t += step
 
 
 def text_of(widget) -> str:

@@ -45,12 +45,21 @@ class GpuCard(Widget, can_focus=True):
         if _shape(old) != _shape(new):
             self.refresh(layout=True)
 
+    def get_content_height(self, container, viewport, width: int) -> int:
+        """Lines for this width, the same count `render` draws: the table beside the bars when wide."""
+        if not self.content:
+            return 1
+        _title, _total, _measured, planned, cells, _history = self.content
+        left = 3 + (1 if planned else 0)
+        right = len(cells) + 2 if cells else 0
+        return max(left, right) if _wide(cells, width) else left + right
+
     def render(self) -> Text:
         """One Text, columns padded by hand: a rich Table per card per second costs more than the data."""
         if not self.content:
             return Text("")
         title, total, measured, planned, cells, history = self.content
-        wide = bool(cells) and self.size.width >= 110
+        wide = _wide(cells, self.size.width)
         width = self.size.width - (COMPARE_WIDTH + 2 if wide else 0)
         styles: dict[str, object] = {}
 
@@ -75,6 +84,11 @@ class GpuCard(Widget, can_focus=True):
         else:
             lines = left + right
         return Text("\n").join(lines)
+
+
+def _wide(cells: tuple, width: int) -> bool:
+    """The comparison sits beside the bars when the card is wide enough to leave them 50 cells."""
+    return bool(cells) and width >= 96
 
 
 def _shape(content: tuple) -> tuple:

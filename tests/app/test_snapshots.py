@@ -1,0 +1,95 @@
+"""Pictures of each screen on the demo scenarios at a frozen time, at 80x24 and 160x48.
+
+Each test says what a person should see. Update after an intended change with
+`python3 -m pytest tests/app/test_snapshots.py --snapshot-update`, and look at the new pictures.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpumem_tui.app.widgets.gpu_card import GpuCard
+from tests.app.conftest import run_to
+
+SMALL, LARGE = (80, 24), (160, 48)
+
+
+def at(moment: float, *keys: str, focus: str | None = None):
+    async def run_before(pilot) -> None:
+        await run_to(pilot.app, pilot, moment)
+        if focus:
+            pilot.app.screen.query_one(focus).focus()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+        # Compose the whole screen afresh: partial updates can split the same picture into different
+        # SVG runs, which would make the same screen compare unequal.
+        width, height = pilot.app.size
+        await pilot.resize_terminal(width + 1, height)
+        await pilot.pause()
+        await pilot.resize_terminal(width, height)
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "160x48"])
+def test_healthy_node(snap_compare, make_app, size):
+    """One H100 serving Llama 3.1 8B: the measured bar (engine, then free) sits over the auto plan's bands
+    (weights, context, activations, graphs, KV pool, the share utilization leaves); the plan-vs-measured
+    table shows differences under 1 GB; the engine's KV gauge is green; no finding above info."""
+    assert snap_compare(make_app("healthy-8b", 240), terminal_size=size, run_before=at(300))
+
+
+def test_noisy_neighbour(snap_compare, make_app):
+    """A notebook (pid 3100, user ana) holds 20 GiB on the engine's GPU: the measured bar shows a second
+    (other-process) slice; 'other processes' and 'free' differ from the plan in yellow; two critical
+    findings name the notebook and the 0.5 % of memory left."""
+    assert snap_compare(make_app("noisy-neighbour", 140), terminal_size=LARGE, run_before=at(200))
+
+
+def test_kv_pressure_small(snap_compare, make_app):
+    """At 80x24 the KV gauge is red at 99 % with thousands waiting and preemptions per minute; a warning
+    says the cache is full and how many more conversations another GPU or FP8 KV would hold."""
+    assert snap_compare(make_app("kv-pressure", 240), terminal_size=SMALL, run_before=at(300))
+
+
+def test_wrong_precision(snap_compare, make_app):
+    """70B planned in FP8 but loaded in BF16 on two H100s: the manual plan's weights band is half the
+    measured engine; critical findings say the weights are about twice the plan and the KV pool is short."""
+    assert snap_compare(make_app("wrong-precision", 140), terminal_size=LARGE, run_before=at(200))
+
+
+def test_gpu_lost(snap_compare, make_app):
+    """GPU 2 fell off the bus: its card says LOST with the driver's words; the other cards and engines go
+    on; critical findings name the lost GPU and the engine that died with it."""
+    assert snap_compare(make_app("gpu-lost", 240), terminal_size=LARGE, run_before=at(300))
+
+
+def test_tp4_small(snap_compare, make_app):
+    """Llama 3.1 70B over four H100s at 80x24: four cards, each a worker process of the same engine, the
+    page scrolls."""
+    assert snap_compare(make_app("tp4-70b", 240), terminal_size=SMALL, run_before=at(300))
+
+
+def test_idle_node(snap_compare, make_app):
+    """Eight H200s with nothing running: eight cards of free memory, 'No engine endpoint found', no
+    process rows."""
+    assert snap_compare(make_app("idle-node", 0), terminal_size=LARGE, run_before=at(60))
+
+
+def test_help(snap_compare, make_app):
+    """The help sheet over the monitor: the keys, what each fill character of the bars means, GB vs GiB."""
+    assert snap_compare(make_app("healthy-8b", 240), terminal_size=SMALL, run_before=at(300, "question_mark"))
+
+
+def test_planner(snap_compare, make_app):
+    """The planner: model list, GPU, formats, context 8,192 x 8 users; the plan's bands in GB and GiB with
+    its verdict, and the fit table of fewest GPUs per format and card."""
+    assert snap_compare(make_app("healthy-8b", 240), terminal_size=LARGE, run_before=at(300, "p"))
+
+
+def test_gpu_details(snap_compare, make_app):
+    """Enter on a GPU card: every field NVML gave for GPU 0, sizes in GB with exact bytes."""
+    run_before = at(300, "enter", focus=GpuCard.__name__)
+    assert snap_compare(make_app("healthy-8b", 240), terminal_size=SMALL, run_before=run_before)
