@@ -11,6 +11,10 @@ from gpumem_tui.cli import catalog_cmd, check_cmd, fit_cmd, log_cmd, metrics_cmd
 from gpumem_tui.cli.errors import UsageError, exit_code_for
 from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
 
+DESCRIPTION = (
+    "Will it fit, and what is in GPU memory right now? With no command, opens the TUI on this node "
+    "(NVML plus the engines it finds); --demo opens it on a simulated node, --replay on a recording."
+)
 COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd, check_cmd]
 
 
@@ -22,7 +26,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gpumem-tui", description=__doc__)
+    parser = _Parser(prog="gpumem-tui", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"gpumem-tui {__version__}")
     add_tui_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

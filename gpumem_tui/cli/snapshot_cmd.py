@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 
 from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
@@ -10,8 +11,9 @@ from gpumem_tui.cli.output import console, print_json
 from gpumem_tui.cli.snapshot_view import render
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.collector import Collector
+from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import ManualClock, ScenarioError, demo_collector, load_scenario, scenario_names
+from gpumem_tui.sources.mock import ManualClock, ScenarioError, load_scenario, scenario_names
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
 
@@ -68,11 +70,18 @@ def _take(args: argparse.Namespace) -> tuple[Sample, str]:
 
 
 def _demo(args: argparse.Namespace) -> tuple[Sample, str]:
+    """The simulated node at one moment, its engines scraped over HTTP from their local servers."""
     scenario = load_scenario(args.demo)
     at = scenario.highlight_s if args.at is None else args.at
-    clock = ManualClock(at)
-    collector, _node = demo_collector(scenario, clock=clock, seed=args.seed)
-    return collector.sample(), f"simulated node '{scenario.name}' at {at:g} s"
+
+    async def one() -> Sample:
+        feed = DemoFeed(args.demo, ManualClock(at), seed=args.seed)
+        try:
+            return await feed.sample()
+        finally:
+            await feed.aclose()
+
+    return asyncio.run(one()), f"simulated node '{scenario.name}' at {at:g} s"
 
 
 def _replay(args: argparse.Namespace) -> tuple[Sample, str]:

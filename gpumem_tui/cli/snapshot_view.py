@@ -53,6 +53,13 @@ def render(sample: Sample, console: Console, where: str) -> None:
             f"engine {literal(status.url)}: {status.state}"
             + (f" ({literal(status.error)})" if status.error else "")
         )
+        for record in status.records:
+            usage = "-" if record.kv_usage_fraction is None else f"{record.kv_usage_fraction:.0%}"
+            pool = "-" if record.kv_pool_tokens is None else f"{record.kv_pool_tokens:,} tokens"
+            console.print(
+                f"  {literal(record.model)}: KV cache {usage} of {pool}, running {_or_dash(record.requests_running)},"
+                f" waiting {_or_dash(record.requests_waiting)}"
+            )
     for error in sample.errors:
         console.print(
             f"{error.source}: {literal(error.message)}" + (f" ({error.hint})" if error.hint else "")

@@ -1,0 +1,63 @@
+"""Write SVG screenshots of every screen, from the demo scenarios, into a folder (default screenshots/).
+
+Run: python3 -m gpumem_tui.app.screenshots [FOLDER]
+Each picture is the TUI over a simulated node after a minute of refreshes, at a frozen moment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from gpumem_tui.app import GpuMemApp
+from gpumem_tui.catalog import load_catalog
+from gpumem_tui.demo_plan import scenario_plan
+from gpumem_tui.judge import Judge
+from gpumem_tui.sources.feed import DemoFeed
+from gpumem_tui.sources.mock import ManualClock, load_scenario
+
+# (file name, scenario, moment in seconds, terminal size, keys pressed before the picture)
+SHOTS = [
+    ("monitor-healthy-8b", "healthy-8b", 300, (160, 48), ()),
+    ("monitor-noisy-neighbour", "noisy-neighbour", 200, (160, 48), ()),
+    ("monitor-wrong-precision", "wrong-precision", 200, (160, 48), ()),
+    ("monitor-kv-pressure-80x24", "kv-pressure", 300, (80, 24), ()),
+    ("monitor-gpu-lost", "gpu-lost", 300, (160, 48), ()),
+    ("monitor-busy-node", "busy-node", 300, (160, 48), ()),
+    ("planner", "healthy-8b", 300, (160, 48), ("p",)),
+    ("help", "healthy-8b", 300, (100, 30), ("question_mark",)),
+]
+
+
+async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], keys: tuple, folder: Path) -> Path:
+    catalog = load_catalog()
+    clock = ManualClock(max(0.0, moment - 60))
+    feed = DemoFeed(scenario, clock)
+    app = GpuMemApp(feed, Judge(catalog, scenario_plan(load_scenario(scenario), catalog)), poll=False,
+                    clock=lambda: feed.node.timestamp)
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        for t in range(int(max(0.0, moment - 60)), int(moment) + 1, 5):
+            clock.set(t)
+            app.refresh_now()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+        path = folder / f"{name}.svg"
+        app.save_screenshot(str(path))
+    return path
+
+
+def main(argv: list[str]) -> int:
+    folder = Path(argv[0] if argv else "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    for shot in SHOTS:
+        print(asyncio.run(shoot(*shot, folder)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
