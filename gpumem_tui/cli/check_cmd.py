@@ -15,7 +15,7 @@ from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json
-from gpumem_tui.cli.planargs import count, fraction
+from gpumem_tui.cli.planargs import count, fraction, manual_plan
 from gpumem_tui.findings import SEVERITY_ORDER, Thresholds, worst
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.vllm import DEFAULT_VERSION
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.at is not None and args.at < 0:
         raise UsageError(f"--at {args.at:g}: seconds must be 0 or more")
     catalog = load_catalog(args.catalog)
-    checked = _check(args, catalog, _manual_plan(args, catalog), Thresholds())
+    checked = _check(args, catalog, manual_plan(args, catalog), Thresholds())
     for warning in checked.warnings:
         print(f"gpumem-tui: warning: {warning}", file=sys.stderr)
     if args.json:
@@ -70,24 +70,6 @@ def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None
     if args.replay:
         return from_replay(args.replay, args.at, catalog, manual, thresholds)
     return asyncio.run(from_live(args.endpoint, catalog, manual, thresholds))
-
-
-def _manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None:
-    if not args.model:
-        for flag in ("quantization", "context", "gpus"):
-            if getattr(args, flag) is not None:
-                raise UsageError(f"--{flag} describes a plan: give --model too")
-        return None
-    return ManualPlan(
-        model=catalog.model(args.model),
-        quantization=args.quantization,
-        kv_cache_dtype=args.kv_dtype,
-        max_model_len=args.context,
-        users=args.users,
-        utilization=args.utilization,
-        tp=args.gpus,
-        version=args.vllm_version,
-    )
 
 
 def exit_code(checked: Checked) -> int:

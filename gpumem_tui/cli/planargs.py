@@ -8,6 +8,7 @@ from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec, load_catalog
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.catalog.safetensors import CheckpointBytes, checkpoint_bytes
 from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.dtypes import kv_dtype_bytes
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.units import GIB, parse_fraction, parse_size
@@ -113,3 +114,22 @@ def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
                      context=args.context, users=args.users, gpus=args.gpus, utilization=args.utilization,
                      overhead_bytes=fixed, overhead_fraction=share, capacity_bytes=args.gpu_memory,
                      kv_heads=args.kv_heads, weights_bytes_override=exact)
+
+
+def manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None:
+    """The plan the plan options describe (--model and what goes with it), or None without --model."""
+    if not args.model:
+        for flag in ("quantization", "context", "gpus"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag} describes a plan: give --model too")
+        return None
+    return ManualPlan(
+        model=catalog.model(args.model),
+        quantization=args.quantization,
+        kv_cache_dtype=args.kv_dtype,
+        max_model_len=args.context,
+        users=args.users,
+        utilization=args.utilization,
+        tp=args.gpus,
+        version=args.vllm_version,
+    )

@@ -7,10 +7,9 @@ import time
 
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.planargs import count, fraction
+from gpumem_tui.cli.planargs import count, fraction, manual_plan
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.judge import Judge
-from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.vllm import DEFAULT_VERSION
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
@@ -64,17 +63,7 @@ def build_feed(args: argparse.Namespace) -> Feed:
 def build_judge(args: argparse.Namespace) -> Judge:
     catalog = load_catalog(args.catalog)
     plan = scenario_plan(load_scenario(args.demo), catalog) if args.demo else None
-    if args.model:
-        plan = ManualPlan(
-            model=catalog.model(args.model),
-            quantization=args.quantization,
-            kv_cache_dtype=args.kv_dtype,
-            max_model_len=args.context,
-            users=args.users,
-            utilization=args.utilization,
-            tp=args.gpus,
-            version=args.vllm_version,
-        )
+    plan = manual_plan(args, catalog) or plan
     return Judge(catalog, plan)
 
 
