@@ -52,13 +52,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--scenario", default="busy-node")
+    parser.add_argument("--size", type=int, nargs=2, default=[160, 48], metavar=("COLUMNS", "ROWS"))
     args = parser.parse_args()
     Timed.started = time.perf_counter()
     feed = DemoFeed(args.scenario, WallClock(start_s=300))
     app = Timed(feed, Judge(load_catalog()), interval_s=1.0)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     app.call_later(lambda: app.set_timer(args.seconds, app.exit))
-    app.run(headless=True, size=(160, 48))
+    app.run(headless=True, size=tuple(args.size))
     cpu, wall = time.process_time() - cpu_start, time.perf_counter() - wall_start
     steady_cpu = time.process_time() - app.steady_from[0]
     steady_wall = time.perf_counter() - app.steady_from[1]

@@ -21,6 +21,7 @@ from gpumem_tui.judge import Judge
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.replay import Recorder
+from gpumem_tui.text import literal
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 
@@ -89,8 +90,17 @@ class GpuMemApp(App[None]):
         self.sample, self.last_error = message.sample, None
         self.history.add(message.sample)
         if self.recorder:
-            self.recorder.write(message.sample)
+            self._record(message.sample)
         self.redraw()
+
+    def _record(self, sample: Sample) -> None:
+        """A full disk or a vanished mount stops the recording, never the app."""
+        try:
+            self.recorder.write(sample)
+        except OSError as exc:
+            self.notify(f"recording stopped: {literal(str(exc))}", severity="error", markup=False)
+            self.recorder.close()
+            self.recorder = None
 
     def on_refresh_failed(self, message: RefreshFailed) -> None:
         self.last_error = message.error
@@ -136,12 +146,12 @@ class GpuMemApp(App[None]):
     def apply_plan(self, plan) -> None:
         """The planner screen's plan becomes the manual overlay."""
         self.judge.plan = plan
-        self.notify(f"plan applied: {plan.model.id}")
+        self.notify(f"plan applied: {literal(plan.model.id)}", markup=False)
         self.redraw()
 
     def action_sort(self) -> None:
         table = self.screen.query_one(ProcessTable)
-        self.notify(f"processes sorted by {table.next_sort()}")
+        self.notify(f"processes sorted by {table.next_sort()}", markup=False)
         self.redraw()
 
     def action_units(self) -> None:
@@ -149,13 +159,17 @@ class GpuMemApp(App[None]):
         self.redraw()
 
     def action_pause(self) -> None:
+        """Hold the screen; a demo or a replay holds its clock too, so nothing is skipped on resume."""
         self.paused = not self.paused
+        hold = getattr(self.feed, "pause" if self.paused else "resume", None)
+        if hold:
+            hold()
         self.redraw()
 
     def action_record(self) -> None:
         if self.recorder:
             self.recorder.close()
-            self.notify(f"recording stopped: {self.recorder.path}")
+            self.notify(f"recording stopped: {literal(str(self.recorder.path))}", markup=False)
             self.recorder = None
         else:
             self._start_recording()
@@ -166,9 +180,9 @@ class GpuMemApp(App[None]):
         try:
             self.recorder = Recorder(Path(path))
         except (OSError, ValueError) as exc:
-            self.notify(f"cannot record to {path}: {exc}", severity="error")
+            self.notify(f"cannot record to {literal(path)}: {literal(str(exc))}", severity="error", markup=False)
             return
-        self.notify(f"recording to {path}")
+        self.notify(f"recording to {literal(path)}", markup=False)
 
     def action_faster(self) -> None:
         self._set_interval(max((i for i in INTERVALS if i < self.interval_s), default=INTERVALS[0]))

@@ -59,7 +59,22 @@ def load_config(path: Path) -> dict:
 
 
 def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
-    """The architecture a config.json describes, and warnings naming whatever had to be guessed."""
+    """The architecture a config.json describes, and warnings naming whatever had to be guessed.
+    A value of the wrong kind (text, NaN, a list where a number belongs) is a CatalogError naming it."""
+    try:
+        return _read_config(config, model_id)
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
+        if isinstance(exc, CatalogError):
+            raise
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+        else:
+            what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise CatalogError(f"config.json for {model_id}: cannot read it ({what})") from None
+
+
+def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
     outer_type = str(config.get("model_type", ""))
     if isinstance(config.get("text_config"), dict):
         config = {"model_type": outer_type, **config["text_config"], "architectures": config.get("architectures")}
@@ -117,7 +132,7 @@ def _common(config: dict, warnings: list[str]) -> dict:
         "max_context": config.get("max_position_embeddings"),
         "qkv_bias": bool(config.get("attention_bias", False)),
         "attention_out_bias": False,
-        "checkpoint_format": _QUANT_FORMATS.get(str((config.get("quantization_config") or {}).get("quant_method"))),
+        "checkpoint_format": _QUANT_FORMATS.get(str(_quant_method(config))),
     }
 
 
@@ -178,3 +193,8 @@ def model_id_for(path: Path, config: dict) -> str:
         if part.startswith("models--"):
             return part[len("models--"):].replace("--", "/")
     return path.resolve().parent.name
+
+
+def _quant_method(config: dict) -> object:
+    quant = config.get("quantization_config")
+    return quant.get("quant_method") if isinstance(quant, dict) else None

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 from gpumem_tui import __version__
 from gpumem_tui.cli import catalog_cmd, check_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
-from gpumem_tui.cli.errors import UsageError, exit_code_for
+from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line
 from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
+from gpumem_tui.text import literal
 
 DESCRIPTION = (
     "Will it fit, and what is in GPU memory right now? With no command, opens the TUI on this node "
@@ -22,7 +23,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad argument as one line and exit 2, without the usage block."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("gpumem-tui").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,5 +52,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exit_code_for(exc)
         if code is None:
             raise
-        print(f"gpumem-tui: {exc}", file=sys.stderr)
+        print(f"gpumem-tui: {literal(one_line(exc))}", file=sys.stderr)
         return code

@@ -15,7 +15,7 @@ from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json
-from gpumem_tui.cli.planargs import count, fraction, manual_plan
+from gpumem_tui.cli.planargs import count, fraction, manual_plan, seconds
 from gpumem_tui.findings import SEVERITY_ORDER, Thresholds, worst
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.vllm import DEFAULT_VERSION
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     source.add_argument(
         "--replay", metavar="FILE", help="a recording: findings at --at (default: the end), plus OOM forensics"
     )
-    parser.add_argument("--at", type=float, metavar="SECONDS", help="seconds into the scenario or the recording")
+    parser.add_argument("--at", type=seconds(), metavar="SECONDS", help="seconds into the scenario or the recording")
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
     parser.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint (live)")
     parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/check-json.md)")
@@ -49,10 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.at is not None and not (args.demo or args.replay):
+    if args.at is not None and args.demo is None and args.replay is None:
         raise UsageError("--at needs --demo or --replay")
-    if args.at is not None and args.at < 0:
-        raise UsageError(f"--at {args.at:g}: seconds must be 0 or more")
     catalog = load_catalog(args.catalog)
     checked = _check(args, catalog, manual_plan(args, catalog), Thresholds())
     for warning in checked.warnings:
@@ -65,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
-    if args.demo:
+    if args.demo is not None:
         return asyncio.run(from_demo(args.demo, args.at, args.seed, catalog, manual, thresholds))
     if args.replay:
         return from_replay(args.replay, args.at, catalog, manual, thresholds)

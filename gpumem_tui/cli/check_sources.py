@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from gpumem_tui.autoplan import EnginePlan, engine_plans
 from gpumem_tui.catalog import Catalog
-from gpumem_tui.cli.errors import NoSourceError, register_input_error
+from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.diagnose import diagnose
 from gpumem_tui.findings import Finding, Thresholds
@@ -49,6 +49,8 @@ async def from_demo(
 ) -> Checked:
     scenario = load_scenario(name)
     at = scenario.highlight_s if at is None else at
+    if at > scenario.duration_s:
+        raise UsageError(f"--at {at:g}: scenario {scenario.name} lasts {scenario.duration_s:g} s")
     plan = manual or scenario_plan(scenario, catalog)
     clock, history = ManualClock(), History()
     feed = DemoFeed(name, clock, seed=seed)

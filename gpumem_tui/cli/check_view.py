@@ -10,22 +10,23 @@ from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.cli.check_sources import Checked
 from gpumem_tui.cli.output import table
 from gpumem_tui.forensics import Forensics
+from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 
 
 def render(checked: Checked, out: Console) -> None:
-    out.print(Text(f"check: {checked.where}", style="bold"))
+    out.print(Text(f"check: {literal(checked.where)}", style="bold"))
     if not checked.findings:
         out.print("No findings: the node matches its plan.")
     for finding in checked.findings:
         out.print(
             Text(f"{finding.severity.upper():9}", style=STYLE[finding.severity])
-            + Text(f"{finding.code}  {finding.title}")
+            + Text(f"{finding.code}  {literal(finding.title)}")
         )
-        out.print(Text(f"          {finding.explanation}"))
-        out.print(Text(f"          try: {finding.try_this}", style="dim"))
+        out.print(Text(f"          {literal(finding.explanation)}"))
+        out.print(Text(f"          try: {literal(finding.try_this)}", style="dim"))
     for plan in checked.plans:
         _plan(plan, out)
     if checked.forensics is not None:
@@ -35,22 +36,22 @@ def render(checked: Checked, out: Console) -> None:
 def _plan(plan: EnginePlan, out: Console) -> None:
     out.print(
         Text(
-            f"\n{plan.label} plan for {plan.endpoint or 'this node'}: {plan.model or 'model unknown'}"
+            f"\n{plan.label} plan for {literal(plan.endpoint, 'this node')}: {literal(plan.model, 'model unknown')}"
             + (f" on GPU {', '.join(map(str, plan.gpu_indices))}" if plan.gpu_indices else "")
         )
     )
     if plan.missing:
-        out.print(Text(f"  no prediction: {plan.missing}"))
+        out.print(Text(f"  no prediction: {literal(plan.missing)}"))
     for fact in plan.found:
-        out.print(Text(f"  found:   {fact}"))
+        out.print(Text(f"  found:   {literal(fact)}"))
     for fact in plan.assumed:
-        out.print(Text(f"  assumed: {fact}"))
+        out.print(Text(f"  assumed: {literal(fact)}"))
 
 
 def _forensics(forensics: Forensics, out: Console) -> None:
     out.print()
     rows = [
-        [f"{m.offset_s:,.0f} s", "" if m.gpu_index is None else str(m.gpu_index), m.severity or "", m.text]
+        [f"{m.offset_s:,.0f} s", "" if m.gpu_index is None else str(m.gpu_index), m.severity or "", literal(m.text)]
         for m in forensics.markers
     ]
     out.print(table("Timeline (seconds into the recording)", ["at", "GPU", "severity", "what"], rows, right={0}))
@@ -59,14 +60,15 @@ def _forensics(forensics: Forensics, out: Console) -> None:
         return
     out.print(
         Text(
-            f"\nFirst critical finding at {forensics.first_critical_offset_s:,.0f} s: {forensics.first_critical.title}"
+            f"\nFirst critical finding at {forensics.first_critical_offset_s:,.0f} s: "
+            f"{literal(forensics.first_critical.title)}"
         )
     )
     rows = [
         [
             str(g.gpu_index),
             str(g.pid),
-            g.name or "?",
+            literal(g.name, "?"),
             fmt(g.start_bytes, "GiB", 2),
             fmt(g.end_bytes, "GiB", 2),
             "+" + fmt(g.growth_bytes, "GiB", 2),

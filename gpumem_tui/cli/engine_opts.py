@@ -6,7 +6,7 @@ import argparse
 
 from rich.text import Text
 
-from gpumem_tui.cli.output import table
+from gpumem_tui.cli.output import say, table
 from gpumem_tui.cli.planargs import Resolved, count, size
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 from gpumem_tui.units import GIB
@@ -76,10 +76,10 @@ def print_engine(out, p: EnginePrediction, tp: int) -> None:
             f"max_num_batched_tokens {p.max_num_batched_tokens:,}, max_model_len {p.max_model_len:,}"
         )
     )
-    out.print(Text("Predicted log lines:", style="bold"))
+    say(out, "Predicted log lines:", style="bold")
     for line in p.log_lines:
-        out.print(Text(f"  {line}"))
+        say(out, f"  {line}")
     for line in p.failures:
-        out.print(Text(f"  x will fail: {line}", style="bold red"))
+        say(out, f"  x will fail: {line}", style="bold red")
     for line in p.warnings:
-        out.print(Text(f"  ! {line}", style="yellow"))
+        say(out, f"  ! {line}", style="yellow")

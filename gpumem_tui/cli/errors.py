@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from gpumem_tui.catalog import CatalogError, LookupFailed
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.units import SizeError
@@ -25,9 +27,17 @@ def register_input_error(cls: type[BaseException]) -> None:
     _INPUT_ERRORS = (*_INPUT_ERRORS, cls)
 
 
+def one_line(exc: BaseException) -> str:
+    """The error as one line; a pydantic error as its first field and reason."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"{'.'.join(map(str, first['loc'])) or 'value'}: {first['msg']}"
+    return " ".join(str(exc).split("\n")[0].split())
+
+
 def exit_code_for(exc: BaseException) -> int | None:
     """2 for bad input, 3 for no data source, None for a bug (let it raise)."""
-    if isinstance(exc, _INPUT_ERRORS):
+    if isinstance(exc, (*_INPUT_ERRORS, ValidationError)):
         return 2
     if isinstance(exc, tuple(_SOURCE_ERRORS)):
         return 3

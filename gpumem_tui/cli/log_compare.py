@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from rich.text import Text
-
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, predict
 from gpumem_tui.planner.vllm.stated import Stated, settings_from
 from gpumem_tui.planner.vllm.versus import versus
 from gpumem_tui.sources.engines.startup_log import StartupLog
-from gpumem_tui.text import literal
 
 
 def log_version(parsed: StartupLog, lines_say_064: bool) -> str | None:
@@ -44,13 +41,13 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog) -> int:
                     "compare": [row.model_dump() for row in rows]})
         return 0
     out = console()
-    out.print(Text(f"{literal(parsed.model)}: vLLM {version or DEFAULT_VERSION}, predicted from the settings the "
-                   "log states", style="bold"))
+    say(out, f"{parsed.model}: vLLM {version or DEFAULT_VERSION}, predicted from the settings the "
+                   "log states", style="bold")
     cells = [[row.label, _num(row.predicted), _num(row.stated), "-" if row.error is None else f"{row.error:+.2%}"]
              for row in rows]
     out.print(table(None, ["", "predicted", "log", "error"], cells, right={1, 2, 3}))
     for note in notes + prediction.warnings:
-        out.print(Text(f"  ! {note}", style="yellow"))
+        say(out, f"  ! {note}", style="yellow")
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 from pathlib import Path
 
 from gpumem_tui.cli.errors import NoSourceError, UsageError
@@ -26,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     source = args.source
-    records = _from_url(source, args.timeout) if "://" in source else _from_file(source)
+    records = _from_url(source, args.timeout) if _is_url(source) else _from_file(source)
     if args.json:
         print_json([r.model_dump(mode="json") for r in records])
         return 0
@@ -102,3 +103,10 @@ def _num(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+def _is_url(source: str) -> bool:
+    """A URL, or `host:port` that names no file here (as --endpoint accepts it)."""
+    if "://" in source:
+        return True
+    return not Path(source).exists() and re.fullmatch(r"[\w.\-\[\]:]+:\d+(/.*)?", source) is not None

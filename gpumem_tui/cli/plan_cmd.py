@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from rich.text import Text
-
 from gpumem_tui.cli.engine_opts import add_engine_options, engine_prediction, print_engine
-from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.cli.planargs import Resolved, add_load_options, add_model_options, plan_input
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.records import Plan
@@ -35,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     found = Resolved(args)
     plan = make_plan(plan_input(args, found))
+    if args.gpus and plan.split_problem:
+        raise UsageError(f"--gpus {args.gpus}: {plan.split_problem}")
     engine = engine_prediction(args, found) if args.engine else None
     extra = found.warnings + ([f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
                               if found.checkpoint and not args.weights else [])
@@ -56,13 +57,16 @@ def run(args: argparse.Namespace) -> int:
 
 def print_plan(plan: Plan, notes: list[str]) -> None:
     out, inp = console(), plan.input
-    out.print(Text(f"{inp.model.id}: {plan.params_total / 1e9:,.2f} B parameters"
+    say(out, f"{inp.model.id}: {plan.params_total / 1e9:,.2f} B parameters"
                    f" ({plan.params_active / 1e9:,.2f} B active per token), {inp.weights_format.name} weights,"
-                   f" {inp.kv_dtype} KV cache"))
-    reported = f"{fmt_both(inp.gpu.capacity_bytes)} reported" if inp.gpu.key != "custom" else "custom"
-    using = f"; planning with {fmt_both(inp.capacity)}" if inp.capacity_bytes else ""
-    out.print(Text(f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
-                   f" ({reported}{using}), {inp.utilization:.0%} utilization"))
+                   f" {'16-bit' if inp.kv_dtype == 'auto' else inp.kv_dtype} KV cache")
+    custom = inp.gpu.capacity_is_nominal and inp.capacity_bytes
+    card = inp.gpu.capacity_bytes
+    reported = "as given" if custom else f"reports {fmt(card)} = {fmt(card, 'GiB')}"
+    planned = f"; planning with {fmt(inp.capacity)} = {fmt(inp.capacity, 'GiB')}"
+    using = planned if inp.capacity_bytes and not custom else ""
+    say(out, f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
+                   f" ({reported}{using}), {inp.utilization:.0%} utilization")
     out.print()
     rows = [[BAND_LABELS.get(b.name, b.name), f"{b.bytes / GB:,.1f}", f"{b.bytes / GIB:,.1f}"]
             for b in plan.per_gpu.bands]
@@ -70,8 +74,8 @@ def print_plan(plan: Plan, notes: list[str]) -> None:
     out.print(table(f"Per GPU ({plan.gpus} GPU{'s' if plan.gpus > 1 else ''})", ["band", "GB", "GiB"], rows, {1, 2}))
     out.print()
     usable = fmt(plan.per_gpu.usable_bytes * plan.gpus)
-    out.print(Text(f"All GPUs: weights {fmt_both(plan.weights_bytes)}, KV cache {fmt_both(plan.kv_bytes)}"
-                   f" at {plan.kv_bytes_per_token:,} bytes per token, usable {usable}"))
-    out.print(Text(verdict(plan), style="bold"))
+    say(out, f"All GPUs: weights {fmt_both(plan.weights_bytes)}, KV cache {fmt_both(plan.kv_bytes)}"
+                   f" at {plan.kv_bytes_per_token:,} bytes per token, usable {usable}")
+    say(out, verdict(plan), style="bold")
     for line in notes + plan.warnings:
-        out.print(Text(f"  ! {line}", style="yellow"))
+        say(out, f"  ! {line}", style="yellow")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec, load_catalog
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
@@ -14,26 +15,45 @@ from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.units import GIB, parse_fraction, parse_size
 
 
-def count(minimum: int):
-    """An argparse type for whole numbers of at least `minimum`, with a plain error."""
+def count(minimum: int, maximum: int = 10**9):
+    """An argparse type for whole numbers from `minimum` to `maximum`, with a plain error."""
 
     def parse(text: str) -> int:
         try:
             value = int(text.replace(",", "").replace("_", ""))
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{text!r} must be at least {minimum}")
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{text!r} must be from {minimum:,} to {maximum:,}")
+        return value
+
+    return parse
+
+
+def seconds(minimum: float = 0.0, maximum: float = 10**7):
+    """An argparse type for a finite number of seconds in [minimum, maximum]."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        if not (math.isfinite(value) and minimum <= value <= maximum):
+            raise argparse.ArgumentTypeError(f"{text!r} must be from {minimum:g} to {maximum:g} seconds")
         return value
 
     return parse
 
 
 def size(text: str) -> int:
+    """A size above zero with its unit (a GPU of 0 bytes plans nothing)."""
     try:
-        return parse_size(text)
+        value = parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0")
+    return value
 
 
 def fraction(text: str) -> float:
@@ -82,8 +102,12 @@ class Resolved:
         self.format = self.catalog.format(args.weights or default_format(self.model))
 
     def _model(self, args: argparse.Namespace) -> ModelSpec:
-        if args.model:
+        if args.model is not None:
+            if not args.model.strip():
+                raise UsageError("--model needs a name (see `gpumem-tui catalog`)")
             return self.catalog.model(args.model)
+        if not args.config.strip():
+            raise UsageError("--config needs a path or an HF id")
         path = find_config(args.config)
         config = load_config(path)
         spec, self.warnings = model_from_config(config, model_id_for(path, config))
@@ -94,7 +118,7 @@ class Resolved:
         if args.gpu:
             return self.catalog.gpu(args.gpu)
         if args.gpu_memory:
-            return GpuSpec(key="custom", nominal_gib=args.gpu_memory / GIB)
+            return GpuSpec(key=f"{args.gpu_memory / 1e9:g}GB-GPU", nominal_gib=args.gpu_memory / GIB)
         raise UsageError("name a GPU with --gpu KEY or give its memory with --gpu-memory SIZE")
 
 

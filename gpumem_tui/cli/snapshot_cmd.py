@@ -8,6 +8,7 @@ import sys
 
 from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
 from gpumem_tui.cli.output import console, print_json
+from gpumem_tui.cli.planargs import seconds
 from gpumem_tui.cli.snapshot_view import render
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.collector import Collector
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--replay", metavar="FILE", help="a recording made with --record (default: its last sample)"
     )
     parser.add_argument(
-        "--at", type=float, metavar="SECONDS", help="seconds into the scenario or the recording"
+        "--at", type=seconds(), metavar="SECONDS", help="seconds into the scenario or the recording"
     )
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
     parser.add_argument("--record", metavar="FILE", help="append the sample to this recording (JSON Lines)")
@@ -46,10 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.at is not None and not (args.demo or args.replay):
+    if args.at is not None and args.demo is None and args.replay is None:
         raise UsageError("--at needs --demo or --replay")
-    if args.at is not None and args.at < 0:
-        raise UsageError(f"--at {args.at:g}: seconds must be 0 or more")
     sample, where = _take(args)
     if args.record:
         with Recorder(args.record) as recorder:
@@ -62,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _take(args: argparse.Namespace) -> tuple[Sample, str]:
-    if args.demo:
+    if args.demo is not None:
         return _demo(args)
     if args.replay:
         return _replay(args)
@@ -73,6 +72,8 @@ def _demo(args: argparse.Namespace) -> tuple[Sample, str]:
     """The simulated node at one moment, its engines scraped over HTTP from their local servers."""
     scenario = load_scenario(args.demo)
     at = scenario.highlight_s if args.at is None else args.at
+    if at > scenario.duration_s:
+        raise UsageError(f"--at {at:g}: scenario {scenario.name} lasts {scenario.duration_s:g} s")
 
     async def one() -> Sample:
         feed = DemoFeed(args.demo, ManualClock(at), seed=args.seed)

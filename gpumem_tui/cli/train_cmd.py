@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 import math
 
-from rich.text import Text
-
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.cli.planargs import Resolved, add_model_options, count, fraction, size
 from gpumem_tui.planner.kv import sequence_bytes_per_gpu
 from gpumem_tui.planner.offload import PCIE_X16_GBPS, kv_offload_breakeven, offload_estimate, prefill_flops
+from gpumem_tui.planner.parallel import split_problem
 from gpumem_tui.planner.params import count_params
 from gpumem_tui.planner.training import adapter_training, full_training
 from gpumem_tui.planner.weights import weights_bytes
@@ -58,9 +57,9 @@ def run_train(args: argparse.Namespace) -> int:
             ["activations", fmt_both(estimate.activations_bytes)], ["total", fmt_both(estimate.total_bytes)]]
     out = console()
     out.print(table(f"{found.model.id}: {estimate.mode} training", ["part", "memory"], rows))
-    out.print(Text(f"On {found.gpu.key} ({fmt_both(capacity)}): "
+    say(out, f"On {found.gpu.key} ({fmt_both(capacity)}): "
                    + ("fits one GPU." if gpus_needed <= 1 else
-                      f"needs at least {gpus_needed} GPUs with everything sharded (FSDP / ZeRO-3)."), style="bold"))
+                      f"needs at least {gpus_needed} GPUs with everything sharded (FSDP / ZeRO-3)."), style="bold")
     return 0
 
 
@@ -72,6 +71,9 @@ def run_offload(args: argparse.Namespace) -> int:
     link = args.link_gbps or PCIE_X16_GBPS.get(gpu.pcie_gen or 0)
     if not link:
         raise UsageError(f"{gpu.key}: PCIe generation unknown; give --link-gbps")
+    problem = split_problem(model, args.gpus)
+    if problem:
+        raise UsageError(f"--gpus {args.gpus}: {problem}")
     total = weights_bytes(count_params(model), found.format)
     capacity = args.gpu_memory or gpu.capacity_bytes
     kv_one = sequence_bytes_per_gpu(model, args.context, "auto", args.gpus)
@@ -83,17 +85,17 @@ def run_offload(args: argparse.Namespace) -> int:
                     "kv_offload": kv.model_dump() if kv else None})
         return 0
     out = console()
-    out.print(Text(f"{model.id} in {found.format.name} ({fmt_both(total)}) on {args.gpus} x {gpu.key}: "
+    say(out, f"{model.id} in {found.format.name} ({fmt_both(total)}) on {args.gpus} x {gpu.key}: "
                    f"{fmt_both(speed.resident_bytes_per_gpu)} per GPU from HBM at {gpu.mem_bandwidth_gbps:,.0f} GB/s, "
-                   f"{fmt_both(speed.offloaded_bytes_per_gpu)} over the link at {link:,.0f} GB/s"))
-    out.print(Text(f"  {speed.hbm_seconds * 1e3:,.1f} ms from HBM + {speed.link_seconds * 1e3:,.1f} ms over the link = "
+                   f"{fmt_both(speed.offloaded_bytes_per_gpu)} over the link at {link:,.0f} GB/s")
+    say(out, f"  {speed.hbm_seconds * 1e3:,.1f} ms from HBM + {speed.link_seconds * 1e3:,.1f} ms over the link = "
                    f"{speed.tokens_per_second:,.2f} tokens/s for one conversation; the GPU is busy "
-                   f"{speed.gpu_busy_fraction:.1%} of the time", style="bold"))
+                   f"{speed.gpu_busy_fraction:.1%} of the time", style="bold")
     if kv:
-        out.print(Text(f"KV offload at {args.context:,} tokens: fetch {fmt_both(kv.kv_bytes)} per GPU in "
+        say(out, f"KV offload at {args.context:,} tokens: fetch {fmt_both(kv.kv_bytes)} per GPU in "
                        f"{kv.fetch_seconds * 1e3:,.1f} ms"
                        f" vs recompute in {kv.recompute_seconds * 1e3:,.1f} ms; fetching wins on links faster than "
-                       f"{kv.breakeven_link_gbps:,.2f} GB/s"))
+                       f"{kv.breakeven_link_gbps:,.2f} GB/s")
     return 0
 
 

@@ -6,8 +6,7 @@ import argparse
 import time
 
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.planargs import count, fraction, manual_plan
+from gpumem_tui.cli.planargs import count, fraction, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.judge import Judge
 from gpumem_tui.planner.vllm import DEFAULT_VERSION
@@ -16,6 +15,7 @@ from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.mock import WallClock, load_scenario
 from gpumem_tui.sources.nvml import NvmlSource
+from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.replay import ReplaySource
 
 DEFAULT_DEMO = "healthy-8b"
@@ -34,27 +34,29 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--replay", metavar="FILE", help="play a recording made with --record")
     group.add_argument("--record", metavar="FILE", help="record every sample to this file (JSON Lines)")
     group.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint")
-    group.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="refresh every (default 1)")
-    group.add_argument("--speed", type=float, default=1.0, help="demo or replay speed (default 1)")
+    group.add_argument("--interval", type=seconds(0.1, 3600), default=1.0, metavar="SECONDS",
+                       help="refresh every (default 1, at least 0.1)")
+    group.add_argument("--speed", type=seconds(0.01, 10_000), default=1.0, help="demo or replay speed (default 1)")
     group.add_argument("--model", metavar="ID", help="preload a plan for this model")
-    group.add_argument("--quantization", metavar="METHOD")
-    group.add_argument("--kv-dtype", default="auto", metavar="DT")
+    group.add_argument("--quantization", metavar="METHOD", help="the plan's weights: fp8, w8a8, w4a16, mxfp4 ...")
+    group.add_argument("--kv-dtype", default="auto", metavar="DT", help="the plan's KV cache dtype (auto, fp8)")
     group.add_argument("--context", type=count(1), metavar="TOKENS", help="max model length of the plan")
-    group.add_argument("--users", type=count(0), default=1, metavar="N")
-    group.add_argument("--utilization", type=fraction, default=0.9, metavar="F")
+    group.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations the plan expects")
+    group.add_argument("--utilization", type=fraction, default=0.9, metavar="F",
+                       help="the plan's --gpu-memory-utilization (default 0.9)")
     group.add_argument("--gpus", type=count(1), metavar="N", help="split of the plan")
-    group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z")
-    group.add_argument("--catalog", action="append", default=[], metavar="DIR")
+    group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z",
+                       help=f"release whose sizing rules the plan follows (default {DEFAULT_VERSION})")
+    group.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
 
 
 def build_feed(args: argparse.Namespace) -> Feed:
-    if args.interval <= 0 or args.speed <= 0:
-        raise UsageError("--interval and --speed must be above 0")
-    if args.demo:
+    if args.demo is not None:
         load_scenario(args.demo)
         return DemoFeed(args.demo, WallClock(speed=args.speed))
     if args.replay:
-        return ReplayFeed(ReplaySource(args.replay, speed=args.speed), args.replay)
+        pace = Pace()
+        return ReplayFeed(ReplaySource(args.replay, clock=pace, speed=args.speed), args.replay, pace)
     host = HostSource()
     collector = Collector(NvmlSource(), host, source="nvml")
     return LiveFeed(collector, host.command_lines, args.endpoint)
@@ -62,7 +64,7 @@ def build_feed(args: argparse.Namespace) -> Feed:
 
 def build_judge(args: argparse.Namespace) -> Judge:
     catalog = load_catalog(args.catalog)
-    plan = scenario_plan(load_scenario(args.demo), catalog) if args.demo else None
+    plan = scenario_plan(load_scenario(args.demo), catalog) if args.demo is not None else None
     plan = manual_plan(args, catalog) or plan
     return Judge(catalog, plan)
 

@@ -40,7 +40,7 @@ def _model_warnings(plan: Plan) -> list[str]:
     if model.mla is None and plan.gpus > heads:
         out.append(f"{plan.gpus} GPUs exceed the {heads} KV heads: each GPU keeps "
                    f"{kv_heads_per_gpu(model, plan.gpus, inp.kv_heads)} replicated head, so the KV cache "
-                   f"is stored {plan.gpus // heads} times over")
+                   f"is stored {plan.gpus / heads:g} times over")
     if model.mla is not None and plan.gpus > 1:
         out.append("MLA latent cache is replicated on every GPU: the split does not shrink KV per token")
     ckpt = model.checkpoint_format

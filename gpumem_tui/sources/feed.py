@@ -21,6 +21,7 @@ from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.mock import SimulatedNode, demo_collector
 from gpumem_tui.sources.mock.engine_server import MockEngineServer
+from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.replay import ReplaySource
 
 DISCOVERY_EVERY_S = 10.0
@@ -72,6 +73,7 @@ class DemoFeed:
 
     def __init__(self, scenario: str, clock: Callable[[], float], seed: int | None = None):
         self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
+        self.clock = clock
         self.nvml = self.collector.gpu_reader.module  # the fake NVML: faults can be injected into a demo
         self.label, self.live = f"demo {self.node.scenario.name}", True
         self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
@@ -83,8 +85,16 @@ class DemoFeed:
         self.declared = {server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
                          for engine_id, server in self.servers.items()}
 
+    def pause(self) -> None:
+        getattr(self.clock, "pause", lambda: None)()
+
+    def resume(self) -> None:
+        getattr(self.clock, "resume", lambda: None)()
+
     async def sample(self) -> Sample:
-        sample = self.collector.sample()
+        # The simulator steps every simulated second since the last call: off the event loop, so a demo
+        # at high speed never stalls the screen.
+        sample = await asyncio.to_thread(self.collector.sample)
         for engine_id, server in self.servers.items():
             server.update([self.node.engine_state(engine_id)])
         if not self.servers:
@@ -104,17 +114,26 @@ def _served(node: SimulatedNode, server: MockEngineServer, engine_id: str) -> En
 
 
 class ReplayFeed:
-    """A recording: each call gives the newest recorded sample at or before the replay position."""
+    """A recording: each call gives the newest recorded sample at or before the replay position.
+    Build its ReplaySource on a `Pace` to let pause hold the position."""
 
-    def __init__(self, replay: ReplaySource, name: str):
-        self.replay, self.name, self.live = replay, name, False
+    def __init__(self, replay: ReplaySource, name: str, pace: Pace | None = None):
+        self.replay, self.name, self.live, self.pace = replay, name, False, pace
+
+    def pause(self) -> None:
+        if self.pace:
+            self.pace.pause()
+
+    def resume(self) -> None:
+        if self.pace:
+            self.pace.resume()
 
     @property
     def label(self) -> str:
         return f"replay {self.name} at {self.replay.position:,.0f} s"
 
     async def sample(self) -> Sample:
-        return self.replay.sample()
+        return await asyncio.to_thread(self.replay.sample)
 
     async def aclose(self) -> None:
         return None

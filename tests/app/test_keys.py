@@ -154,3 +154,15 @@ async def test_planner_recomputes_and_applies_to_the_overlay(make_app):
         await settle(app, pilot)
         assert isinstance(app.screen, MainScreen) and app.judge.plan.model.id == "meta-llama/Llama-3.1-70B"
         assert all("\nmanual " in card(app, i) for i in range(4))
+
+
+async def test_planner_applies_a_4_bit_plan_as_the_engine_would_load_it(make_app):
+    app = make_app("healthy-8b")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")
+        app.screen.query_one("#weights").value = "int4"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert app.judge.plan.quantization == "w4a16"

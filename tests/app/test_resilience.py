@@ -91,3 +91,55 @@ async def test_outside_text_is_shown_literally(catalog, tmp_path):
         row = [cell.plain for cell in app.screen.query_one("#processes").get_row_at(0)]
         assert "[i]root[/i]" in row and "[link=http://x]click[/link]" in row[-1] and "\\x1b[31mred" in row[-1]
         assert "[red]host[/red]" in str(app.screen.query_one("#header").render())
+
+
+class FullDisk:
+    """A recorder whose disk filled up: every write fails as the OS says so."""
+
+    path = "full.jsonl"
+
+    def write(self, sample):
+        raise OSError(28, "No space left on device")
+
+    def close(self):
+        self.closed = True
+
+
+async def test_a_recording_that_cannot_be_written_stops_recording_not_the_app(make_app):
+    app = make_app("healthy-8b", at=100)
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        app.recorder = FullDisk()
+        app.demo_clock.set(110)
+        await refresh(app, pilot)
+        assert app.recorder is None and app.sample.timestamp == app.demo_feed.node.timestamp
+        app.demo_clock.set(120)
+        await refresh(app, pilot)
+        assert app.is_running
+
+
+async def test_pause_holds_a_replay_in_place(make_app, tmp_path, catalog):
+    from gpumem_tui.sources.feed import ReplayFeed
+    from gpumem_tui.sources.pace import Pace
+    from gpumem_tui.sources.replay import Recorder, ReplaySource
+
+    path = tmp_path / "rec.jsonl"
+    feed = DemoFeed("healthy-8b", ManualClock(0))
+    with Recorder(path) as recorder:
+        for t in range(0, 60, 10):
+            feed.clock.set(t)
+            recorder.write(await feed.sample())
+    await feed.aclose()
+    now = [0.0]
+    pace = Pace(lambda: now[0])
+    replay = ReplayFeed(ReplaySource(path, clock=pace), "rec.jsonl", pace)
+    app = GpuMemApp(replay, Judge(catalog), poll=False)
+    async with app.run_test() as pilot:
+        now[0] = 20
+        await refresh(app, pilot)
+        await pilot.press("space")
+        now[0] = 50
+        assert "at 20 s" in replay.label
+        await pilot.press("space")
+        await refresh(app, pilot)
+        assert "at 20 s" in replay.label and app.sample.timestamp - feed.node.timestamp == -30

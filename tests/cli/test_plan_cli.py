@@ -51,7 +51,7 @@ def test_check_exits_1_when_it_does_not_fit(capsys):
     (["plan", "--model", "llama-3.1-7b", "--gpu", "h100"], "closest: meta-llama/Llama-3.1-70B"),
     (["plan", "--model", "llama-3.1-8b", "--gpu", "h1000"], "unknown GPU 'h1000'; closest: H100"),
     (["plan", "--model", "llama-3.1-8b", "--gpu-memory", "80"], "write a number and a unit"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--users", "-3"], "must be at least 0"),
+    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--users", "-3"], "must be from 0 to"),
     (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--overhead", "lots"], "cannot read size"),
     (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--kv-dtype", "fp7"], "unknown KV dtype"),
     (["plan", "--model", "llama-3.1-8b"], "--gpu KEY"),
@@ -65,8 +65,9 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
 
 
 def test_an_invalid_split_explains_the_head_count(capsys):
-    plan = run_json(capsys, "plan", "--model", "qwen2.5-7b", "--gpu", "l4", "--gpus", "8")
-    assert not plan["fits"] and "28 attention heads" in plan["split_problem"]
+    assert main(["plan", "--model", "qwen2.5-7b", "--gpu", "l4", "--gpus", "8", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "--gpus 8" in err and "28 attention heads" in err and "valid splits: 1, 2, 4" in err
 
 
 def test_fit_json_has_one_cell_per_model_format_gpu(capsys):

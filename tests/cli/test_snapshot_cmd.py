@@ -89,7 +89,7 @@ def test_replay_past_the_end_and_a_cut_off_line_warn(tmp_path, capsys):
     [
         (["snapshot", "--at", "5"], "--at needs --demo or --replay"),
         (["snapshot", "--demo", "healthy-7b"], "closest: healthy-8b"),
-        (["snapshot", "--demo", "healthy-8b", "--at", "-1"], "0 or more"),
+        (["snapshot", "--demo", "healthy-8b", "--at", "-1"], "must be from 0"),
         (["snapshot", "--demo", "healthy-8b", "--replay", "x.jsonl"], "not allowed with"),
     ],
 )

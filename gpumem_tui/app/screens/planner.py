@@ -22,6 +22,10 @@ from gpumem_tui.units import GB, GIB
 
 FIT_GPUS = ["rtx4090", "l40s", "a100", "h100", "h200", "b200"]
 FIT_FORMATS = ["bf16", "fp8", "int4"]
+# The overlay plans with vLLM's sizing: each weight format as the engine's quantization method
+# (16-bit formats load natively; nf4 is bitsandbytes' 4-bit, sized like w4a16).
+ENGINE_QUANTIZATION = {"fp8": "fp8", "int8": "w8a8", "int4": "w4a16", "int4-raw": "w4a16", "nf4": "w4a16",
+                       "mxfp4": "mxfp4"}
 
 
 class PlannerScreen(Screen):
@@ -131,12 +135,11 @@ class PlannerScreen(Screen):
         try:
             inp = self.plan_input()
         except (ValueError, KeyError):
-            self.notify("fix the inputs first", severity="warning")
+            self.notify("fix the inputs first", severity="warning", markup=False)
             return
-        quantization = None if inp.weights_format.bits_per_param >= 16 else inp.weights_format.name
         plan = ManualPlan(
             model=inp.model,
-            quantization=quantization if quantization in ("fp8", "mxfp4") else None,
+            quantization=ENGINE_QUANTIZATION.get(inp.weights_format.name),
             kv_cache_dtype=inp.kv_dtype,
             max_model_len=inp.context,
             users=inp.users,

@@ -19,10 +19,15 @@ class EngineCard(Widget):
     DEFAULT_CSS = "EngineCard { height: auto; }"
     content: reactive[tuple] = reactive(tuple)
 
-    def show(self, endpoint: EndpointStatus, record: EngineRecord | None, planned_tokens: int | None,
-             history: list[float]) -> None:
-        self.content = (_title(endpoint, record), _gauge(record), _stats(record, planned_tokens),
-                        tuple(round(v * 8) for v in history[-200:]))
+    def show(
+        self, endpoint: EndpointStatus, record: EngineRecord | None, planned_tokens: int | None, history: list[float]
+    ) -> None:
+        self.content = (
+            _title(endpoint, record),
+            _gauge(record, endpoint),
+            _stats(record, planned_tokens),
+            tuple(round(v * 8) for v in history[-200:]),
+        )
 
     def watch_content(self, old: tuple, new: tuple) -> None:
         """Lay out again only when the number of lines changes (notes come and go)."""
@@ -47,17 +52,22 @@ def _title(endpoint: EndpointStatus, record: EngineRecord | None) -> Text:
     text.append(f" {literal(record.model, '?')}" if record else "")
     text.append(f"  {literal(endpoint.url)}", style="dim")
     state_style = {"ok": "green", "stale": "yellow", "down": "bold red"}[endpoint.state]
-    text.append(f"  {endpoint.state} ", style=state_style)
+    text.append(f"  {endpoint.state}", style=state_style)
     if endpoint.state != "ok":
-        age = f" (last good {endpoint.age_s:.0f} s ago)" if endpoint.age_s is not None else ""
+        age = (
+            f" (last good {endpoint.age_s:.0f} s ago)"
+            if endpoint.age_s is not None and endpoint.state == "stale"
+            else ""
+        )
         text.append(f"{age}: {literal(endpoint.error, 'no answer')}", style=state_style)
     return text
 
 
-def _gauge(record: EngineRecord | None) -> Text:
+def _gauge(record: EngineRecord | None, endpoint: EndpointStatus) -> Text:
     usage = record.kv_usage_fraction if record else None
     if usage is None:
-        return Text("KV cache  n/a (the engine does not export its usage)", style="dim")
+        why = "no reading: the endpoint is down" if record is None else "the engine does not export its usage"
+        return Text(f"KV cache  n/a ({why})", style="dim")
     filled = round(min(1.0, max(0.0, usage)) * GAUGE_WIDTH)
     style = "bold red" if usage >= 0.98 else ("yellow" if usage >= 0.9 else "green")
     text = Text("KV cache  ")

@@ -9,7 +9,7 @@ from gpumem_tui.models import ProcessRecord
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
-COLUMNS = ("pid", "user", "GPU", "GPU memory", "host RSS", "CPU", "engine", "command")
+COLUMNS = ("pid", "user", "GPU", "GPU memory", "host RSS", "CPU", "engine", "name", "command")
 SORTS = ("GPU memory", "pid", "GPU", "host RSS", "user")
 
 
@@ -59,5 +59,5 @@ def _cells(p: ProcessRecord, engine_pids: set[int], unit: str) -> tuple[Text, ..
     return (
         Text(str(p.pid)), Text(literal(p.user, "?")), Text(str(p.gpu_index)), Text(fmt(p.gpu_memory_bytes, unit)),
         Text(fmt(p.host_rss_bytes, "GiB")), Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
-        Text("yes" if p.pid in engine_pids else ""), Text(literal(command)[:200]),
+        Text("yes" if p.pid in engine_pids else ""), Text(literal(p.name, "")[:32]), Text(literal(command)[:200]),
     )

@@ -27,7 +27,11 @@ def endpoint(url: str, engine: str | None = None, pids: tuple[int, ...] = (), no
     text = url.strip()
     if "://" not in text:
         text = "http://" + text
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as exc:
+        raise EndpointError(f"endpoint {url!r} is not a valid URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise EndpointError(f"endpoint {url!r} is not an http(s) URL like http://127.0.0.1:8000")
     path = parts.path.rstrip("/")

@@ -9,6 +9,8 @@ from gpumem_tui.sources.engines.prometheus import Families, finite
 Key = tuple[str | None, ...]
 
 
+LIMIT = 1e15  # no engine has a quadrillion blocks, tokens or requests
+
 class SeriesReader:
     """Values of the selected families, looked up by the labels that tell served models apart."""
 
@@ -26,12 +28,13 @@ class SeriesReader:
         return sorted(found, key=lambda k: tuple(v or "" for v in k))
 
     def value(self, name: str, key: Key) -> float | None:
-        """The reading of `name` for this key; NaN or infinity counts as missing and leaves a note."""
+        """The reading of `name` for this key. Every metric read here is a count, a size or a fraction:
+        NaN, infinity, a negative or an absurd value counts as missing and leaves a note."""
         for sample in self.families.get(name):
             if self.key(sample.labels) == key:
-                if finite(sample.value) is None:
-                    self.notes.setdefault(key, []).append(f"{name} reads {sample.value}; shown as missing")
-                return finite(sample.value)
+                if plausible(sample.value) is None:
+                    self.notes.setdefault(key, []).append(f"{name} reads {sample.value:g}; shown as missing")
+                return plausible(sample.value)
         return None
 
     def first(self, names: Sequence[str], key: Key) -> float | None:
@@ -46,6 +49,12 @@ class SeriesReader:
         return name in self.families.present
 
 
+def plausible(value: float | None) -> float | None:
+    """A finite reading from 0 to 10^15, else None."""
+    value = finite(value)
+    return value if value is not None and 0 <= value <= LIMIT else None
+
+
 def as_int(value: float | None) -> int | None:
     return None if value is None else int(round(value))
 
@@ -54,14 +63,15 @@ def label_int(labels: dict[str, str], name: str) -> int | None:
     """An integer carried as a label value (`num_gpu_blocks="29750"`); "None" or junk is missing."""
     raw = labels.get(name)
     try:
-        return int(float(raw)) if raw not in (None, "", "None") else None
+        value = plausible(float(raw)) if raw not in (None, "", "None") else None
     except ValueError:
         return None
+    return None if value is None else int(value)
 
 
 def label_float(labels: dict[str, str], name: str) -> float | None:
     raw = labels.get(name)
     try:
-        return finite(float(raw)) if raw not in (None, "", "None") else None
+        return plausible(float(raw)) if raw not in (None, "", "None") else None
     except ValueError:
         return None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from gpumem_tui.sources.pace import Pace
+
 
 class ManualClock:
     """Simulated seconds since the scenario started; moves only when told to."""
@@ -24,11 +26,13 @@ class ManualClock:
 
 
 class WallClock:
-    """Simulated seconds that follow the monotonic clock, `speed` times as fast, from `start_s`."""
+    """Simulated seconds that follow the monotonic clock, `speed` times as fast, from `start_s`;
+    `pause()` holds them (the TUI's pause key)."""
 
     def __init__(self, speed: float = 1.0, start_s: float = 0.0):
-        self._origin = time.monotonic()
+        self._pace = Pace(time.monotonic)
         self._speed, self._start = speed, start_s
+        self.pause, self.resume = self._pace.pause, self._pace.resume
 
     def __call__(self) -> float:
-        return self._start + (time.monotonic() - self._origin) * self._speed
+        return self._start + self._pace() * self._speed
