@@ -112,8 +112,13 @@ class GpuMemApp(App[None]):
             return
         overlays, findings = self.judge(self.sample, self.history) if self.sample else ({}, [])
         if self.last_error:
-            failed = Finding(severity="warning", code="refresh_failed", title=f"refresh failed: {self.last_error}",
-                             explanation="the screen shows the last sample that arrived", try_this="see the log")
+            failed = Finding(
+                severity="warning",
+                code="refresh_failed",
+                title=f"refresh failed: {self.last_error}",
+                explanation="the screen shows the last sample that arrived",
+                try_this="see the log",
+            )
             findings = [failed, *findings]
         age = self.clock() - self.sample.timestamp if self.sample and self.feed.live else None
         screen.show(

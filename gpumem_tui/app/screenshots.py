@@ -34,8 +34,12 @@ async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], 
     catalog = load_catalog()
     clock = ManualClock(max(0.0, moment - 60))
     feed = DemoFeed(scenario, clock)
-    app = GpuMemApp(feed, Judge(catalog, scenario_plan(load_scenario(scenario), catalog)), poll=False,
-                    clock=lambda: feed.node.timestamp)
+    app = GpuMemApp(
+        feed,
+        Judge(catalog, scenario_plan(load_scenario(scenario), catalog)),
+        poll=False,
+        clock=lambda: feed.node.timestamp,
+    )
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         for t in range(int(max(0.0, moment - 60)), int(moment) + 1, 5):

@@ -15,10 +15,9 @@ from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json
-from gpumem_tui.cli.planargs import count, fraction, manual_plan, seconds
+from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.findings import SEVERITY_ORDER, Thresholds, worst
 from gpumem_tui.overlays import ManualPlan
-from gpumem_tui.planner.vllm import DEFAULT_VERSION
 from gpumem_tui.sources.mock import scenario_names
 
 SCHEMA = "gpumem-tui.check/1"
@@ -35,16 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
     parser.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint (live)")
     parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/check-json.md)")
-    plan = parser.add_argument_group("a plan to check against (default: one made from what is running)")
-    plan.add_argument("--model", metavar="ID", help="the planned model (catalog name or HF id)")
-    plan.add_argument("--quantization", metavar="METHOD", help="the planned weight format (fp8, awq, ...)")
-    plan.add_argument("--kv-dtype", default="auto", metavar="DT")
-    plan.add_argument("--context", type=count(1), metavar="TOKENS", help="the planned max model length")
-    plan.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations at that length")
-    plan.add_argument("--utilization", type=fraction, default=0.9, metavar="F")
-    plan.add_argument("--gpus", type=count(1), metavar="N", help="the planned split")
-    plan.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z")
-    plan.add_argument("--catalog", action="append", default=[], metavar="DIR")
+    add_plan_options(parser.add_argument_group("a plan to check against (default: one made from what is running)"),
+                     "check against a plan")
     parser.set_defaults(run=run)
 
 

@@ -4,6 +4,7 @@ recording the timeline markers and who grew before the first critical finding.""
 from __future__ import annotations
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.text import Text
 
 from gpumem_tui.autoplan import EnginePlan
@@ -25,8 +26,8 @@ def render(checked: Checked, out: Console) -> None:
             Text(f"{finding.severity.upper():9}", style=STYLE[finding.severity])
             + Text(f"{finding.code}  {literal(finding.title)}")
         )
-        out.print(Text(f"          {literal(finding.explanation)}"))
-        out.print(Text(f"          try: {literal(finding.try_this)}", style="dim"))
+        out.print(Padding(Text(literal(finding.explanation)), (0, 0, 0, 10)))
+        out.print(Padding(Text(f"try: {literal(finding.try_this)}", style="dim"), (0, 0, 0, 10)))
     for plan in checked.plans:
         _plan(plan, out)
     if checked.forensics is not None:

@@ -12,6 +12,8 @@ from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.dtypes import kv_dtype_bytes
 from gpumem_tui.planner.records import PlanInput
+from gpumem_tui.planner.vllm import DEFAULT_VERSION
+from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
 from gpumem_tui.units import GIB, parse_fraction, parse_size
 
 
@@ -102,17 +104,26 @@ class Resolved:
         self.format = self.catalog.format(args.weights or default_format(self.model))
 
     def _model(self, args: argparse.Namespace) -> ModelSpec:
+        spec, self.warnings, self.checkpoint = self.read_model(args, self.catalog)
+        return spec
+
+    @staticmethod
+    def read_model(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelSpec, list[str], CheckpointBytes | None]:
+        """The model --model names, or the one --config describes (with its warnings and checkpoint bytes)."""
         if args.model is not None:
             if not args.model.strip():
                 raise UsageError("--model needs a name (see `gpumem-tui catalog`)")
-            return self.catalog.model(args.model)
+            return catalog.model(args.model), [], None
         if not args.config.strip():
             raise UsageError("--config needs a path or an HF id")
         path = find_config(args.config)
         config = load_config(path)
-        spec, self.warnings = model_from_config(config, model_id_for(path, config))
-        self.checkpoint = checkpoint_bytes(path.parent)
-        return spec
+        spec, warnings = model_from_config(config, model_id_for(path, config))
+        return spec, warnings, checkpoint_bytes(path.parent)
+
+    @staticmethod
+    def model_of(args: argparse.Namespace, catalog: Catalog) -> ModelSpec:
+        return Resolved.read_model(args, catalog)[0]
 
     def _gpu(self, args: argparse.Namespace) -> GpuSpec:
         if args.gpu:
@@ -140,20 +151,37 @@ def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
                      kv_heads=args.kv_heads, weights_bytes_override=exact)
 
 
+def add_plan_options(group, what: str) -> None:
+    """The options that describe a manual plan (`what` says what it is for), shared by the TUI and check."""
+    which = group.add_mutually_exclusive_group()
+    which.add_argument("--model", metavar="ID", help=f"{what}: the model (catalog name or HF id)")
+    which.add_argument("--config", metavar="PATH", help="... or its config.json, model directory or cached HF id")
+    weights = group.add_mutually_exclusive_group()
+    weights.add_argument("--weights", metavar="FMT", help="weight format of the plan: bf16, fp8, int8, int4, mxfp4")
+    weights.add_argument("--quantization", metavar="METHOD", help="... or vLLM's method: fp8, w8a8, w4a16, awq")
+    group.add_argument("--kv-dtype", default="auto", metavar="DT", help="KV cache dtype of the plan (auto, fp8)")
+    group.add_argument("--context", type=count(1), metavar="TOKENS", help="max model length of the plan")
+    group.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations at that length")
+    group.add_argument("--utilization", type=fraction, default=0.9, metavar="F",
+                       help="--gpu-memory-utilization of the plan (default 0.9)")
+    group.add_argument("--gpus", type=count(1), metavar="N", help="split of the plan")
+    group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z",
+                       help=f"release whose sizing rules the plan follows (default {DEFAULT_VERSION})")
+    group.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
+
+
 def manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None:
-    """The plan the plan options describe (--model and what goes with it), or None without --model."""
-    if not args.model:
-        for flag in ("quantization", "context", "gpus"):
+    """The plan the plan options describe (--model or --config and what goes with it), or None."""
+    if args.model is None and args.config is None:
+        for flag in ("weights", "quantization", "context", "gpus"):
             if getattr(args, flag) is not None:
                 raise UsageError(f"--{flag} describes a plan: give --model too")
         return None
-    return ManualPlan(
-        model=catalog.model(args.model),
-        quantization=args.quantization,
-        kv_cache_dtype=args.kv_dtype,
-        max_model_len=args.context,
-        users=args.users,
-        utilization=args.utilization,
-        tp=args.gpus,
-        version=args.vllm_version,
-    )
+    model = Resolved.model_of(args, catalog)
+    quantization = args.quantization
+    if args.weights is not None:
+        fmt = catalog.format(args.weights)
+        quantization = FORMAT_TO_QUANTIZATION.get(fmt.name)
+    return ManualPlan(model=model, quantization=quantization, kv_cache_dtype=args.kv_dtype,
+                      max_model_len=args.context, users=args.users, utilization=args.utilization, tp=args.gpus,
+                      version=args.vllm_version)

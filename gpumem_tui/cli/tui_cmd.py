@@ -6,10 +6,9 @@ import argparse
 import time
 
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.cli.planargs import count, fraction, manual_plan, seconds
+from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.judge import Judge
-from gpumem_tui.planner.vllm import DEFAULT_VERSION
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
 from gpumem_tui.sources.host import HostSource
@@ -37,17 +36,8 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--interval", type=seconds(0.1, 3600), default=1.0, metavar="SECONDS",
                        help="refresh every (default 1, at least 0.1)")
     group.add_argument("--speed", type=seconds(0.01, 10_000), default=1.0, help="demo or replay speed (default 1)")
-    group.add_argument("--model", metavar="ID", help="preload a plan for this model")
-    group.add_argument("--quantization", metavar="METHOD", help="the plan's weights: fp8, w8a8, w4a16, mxfp4 ...")
-    group.add_argument("--kv-dtype", default="auto", metavar="DT", help="the plan's KV cache dtype (auto, fp8)")
-    group.add_argument("--context", type=count(1), metavar="TOKENS", help="max model length of the plan")
-    group.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations the plan expects")
-    group.add_argument("--utilization", type=fraction, default=0.9, metavar="F",
-                       help="the plan's --gpu-memory-utilization (default 0.9)")
-    group.add_argument("--gpus", type=count(1), metavar="N", help="split of the plan")
-    group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z",
-                       help=f"release whose sizing rules the plan follows (default {DEFAULT_VERSION})")
-    group.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
+    add_plan_options(parser.add_argument_group("a plan to draw over the GPUs (default: from what runs)"),
+                     "preload a plan")
 
 
 def build_feed(args: argparse.Namespace) -> Feed:

@@ -11,21 +11,19 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, OptionList, Select, Static
 
+from gpumem_tui.app.tone import tone
 from gpumem_tui.catalog import Catalog, ModelSpec
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.fit import fit_matrix
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.report import verdict
+from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
 from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB
 
 FIT_GPUS = ["rtx4090", "l40s", "a100", "h100", "h200", "b200"]
 FIT_FORMATS = ["bf16", "fp8", "int4"]
-# The overlay plans with vLLM's sizing: each weight format as the engine's quantization method
-# (16-bit formats load natively; nf4 is bitsandbytes' 4-bit, sized like w4a16).
-ENGINE_QUANTIZATION = {"fp8": "fp8", "int8": "w8a8", "int4": "w4a16", "int4-raw": "w4a16", "nf4": "w4a16",
-                       "mxfp4": "mxfp4"}
 
 
 class PlannerScreen(Screen):
@@ -88,8 +86,11 @@ class PlannerScreen(Screen):
         options = self.query_one("#model-list", OptionList)
         options.clear_options()
         wanted = text.strip().lower()
-        matches = [m for m, spec in sorted(self.catalog.models.items())
-                   if wanted in m.lower() or any(wanted in a for a in spec.aliases)]
+        matches = [
+            m
+            for m, spec in sorted(self.catalog.models.items())
+            if wanted in m.lower() or any(wanted in a for a in spec.aliases)
+        ]
         options.add_options(matches)
         if matches and self.model_id not in matches:
             self.model_id = matches[0]
@@ -117,10 +118,12 @@ class PlannerScreen(Screen):
         try:
             inp = self.plan_input()
         except (ValueError, KeyError) as exc:
-            plan_view.update(Text(f"Cannot plan yet: {literal(str(exc).splitlines()[0])}", style="yellow"))
+            plan_view.update(
+                Text(f"Cannot plan yet: {literal(str(exc).splitlines()[0])}", style=tone(self.app, "warning"))
+            )
             return
         plan = make_plan(inp)
-        plan_view.update(_plan_table(plan))
+        plan_view.update(_plan_table(plan, tone(self.app, "warning")))
         cells = fit_matrix(
             [inp.model],
             [self.catalog.format(f) for f in FIT_FORMATS],
@@ -139,7 +142,7 @@ class PlannerScreen(Screen):
             return
         plan = ManualPlan(
             model=inp.model,
-            quantization=ENGINE_QUANTIZATION.get(inp.weights_format.name),
+            quantization=FORMAT_TO_QUANTIZATION.get(inp.weights_format.name),
             kv_cache_dtype=inp.kv_dtype,
             max_model_len=inp.context,
             users=inp.users,
@@ -150,14 +153,14 @@ class PlannerScreen(Screen):
         self.app.pop_screen()
 
 
-def _plan_table(plan) -> Group:
+def _plan_table(plan, warn) -> Group:
     table = Table(title=Text(literal(plan.input.model.id), style="bold"), title_justify="left", box=None)
     for name in ("per GPU", "GB", "GiB"):
         table.add_column(name, justify="left" if name == "per GPU" else "right")
     for band in plan.per_gpu.bands:
         table.add_row(band.name.replace("_", " "), f"{band.bytes / GB:,.1f}", f"{band.bytes / GIB:,.1f}")
     lines = [table, Text(verdict(plan), style="bold")]
-    lines += [Text(f"! {literal(w)}", style="yellow") for w in plan.warnings]
+    lines += [Text(f"! {literal(w)}", style=warn) for w in plan.warnings]
     return Group(*lines)
 
 

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.widgets.gpu_card import spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.text import literal
@@ -23,8 +24,8 @@ class EngineCard(Widget):
         self, endpoint: EndpointStatus, record: EngineRecord | None, planned_tokens: int | None, history: list[float]
     ) -> None:
         self.content = (
-            _title(endpoint, record),
-            _gauge(record, endpoint),
+            _title(endpoint, record, self.app),
+            _gauge(record, endpoint, self.app),
             _stats(record, planned_tokens),
             tuple(round(v * 8) for v in history[-200:]),
         )
@@ -46,30 +47,31 @@ def _lines(content: tuple) -> int:
     return content[2].plain.count("\n") if content else -1
 
 
-def _title(endpoint: EndpointStatus, record: EngineRecord | None) -> Text:
+def _title(endpoint: EndpointStatus, record: EngineRecord | None, app) -> Text:
     text = Text()
     text.append((record.engine if record else "engine") + " ", style="bold")
     text.append(f" {literal(record.model, '?')}" if record else "")
     text.append(f"  {literal(endpoint.url)}", style="dim")
-    state_style = {"ok": "green", "stale": "yellow", "down": "bold red"}[endpoint.state]
-    text.append(f"  {endpoint.state}", style=state_style)
+    state = state_style(app, endpoint.state)
+    text.append(f"  {endpoint.state}", style=state)
     if endpoint.state != "ok":
         age = (
             f" (last good {endpoint.age_s:.0f} s ago)"
             if endpoint.age_s is not None and endpoint.state == "stale"
             else ""
         )
-        text.append(f"{age}: {literal(endpoint.error, 'no answer')}", style=state_style)
+        text.append(f"{age}: {literal(endpoint.error, 'no answer')}", style=state)
     return text
 
 
-def _gauge(record: EngineRecord | None, endpoint: EndpointStatus) -> Text:
+def _gauge(record: EngineRecord | None, endpoint: EndpointStatus, app) -> Text:
     usage = record.kv_usage_fraction if record else None
     if usage is None:
         why = "no reading: the endpoint is down" if record is None else "the engine does not export its usage"
         return Text(f"KV cache  n/a ({why})", style="dim")
     filled = round(min(1.0, max(0.0, usage)) * GAUGE_WIDTH)
-    style = "bold red" if usage >= 0.98 else ("yellow" if usage >= 0.9 else "green")
+    # vLLM's own dashboard: orange at 90 %, red at 98 %
+    style = tone(app, "error", True) if usage >= 0.98 else tone(app, "warning" if usage >= 0.9 else "success")
     text = Text("KV cache  ")
     text.append("█" * filled, style=style)
     text.append("·" * (GAUGE_WIDTH - filled), style="dim")

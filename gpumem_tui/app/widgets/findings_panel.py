@@ -6,10 +6,9 @@ from rich.text import Text
 from textual.widgets import Static
 
 from gpumem_tui.app.quiet import update
+from gpumem_tui.app.tone import severity_style
 from gpumem_tui.findings.records import Finding
 from gpumem_tui.text import literal
-
-SEVERITY_STYLE = {"critical": "bold red", "warning": "bold yellow", "info": "dim"}
 
 
 class FindingsPanel(Static):
@@ -26,7 +25,7 @@ class FindingsPanel(Static):
         for i, finding in enumerate(findings):
             if i:
                 text.append("\n")
-            text.append(f"{finding.severity.upper():<8} ", style=SEVERITY_STYLE.get(finding.severity, ""))
+            text.append(f"{finding.severity.upper():<8} ", style=severity_style(self.app, finding.severity))
             text.append(literal(finding.title), style="bold" if finding.severity != "info" else "dim")
             if finding.severity != "info":
                 text.append(f"\n         {literal(finding.explanation)}", style="")

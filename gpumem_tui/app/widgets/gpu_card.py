@@ -7,6 +7,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gpumem_tui.app.tone import tone
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
 from gpumem_tui.compare import CompareRow
 from gpumem_tui.measured import MeasuredSlice
@@ -30,14 +31,24 @@ class GpuCard(Widget, can_focus=True):
         super().__init__(id=f"gpu-{index}", classes="gpu-card", **kwargs)
         self.index = index
 
-    def show(self, gpu: GpuRecord, slices: list[MeasuredSlice], overlay: GpuOverlay | None,
-             rows: list[CompareRow], history: list[float], unit: str) -> None:
+    def show(
+        self,
+        gpu: GpuRecord,
+        slices: list[MeasuredSlice],
+        overlay: GpuOverlay | None,
+        rows: list[CompareRow],
+        history: list[float],
+        unit: str,
+    ) -> None:
         """Only what is drawn goes into `content`, so an unchanged card is not redrawn."""
         total = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else 1)
         self.content = (
-            _title(gpu, unit), total, tuple((s.name, s.kind, s.bytes) for s in slices),
+            _title(gpu, unit, self.app),
+            total,
+            tuple((s.name, s.kind, s.bytes) for s in slices),
             (overlay.label, tuple((b.name, b.kind, b.bytes) for b in overlay.bands)) if overlay else None,
-            _compare_cells(rows, unit), tuple(round(v / max(1, total) * 8) for v in history[-200:]),
+            _compare_cells(rows, unit),
+            tuple(round(v / max(1, total) * 8) for v in history[-200:]),
         )
 
     def watch_content(self, old: tuple, new: tuple) -> None:
@@ -72,7 +83,7 @@ class GpuCard(Widget, can_focus=True):
         if planned:
             left.append(bar(planned[0], planned[1], total, width, style))
         left.append(Text("history  ", style="dim").append(spark(history, max(1, width - 9)), style="dim"))
-        right = _compare_lines(cells, planned[0] if planned else "") if cells else []
+        right = _compare_lines(cells, planned[0] if planned else "", tone(self.app, "warning", True)) if cells else []
         if wide:
             rows = max(len(left), len(right))
             left += [Text("")] * (rows - len(left))
@@ -88,7 +99,7 @@ class GpuCard(Widget, can_focus=True):
 
 def _wide(cells: tuple, width: int) -> bool:
     """The comparison sits beside the bars when the card is wide enough to leave them 50 cells."""
-    return bool(cells) and width >= 96
+    return bool(cells) and width >= 100
 
 
 def _shape(content: tuple) -> tuple:
@@ -100,11 +111,11 @@ def spark(levels: tuple[int, ...], width: int) -> str:
     return "".join(BLOCKS[max(0, min(8, level))] for level in levels[-width:])
 
 
-def _title(gpu: GpuRecord, unit: str) -> Text:
+def _title(gpu: GpuRecord, unit: str, app) -> Text:
     text = Text(f"GPU {gpu.index} ", style="bold")
     text.append(literal(gpu.name, "unknown").removeprefix("NVIDIA "))
     if gpu.lost:
-        text.append("  LOST: ", style="bold red")
+        text.append("  LOST: ", style=tone(app, "error", True))
         text.append(literal(gpu.error, "no answer from the driver"))
         return text
     used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
@@ -130,12 +141,14 @@ def _compare_cells(rows: list[CompareRow], unit: str) -> tuple[tuple[str, str, s
     return tuple(cells)
 
 
-def _compare_lines(cells, label: str) -> list[Text]:
+def _compare_lines(cells, label: str, loud_style) -> list[Text]:
     """Plan vs measured as fixed-width lines: band, plan, now, diff."""
-    lines = [Text(f"plan ({label}) vs measured", style="bold"),
-             Text(f"{'':<16}{'plan':>9}{'now':>9}{'diff':>10}", style="bold")]
+    lines = [
+        Text(f"plan ({label}) vs measured", style="bold"),
+        Text(f"{'':<16}{'plan':>9}{'now':>9}{'diff':>10}", style="bold"),
+    ]
     for name, planned, measured, diff, loud in cells:
         line = Text(f"{literal(name)[:16]:<16}{planned:>9}{measured:>9}")
-        line.append(f"{diff:>10}", style="bold yellow" if loud else "")
+        line.append(f"{diff:>10}", style=loud_style if loud else "")
         lines.append(line)
     return lines

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from gpumem_tui.app.quiet import update
+from gpumem_tui.app.tone import tone
 from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
 
@@ -36,10 +37,11 @@ class HeaderBar(Static):
             when = datetime.fromtimestamp(sample.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             text.append(f"  {when}")
         if age_s is not None:
-            text.append(f"  age {age_s:.0f} s", style="bold yellow" if age_s > 3 * interval_s else "dim")
+            old = age_s > 3 * interval_s
+            text.append(f"  age {age_s:.0f} s", style=tone(self.app, "warning", True) if old else "dim")
         text.append(f"  every {interval_s:g} s  {unit}", style="dim")
         if paused:
-            text.append("  PAUSED", style="bold yellow")
+            text.append("  PAUSED", style=tone(self.app, "warning", True))
         if recording:
-            text.append(f"  REC {literal(recording)}", style="bold red")
+            text.append(f"  REC {literal(recording)}", style=tone(self.app, "error", True))
         update(self, text)

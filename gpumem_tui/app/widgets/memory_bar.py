@@ -8,19 +8,31 @@ from rich.style import Style
 from rich.text import Text
 
 # Fill characters tell kinds apart without colour (NO_COLOR, monochrome terminals).
-FILL = {"engine": "█", "process": "▓", "unattributed": "▒", "driver": "░", "free": "·",
-        "weights": "█", "runtime": "▓", "activations": "▒", "graphs": "▒", "kv": "▆", "reserve": "░",
-        "spare": "·"}
+FILL = {
+    "engine": "█",
+    "process": "▓",
+    "unattributed": "▒",
+    "driver": "░",
+    "free": "·",
+    "weights": "█",
+    "runtime": "▓",
+    "activations": "▒",
+    "graphs": "▒",
+    "kv": "▆",
+    "reserve": "░",
+    "spare": "·",
+}
 COMPONENT_CLASSES = {f"bar--{kind}" for kind in FILL} | {"bar--label", "bar--over"}
 LABEL_WIDTH = 9
 
 
-def bar(label: str, slices: tuple[tuple[str, str, int], ...], scale_bytes: int, width: int,
-        style: Callable[[str], Style]) -> Text:
+def bar(
+    label: str, slices: tuple[tuple[str, str, int], ...], scale_bytes: int, width: int, style: Callable[[str], Style]
+) -> Text:
     """`slices` of (name, kind, bytes) scaled so `scale_bytes` fills `width` cells after the label;
     a `»` marks slices that run past the card."""
     cells = max(1, width - LABEL_WIDTH)
-    text = Text(f"{label[:LABEL_WIDTH - 1]:<{LABEL_WIDTH}}", style=style("bar--label"))
+    text = Text(f"{label[: LABEL_WIDTH - 1]:<{LABEL_WIDTH}}", style=style("bar--label"))
     scale = max(1, scale_bytes)
     drawn, edge = 0, 0.0
     for _name, kind, size in slices:

@@ -57,7 +57,13 @@ class ProcessTable(DataTable):
 def _cells(p: ProcessRecord, engine_pids: set[int], unit: str) -> tuple[Text, ...]:
     command = " ".join(p.cmdline) if p.cmdline else (p.note or "")
     return (
-        Text(str(p.pid)), Text(literal(p.user, "?")), Text(str(p.gpu_index)), Text(fmt(p.gpu_memory_bytes, unit)),
-        Text(fmt(p.host_rss_bytes, "GiB")), Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
-        Text("yes" if p.pid in engine_pids else ""), Text(literal(p.name, "")[:32]), Text(literal(command)[:200]),
+        Text(str(p.pid)),
+        Text(literal(p.user, "?")),
+        Text(str(p.gpu_index)),
+        Text(fmt(p.gpu_memory_bytes, unit)),
+        Text(fmt(p.host_rss_bytes, "GiB")),
+        Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
+        Text("yes" if p.pid in engine_pids else ""),
+        Text(literal(p.name, "")[:32]),
+        Text(literal(command)[:200]),
     )

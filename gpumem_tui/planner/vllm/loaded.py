@@ -21,6 +21,10 @@ QUANTIZATION = {
     "awq_marlin": ("linear", 4.156),
     "mxfp4": ("experts", 4.25),
 }
+# A weight format of the catalog as vLLM's quantization method (16-bit formats load natively; nf4 is
+# bitsandbytes' 4-bit, sized like w4a16).
+FORMAT_TO_QUANTIZATION = {"fp8": "fp8", "int8": "w8a8", "int4": "w4a16", "int4-raw": "w4a16", "nf4": "w4a16",
+                          "mxfp4": "mxfp4"}
 DTYPE_BYTES = {"auto": 2, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2, "float32": 4, "fp32": 4}
 
 
