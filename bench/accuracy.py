@@ -43,6 +43,9 @@ def main(path: Path) -> int:
         version = case_version(case)
         if case.get("kv_cache_gib") is None or version is None:
             continue
+        if " " in (case.get("model") or ""):
+            print(f"#{index:<2} skipped: the source names no exact model ({case['model']})")
+            continue
         try:
             p = predict(settings_from(catalog, stated(case), version))
         except LookupFailed as exc:

@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.endpoint and (args.demo is not None or args.replay is not None):
+        raise UsageError("--endpoint is for a live check; a demo or a recording brings its own engines")
     if args.at is not None and args.demo is None and args.replay is None:
         raise UsageError("--at needs --demo or --replay")
     catalog = load_catalog(args.catalog)

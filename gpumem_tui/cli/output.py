@@ -16,7 +16,8 @@ from gpumem_tui.text import literal
 
 def console() -> Console:
     """Markup, emoji and highlighting off: names from outside are printed literally. NO_COLOR is honoured."""
-    width = None if sys.stdout.isatty() else max(shutil.get_terminal_size((120, 24)).columns, 120)
+    # Piped output is not cut at 80 columns: tables of names and numbers stay whole for grep and less.
+    width = None if sys.stdout.isatty() else max(shutil.get_terminal_size((160, 24)).columns, 160)
     return Console(markup=False, emoji=False, highlight=False, width=width, soft_wrap=False)
 
 
