@@ -7,7 +7,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from gpumem_tui.app.tone import state_style, tone
-from gpumem_tui.app.widgets.gpu_card import spark
+from gpumem_tui.app.widgets.gpu_card import history_levels, spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.text import literal
 
@@ -27,7 +27,7 @@ class EngineCard(Widget):
             _title(endpoint, record, self.app),
             _gauge(record, endpoint, self.app),
             _stats(record, planned_tokens),
-            tuple(round(v * 8) for v in history[-200:]),
+            history_levels(history, 1.0),
         )
 
     def watch_content(self, old: tuple, new: tuple) -> None:

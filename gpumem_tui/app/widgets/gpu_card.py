@@ -17,6 +17,8 @@ from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
+SCALE = 1000  # bars are drawn from sizes in thousandths of the card
+HISTORY_BUCKET = 5  # samples per history cell
 COMPARE_WIDTH = 44
 
 
@@ -45,10 +47,12 @@ class GpuCard(Widget, can_focus=True):
         self.content = (
             _title(gpu, unit, self.app),
             total,
-            tuple((s.name, s.kind, s.bytes) for s in slices),
-            (overlay.label, tuple((b.name, b.kind, b.bytes) for b in overlay.bands)) if overlay else None,
+            tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in slices),
+            (overlay.label, tuple((b.name, b.kind, _per_mille(b.bytes, total)) for b in overlay.bands))
+            if overlay
+            else None,
             _compare_cells(rows, unit),
-            tuple(round(v / max(1, total) * 8) for v in history[-200:]),
+            history_levels(history, total),
         )
 
     def watch_content(self, old: tuple, new: tuple) -> None:
@@ -69,7 +73,7 @@ class GpuCard(Widget, can_focus=True):
         """One Text, columns padded by hand: a rich Table per card per second costs more than the data."""
         if not self.content:
             return Text("")
-        title, total, measured, planned, cells, history = self.content
+        title, _total, measured, planned, cells, history = self.content
         wide = _wide(cells, self.size.width)
         width = self.size.width - (COMPARE_WIDTH + 2 if wide else 0)
         styles: dict[str, object] = {}
@@ -79,9 +83,9 @@ class GpuCard(Widget, can_focus=True):
                 styles[name] = self.get_component_rich_style(name)
             return styles[name]
 
-        left = [title, bar("measured", measured, total, width, style)]
+        left = [title, bar("measured", measured, SCALE, width, style)]
         if planned:
-            left.append(bar(planned[0], planned[1], total, width, style))
+            left.append(bar(planned[0], planned[1], SCALE, width, style))
         left.append(Text("history  ", style="dim").append(spark(history, max(1, width - 9)), style="dim"))
         right = _compare_lines(cells, planned[0] if planned else "", tone(self.app, "warning", True)) if cells else []
         if wide:
@@ -104,6 +108,20 @@ def _wide(cells: tuple, width: int) -> bool:
 
 def _shape(content: tuple) -> tuple:
     return (bool(content), content and content[3] is not None, content and len(content[4]))
+
+
+def _per_mille(size: int, total: int) -> int:
+    """Sizes kept at the bar's finest resolution, so a few MiB of jitter does not redraw the card."""
+    return round(size * SCALE / max(1, total))
+
+
+def history_levels(history: list[float], ceiling: float, bucket: int = HISTORY_BUCKET) -> tuple[int, ...]:
+    """Heights 0-8 of the highest reading in each run of `bucket` samples (the newest run may be short):
+    the line moves every few samples instead of every one, and a peak is never averaged away."""
+    recent = history[-200 * bucket :]
+    start = len(recent) % bucket
+    runs = ([recent[:start]] if start else []) + [recent[i : i + bucket] for i in range(start, len(recent), bucket)]
+    return tuple(round(max(run) / max(1.0, ceiling) * 8) for run in runs if run)
 
 
 def spark(levels: tuple[int, ...], width: int) -> str:
