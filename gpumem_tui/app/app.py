@@ -42,6 +42,7 @@ class GpuMemApp(App[None]):
         Binding("plus,equals_sign", "faster", "+", show=False),
         Binding("minus", "slower", "-", show=False),
         Binding("enter", "details", "details", show=False),
+        Binding("f", "forensics", "forensics", show=False),
     ]
 
     def __init__(
@@ -201,6 +202,17 @@ class GpuMemApp(App[None]):
             self._timer.stop()
             self._timer = self.set_interval(seconds, self.refresh_now)
         self.redraw()
+
+    def action_forensics(self) -> None:
+        """On a recording: the timeline, markers and who grew before the first critical finding."""
+        from gpumem_tui.app.screens.forensics import ForensicsScreen
+
+        path = getattr(self.feed, "path", None)
+        if path is None:
+            self.notify("forensics reads a recording: record with r (or --record), then open it with --replay FILE",
+                        markup=False)
+            return
+        self.push_screen(ForensicsScreen(path, self.judge))
 
     def action_details(self) -> None:
         from gpumem_tui.app.screens.details import DetailsScreen

@@ -132,6 +132,10 @@ class ReplayFeed:
     def label(self) -> str:
         return f"replay {self.name} at {self.replay.position:,.0f} s"
 
+    @property
+    def path(self):
+        return self.replay.reader.path
+
     async def sample(self) -> Sample:
         return await asyncio.to_thread(self.replay.sample)
 

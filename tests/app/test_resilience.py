@@ -143,3 +143,36 @@ async def test_pause_holds_a_replay_in_place(make_app, tmp_path, catalog):
         await pilot.press("space")
         await refresh(app, pilot)
         assert "at 20 s" in replay.label and app.sample.timestamp - feed.node.timestamp == -30
+
+
+async def test_f_shows_forensics_of_a_recording(catalog, tmp_path):
+    """A recording of the noisy neighbour: the notebook is who grew before the first critical finding."""
+    from gpumem_tui.app.screens.forensics import ForensicsScreen
+    from gpumem_tui.sources.feed import ReplayFeed
+    from gpumem_tui.sources.replay import Recorder, ReplaySource
+
+    path = tmp_path / "noisy.jsonl"
+    feed = DemoFeed("noisy-neighbour", ManualClock(30))
+    with Recorder(path) as recorder:
+        for t in range(30, 300, 5):
+            feed.clock.set(t)
+            recorder.write(await feed.sample())
+    await feed.aclose()
+    app = GpuMemApp(ReplayFeed(ReplaySource(path, clock=lambda: 0.0), "noisy.jsonl"), Judge(catalog), poll=False)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f")
+        assert isinstance(app.screen, ForensicsScreen)
+        await app.screen.workers.wait_for_complete()
+        await pilot.pause()
+        text = text_of(app.screen.query_one("#forensics-text"))
+        assert "First critical" in text and "3100" in text and "python3" in text
+        assert "GPU 0" in text and "▼" in text
+
+
+async def test_f_on_a_live_feed_says_it_needs_a_recording(make_app):
+    app = make_app("healthy-8b")
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        await pilot.press("f")
+        assert not isinstance(app.screen, type(None)) and app.screen.__class__.__name__ == "MainScreen"

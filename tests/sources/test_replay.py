@@ -91,3 +91,16 @@ def test_files_that_are_not_usable_recordings(tmp_path, content, words):
 def test_a_missing_file(tmp_path):
     with pytest.raises(RecordingError, match="cannot read"):
         RecordingReader(tmp_path / "absent.jsonl")
+
+
+def test_an_unrelated_session_appended_is_read_apart(tmp_path):
+    """A second incident recorded into the same file (time starts again) is a new session: the reader
+    reads the last one unless told which, and says the file holds more."""
+    path = tmp_path / "run.jsonl"
+    record(path, (0, 10, 20))
+    later = record(path, (5,))  # the clock went back: another run
+    reader = RecordingReader(path)
+    assert list(reader) == later and reader.sessions == 2 and "2 recording sessions" in reader.warnings[0]
+    assert len(list(RecordingReader(path, session=1))) == 3
+    with pytest.raises(RecordingError, match="no session 3"):
+        RecordingReader(path, session=3)
