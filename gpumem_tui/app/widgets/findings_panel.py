@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 from textual.widgets import Static
 
@@ -10,24 +12,26 @@ from gpumem_tui.app.tone import severity_style
 from gpumem_tui.findings.records import Finding
 from gpumem_tui.text import literal
 
+INDENT = 9
+
 
 class FindingsPanel(Static):
-    """Warnings and critical findings carry their explanation; info findings stay one dim line."""
+    """Warnings and critical findings carry their explanation (wrapped lines stay indented); info
+    findings stay one dim line."""
 
     def show(self, findings: list[Finding]) -> None:
+        key = tuple((f.severity, f.title, f.explanation, f.try_this) for f in findings)
         if not any(f.severity != "info" for f in findings):
-            text = Text("Nothing needs a look: the node agrees with the plan.", style="dim")
-            for finding in findings:
-                text.append(f"\ninfo     {literal(finding.title)}", style="dim")
-            update(self, text)
+            lines = [Text("Nothing needs a look: the node agrees with the plan.", style="dim")]
+            lines += [Text(f"info     {literal(f.title)}", style="dim") for f in findings]
+            update(self, Group(*lines), key=key, shape=len(lines))
             return
-        text = Text()
-        for i, finding in enumerate(findings):
-            if i:
-                text.append("\n")
-            text.append(f"{finding.severity.upper():<8} ", style=severity_style(self.app, finding.severity))
-            text.append(literal(finding.title), style="bold" if finding.severity != "info" else "dim")
+        parts: list = []
+        for finding in findings:
+            head = Text(f"{finding.severity.upper():<8} ", style=severity_style(self.app, finding.severity))
+            head.append(literal(finding.title), style="bold" if finding.severity != "info" else "dim")
+            parts.append(head)
             if finding.severity != "info":
-                text.append(f"\n         {literal(finding.explanation)}", style="")
-                text.append(f"\n         try: {literal(finding.try_this)}", style="dim")
-        update(self, text)
+                parts.append(Padding(Text(literal(finding.explanation)), (0, 0, 0, INDENT)))
+                parts.append(Padding(Text(f"try: {literal(finding.try_this)}", style="dim"), (0, 0, 0, INDENT)))
+        update(self, Group(*parts), key=key, shape=key)

@@ -121,7 +121,13 @@ def history_levels(history: list[float], ceiling: float, bucket: int = HISTORY_B
     recent = history[-200 * bucket :]
     start = len(recent) % bucket
     runs = ([recent[:start]] if start else []) + [recent[i : i + bucket] for i in range(start, len(recent), bucket)]
-    return tuple(round(max(run) / max(1.0, ceiling) * 8) for run in runs if run)
+    return tuple(_level(max(run), ceiling) for run in runs if run)
+
+
+def _level(value: float, ceiling: float) -> int:
+    """0-8; anything above zero shows at least the lowest bar."""
+    level = round(value / max(1e-9, ceiling) * 8)
+    return max(level, 1) if value > 0 else 0
 
 
 def spark(levels: tuple[int, ...], width: int) -> str:
