@@ -42,6 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="predict the log from the settings it states and print predicted vs actual")
     parser.add_argument("--gpu", metavar="KEY", help="with --compare: the GPU (default: the total the log states)")
     parser.add_argument("--model", metavar="ID", help="with --compare: the model, when the log does not name it")
+    parser.add_argument("--config", metavar="PATH",
+                        help="with --compare: the model's config.json (or directory, or cached HF id), for a "
+                        "model the catalog does not hold")
     parser.add_argument("--vllm-version", metavar="X.Y.Z", help="with --compare: when the log does not say")
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR")
     parser.set_defaults(run=run)

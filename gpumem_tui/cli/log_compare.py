@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.catalog import load_catalog
+from gpumem_tui.catalog import LookupFailed, load_catalog
+from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, predict
@@ -29,12 +30,20 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog) -> int:
     stated = Stated(**{k: getattr(parsed, k) for k in Stated.model_fields if hasattr(parsed, k)})
     if args.model:
         stated = stated.model_copy(update={"model": args.model})
-    if not stated.model:
-        raise UsageError(f"{args.file}: the log does not name the model; give it with --model ID")
+    spec = None
+    if args.config:
+        path = find_config(args.config)
+        config = load_config(path)
+        spec, _warnings = model_from_config(config, model_id_for(path, config))
+    if not stated.model and spec is None:
+        raise UsageError(f"{args.file}: the log does not name the model; give it with --model ID or --config PATH")
     gpu = catalog.gpu(args.gpu) if args.gpu else None
     if gpu is None and parsed.total_gpu_memory_gib is None:
         raise UsageError(f"{args.file}: the log does not state the GPU's total memory; name the GPU with --gpu KEY")
-    prediction = predict(settings_from(catalog, stated, version or DEFAULT_VERSION, gpu))
+    try:
+        prediction = predict(settings_from(catalog, stated, version or DEFAULT_VERSION, gpu, spec))
+    except LookupFailed as exc:
+        raise UsageError(f"{exc}; for a model the catalog does not hold, give its config.json with --config PATH") from None
     rows = versus(prediction, parsed.model_dump())
     if args.json:
         print_json({"log": parsed.model_dump(mode="json"), "engine": prediction.engine_json(), "notes": notes,

@@ -76,11 +76,15 @@ def quantization_method(stated: str | None, implied: str | None) -> str | None:
     return label
 
 
-def settings_from(catalog: Catalog, stated: Stated, version: str, gpu: GpuSpec | None = None) -> EngineSettings:
+def settings_from(catalog: Catalog, stated: Stated, version: str, gpu: GpuSpec | None = None,
+                  model: ModelSpec | None = None) -> EngineSettings:
     """EngineSettings for a prediction; the GPU's own total unless the GPU is unknown and a total is stated."""
-    if not stated.model:
+    if model is not None:
+        implied = None
+    elif not stated.model:
         raise LookupFailed("model", "(not stated)", [])
-    model, implied = resolve_model(catalog, stated.model)
+    else:
+        model, implied = resolve_model(catalog, stated.model)
     gpu = gpu or resolve_gpu(catalog, stated.gpu)
     total = None
     if gpu is None:
