@@ -43,7 +43,8 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog) -> int:
     try:
         prediction = predict(settings_from(catalog, stated, version or DEFAULT_VERSION, gpu, spec))
     except LookupFailed as exc:
-        raise UsageError(f"{exc}; for a model the catalog does not hold, give its config.json with --config PATH") from None
+        hint = "for a model the catalog does not hold, give its config.json with --config PATH"
+        raise UsageError(f"{exc}; {hint}") from None
     rows = versus(prediction, parsed.model_dump())
     if args.json:
         print_json({"log": parsed.model_dump(mode="json"), "engine": prediction.engine_json(), "notes": notes,

@@ -40,3 +40,22 @@ def test_a_log_without_the_model_asks_for_it(tmp_path, capsys):
     assert main(["log", str(path), "--compare", "--model", "llama-3.1-8b-instruct", "--json"]) == 0
     rows = {row["key"]: row for row in json.loads(capsys.readouterr().out)["compare"]}
     assert abs(rows["kv_cache_gib"]["predicted"] - 3.81) <= 0.3
+
+
+PHI_4 = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 5120,
+         "intermediate_size": 17920, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
+         "vocab_size": 100352, "max_position_embeddings": 16384, "tie_word_embeddings": False,
+         "torch_dtype": "bfloat16", "_name_or_path": "microsoft/phi-4"}
+
+
+def test_a_model_outside_the_catalog_is_compared_from_its_config(tmp_path, capsys):
+    """phi-4 is not in the catalog: the log names it, --config gives its shapes, and the prediction of a
+    model the rules were never tuned on lands within 1 % of the pool the real log states."""
+    path = write_case(tmp_path, 32)
+    assert main(["log", str(path), "--compare"]) == 2
+    assert "--config PATH" in capsys.readouterr().err
+    (tmp_path / "phi-4").mkdir()
+    (tmp_path / "phi-4" / "config.json").write_text(json.dumps(PHI_4))
+    assert main(["log", str(path), "--compare", "--config", str(tmp_path / "phi-4"), "--json"]) == 0
+    rows = {row["key"]: row for row in json.loads(capsys.readouterr().out)["compare"]}
+    assert abs(rows["weights_gib"]["error"]) < 0.01 and abs(rows["kv_cache_gib"]["error"]) < 0.01
