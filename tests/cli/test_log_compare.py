@@ -49,8 +49,8 @@ PHI_4 = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_siz
 
 
 def test_a_model_outside_the_catalog_is_compared_from_its_config(tmp_path, capsys):
-    """phi-4 is not in the catalog: the log names it, --config gives its shapes, and the prediction of a
-    model the rules were never tuned on lands within 1 % of the pool the real log states."""
+    """phi-4 is not in the catalog: the log names it, --config gives its shapes, and the prediction lands
+    within 1 % of the weights and the pool the real log states."""
     path = write_case(tmp_path, 32)
     assert main(["log", str(path), "--compare"]) == 2
     assert "--config PATH" in capsys.readouterr().err
