@@ -47,6 +47,17 @@ def seconds(minimum: float = 0.0, maximum: float = 10**7):
     return parse
 
 
+def overhead(text: str) -> tuple[int, float | None]:
+    """`4GB` (per GPU) or `10%` (of each GPU's weights + KV) as (fixed bytes, share or None)."""
+    raw = text.strip()
+    if raw.endswith("%"):
+        return 4 * 10**9, fraction(raw)
+    try:
+        return parse_size(raw), None
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def size(text: str) -> int:
     """A size above zero with its unit (a GPU of 0 bytes plans nothing)."""
     try:
@@ -86,7 +97,7 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", type=count(1), default=8192, metavar="TOKENS", help="tokens per conversation")
     parser.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations at once")
     parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F", help="share of each GPU to fill")
-    parser.add_argument("--overhead", default="4GB", metavar="SIZE|PCT",
+    parser.add_argument("--overhead", type=overhead, default=(4 * 10**9, None), metavar="SIZE|PCT",
                         help="runtime overhead per GPU: a size (4GB) or a share of weights+KV (10%%)")
     parser.add_argument("--kv-heads", type=count(1), metavar="N",
                         help="override the model's KV heads (e.g. = attention heads for the no-GQA estimate)")
@@ -142,8 +153,7 @@ def default_format(model: ModelSpec) -> str:
 
 def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
     kv_dtype_bytes(args.kv_dtype)
-    overhead = str(args.overhead).strip()
-    fixed, share = (4 * 10**9, parse_fraction(overhead)) if overhead.endswith("%") else (parse_size(overhead), None)
+    fixed, share = args.overhead
     exact = found.checkpoint.total_bytes if found.checkpoint and not args.weights else None
     return PlanInput(model=found.model, gpu=found.gpu, weights_format=found.format, kv_dtype=args.kv_dtype,
                      context=args.context, users=args.users, gpus=args.gpus, utilization=args.utilization,
