@@ -53,8 +53,10 @@ class GpuMemApp(App[None]):
         record_path: str | None = None,
         clock: Callable[[], float] = time.time,
         poll: bool = True,
+        theme: str = "textual-dark",
     ):
         super().__init__()
+        self.theme = theme
         self.feed, self.judge = feed, judge
         self.interval_s, self.clock, self.poll = interval_s, clock, poll
         self.history = History()

@@ -35,6 +35,8 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint")
     group.add_argument("--interval", type=seconds(0.1, 3600), default=1.0, metavar="SECONDS",
                        help="refresh every (default 1, at least 0.1)")
+    group.add_argument("--theme", choices=["dark", "light"], default="dark",
+                       help="colours for a dark or a light terminal (NO_COLOR is honoured either way)")
     group.add_argument("--speed", type=seconds(0.01, 10_000), default=1.0, help="demo or replay speed (default 1)")
     add_plan_options(parser.add_argument_group("a plan to draw over the GPUs (default: from what runs)"),
                      "preload a plan")
@@ -64,6 +66,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
     judge = build_judge(args)
     feed = build_feed(args)
-    app = GpuMemApp(feed, judge, interval_s=args.interval, record_path=args.record, clock=time.time)
+    app = GpuMemApp(feed, judge, interval_s=args.interval, record_path=args.record, clock=time.time,
+                    theme=f"textual-{args.theme}")
     app.run()
     return 0

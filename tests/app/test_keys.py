@@ -166,3 +166,16 @@ async def test_planner_applies_a_4_bit_plan_as_the_engine_would_load_it(make_app
         await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert app.judge.plan.quantization == "w4a16"
+
+
+async def test_the_light_theme_recolours_the_screen(catalog):
+    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.judge import Judge
+    from gpumem_tui.sources.feed import DemoFeed
+    from gpumem_tui.sources.mock import ManualClock
+
+    feed = DemoFeed("healthy-8b", ManualClock(300))
+    app = GpuMemApp(feed, Judge(catalog), poll=False, theme="textual-light", clock=lambda: feed.node.timestamp)
+    async with app.run_test() as pilot:
+        await settle(app, pilot)
+        assert app.theme == "textual-light" and not app.current_theme.dark
