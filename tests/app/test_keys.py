@@ -179,3 +179,22 @@ async def test_the_light_theme_recolours_the_screen(catalog):
     async with app.run_test() as pilot:
         await settle(app, pilot)
         assert app.theme == "textual-light" and not app.current_theme.dark
+
+
+async def test_the_planner_reads_a_config_path(make_app, tmp_path):
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "_name_or_path": "lab/my-8b"}))
+    app = make_app("healthy-8b")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")
+        await pilot.click("#config-path")
+        await pilot.press(*str(tmp_path / "nope"))
+        await pilot.pause()
+        assert "Cannot plan yet" in text_of(app.screen.query_one("#plan-view"))
+        app.screen.query_one("#config-path").value = str(tmp_path)
+        await pilot.pause()
+        assert "lab/my-8b" in text_of(app.screen.query_one("#plan-view"))

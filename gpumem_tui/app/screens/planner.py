@@ -12,7 +12,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, OptionList, Select, Static
 
 from gpumem_tui.app.tone import tone
-from gpumem_tui.catalog import Catalog, ModelSpec
+from gpumem_tui.catalog import Catalog, CatalogError, ModelSpec
+from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.fit import fit_matrix
@@ -45,6 +46,8 @@ class PlannerScreen(Screen):
                 yield Label("model (type to search)")
                 yield Input(placeholder="llama-3.1-8b", id="model-search")
                 yield OptionList(*sorted(self.catalog.models), id="model-list")
+                yield Label("or a config.json / model directory / cached HF id")
+                yield Input(placeholder="/models/my-model", id="config-path")
                 yield Label("GPU")
                 yield Select(
                     [(g.key, key) for key, g in self.catalog.gpus.items()],
@@ -97,7 +100,13 @@ class PlannerScreen(Screen):
             options.highlighted = 0
 
     def _model(self) -> ModelSpec:
-        return self.catalog.models[self.model_id]
+        """The model a config path describes when one is given (read offline), else the chosen one."""
+        ref = self.query_one("#config-path", Input).value.strip()
+        if not ref:
+            return self.catalog.models[self.model_id]
+        path = find_config(ref)
+        config = load_config(path)
+        return model_from_config(config, model_id_for(path, config))[0]
 
     def plan_input(self) -> PlanInput:
         value = lambda wid: self.query_one(f"#{wid}", Input).value  # noqa: E731
@@ -117,7 +126,7 @@ class PlannerScreen(Screen):
         plan_view, fit_view = self.query_one("#plan-view", Static), self.query_one("#fit-view", Static)
         try:
             inp = self.plan_input()
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, CatalogError) as exc:
             plan_view.update(
                 Text(f"Cannot plan yet: {literal(str(exc).splitlines()[0])}", style=tone(self.app, "warning"))
             )
@@ -137,7 +146,7 @@ class PlannerScreen(Screen):
     def action_apply(self) -> None:
         try:
             inp = self.plan_input()
-        except (ValueError, KeyError):
+        except (ValueError, KeyError, CatalogError):
             self.notify("fix the inputs first", severity="warning", markup=False)
             return
         plan = ManualPlan(
