@@ -123,7 +123,8 @@ class GpuMemApp(App[None]):
                 try_this="see the log",
             )
             findings = [failed, *findings]
-        age = self.clock() - self.sample.timestamp if self.sample and self.feed.live else None
+        now = getattr(self.feed, "now", self.clock)
+        age = max(0.0, now() - self.sample.timestamp) if self.sample and self.feed.live else None
         screen.show(
             build_view(
                 self.sample,

@@ -85,6 +85,10 @@ class DemoFeed:
         self.declared = {server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
                          for engine_id, server in self.servers.items()}
 
+    def now(self) -> float:
+        """The node's own time (a sample's age is measured in simulated seconds, not the wall clock's)."""
+        return self.node.scenario.start_epoch + self.clock()
+
     def pause(self) -> None:
         getattr(self.clock, "pause", lambda: None)()
 

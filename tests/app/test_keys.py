@@ -198,3 +198,24 @@ async def test_the_planner_reads_a_config_path(make_app, tmp_path):
         app.screen.query_one("#config-path").value = str(tmp_path)
         await pilot.pause()
         assert "lab/my-8b" in text_of(app.screen.query_one("#plan-view"))
+
+
+async def test_a_demo_sample_age_is_counted_in_the_node_s_own_time(catalog):
+    """The simulated node lives in 2026-01-01: its age is simulated seconds since the sample, not the
+    wall clock's distance to that date."""
+    import time
+
+    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.judge import Judge
+    from gpumem_tui.sources.feed import DemoFeed
+    from gpumem_tui.sources.mock import ManualClock
+
+    clock = ManualClock(300)
+    feed = DemoFeed("healthy-8b", clock)
+    app = GpuMemApp(feed, Judge(catalog), poll=False, clock=time.time)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        clock.set(304.5)
+        app.redraw()
+        await pilot.pause()
+        assert "age 4 s" in str(app.screen.query_one("#header").render())
