@@ -49,8 +49,8 @@ def _lines(content: tuple) -> int:
 
 def _title(endpoint: EndpointStatus, record: EngineRecord | None, app) -> Text:
     text = Text()
-    text.append((record.engine if record else "engine") + " ", style="bold")
-    text.append(f" {literal(record.model, '?')}" if record else "")
+    text.append(record.engine if record else "engine", style="bold")
+    text.append(f"  {literal(record.model, '?')}" if record else "")
     text.append(f"  {literal(endpoint.url)}", style="dim")
     state = state_style(app, endpoint.state)
     text.append(f"  {endpoint.state}", style=state)
