@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpumem_tui.findings.records import Finding
+from gpumem_tui.findings.records import Finding, Severity
 from gpumem_tui.findings.situation import Situation, duration, free_bytes, gib, percent
 from gpumem_tui.findings.trend import seconds_to_full, slope_bytes_per_s
 from gpumem_tui.models import GpuRecord
@@ -23,7 +23,8 @@ def _headroom(s: Situation, gpu: GpuRecord, free: int, total: int) -> Finding:
     plan = s.plan_on(gpu.index)
     planned_free = plan.overlay.free_bytes if plan and plan.overlay else None
     as_planned = planned_free is not None and free >= planned_free - t.headroom_plan_tolerance_fraction * total
-    severity = "critical" if free < t.headroom_critical_fraction * total else "info" if as_planned else "warning"
+    critical = free < t.headroom_critical_fraction * total
+    severity: Severity = "critical" if critical else "info" if as_planned else "warning"
     words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
     if planned_free is not None:
         words += f"; the {plan.label} plan leaves {gib(max(0, planned_free))}"

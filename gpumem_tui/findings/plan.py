@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.findings.records import Finding
+from gpumem_tui.findings.records import Finding, Severity
 from gpumem_tui.findings.situation import Situation, gib
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
@@ -104,7 +104,7 @@ def plan_notes(s: Situation) -> list[Finding]:
     for plan in s.plans:
         if plan.prediction is None:
             continue
-        severity = "warning" if plan.label == "manual" else "info"
+        severity: Severity = "warning" if plan.label == "manual" else "info"
         lines = [(line, "does not fit") for line in plan.prediction.failures]
         lines += [(line, "has a warning") for line in plan.prediction.warnings]
         for line, verdict in lines:

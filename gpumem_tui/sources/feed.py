@@ -55,8 +55,9 @@ class LiveFeed:
 
     async def sample(self) -> Sample:
         sample = await asyncio.to_thread(self.collector.sample)
-        if self.command_lines and self._clock() - self._discovered_at >= DISCOVERY_EVERY_S:
-            found = await asyncio.to_thread(lambda: discover(self.command_lines()))
+        lines = self.command_lines
+        if lines is not None and self._clock() - self._discovered_at >= DISCOVERY_EVERY_S:
+            found = await asyncio.to_thread(lambda: discover(lines()))
             self._discovered_at = self._clock()
             known = {e.url for e in self.given}
             self.scraper.endpoints = self.given + [e for e in found if e.url not in known]
@@ -74,7 +75,7 @@ class DemoFeed:
     def __init__(self, scenario: str, clock: Callable[[], float], seed: int | None = None):
         self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
         self.clock = clock
-        self.nvml = self.collector.gpu_reader.module  # the fake NVML: faults can be injected into a demo
+        self.nvml = getattr(self.collector.gpu_reader, "module", None)  # the fake NVML: inject faults into a demo
         self.label, self.live = f"demo {self.node.scenario.name}", True
         self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
         points = [_served(self.node, server, engine_id) for engine_id, server in self.servers.items()]

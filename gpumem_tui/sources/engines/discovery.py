@@ -57,7 +57,7 @@ def engine_address(argv: Sequence[str]) -> tuple[str, str, tuple[str, ...]] | No
         return None
     host = "127.0.0.1" if host in WILDCARD_HOSTS else host
     host = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    notes = ()
+    notes: tuple[str, ...] = ()
     if engine == "llamacpp" and "--metrics" not in argv:
         notes = ("llama-server was started without --metrics, so /metrics is off",)
     return engine, f"http://{host}:{port}", notes
