@@ -8,46 +8,30 @@ Goals: weights within 1 %; KV median error <= 1 %, every case within max(3 %, 0.
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import sys
 from pathlib import Path
 
 from gpumem_tui.catalog import LookupFailed, load_catalog
 from gpumem_tui.planner.vllm import predict
-from gpumem_tui.planner.vllm.stated import Stated, settings_from
+from gpumem_tui.planner.vllm.stated import Stated, release_of, settings_from
 from gpumem_tui.units import GIB
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "calibration" / "vllm_startup_logs.json"
-
-
-def case_version(case: dict) -> str | None:
-    """The release a case names; the last version-looking token wins ('between 0.6.4.post1 and v0.6.5')."""
-    found = re.findall(r"v?(\d+\.\d+(?:\.\d+)?)", case.get("vllm_version") or "")
-    if found:
-        return found[-1]
-    if any("Memory profiling results: total_gpu_memory=" in line for line in case["log_lines"]):
-        return "0.6.4"
-    return None
-
-
-def stated(case: dict) -> Stated:
-    fields = {k: case.get(k) for k in Stated.model_fields if k in case}
-    return Stated(**fields)
 
 
 def main(path: Path) -> int:
     catalog, cases = load_catalog(), json.loads(path.read_text())
     rows, kv_errors, weight_errors, misses = [], [], [], []
     for index, case in enumerate(cases):
-        version = case_version(case)
+        version = release_of(case.get("vllm_version"), case["log_lines"])
         if case.get("kv_cache_gib") is None or version is None:
             continue
         if " " in (case.get("model") or ""):
             print(f"#{index:<2} skipped: the source names no exact model ({case['model']})")
             continue
         try:
-            p = predict(settings_from(catalog, stated(case), version))
+            p = predict(settings_from(catalog, Stated.from_case(case), version))
         except LookupFailed as exc:
             print(f"#{index:<2} skipped: {exc}")
             continue

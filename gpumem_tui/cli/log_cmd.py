@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if parsed.engine is None and not parsed.failures:
         raise UsageError(f"{args.file}: no vLLM or SGLang startup lines found")
     if args.compare:
-        return run_compare(args, parsed)
+        return run_compare(args, parsed, text)
     if args.json:
         print_json(parsed.model_dump(mode="json"))
         return 0

@@ -9,23 +9,16 @@ from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_con
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, predict
-from gpumem_tui.planner.vllm.stated import Stated, settings_from
+from gpumem_tui.planner.vllm.stated import Stated, release_of, settings_from
 from gpumem_tui.planner.vllm.versus import versus
 from gpumem_tui.sources.engines.startup_log import StartupLog
 
 
-def log_version(parsed: StartupLog, lines_say_064: bool) -> str | None:
-    if parsed.vllm_version:
-        return parsed.vllm_version
-    return "0.6.4" if lines_say_064 else None
-
-
-def run_compare(args: argparse.Namespace, parsed: StartupLog) -> int:
+def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     if parsed.engine != "vllm":
         raise UsageError(f"{args.file}: --compare predicts vLLM startups; this log is {parsed.engine or 'unknown'}")
     catalog = load_catalog(args.catalog)
-    version = args.vllm_version or log_version(parsed, parsed.total_gpu_memory_gib is not None and
-                                               parsed.vllm_version is None and parsed.non_torch_gib is not None)
+    version = args.vllm_version or parsed.vllm_version or release_of(None, text.splitlines())
     notes = [] if version else [f"the log does not name its vLLM version: predicting {DEFAULT_VERSION}"]
     stated = Stated(**{k: getattr(parsed, k) for k in Stated.model_fields if hasattr(parsed, k)})
     if args.model:

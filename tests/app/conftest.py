@@ -58,3 +58,17 @@ def text_of(widget) -> str:
     console = Console(width=200, file=io.StringIO(), color_system=None)
     console.print(widget.content)
     return console.file.getvalue()
+
+
+async def record_demo(path, scenario: str, moments) -> DemoFeed:
+    """A real recording of a simulated node, one sample per moment (seconds into the scenario)."""
+    from gpumem_tui.sources.replay import Recorder
+
+    moments = list(moments)
+    feed = DemoFeed(scenario, ManualClock(moments[0]))
+    with Recorder(path) as recorder:
+        for t in moments:
+            feed.clock.set(t)
+            recorder.write(await feed.sample())
+    await feed.aclose()
+    return feed

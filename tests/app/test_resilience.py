@@ -7,7 +7,7 @@ from gpumem_tui.judge import Judge
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 from gpumem_tui.sources.nvml import real_module
-from tests.app.conftest import refresh, settle, text_of
+from tests.app.conftest import record_demo, refresh, settle, text_of
 
 
 def engine_title(app) -> str:
@@ -121,15 +121,10 @@ async def test_a_recording_that_cannot_be_written_stops_recording_not_the_app(ma
 async def test_pause_holds_a_replay_in_place(make_app, tmp_path, catalog):
     from gpumem_tui.sources.feed import ReplayFeed
     from gpumem_tui.sources.pace import Pace
-    from gpumem_tui.sources.replay import Recorder, ReplaySource
+    from gpumem_tui.sources.replay import ReplaySource
 
     path = tmp_path / "rec.jsonl"
-    feed = DemoFeed("healthy-8b", ManualClock(0))
-    with Recorder(path) as recorder:
-        for t in range(0, 60, 10):
-            feed.clock.set(t)
-            recorder.write(await feed.sample())
-    await feed.aclose()
+    feed = await record_demo(path, "healthy-8b", range(0, 60, 10))
     now = [0.0]
     pace = Pace(lambda: now[0])
     replay = ReplayFeed(ReplaySource(path, clock=pace), "rec.jsonl", pace)
@@ -149,15 +144,10 @@ async def test_f_shows_forensics_of_a_recording(catalog, tmp_path):
     """A recording of the noisy neighbour: the notebook is who grew before the first critical finding."""
     from gpumem_tui.app.screens.forensics import ForensicsScreen
     from gpumem_tui.sources.feed import ReplayFeed
-    from gpumem_tui.sources.replay import Recorder, ReplaySource
+    from gpumem_tui.sources.replay import ReplaySource
 
     path = tmp_path / "noisy.jsonl"
-    feed = DemoFeed("noisy-neighbour", ManualClock(30))
-    with Recorder(path) as recorder:
-        for t in range(30, 300, 5):
-            feed.clock.set(t)
-            recorder.write(await feed.sample())
-    await feed.aclose()
+    await record_demo(path, "noisy-neighbour", range(30, 300, 5))
     app = GpuMemApp(ReplayFeed(ReplaySource(path, clock=lambda: 0.0), "noisy.jsonl"), Judge(catalog), poll=False)
     async with app.run_test(size=(120, 50)) as pilot:
         await settle(app, pilot)

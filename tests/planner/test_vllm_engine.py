@@ -10,7 +10,7 @@ import pytest
 from gpumem_tui.catalog import LookupFailed
 from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.planner.vllm.blocks import Layout, tokens_and_concurrency
-from gpumem_tui.planner.vllm.stated import Stated, settings_from
+from gpumem_tui.planner.vllm.stated import Stated, release_of, settings_from
 from gpumem_tui.planner.vllm.versions import parse_version, rules_for
 from gpumem_tui.units import GIB
 
@@ -128,14 +128,11 @@ def _calibration_results(catalog):
     cases = json.loads(CALIBRATION.read_text())
     results = {}
     for index, case in enumerate(cases):
-        found = re.findall(r"v?(\d+\.\d+(?:\.\d+)?)", case.get("vllm_version") or "")
-        version = found[-1] if found else ("0.6.4" if any("Memory profiling results: total_gpu" in x
-                                                              for x in case["log_lines"]) else None)
+        version = release_of(case.get("vllm_version"), case["log_lines"])
         if case.get("kv_cache_gib") is None or version is None:
             continue
         try:
-            stated = Stated(**{k: case.get(k) for k in Stated.model_fields if k in case})
-            results[index] = (case, predict(settings_from(catalog, stated, version)))
+            results[index] = (case, predict(settings_from(catalog, Stated.from_case(case), version)))
         except LookupFailed:
             continue
     return results

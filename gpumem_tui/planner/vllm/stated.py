@@ -38,6 +38,23 @@ class Stated(BaseModel):
     enforce_eager: bool | None = None
     total_gpu_memory_gib: float | None = None
 
+    @classmethod
+    def from_case(cls, case: dict) -> Stated:
+        """The settings a calibration case (or any dict with these keys) states."""
+        return cls(**{key: case.get(key) for key in cls.model_fields if key in case})
+
+
+PROFILE_064 = "Memory profiling results: total_gpu_memory="
+
+
+def release_of(text: str | None, lines: list[str]) -> str | None:
+    """The release a log or case names (the last version-looking token wins: 'between 0.6.4.post1 and
+    v0.6.5'), else 0.6.4 when its lines use that release's one-line profile, else None."""
+    found = re.findall(r"v?(\d+\.\d+(?:\.\d+)?)", text or "")
+    if found:
+        return found[-1]
+    return "0.6.4" if any(PROFILE_064 in line for line in lines) else None
+
 
 def resolve_model(catalog: Catalog, name: str) -> tuple[ModelSpec, str | None]:
     """The catalog model a served name refers to, and the quantization its name implies."""
