@@ -47,7 +47,7 @@ def test_log_json_has_the_issue_keys_and_ranks(tmp_path, capsys) -> None:
     path.write_text("\n".join(case["log_lines"]))
     assert main(["log", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) - KEYS == {"engine", "ranks"} and set(data) >= KEYS
+    assert set(data) - KEYS == {"engine", "ranks", "startup_complete"} and set(data) >= KEYS
     assert data["kv_cache_gib"] == case["kv_cache_gib"] and [r["rank"] for r in data["ranks"]] == ["TP0", "TP1"]
 
 
@@ -62,7 +62,7 @@ def test_log_human_shows_units_and_failures(tmp_path, capsys) -> None:
 
 def test_documented_keys_match_the_schema_doc() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "log-json.md").read_text(encoding="utf-8")
-    assert all(f"| `{key}` |" in doc for key in (*KEYS, "engine", "ranks"))
+    assert all(f"| `{key}` |" in doc for key in (*KEYS, "engine", "ranks", "startup_complete"))
 
 
 def test_log_without_engine_lines_is_bad_input(tmp_path, capsys) -> None:
@@ -71,3 +71,14 @@ def test_log_without_engine_lines_is_bad_input(tmp_path, capsys) -> None:
     assert main(["log", str(path)]) == 2
     assert capsys.readouterr().err.strip() == f"gpumem-tui: {path}: no vLLM or SGLang startup lines found"
     assert main(["log", str(tmp_path / "missing.log")]) == 2
+
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_a_log_says_whether_the_start_completed(capsys) -> None:
+    """`init engine (...) took N seconds` ends a start; an excerpt without it does not show one."""
+    assert main(["log", str(DATA / "vllm_0.19_gemma-2-27b_started.log"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["startup_complete"] is True
+    assert main(["log", str(DATA / "vllm_0.6.4_v0_llama-3.1-8b_no_model.log"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["startup_complete"] is False

@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from gpumem_tui.cli import main
+from gpumem_tui.planner.vllm.risks import OOM_AT_START
 
 CALIBRATION = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "vllm_startup_logs.json"
-pytestmark = pytest.mark.skipif(not CALIBRATION.exists(), reason="shared/calibration is not beside this checkout")
+needs_calibration = pytest.mark.skipif(not CALIBRATION.exists(), reason="shared/calibration is not beside this checkout")
 
 
 def write_case(tmp_path: Path, index: int) -> Path:
@@ -18,6 +19,7 @@ def write_case(tmp_path: Path, index: int) -> Path:
     return path
 
 
+@needs_calibration
 def test_compare_a_v0_19_log_within_one_percent(tmp_path, capsys):
     assert main(["log", str(write_case(tmp_path, 18)), "--compare", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -27,12 +29,14 @@ def test_compare_a_v0_19_log_within_one_percent(tmp_path, capsys):
     assert out["engine"]["version"] == "v0.19.0"
 
 
+@needs_calibration
 def test_compare_human_output_names_each_line(tmp_path, capsys):
     assert main(["log", str(write_case(tmp_path, 35)), "--compare"]) == 0
     out = capsys.readouterr().out
     assert "KV cache (GiB)" in out and "58.53" in out and "predicted" in out
 
 
+@needs_calibration
 def test_a_log_without_the_model_asks_for_it(tmp_path, capsys):
     path = write_case(tmp_path, 2)  # a v0.6.4 excerpt: the model is only in the issue's prose
     assert main(["log", str(path), "--compare"]) == 2
@@ -48,6 +52,7 @@ PHI_4 = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_siz
          "torch_dtype": "bfloat16", "_name_or_path": "microsoft/phi-4"}
 
 
+@needs_calibration
 def test_a_model_outside_the_catalog_is_compared_from_its_config(tmp_path, capsys):
     """phi-4 is not in the catalog: the log names it, --config gives its shapes, and the prediction lands
     within 1 % of the weights and the pool the real log states."""
@@ -59,3 +64,48 @@ def test_a_model_outside_the_catalog_is_compared_from_its_config(tmp_path, capsy
     assert main(["log", str(path), "--compare", "--config", str(tmp_path / "phi-4"), "--json"]) == 0
     rows = {row["key"]: row for row in json.loads(capsys.readouterr().out)["compare"]}
     assert abs(rows["weights_gib"]["error"]) < 0.01 and abs(rows["kv_cache_gib"]["error"]) < 0.01
+
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_the_title_names_the_model_given_with_model(capsys):
+    """The log names no model; the title used to print `None` for the one given with --model."""
+    path = DATA / "vllm_0.6.4_v0_llama-3.1-8b_no_model.log"
+    assert main(["log", str(path), "--compare", "--model", "llama-3-8b"]) == 0
+    title = capsys.readouterr().out.splitlines()[0]
+    assert title.startswith("llama-3-8b: vLLM 0.6.4") and "None" not in title
+
+
+def test_a_log_that_started_is_never_told_it_will_fail(capsys):
+    """gemma-2-27b started fine on 0.19: a predicted failure is shown as the prediction's disagreement
+    with the log, with neither the failure asserted nor its advice given."""
+    path = DATA / "vllm_0.19_gemma-2-27b_started.log"
+    assert main(["log", str(path), "--compare", "--json"]) == 0
+    ending = json.loads(capsys.readouterr().out)["outcome"]
+    assert ending["log"] == "started"
+    assert ending["agree"] is (ending["predicted"] == "starts")
+    assert main(["log", str(path), "--compare"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert OOM_AT_START not in out and "lower --gpu-memory-utilization" not in out
+    if ending["predicted"] == "fails":
+        assert "DISAGREES: the log shows a complete start" in out and "not the node" in out
+
+
+def test_an_old_v0_log_is_predicted_with_its_release_and_says_so(capsys):
+    """A 0.7 V0 log names no version: its wording ("Loading model weights took X GB", `# cuda blocks`,
+    the `file.py:N]` prefix) picks 0.7.3's V0 rules, and the note says so and how to override."""
+    path = DATA / "vllm_0.7_v0_qwen2.5-7b_negative_kv.log"
+    assert main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["release"] == {"version": "0.7.3", "source": "wording", "family": "0.7.x (V0)"}
+    assert out["engine"]["version"] == "0.7.3" and out["outcome"]["log"] == "failed"
+    assert main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "vLLM 0.7.3" in out
+    assert "release inferred from the log's wording: 0.7.x (V0), predicted with 0.7.3's rules" in out
+    assert "pass --vllm-version to override" in out
+    assert main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct", "--vllm-version", "0.6.3",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["release"]["source"] == "given" and out["notes"] == [] and out["engine"]["version"] == "0.6.3"

@@ -8,6 +8,9 @@ from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings
 from gpumem_tui.planner.vllm.versions import Rules
 from gpumem_tui.units import GIB
 
+OOM_AT_START = "expect an out-of-memory error at start"
+"""The words of a warning that predicts a failed start (what runs after the KV cache does not fit)."""
+
 
 def gib(n: float) -> str:
     return f"{n / GIB:.2f} GiB"
@@ -54,5 +57,5 @@ def _headroom(settings: EngineSettings, rules: Rules, p: EnginePrediction, free:
     parts = ([f"CUDA graphs (~{gib(graphs)})"] if graphs else []) + (
         [f"the sampler warm-up for {p.max_num_seqs} requests (~{gib(warmup)})"] if warmup else [])
     return [f"{' and '.join(parts)} run after the KV cache is allocated and need about {gib(need)}, but "
-            f"utilization {settings.utilization:.2f} leaves {gib(left)}: expect an out-of-memory error at start; "
+            f"utilization {settings.utilization:.2f} leaves {gib(left)}: {OOM_AT_START}; "
             "lower --gpu-memory-utilization or --max-num-seqs"]

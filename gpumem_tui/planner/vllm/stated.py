@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec
 from gpumem_tui.catalog.schema import GpuSpec
 from gpumem_tui.planner.vllm.records import EngineSettings
+from gpumem_tui.planner.vllm.wording import release_from_wording
 from gpumem_tui.units import GIB
 
 # Suffixes that published quantized copies add to the base model's name, and the method each names.
@@ -44,16 +45,14 @@ class Stated(BaseModel):
         return cls(**{key: case.get(key) for key in cls.model_fields if key in case})
 
 
-PROFILE_064 = "Memory profiling results: total_gpu_memory="
-
-
 def release_of(text: str | None, lines: list[str]) -> str | None:
     """The release a log or case names (the last version-looking token wins: 'between 0.6.4.post1 and
-    v0.6.5'), else 0.6.4 when its lines use that release's one-line profile, else None."""
+    v0.6.5'), else the one its lines' wording points to (`wording.py`), else None."""
     found = re.findall(r"v?(\d+\.\d+(?:\.\d+)?)", text or "")
     if found:
         return found[-1]
-    return "0.6.4" if any(PROFILE_064 in line for line in lines) else None
+    inferred = release_from_wording(lines)
+    return inferred.version if inferred else None
 
 
 def resolve_model(catalog: Catalog, name: str) -> tuple[ModelSpec, str | None]:

@@ -27,6 +27,8 @@ from gpumem_tui.sources.engines.startup_log import (
 
 _WORKER_TAG = re.compile(r"^(?:Worker|VllmWorker\w*|RayWorker\w*)_(?P<rank>\w+)$")
 _NAMELESS_WORKERS = ("Worker", "VllmWorkerProcess", "RayWorkerWrapper")
+STARTED = ("startup_complete", "server_ready")
+"""Rules whose line means the engine finished starting."""
 
 
 @dataclass
@@ -86,6 +88,8 @@ def _read_line(message: str, scope: str, collected: _Collected) -> None:
             continue
         if rule.engine:
             collected.engines.add(rule.engine)
+        if rule.name in STARTED:
+            collected.values["startup_complete"] = True
         _take(rule, match, scope, collected)
         failure = None if failed else failure_for(rule.name, match, message)
         if failure is not None and failure not in collected.failures:

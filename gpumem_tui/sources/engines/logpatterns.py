@@ -203,6 +203,14 @@ RULES: tuple[Rule, ...] = (
         r"CUDA out of memory occurred when warming up sampler with "
         r"(?P<num_reqs>\d+) dummy requests",
     ),
+    # The end of a start: the engine finished profiling, allocating the KV cache and warming up, or the
+    # API server is up (which it is only once the engine is).
+    _rule(
+        "startup_complete",
+        "init engine (profile, create kv cache, warmup model) took",
+        r"init engine \(profile, create kv cache, warmup model\) took (?P<seconds>{N}) seconds",
+    ),
+    _rule("server_ready", "Application startup complete", r"Application startup complete", ""),
     _rule("cuda_oom", "", r"(?:CUDA out of memory|OutOfMemoryError|CUDA error: out of memory)", ""),
     # SGLang (its "GB" values are divided by 2^30, so they are GiB).
     _rule(

@@ -92,3 +92,6 @@ class StartupLog(BaseModel):
     """Which engine's lines were found (an addition to the issue's keys)."""
     ranks: list[RankValues] = []
     """Per-worker values when more than one worker logged them (an addition to the issue's keys)."""
+    startup_complete: bool = False
+    """The log shows the start ended well: `init engine (...) took N seconds` or the API server's
+    `Application startup complete`. False when it does not show it (a failure, or a cut excerpt)."""
