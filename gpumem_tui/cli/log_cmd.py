@@ -7,7 +7,8 @@ from pathlib import Path
 
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.log_compare import run_compare
-from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.cli.output import console, print_json, say, table
+from gpumem_tui.sources.engines.logoom import details
 from gpumem_tui.sources.engines.logparse import parse_log
 from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, StartupLog
 from gpumem_tui.text import literal
@@ -84,7 +85,11 @@ def _print(parsed: StartupLog) -> None:
             )
         )
     for failure in parsed.failures:
-        out.print(f"FAILED ({failure.kind}): {literal(failure.message)}")
+        say(out, f"FAILED ({failure.kind}): {failure.message}")
+        for line in details(failure.oom) if failure.oom else []:
+            say(out, f"    {line}")
+    if parsed.startup_complete:
+        say(out, "the start completed (the engine finished initialising)")
 
 
 def _value(key: str, value: object) -> str:

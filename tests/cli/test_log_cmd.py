@@ -82,3 +82,25 @@ def test_a_log_says_whether_the_start_completed(capsys) -> None:
     assert json.loads(capsys.readouterr().out)["startup_complete"] is True
     assert main(["log", str(DATA / "vllm_0.6.4_v0_llama-3.1-8b_no_model.log"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["startup_complete"] is False
+
+
+def test_an_out_of_memory_message_keeps_its_clues(capsys) -> None:
+    """The human output names who held the GPU and PyTorch's split; the JSON keeps them as bytes."""
+    path = DATA / "torch_oom" / "torch_2.x_other_process.log"
+    assert main(["log", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "FAILED (cuda_out_of_memory): CUDA out of memory on GPU 0 allocating 74.16 GiB: 29.89 GiB free of " \
+           "44.40 GiB" in out
+    assert "process 2684311 holds 14.51 GiB" in out
+    assert "PyTorch: 13.44 GiB allocated, 738.96 MiB reserved but unallocated" in out
+    assert main(["log", str(path), "--json"]) == 0
+    oom = json.loads(capsys.readouterr().out)["failures"][0]["oom"]
+    assert oom["processes"] == [{"pid": 2684311, "bytes": 15579993866}]
+    assert oom["tried_to_allocate_bytes"] == 79628693668 and oom["reserved_unallocated_bytes"] == 774855721
+
+
+def test_documented_oom_keys_match_the_record() -> None:
+    from gpumem_tui.sources.engines.startup_log import OomClues
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "log-json.md").read_text(encoding="utf-8")
+    assert "| `oom` |" in doc and all(f"| `{key}` |" in doc for key in OomClues.model_fields)

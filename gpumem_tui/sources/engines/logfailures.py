@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from gpumem_tui.sources.engines.logoom import oom_clues, summary
 from gpumem_tui.sources.engines.startup_log import Failure
 
 
@@ -52,7 +53,8 @@ def failure_for(rule: str, match: re.Match[str], line: str) -> Failure | None:
             ),
         )
     if rule == "cuda_oom":
-        return Failure(kind="cuda_out_of_memory", line=text, message="CUDA out of memory")
+        clues = oom_clues(line)
+        return Failure(kind="cuda_out_of_memory", line=text, message=summary(clues), oom=clues)
     return None
 
 
@@ -66,3 +68,12 @@ def derived_failure(values: dict, failures: list[Failure]) -> Failure | None:
     if blocks == 0:
         return Failure(kind="kv_cache_too_small", line="", message="the engine got 0 KV-cache blocks")
     return None
+
+
+def with_more_clues(failure: Failure, joined: str) -> Failure | None:
+    """An out-of-memory failure read again from its message joined with the next line of a wrapped paste,
+    or None when that line adds no clue (the message ended)."""
+    clues = oom_clues(joined) if failure.kind == "cuda_out_of_memory" else None
+    if clues is None or clues == failure.oom:
+        return None
+    return failure.model_copy(update={"oom": clues, "message": summary(clues)})

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpumem_tui.sources.engines import logconfig
-from gpumem_tui.sources.engines.logfailures import derived_failure, failure_for
+from gpumem_tui.sources.engines.logfailures import derived_failure, failure_for, with_more_clues
 from gpumem_tui.sources.engines.logpatterns import ANSI, RULES, SGLANG_PREFIX, VLLM_PREFIX, Rule
 from gpumem_tui.sources.engines.startup_log import (
     INT_KEYS,
@@ -38,6 +38,8 @@ class _Collected:
     values: dict[str, object] = field(default_factory=dict)
     ranks: dict[str, dict[str, float]] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
+    oom_text: str | None = None
+    """The out-of-memory message read so far while its wrapped lines follow; None once it ended."""
     engines: set[str] = field(default_factory=set)
 
 
@@ -94,7 +96,23 @@ def _read_line(message: str, scope: str, collected: _Collected) -> None:
         failure = None if failed else failure_for(rule.name, match, message)
         if failure is not None and failure not in collected.failures:
             collected.failures.append(failure)
+            collected.oom_text = message if failure.kind == "cuda_out_of_memory" else None
         failed = failed or failure is not None
+    if not failed and message:
+        _follow_oom(message, collected)
+
+
+def _follow_oom(message: str, collected: _Collected) -> None:
+    """A wrapped out-of-memory message (a paste, a collector's line limit) is read joined again."""
+    if collected.oom_text is None:
+        return
+    joined = f"{collected.oom_text} {message}"
+    completed = with_more_clues(collected.failures[-1], joined)
+    if completed is None:
+        collected.oom_text = None
+        return
+    collected.failures[-1] = completed
+    collected.oom_text = joined
 
 
 def _take(rule: Rule, match: re.Match[str], scope: str, collected: _Collected) -> None:

@@ -38,6 +38,33 @@ KEYS = (
 )
 
 
+class ProcessMemory(BaseModel):
+    """`Process N has X memory in use`: a process the out-of-memory message names."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pid: int
+    bytes: int
+
+
+class OomClues(BaseModel):
+    """What PyTorch's out-of-memory message states, as ints of bytes; null where it does not say."""
+
+    model_config = ConfigDict(frozen=True)
+
+    device: int | None = None
+    tried_to_allocate_bytes: int | None = None
+    total_capacity_bytes: int | None = None
+    free_bytes: int | None = None
+    allowed_bytes: int | None = None
+    processes: list[ProcessMemory] = []
+    this_process_bytes: int | None = None
+    allocated_by_pytorch_bytes: int | None = None
+    private_pools_bytes: int | None = None
+    reserved_unallocated_bytes: int | None = None
+    reserved_by_pytorch_bytes: int | None = None
+
+
 class Failure(BaseModel):
     """A startup failure the log states, in words, with the line that said it."""
 
@@ -46,6 +73,8 @@ class Failure(BaseModel):
     kind: FailureKind
     message: str
     line: str
+    oom: OomClues | None = None
+    """With `cuda_out_of_memory`: the clues PyTorch's message gives (an addition to the issue's keys)."""
 
 
 class RankValues(BaseModel):

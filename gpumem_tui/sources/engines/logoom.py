@@ -1,0 +1,96 @@
+"""PyTorch's CUDA out-of-memory message, read for its clues: who held the GPU and how much was free.
+
+The wording is c10/cuda/CUDACachingAllocator.cpp's. From torch 2.1: `Tried to allocate X. GPU 0 has a
+total capacity of T of which F is free. Process N has P memory in use. Including non-PyTorch memory,
+this process has S memory in use. Of the allocated memory A is allocated by PyTorch, [with G allocated
+in private pools (e.g., CUDA Graphs), ]and R is reserved by PyTorch but unallocated.` (2.1 spelled
+"capacty"; "L allowed; " follows the processes when a memory fraction is set). Before 2.1: `Tried to
+allocate X (GPU 0; T total capacity; A already allocated; F free; [L allowed; ]R reserved in total by
+PyTorch)`, and "R cached" before that. Sizes are bytes, KiB, MiB or GiB (binary) with two decimals;
+they are kept as ints of bytes. A message wrapped over several lines is read joined again.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpumem_tui.sources.engines.startup_log import OomClues, ProcessMemory
+from gpumem_tui.units import fmt_auto, parse_size
+
+SIZE = r"(\d+(?:\.\d+)?) (bytes|KiB|MiB|GiB|TiB)"
+"""A size as PyTorch's format_size writes it."""
+
+_ONE = {
+    "tried_to_allocate_bytes": re.compile(r"Tried to allocate " + SIZE),
+    "total_capacity_bytes": re.compile(r"has a total capac(?:i)?ty of " + SIZE + "|; " + SIZE + " total capacity"),
+    "free_bytes": re.compile(r"of which " + SIZE + " is free|; " + SIZE + r" free[;)]"),
+    "allowed_bytes": re.compile(SIZE + " allowed; "),
+    "this_process_bytes": re.compile(r"this process has " + SIZE + " memory in use"),
+    "allocated_by_pytorch_bytes": re.compile(r"Of the allocated memory " + SIZE + " is allocated by PyTorch|; "
+                                             + SIZE + " already allocated"),
+    "private_pools_bytes": re.compile(r"with " + SIZE + r" allocated in private pools"),
+    "reserved_unallocated_bytes": re.compile(SIZE + " is reserved (?:by PyTorch )?but unallocated"),
+    "reserved_by_pytorch_bytes": re.compile(SIZE + r" (?:reserved in total by PyTorch|cached)\)"),
+}
+_DEVICE = re.compile(r"\bGPU (\d+)(?: has a total capac|; )")
+_PROCESS = re.compile(r"Process (\d+) has " + SIZE + " memory in use")
+
+
+def oom_clues(text: str) -> OomClues | None:
+    """The clues one line of the message states, or None when it states none."""
+    found: dict[str, object] = {}
+    for key, pattern in _ONE.items():
+        match = pattern.search(text)
+        if match:
+            number, unit = [g for g in match.groups() if g is not None][:2]
+            found[key] = _bytes(number, unit)
+    device = _DEVICE.search(text)
+    if device:
+        found["device"] = int(device.group(1))
+    processes = [ProcessMemory(pid=int(pid), bytes=_bytes(n, u)) for pid, n, u in _PROCESS.findall(text)]
+    if processes:
+        found["processes"] = processes
+    return OomClues(**found) if found else None
+
+
+def summary(clues: OomClues | None) -> str:
+    """`CUDA out of memory on GPU 0 allocating 350.00 MiB: 212.81 MiB free of 23.68 GiB`."""
+    words = "CUDA out of memory"
+    if clues is None:
+        return words
+    if clues.device is not None:
+        words += f" on GPU {clues.device}"
+    if clues.tried_to_allocate_bytes is not None:
+        words += f" allocating {_size(clues.tried_to_allocate_bytes)}"
+    if clues.free_bytes is not None and clues.total_capacity_bytes is not None:
+        words += f": {_size(clues.free_bytes)} free of {_size(clues.total_capacity_bytes)}"
+    return words
+
+
+def details(clues: OomClues) -> list[str]:
+    """Who held the memory, one line each: other processes, this process, PyTorch's own split."""
+    lines = [f"process {p.pid} holds {_size(p.bytes)}" for p in clues.processes]
+    if clues.this_process_bytes is not None:
+        lines.append(f"this process holds {_size(clues.this_process_bytes)} (PyTorch's and the rest)")
+    if clues.allowed_bytes is not None:
+        lines.append(f"this process is allowed {_size(clues.allowed_bytes)} (a memory fraction is set)")
+    torch = []
+    if clues.allocated_by_pytorch_bytes is not None:
+        pools = clues.private_pools_bytes
+        torch.append(f"{_size(clues.allocated_by_pytorch_bytes)} allocated" + (
+            f" ({_size(pools)} of it in private pools such as CUDA graphs)" if pools else ""))
+    if clues.reserved_unallocated_bytes is not None:
+        torch.append(f"{_size(clues.reserved_unallocated_bytes)} reserved but unallocated")
+    if clues.reserved_by_pytorch_bytes is not None:
+        torch.append(f"{_size(clues.reserved_by_pytorch_bytes)} reserved in total")
+    if torch:
+        lines.append("PyTorch: " + ", ".join(torch))
+    return lines
+
+
+def _bytes(number: str, unit: str) -> int:
+    return int(number) if unit == "bytes" else parse_size(f"{number}{unit}")
+
+
+def _size(n: int) -> str:
+    return fmt_auto(n, binary=True, digits=2)
