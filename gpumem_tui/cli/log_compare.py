@@ -11,8 +11,8 @@ from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, predict
 from gpumem_tui.planner.vllm.outcome import outcome
 from gpumem_tui.planner.vllm.stated import Stated, settings_from
-from gpumem_tui.planner.vllm.wording import release_from_wording
 from gpumem_tui.planner.vllm.versus import versus
+from gpumem_tui.planner.vllm.wording import release_from_wording
 from gpumem_tui.sources.engines.startup_log import StartupLog
 
 

@@ -9,7 +9,8 @@ from gpumem_tui.cli import main
 from gpumem_tui.planner.vllm.risks import OOM_AT_START
 
 CALIBRATION = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "vllm_startup_logs.json"
-needs_calibration = pytest.mark.skipif(not CALIBRATION.exists(), reason="shared/calibration is not beside this checkout")
+needs_calibration = pytest.mark.skipif(not CALIBRATION.exists(),
+                                       reason="shared/calibration is not beside this checkout")
 
 
 def write_case(tmp_path: Path, index: int) -> Path:
