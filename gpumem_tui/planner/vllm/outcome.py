@@ -14,6 +14,8 @@ from gpumem_tui.planner.vllm.records import EnginePrediction
 from gpumem_tui.planner.vllm.risks import OOM_AT_START
 
 LogEnd = Literal["started", "failed", "not shown"]
+NODE_KINDS = ("free_memory_below_requested",)
+"""Failures the node causes (other processes hold the GPU), which settings alone cannot predict."""
 
 
 class Outcome(BaseModel):
@@ -49,6 +51,10 @@ def outcome(prediction: EnginePrediction, log: dict, model: str) -> Outcome:
         agree = False
         says = (f"the log shows a complete start, but the prediction expected a failed one ({_why(reason)}): "
                 f"the prediction is wrong for {model} with these settings, not the node")
+    elif end == "failed" and not failures and all(f["kind"] in NODE_KINDS for f in logged):
+        agree = None
+        says = (f"the log shows a start stopped by the node ({logged[0]['message']}); the prediction from the "
+                "log's settings assumes a free GPU, so it neither agrees nor disagrees")
     elif end == "failed" and not failures:
         first = logged[0]
         agree = False
