@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--demo", metavar="SCENARIO", help=f"a simulated node: {', '.join(scenario_names())}")
     source.add_argument(
-        "--replay", metavar="FILE", help="a recording: findings at --at (default: the end), plus OOM forensics"
+        "--replay", metavar="FILE", help="a recording: findings at --at (default: the end); -v adds its forensics"
     )
     parser.add_argument("--at", type=seconds(), metavar="SECONDS", help="seconds into the scenario or the recording")
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
