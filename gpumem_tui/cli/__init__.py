@@ -21,7 +21,8 @@ FAILURE_HANDLERS = {"check": check_cmd.failed}
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad argument as one line and exit 2, without the usage block."""
+    """argparse that reports a bad argument as one line, without the usage block: a UsageError that names
+    the command (exit 2; `check` answers 3)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         command = self.prog.removeprefix("gpumem-tui").strip() or None

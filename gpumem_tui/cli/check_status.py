@@ -29,7 +29,8 @@ def plugin_text(value: object, missing: str = "-") -> str:
 def headline(findings: list[Finding]) -> Finding | None:
     """The finding the status line names: of the worst severity, the first that names a process (it says
     whom to ask; low headroom on its card is what that process caused), else the first."""
-    top = [f for f in findings if f.severity == worst(findings)]
+    severity = worst(findings)
+    top = [f for f in findings if f.severity == severity]
     return next((f for f in top if f.pid is not None), top[0] if top else None)
 
 

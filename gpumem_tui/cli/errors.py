@@ -1,4 +1,5 @@
-"""Which failures are the user's input (exit 2) or a missing data source (exit 3), printed as one line."""
+"""Which failures are the user's input (exit 2) or a missing data source (exit 3), printed as one line.
+(`check` maps every failure to 3, UNKNOWN, as a monitoring plugin must: see check_cmd.failed.)"""
 
 from __future__ import annotations
 
