@@ -17,7 +17,6 @@ from gpumem_tui.sources.pace import Pace
     (["--interval", "0.01"], "from 0.1"),
     (["--speed", "inf"], "--speed"),
     (["snapshot", "--demo", "healthy-8b", "--at", "nan"], "--at"),
-    (["check", "--demo", "healthy-8b", "--at", "99999"], "lasts 600 s"),
     (["snapshot", "--demo", ""], "unknown scenario ''"),
     (["plan", "--model", "", "--gpu", "h100"], "--model needs a name"),
     (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpu-memory", "0GB"], "more than 0"),

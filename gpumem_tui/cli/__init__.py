@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 from gpumem_tui import __version__
 from gpumem_tui.cli import catalog_cmd, check_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
-from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line
+from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report
 from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
-from gpumem_tui.text import literal
 
 DESCRIPTION = (
     "Will it fit, and what is in GPU memory right now? With no command, opens the TUI on this node "
     "(NVML plus the engines it finds); --demo opens it on a simulated node, --replay on a recording."
 )
 COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd, check_cmd]
+FAILURE_HANDLERS = {"check": check_cmd.failed}
+"""Commands with their own exit codes for failures: `check` is a monitoring plugin, where any failure
+(bad input included) is UNKNOWN, 3. The others use `exit_code_for`: 2 for bad input, 3 for no data source."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad argument as one line and exit 2, without the usage block."""
+    """argparse that reports a bad argument as one line, without the usage block: a UsageError that names
+    the command (exit 2; `check` answers 3)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        command = self.prog.removeprefix("gpumem-tui").strip()
-        raise UsageError(f"{command}: {message}" if command else message)
+        command = self.prog.removeprefix("gpumem-tui").strip() or None
+        raise UsageError(f"{command}: {message}" if command else message, command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,9 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    command = None
     try:
-        args = parser.parse_args(argv)
-        if args.command is None:
+        # Unknown options are found here rather than by argparse's top-level parser, so that the error
+        # names the command they were given to (and `check` can answer it with its own exit code).
+        args, unknown = parser.parse_known_args(argv)
+        command = args.command
+        if unknown:
+            message = f"unrecognized arguments: {' '.join(unknown)}"
+            raise UsageError(f"{command}: {message}" if command else message, command)
+        if command is None:
             return run_tui(args)
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
@@ -49,8 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - every expected failure maps to one line and an exit code
+        command = command or getattr(exc, "command", None)
+        if command in FAILURE_HANDLERS:
+            return FAILURE_HANDLERS[command](exc)
         code = exit_code_for(exc)
         if code is None:
             raise
-        print(f"gpumem-tui: {literal(one_line(exc))}", file=sys.stderr)
+        report(one_line(exc))
         return code

@@ -1,7 +1,10 @@
-"""`gpumem-tui check`: findings for this node, a simulated node or a recording; the exit code says the worst.
+"""`gpumem-tui check`: findings for this node, a simulated node or a recording, as a monitoring plugin.
 
-Exit 0 when nothing is above info, 1 for a warning, 2 for a critical finding, 3 when there is no data
-source. Bad input is also exit 2, with one line on stderr and nothing on stdout.
+It follows the Nagios plugin guidelines, so Nagios, Icinga, Sensu, CI and cron use it as it is: exit 0 OK
+(nothing above info), 1 WARNING, 2 CRITICAL, 3 UNKNOWN. UNKNOWN is every failure: bad input (argparse's
+errors included), no data source (no NVML), or an error inside `check`; it prints one line on stderr and
+nothing on stdout. Otherwise the first line on stdout is `STATUS - summary | perfdata` (check_status.py),
+then where it looked and the findings; --verbose adds the plans and, on a recording, the forensics.
 """
 
 from __future__ import annotations
@@ -9,14 +12,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import traceback
+from pathlib import Path
 
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
-from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
+from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report
 from gpumem_tui.cli.output import console, print_json
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
-from gpumem_tui.findings import SEVERITY_ORDER, Thresholds, worst
+from gpumem_tui.findings import Thresholds, worst
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.sources.mock import scenario_names
 
@@ -24,16 +30,22 @@ SCHEMA = "gpumem-tui.check/1"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("check", help="findings: plan vs actual, in plain words (exit 0 ok, 1 warning, 2 critical)")
+    parser = sub.add_parser(
+        "check",
+        help="findings: plan vs actual, as a monitoring plugin (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--demo", metavar="SCENARIO", help=f"a simulated node: {', '.join(scenario_names())}")
     source.add_argument(
-        "--replay", metavar="FILE", help="a recording: findings at --at (default: the end), plus OOM forensics"
+        "--replay", metavar="FILE", help="a recording: findings at --at (default: the end); -v adds its forensics"
     )
     parser.add_argument("--at", type=seconds(), metavar="SECONDS", help="seconds into the scenario or the recording")
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
     parser.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint (live)")
     parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/check-json.md)")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also what each plan found and assumed, and the forensics"
+    )
     add_plan_options(parser.add_argument_group("a plan to check against (default: one made from what is running)"),
                      "check against a plan")
     parser.set_defaults(run=run)
@@ -51,8 +63,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(to_json(checked))
     else:
-        check_view.render(checked, console())
-    return exit_code(checked)
+        out = console()
+        out.file.write(check_view.rendered(checked, out, args.verbose))
+        out.file.flush()
+    return exit_code(checked.findings)
+
+
+def failed(exc: Exception) -> int:
+    """Any failure of `check` is UNKNOWN: one line on stderr, exit 3. An error that is not the user's
+    input nor a missing source is a bug in `check`: the line says where it was raised, to report it."""
+    if exit_code_for(exc) is not None:
+        report(one_line(exc))
+        return UNKNOWN
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    report(f"check: internal error{at}: {type(exc).__name__}: {one_line(exc)}")
+    return UNKNOWN
 
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
@@ -63,18 +89,18 @@ def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None
     return asyncio.run(from_live(args.endpoint, catalog, manual, thresholds))
 
 
-def exit_code(checked: Checked) -> int:
-    """0 nothing above info, 1 a warning, 2 a critical finding."""
-    return max(SEVERITY_ORDER[worst(checked.findings) or "info"], 0)
-
-
 def to_json(checked: Checked) -> dict:
+    code, first = exit_code(checked.findings), headline(checked.findings)
     return {
         "schema": SCHEMA,
         "source": checked.source,
         "where": checked.where,
         "timestamp": checked.sample.timestamp,
         "worst": worst(checked.findings),
+        "status": STATUS[code],
+        "exit_code": code,
+        "status_line": status_line(checked.findings, checked.plans, checked.sample),
+        "headline": first.model_dump(mode="json") if first else None,
         "findings": [finding.model_dump(mode="json") for finding in checked.findings],
         "plans": [check_view.plan_json(plan) for plan in checked.plans],
         "forensics": checked.forensics.model_dump(mode="json") if checked.forensics else None,

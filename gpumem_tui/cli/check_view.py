@@ -1,5 +1,9 @@
-"""`check` for a person: the findings, most severe first, what each plan found and assumed, and on a
-recording the timeline markers and who grew before the first critical finding."""
+"""`check` as text: the status line, where it looked, the findings (the headline first, then most severe
+first) with their numbers and what to try; with --verbose also what each plan found and assumed and, on a
+recording, the timeline markers and who grew before the first critical finding.
+
+Outside text goes through `plugin_text` (no control characters, no `|`, which a monitoring system reads
+as the start of performance data). On a pipe, no line is wrapped: one finding's numbers stay one line."""
 
 from __future__ import annotations
 
@@ -9,50 +13,71 @@ from rich.text import Text
 
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.cli.check_sources import Checked
+from gpumem_tui.cli.check_status import plugin_text, ranked, status_line
 from gpumem_tui.cli.output import table
 from gpumem_tui.forensics import Forensics
-from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 
 
-def render(checked: Checked, out: Console) -> None:
-    out.print(Text(f"check: {literal(checked.where)}", style="bold"))
-    if not checked.findings:
-        out.print("No findings: the node matches its plan.")
-    for finding in checked.findings:
+INDENT = 10
+
+
+def rendered(checked: Checked, out: Console, verbose: bool = False) -> str:
+    """The whole text, rendered before anything is written: a failure half-way leaves stdout empty."""
+    with out.capture() as captured:
+        render(checked, out, verbose)
+    return captured.get()
+
+
+def render(checked: Checked, out: Console, verbose: bool = False) -> None:
+    out.print(Text(status_line(checked.findings, checked.plans, checked.sample), style="bold"), soft_wrap=True)
+    out.print(Text(f"check: {plugin_text(checked.where)}"), soft_wrap=True)
+    for finding in ranked(checked.findings):
         out.print(
-            Text(f"{finding.severity.upper():9}", style=STYLE[finding.severity])
-            + Text(f"{finding.code}  {literal(finding.title)}")
+            Text(f"{finding.severity.upper():{INDENT - 1}}", style=STYLE[finding.severity])
+            + Text(f"{finding.code}  {plugin_text(finding.title)}"),
+            soft_wrap=True,
         )
-        out.print(Padding(Text(literal(finding.explanation)), (0, 0, 0, 10)))
-        out.print(Padding(Text(f"try: {literal(finding.try_this)}", style="dim"), (0, 0, 0, 10)))
+        _indented(out, Text(plugin_text(finding.explanation)))
+        _indented(out, Text(f"try: {plugin_text(finding.try_this)}", style="dim"))
+    if not verbose:
+        return
     for plan in checked.plans:
         _plan(plan, out)
     if checked.forensics is not None:
         _forensics(checked.forensics, out)
 
 
+def _indented(out: Console, text: Text) -> None:
+    """A paragraph under its finding: wrapped with a hanging indent on a terminal, one line on a pipe."""
+    if out.is_terminal:
+        out.print(Padding(text, (0, 0, 0, INDENT)))
+    else:
+        out.print(Text(" " * INDENT) + text, soft_wrap=True)
+
+
 def _plan(plan: EnginePlan, out: Console) -> None:
     out.print(
         Text(
-            f"\n{plan.label} plan for {literal(plan.endpoint, 'this node')}: {literal(plan.model, 'model unknown')}"
+            f"\n{plan.label} plan for {plugin_text(plan.endpoint, 'this node')}: "
+            f"{plugin_text(plan.model, 'model unknown')}"
             + (f" on GPU {', '.join(map(str, plan.gpu_indices))}" if plan.gpu_indices else "")
         )
     )
     if plan.missing:
-        out.print(Text(f"  no prediction: {literal(plan.missing)}"))
+        out.print(Text(f"  no prediction: {plugin_text(plan.missing)}"))
     for fact in plan.found:
-        out.print(Text(f"  found:   {literal(fact)}"))
+        out.print(Text(f"  found:   {plugin_text(fact)}"))
     for fact in plan.assumed:
-        out.print(Text(f"  assumed: {literal(fact)}"))
+        out.print(Text(f"  assumed: {plugin_text(fact)}"))
 
 
 def _forensics(forensics: Forensics, out: Console) -> None:
     out.print()
     rows = [
-        [f"{m.offset_s:,.0f} s", "" if m.gpu_index is None else str(m.gpu_index), m.severity or "", literal(m.text)]
+        [f"{m.offset_s:,.0f} s", "" if m.gpu_index is None else str(m.gpu_index), m.severity or "", plugin_text(m.text)]
         for m in forensics.markers
     ]
     out.print(table("Timeline (seconds into the recording)", ["at", "GPU", "severity", "what"], rows, right={0}))
@@ -62,14 +87,14 @@ def _forensics(forensics: Forensics, out: Console) -> None:
     out.print(
         Text(
             f"\nFirst critical finding at {forensics.first_critical_offset_s:,.0f} s: "
-            f"{literal(forensics.first_critical.title)}"
+            f"{plugin_text(forensics.first_critical.title)}"
         )
     )
     rows = [
         [
             str(g.gpu_index),
             str(g.pid),
-            literal(g.name, "?"),
+            plugin_text(g.name, "?"),
             fmt(g.start_bytes, "GiB", 2),
             fmt(g.end_bytes, "GiB", 2),
             "+" + fmt(g.growth_bytes, "GiB", 2),

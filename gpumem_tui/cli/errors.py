@@ -1,16 +1,25 @@
-"""Which failures are the user's input (exit 2) or a missing data source (exit 3), printed as one line."""
+"""Which failures are the user's input (exit 2) or a missing data source (exit 3), printed as one line.
+(`check` maps every failure to 3, UNKNOWN, as a monitoring plugin must: see check_cmd.failed.)"""
 
 from __future__ import annotations
+
+import sys
 
 from pydantic import ValidationError
 
 from gpumem_tui.catalog import CatalogError, LookupFailed
 from gpumem_tui.planner.dtypes import PlanInputError
+from gpumem_tui.text import literal
 from gpumem_tui.units import SizeError
 
 
 class UsageError(ValueError):
-    """Bad arguments: a clear one-line message, exit 2."""
+    """Bad arguments: a clear one-line message, exit 2. `command` names the subcommand whose arguments
+    were wrong when it is known before its own code runs (argparse's errors)."""
+
+    def __init__(self, message: str, command: str | None = None):
+        super().__init__(message)
+        self.command = command
 
 
 class NoSourceError(RuntimeError):
@@ -42,3 +51,8 @@ def exit_code_for(exc: BaseException) -> int | None:
     if isinstance(exc, tuple(_SOURCE_ERRORS)):
         return 3
     return None
+
+
+def report(message: str) -> None:
+    """One line on stderr; the message may hold outside text (a file name, a URL), shown literally."""
+    print(f"gpumem-tui: {literal(message)}", file=sys.stderr)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
@@ -15,10 +16,43 @@ from gpumem_tui.text import literal
 
 
 def console() -> Console:
-    """Markup, emoji and highlighting off: names from outside are printed literally. NO_COLOR is honoured."""
-    # Piped output is not cut at 80 columns: tables of names and numbers stay whole for grep and less.
-    width = None if sys.stdout.isatty() else max(shutil.get_terminal_size((160, 24)).columns, 160)
-    return Console(markup=False, emoji=False, highlight=False, width=width, soft_wrap=False)
+    """Markup, emoji and highlighting off: names from outside are printed literally. NO_COLOR is honoured.
+
+    Piped output is not cut at 80 columns (tables of names and numbers stay whole for grep and less),
+    and its lines carry no trailing padding: rich pads table cells and wrapped text to the width."""
+    if sys.stdout.isatty():
+        return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)
+    width = max(shutil.get_terminal_size((160, 24)).columns, 160)
+    return Console(
+        file=TrimmedLines(sys.stdout), markup=False, emoji=False, highlight=False, width=width, soft_wrap=False
+    )
+
+
+class TrimmedLines(io.TextIOBase):
+    """A text stream that writes each complete line to `target` without its trailing spaces."""
+
+    def __init__(self, target: TextIO):
+        self._target, self._pending = target, ""
+
+    def write(self, text: str) -> int:
+        *lines, self._pending = (self._pending + text).split("\n")
+        for line in lines:
+            self._target.write(line.rstrip(" ") + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        # A partial line is written as it is: nothing can tell padding from text before its end.
+        if self._pending:
+            self._target.write(self._pending)
+            self._pending = ""
+        self._target.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._target, "encoding", None) or "utf-8"
 
 
 def table(title: str | None, headers: list[str], rows: list[list[Any]], right: set[int] | None = None) -> Table:
