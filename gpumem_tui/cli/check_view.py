@@ -10,6 +10,7 @@ from rich.text import Text
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.cli.check_sources import Checked
 from gpumem_tui.cli.output import table
+from gpumem_tui.findings.records import all_clear
 from gpumem_tui.forensics import Forensics
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
@@ -20,7 +21,7 @@ STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 def render(checked: Checked, out: Console) -> None:
     out.print(Text(f"check: {literal(checked.where)}", style="bold"))
     if not checked.findings:
-        out.print("No findings: the node matches its plan.")
+        out.print(all_clear(any(plan.prediction for plan in checked.plans)))
     for finding in checked.findings:
         out.print(
             Text(f"{finding.severity.upper():9}", style=STYLE[finding.severity])

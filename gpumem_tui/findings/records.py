@@ -71,3 +71,14 @@ class Thresholds(BaseSettings):
     """KV usage at or over this, with preemptions or a queue, is saturation."""
     forensics_window_s: float = Field(default=120.0, gt=0)
     """'Who grew' looks this many seconds back from the first critical finding."""
+    engine_stall_s: float = Field(default=180.0, gt=0)
+    """An engine that has never answered is starting (info) while its memory grows; once its memory has been
+    flat this many seconds with still no answer, it is stuck (warning). Long enough for a start-up step that
+    allocates nothing (compiling, downloading), short enough to page before users notice."""
+
+
+def all_clear(compared: bool) -> str:
+    """The line shown when nothing needs a look: agreement is claimed only when a plan was compared."""
+    if compared:
+        return "Nothing needs a look: the node agrees with the plan."
+    return "Nothing needs a look; no plan was compared (no engine runs, and none was given with --model)."
