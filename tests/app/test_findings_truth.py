@@ -42,3 +42,13 @@ async def test_each_engine_card_names_its_gpus(make_app):
         await settle(app, pilot)
         titles = [str(card.render()).splitlines()[0] for card in app.screen.query(EngineCard)]
         assert [t.split("  ")[3] for t in titles] == ["GPU 0, 1", "GPU 2, 3", "GPU 4, 5", "GPU 6, 7"]
+
+
+async def test_a_plan_for_another_model_is_not_agreement_on_screen(make_app):
+    plan = {"model": "meta-llama/Llama-3.1-70B", "quantization": "fp8", "kv_cache_dtype": "fp8", "tp": 2}
+    app = make_app("healthy-8b", plan=plan)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        findings = " ".join(text_of(app.screen.query_one("#findings")).split())
+        assert "agrees with the plan" not in findings
+        assert "is not what the manual plan is for: model, weight format and split differ" in findings
