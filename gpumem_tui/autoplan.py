@@ -14,8 +14,10 @@ from gpumem_tui.catalog import Catalog, CatalogError, LookupFailed, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
+from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.overlays import ManualPlan, gpu_spec_for
+from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 
@@ -41,6 +43,11 @@ class EnginePlan(BaseModel):
     assumed: list[str] = []
     missing: str | None = None
     """Why no prediction could be made (model or GPU unknown), in words."""
+    launch_seen: bool = False
+    """The engine's command line was read, so a flag it lacks (--quantization) is known to be absent."""
+    running: EnginePlan | None = None
+    """Beside a plan set by hand: the plan made from the engine's own facts. What is measured (its KV
+    pool in bytes) is counted with these, and where they differ from the hand-set plan that is a finding."""
 
 
 def engine_plans(sample: Sample, catalog: Catalog, manual: ManualPlan | None = None) -> list[EnginePlan]:
@@ -65,13 +72,18 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     found: list[str] = []
     assumed: list[str] = []
     record, flags = _record(endpoint), _flags(endpoint, sample)
-    gpus = _engine_gpus(endpoint, sample, found, assumed)
-    name = _model_name(endpoint) or flags.get("model")
+    running = None
     if manual is not None:
-        found.append(f"plan set by hand for {manual.model.id} (it wins over the one made from the engine)")
+        running = _plan(endpoint, sample, catalog, None) if endpoint else None
+        gpus = running.gpu_indices if running else [g.index for g in sample.gpus if not g.lost][: manual.tp or 1]
+        found.append(_by_hand(manual, len(gpus)))
+        if running is not None:
+            found.append(f"the engine runs {running.model or 'a model it does not name'} on {gpu_listing(gpus)}")
         spec: ModelSpec | None = manual.model
-        gpus = gpus or ([] if endpoint else [g.index for g in sample.gpus if not g.lost][: manual.tp or 1])
+        name = spec.id
     else:
+        gpus = _engine_gpus(endpoint, sample, found, assumed)
+        name = _model_name(endpoint) or flags.get("model")
         spec = _model_spec(name, record, flags, catalog, found, assumed)
     base = EnginePlan(
         endpoint=endpoint.url if endpoint else None,
@@ -80,11 +92,22 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         label="manual" if manual else "auto",
         found=found,
         assumed=assumed,
+        launch_seen=bool(flags),
+        running=running,
     )
     missing = _missing(spec, name, gpus, sample)
     if missing:
         return base.model_copy(update={"missing": missing})
     return _predicted(base, spec, sample, catalog, manual, record, flags)
+
+
+def _by_hand(manual: ManualPlan, engine_split: int) -> str:
+    """The hand-set plan in one line: model, weight format, KV cache, split."""
+    split = manual.tp or max(1, engine_split)
+    return (
+        f"plan set by hand: {manual.model.id}, weights {manual.quantization or 'as the checkpoint ships them'}, "
+        f"KV cache {manual.kv_cache_dtype}, split over {split} GPU(s) (it wins over the one made from the engine)"
+    )
 
 
 def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: Sample) -> str | None:
@@ -124,6 +147,8 @@ def _predicted(
     capacity = card.memory_total_bytes or gpu.capacity_bytes
     title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
     overlay = overlay_from_engine(prediction, capacity, settings.tp, base.label, title)
+    facts = base.running.settings if base.running else settings
+    overlay = overlay.model_copy(update={"measured_kv_bytes_per_token": _kv_bytes(facts) if facts else None})
     return base.model_copy(
         update={
             "users": users,
@@ -162,14 +187,13 @@ def _flags(endpoint: EndpointStatus | None, sample: Sample) -> dict[str, str]:
 def _engine_gpus(endpoint: EndpointStatus | None, sample: Sample, found: list[str], assumed: list[str]) -> list[int]:
     if endpoint is None:
         return []
-    pids = set(endpoint.pids)
-    gpus = sorted({p.gpu_index for p in sample.processes if p.pid in pids and p.gpu_memory_bytes})
+    gpus = endpoint_gpus(sample, endpoint)
     if gpus:
-        found.append(f"split over {len(gpus)} GPU(s): its processes hold memory on GPU {_listing(gpus)}")
-    elif not pids and len(sample.engines) == 1:
+        found.append(f"split over {len(gpus)} GPU(s): its processes hold memory on {gpu_listing(gpus)}")
+    elif not endpoint.pids and len(sample.engines) == 1:
         gpus = sorted({p.gpu_index for p in sample.processes if looks_like_engine(p.name, p.cmdline)})
         if gpus:
-            assumed.append(f"the engine is the engine-like process on GPU {_listing(gpus)} (no pid was given)")
+            assumed.append(f"the engine is the engine-like process on {gpu_listing(gpus)} (no pid was given)")
     return gpus
 
 
@@ -273,12 +297,23 @@ def _manual_settings(
     )
 
 
-def _listing(indices: list[int]) -> str:
-    return ", ".join(str(i) for i in indices)
+def kv_bytes_per_token(plan: EnginePlan) -> int | None:
+    """KV cache bytes one token takes on one GPU under the plan's settings; None without settings."""
+    return _kv_bytes(plan.settings) if plan.settings else None
+
+
+def _kv_bytes(settings: EngineSettings) -> int:
+    return settings.model.layers * layer_bytes_per_token(settings.model, settings.kv_cache_dtype, settings.tp)
+
+
+def measured_facts(plan: EnginePlan) -> EnginePlan:
+    """The plan whose facts are the engine's own: the one made from the engine beside a hand-set plan."""
+    return plan.running or plan
 
 
 def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
-    """The overlay drawn over each GPU: the first plan that claims it."""
+    """The overlay drawn over each GPU: the first plan that claims it. Each overlay carries the running
+    model's KV bytes per token, so the measured pool is counted with the engine's facts, not the plan's."""
     drawn: dict[int, GpuOverlay] = {}
     for plan in plans:
         for index in plan.gpu_indices[: plan.settings.tp if plan.settings else None]:
@@ -287,4 +322,4 @@ def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
     return drawn
 
 
-__all__ = ["DEFAULT_VERSION", "EnginePlan", "engine_plans", "plan_by_gpu"]
+__all__ = ["DEFAULT_VERSION", "EnginePlan", "engine_plans", "kv_bytes_per_token", "measured_facts", "plan_by_gpu"]

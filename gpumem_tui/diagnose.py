@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpumem_tui.autoplan import EnginePlan, engine_plans, plan_by_gpu
 from gpumem_tui.catalog import Catalog
-from gpumem_tui.findings import SEVERITY_ORDER, Finding, Thresholds, engines, memory, node, plan
+from gpumem_tui.findings import SEVERITY_ORDER, Finding, Thresholds, engines, memory, node, plan, starting
 from gpumem_tui.findings.situation import Situation
 from gpumem_tui.history import History
 from gpumem_tui.models import Sample
@@ -15,7 +15,8 @@ from gpumem_tui.planner.overlay import GpuOverlay
 RULES = (
     node.nvml_unavailable,
     node.gpu_lost,
-    engines.engine_down,
+    starting.engine_down,
+    plan.plan_mismatch,
     plan.weights_mismatch,
     plan.kv_pool_short,
     memory.headroom_low,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from gpumem_tui.engine_records import EndpointStatus
+from gpumem_tui.history import History
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 
 
@@ -24,6 +26,21 @@ def gpu_processes(sample: Sample, index: int) -> list[ProcessRecord]:
 
 def engine_pids(sample: Sample) -> set[int]:
     return {pid for endpoint in sample.engines for pid in endpoint.pids}
+
+
+def endpoint_gpus(sample: Sample, endpoint: EndpointStatus, history: History | None = None) -> list[int]:
+    """GPUs the endpoint's processes hold memory on, in order; when they hold none now (the engine exited,
+    its GPU was lost), those the history last saw them on."""
+    pids = set(endpoint.pids)
+    held = sorted({p.gpu_index for p in sample.processes if p.pid in pids and p.gpu_memory_bytes})
+    if held or history is None:
+        return held
+    return sorted({gpu for gpu, pid in history.process_points if pid in pids})
+
+
+def gpu_listing(indices: list[int]) -> str:
+    """`GPU 0`, `GPU 0, 1`; `GPU ?` when none is known (an endpoint given without its pids)."""
+    return "GPU " + (", ".join(str(i) for i in indices) if indices else "?")
 
 
 def measured_slices(sample: Sample, gpu: GpuRecord) -> list[MeasuredSlice]:

@@ -8,8 +8,9 @@ from rich.text import Text
 
 from gpumem_tui.compare import CompareRow, compare_rows
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.findings.starting import starting_endpoints
 from gpumem_tui.history import History
-from gpumem_tui.measured import MeasuredSlice, engine_pids, measured_slices
+from gpumem_tui.measured import MeasuredSlice, endpoint_gpus, engine_pids, measured_slices
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
@@ -53,17 +54,22 @@ def build_view(
     view.engine_pids = engine_pids(sample)
     view.status_text = _status(sample)
     records = _records(sample)
+    starting = starting_endpoints(findings)
+    loading = {index for e in sample.engines if e.url in starting for index in endpoint_gpus(sample, e)}
     for gpu in sample.gpus:
         slices = measured_slices(sample, gpu)
         overlay = overlays.get(gpu.index)
         engine = _engine_on(sample, gpu.index, records)
-        rows = compare_rows(overlay, slices, engine) if overlay and not gpu.lost else []
+        rows = compare_rows(overlay, slices, engine, gpu.index in loading) if overlay and not gpu.lost else []
         view.gpus.append(GpuView(gpu, slices, overlay, rows, history.gpu(gpu.index)))
     planned = {o.kv_pool_tokens for o in overlays.values() if o.kv_pool_tokens}
     for endpoint, record in records:
         key = f"{endpoint.url} {record.model or ''}".strip() if record else endpoint.url
-        tokens = next(iter(planned)) if len(planned) == 1 else None
-        view.engines.append((endpoint, record, tokens, history.engine(key)))
+        gpus = endpoint_gpus(sample, endpoint, history)
+        drawn = next((overlays[i] for i in gpus if i in overlays), None)
+        # an engine whose GPUs are not known (no pid given) is compared with the one plan, when there is one
+        tokens = drawn.kv_pool_tokens if drawn else next(iter(planned)) if len(planned) == 1 and not gpus else None
+        view.engines.append((endpoint, record, tokens, history.engine(key), gpus, endpoint.url in starting))
     return view
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.findings import SEVERITY_ORDER, Finding, worst
+from gpumem_tui.findings.records import all_clear
 from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
 
@@ -61,15 +62,8 @@ def _count(n: int, severity: str) -> str:
 
 
 def _no_findings(plans: list[EnginePlan]) -> str:
-    engines = [p for p in plans if p.endpoint is not None]
-    compared = [p for p in engines if p.prediction is not None]
-    if not engines:
-        return "no findings; no engine is running"
-    if not compared:
-        return "no findings; no engine could be compared with a plan"
-    if len(compared) == 1:
-        return "no findings; the engine agrees with its plan"
-    return f"no findings; {len(compared)} engines agree with their plans"
+    engines = sum(p.endpoint is not None for p in plans)
+    return plugin_text(all_clear(sum(p.prediction is not None for p in plans), engines))
 
 
 def perfdata(sample: Sample) -> str:

@@ -1,41 +1,13 @@
-"""Findings about engines: one that does not answer, a full KV cache, a context the pool cannot hold."""
+"""Findings about engines that answer: a full KV cache, a context the pool cannot hold."""
 
 from __future__ import annotations
 
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.findings.capacity import more_conversations
-from gpumem_tui.findings.plan import serving
+from gpumem_tui.findings.plan import plan_name, serving
 from gpumem_tui.findings.records import Finding
-from gpumem_tui.findings.situation import Situation, gib, percent
-
-
-def engine_down(s: Situation) -> list[Finding]:
-    return [_down(s, endpoint) for endpoint in s.sample.engines if endpoint.state != "ok"]
-
-
-def _down(s: Situation, endpoint: EndpointStatus) -> Finding:
-    alive = [p for p in s.sample.processes if p.pid in endpoint.pids]
-    held = sum(p.gpu_memory_bytes or 0 for p in alive)
-    if alive:
-        severity, state = "warning", f"its processes are alive and hold {gib(held)} (still loading, or hung?)"
-    elif endpoint.pids:
-        severity, state = (
-            "critical",
-            f"its processes ({', '.join(map(str, endpoint.pids))}) hold no GPU memory: the engine has exited",
-        )
-    else:
-        severity, state = "critical", "no process of it is known"
-    age = f"; last good answer {endpoint.age_s:,.0f} s ago" if endpoint.state == "stale" and endpoint.age_s else ""
-    return Finding(
-        severity=severity,
-        code="engine_down",
-        title=f"engine {endpoint.url} does not answer",
-        explanation=f"{endpoint.error or 'no answer'}{age}; {state}.",
-        try_this="read the engine's log for the last error (CUDA out of memory, a lost GPU); "
-        "restart it once the cause is gone",
-        endpoint=endpoint.url,
-    )
+from gpumem_tui.findings.situation import Situation, percent
 
 
 def kv_saturated(s: Situation) -> list[Finding]:
@@ -45,8 +17,7 @@ def kv_saturated(s: Situation) -> list[Finding]:
             continue
         for record in endpoint.records:
             if _saturated(s, record):
-                plan = next((p for p in s.plans if p.endpoint == endpoint.url), None)
-                findings.append(_saturation(endpoint, record, plan))
+                findings.append(_saturation(s, endpoint, record))
     return findings
 
 
@@ -56,7 +27,8 @@ def _saturated(s: Situation, record: EngineRecord) -> bool:
     return usage is not None and usage >= s.thresholds.kv_saturated_fraction and pressed
 
 
-def _saturation(endpoint: EndpointStatus, record: EngineRecord, plan: EnginePlan | None) -> Finding:
+def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) -> Finding:
+    plan = s.plan_for(endpoint.url)
     pool, running = record.kv_pool_tokens, record.requests_running or 0
     per_request = round(record.kv_usage_fraction * pool / running) if pool and running else None
     numbers = f"KV cache {percent(record.kv_usage_fraction)} full"
@@ -70,7 +42,7 @@ def _saturation(endpoint: EndpointStatus, record: EngineRecord, plan: EnginePlan
     return Finding(
         severity="warning",
         code="kv_saturated",
-        title=f"{record.model or endpoint.url}: KV cache full, requests queue or are preempted",
+        title=f"{s.engine_name(endpoint.url, record.model)}: KV cache full, requests queue or are preempted",
         explanation=numbers + "." + ("" if not options else " " + " ".join(options)),
         try_this="add capacity (another GPU or replica), FP8 KV cache (--kv-cache-dtype fp8), or cap "
         "--max-num-seqs so requests wait instead of being preempted",
@@ -88,18 +60,18 @@ def context_too_long(s: Situation) -> list[Finding]:
         pool = measured if measured is not None else plan.prediction.kv_cache_tokens
         length = plan.prediction.max_model_len
         if plan.users * length > pool:
-            findings.append(_too_long(plan, pool, length, measured=measured is not None))
+            findings.append(_too_long(s, plan, pool, length, measured=measured is not None))
     return findings
 
 
-def _too_long(plan: EnginePlan, pool: int, length: int, measured: bool) -> Finding:
+def _too_long(s: Situation, plan: EnginePlan, pool: int, length: int, measured: bool) -> Finding:
     need = plan.users * length
     fits = pool / length
     shorter = pool // plan.users
     return Finding(
         severity="critical" if pool < length else "warning",
         code="context_too_long",
-        title=f"{plan.model}: {plan.users:,} conversation(s) at {length:,} tokens do not fit the KV pool",
+        title=f"{plan_name(s, plan)}: {plan.users:,} conversation(s) at {length:,} tokens do not fit the KV pool",
         explanation=f"{plan.users:,} x {length:,} tokens = {need:,} tokens; the {'engine' if measured else 'planned'} "
         f"pool holds {pool:,} tokens ({fits:,.1f} conversations at full length).",
         try_this=f"lower --max-model-len to {shorter:,} or plan for {int(fits):,} users; FP8 KV cache or more "

@@ -1,28 +1,100 @@
-"""Findings that compare the engine with its plan: the weights it holds, the KV pool it carved."""
+"""Findings that compare the engine with its plan: a plan for something else, the weights it holds, the KV
+pool it carved, what the planner itself warns about."""
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan
+from gpumem_tui.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
+from gpumem_tui.catalog import ModelSpec
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.findings.records import Finding, Severity
 from gpumem_tui.findings.situation import Situation, gib
-from gpumem_tui.planner.kv import layer_bytes_per_token
+from gpumem_tui.measured import gpu_listing
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
 
 
 def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecord] | None:
-    """The plan's endpoint and its record, when it answered this time."""
+    """The plan's endpoint and its record, when it answered this time and runs the plan's model (a plan for
+    another model is `plan_mismatch`; its numbers are not compared with the engine's)."""
     endpoint = next((e for e in s.sample.engines if e.url == plan.endpoint), None)
-    if endpoint is None or endpoint.state != "ok" or not endpoint.records:
+    if endpoint is None or endpoint.state != "ok" or not endpoint.records or _other_model(plan):
         return None
     record = next((r for r in endpoint.records if r.model), endpoint.records[0])
     return endpoint, record
 
 
-def kv_bytes_per_token_per_gpu(plan: EnginePlan) -> int:
+def plan_name(s: Situation, plan: EnginePlan) -> str:
+    """Which engine a plan finding is about (its endpoint and GPUs), or the node when no engine runs."""
+    if plan.endpoint is None:
+        return f"{plan.model} (a plan, no engine) on {gpu_listing(plan.gpu_indices)}"
+    if _other_model(plan):
+        return f"{plan.label} plan for {plan.model}, over {s.engine_name(plan.endpoint, measured_facts(plan).model)}"
+    return s.engine_name(plan.endpoint, plan.model)
+
+
+def _other_model(plan: EnginePlan) -> bool:
+    runs = measured_facts(plan).model
+    return bool(runs and plan.model and runs.lower() != plan.model.lower())
+
+
+def plan_mismatch(s: Situation) -> list[Finding]:
+    """A hand-set plan whose model, weight format or split is not what the engine runs."""
+    findings = []
+    for plan in s.plans:
+        running = plan.running
+        if running is None or plan.settings is None or plan.endpoint is None:
+            continue
+        plan_side, engine_side, differ = _sides(plan, running)
+        if not differ:
+            continue
+        findings.append(
+            Finding(
+                severity="warning",
+                code="plan_mismatch",
+                title=f"{s.engine_name(plan.endpoint, running.model)} is not what the {plan.label} plan is for: "
+                f"{_listed(differ)} {'differs' if len(differ) == 1 else 'differ'}",
+                explanation=f"The {plan.label} plan: {plan_side}. The engine runs {engine_side}. Where the two "
+                "differ, so does memory: read its plan-vs-measured numbers with that in mind. What is measured "
+                "(the KV pool in bytes) is counted with the engine's own model.",
+                try_this="give the plan the engine's model, format and split (--model, --weights, --gpus), "
+                "or leave out --model to compare with the plan made from what runs",
+                gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+                endpoint=plan.endpoint,
+            )
+        )
+    return findings
+
+
+def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str, list[str]]:
+    """Both sides in words, and the names of what differs (model, weight format, split)."""
     settings = plan.settings
-    assert settings is not None
-    return settings.model.layers * layer_bytes_per_token(settings.model, settings.kv_cache_dtype, settings.tp)
+    differ = []
+    if _other_model(plan):
+        differ.append("model")
+    planned_format = _weights_format(settings.quantization, settings.model)
+    if running.settings is not None and running.launch_seen:
+        runs_format = _weights_format(running.settings.quantization, running.settings.model)
+        if runs_format != planned_format:
+            differ.append("weight format")
+        runs_words = f"weights {runs_format}" + ("" if running.settings.quantization else " (no --quantization)")
+    else:
+        runs_words = "weights in a format not known here (its command line is not visible)"
+    split = len(running.gpu_indices)
+    if split and split != settings.tp:
+        differ.append("split")
+    plan_side = f"{plan.model}, weights {planned_format}, KV cache {settings.kv_cache_dtype}, on {settings.tp} GPU(s)"
+    where = f"on {split} GPU(s) ({gpu_listing(running.gpu_indices)})" if split else "on GPUs not known"
+    engine_side = f"{running.model or 'a model it does not name'}, {runs_words}, {where}"
+    return plan_side, engine_side, differ
+
+
+def _listed(words: list[str]) -> str:
+    """`model`, `model and split`, `model, weight format and split`."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _weights_format(quantization: str | None, spec: ModelSpec) -> str:
+    """What the weights load as: the quantization asked for, else the checkpoint's own format."""
+    return (quantization or spec.checkpoint_format or spec.native_dtype or "bf16").lower()
 
 
 def weights_mismatch(s: Situation) -> list[Finding]:
@@ -42,7 +114,7 @@ def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: E
     held = sum(x.gpu_memory_bytes or 0 for x in s.processes_on(gpu) if x.pid in endpoint.pids)
     if not held or not p.weights_bytes:
         return None
-    kv = (record.kv_pool_tokens or 0) * kv_bytes_per_token_per_gpu(plan)
+    kv = (record.kv_pool_tokens or 0) * (kv_bytes_per_token(measured_facts(plan)) or 0)
     others = CUDA_CONTEXT_BYTES + p.non_torch_bytes + p.cudagraph_bytes
     high = held - kv - others
     low = high - p.activation_peak_bytes  # activations grow back with the batch, up to the profiled peak
@@ -55,7 +127,7 @@ def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: E
     return Finding(
         severity="critical" if precision else "warning",
         code="weights_mismatch",
-        title=f"{plan.model}: weights take about {ratio:.1f}x the plan on GPU {gpu}",
+        title=f"{plan_name(s, plan)}: weights take about {ratio:.1f}x the plan on GPU {gpu}",
         explanation=f"The engine process holds {gib(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
         f"tokens = {gib(kv)}) and about {gib(others)} of context, non-torch memory and CUDA graphs, that leaves "
         f"about {gib(estimate)} of weights. The {plan.label} plan ({planned_as}) says {gib(p.weights_bytes)}."
@@ -76,17 +148,17 @@ def kv_pool_short(s: Situation) -> list[Finding]:
         planned, measured = plan.prediction.kv_cache_tokens, live[1].kv_pool_tokens
         if planned <= 0 or measured >= planned * (1 - s.thresholds.kv_pool_tolerance_fraction):
             continue
-        findings.append(_short(plan, planned, measured))
+        findings.append(_short(s, plan, planned, measured))
     return findings
 
 
-def _short(plan: EnginePlan, planned: int, measured: int) -> Finding:
+def _short(s: Situation, plan: EnginePlan, planned: int, measured: int) -> Finding:
     length = plan.prediction.max_model_len
     short = planned - measured
     return Finding(
         severity="critical" if measured < planned / 2 else "warning",
         code="kv_pool_short",
-        title=f"{plan.model}: KV pool {short:,} tokens smaller than planned",
+        title=f"{plan_name(s, plan)}: KV pool {short:,} tokens smaller than planned",
         explanation=f"The engine carved {measured:,} tokens of KV cache; the {plan.label} plan says {planned:,}. "
         f"That is {short / length:,.1f} fewer conversations at the planned {length:,}-token context "
         f"({measured / length:,.1f} fit instead of {planned / length:,.1f}).",
@@ -112,7 +184,7 @@ def plan_notes(s: Situation) -> list[Finding]:
                 Finding(
                     severity=severity,
                     code="plan_note",
-                    title=f"{plan.model}: the {plan.label} plan {verdict}",
+                    title=f"{plan_name(s, plan)}: the {plan.label} plan {verdict}",
                     explanation=line,
                     try_this="see `gpumem-tui plan` for the whole sizing",
                     endpoint=plan.endpoint,

@@ -71,3 +71,19 @@ class Thresholds(BaseSettings):
     """KV usage at or over this, with preemptions or a queue, is saturation."""
     forensics_window_s: float = Field(default=120.0, gt=0)
     """'Who grew' looks this many seconds back from the first critical finding."""
+    engine_stall_s: float = Field(default=180.0, gt=0)
+    """An engine that has never answered is starting (info) while its memory grows; once its memory has been
+    flat this many seconds with still no answer, it is stuck (warning). Long enough for a start-up step that
+    allocates nothing (compiling, downloading), short enough to page before users notice."""
+
+
+def all_clear(compared: int, engines: int = 0) -> str:
+    """The line shown when nothing needs a look, in the TUI and as `check`'s status: agreement is claimed
+    only for plans that were compared (`compared` of them, over `engines` running engines)."""
+    if compared > 1:
+        return f"Nothing needs a look: {compared} engines agree with their plans."
+    if compared:
+        return "Nothing needs a look: the node agrees with the plan."
+    if engines:
+        return "Nothing needs a look; no engine could be compared with a plan (its model or GPU is not known)."
+    return "Nothing needs a look; no plan was compared (no engine runs, and none was given with --model)."

@@ -9,6 +9,7 @@ from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.findings.records import Thresholds
 from gpumem_tui.history import History
 from gpumem_tui.launch_flags import looks_like_engine
+from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 from gpumem_tui.units import GIB
 
@@ -33,6 +34,24 @@ class Situation:
         """GPUs an engine uses: where its processes hold memory, or where a plan is drawn."""
         held = {p.gpu_index for p in self.sample.processes if p.pid in self.engine_pids}
         return held | {index for plan in self.plans for index in plan.gpu_indices}
+
+    def plan_for(self, url: str) -> EnginePlan | None:
+        return next((plan for plan in self.plans if plan.endpoint == url), None)
+
+    def gpus_of(self, url: str) -> list[int]:
+        """GPUs the endpoint's processes hold memory on, else those its plan is drawn on, else those the
+        history saw its processes on (an engine that has exited)."""
+        endpoint = next((e for e in self.sample.engines if e.url == url), None)
+        held = endpoint_gpus(self.sample, endpoint) if endpoint else []
+        plan = self.plan_for(url)
+        if held or (plan and plan.gpu_indices) or endpoint is None:
+            return held or (plan.gpu_indices if plan else [])
+        return endpoint_gpus(self.sample, endpoint, self.history)
+
+    def engine_name(self, url: str, model: str | None = None) -> str:
+        """`meta-llama/Llama-3.1-70B at http://127.0.0.1:8001 on GPU 2, 3`: which engine, wherever it is named."""
+        gpus = self.gpus_of(url)
+        return f"{model or 'engine'} at {url}" + (f" on {gpu_listing(gpus)}" if gpus else "")
 
     def plan_on(self, gpu_index: int) -> EnginePlan | None:
         return next((plan for plan in self.plans if gpu_index in plan.gpu_indices and plan.overlay), None)

@@ -36,6 +36,9 @@ class GpuOverlay(BaseModel):
     """Memory the serving process itself should hold on this GPU (what NVML shows for its pid)."""
     kv_pool_bytes: int
     kv_pool_tokens: int | None = None
+    measured_kv_bytes_per_token: int | None = None
+    """KV bytes per token per GPU of the model the engine runs, to count its measured pool in bytes;
+    None: the plan's own (pool bytes over pool tokens)."""
 
     @property
     def free_bytes(self) -> int:

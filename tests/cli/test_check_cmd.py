@@ -64,7 +64,10 @@ def test_one_finding_is_the_whole_summary(capsys):
 
 def test_no_findings_on_an_idle_node_says_so_without_claiming_a_plan(capsys):
     assert main(["check", "--demo", "idle-node", "--at", "60"]) == 0
-    assert capsys.readouterr().out.startswith("OK - no findings; no engine is running | gpu0_used=0B;;;0;")
+    assert capsys.readouterr().out.startswith(
+        "OK - Nothing needs a look; no plan was compared (no engine runs, and none was given with --model)."
+        " | gpu0_used=0B;;;0;"
+    )
 
 
 def test_perfdata_is_memory_used_per_gpu_in_bytes(capsys):

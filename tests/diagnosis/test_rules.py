@@ -79,12 +79,62 @@ def test_engine_given_without_pids_is_recognised_by_its_command_line(catalog):
     assert plan.gpu_indices == [0] and any("no pid was given" in a for a in plan.assumed)
 
 
-def test_engine_down_is_a_warning_while_its_processes_live(catalog):
-    procs = [process(2100, 20, name="VLLM::EngineCore")]
-    loading = sample(gpus=[gpu(used_gib=20)], processes=procs, engines=[engine(state="down")])
-    assert [f.severity for f in run(catalog, loading) if f.code == "engine_down"] == ["warning"]
+def _loading(t: float, gib: float):
+    """The 8B engine at time t, holding `gib` on GPU 0 while its endpoint answers 503."""
+    procs = [process(2100, gib, name="VLLM::EngineCore", cmdline=ENGINE_CMD)]
+    return sample(t=t, gpus=[gpu(used_gib=gib)], processes=procs, engines=[engine(state="down")])
+
+
+def _watched(samples) -> History:
+    history = History()
+    for s in samples:
+        history.add(s)
+    return history
+
+
+def test_an_engine_that_never_answered_while_its_memory_grows_is_starting_at_info(catalog):
+    samples = [_loading(1000 + 10 * k, 2 + 0.5 * k) for k in range(30)]  # 290 s of weights loading
+    findings = run(catalog, samples[-1], _watched(samples))
+    assert "engine_down" not in codes(findings)
+    [starting] = [f for f in findings if f.code == "engine_starting"]
+    assert starting.severity == "info" and starting.endpoint == "http://127.0.0.1:8000"
+    assert "at http://127.0.0.1:8000 on GPU 0 is starting" in starting.title
+    # 16.5 GiB held: past the weights, so the whole process is counted against the plan
+    assert "weights loaded, 16.50 of" in starting.title and "GiB planned in all" in starting.title
+
+
+def test_loading_progress_counts_the_weights_against_the_plan(catalog):
+    first = _loading(1000, 6.0)
+    [starting] = [f for f in run(catalog, first) if f.code == "engine_starting"]
+    plan = engine_plans(first, catalog)[0]
+    loaded = 6.0 - (0.5 * 2**30 + plan.prediction.non_torch_bytes) / 2**30
+    assert f"weights {loaded:.2f} of {plan.prediction.weights_bytes / 2**30:.2f} GiB planned" in starting.title
+    assert "not been watched long enough" in starting.explanation  # one reading: too soon to call it stuck
+
+
+def test_an_engine_flat_for_the_stall_time_without_answering_is_a_warning(catalog):
+    samples = [_loading(1000 + 10 * k, 17.2) for k in range(20)]  # 190 s flat, never an answer
+    [down] = [f for f in run(catalog, samples[-1], _watched(samples)) if f.code == "engine_down"]
+    assert down.severity == "warning" and "flat for 3 min" in down.explanation
+    assert "engine_starting" in codes(run(catalog, samples[-1], _watched(samples[-10:])))  # 90 s: too soon to tell
+    longer = Thresholds(engine_stall_s=600)
+    assert "engine_starting" in codes(run(catalog, samples[-1], _watched(samples), thresholds=longer))
+
+
+def test_an_engine_that_answered_before_and_now_does_not_is_down_not_starting(catalog):
+    procs = [process(2100, 70, name="VLLM::EngineCore", cmdline=ENGINE_CMD)]
+    served = sample(t=1000, gpus=[gpu()], processes=procs, engines=[engine()])
+    silent = sample(t=1010, gpus=[gpu()], processes=procs, engines=[engine(state="down")])
+    findings = run(catalog, silent, _watched([served, silent]))
+    assert [f.severity for f in findings if f.code == "engine_down"] == ["warning"]
+    assert "engine_starting" not in codes(findings)
     gone = sample(gpus=[gpu(used_gib=0)], engines=[engine(state="down")])
     assert [f.severity for f in run(catalog, gone) if f.code == "engine_down"] == ["critical"]
+
+
+def test_the_stall_time_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("GPUMEM_TUI_ENGINE_STALL_S", "30")
+    assert Thresholds().engine_stall_s == 30.0
 
 
 def test_context_too_long_for_the_planned_users(catalog):

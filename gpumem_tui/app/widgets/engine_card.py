@@ -9,6 +9,7 @@ from textual.widget import Widget
 from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.measured import gpu_listing
 from gpumem_tui.text import literal
 
 GAUGE_WIDTH = 24
@@ -21,11 +22,18 @@ class EngineCard(Widget):
     content: reactive[tuple] = reactive(tuple)
 
     def show(
-        self, endpoint: EndpointStatus, record: EngineRecord | None, planned_tokens: int | None, history: list[float]
+        self,
+        endpoint: EndpointStatus,
+        record: EngineRecord | None,
+        planned_tokens: int | None,
+        history: list[float],
+        gpus: list[int] = (),
+        starting: bool = False,
     ) -> None:
+        """`gpus`: where its processes hold memory; `starting`: the findings call it starting, not down."""
         self.content = (
-            _title(endpoint, record, self.app),
-            _gauge(record, endpoint, self.app),
+            _title(endpoint, record, list(gpus), starting, self.app),
+            _gauge(record, endpoint, starting, self.app),
             _stats(record, planned_tokens),
             history_levels(history, 1.0),
         )
@@ -47,11 +55,15 @@ def _lines(content: tuple) -> int:
     return content[2].plain.count("\n") if content else -1
 
 
-def _title(endpoint: EndpointStatus, record: EngineRecord | None, app) -> Text:
+def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int], starting: bool, app) -> Text:
     text = Text()
     text.append(record.engine if record else "engine", style="bold")
     text.append(f"  {literal(record.model, '?')}" if record else "")
     text.append(f"  {literal(endpoint.url)}", style="dim")
+    text.append(f"  {gpu_listing(gpus)}")
+    if starting:
+        text.append(f"  starting: {literal(endpoint.error, 'no answer yet')}", style="dim")
+        return text
     state = state_style(app, endpoint.state)
     text.append(f"  {endpoint.state}", style=state)
     if endpoint.state != "ok":
@@ -64,10 +76,12 @@ def _title(endpoint: EndpointStatus, record: EngineRecord | None, app) -> Text:
     return text
 
 
-def _gauge(record: EngineRecord | None, endpoint: EndpointStatus, app) -> Text:
+def _gauge(record: EngineRecord | None, endpoint: EndpointStatus, starting: bool, app) -> Text:
     usage = record.kv_usage_fraction if record else None
     if usage is None:
-        why = "no reading: the endpoint is down" if record is None else "the engine does not export its usage"
+        why = "the engine does not export its usage"
+        if record is None:
+            why = "no reading: the engine is still loading" if starting else "no reading: the endpoint is down"
         return Text(f"KV cache  n/a ({why})", style="dim")
     filled = round(min(1.0, max(0.0, usage)) * GAUGE_WIDTH)
     # vLLM's own dashboard: orange at 90 %, red at 98 %

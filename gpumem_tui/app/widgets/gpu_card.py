@@ -155,12 +155,15 @@ def _title(gpu: GpuRecord, unit: str, app) -> Text:
 
 
 def _compare_cells(rows: list[CompareRow], unit: str) -> tuple[tuple[str, str, str, str, bool], ...]:
-    """The strings the table shows, and whether to stress the difference (over 1 GiB and 5 %)."""
+    """The strings the table shows, and whether to stress the difference (over 1 GiB and 5 %); a row still
+    loading shows `loading` for its difference, unstressed."""
     cells = []
     for row in rows:
         diff = row.difference_bytes
         loud = diff is not None and abs(diff) > 2**30 and abs(diff) > 0.05 * max(1, row.planned_bytes or 1)
         shown = "" if diff is None else f"{'+' if diff >= 0 else ''}{fmt(diff, unit)}"
+        if row.loading:
+            loud, shown = False, "loading"
         cells.append((row.name, fmt(row.planned_bytes, unit), fmt(row.measured_bytes, unit), shown, loud))
     return tuple(cells)
 
