@@ -69,5 +69,6 @@ class Thresholds(BaseSettings):
     """A KV pool smaller than the plan by more than this share is short (critical from half)."""
     kv_saturated_fraction: float = Field(default=0.90, gt=0, le=1)
     """KV usage at or over this, with preemptions or a queue, is saturation."""
-    forensics_window_s: float = Field(default=120.0, gt=0)
-    """'Who grew' looks this many seconds back from the first critical finding."""
+    forensics_window_s: float = Field(default=600.0, gt=0)
+    """'Who grew' looks this many seconds back from the first critical finding and from an engine's exit
+    (ten minutes: a neighbour that took the memory minutes before the engine needed it is still seen)."""
