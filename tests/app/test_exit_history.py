@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_to, settle, text_of
-
 from gpumem_tui.app.screens.forensics import ForensicsScreen
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.cli import main
-
-EXIT_AT_S = 270  # the noisy neighbour's engine dies of CUDA out of memory at about 266 s
+from tests.app.conftest import run_to, settle, text_of
 
 
 def _exit_finding(findings):
