@@ -1,10 +1,12 @@
-"""OOM forensics on a recording: each GPU's memory over time with markers (a process started or exited, a
-finding first raised), and "who grew": each process's growth over the minutes before the first critical
-finding."""
+"""OOM forensics over a sequence of samples, a recording or the app's last minutes alike: each GPU's memory
+over time with markers (a process started or exited, a finding first raised), who grew before the first
+critical finding, and, when an engine's processes disappear, the finding that explains its exit."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -12,13 +14,18 @@ from pydantic import BaseModel, ConfigDict
 from gpumem_tui.autoplan import EnginePlan, engine_plans
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import Finding, Thresholds
+from gpumem_tui.findings import SEVERITY_ORDER, Finding, Thresholds
+from gpumem_tui.findings.exit import engine_exited
 from gpumem_tui.findings.situation import free_bytes
+from gpumem_tui.growth import Growth, allowances, who_grew
 from gpumem_tui.history import History
 from gpumem_tui.models import Sample
 from gpumem_tui.overlays import ManualPlan
 
 MAX_POINTS = 600
+LATE_S = 60.0
+"""Kept beyond the "who grew" window, so an exit seen a refresh (or a paused minute) late still has all of it."""
+
 
 
 class _Frozen(BaseModel):
@@ -26,7 +33,7 @@ class _Frozen(BaseModel):
 
 
 class Marker(_Frozen):
-    """Something that happened at `offset_s` seconds into the recording."""
+    """Something that happened at `offset_s` seconds into what was watched."""
 
     offset_s: float
     kind: Literal["process_started", "process_exited", "finding"]
@@ -47,18 +54,6 @@ class GpuTimeline(_Frozen):
     """(offset_s, used bytes); at most MAX_POINTS, each the peak of its stretch so no spike is lost."""
 
 
-class Growth(_Frozen):
-    gpu_index: int
-    pid: int
-    name: str | None
-    start_bytes: int
-    """Its memory at the start of the window (0 when it started later; its first reading when it was there
-    when the recording began)."""
-    end_bytes: int
-    """Its memory at the first critical finding (its last reading, when it exited before)."""
-    growth_bytes: int
-
-
 class Forensics(_Frozen):
     start_timestamp: float
     end_offset_s: float
@@ -68,30 +63,52 @@ class Forensics(_Frozen):
     timelines: list[GpuTimeline]
     markers: list[Marker]
     who_grew: list[Growth]
-    """Largest growth first; empty when nothing critical was ever found."""
+    """Unexpected growth first, then the largest; empty when nothing critical was ever found."""
+    exits: list[Finding] = []
+    """Why each engine that exited (and stayed down) did, as the findings on screen say it."""
+
+
+@dataclass(frozen=True)
+class Moment:
+    """One judged sample, kept for what is explained about it later."""
+
+    sample: Sample
+    plans: list[EnginePlan]
+    findings: list[Finding]
 
 
 class Investigation:
-    """Walks a recording sample by sample; `plans` and `findings` are those of the latest sample."""
+    """Walks samples one by one; `plans` and `findings` are those of the latest sample, the engine exits
+    explained first. `keep_s` None keeps the whole walk (a recording); otherwise only the last `keep_s`
+    seconds are kept, so memory stays flat (the app)."""
 
-    def __init__(self, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds):
+    def __init__(
+        self, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds, keep_s: float | None = None
+    ):
         self.catalog, self.manual, self.thresholds = catalog, manual, thresholds
-        self.history = History()
+        self.history = History(window_s=keep_s) if keep_s is not None else History(points=None, window_s=None)
         self.start: float | None = None
-        self.points: dict[int, list[tuple[float, int]]] = {}
         self.totals: dict[int, int | None] = {}
-        self.memory: dict[tuple[int, int], list[tuple[float, int]]] = {}
         self.names: dict[tuple[int, int], str | None] = {}
-        self.markers: list[Marker] = []
+        self.markers: deque[Marker] = deque()
         self.open_findings: set[tuple] = set()
-        self.first_critical: tuple[float, Finding] | None = None
+        self.criticals: deque[tuple[float, Finding, Moment]] = deque()
+        """Where a critical finding was first raised (offset, the finding, the moment), oldest first."""
+        self.alive: dict[str, Moment] = {}
+        """Endpoint -> the last sample in which its processes held GPU memory."""
+        self.exits: dict[str, Finding] = {}
         self.previous: Sample | None = None
         self.offset = 0.0
         self.plans: list[EnginePlan] = []
-        self.findings: list[Finding] = []
+        self.diagnosed: list[Finding] = []
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The latest sample's findings with the exit explanations, most severe first."""
+        return sorted([*self.exits.values(), *self.diagnosed], key=lambda f: -SEVERITY_ORDER[f.severity])
 
     def past(self, sample: Sample, until_s: float | None) -> bool:
-        """Whether the sample lies beyond `until_s` seconds into the recording."""
+        """Whether the sample lies beyond `until_s` seconds into the walk."""
         return until_s is not None and self.start is not None and sample.timestamp - self.start > until_s
 
     def add(self, sample: Sample) -> None:
@@ -100,21 +117,25 @@ class Investigation:
         self.history.add(sample)
         for gpu in sample.gpus:
             self.totals[gpu.index] = gpu.memory_total_bytes or self.totals.get(gpu.index)
-            if gpu.memory_used_bytes is not None:
-                self.points.setdefault(gpu.index, []).append((self.offset, gpu.memory_used_bytes))
         self._processes(sample)
-        self.plans = engine_plans(sample, self.catalog, self.manual)
-        self.findings = diagnose(self.plans, sample, self.history, self.thresholds)
-        self._mark_findings(self.findings)
+        self.rejudge(sample)
+        self._mark_findings(self.diagnosed, Moment(sample, self.plans, self.diagnosed))
+        self._exits(sample)
+        self._forget()
         self.previous = sample
+
+    def rejudge(self, sample: Sample | None = None) -> None:
+        """Plans and findings of `sample` (default: the latest), after the manual plan changed."""
+        sample = sample or self.previous
+        if sample is not None:
+            self.plans = engine_plans(sample, self.catalog, self.manual)
+            self.diagnosed = diagnose(self.plans, sample, self.history, self.thresholds)
 
     def _processes(self, sample: Sample) -> None:
         now = {(p.gpu_index, p.pid): p for p in sample.processes}
         before = {(p.gpu_index, p.pid): p for p in self.previous.processes} if self.previous else {}
         for key, process in now.items():
             self.names[key] = process.name or self.names.get(key)
-            if process.gpu_memory_bytes is not None:
-                self.memory.setdefault(key, []).append((self.offset, process.gpu_memory_bytes))
             if self.previous is not None and key not in before:
                 self._marker("process_started", key, process.gpu_memory_bytes, "started")
         for key, process in before.items():
@@ -150,26 +171,84 @@ class Investigation:
             )
         )
 
-    def _mark_findings(self, findings: list[Finding]) -> None:
+    def _mark_findings(self, findings: list[Finding], moment: Moment) -> None:
         keys = set()
         for finding in findings:
             key = (*finding.key, finding.severity)  # a finding that turns critical is marked again
             keys.add(key)
-            if finding.severity == "critical" and self.first_critical is None:
-                self.first_critical = (self.offset, finding)
-            if key not in self.open_findings and finding.severity != "info":
-                self.markers.append(
-                    Marker(
-                        offset_s=self.offset,
-                        kind="finding",
-                        gpu_index=finding.gpu_index,
-                        pid=finding.pid,
-                        code=finding.code,
-                        severity=finding.severity,
-                        text=finding.title,
-                    )
+            if key in self.open_findings or finding.severity == "info":
+                continue
+            if finding.severity == "critical":
+                self.criticals.append((self.offset, finding, moment))
+            self.markers.append(
+                Marker(
+                    offset_s=self.offset,
+                    kind="finding",
+                    gpu_index=finding.gpu_index,
+                    pid=finding.pid,
+                    code=finding.code,
+                    severity=finding.severity,
+                    text=finding.title,
                 )
+            )
         self.open_findings = keys
+
+    def _exits(self, sample: Sample) -> None:
+        """Note each engine whose processes hold memory; explain, once, each that was and is gone."""
+        present = {p.pid for p in sample.processes}
+        endpoints = {e.url: e for e in sample.engines}
+        for endpoint in sample.engines:
+            if present & set(endpoint.pids):
+                self.alive[endpoint.url] = Moment(sample, self.plans, self.diagnosed)
+                self.exits.pop(endpoint.url, None)
+            elif endpoint.state == "ok":
+                self.exits.pop(endpoint.url, None)
+        for url, moment in self.alive.items():
+            endpoint = endpoints.get(url)
+            if url in self.exits or (endpoint is not None and endpoint.state == "ok"):
+                continue
+            if not present & _pids(moment, url):
+                self.exits[url] = self.explain_exit(url, moment, sample)
+
+    def explain_exit(self, url: str, moment: Moment, now: Sample) -> Finding:
+        """The `engine_exited` finding: who grew in the window before the engine was last seen alive, its
+        tightest GPU's free memory then, and the findings active then."""
+        last = moment.sample
+        pids = _pids(moment, url)
+        gpus = [g for g in last.gpus if g.index in {p.gpu_index for p in last.processes if p.pid in pids}]
+        frees = [(g.index, free) for g in gpus if (free := free_bytes(g)) is not None]
+        window = self.thresholds.forensics_window_s
+        grew = self.who_grew_before(moment, last.timestamp - window)
+        culprits = [g for g in grew if g.unexpected_bytes >= self.thresholds.foreign_min_bytes]
+        active = [f for f in moment.findings if f.severity != "info" and f.endpoint != url]
+        free = min(frees, key=lambda pair: pair[1]) if frees else None
+        return engine_exited(url, last.timestamp, now.timestamp, window, grew, culprits, free, active)
+
+    def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:
+        allowed = allowances(moment.plans, moment.sample, self.history, self.thresholds)
+        return who_grew(self.history, self.names, since, moment.sample.timestamp, allowed)
+
+    def _forget(self) -> None:
+        """Drop what fell out of the history kept: markers, critical onsets, names of gone processes."""
+        first = self.history.first_timestamp
+        if self.history.window_s is None or first is None:
+            return
+        kept_from = first - self.start
+        while self.markers and self.markers[0].offset_s < kept_from:
+            self.markers.popleft()
+        while self.criticals and self.criticals[0][0] < kept_from:
+            self.criticals.popleft()
+        for key in [k for k in self.names if k not in self.history.process_points]:
+            del self.names[key]
+
+
+def memory_window_s(thresholds: Thresholds) -> float:
+    """Seconds of samples the app keeps for forensics: the "who grew" window and a margin."""
+    return thresholds.forensics_window_s + LATE_S
+
+
+def _pids(moment: Moment, url: str) -> set[int]:
+    return next((set(e.pids) for e in moment.sample.engines if e.url == url), set())
 
 
 def investigate(
@@ -189,47 +268,28 @@ def investigate(
 
 
 def result(walk: Investigation) -> Forensics:
-    critical_at, critical = walk.first_critical or (None, None)
+    """What the walk found; offsets count from the oldest sample it still keeps."""
+    first = walk.history.first_timestamp
+    shift = first - walk.start
+    critical_at, critical, moment = walk.criticals[0] if walk.criticals else (None, None, None)
     timelines = [
-        GpuTimeline(gpu_index=i, total_bytes=walk.totals.get(i), points=_thin(points))
-        for i, points in sorted(walk.points.items())
+        GpuTimeline(
+            gpu_index=i, total_bytes=walk.totals.get(i), points=_thin([(t - first, b) for t, b in points])
+        )
+        for i, points in sorted(walk.history.gpu_points.items())
     ]
+    window = walk.thresholds.forensics_window_s
     return Forensics(
-        start_timestamp=walk.start,
-        end_offset_s=walk.offset,
-        first_critical_offset_s=critical_at,
+        start_timestamp=first,
+        end_offset_s=walk.offset - shift,
+        first_critical_offset_s=None if critical_at is None else critical_at - shift,
         first_critical=critical,
-        window_s=walk.thresholds.forensics_window_s,
+        window_s=window,
         timelines=timelines,
-        markers=walk.markers,
-        who_grew=[] if critical_at is None else who_grew(walk, critical_at),
+        markers=[m.model_copy(update={"offset_s": m.offset_s - shift}) for m in walk.markers],
+        who_grew=[] if moment is None else walk.who_grew_before(moment, moment.sample.timestamp - window),
+        exits=list(walk.exits.values()),
     )
-
-
-def who_grew(walk: Investigation, at: float) -> list[Growth]:
-    """Each process's growth from `window_s` before `at` to `at`, largest first (shrinking ones left out)."""
-    since = at - walk.thresholds.forensics_window_s
-    out = []
-    for (gpu_index, pid), readings in walk.memory.items():
-        inside = [(t, b) for t, b in readings if t <= at]
-        if not inside or inside[-1][0] < since:
-            continue
-        before = [b for t, b in inside if t <= since]
-        # Present from the recording's first sample: what it held before is unknown, so count from there.
-        start = before[-1] if before else inside[0][1] if inside[0][0] == 0 else 0
-        end = inside[-1][1]
-        if end > start:
-            out.append(
-                Growth(
-                    gpu_index=gpu_index,
-                    pid=pid,
-                    name=walk.names.get((gpu_index, pid)),
-                    start_bytes=start,
-                    end_bytes=end,
-                    growth_bytes=end - start,
-                )
-            )
-    return sorted(out, key=lambda g: -g.growth_bytes)
 
 
 def _thin(points: list[tuple[float, int]]) -> list[tuple[float, int]]:

@@ -15,7 +15,9 @@ from gpumem_tui.app.screens.help import HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.view import build_view
 from gpumem_tui.app.widgets.process_table import ProcessTable
+from gpumem_tui.autoplan import plan_by_gpu
 from gpumem_tui.findings.records import Finding
+from gpumem_tui.forensics import Investigation, memory_window_s, result
 from gpumem_tui.history import History
 from gpumem_tui.judge import Judge
 from gpumem_tui.models import Sample
@@ -59,12 +61,17 @@ class GpuMemApp(App[None]):
         self.theme = theme
         self.feed, self.judge = feed, judge
         self.interval_s, self.clock, self.poll = interval_s, clock, poll
-        self.history = History()
+        self.watch = Investigation(judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds))
+        """The last minutes, judged sample by sample: the findings, why an engine exited, `f` off a recording."""
         self.sample: Sample | None = None
         self.unit, self.paused, self.last_error = "GB", False, None
         self.record_path = record_path
         self.recorder: Recorder | None = None
         self._timer = None
+
+    @property
+    def history(self) -> History:
+        return self.watch.history
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
@@ -91,7 +98,7 @@ class GpuMemApp(App[None]):
 
     def on_sample_ready(self, message: SampleReady) -> None:
         self.sample, self.last_error = message.sample, None
-        self.history.add(message.sample)
+        self.watch.add(message.sample)
         if self.recorder:
             self._record(message.sample)
         self.redraw()
@@ -113,7 +120,7 @@ class GpuMemApp(App[None]):
         screen = self.screen if isinstance(self.screen, MainScreen) else self.get_screen_main()
         if screen is None:
             return
-        overlays, findings = self.judge(self.sample, self.history) if self.sample else ({}, [])
+        overlays, findings = (plan_by_gpu(self.watch.plans), self.watch.findings) if self.sample else ({}, [])
         if self.last_error:
             failed = Finding(
                 severity="warning",
@@ -154,7 +161,8 @@ class GpuMemApp(App[None]):
 
     def apply_plan(self, plan) -> None:
         """The planner screen's plan becomes the manual overlay."""
-        self.judge.plan = plan
+        self.judge.plan = self.watch.manual = plan
+        self.watch.rejudge()
         self.notify(f"plan applied: {literal(plan.model.id)}", markup=False)
         self.redraw()
 
@@ -207,15 +215,18 @@ class GpuMemApp(App[None]):
         self.redraw()
 
     def action_forensics(self) -> None:
-        """On a recording: the timeline, markers and who grew before the first critical finding."""
-        from gpumem_tui.app.screens.forensics import ForensicsScreen
+        """The timeline, markers, who grew before the first critical finding and why an engine exited: over
+        the whole recording on a replay, else over the minutes kept in memory."""
+        from gpumem_tui.app.screens.forensics import ForensicsScreen, recording
 
         path = getattr(self.feed, "path", None)
-        if path is None:
-            self.notify("forensics reads a recording: record with r (or --record), then open it with --replay FILE",
-                        markup=False)
-            return
-        self.push_screen(ForensicsScreen(path, self.judge))
+        if path is not None:
+            self.push_screen(ForensicsScreen(f"{path}", recording(path, self.judge)))
+        elif self.sample is None:
+            self.notify("no sample yet: forensics needs a few refreshes of history", markup=False)
+        else:
+            found = result(self.watch)  # here, not in the worker: the next sample changes the history
+            self.push_screen(ForensicsScreen("the minutes kept in memory", lambda: found))
 
     def action_details(self) -> None:
         from gpumem_tui.app.screens.details import DetailsScreen

@@ -26,8 +26,6 @@ register_input_error(RecordingError)
 register_input_error(ScenarioError)
 register_input_error(EndpointError)
 
-DEMO_HISTORY_S = 120.0
-"""Seconds of simulated history taken before --at, so trends and rates have something to fit."""
 DEMO_STEP_S = 5.0
 
 
@@ -52,24 +50,23 @@ async def from_demo(
     if at > scenario.duration_s:
         raise UsageError(f"--at {at:g}: scenario {scenario.name} lasts {scenario.duration_s:g} s")
     plan = manual or scenario_plan(scenario, catalog)
-    clock, history = ManualClock(), History()
+    clock = ManualClock()
+    walk = Investigation(catalog, plan, thresholds)  # judged sample by sample, as the app does: exits explained
     feed = DemoFeed(name, clock, seed=seed)
     try:
-        for moment in _moments(at):
+        for moment in _moments(at, thresholds.forensics_window_s):
             clock.set(moment)
-            sample = await feed.sample()
-            history.add(sample)
+            walk.add(await feed.sample())
     finally:
         await feed.aclose()
-    plans = engine_plans(sample, catalog, plan)
     where = f"simulated node '{scenario.name}' at {at:g} s"
     if manual is None and plan is not None:
         where += f", against the plan it was made with ({plan.quantization or 'native precision'})"
-    return Checked(sample, plans, diagnose(plans, sample, history, thresholds), sample.source, where)
+    return Checked(walk.previous, walk.plans, walk.findings, walk.previous.source, where)
 
 
-def _moments(at: float) -> list[float]:
-    start = max(0.0, at - DEMO_HISTORY_S)
+def _moments(at: float, history_s: float) -> list[float]:
+    start = max(0.0, at - history_s)
     steps = int((at - start) // DEMO_STEP_S)
     return [start + k * DEMO_STEP_S for k in range(steps)] + [at]
 

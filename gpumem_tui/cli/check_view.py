@@ -98,13 +98,14 @@ def _forensics(forensics: Forensics, out: Console) -> None:
             fmt(g.start_bytes, "GiB", 2),
             fmt(g.end_bytes, "GiB", 2),
             "+" + fmt(g.growth_bytes, "GiB", 2),
+            g.why,
         ]
         for g in forensics.who_grew
     ]
     out.print(
         table(
-            f"Who grew in the {forensics.window_s:,.0f} s before it",
-            ["GPU", "pid", "name", "from", "to", "growth"],
+            f"Who grew in the {forensics.window_s:,.0f} s before it (unexpected first)",
+            ["GPU", "pid", "name", "from", "to", "growth", "why"],
             rows,
             right={1, 3, 4, 5},
         )

@@ -69,8 +69,9 @@ class Thresholds(BaseSettings):
     """A KV pool smaller than the plan by more than this share is short (critical from half)."""
     kv_saturated_fraction: float = Field(default=0.90, gt=0, le=1)
     """KV usage at or over this, with preemptions or a queue, is saturation."""
-    forensics_window_s: float = Field(default=120.0, gt=0)
-    """'Who grew' looks this many seconds back from the first critical finding."""
+    forensics_window_s: float = Field(default=600.0, gt=0)
+    """'Who grew' looks this many seconds back from the first critical finding and from an engine's exit
+    (ten minutes: a neighbour that took the memory minutes before the engine needed it is still seen)."""
     engine_stall_s: float = Field(default=180.0, gt=0)
     """An engine that has never answered is starting (info) while its memory grows; once its memory has been
     flat this many seconds with still no answer, it is stuck (warning). Long enough for a start-up step that

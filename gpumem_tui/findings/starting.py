@@ -35,7 +35,7 @@ def _not_answering(s: Situation, endpoint: EndpointStatus) -> Finding:
 
 def _answered_before(s: Situation, url: str) -> bool:
     """The history holds a KV reading from this endpoint: it served, so silence now is not start-up."""
-    return any(key == url or key.startswith(url + " ") for key in s.history.kv_usage)
+    return any(key == url or key.startswith(url + " ") for key in s.history.kv_points)
 
 
 def _growth(s: Situation, alive: list[ProcessRecord]) -> int | None:

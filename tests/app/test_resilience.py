@@ -158,11 +158,3 @@ async def test_f_shows_forensics_of_a_recording(catalog, tmp_path):
         text = text_of(app.screen.query_one("#forensics-text"))
         assert "First critical" in text and "3100" in text and "python3" in text
         assert "GPU 0" in text and "▼" in text
-
-
-async def test_f_on_a_live_feed_says_it_needs_a_recording(make_app):
-    app = make_app("healthy-8b")
-    async with app.run_test() as pilot:
-        await settle(app, pilot)
-        await pilot.press("f")
-        assert not isinstance(app.screen, type(None)) and app.screen.__class__.__name__ == "MainScreen"

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
-from gpumem_tui.forensics import MAX_POINTS, _thin, investigate
+from gpumem_tui.cli import main
+from gpumem_tui.findings import Thresholds
+from gpumem_tui.forensics import MAX_POINTS, Investigation, _thin, investigate
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 from gpumem_tui.sources.replay import Recorder, RecordingReader
@@ -14,13 +17,13 @@ from gpumem_tui.sources.replay import Recorder, RecordingReader
 RECORD_FROM_S, RECORD_TO_S, STEP_S = 30, 330, 3
 
 
-async def _record(path) -> None:
+async def _record(path, start_s: int = RECORD_FROM_S) -> None:
     """Monitoring starts once the engine is up (30 s) and records every 3 simulated seconds."""
     clock = ManualClock()
     feed = DemoFeed("noisy-neighbour", clock)
     try:
         with Recorder(path) as recorder:
-            for moment in range(RECORD_FROM_S, RECORD_TO_S + 1, STEP_S):
+            for moment in range(start_s, RECORD_TO_S + 1, STEP_S):
                 clock.set(moment)
                 recorder.write(await feed.sample())
     finally:
@@ -32,6 +35,54 @@ def noisy_recording(tmp_path_factory):
     path = tmp_path_factory.mktemp("rec") / "noisy.jsonl"
     asyncio.run(_record(path))
     return path
+
+
+@pytest.fixture(scope="module")
+def from_start(tmp_path_factory):
+    """Recorded from 0 s: the engine's start-up (weights, KV pool) lies inside the "who grew" window."""
+    path = tmp_path_factory.mktemp("rec") / "noisy-from-start.jsonl"
+    asyncio.run(_record(path, start_s=0))
+    return path
+
+
+def test_planned_start_up_ranks_below_the_notebook_that_was_not_planned(from_start, catalog):
+    report = investigate(RecordingReader(from_start), catalog)
+    notebook, engine = report.who_grew
+    assert (notebook.pid, notebook.name, notebook.why) == (3100, "python3", "unexpected: not the engine's")
+    assert notebook.unexpected_bytes == notebook.growth_bytes == 20 * 2**30 and notebook.expected_bytes == 0
+    # the engine grew more (loading + KV pool), all of it within its plan
+    assert engine.pid == 2100 and engine.growth_bytes > 2 * notebook.growth_bytes
+    assert (engine.why, engine.unexpected_bytes, engine.expected_bytes) == (
+        "expected (planned: loading / KV pool)", 0, engine.growth_bytes)
+
+
+def test_the_exit_is_explained_by_what_came_before_it(from_start, catalog, capsys):
+    report = investigate(RecordingReader(from_start), catalog)
+    [explained] = report.exits
+    assert explained.code == "engine_exited" and explained.endpoint == "http://127.0.0.1:8000"
+    assert explained.title.startswith("engine http://127.0.0.1:8000 exited at 2026-01-01 00:04:27 UTC; just before, "
+                                      "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to")
+    assert "critical GPU 0: python3 (pid 3100) holds 20.00 GiB beside the engine" in explained.explanation
+    capsys.readouterr()
+    assert main(["check", "--replay", str(from_start), "--json"]) == 2
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert findings[0] == explained.model_dump(mode="json")
+    # before the exit there is nothing to explain
+    assert main(["check", "--replay", str(from_start), "--at", "200", "--json"]) == 2
+    assert "engine_exited" not in {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+
+
+def test_a_walk_that_keeps_a_minute_stays_a_minute(from_start, catalog):
+    walk = Investigation(catalog, None, Thresholds(), keep_s=60)
+    for sample in RecordingReader(from_start):
+        walk.add(sample)
+        newest = sample.timestamp
+        assert newest - walk.history.first_timestamp <= 60 and len(walk.history.timestamps) <= 21
+        assert all(newest - t <= 60 for s in walk.history.process_points.values() for t, _ in s)
+        assert set(walk.names) <= set(walk.history.process_points)
+        assert all(m.offset_s >= walk.history.first_timestamp - walk.start for m in walk.markers)
+    # the engine exited more than a minute ago, and its explanation is still there
+    assert [f.code for f in walk.findings[:1]] == ["engine_exited"]
 
 
 def test_the_notebook_grew_before_the_first_critical_finding(noisy_recording, catalog):
@@ -68,3 +119,10 @@ def test_thinning_keeps_the_peak():
     points[4321] = (4321.0, 999)
     thin = _thin(points)
     assert len(thin) <= MAX_POINTS and (4321.0, 999) in thin
+
+
+def test_check_on_the_simulated_node_after_the_exit_names_the_cause(capsys):
+    assert main(["check", "--demo", "noisy-neighbour", "--at", "300", "--json"]) == 2
+    first = json.loads(capsys.readouterr().out)["findings"][0]
+    assert first["code"] == "engine_exited" and first["pid"] == 3100
+    assert "python3 (pid 3100) grew +20.00 GiB beside it" in first["title"]

@@ -1,8 +1,10 @@
-"""ForensicsScreen: on a recording, each GPU's memory over time with markers where processes started or
-exited and findings were first raised, and who grew before the first critical finding."""
+"""ForensicsScreen: over a recording or the minutes the app keeps in memory, why each engine that exited
+did, each GPU's memory over time with markers where processes started or exited and findings were first
+raised, and who grew before the first critical finding (unexpected growth first)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Group
@@ -26,18 +28,24 @@ WIDTH = 72
 MARK = {"process_started": "▲", "process_exited": "▼", "finding": "!"}
 
 
+def recording(path: Path, judge) -> Callable[[], Forensics | None]:
+    """Walks a whole recording, judged as the app judges."""
+    return lambda: investigate(RecordingReader(path), judge.catalog, judge.plan, judge.thresholds)
+
+
 class ForensicsScreen(ModalScreen[None]):
-    """Reads the whole recording in a worker (the screen stays responsive) and shows what it found."""
+    """Runs `load` in a worker (a long recording takes a while; the screen stays responsive) and shows what
+    it found. `what` names the source: a recording's path, or the minutes kept in memory."""
 
     BINDINGS = [Binding("escape,q,f", "dismiss", "close")]
 
-    def __init__(self, path: Path, judge):
+    def __init__(self, what: str, load: Callable[[], Forensics | None]):
         super().__init__()
-        self.path, self.judge = path, judge
+        self.what, self.load = what, load
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="details-box"):
-            yield Static(Text(f"Reading {literal(str(self.path))}…", style="dim"), id="forensics-text")
+            yield Static(Text(f"Reading {literal(self.what)}…", style="dim"), id="forensics-text")
 
     def on_mount(self) -> None:
         self._investigate()
@@ -45,21 +53,25 @@ class ForensicsScreen(ModalScreen[None]):
     @work(thread=True, exit_on_error=False)
     def _investigate(self) -> None:
         try:
-            found = investigate(RecordingReader(self.path), self.judge.catalog, self.judge.plan, self.judge.thresholds)
+            found = self.load()
         except Exception as exc:  # noqa: BLE001 - a bad recording is a message on this screen
-            self.app.call_from_thread(self._show, Text(f"cannot read the recording: {literal(str(exc))}"))
+            self.app.call_from_thread(self._show, Text(f"cannot read {literal(self.what)}: {literal(str(exc))}"))
             return
-        body = Text("The recording holds no samples.") if found is None else self._report(found)
+        body = Text(f"{literal(self.what)}: no samples.") if found is None else self._report(found)
         self.app.call_from_thread(self._show, body)
 
     def _show(self, body) -> None:
         self.query_one("#forensics-text", Static).update(body)
 
     def _report(self, found: Forensics) -> Group:
-        parts: list = [Text(f"Forensics of {literal(str(self.path))}: {found.end_offset_s:,.0f} s", style="bold")]
+        parts: list = [Text(f"Forensics of {literal(self.what)}: {found.end_offset_s:,.0f} s", style="bold")]
+        loud = tone(self.app, "error", True)
+        for finding in found.exits:
+            parts += [Text(literal(finding.title), style=loud), Text(literal(finding.explanation)),
+                      Text(f"try: {literal(finding.try_this)}", style="dim")]
         for timeline in found.timelines:
             parts += _timeline(timeline, found)
-        markers = Table(title=Text("Markers (seconds into the recording)"), title_justify="left", box=None)
+        markers = Table(title=Text("Markers (seconds from the start)"), title_justify="left", box=None)
         for name in ("at", "GPU", "what"):
             markers.add_column(name, justify="right" if name == "at" else "left")
         for m in found.markers:
@@ -67,7 +79,7 @@ class ForensicsScreen(ModalScreen[None]):
             markers.add_row(f"{m.offset_s:,.0f} s", "" if m.gpu_index is None else str(m.gpu_index),
                             Text(literal(m.text), style=style))
         parts.append(markers)
-        parts.append(_who_grew(found, tone(self.app, "error", True)))
+        parts.append(_who_grew(found, loud))
         return Group(*parts)
 
 
@@ -90,13 +102,14 @@ def _timeline(timeline, found: Forensics) -> list[Text]:
 
 def _who_grew(found: Forensics, loud) -> Text | Table:
     if found.first_critical is None:
-        return Text("Nothing critical was found in this recording.")
+        return Text(f"Nothing critical was found in these {found.end_offset_s:,.0f} s.")
     table = Table(title=Text(f"First critical at {found.first_critical_offset_s:,.0f} s: "
                              f"{literal(found.first_critical.title)}. Who grew in the {found.window_s:,.0f} s "
                              "before it:", style=loud), title_justify="left", box=None)
-    for name in ("GPU", "pid", "name", "from", "to", "growth"):
+    for name in ("GPU", "pid", "name", "from", "to", "growth", "why"):
         table.add_column(name)
     for g in found.who_grew:
         table.add_row(str(g.gpu_index), str(g.pid), Text(literal(g.name, "?")), fmt(g.start_bytes, "GiB"),
-                      fmt(g.end_bytes, "GiB"), f"+{fmt(g.growth_bytes, 'GiB')}")
+                      fmt(g.end_bytes, "GiB"), f"+{fmt(g.growth_bytes, 'GiB')}",
+                      Text(g.why, style=loud if g.unexpected_bytes else "dim"))
     return table

@@ -12,7 +12,7 @@ HELP = """\
 [b]Keys[/b]
   q quit    ? or h this help    p planner    tab next panel    s sort processes
   g GB / GiB    space pause    r record on/off    + / - refresh interval    enter details
-  f forensics (on --replay): memory over time, markers, who grew before the first critical finding
+  f forensics of the last minutes (a replay: all of it): markers, who grew, why an engine exited
 
 [b]Each GPU[/b]
   measured  what NVML reports now: each process (█ engine, ▓ other), ▒ memory no process

@@ -1,0 +1,78 @@
+"""The finding that explains an engine's exit from what came before it: who grew unexpectedly, how far free
+memory fell, which findings were active. Forensics (`forensics.Investigation`) builds it when an engine's
+processes disappear, from a recording or from the app's last minutes alike, and keeps it while the engine
+stays down."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from gpumem_tui.findings.records import Finding
+from gpumem_tui.findings.situation import duration, gib
+from gpumem_tui.growth import Growth
+
+LISTED = 5
+"""Growers and findings named in the explanation; the forensics screen lists them all."""
+
+
+def clock(timestamp: float) -> str:
+    """`2026-01-01 00:04:27 UTC`: what the engine's own log shows, so the two can be matched."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def engine_exited(
+    url: str,
+    last_seen: float,
+    gone: float,
+    window_s: float,
+    grew: list[Growth],
+    culprits: list[Growth],
+    free: tuple[int, int] | None,
+    active: list[Finding],
+) -> Finding:
+    """`grew`: every grower in the window, unexpected first; `culprits`: those whose unexpected growth is
+    large enough to blame; `free`: (GPU index, free bytes) of the engine's tightest GPU when last seen;
+    `active`: the findings (above info) raised on the last sample the engine was alive."""
+    top = culprits[0] if culprits else None
+    clauses = [_blame(top)] if top else [active[0].title] if active else []
+    if free:
+        clauses.append(f"free memory on GPU {free[0]} fell to {gib(free[1])}")
+    title = f"engine {url} exited at {clock(gone)}"
+    title += f"; just before, {' and '.join(clauses)}" if clauses else "; nothing before it points to a cause"
+    words = [f"Its processes were last seen holding GPU memory at {clock(last_seen)} and were gone at {clock(gone)}."]
+    if grew:
+        words.append(
+            f"Who grew in the {duration(window_s)} before: "
+            + "; ".join(f"{g.name or '?'} (pid {g.pid}) on GPU {g.gpu_index} +{gib(g.growth_bytes)}, {g.why}"
+                        for g in grew[:LISTED])
+            + "."
+        )
+    if active:
+        words.append("Active just before: " + "; ".join(f"{f.severity} {f.title}" for f in active[:LISTED]) + ".")
+    return Finding(
+        severity="critical",
+        code="engine_exited",
+        title=title,
+        explanation=" ".join(words),
+        try_this=_advice(top),
+        gpu_index=top.gpu_index if top else free[0] if free else None,
+        pid=top.pid if top else None,
+        endpoint=url,
+    )
+
+
+def _blame(g: Growth) -> str:
+    who = f"{g.name or 'a process this namespace cannot see'} (pid {g.pid})"
+    if g.expected_bytes:
+        return f"its own {who} grew +{gib(g.unexpected_bytes)} past its plan"
+    return f"{who} grew +{gib(g.unexpected_bytes)} beside it"
+
+
+def _advice(top: Growth | None) -> str:
+    if top is None:
+        return "read the engine's log for the last error (CUDA out of memory, a lost GPU) before restarting it"
+    if top.expected_bytes:
+        return ("the engine outgrew its plan: lower --gpu-memory-utilization or --max-num-seqs before restarting; "
+                "its log has the out-of-memory error")
+    return (f"free what pid {top.pid} holds on GPU {top.gpu_index} (stop it, or move it with CUDA_VISIBLE_DEVICES) "
+            "before restarting the engine; the engine's log has the out-of-memory error")
