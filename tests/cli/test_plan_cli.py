@@ -133,4 +133,4 @@ def test_plan_engine_bad_version_and_quantization(capsys):
     assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--vllm-version", "x"]) == 2
     assert "cannot read vLLM version" in capsys.readouterr().err
     assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--quantization", "q3"]) == 2
-    assert "unknown quantization" in capsys.readouterr().err
+    assert "unknown weight format or quantization 'q3'" in capsys.readouterr().err
