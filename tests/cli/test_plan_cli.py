@@ -200,3 +200,13 @@ def test_the_readme_plan_example_prints_what_the_readme_says(capsys):
     stated = re.search(r"or 2\s+in FP8 \((\d+\.\d) GB spare", readme).group(1)
     assert main(command) == 0
     assert f"Fits on 2 x H100-SXM-80GB with {stated} GB" in capsys.readouterr().out
+    said = " ".join(readme.split())
+    engine_claim = (r"2 x H100 with (\d+\.\d+) GiB of weights per GPU and a KV pool of ([\d,]+) tokens for the "
+                    r"([\d,]+) needed \((\d+\.\d) % to spare")
+    weights, pool, needed, spare = re.search(engine_claim, said).groups()
+    runtime = re.search(r"CUDA graphs take (\d+\.\d+) GiB per GPU", said).group(1)
+    assert main([*command, "--engine", "vllm"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Model loading took {weights} GiB" in out and f"= {runtime} GiB" in out
+    assert "Fits on 2 x H100-SXM-80GB by vLLM" in out
+    assert f"holds {pool} tokens, 40 x 8,192 = {needed} needed, {spare}% of the pool to spare" in out
