@@ -13,7 +13,7 @@ from gpumem_tui.planner.parallel import SPLITS, split_problem
 from gpumem_tui.planner.records import Plan, PlanInput
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
-from gpumem_tui.planner.warnings import setting_warnings
+from gpumem_tui.planner.warnings import setting_warnings, thin_warnings
 
 # vLLM's quantization methods as the catalog's weight formats (the plain method sizes them so).
 QUANTIZATION_TO_FORMAT = {"fp8": "fp8", "w8a8": "int8", "int8": "int8", "w4a16": "int4", "gptq": "int4",
@@ -96,13 +96,12 @@ class EngineAnswer(_Frozen):
     prediction: EnginePrediction
     pool_tokens: int
     """Tokens the KV pool holds ("GPU KV cache size"), 0 when the launch fails for lack of memory."""
+    needed_tokens: int
+    """users x context: what the load needs of the pool."""
     starts: bool
     fits: bool
     max_users_at_context: int
     max_context_at_users: int | None
-
-    needed_tokens: int
-    """users x context: what the load needs of the pool."""
 
 
 def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswer:
@@ -175,8 +174,11 @@ class Serving(_Frozen):
 
     @property
     def warnings(self) -> list[str]:
-        """The plain method's fit warnings only when it decides; the rest whichever method does."""
-        return list(self.plan.warnings) if self.engine is None else setting_warnings(self.plan)
+        """The deciding method's warnings about the fit, then those about the setting (split, context, format)."""
+        if self.engine is None:
+            return list(self.plan.warnings)
+        thin = thin_warnings(self.spare_fraction, "of the KV pool spare") if self.fits else []
+        return thin + setting_warnings(self.plan)
 
 
 def serve(inp: PlanInput, engine: EngineOptions | None = None) -> Serving:

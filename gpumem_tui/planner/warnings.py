@@ -35,12 +35,19 @@ def fit_warnings(plan: Plan) -> list[str]:
                    f"{plan.gpus} GPU(s) by {room(plan.kv_pool_bytes)} before any KV cache")
     elif not plan.fits and not plan.split_problem:
         out.append(f"does not fit: short by {room(plan.spare_bytes)} on {plan.gpus} GPU(s)")
-    elif plan.fits and plan.spare_fraction < AMBER:
-        out.append(f"under 5 % spare ({plan.spare_fraction:.1%}): any growth or another process breaks it")
-    elif plan.fits and plan.spare_fraction < LOOK_AGAIN:
-        out.append(f"under 10 % spare ({plan.spare_fraction:.1%}): look again; acceptable only if "
-                   "conversations are rarely all at full length together")
+    elif plan.fits:
+        out += thin_warnings(plan.spare_fraction, "spare")
     return out
+
+
+def thin_warnings(spare_fraction: float, what: str) -> list[str]:
+    """A plan that fits with little to spare: under 5 % breaks on any growth, under 10 % deserves a look."""
+    if spare_fraction < AMBER:
+        return [f"under 5 % {what} ({spare_fraction:.1%}): any growth or another process breaks it"]
+    if spare_fraction < LOOK_AGAIN:
+        return [f"under 10 % {what} ({spare_fraction:.1%}): look again; acceptable only if "
+                "conversations are rarely all at full length together"]
+    return []
 
 
 def setting_warnings(plan: Plan) -> list[str]:

@@ -155,6 +155,7 @@ def test_the_engine_sizes_the_plans_weights_on_the_plans_split_at_its_context(ca
     out = capsys.readouterr().out
     assert "vLLM 0.33.0 on each of 2 GPU(s)" in out and "will fail" not in out
     assert "Fits on 2 x H100-SXM-80GB by vLLM 0.33.0's own sizing" in out and "Cross-check, plain method" in out
+    assert "under 10 % of the KV pool spare" in out and "under 10 % spare (" not in out  # one verdict's warning
 
 
 def test_the_inverse_questions_have_one_answer_the_engines(capsys):
