@@ -15,7 +15,7 @@ from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_con
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
 from gpumem_tui.models import GpuRecord, Sample
-from gpumem_tui.overlays import ManualPlan, gpu_spec_for
+from gpumem_tui.overlays import ManualPlan, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 
@@ -70,7 +70,8 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     if manual is not None:
         found.append(f"plan set by hand for {manual.model.id} (it wins over the one made from the engine)")
         spec: ModelSpec | None = manual.model
-        gpus = gpus or ([] if endpoint else [g.index for g in sample.gpus if not g.lost][: manual.tp or 1])
+        if not gpus and not endpoint:
+            gpus = [g.index for g in sample.gpus if not g.lost][: manual_split(manual, sample, catalog)]
     else:
         spec = _model_spec(name, record, flags, catalog, found, assumed)
     base = EnginePlan(
@@ -116,7 +117,9 @@ def _predicted(
         return base.model_copy(update={"missing": f"GPU {card.index} reports neither a known name nor its total"})
     _gpu_fact(card, gpu.key, catalog, found, assumed)
     if manual is not None:
-        settings, users = _manual_settings(manual, spec, gpu, len(base.gpu_indices), record), manual.users
+        max_len, block = (record.max_model_len, record.block_size) if record else (None, None)
+        settings = manual_settings(manual, gpu, catalog, len(base.gpu_indices), max_len, block)
+        users = manual.users
     else:
         settings, users = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed), 1
         assumed.append("1 conversation at the max length (set a plan with --users for more)")
@@ -255,22 +258,6 @@ def _pick(what: str, reported, flagged, default, found: list, assumed: list):
         return flagged
     assumed.append(f"{what} {default} (the default)")
     return default
-
-
-def _manual_settings(
-    manual: ManualPlan, spec: ModelSpec, gpu, split: int, record: EngineRecord | None
-) -> EngineSettings:
-    return EngineSettings(
-        model=spec,
-        gpu=gpu,
-        version=manual.version,
-        tp=manual.tp or max(1, split),
-        quantization=manual.quantization,
-        kv_cache_dtype=manual.kv_cache_dtype,
-        utilization=manual.utilization,
-        max_model_len=manual.max_model_len or (record.max_model_len if record else None),
-        block_size=record.block_size if record and record.block_size else None,
-    )
 
 
 def _listing(indices: list[int]) -> str:

@@ -1,16 +1,21 @@
-"""Which plan is drawn over which GPU: a plan the user set ("manual") on the GPUs its engine uses."""
+"""A plan the user set ("manual"): its record, and vLLM's settings for it on a node's GPU through the one
+planning path (`planner.serving.serve`), as `plan --engine vllm` gives them for the same options."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec
-from gpumem_tui.measured import engine_pids
 from gpumem_tui.models import Sample
-from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.records import PlanInput
-from gpumem_tui.planner.serving import QUANTIZATION_TO_FORMAT, EngineOptions, Serving, default_format, serve
-from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction
+from gpumem_tui.planner.serving import (
+    QUANTIZATION_TO_FORMAT,
+    EngineOptions,
+    default_format,
+    engine_settings,
+    engine_split,
+)
+from gpumem_tui.planner.vllm import DEFAULT_VERSION, EngineSettings
 from gpumem_tui.units import MIB
 
 DEFAULT_MAX_LEN = 2048  # vLLM's own when a model states no maximum
@@ -39,12 +44,6 @@ def gpu_spec_for(sample_gpu_name: str | None, total_bytes: int | None, catalog: 
     return spec
 
 
-def engine_gpus(sample: Sample) -> list[int]:
-    """GPUs that engine processes hold memory on, in order."""
-    pids = engine_pids(sample)
-    return sorted({p.gpu_index for p in sample.processes if p.pid in pids})
-
-
 def manual_request(plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_split: int = 0,
                    running_max_len: int | None = None) -> tuple[PlanInput, EngineOptions]:
     """The manual plan as the request `plan --engine vllm` builds from the same options, on this GPU: its
@@ -58,28 +57,20 @@ def manual_request(plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_spl
     return inp, EngineOptions(version=plan.version, quantization=method)
 
 
-def manual_serving(plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_split: int = 0,
-                   running_max_len: int | None = None) -> Serving:
-    """The manual plan through the one planning path (`serve`), decided by vLLM's sizing."""
-    return serve(*manual_request(plan, gpu, catalog, running_split, running_max_len))
+def manual_settings(plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_split: int = 0,
+                    running_max_len: int | None = None, block_size: int | None = None) -> EngineSettings:
+    """vLLM's settings for the manual plan on this GPU, by the same rules as `serve`: the split and values
+    `plan --engine vllm` would use for the same options (`block_size`: the running engine's)."""
+    inp, options = manual_request(plan, gpu, catalog, running_split, running_max_len)
+    settings = engine_settings(inp, options, engine_split(inp, options))
+    return settings.model_copy(update={"block_size": block_size}) if block_size else settings
 
 
-def manual_overlays(
-    plan: ManualPlan, sample: Sample, catalog: Catalog
-) -> tuple[dict[int, GpuOverlay], EnginePrediction | None]:
-    """The plan drawn over the GPUs an engine uses (or the first GPUs of its split when none is found)."""
-    live = [g for g in sample.gpus if not g.lost]
-    if not live:
-        return {}, None
-    targets = engine_gpus(sample) or [g.index for g in live]
-    first = next((g for g in live if g.index == targets[0]), live[0])
-    gpu = gpu_spec_for(first.name, first.memory_total_bytes, catalog)
-    if gpu is None:
-        return {}, None
-    answer = manual_serving(plan, gpu, catalog, len(engine_gpus(sample))).engine
-    assert answer is not None
-    prediction, tp = answer.prediction, answer.tp
-    capacity = first.memory_total_bytes or gpu.capacity_bytes
-    title = f"{plan.model.id} on {tp} GPU(s), vLLM {plan.version}"
-    overlay = overlay_from_engine(prediction, capacity, tp, "manual", title)
-    return {index: overlay for index in targets[:tp]}, prediction
+def manual_split(plan: ManualPlan, sample: Sample, catalog: Catalog) -> int:
+    """The split a manual plan takes on a node where no engine runs: its own, else the fewest of the node's
+    first GPU that hold its load."""
+    first = next((g for g in sample.gpus if not g.lost), None)
+    gpu = gpu_spec_for(first.name, first.memory_total_bytes, catalog) if first else None
+    if plan.tp or gpu is None:
+        return plan.tp or 1
+    return manual_settings(plan, gpu, catalog).tp

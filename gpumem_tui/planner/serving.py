@@ -127,6 +127,12 @@ def engine_fewest(inp: PlanInput, engine: EngineOptions) -> int | None:
     return None
 
 
+def engine_split(inp: PlanInput, engine: EngineOptions, fewest: int | None = None) -> int:
+    """The split a plan is for: the one given, else the engine's fewest (`fewest` when already searched),
+    else 8."""
+    return inp.gpus or fewest or engine_fewest(inp, engine) or SPLITS[-1]
+
+
 class Serving(_Frozen):
     """The plan of one question. `method` says who decided: `plain` (weights + KV + overhead) or the
     engine's name; `plan` is always the plain method on the same split (with an engine, the cross-check)."""
@@ -187,6 +193,6 @@ def serve(inp: PlanInput, engine: EngineOptions | None = None) -> Serving:
     if engine is None:
         return Serving(method="plain", plan=make_plan(inp))
     fewest = engine_fewest(inp, engine)
-    tp = inp.gpus or fewest or SPLITS[-1]
+    tp = engine_split(inp, engine, fewest)
     return Serving(method=engine.name, plan=make_plan(inp.model_copy(update={"gpus": tp})),
                    engine=engine_answer(inp, engine, tp), engine_fewest_gpus=fewest)

@@ -7,6 +7,7 @@ import json
 
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.screens.planner import FIT_GPUS, PlannerScreen
+from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.cli import main
 from tests.app.conftest import settle, text_of
 
@@ -36,3 +37,5 @@ async def test_the_planner_screen_shows_and_applies_what_plan_prints(make_app, c
         await pilot.press("ctrl+s")
         await settle(app, pilot)
         assert isinstance(app.screen, MainScreen) and app.judge.plan.tp == plan["gpus"]
+        drawn = [i for i in range(8) if "\nmanual " in str(app.screen.query_one(f"#gpu-{i}", GpuCard).render())]
+        assert drawn == list(range(plan["gpus"]))

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from gpumem_tui.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.cli import build_parser, main
 from gpumem_tui.cli.planargs import manual_plan
-from gpumem_tui.overlays import manual_overlays
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 
@@ -56,7 +56,8 @@ async def test_a_manual_plan_gets_the_split_and_pool_that_plan_prints(capsys, ca
         sample = await feed.sample()
     finally:
         await feed.aclose()
-    overlays, prediction = manual_overlays(manual, sample, catalog)
-    assert sorted(overlays) == [0, 1]
-    assert prediction.kv_cache_bytes == plan["engine"]["kv_cache_bytes"]
-    assert prediction.kv_cache_tokens == plan["kv_pool_tokens"]
+    plans = engine_plans(sample, catalog, manual)
+    assert len(plans) == 1 and plans[0].settings.tp == plan["gpus"]
+    assert sorted(plan_by_gpu(plans)) == [0, 1]
+    assert plans[0].prediction.kv_cache_bytes == plan["engine"]["kv_cache_bytes"]
+    assert plans[0].prediction.kv_cache_tokens == plan["kv_pool_tokens"]
