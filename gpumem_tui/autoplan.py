@@ -16,7 +16,7 @@ from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
 from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, Sample
-from gpumem_tui.overlays import ManualPlan, gpu_spec_for
+from gpumem_tui.overlays import ManualPlan, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
@@ -75,7 +75,11 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     running = None
     if manual is not None:
         running = _plan(endpoint, sample, catalog, None) if endpoint else None
-        gpus = running.gpu_indices if running else [g.index for g in sample.gpus if not g.lost][: manual.tp or 1]
+        gpus = (
+            running.gpu_indices
+            if running
+            else [g.index for g in sample.gpus if not g.lost][: manual_split(manual, sample, catalog)]
+        )
         found.append(_by_hand(manual, len(gpus)))
         if running is not None:
             found.append(f"the engine runs {running.model or 'a model it does not name'} on {gpu_listing(gpus)}")
@@ -139,7 +143,9 @@ def _predicted(
         return base.model_copy(update={"missing": f"GPU {card.index} reports neither a known name nor its total"})
     _gpu_fact(card, gpu.key, catalog, found, assumed)
     if manual is not None:
-        settings, users = _manual_settings(manual, spec, gpu, len(base.gpu_indices), record), manual.users
+        max_len, block = (record.max_model_len, record.block_size) if record else (None, None)
+        settings = manual_settings(manual, gpu, catalog, len(base.gpu_indices), max_len, block)
+        users = manual.users
     else:
         settings, users = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed), 1
         assumed.append("1 conversation at the max length (set a plan with --users for more)")
@@ -279,22 +285,6 @@ def _pick(what: str, reported, flagged, default, found: list, assumed: list):
         return flagged
     assumed.append(f"{what} {default} (the default)")
     return default
-
-
-def _manual_settings(
-    manual: ManualPlan, spec: ModelSpec, gpu, split: int, record: EngineRecord | None
-) -> EngineSettings:
-    return EngineSettings(
-        model=spec,
-        gpu=gpu,
-        version=manual.version,
-        tp=manual.tp or max(1, split),
-        quantization=manual.quantization,
-        kv_cache_dtype=manual.kv_cache_dtype,
-        utilization=manual.utilization,
-        max_model_len=manual.max_model_len or (record.max_model_len if record else None),
-        block_size=record.block_size if record and record.block_size else None,
-    )
 
 
 def kv_bytes_per_token(plan: EnginePlan) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.planner.serving import engine_quantization
 from gpumem_tui.sources.mock import Scenario
 
 
@@ -13,10 +14,10 @@ def scenario_plan(scenario: Scenario, catalog: Catalog) -> ManualPlan | None:
     engine = next((e for e in scenario.engines if e.planned_format), None)
     if engine is None:
         return None
-    quantization = None if engine.planned_format in ("bf16", "fp16") else engine.planned_format
+    model = catalog.model(engine.model)
     return ManualPlan(
-        model=catalog.model(engine.model),
-        quantization=quantization,
+        model=model,
+        quantization=engine_quantization(catalog.format(engine.planned_format), model),
         kv_cache_dtype=engine.kv_cache_dtype,
         max_model_len=engine.max_model_len,
         utilization=engine.gpu_memory_utilization,

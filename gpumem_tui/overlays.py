@@ -1,15 +1,24 @@
-"""Which plan is drawn over which GPU: a plan the user set ("manual") on the GPUs its engine uses."""
+"""A plan the user set ("manual"): its record, and vLLM's settings for it on a node's GPU through the one
+planning path (`planner.serving.serve`), as `plan --engine vllm` gives them for the same options."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec
-from gpumem_tui.measured import engine_pids
 from gpumem_tui.models import Sample
-from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
-from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.planner.records import PlanInput
+from gpumem_tui.planner.serving import (
+    QUANTIZATION_TO_FORMAT,
+    EngineOptions,
+    default_format,
+    engine_settings,
+    engine_split,
+)
+from gpumem_tui.planner.vllm import DEFAULT_VERSION, EngineSettings
 from gpumem_tui.units import MIB
+
+DEFAULT_MAX_LEN = 2048  # vLLM's own when a model states no maximum
 
 
 class ManualPlan(BaseModel):
@@ -35,38 +44,33 @@ def gpu_spec_for(sample_gpu_name: str | None, total_bytes: int | None, catalog: 
     return spec
 
 
-def engine_gpus(sample: Sample) -> list[int]:
-    """GPUs that engine processes hold memory on, in order."""
-    pids = engine_pids(sample)
-    return sorted({p.gpu_index for p in sample.processes if p.pid in pids})
+def manual_request(plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_split: int = 0,
+                   running_max_len: int | None = None) -> tuple[PlanInput, EngineOptions]:
+    """The manual plan as the request `plan --engine vllm` builds from the same options, on this GPU: its
+    split, else the running engine's, else the fewest that hold its load; its length, else the engine's."""
+    method = plan.quantization
+    weights = QUANTIZATION_TO_FORMAT.get(method or "") or ("bf16" if method == "none" else default_format(plan.model))
+    context = plan.max_model_len or running_max_len or plan.model.max_context or DEFAULT_MAX_LEN
+    inp = PlanInput(model=plan.model, gpu=gpu, weights_format=catalog.format(weights), kv_dtype=plan.kv_cache_dtype,
+                    context=context, users=plan.users, gpus=plan.tp or running_split or None,
+                    utilization=plan.utilization)
+    return inp, EngineOptions(version=plan.version, quantization=method)
 
 
-def manual_overlays(
-    plan: ManualPlan, sample: Sample, catalog: Catalog
-) -> tuple[dict[int, GpuOverlay], EnginePrediction | None]:
-    """The plan drawn over the GPUs an engine uses (or the first `tp` GPUs when none is found)."""
-    live = [g for g in sample.gpus if not g.lost]
-    if not live:
-        return {}, None
-    targets = engine_gpus(sample) or [g.index for g in live]
-    tp = plan.tp or len(engine_gpus(sample)) or 1
-    first = next((g for g in live if g.index == targets[0]), live[0])
-    gpu = gpu_spec_for(first.name, first.memory_total_bytes, catalog)
-    if gpu is None:
-        return {}, None
-    prediction = predict(
-        EngineSettings(
-            model=plan.model,
-            gpu=gpu,
-            version=plan.version,
-            tp=tp,
-            quantization=plan.quantization,
-            kv_cache_dtype=plan.kv_cache_dtype,
-            utilization=plan.utilization,
-            max_model_len=plan.max_model_len,
-        )
-    )
-    capacity = first.memory_total_bytes or gpu.capacity_bytes
-    title = f"{plan.model.id} on {tp} GPU(s), vLLM {plan.version}"
-    overlay = overlay_from_engine(prediction, capacity, tp, "manual", title)
-    return {index: overlay for index in targets[:tp]}, prediction
+def manual_settings(plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_split: int = 0,
+                    running_max_len: int | None = None, block_size: int | None = None) -> EngineSettings:
+    """vLLM's settings for the manual plan on this GPU, by the same rules as `serve`: the split and values
+    `plan --engine vllm` would use for the same options (`block_size`: the running engine's)."""
+    inp, options = manual_request(plan, gpu, catalog, running_split, running_max_len)
+    settings = engine_settings(inp, options, engine_split(inp, options))
+    return settings.model_copy(update={"block_size": block_size}) if block_size else settings
+
+
+def manual_split(plan: ManualPlan, sample: Sample, catalog: Catalog) -> int:
+    """The split a manual plan takes on a node where no engine runs: its own, else the fewest of the node's
+    first GPU that hold its load."""
+    first = next((g for g in sample.gpus if not g.lost), None)
+    gpu = gpu_spec_for(first.name, first.memory_total_bytes, catalog) if first else None
+    if plan.tp or gpu is None:
+        return plan.tp or 1
+    return manual_settings(plan, gpu, catalog).tp

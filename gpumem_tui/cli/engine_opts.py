@@ -8,20 +8,18 @@ from rich.text import Text
 
 from gpumem_tui.cli.output import say, table
 from gpumem_tui.cli.planargs import Resolved, count, size
-from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.planner.serving import EngineOptions
+from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction
 from gpumem_tui.units import GIB
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("engine sizing (--engine vllm)")
-    group.add_argument("--engine", choices=["vllm"], help="also predict the engine's own startup numbers")
+    group.add_argument("--engine", choices=["vllm"],
+                       help="decide by the engine's own sizing (split, verdict, most users, longest context)")
     group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}")
     group.add_argument("--pp", type=count(1), default=1, metavar="N", help="pipeline-parallel stages")
     group.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32")
-    group.add_argument(
-        "--quantization", metavar="METHOD", help="fp8, w8a8, w4a16, gptq, awq, mxfp4 (default: the checkpoint's own)"
-    )
-    group.add_argument("--max-model-len", type=count(1), metavar="TOKENS", help="default: the model's maximum")
     group.add_argument("--max-num-seqs", type=count(1), metavar="N", help="default: the release's, by GPU memory")
     group.add_argument("--max-num-batched-tokens", type=count(1), metavar="N")
     group.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs")
@@ -31,29 +29,20 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def engine_settings(args: argparse.Namespace, found: Resolved) -> EngineSettings:
-    return EngineSettings(
-        model=found.model,
-        gpu=found.gpu,
+def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
+    """The engine's own flags; the rest (weights, KV dtype, context, split, utilization) are the plan's."""
+    return EngineOptions(
+        name=args.engine,
         version=args.vllm_version,
-        tp=args.gpus or 1,
+        quantization=found.quantization,
         pp=args.pp,
         dtype=args.dtype,
-        quantization=args.quantization,
-        kv_cache_dtype=args.kv_dtype,
-        utilization=args.utilization,
-        max_model_len=args.max_model_len,
         max_num_seqs=args.max_num_seqs,
         max_num_batched_tokens=args.max_num_batched_tokens,
         enforce_eager=args.enforce_eager,
         kv_cache_memory_bytes=args.kv_cache_memory,
-        total_memory_bytes=args.gpu_memory,
         other_processes_bytes=args.other_processes,
     )
-
-
-def engine_prediction(args: argparse.Namespace, found: Resolved) -> EnginePrediction:
-    return predict(engine_settings(args, found))
 
 
 def print_engine(out, p: EnginePrediction, tp: int) -> None:

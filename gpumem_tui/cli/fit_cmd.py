@@ -11,6 +11,8 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.cli.planargs import count, fraction, size
 from gpumem_tui.planner.fit import DEFAULT_CONTEXT, DEFAULT_USERS, FitCell, fit_matrix
+from gpumem_tui.planner.serving import EngineOptions
+from gpumem_tui.planner.vllm import DEFAULT_VERSION
 from gpumem_tui.units import fmt
 
 DEFAULT_MODELS = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-oss-120b", "deepseek-v3"]
@@ -29,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--overhead", type=size, default=4 * 10**9, metavar="SIZE", help="per GPU (default 4GB)")
     parser.add_argument("--kv-dtype", metavar="DT", help="KV dtype for every row (default: 16-bit for 16-bit "
                         "weights, fp8 otherwise)")
+    parser.add_argument("--engine", choices=["vllm"], help="the fewest GPUs by the engine's own sizing, as "
+                        "`plan --engine` searches them (default: the plain method)")
+    parser.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}")
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(run=run)
@@ -39,8 +44,10 @@ def run(args: argparse.Namespace) -> int:
     models = [catalog.model(m) for m in args.models]
     gpus = [catalog.gpu(g) for g in args.gpus]
     formats = [catalog.format(f) for f in args.weights]
+    engine = EngineOptions(name=args.engine, version=args.vllm_version) if args.engine else None
     cells = fit_matrix(models, formats, gpus, users=args.users, context=args.context,
-                       utilization=args.utilization, overhead_bytes=args.overhead, kv_dtype=args.kv_dtype)
+                       utilization=args.utilization, overhead_bytes=args.overhead, kv_dtype=args.kv_dtype,
+                       engine=engine)
     if args.json:
         print_json([cell.model_dump() for cell in cells])
         return 0
@@ -49,10 +56,12 @@ def run(args: argparse.Namespace) -> int:
         group = list(group)
         rows.append([model, f"{weights} (KV {group[0].kv_dtype})", *(_cell(c) for c in group)])
     out = console()
+    method = f"by vLLM {args.vllm_version}'s own sizing" if engine else f"{fmt(args.overhead)} overhead per GPU"
     out.print(table(f"Fewest GPUs for {args.users} conversations x {args.context:,} tokens, "
-                    f"{fmt(args.overhead)} overhead per GPU, {args.utilization:.0%} fill",
+                    f"{method}, {args.utilization:.0%} fill",
                     ["model", "weights", *(g.key for g in gpus)], rows, set(range(2, 2 + len(gpus)))))
-    out.print(Text("  n = GPUs in the split (1/2/4/8); - = not even 8; * amber: under 5 % spare. "
+    out.print(Text("  n = GPUs in the split (1/2/4/8); - = not even 8; * amber: under 5 % spare "
+                   f"({'of the KV pool' if engine else 'of the usable memory'}). "
                    "Memory only: check speed separately.", style="dim"))
     return 0
 

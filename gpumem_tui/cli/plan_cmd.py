@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.cli.engine_opts import add_engine_options, engine_prediction, print_engine
+from gpumem_tui.cli.engine_opts import add_engine_options, engine_options, print_engine
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.cli.planargs import Resolved, add_load_options, add_model_options, plan_input
-from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.records import Plan
-from gpumem_tui.planner.report import plan_json, verdict
+from gpumem_tui.planner.report import cross_check, serving_json, serving_verdict, verdict
+from gpumem_tui.planner.serving import Serving, serve
 from gpumem_tui.units import GB, GIB, fmt, fmt_both
 
 BAND_LABELS = {
@@ -33,30 +33,27 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     found = Resolved(args)
-    plan = make_plan(plan_input(args, found))
-    if args.gpus and plan.split_problem:
-        raise UsageError(f"--gpus {args.gpus}: {plan.split_problem}")
-    engine = engine_prediction(args, found) if args.engine else None
+    inp = plan_input(args, found)
+    engine = engine_options(args, found) if args.engine else None
+    serving = serve(inp, engine)
+    if args.gpus and serving.plan.split_problem:
+        raise UsageError(f"--gpus {args.gpus}: {serving.plan.split_problem}")
     extra = found.warnings + ([f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
                               if found.checkpoint and not args.weights else [])
     if args.json:
-        data = plan_json(plan)
+        data = serving_json(serving)
         data["warnings"] = extra + data["warnings"]
-        if engine:
-            data["engine"] = engine.engine_json()
         print_json(data)
+    elif serving.engine:
+        print_engine_plan(serving, extra)
     else:
-        print_plan(plan, extra)
-        if engine:
-            out = console()
-            out.print()
-            print_engine(out, engine, args.gpus or 1)
-    failed = not plan.fits or bool(engine and engine.failures)
-    return 1 if args.check and failed else 0
+        print_plan(serving.plan, extra)
+    return 1 if args.check and not serving.fits else 0
 
 
-def print_plan(plan: Plan, notes: list[str]) -> None:
-    out, inp = console(), plan.input
+def print_heading(out, plan: Plan) -> None:
+    """What was asked: the model and formats, the load, the GPUs and the capacity planned with."""
+    inp = plan.input
     say(out, f"{inp.model.id}: {plan.params_total / 1e9:,.2f} B parameters"
                    f" ({plan.params_active / 1e9:,.2f} B active per token), {inp.weights_format.name} weights,"
                    f" {'16-bit' if inp.kv_dtype == 'auto' else inp.kv_dtype} KV cache")
@@ -68,6 +65,25 @@ def print_plan(plan: Plan, notes: list[str]) -> None:
     say(out, f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
                    f" ({reported}{using}), {inp.utilization:.0%} utilization")
     out.print()
+
+
+def print_engine_plan(serving: Serving, notes: list[str]) -> None:
+    """The engine decides: its per-GPU numbers and log lines, its verdict, then the plain cross-check."""
+    out, engine = console(), serving.engine
+    assert engine is not None
+    print_heading(out, serving.plan)
+    print_engine(out, engine.prediction, engine.tp)
+    out.print()
+    say(out, serving_verdict(serving), style="bold")
+    say(out, cross_check(serving), style="dim")
+    for line in notes + serving.warnings:
+        say(out, f"  ! {line}", style="yellow")
+
+
+def print_plan(plan: Plan, notes: list[str]) -> None:
+    """The plain method decides: the per-GPU bands, the totals and its verdict."""
+    out = console()
+    print_heading(out, plan)
     rows = [[BAND_LABELS.get(b.name, b.name), f"{b.bytes / GB:,.1f}", f"{b.bytes / GIB:,.1f}"]
             for b in plan.per_gpu.bands]
     rows.append(["capacity", f"{plan.per_gpu.capacity_bytes / GB:,.1f}", f"{plan.per_gpu.capacity_bytes / GIB:,.1f}"])

@@ -12,8 +12,8 @@ from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.dtypes import kv_dtype_bytes
 from gpumem_tui.planner.records import PlanInput
+from gpumem_tui.planner.serving import resolve_weights
 from gpumem_tui.planner.vllm import DEFAULT_VERSION
-from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
 from gpumem_tui.units import GIB, parse_fraction, parse_size
 
 
@@ -76,6 +76,19 @@ def fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+class SameSetting(argparse.Action):
+    """One setting under two names (`--weights` / `--quantization`, `--context` / `--max-model-len`): both
+    store in one dest, and giving both with different values is a usage error."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        mark = f"_{self.dest}_given_as"
+        before = getattr(namespace, mark, None)
+        if before and before[1] != values:
+            parser.error(f"{before[0]} {before[1]} and {option_string} {values} name the same setting; give one")
+        setattr(namespace, mark, (option_string, values))
+        setattr(namespace, self.dest, values)
+
+
 def add_model_options(parser: argparse.ArgumentParser, gpu_required: bool = True) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="ID", help="catalog model id or alias (see `gpumem-tui catalog`)")
@@ -85,8 +98,10 @@ def add_model_options(parser: argparse.ArgumentParser, gpu_required: bool = True
     gpu.add_argument("--gpu", metavar="KEY", help="catalog GPU key or alias, e.g. h100, h200, a100, l40s")
     parser.add_argument("--gpu-memory", type=size, metavar="SIZE",
                         help="override the card's capacity, e.g. 80GB (default: what the card reports)")
-    parser.add_argument("--weights", metavar="FMT", help="weight format: bf16, fp8, int4, nf4, mxfp4, ... "
-                        "(default: the checkpoint's own)")
+    parser.add_argument("--weights", action=SameSetting, metavar="FMT", help="weight format: bf16, fp8, int4, "
+                        "nf4, mxfp4, ... or a vLLM method (awq, gptq); default: the checkpoint's own")
+    parser.add_argument("--quantization", dest="weights", action=SameSetting, metavar="METHOD",
+                        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, gptq, awq, mxfp4")
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
@@ -94,7 +109,10 @@ def add_model_options(parser: argparse.ArgumentParser, gpu_required: bool = True
 def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=count(1), metavar="N", help="GPUs in the split (default: the fewest of 1/2/4/8)")
     parser.add_argument("--kv-dtype", default="auto", metavar="DT", help="KV-cache dtype: auto (16-bit), fp8, ...")
-    parser.add_argument("--context", type=count(1), default=8192, metavar="TOKENS", help="tokens per conversation")
+    parser.add_argument("--context", action=SameSetting, type=count(1), default=8192, metavar="TOKENS",
+                        help="tokens per conversation: the engine's --max-model-len")
+    parser.add_argument("--max-model-len", dest="context", action=SameSetting, type=count(1), metavar="TOKENS",
+                        help="the same as --context")
     parser.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations at once")
     parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F", help="share of each GPU to fill")
     parser.add_argument("--overhead", type=overhead, default=(4 * 10**9, None), metavar="SIZE|PCT",
@@ -112,7 +130,7 @@ class Resolved:
         self.checkpoint: CheckpointBytes | None = None
         self.model = self._model(args)
         self.gpu = self._gpu(args)
-        self.format = self.catalog.format(args.weights or default_format(self.model))
+        self.format, self.quantization = resolve_weights(self.catalog, self.model, args.weights)
 
     def _model(self, args: argparse.Namespace) -> ModelSpec:
         spec, self.warnings, self.checkpoint = self.read_model(args, self.catalog)
@@ -144,13 +162,6 @@ class Resolved:
         raise UsageError("name a GPU with --gpu KEY or give its memory with --gpu-memory SIZE")
 
 
-def default_format(model: ModelSpec) -> str:
-    """The format the published weights ship in; 16-bit otherwise."""
-    if model.checkpoint_format:
-        return model.checkpoint_format
-    return model.native_dtype if model.native_dtype in ("bf16", "fp16") else "bf16"
-
-
 def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
     kv_dtype_bytes(args.kv_dtype)
     fixed, share = args.overhead
@@ -166,11 +177,15 @@ def add_plan_options(group, what: str) -> None:
     which = group.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="ID", help=f"{what}: the model (catalog name or HF id)")
     which.add_argument("--config", metavar="PATH", help="... or its config.json, model directory or cached HF id")
-    weights = group.add_mutually_exclusive_group()
-    weights.add_argument("--weights", metavar="FMT", help="weight format of the plan: bf16, fp8, int8, int4, mxfp4")
-    weights.add_argument("--quantization", metavar="METHOD", help="... or vLLM's method: fp8, w8a8, w4a16, awq")
+    group.add_argument("--weights", action=SameSetting, metavar="FMT",
+                       help="weight format of the plan: bf16, fp8, int8, int4, mxfp4, or a vLLM method (awq)")
+    group.add_argument("--quantization", dest="weights", action=SameSetting, metavar="METHOD",
+                       help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, awq")
     group.add_argument("--kv-dtype", default="auto", metavar="DT", help="KV cache dtype of the plan (auto, fp8)")
-    group.add_argument("--context", type=count(1), metavar="TOKENS", help="max model length of the plan")
+    group.add_argument("--context", action=SameSetting, type=count(1), metavar="TOKENS",
+                       help="max model length of the plan")
+    group.add_argument("--max-model-len", dest="context", action=SameSetting, type=count(1), metavar="TOKENS",
+                       help="the same as --context")
     group.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations at that length")
     group.add_argument("--utilization", type=fraction, default=0.9, metavar="F",
                        help="--gpu-memory-utilization of the plan (default 0.9)")
@@ -183,15 +198,13 @@ def add_plan_options(group, what: str) -> None:
 def manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None:
     """The plan the plan options describe (--model or --config and what goes with it), or None."""
     if args.model is None and args.config is None:
-        for flag in ("weights", "quantization", "context", "gpus"):
+        for flag in ("weights", "context", "gpus"):
             if getattr(args, flag) is not None:
-                raise UsageError(f"--{flag} describes a plan: give --model too")
+                given = getattr(args, f"_{flag}_given_as", (f"--{flag}",))[0]
+                raise UsageError(f"{given} describes a plan: give --model too")
         return None
     model = Resolved.model_of(args, catalog)
-    quantization = args.quantization
-    if args.weights is not None:
-        fmt = catalog.format(args.weights)
-        quantization = FORMAT_TO_QUANTIZATION.get(fmt.name)
+    quantization = resolve_weights(catalog, model, args.weights)[1]
     return ManualPlan(model=model, quantization=quantization, kv_cache_dtype=args.kv_dtype,
                       max_model_len=args.context, users=args.users, utilization=args.utilization, tp=args.gpus,
                       version=args.vllm_version)

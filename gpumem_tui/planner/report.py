@@ -1,35 +1,94 @@
-"""A plan in words (the verdict) and as the documented JSON object."""
+"""A plan in words (the verdict, the cross-check) and as the documented JSON object."""
 
 from __future__ import annotations
 
+import math
+
 from gpumem_tui.planner.records import Plan
-from gpumem_tui.units import fmt, fmt_both
+from gpumem_tui.planner.serving import Serving
+from gpumem_tui.planner.warnings import room
+from gpumem_tui.units import GIB, fmt
 
 
 def verdict(plan: Plan) -> str:
-    """One or two sentences a person can act on."""
+    """The plain method's answer in one or two sentences a person can act on."""
     inp, where = plan.input, f"{plan.gpus} x {plan.input.gpu.key}"
     if plan.split_problem:
         head = f"Cannot split over {plan.gpus} GPUs: {plan.split_problem}."
     elif plan.fits:
-        head = (f"Fits on {where} with {fmt_both(plan.spare_bytes)} spare, {plan.spare_fraction:.1%} of the usable "
+        head = (f"Fits on {where} with {room(plan.spare_bytes)} spare, {plan.spare_fraction:.1%} of the usable "
                 f"{fmt(plan.per_gpu.usable_bytes * plan.gpus)}.")
     elif plan.kv_pool_bytes < 0:
         head = f"Does not start on {where}: the weights and overhead alone exceed the budget."
     else:
-        head = f"Does not fit on {where}: short by {fmt_both(-plan.spare_bytes)}."
-    fewest = (f" Fewest GPUs that fit: {plan.fewest_gpus}." if plan.fewest_gpus
-              else " Not even 8 of these GPUs fit this load.")
-    room = ""
+        head = f"Does not fit on {where}: short by {room(plan.spare_bytes)}."
+    more = ""
     if not plan.split_problem and plan.kv_pool_bytes > 0:
-        longest = plan.max_context_at_users
-        room = (f" These GPUs hold {plan.max_users_at_context:,} conversation(s) of {inp.context:,} tokens"
-                + (f", or {inp.users:,} of up to {longest:,} tokens." if longest else "."))
-    return head + fewest + room
+        more = _more(plan.max_users_at_context, plan.max_context_at_users, inp.users, inp.context)
+    return head + _fewest(plan.fewest_gpus) + more
+
+
+def _fewest(fewest: int | None) -> str:
+    return f" Fewest GPUs that fit: {fewest}." if fewest else " Not even 8 of these GPUs fit this load."
+
+
+def _more(users_at_context: int, longest: int | None, users: int, context: int) -> str:
+    return (f" These GPUs hold {users_at_context:,} conversation(s) of {context:,} tokens"
+            + (f", or {users:,} of up to {longest:,} tokens." if longest else "."))
+
+
+def serving_verdict(s: Serving) -> str:
+    """The verdict of the method that decides: the engine's own sizing when one is named."""
+    if s.engine is None:
+        return verdict(s.plan)
+    inp, e, p = s.plan.input, s.engine, s.engine.prediction
+    where, by = f"{e.tp} x {inp.gpu.key}", f"by vLLM {p.version}'s own sizing"
+    pool = f"its KV pool holds {e.pool_tokens:,} tokens, {inp.users:,} x {inp.context:,} = {e.needed_tokens:,} needed"
+    if s.plan.split_problem:
+        head = f"Cannot split over {e.tp} GPUs: {s.plan.split_problem}."
+    elif not e.starts:
+        head = f"Does not start on {where} {by}: {p.failures[0]}."
+    elif e.fits:
+        head = f"Fits on {where} {by}: {pool}, {s.spare_fraction:.1%} of the pool to spare."
+    else:
+        head = f"Does not fit on {where} {by}: {pool}."
+    more = _more(e.max_users_at_context, e.max_context_at_users, inp.users, inp.context) if e.pool_tokens else ""
+    return head + _fewest(s.fewest_gpus) + more
+
+
+def cross_check(s: Serving) -> str:
+    """The plain method's answer on the same split, labelled, with the difference per GPU explained."""
+    plan, e = s.plan, s.engine
+    assert e is not None
+    inp, p = plan.input, e.prediction
+    bands = {b.name: b.bytes for b in plan.per_gpu.bands}
+    if plan.split_problem:
+        said = "cannot split"
+    elif plan.fits:
+        said = f"fits with {room(plan.spare_bytes)} spare"
+    elif plan.kv_pool_bytes < 0:
+        said = "does not start"
+    else:
+        said = f"does not fit, short by {room(plan.spare_bytes)}"
+    fewest = f"fewest {plan.fewest_gpus}" if plan.fewest_gpus else "not even 8"
+    budget = math.floor(plan.per_gpu.capacity_bytes * inp.utilization)
+    graphs = p.cudagraph_bytes if p.cudagraph_charged else 0
+    engine_runtime = p.activation_peak_bytes + p.non_torch_bytes + graphs
+
+    def gib(n: int) -> str:
+        return f"{n / GIB:,.2f}"
+
+    return (f"Cross-check, plain method (weights + KV + a fixed overhead): {said} on {plan.gpus} GPU(s), {fewest}. "
+            f"Per GPU it leaves {gib(plan.kv_pool_bytes // plan.gpus)} GiB for KV where vLLM carves "
+            f"{gib(p.kv_cache_bytes)} GiB: budget {gib(budget)} vs {gib(p.requested_memory_bytes)} GiB "
+            f"(vLLM takes {inp.utilization:.0%} of what CUDA reports, {gib(p.total_gpu_memory_bytes)} GiB), "
+            f"weights {gib(bands['weights'])} vs {gib(p.weights_bytes)} GiB, overhead {gib(bands['overhead'])} GiB "
+            f"vs activation peak {gib(p.activation_peak_bytes)} + non-torch {gib(p.non_torch_bytes)}"
+            + (f" + CUDA graphs {gib(graphs)}" if graphs else "") + f" = {gib(engine_runtime)} GiB.")
 
 
 def plan_json(plan: Plan) -> dict:
-    """The stable JSON schema documented in docs/plan-json.md."""
+    """The stable JSON schema documented in docs/plan-json.md, for the plain method."""
     inp = plan.input
     return {
         "model": inp.model.id,
@@ -62,3 +121,25 @@ def plan_json(plan: Plan) -> dict:
         "verdict": verdict(plan),
         "warnings": list(plan.warnings),
     }
+
+
+CROSS_CHECK_KEYS = ("fits", "fewest_gpus", "max_users_at_context", "max_context_at_users", "kv_pool_bytes", "verdict")
+
+
+def serving_json(s: Serving) -> dict:
+    """`plan_json` with `method` saying who decided; with an engine, its answers replace the verdict keys,
+    the plain method's answers move to `cross_check`, and `engine` holds the prediction."""
+    data = plan_json(s.plan)
+    data["method"] = s.method
+    if s.engine is None:
+        return data
+    e = s.engine
+    data["cross_check"] = {"method": "plain", **{key: data[key] for key in CROSS_CHECK_KEYS},
+                           "difference": cross_check(s)}
+    data.update(fits=s.fits, fewest_gpus=s.fewest_gpus, max_users_at_context=s.max_users_at_context,
+                max_context_at_users=s.max_context_at_users,
+                kv_pool_bytes=sum(rank.kv_cache_bytes for rank in e.prediction.ranks) * e.tp,
+                kv_pool_tokens=e.pool_tokens, verdict=serving_verdict(s),
+                warnings=s.warnings)
+    data["engine"] = e.prediction.engine_json()
+    return data

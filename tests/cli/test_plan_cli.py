@@ -1,8 +1,10 @@
 """The plan, fit, catalog, train and offload commands as a user runs them: output, JSON schema, exit codes."""
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -133,4 +135,93 @@ def test_plan_engine_bad_version_and_quantization(capsys):
     assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--vllm-version", "x"]) == 2
     assert "cannot read vLLM version" in capsys.readouterr().err
     assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--quantization", "q3"]) == 2
-    assert "unknown quantization" in capsys.readouterr().err
+    assert "unknown weight format or quantization 'q3'" in capsys.readouterr().err
+
+
+PLAN_70B_FP8 = ["plan", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpu-memory", "80GB", "--users", "40",
+                "--context", "8192", "--weights", "fp8", "--kv-dtype", "fp8"]
+
+
+def test_the_engine_sizes_the_plans_weights_on_the_plans_split_at_its_context(capsys):
+    """vLLM's half used to load 16-bit weights on 1 GPU at the model's 131,072 tokens (131.45 GiB, KV -68.78 GiB)
+    while the plain half said 'Fits on 2 x H100'."""
+    plan = run_json(capsys, *PLAN_70B_FP8, "--engine", "vllm")
+    engine = plan["engine"]
+    assert plan["method"] == "vllm" and plan["gpus"] == 2 and plan["fits"]
+    assert engine["max_model_len"] == 8192 and not engine["failures"]
+    assert engine["weights_bytes"] < 0.55 * plan["weights_bytes"]  # one rank's half of the FP8 weights
+    assert plan["kv_pool_tokens"] == engine["kv_cache_tokens"] >= 40 * 8192
+    assert main([*PLAN_70B_FP8, "--engine", "vllm"]) == 0
+    out = capsys.readouterr().out
+    assert "vLLM 0.33.0 on each of 2 GPU(s)" in out and "will fail" not in out
+    assert "Fits on 2 x H100-SXM-80GB by vLLM 0.33.0's own sizing" in out and "Cross-check, plain method" in out
+    assert "under 10 % of the KV pool spare" in out and "under 10 % spare (" not in out  # one verdict's warning
+
+
+def test_the_inverse_questions_have_one_answer_the_engines(capsys):
+    """Llama 3.1 8B on one L4 at 32k: the two halves said 12,795 and 27,552 tokens."""
+    argv = ["plan", "--model", "llama-3.1-8b", "--gpu", "l4", "--gpus", "1", "--context", "32768", "--engine", "vllm"]
+    plan = run_json(capsys, *argv)
+    engine = plan["engine"]
+    assert plan["max_context_at_users"] == engine["kv_cache_tokens"] == plan["kv_pool_tokens"]
+    assert not plan["fits"] and engine["failures"] and plan["max_users_at_context"] == 0
+    assert plan["cross_check"]["method"] == "plain" and plan["cross_check"]["max_context_at_users"] < 32768
+    assert main([*argv, "--check"]) == 1
+    out = capsys.readouterr().out
+    verdicts = [line for line in out.splitlines() if line.startswith(("Fits on", "Does not", "Cannot"))]
+    assert len(verdicts) == 1 and verdicts[0].startswith("Does not start on 1 x L4")
+    assert f"up to {engine['kv_cache_tokens']:,} tokens" in out
+
+
+def test_quantization_and_max_model_len_are_second_names_of_weights_and_context(capsys):
+    base = ["plan", "--model", "llama-3.1-70b", "--gpu", "h100", "--users", "40", "--engine", "vllm"]
+    by_plan = run_json(capsys, *base, "--weights", "fp8", "--context", "16384")
+    by_vllm = run_json(capsys, *base, "--quantization", "fp8", "--max-model-len", "16384")
+    assert by_plan == by_vllm and by_plan["weights_format"] == "fp8" and by_plan["context"] == 16384
+    awq, int4 = run_json(capsys, *base, "--quantization", "awq"), run_json(capsys, *base, "--weights", "int4")
+    assert awq["weights_format"] == int4["weights_format"] == "int4" and awq["gpus"] == int4["gpus"]
+    assert awq["engine"]["weights_bytes"] > int4["engine"]["weights_bytes"]  # AWQ's zero points, sized as vLLM's
+
+
+@pytest.mark.parametrize("argv, code", [
+    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--quantization", "w4a16"], 2),
+    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "8192", "--max-model-len", "32768"], 2),
+    # check is a monitoring plugin: bad input is UNKNOWN (3)
+    (["check", "--demo", "healthy-8b", "--model", "llama-3.1-8b", "--context", "8192", "--max-model-len", "4096"], 3),
+])
+def test_two_names_of_one_setting_with_different_values_are_a_usage_error(capsys, argv, code):
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    assert "name the same setting; give one" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_readme_plan_example_prints_what_the_readme_says(capsys):
+    """README: '2 in FP8 (11.7 GB spare ...)'; the seed's worked number, which the command now prints."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    command = re.search(r"```sh\ngpumem-tui (plan [^\n]+)\n```", readme).group(1).split()
+    stated = re.search(r"or 2\s+in FP8 \((\d+\.\d) GB spare", readme).group(1)
+    assert main(command) == 0
+    assert f"Fits on 2 x H100-SXM-80GB with {stated} GB" in capsys.readouterr().out
+    said = " ".join(readme.split())
+    engine_claim = (r"2 x H100 with (\d+\.\d+) GiB of weights per GPU and a KV pool of ([\d,]+) tokens for the "
+                    r"([\d,]+) needed \((\d+\.\d) % to spare")
+    weights, pool, needed, spare = re.search(engine_claim, said).groups()
+    runtime = re.search(r"CUDA graphs take (\d+\.\d+) GiB per GPU", said).group(1)
+    assert main([*command, "--engine", "vllm"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Model loading took {weights} GiB" in out and f"= {runtime} GiB" in out
+    assert "Fits on 2 x H100-SXM-80GB by vLLM" in out
+    assert f"holds {pool} tokens, 40 x 8,192 = {needed} needed, {spare}% of the pool to spare" in out
+
+
+def test_fit_by_the_engine_gives_the_split_plan_by_the_engine_gives(capsys):
+    cells = run_json(capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpus", "h100", "l40s",
+                     "--weights", "bf16", "fp8")
+    for cell in cells:
+        plan = run_json(capsys, "plan", "--model", "llama-3.1-70b", "--gpu", cell["gpu"], "--weights",
+                        cell["weights_format"], "--kv-dtype", cell["kv_dtype"], "--users", "8", "--engine", "vllm")
+        assert cell["gpus"] == plan["fewest_gpus"] == plan["gpus"]
+    plain = run_json(capsys, "fit", "--models", "llama-3.1-70b", "--gpus", "b200", "--weights", "bf16")
+    by_vllm = run_json(capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpus", "b200",
+                       "--weights", "bf16")
+    assert plain[0]["amber"] and not by_vllm[0]["amber"]  # the plain method's 4 % spare; vLLM's pool is roomier

@@ -1,4 +1,4 @@
-"""PlannerScreen: pick a model, GPU, formats and load; the plan and the fit table recompute as you type."""
+"""PlannerScreen: pick a model, GPU, formats and load; vLLM's plan and the fit table recompute as you type."""
 
 from __future__ import annotations
 
@@ -15,16 +15,17 @@ from gpumem_tui.app.tone import tone
 from gpumem_tui.catalog import Catalog, CatalogError, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.overlays import ManualPlan
-from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.fit import fit_matrix
 from gpumem_tui.planner.records import PlanInput
-from gpumem_tui.planner.report import verdict
-from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
+from gpumem_tui.planner.report import cross_check, serving_verdict
+from gpumem_tui.planner.serving import EngineOptions, Serving, engine_quantization, serve
 from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB
 
 FIT_GPUS = ["rtx4090", "l40s", "a100", "h100", "h200", "b200"]
 FIT_FORMATS = ["bf16", "fp8", "int4"]
+# The TUI draws vLLM's sizing over the GPUs, so the planner decides with it too.
+ENGINE = EngineOptions()
 
 
 class PlannerScreen(Screen):
@@ -122,17 +123,21 @@ class PlannerScreen(Screen):
             utilization=float(value("utilization")),
         )
 
+    def serving(self) -> Serving:
+        """The plan `plan --engine vllm` gives for these inputs: the same path, the same split and pool."""
+        return serve(self.plan_input(), ENGINE)
+
     def recompute(self) -> None:
         plan_view, fit_view = self.query_one("#plan-view", Static), self.query_one("#fit-view", Static)
         try:
-            inp = self.plan_input()
+            serving = self.serving()
         except (ValueError, KeyError, CatalogError) as exc:
             plan_view.update(
                 Text(f"Cannot plan yet: {literal(str(exc).splitlines()[0])}", style=tone(self.app, "warning"))
             )
             return
-        plan = make_plan(inp)
-        plan_view.update(_plan_table(plan, tone(self.app, "warning")))
+        inp = serving.plan.input
+        plan_view.update(_plan_view(serving, tone(self.app, "warning")))
         cells = fit_matrix(
             [inp.model],
             [self.catalog.format(f) for f in FIT_FORMATS],
@@ -140,41 +145,60 @@ class PlannerScreen(Screen):
             users=inp.users,
             context=inp.context,
             utilization=inp.utilization,
+            kv_dtype=inp.kv_dtype,
+            engine=ENGINE,
         )
         fit_view.update(_fit_table(cells))
 
     def action_apply(self) -> None:
         try:
-            inp = self.plan_input()
+            serving = self.serving()
         except (ValueError, KeyError, CatalogError):
             self.notify("fix the inputs first", severity="warning", markup=False)
             return
+        inp = serving.plan.input
         plan = ManualPlan(
             model=inp.model,
-            quantization=FORMAT_TO_QUANTIZATION.get(inp.weights_format.name),
+            quantization=engine_quantization(inp.weights_format, inp.model),
             kv_cache_dtype=inp.kv_dtype,
             max_model_len=inp.context,
             users=inp.users,
             utilization=inp.utilization,
-            tp=inp.gpus,
+            tp=serving.gpus,
+            version=ENGINE.version,
         )
         self.on_apply(plan)
         self.app.pop_screen()
 
 
-def _plan_table(plan, warn) -> Group:
-    table = Table(title=Text(literal(plan.input.model.id), style="bold"), title_justify="left", box=None)
+def _plan_view(serving: Serving, warn) -> Group:
+    """vLLM's bands on one GPU of the split, its verdict, and the plain method as a cross-check."""
+    engine = serving.engine
+    assert engine is not None
+    p = engine.prediction
+    title = f"{serving.plan.input.model.id} on {engine.tp} x {serving.plan.input.gpu.key}, vLLM {p.version}"
+    table = Table(title=Text(literal(title), style="bold"), title_justify="left", box=None)
     for name in ("per GPU", "GB", "GiB"):
         table.add_column(name, justify="left" if name == "per GPU" else "right")
-    for band in plan.per_gpu.bands:
-        table.add_row(band.name.replace("_", " "), f"{band.bytes / GB:,.1f}", f"{band.bytes / GIB:,.1f}")
-    lines = [table, Text(verdict(plan), style="bold")]
-    lines += [Text(f"! {literal(w)}", style=warn) for w in plan.warnings]
+    rows = [
+        ("weights", p.weights_bytes),
+        ("non-torch", p.non_torch_bytes),
+        ("activation peak", p.activation_peak_bytes),
+        ("CUDA graphs", p.cudagraph_bytes),
+        ("KV cache", p.kv_cache_bytes),
+        ("requested (x utilization)", p.requested_memory_bytes),
+        ("total (as CUDA reports it)", p.total_gpu_memory_bytes),
+    ]
+    for name, value in rows:
+        table.add_row(name, f"{value / GB:,.1f}", f"{value / GIB:,.1f}")
+    lines = [table, Text(literal(serving_verdict(serving)), style="bold"), Text(literal(cross_check(serving)))]
+    lines += [Text(f"! {literal(w)}", style=warn) for w in [*p.failures, *p.warnings, *serving.warnings]]
     return Group(*lines)
 
 
 def _fit_table(cells) -> Table:
-    table = Table(title=Text("fewest GPUs for this load (* under 5 % spare)"), title_justify="left", box=None)
+    title = Text("fewest GPUs for this load by vLLM (* under 5 % of the KV pool spare)")
+    table = Table(title=title, title_justify="left", box=None)
     table.add_column("weights")
     gpus = list(dict.fromkeys(c.gpu for c in cells))
     for gpu in gpus:

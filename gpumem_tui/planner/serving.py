@@ -1,0 +1,198 @@
+"""One serving question, answered once: by the named engine's own sizing when there is one, else by the
+plain method; the other method's answer on the same split is kept as a cross-check, never a verdict."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpumem_tui.catalog import Catalog, LookupFailed
+from gpumem_tui.catalog.schema import FormatSpec, ModelSpec
+from gpumem_tui.planner.budget import make_plan
+from gpumem_tui.planner.dtypes import PlanInputError
+from gpumem_tui.planner.parallel import SPLITS, split_problem
+from gpumem_tui.planner.records import Plan, PlanInput
+from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
+from gpumem_tui.planner.warnings import setting_warnings, thin_warnings
+
+# vLLM's quantization methods as the catalog's weight formats (the plain method sizes them so).
+QUANTIZATION_TO_FORMAT = {"fp8": "fp8", "w8a8": "int8", "int8": "int8", "w4a16": "int4", "gptq": "int4",
+                          "gptq_marlin": "int4", "awq": "int4", "awq_marlin": "int4", "mxfp4": "mxfp4"}
+SIXTEEN_BIT = ("bf16", "fp16")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class EngineOptions(_Frozen):
+    """The engine a plan is for and the flags only it has; None means the release's default."""
+
+    name: str = "vllm"
+    version: str = DEFAULT_VERSION
+    quantization: str | None = None
+    """vLLM's method when it was named so (awq, gptq, ...); None: the one the weight format maps to."""
+    pp: int = Field(default=1, gt=0)
+    dtype: str = "auto"
+    max_num_seqs: int | None = Field(default=None, gt=0)
+    max_num_batched_tokens: int | None = Field(default=None, gt=0)
+    enforce_eager: bool = False
+    kv_cache_memory_bytes: int | None = Field(default=None, gt=0)
+    other_processes_bytes: int = Field(default=0, ge=0)
+
+
+def default_format(model: ModelSpec) -> str:
+    """The format the published weights ship in; 16-bit otherwise."""
+    if model.checkpoint_format:
+        return model.checkpoint_format
+    return model.native_dtype if model.native_dtype in SIXTEEN_BIT else "bf16"
+
+
+def resolve_weights(catalog: Catalog, model: ModelSpec, name: str | None) -> tuple[FormatSpec, str | None]:
+    """`--weights` and `--quantization` name one thing: a catalog format (bf16, fp8, int4, w8a8, ...) or a
+    vLLM method (awq, gptq, ...). Returns the format the plain method sizes and vLLM's method for it."""
+    if name is None:
+        fmt = catalog.format(default_format(model))
+        return fmt, engine_quantization(fmt, model)
+    try:
+        fmt = catalog.format(name)
+    except LookupFailed:
+        key = name.strip().lower().replace("-", "_")
+        if key not in QUANTIZATION_TO_FORMAT:
+            raise PlanInputError(
+                f"unknown weight format or quantization {name!r}: use a format ({', '.join(sorted(catalog.formats))})"
+                f" or a vLLM method ({', '.join(sorted(QUANTIZATION_TO_FORMAT))})") from None
+        return catalog.format(QUANTIZATION_TO_FORMAT[key]), key
+    return fmt, engine_quantization(fmt, model)
+
+
+def engine_quantization(fmt: FormatSpec, model: ModelSpec) -> str | None:
+    """vLLM's method for a weight format: None for the checkpoint's own (vLLM reads it from the checkpoint),
+    `none` for 16-bit weights of a quantized checkpoint, else the mapped method."""
+    if fmt.name == default_format(model):
+        return None
+    if fmt.name in SIXTEEN_BIT or fmt.name == "fp32":
+        return "none"
+    return FORMAT_TO_QUANTIZATION.get(fmt.name)
+
+
+def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineSettings:
+    """The plan's own values as vLLM flags: weights as --quantization, context as --max-model-len, the split
+    as --tensor-parallel-size, the capacity given as the device total."""
+    return EngineSettings(
+        model=inp.model, gpu=inp.gpu, version=engine.version, tp=tp, pp=engine.pp, dtype=engine.dtype,
+        quantization=engine.quantization or engine_quantization(inp.weights_format, inp.model),
+        kv_cache_dtype=inp.kv_dtype, utilization=inp.utilization, max_model_len=inp.context,
+        max_num_seqs=engine.max_num_seqs, max_num_batched_tokens=engine.max_num_batched_tokens,
+        enforce_eager=engine.enforce_eager, kv_cache_memory_bytes=engine.kv_cache_memory_bytes,
+        total_memory_bytes=inp.capacity_bytes, other_processes_bytes=engine.other_processes_bytes,
+    )
+
+
+class EngineAnswer(_Frozen):
+    """The engine's own answer on one split: does it start, does its KV pool hold the load, what else it holds."""
+
+    tp: int
+    prediction: EnginePrediction
+    pool_tokens: int
+    """Tokens the KV pool holds ("GPU KV cache size"), 0 when the launch fails for lack of memory."""
+    needed_tokens: int
+    """users x context: what the load needs of the pool."""
+    starts: bool
+    fits: bool
+    max_users_at_context: int
+    max_context_at_users: int | None
+
+
+def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswer:
+    """Predict the launch on `tp` GPUs: it fits when it starts and its pool holds users x context tokens.
+    Most users = pool // context; longest context = pool // users, capped at the model's maximum."""
+    prediction = predict(engine_settings(inp, engine, tp))
+    starts = not prediction.failures
+    pool = max(0, prediction.kv_cache_tokens) if prediction.kv_cache_bytes > 0 else 0
+    needed = inp.users * inp.context
+    longest = None
+    if inp.users:
+        longest = min(pool // inp.users, inp.model.max_context or pool // inp.users)
+    return EngineAnswer(tp=tp, prediction=prediction, pool_tokens=pool, starts=starts,
+                        fits=starts and needed <= pool, max_users_at_context=pool // inp.context if starts else 0,
+                        max_context_at_users=longest, needed_tokens=needed)
+
+
+def engine_fewest(inp: PlanInput, engine: EngineOptions) -> int | None:
+    """The smallest valid split of 1, 2, 4 or 8 on which the engine starts and holds the load, or None."""
+    for tp in SPLITS:
+        if split_problem(inp.model, tp, inp.kv_heads) is None and engine_answer(inp, engine, tp).fits:
+            return tp
+    return None
+
+
+def engine_split(inp: PlanInput, engine: EngineOptions, fewest: int | None = None) -> int:
+    """The split a plan is for: the one given, else the engine's fewest (`fewest` when already searched),
+    else 8."""
+    return inp.gpus or fewest or engine_fewest(inp, engine) or SPLITS[-1]
+
+
+class Serving(_Frozen):
+    """The plan of one question. `method` says who decided: `plain` (weights + KV + overhead) or the
+    engine's name; `plan` is always the plain method on the same split (with an engine, the cross-check)."""
+
+    method: str
+    plan: Plan
+    engine: EngineAnswer | None = None
+    engine_fewest_gpus: int | None = None
+
+    @property
+    def gpus(self) -> int:
+        return self.plan.gpus
+
+    @property
+    def fits(self) -> bool:
+        return self.engine.fits if self.engine else self.plan.fits
+
+    @property
+    def fewest_gpus(self) -> int | None:
+        return self.engine_fewest_gpus if self.engine else self.plan.fewest_gpus
+
+    @property
+    def max_users_at_context(self) -> int:
+        return self.engine.max_users_at_context if self.engine else self.plan.max_users_at_context
+
+    @property
+    def max_context_at_users(self) -> int | None:
+        return self.engine.max_context_at_users if self.engine else self.plan.max_context_at_users
+
+    @property
+    def spare_fraction(self) -> float:
+        """Plain: spare / usable. Engine: the share of its KV pool the load leaves (-1 when there is none)."""
+        if self.engine is None:
+            return self.plan.spare_fraction
+        pool = self.engine.pool_tokens
+        return 1 - self.engine.needed_tokens / pool if pool else -1.0
+
+    @property
+    def spare_bytes(self) -> int:
+        """Plain: usable - weights - KV on all GPUs. Engine: that share of its KV pool, in bytes, on all GPUs."""
+        if self.engine is None:
+            return self.plan.spare_bytes
+        pool = max(0, self.engine.prediction.kv_cache_bytes) * self.engine.tp
+        return round(pool * self.spare_fraction) if self.engine.pool_tokens else 0
+
+    @property
+    def warnings(self) -> list[str]:
+        """The deciding method's warnings about the fit, then those about the setting (split, context, format)."""
+        if self.engine is None:
+            return list(self.plan.warnings)
+        thin = thin_warnings(self.spare_fraction, "of the KV pool spare") if self.fits else []
+        return thin + setting_warnings(self.plan)
+
+
+def serve(inp: PlanInput, engine: EngineOptions | None = None) -> Serving:
+    """The one path every plan takes (`plan`, the planner screen, a manual plan): with an engine, its
+    sizing searches the split and answers the inverse questions; the plain plan follows on that split."""
+    if engine is None:
+        return Serving(method="plain", plan=make_plan(inp))
+    fewest = engine_fewest(inp, engine)
+    tp = engine_split(inp, engine, fewest)
+    return Serving(method=engine.name, plan=make_plan(inp.model_copy(update={"gpus": tp})),
+                   engine=engine_answer(inp, engine, tp), engine_fewest_gpus=fewest)

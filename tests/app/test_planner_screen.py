@@ -1,0 +1,41 @@
+"""The planner screen answers as `plan --engine vllm` does: the same split, pool and fit cell, and it
+applies that split to the overlay."""
+
+from __future__ import annotations
+
+import json
+
+from gpumem_tui.app.screens.main import MainScreen
+from gpumem_tui.app.screens.planner import FIT_GPUS, PlannerScreen
+from gpumem_tui.app.widgets.gpu_card import GpuCard
+from gpumem_tui.cli import main
+from tests.app.conftest import settle, text_of
+
+
+async def test_the_planner_screen_shows_and_applies_what_plan_prints(make_app, capsys, catalog):
+    assert main(["plan", "--model", "llama-3.1-70b", "--gpu", "h200", "--weights", "fp8", "--kv-dtype", "fp8",
+                 "--context", "8192", "--users", "80", "--engine", "vllm", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    app = make_app("idle-node")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")
+        screen = app.screen
+        assert isinstance(screen, PlannerScreen)
+        screen.model_id = "meta-llama/Llama-3.1-70B"
+        screen.query_one("#gpu").value = catalog.gpu("h200").key
+        screen.query_one("#weights").value = "fp8"
+        screen.query_one("#kv").value = "fp8"
+        screen.query_one("#users").value = "80"
+        await pilot.pause()
+        shown = text_of(screen.query_one("#plan-view"))
+        assert f"on {plan['gpus']} x H200-SXM-141GB" in shown
+        assert f"its KV pool holds {plan['kv_pool_tokens']:,} tokens" in shown
+        fp8_row = next(line for line in text_of(screen.query_one("#fit-view")).splitlines()
+                       if line.strip().startswith("fp8"))
+        assert fp8_row.split()[1 + FIT_GPUS.index("h200")].rstrip("*") == str(plan["gpus"])
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen) and app.judge.plan.tp == plan["gpus"]
+        drawn = [i for i in range(8) if "\nmanual " in str(app.screen.query_one(f"#gpu-{i}", GpuCard).render())]
+        assert drawn == list(range(plan["gpus"]))
