@@ -45,6 +45,8 @@ class EnginePlan(BaseModel):
     """Why no prediction could be made (model or GPU unknown), in words."""
     launch_seen: bool = False
     """The engine's command line was read, so a flag it lacks (--quantization) is known to be absent."""
+    card: str | None = None
+    """The catalog key of the card the plan is drawn over (by its NVML name, else its size)."""
     running: EnginePlan | None = None
     """Beside a plan set by hand: the plan made from the engine's own facts. What is measured (its KV
     pool in bytes) is counted with these, and where they differ from the hand-set plan that is a finding."""
@@ -142,6 +144,9 @@ def _predicted(
     if gpu is None:
         return base.model_copy(update={"missing": f"GPU {card.index} reports neither a known name nor its total"})
     _gpu_fact(card, gpu.key, catalog, found, assumed)
+    card_key = gpu.key
+    if manual is not None and manual.gpu is not None:
+        gpu = manual.gpu  # sized as the plan was made: a plan for another card is a plan_mismatch
     if manual is not None:
         max_len, block = (record.max_model_len, record.block_size) if record else (None, None)
         settings = manual_settings(manual, gpu, catalog, len(base.gpu_indices), max_len, block)
@@ -157,6 +162,7 @@ def _predicted(
     overlay = overlay.model_copy(update={"measured_kv_bytes_per_token": _kv_bytes(facts) if facts else None})
     return base.model_copy(
         update={
+            "card": card_key,
             "users": users,
             "settings": settings,
             "prediction": prediction,

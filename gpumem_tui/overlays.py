@@ -34,6 +34,8 @@ class ManualPlan(BaseModel):
     utilization: float = Field(default=0.9, gt=0, le=1)
     tp: int | None = Field(default=None, gt=0)
     version: str = DEFAULT_VERSION
+    gpu: GpuSpec | None = None
+    """The GPU the plan was sized for (the planner screen's choice); None: the card it is drawn over."""
 
 
 def gpu_spec_for(sample_gpu_name: str | None, total_bytes: int | None, catalog: Catalog) -> GpuSpec | None:

@@ -157,7 +157,13 @@ class GpuMemApp(App[None]):
         from gpumem_tui.app.screens.planner import PlannerScreen
 
         if not isinstance(self.screen, PlannerScreen):
-            self.push_screen(PlannerScreen(self.judge.catalog, self.apply_plan, self.judge.plan))
+            self.push_screen(PlannerScreen(self.judge.catalog, self.apply_plan, self.judge.plan, self.node_gpu()))
+
+    def node_gpu(self) -> str | None:
+        """The catalog key of this node's first answering card, by its NVML name."""
+        card = next((g for g in self.sample.gpus if not g.lost and g.name), None) if self.sample else None
+        spec = self.judge.catalog.gpu_by_nvml_name(card.name) if card and card.name else None
+        return spec.key if spec else None
 
     def apply_plan(self, plan) -> None:
         """The planner screen's plan becomes the manual overlay."""

@@ -37,10 +37,12 @@ def _other_model(plan: EnginePlan) -> bool:
 
 
 def plan_mismatch(s: Situation) -> list[Finding]:
-    """A hand-set plan whose model, weight format or split is not what the engine runs."""
+    """A hand-set plan whose model, weight format, split or GPU is not what the engine runs."""
     findings = []
     for plan in s.plans:
         running = plan.running
+        if plan.endpoint is None and plan.settings is not None and plan.card != plan.settings.gpu.key:
+            findings.append(_other_card(plan))
         if running is None or plan.settings is None or plan.endpoint is None:
             continue
         plan_side, engine_side, differ = _sides(plan, running)
@@ -64,8 +66,24 @@ def plan_mismatch(s: Situation) -> list[Finding]:
     return findings
 
 
+def _other_card(plan: EnginePlan) -> Finding:
+    """A plan with no engine to compare, sized for another card than the one it is drawn over."""
+    assert plan.settings is not None
+    planned = plan.settings.gpu.key
+    return Finding(
+        severity="warning",
+        code="plan_mismatch",
+        title=f"the {plan.label} plan for {plan.model} is sized for {planned}, not this node's {plan.card}",
+        explanation=f"The plan's bands are {planned}'s on {plan.settings.tp} GPU(s), drawn over "
+        f"{gpu_listing(plan.gpu_indices)} ({plan.card}): the bars show what the plan takes there, not what "
+        f"it would take here.",
+        try_this=f"pick {plan.card} in the planner (p) to size the plan for this node",
+        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+    )
+
+
 def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str, list[str]]:
-    """Both sides in words, and the names of what differs (model, weight format, split)."""
+    """Both sides in words, and the names of what differs (model, weight format, split, GPU)."""
     settings = plan.settings
     differ = []
     if _other_model(plan):
@@ -81,8 +99,14 @@ def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str, list[str]]:
     split = len(running.gpu_indices)
     if split and split != settings.tp:
         differ.append("split")
-    plan_side = f"{plan.model}, weights {planned_format}, KV cache {settings.kv_cache_dtype}, on {settings.tp} GPU(s)"
-    where = f"on {split} GPU(s) ({gpu_listing(running.gpu_indices)})" if split else "on GPUs not known"
+    card = plan.card
+    if card and settings.gpu.key != card:
+        differ.append("GPU")
+    plan_side = (
+        f"{plan.model}, weights {planned_format}, KV cache {settings.kv_cache_dtype}, on {settings.tp} x "
+        f"{settings.gpu.key}"
+    )
+    where = f"on {split} x {card or 'GPU'} ({gpu_listing(running.gpu_indices)})" if split else "on GPUs not known"
     engine_side = f"{running.model or 'a model it does not name'}, {runs_words}, {where}"
     return plan_side, engine_side, differ
 

@@ -38,8 +38,8 @@ def test_a_plan_for_another_model_is_a_finding_with_both_sides(catalog):
     [mismatch] = [f for f in findings if f.code == "plan_mismatch"]
     assert mismatch.severity == "warning" and mismatch.endpoint == "http://127.0.0.1:8000"
     assert "model, weight format and split differ" in mismatch.title
-    assert "meta-llama/Llama-3.1-70B, weights fp8, KV cache fp8, on 2 GPU(s)" in mismatch.explanation
-    assert f"{LLAMA_8B}, weights bf16 (no --quantization), on 1 GPU(s) (GPU 0)" in mismatch.explanation
+    assert "meta-llama/Llama-3.1-70B, weights fp8, KV cache fp8, on 2 x H100-SXM-80GB" in mismatch.explanation
+    assert f"{LLAMA_8B}, weights bf16 (no --quantization), on 1 x H100-SXM-80GB (GPU 0)" in mismatch.explanation
     # the 8B engine's pool is not held against the 70B plan's numbers
     assert not {"weights_mismatch", "kv_pool_short"} & codes(findings)
     assert plans[0].running is not None and plans[0].running.model == LLAMA_8B
@@ -56,6 +56,17 @@ def test_the_measured_kv_pool_is_counted_with_the_running_models_bytes(catalog):
     assert kv.measured_bytes == 442_864 * 131_072
     plans_own = round(442_864 * overlay.kv_pool_bytes / overlay.kv_pool_tokens)  # 70B, fp8, split in two
     assert abs(plans_own - kv.measured_bytes) > 2**30
+
+
+def test_a_plan_sized_for_another_gpu_is_a_finding_and_is_sized_as_planned(catalog):
+    """The planner screen sizes a plan for the card chosen there; applied over an H100 it says so."""
+    a100 = catalog.gpu("a100-80gb")
+    manual = ManualPlan(model=catalog.model(LLAMA_8B), max_model_len=8192, gpu=a100)
+    plans, findings = _judged(catalog, _healthy(), manual)
+    [mismatch] = [f for f in findings if f.code == "plan_mismatch"]
+    assert mismatch.title.endswith("GPU differs")
+    assert f"on 1 x {a100.key}" in mismatch.explanation and "on 1 x H100-SXM-80GB (GPU 0)" in mismatch.explanation
+    assert plans[0].settings.gpu.key == a100.key  # the plan drawn is the one the planner screen showed
 
 
 def test_a_plan_that_matches_what_runs_raises_no_mismatch(catalog):

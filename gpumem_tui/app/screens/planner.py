@@ -28,6 +28,10 @@ FIT_FORMATS = ["bf16", "fp8", "int4"]
 ENGINE = EngineOptions()
 
 
+DEFAULT_GPU = "H100-SXM-80GB"
+"""The card a plan is sized for when the node's own is not in the catalog."""
+
+
 class PlannerScreen(Screen):
     """Attributes down: the catalog and the current plan come in; ctrl+s sends the chosen plan up."""
 
@@ -36,10 +40,13 @@ class PlannerScreen(Screen):
         Binding("ctrl+s", "apply", "apply to overlay", priority=True),
     ]
 
-    def __init__(self, catalog: Catalog, on_apply, current: ManualPlan | None = None):
+    def __init__(self, catalog: Catalog, on_apply, current: ManualPlan | None = None, node_gpu: str | None = None):
+        """`node_gpu`: the catalog key of the node's own card, so a plan starts out sized for what it runs on."""
         super().__init__()
         self.catalog, self.on_apply, self.current = catalog, on_apply, current
         self.model_id = current.model.id if current else "meta-llama/Llama-3.1-8B-Instruct"
+        planned = current.gpu.key if current and current.gpu else node_gpu
+        self.gpu_key = planned if planned in catalog.gpus else DEFAULT_GPU
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="planner"):
@@ -52,7 +59,7 @@ class PlannerScreen(Screen):
                 yield Label("GPU")
                 yield Select(
                     [(g.key, key) for key, g in self.catalog.gpus.items()],
-                    value="H100-SXM-80GB",
+                    value=self.gpu_key,
                     allow_blank=False,
                     id="gpu",
                 )
@@ -166,6 +173,7 @@ class PlannerScreen(Screen):
             utilization=inp.utilization,
             tp=serving.gpus,
             version=ENGINE.version,
+            gpu=inp.gpu,
         )
         self.on_apply(plan)
         self.app.pop_screen()
