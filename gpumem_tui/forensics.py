@@ -16,7 +16,7 @@ from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnose import diagnose
 from gpumem_tui.findings import SEVERITY_ORDER, Finding, Thresholds
 from gpumem_tui.findings.exit import engine_exited
-from gpumem_tui.findings.situation import free_bytes
+from gpumem_tui.findings.situation import engine_label, free_bytes
 from gpumem_tui.growth import Growth, allowances, who_grew
 from gpumem_tui.history import History
 from gpumem_tui.models import Sample
@@ -104,8 +104,10 @@ class Investigation:
 
     @property
     def findings(self) -> list[Finding]:
-        """The latest sample's findings with the exit explanations, most severe first."""
-        return sorted([*self.exits.values(), *self.diagnosed], key=lambda f: -SEVERITY_ORDER[f.severity])
+        """The latest sample's findings with the exit explanations, most severe first; an explained exit
+        replaces its endpoint's plain 'does not answer'."""
+        diagnosed = [f for f in self.diagnosed if not (f.code == "engine_down" and f.endpoint in self.exits)]
+        return sorted([*self.exits.values(), *diagnosed], key=lambda f: -SEVERITY_ORDER[f.severity])
 
     def past(self, sample: Sample, until_s: float | None) -> bool:
         """Whether the sample lies beyond `until_s` seconds into the walk."""
@@ -222,7 +224,9 @@ class Investigation:
         culprits = [g for g in grew if g.unexpected_bytes >= self.thresholds.foreign_min_bytes]
         active = [f for f in moment.findings if f.severity != "info" and f.endpoint != url]
         free = min(frees, key=lambda pair: pair[1]) if frees else None
-        return engine_exited(url, last.timestamp, now.timestamp, window, grew, culprits, free, active)
+        model = next((plan.model for plan in moment.plans if plan.endpoint == url), None)
+        name = engine_label(url, model, [g.index for g in gpus])
+        return engine_exited(url, name, last.timestamp, now.timestamp, window, grew, culprits, free, active)
 
     def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:
         allowed = allowances(moment.plans, moment.sample, self.history, self.thresholds)

@@ -22,6 +22,7 @@ def clock(timestamp: float) -> str:
 
 def engine_exited(
     url: str,
+    name: str,
     last_seen: float,
     gone: float,
     window_s: float,
@@ -30,14 +31,15 @@ def engine_exited(
     free: tuple[int, int] | None,
     active: list[Finding],
 ) -> Finding:
-    """`grew`: every grower in the window, unexpected first; `culprits`: those whose unexpected growth is
-    large enough to blame; `free`: (GPU index, free bytes) of the engine's tightest GPU when last seen;
+    """`name`: the engine as findings name it (model, endpoint, GPUs); `grew`: every grower in the window,
+    unexpected first; `culprits`: those whose unexpected growth is large enough to blame; `free`: (GPU index,
+    free bytes) of the engine's tightest GPU when last seen;
     `active`: the findings (above info) raised on the last sample the engine was alive."""
     top = culprits[0] if culprits else None
     clauses = [_blame(top)] if top else [active[0].title] if active else []
     if free:
         clauses.append(f"free memory on GPU {free[0]} fell to {gib(free[1])}")
-    title = f"engine {url} exited at {clock(gone)}"
+    title = f"{name} exited at {clock(gone)}"
     title += f"; just before, {' and '.join(clauses)}" if clauses else "; nothing before it points to a cause"
     words = [f"Its processes were last seen holding GPU memory at {clock(last_seen)} and were gone at {clock(gone)}."]
     if grew:

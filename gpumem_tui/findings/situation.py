@@ -50,8 +50,7 @@ class Situation:
 
     def engine_name(self, url: str, model: str | None = None) -> str:
         """`meta-llama/Llama-3.1-70B at http://127.0.0.1:8001 on GPU 2, 3`: which engine, wherever it is named."""
-        gpus = self.gpus_of(url)
-        return f"{model or 'engine'} at {url}" + (f" on {gpu_listing(gpus)}" if gpus else "")
+        return engine_label(url, model, self.gpus_of(url))
 
     def plan_on(self, gpu_index: int) -> EnginePlan | None:
         return next((plan for plan in self.plans if gpu_index in plan.gpu_indices and plan.overlay), None)
@@ -88,3 +87,8 @@ def duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def engine_label(url: str, model: str | None, gpus: list[int]) -> str:
+    """How every finding names an engine: its model, its endpoint and its GPUs."""
+    return f"{model or 'engine'} at {url}" + (f" on {gpu_listing(gpus)}" if gpus else "")

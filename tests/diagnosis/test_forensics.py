@@ -60,7 +60,8 @@ def test_the_exit_is_explained_by_what_came_before_it(from_start, catalog, capsy
     report = investigate(RecordingReader(from_start), catalog)
     [explained] = report.exits
     assert explained.code == "engine_exited" and explained.endpoint == "http://127.0.0.1:8000"
-    assert explained.title.startswith("engine http://127.0.0.1:8000 exited at 2026-01-01 00:04:27 UTC; just before, "
+    assert explained.title.startswith("meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0 exited at "
+                                      "2026-01-01 00:04:27 UTC; just before, "
                                       "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to")
     assert "critical GPU 0: python3 (pid 3100) holds 20.00 GiB beside the engine" in explained.explanation
     capsys.readouterr()
