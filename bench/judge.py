@@ -3,7 +3,8 @@
     python3 bench/judge.py [--samples N]
 
 The sample is the gpu-lost scenario at 120 s (four H100s, four vLLM engines scraped over HTTP), taken
-once; the loop then times `History.add` + `judge` alone, as the app runs them once per refresh.
+once; the loop then times `Investigation.add` alone (history, auto plans, findings, exit forensics over
+the app's bounded window), as the app runs it once per refresh.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpumem_tui.catalog import load_catalog  # noqa: E402
-from gpumem_tui.diagnose import judge  # noqa: E402
 from gpumem_tui.findings import Thresholds  # noqa: E402
-from gpumem_tui.history import History  # noqa: E402
+from gpumem_tui.forensics import Investigation, memory_window_s  # noqa: E402
 from gpumem_tui.sources.feed import DemoFeed  # noqa: E402
 from gpumem_tui.sources.mock import ManualClock  # noqa: E402
 
@@ -39,12 +39,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=2000)
     args = parser.parse_args()
-    sample, catalog, thresholds, history = asyncio.run(take_sample()), load_catalog(), Thresholds(), History()
+    sample, catalog, thresholds = asyncio.run(take_sample()), load_catalog(), Thresholds()
+    watch = Investigation(catalog, None, thresholds, memory_window_s(thresholds))
     start = time.perf_counter()
     for k in range(args.samples):
         moment = sample.model_copy(update={"timestamp": sample.timestamp + k})
-        history.add(moment)
-        judge(moment, history, catalog, thresholds=thresholds)
+        watch.add(moment)
     per_sample = (time.perf_counter() - start) / args.samples
     print(f"engines per sample      {len(sample.engines)}")
     print(f"ms per judged sample    {per_sample * 1000:.2f}")

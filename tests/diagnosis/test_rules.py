@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import engine_plans
-from gpumem_tui.diagnose import diagnose, judge
+from gpumem_tui.autoplan import engine_plans, plan_by_gpu
+from gpumem_tui.diagnose import diagnose
 from gpumem_tui.findings import Finding, Thresholds
 from gpumem_tui.findings.trend import seconds_to_full, slope_bytes_per_s
 from gpumem_tui.history import History
@@ -186,6 +186,7 @@ def test_judge_gives_overlays_per_gpu_and_findings(catalog):
     s = sample(gpus=[gpu(used_gib=72), gpu(index=1, used_gib=0)], processes=procs, engines=[engine()])
     history = History()
     history.add(s)
-    overlays, findings = judge(s, history, catalog)
+    plans = engine_plans(s, catalog)
+    overlays, findings = plan_by_gpu(plans), diagnose(plans, s, history, Thresholds())
     assert list(overlays) == [0] and overlays[0].label == "auto"
     assert all(f.severity == "info" for f in findings)
