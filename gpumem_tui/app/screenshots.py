@@ -1,7 +1,8 @@
 """Write SVG screenshots of every screen, from the demo scenarios, into a folder (default screenshots/).
 
 Run: python3 -m gpumem_tui.app.screenshots [FOLDER]
-Each picture is the TUI over a simulated node after a minute of refreshes, at a frozen moment.
+Each picture is the TUI over a simulated node after up to a minute of refreshes (from where the demo
+opens), at a frozen moment.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from gpumem_tui.sources.mock import ManualClock, load_scenario
 # (file name, scenario, moment in seconds, terminal size, keys pressed before the picture)
 SHOTS = [
     ("monitor-healthy-8b", "healthy-8b", 300, (160, 48), ()),
-    ("monitor-noisy-neighbour", "noisy-neighbour", 200, (160, 48), ()),
-    ("monitor-wrong-precision", "wrong-precision", 200, (160, 48), ()),
-    ("monitor-kv-pressure-80x24", "kv-pressure", 300, (80, 24), ()),
-    ("monitor-gpu-lost", "gpu-lost", 300, (160, 48), ()),
+    ("monitor-noisy-neighbour", "noisy-neighbour", 55, (160, 48), ()),
+    ("monitor-wrong-precision", "wrong-precision", 90, (160, 48), ()),
+    ("monitor-kv-pressure-80x24", "kv-pressure", 75, (80, 24), ()),
+    ("monitor-gpu-lost", "gpu-lost", 75, (160, 48), ()),
     ("monitor-busy-node", "busy-node", 300, (160, 48), ()),
     ("planner", "healthy-8b", 300, (160, 48), ("p",)),
     ("help", "healthy-8b", 300, (100, 30), ("question_mark",)),
@@ -32,7 +33,8 @@ SHOTS = [
 
 async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], keys: tuple, folder: Path) -> Path:
     catalog = load_catalog()
-    clock = ManualClock(max(0.0, moment - 60))
+    first = max(load_scenario(scenario).start_s, moment - 60)  # where the TUI would open, or a minute before
+    clock = ManualClock(first)
     feed = DemoFeed(scenario, clock)
     app = GpuMemApp(
         feed,
@@ -42,7 +44,7 @@ async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], 
     )
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
-        for t in range(int(max(0.0, moment - 60)), int(moment) + 1, 5):
+        for t in range(int(first), int(moment) + 1, 5):
             clock.set(t)
             app.refresh_now()
             await app.workers.wait_for_complete()

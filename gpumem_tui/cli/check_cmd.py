@@ -24,7 +24,7 @@ from gpumem_tui.cli.output import console, print_json
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.findings import Thresholds, worst
 from gpumem_tui.overlays import ManualPlan
-from gpumem_tui.sources.mock import scenario_names
+from gpumem_tui.sources.mock import DEFAULT_SCENARIO, scenario_names
 
 SCHEMA = "gpumem-tui.check/1"
 
@@ -35,11 +35,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="findings: plan vs actual, as a monitoring plugin (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
     )
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--demo", metavar="SCENARIO", help=f"a simulated node: {', '.join(scenario_names())}")
+    source.add_argument(
+        "--demo",
+        nargs="?",
+        const=DEFAULT_SCENARIO,
+        metavar="SCENARIO",
+        help=f"a simulated node (default {DEFAULT_SCENARIO}): {', '.join(scenario_names())}",
+    )
     source.add_argument(
         "--replay", metavar="FILE", help="a recording: findings at --at (default: the end); -v adds its forensics"
     )
-    parser.add_argument("--at", type=seconds(), metavar="SECONDS", help="seconds into the scenario or the recording")
+    parser.add_argument(
+        "--at",
+        type=seconds(),
+        metavar="SECONDS",
+        help="seconds into the scenario (default: the moment that shows its story) or the recording (default: the end)",
+    )
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
     parser.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint (live)")
     parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/check-json.md)")

@@ -18,7 +18,7 @@ from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.engines.endpoints import EndpointError
 from gpumem_tui.sources.feed import DemoFeed, LiveFeed
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import ManualClock, ScenarioError, load_scenario
+from gpumem_tui.sources.mock import ManualClock, Scenario, ScenarioError, load_scenario
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.replay import RecordingError, RecordingReader
 
@@ -46,7 +46,7 @@ async def from_demo(
     name: str, at: float | None, seed: int | None, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds
 ) -> Checked:
     scenario = load_scenario(name)
-    at = scenario.highlight_s if at is None else at
+    at = scenario.story_s if at is None else at
     if at > scenario.duration_s:
         raise UsageError(f"--at {at:g}: scenario {scenario.name} lasts {scenario.duration_s:g} s")
     plan = manual or scenario_plan(scenario, catalog)
@@ -54,7 +54,7 @@ async def from_demo(
     walk = Investigation(catalog, plan, thresholds)  # judged sample by sample, as the app does: exits explained
     feed = DemoFeed(name, clock, seed=seed)
     try:
-        for moment in _moments(at, thresholds.forensics_window_s):
+        for moment in _moments(_first_moment(scenario, at, thresholds.forensics_window_s), at):
             clock.set(moment)
             walk.add(await feed.sample())
     finally:
@@ -65,8 +65,14 @@ async def from_demo(
     return Checked(walk.previous, walk.plans, walk.findings, walk.previous.source, where)
 
 
-def _moments(at: float, history_s: float) -> list[float]:
-    start = max(0.0, at - history_s)
+def _first_moment(scenario: Scenario, at: float, history_s: float) -> float:
+    """Where the walk starts: where the TUI's first frame is (the story's start), so both judge the same
+    history; from the scenario's beginning when asked about a moment before that."""
+    opens = scenario.start_s if at >= scenario.start_s else 0.0
+    return max(opens, at - history_s)
+
+
+def _moments(start: float, at: float) -> list[float]:
     steps = int((at - start) // DEMO_STEP_S)
     return [start + k * DEMO_STEP_S for k in range(steps)] + [at]
 

@@ -14,7 +14,7 @@ from gpumem_tui.models import Sample
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import ManualClock, ScenarioError, load_scenario, scenario_names
+from gpumem_tui.sources.mock import DEFAULT_SCENARIO, ManualClock, ScenarioError, load_scenario, scenario_names
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
 
@@ -31,14 +31,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--demo",
+        nargs="?",
+        const=DEFAULT_SCENARIO,
         metavar="SCENARIO",
-        help=f"a simulated node instead of this one: {', '.join(scenario_names())}, or a .toml file",
+        help=f"a simulated node instead of this one (default {DEFAULT_SCENARIO}): "
+        f"{', '.join(scenario_names())}, or a .toml file",
     )
     source.add_argument(
         "--replay", metavar="FILE", help="a recording made with --record (default: its last sample)"
     )
     parser.add_argument(
-        "--at", type=seconds(), metavar="SECONDS", help="seconds into the scenario or the recording"
+        "--at",
+        type=seconds(),
+        metavar="SECONDS",
+        help="seconds into the scenario (default: the moment that shows its story) or the recording",
     )
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
     parser.add_argument("--record", metavar="FILE", help="append the sample to this recording (JSON Lines)")
@@ -71,7 +77,7 @@ def _take(args: argparse.Namespace) -> tuple[Sample, str]:
 def _demo(args: argparse.Namespace) -> tuple[Sample, str]:
     """The simulated node at one moment, its engines scraped over HTTP from their local servers."""
     scenario = load_scenario(args.demo)
-    at = scenario.highlight_s if args.at is None else args.at
+    at = scenario.story_s if args.at is None else args.at
     if at > scenario.duration_s:
         raise UsageError(f"--at {at:g}: scenario {scenario.name} lasts {scenario.duration_s:g} s")
 

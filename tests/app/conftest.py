@@ -40,9 +40,10 @@ async def refresh(app, pilot) -> None:
 
 
 async def run_to(app, pilot, at: float, step: float = 5.0, span: float = 60.0) -> None:
-    """Refresh every `step` seconds of simulated time from `at - span` to `at`, so history has a past."""
+    """Refresh every `step` seconds of simulated time from `at - span` (or the app's start, if later) to
+    `at`, so history has a past."""
     await settle(app, pilot)  # the refresh the app starts on mount must land first, or one is skipped
-    t = max(0.0, at - span)
+    t = max(app.demo_clock(), at - span)
     while t <= at:
         app.demo_clock.set(t)
         await refresh(app, pilot)

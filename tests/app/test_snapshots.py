@@ -44,26 +44,27 @@ def test_healthy_node(snap_compare, make_app, size):
 def test_noisy_neighbour(snap_compare, make_app):
     """A notebook (pid 3100, user ana) holds 20 GiB on the engine's GPU: the measured bar shows a second
     (other-process) slice; 'other processes' and 'free' differ from the plan in yellow; two critical
-    findings name the notebook and the 0.5 % of memory left."""
-    assert snap_compare(make_app("noisy-neighbour", 140), terminal_size=LARGE, run_before=at(200))
+    findings name the notebook and the 0.1 % of memory left, as traffic rises just before the OOM."""
+    assert snap_compare(make_app("noisy-neighbour", 40), terminal_size=LARGE, run_before=at(55))
 
 
 def test_kv_pressure_small(snap_compare, make_app):
-    """At 80x24 the KV gauge is red at 99 % with thousands waiting and preemptions per minute; a warning
-    says the cache is full and how many more conversations another GPU or FP8 KV would hold."""
-    assert snap_compare(make_app("kv-pressure", 240), terminal_size=SMALL, run_before=at(300))
+    """At 80x24, just after the pool filled, the KV gauge is red at 97 % with dozens waiting and preemptions
+    per minute; a warning says the cache is full and how many more conversations another GPU or FP8 KV
+    would hold."""
+    assert snap_compare(make_app("kv-pressure", 60), terminal_size=SMALL, run_before=at(75))
 
 
 def test_wrong_precision(snap_compare, make_app):
     """70B planned in FP8 but loaded in BF16 on two H100s: the manual plan's weights band is half the
     measured engine; critical findings say the weights are about twice the plan and the KV pool is short."""
-    assert snap_compare(make_app("wrong-precision", 140), terminal_size=LARGE, run_before=at(200))
+    assert snap_compare(make_app("wrong-precision", 75), terminal_size=LARGE, run_before=at(90))
 
 
 def test_gpu_lost(snap_compare, make_app):
     """GPU 2 fell off the bus: its card says LOST with the driver's words; the other cards and engines go
     on; critical findings name the lost GPU and the engine that died with it."""
-    assert snap_compare(make_app("gpu-lost", 240), terminal_size=LARGE, run_before=at(300))
+    assert snap_compare(make_app("gpu-lost", 60), terminal_size=LARGE, run_before=at(75))
 
 
 def test_tp4_small(snap_compare, make_app):

@@ -45,7 +45,7 @@ async def test_kv_pressure_before_the_ramp_is_quiet(run_demo):
 
 
 async def test_noisy_neighbour_names_the_notebook_and_the_low_headroom(run_demo):
-    _plans, findings = await run_demo("noisy-neighbour", 200)
+    _plans, findings = await run_demo("noisy-neighbour", 50)
     assert {"foreign_process", "headroom_low"} <= codes(findings, "critical")
     foreign = next(f for f in findings if f.code == "foreign_process")
     assert foreign.pid == 3100 and "python3" in foreign.title and "20.00 GiB" in foreign.title
@@ -53,7 +53,7 @@ async def test_noisy_neighbour_names_the_notebook_and_the_low_headroom(run_demo)
 
 
 async def test_noisy_neighbour_while_the_notebook_grows_projects_time_to_full(run_demo):
-    _plans, findings = await run_demo("noisy-neighbour", 131, step=1)
+    _plans, findings = await run_demo("noisy-neighbour", 46, step=1)
     headroom = next(f for f in findings if f.code == "headroom_low")
     assert "the card is full in about" in headroom.explanation
 

@@ -35,7 +35,7 @@ def test_host_memory_and_cpu():
 
 
 def test_simulated_host_describes_its_own_processes():
-    node = SimulatedNode(load_scenario("noisy-neighbour"), clock=ManualClock(200))
+    node = SimulatedNode(load_scenario("noisy-neighbour"), clock=ManualClock(48))
     host = SimulatedHost(node)
     infos = host.describe([2100, 3100, 99])
     assert infos[2100].name == "VLLM::EngineCore" and infos[3100].user == "ana"

@@ -99,7 +99,7 @@ def test_wrong_precision_loads_twice_the_planned_weights():
 
 
 def test_noisy_neighbour_takes_20_gib_then_the_engine_dies_of_oom():
-    before, _ = run("noisy-neighbour", 200)
+    before, _ = run("noisy-neighbour", 48)
     assert before.processes[0].held_bytes == 20 * GIB and before.engine_state("llama-8b").phase == "ready"
     after, _ = run("noisy-neighbour", 400)
     state = after.engine_state("llama-8b")

@@ -10,10 +10,18 @@ from gpumem_tui.sources.mock.engine_state import EngineState
 from gpumem_tui.sources.mock.fake_nvml import FakeNvml
 from gpumem_tui.sources.mock.host import SimulatedHost
 from gpumem_tui.sources.mock.node import SimulatedNode
-from gpumem_tui.sources.mock.scenario import Scenario, ScenarioError, load_scenario, scenario_names
+from gpumem_tui.sources.mock.scenario import (
+    DEFAULT_SCENARIO,
+    Scenario,
+    ScenarioError,
+    intro,
+    load_scenario,
+    scenario_names,
+)
 from gpumem_tui.sources.nvml import NvmlSource, real_module
 
 __all__ = [
+    "DEFAULT_SCENARIO",
     "EngineState",
     "FakeNvml",
     "ManualClock",
@@ -23,6 +31,7 @@ __all__ = [
     "SimulatedNode",
     "WallClock",
     "demo_collector",
+    "intro",
     "load_scenario",
     "scenario_names",
 ]

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpumem_tui.catalog.loader import packaged_dir
+from gpumem_tui.text import literal
 
 
 class ScenarioError(ValueError):
@@ -124,8 +125,11 @@ class Scenario(_Spec):
     description: str = ""
     hostname: str | None = None
     duration_s: float = Field(default=600, gt=0)
-    highlight_s: float = Field(default=300, ge=0)
-    """The moment `snapshot --demo` shows when no `--at` is given."""
+    start_s: float = Field(default=0, ge=0)
+    """Where the story starts: the TUI steps the node here before its first frame, so a demo opens warm
+    (engines loaded, pools carved, traffic running) unless the story is the start."""
+    story_s: float = Field(default=0, ge=0)
+    """The moment that shows the story: what `snapshot --demo` and `check --demo` show without `--at`."""
     seed: int = 0
     start_epoch: float = 1_767_225_600.0
     """The simulated wall clock at t=0 (2026-01-01 00:00:00 UTC), so samples are reproducible."""
@@ -134,6 +138,33 @@ class Scenario(_Spec):
     processes: list[ProcessSpec] = []
     events: list[Event] = []
     host: HostSpec = HostSpec()
+
+    @model_validator(mode="after")
+    def _story_in_time(self) -> Scenario:
+        if not self.start_s <= self.story_s <= self.duration_s:
+            raise ValueError(
+                f"story_s ({self.story_s:g}) must lie between start_s ({self.start_s:g}) and duration_s "
+                f"({self.duration_s:g})"
+            )
+        return self
+
+
+DEFAULT_SCENARIO = "healthy-8b"
+"""What `--demo` shows when no scenario is named, in the TUI, `snapshot` and `check` alike."""
+HURRY_SPEED = 4
+HURRY_AFTER_S = 10
+"""The speed the opening note suggests when the story is more than HURRY_AFTER_S seconds away."""
+
+
+def intro(scenario: Scenario, speed: float = 1.0) -> str:
+    """The note a demo opens with: what the scenario is, where it starts, and when its story shows."""
+    wait = (scenario.story_s - scenario.start_s) / speed
+    when = f"opens {scenario.start_s:g} s in, warm" if scenario.start_s > 0 else "opens at the start"
+    if wait > 0:
+        when += f"; the story shows at {scenario.story_s:g} s, {wait:.0f} s from now"
+        if wait > HURRY_AFTER_S and speed < HURRY_SPEED:
+            when += f" (--speed {HURRY_SPEED} to hurry)"
+    return f"{literal(scenario.description or scenario.name)}\n{when}"
 
 
 def scenario_dir() -> Path:
