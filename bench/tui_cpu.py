@@ -17,7 +17,6 @@ from gpumem_tui.app import GpuMemApp
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.judge import Judge
 from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import WallClock
 
 
 class Timed(GpuMemApp):
@@ -37,7 +36,7 @@ class Timed(GpuMemApp):
 async def feed_only(scenario: str, seconds: float) -> float:
     """CPU seconds of the feed alone over the same time at the same interval: simulator, fake NVML,
     engine servers (whose threads also wake while idle) and scraper, without the TUI."""
-    feed = DemoFeed(scenario, WallClock(start_s=300))
+    feed = DemoFeed.running(scenario)
     await feed.sample()
     start, wall = time.process_time(), time.perf_counter()
     while time.perf_counter() - wall < seconds:
@@ -55,7 +54,7 @@ def main() -> int:
     parser.add_argument("--size", type=int, nargs=2, default=[160, 48], metavar=("COLUMNS", "ROWS"))
     args = parser.parse_args()
     Timed.started = time.perf_counter()
-    feed = DemoFeed(args.scenario, WallClock(start_s=300))
+    feed = DemoFeed.running(args.scenario)
     app = Timed(feed, Judge(load_catalog()), interval_s=1.0)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     app.call_later(lambda: app.set_timer(args.seconds, app.exit))

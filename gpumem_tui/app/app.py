@@ -26,6 +26,8 @@ from gpumem_tui.sources.replay import Recorder
 from gpumem_tui.text import literal
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+INTRO_S = 20.0
+"""Seconds a demo's opening note stays: long enough to read a scenario's description."""
 
 
 class GpuMemApp(App[None]):
@@ -75,6 +77,9 @@ class GpuMemApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
+        intro = getattr(self.feed, "intro", None)  # a demo says what it shows and when
+        if intro:
+            self.notify(intro, title=literal(self.feed.label), timeout=INTRO_S, markup=False)
         if self.record_path:
             self._start_recording()
         self.refresh_now()

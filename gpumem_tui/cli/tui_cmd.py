@@ -12,12 +12,10 @@ from gpumem_tui.judge import Judge
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import WallClock, load_scenario
+from gpumem_tui.sources.mock import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.replay import ReplaySource
-
-DEFAULT_DEMO = "healthy-8b"
 
 
 def add_tui_options(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +24,9 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--demo",
         nargs="?",
-        const=DEFAULT_DEMO,
+        const=DEFAULT_SCENARIO,
         metavar="SCENARIO",
-        help=f"a simulated node (default {DEFAULT_DEMO}); see `gpumem-tui snapshot --help`",
+        help=f"a simulated node (default {DEFAULT_SCENARIO}); see `gpumem-tui snapshot --help`",
     )
     source.add_argument("--replay", metavar="FILE", help="play a recording made with --record")
     group.add_argument("--record", metavar="FILE", help="record every sample to this file (JSON Lines)")
@@ -44,8 +42,7 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
 
 def build_feed(args: argparse.Namespace) -> Feed:
     if args.demo is not None:
-        load_scenario(args.demo)
-        return DemoFeed(args.demo, WallClock(speed=args.speed))
+        return DemoFeed.running(args.demo, speed=args.speed)
     if args.replay:
         pace = Pace()
         return ReplayFeed(ReplaySource(args.replay, clock=pace, speed=args.speed), args.replay, pace)

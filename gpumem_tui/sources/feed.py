@@ -19,7 +19,7 @@ from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.engines.discovery import discover
 from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
-from gpumem_tui.sources.mock import SimulatedNode, demo_collector
+from gpumem_tui.sources.mock import SimulatedNode, WallClock, demo_collector, intro, load_scenario
 from gpumem_tui.sources.mock.engine_server import MockEngineServer
 from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.replay import ReplaySource
@@ -75,6 +75,8 @@ class DemoFeed:
     def __init__(self, scenario: str, clock: Callable[[], float], seed: int | None = None):
         self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
         self.clock = clock
+        self.intro: str | None = None
+        """What the scenario is and when its story shows: the note the app opens with (a running demo's)."""
         self.nvml = getattr(self.collector.gpu_reader, "module", None)  # the fake NVML: inject faults into a demo
         self.label, self.live = f"demo {self.node.scenario.name}", True
         self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
@@ -85,6 +87,15 @@ class DemoFeed:
         # its server listens on an ephemeral local port: the same scenario draws the same screen every run.
         self.declared = {server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
                          for engine_id, server in self.servers.items()}
+
+    @classmethod
+    def running(cls, scenario: str, speed: float = 1.0, seed: int | None = None) -> DemoFeed:
+        """A demo on the wall clock at `speed`, opening where the scenario's story starts (`start_s`):
+        the node steps there on the first sample, a few milliseconds of simulation."""
+        spec = load_scenario(scenario)
+        feed = cls(scenario, WallClock(speed=speed, start_s=spec.start_s), seed=seed)
+        feed.intro = intro(spec, speed)
+        return feed
 
     def now(self) -> float:
         """The node's own time (a sample's age is measured in simulated seconds, not the wall clock's)."""
