@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.cli import build_parser
+from gpumem_tui.cli.check_sources import from_demo
 from gpumem_tui.cli.tui_cmd import build_feed, build_judge
-from gpumem_tui.sources.mock import DEFAULT_SCENARIO, load_scenario
-from tests.app.conftest import settle
+from gpumem_tui.findings import Thresholds
+from gpumem_tui.sources.mock import DEFAULT_SCENARIO, load_scenario, scenario_names
+from tests.app.conftest import run_to, settle
+
+STORY_SPAN_S = 600
+"""Walk the whole way from the demo's start: every scenario's story lies within this."""
 
 
 def _app(*argv: str) -> GpuMemApp:
@@ -42,3 +49,17 @@ async def test_the_note_suggests_speed_only_when_the_story_is_far():
         await settle(app, pilot)
         [note] = list(app._notifications)
         assert "--speed" not in note.message and "5 s from now" in note.message
+
+
+@pytest.mark.parametrize("name", scenario_names())
+async def test_the_screen_at_the_story_says_what_check_says(name, make_app, catalog):
+    """From the demo's first frame to its story moment, the app judges the same samples as `check --demo`
+    without --at, and ends on the same findings: no warm-up growth shows up as a cause."""
+    scenario = load_scenario(name)
+    app = make_app(name, at=scenario.start_s)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, scenario.story_s, span=STORY_SPAN_S)
+        on_screen = [(f.severity, f.code, f.title) for f in app.watch.findings]
+    checked = await from_demo(name, None, None, catalog, None, Thresholds())  # `check --demo NAME`
+    assert checked.where.startswith(f"simulated node '{name}' at {scenario.story_s:g} s")
+    assert on_screen == [(f.severity, f.code, f.title) for f in checked.findings]
