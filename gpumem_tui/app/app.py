@@ -26,8 +26,8 @@ from gpumem_tui.sources.replay import Recorder
 from gpumem_tui.text import literal
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
-INTRO_S = 20.0
-"""Seconds a demo's opening note stays: long enough to read a scenario's description."""
+INTRO_S = 15.0
+"""Seconds a demo's opening note stays: long enough to read a description, gone before most stories."""
 
 
 class GpuMemApp(App[None]):

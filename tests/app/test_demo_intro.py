@@ -26,9 +26,11 @@ def _app(*argv: str) -> GpuMemApp:
 async def test_the_default_demo_opens_warm_with_its_description():
     app = _app("--demo")
     scenario = load_scenario(DEFAULT_SCENARIO)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await settle(app, pilot)
+        [toast] = app.screen.query("Toast")  # drawn on the screen, not only queued
         [note] = list(app._notifications)
+        assert toast.display and note.timeout >= 10
         assert note.message.startswith(scenario.description + "\n")
         assert f"the story shows at {scenario.story_s:g} s" in note.message
         assert not note.markup  # a scenario's own words are shown as written
