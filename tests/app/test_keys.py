@@ -81,7 +81,7 @@ async def test_space_pauses_refreshes(make_app):
 
 
 async def test_s_cycles_the_process_sort(make_app):
-    app = make_app("noisy-neighbour", at=200)
+    app = make_app("noisy-neighbour", at=48)  # the engine and the notebook: two rows to sort
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         table = app.screen.query_one(ProcessTable)
