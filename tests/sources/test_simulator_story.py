@@ -75,8 +75,9 @@ def test_warming_up_is_cheap():
 
 
 def test_a_story_outside_the_scenario_is_refused_in_one_line():
-    with pytest.raises(ScenarioError, match=r"story_s \(700\) must lie between start_s \(10\) and duration_s"):
-        parse_scenario('start_s = 10\nstory_s = 700\n[[gpus]]\nmodel = "h100"\n')
+    with pytest.raises(ScenarioError) as refused:
+        parse_scenario('start_s = 10\nstory_s = 700\n[[gpus]]\nmodel = "h100"\n', "late.toml")
+    assert str(refused.value) == "late.toml: story_s (700) must lie between start_s (10) and duration_s (600)"
     with pytest.raises(ScenarioError, match="story_s"):
         parse_scenario('start_s = 10\nstory_s = 5\n[[gpus]]\nmodel = "h100"\n')
 

@@ -200,7 +200,8 @@ def parse_scenario(text: str, where: str = "scenario", default_name: str = "cust
     except ValidationError as exc:
         first = exc.errors()[0]
         place = ".".join(str(part) for part in first["loc"])
-        raise ScenarioError(f"{where}: {place}: {first['msg']}") from None
+        reason = first["msg"].removeprefix("Value error, ")
+        raise ScenarioError(f"{where}: {place}: {reason}" if place else f"{where}: {reason}") from None
 
 
 def _read(path: Path) -> str:
