@@ -9,17 +9,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*ROOT.glob("tests/**/*.py"), *ROOT.glob("bench/*.py")])
-OUTSIDE = re.compile(r"(^|/)\.\.(/|$)|^/work/|^/tmp/|^~")
+OUTSIDE = re.compile(r"(^|/)\.\.(/|$)|^/work/|^/tmp/|^~/")
 """String literals that name a place outside the repository: a parent folder, an absolute home of data."""
 BESIDE = {"shared"}
 """Folders beside a CI checkout that a fresh clone does not have."""
 
 
 def _parents_index(node: ast.AST) -> int | None:
-    """N in `Path(__file__)...parents[N]`, counting each `.parent` after `__file__` as one more level."""
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
-        if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) and _from_file(node.value.value):
-            return node.slice.value
+    """N in `Path(__file__)...parents[N]`; None for any other expression."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents"):
+        return None
+    if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) and _from_file(node.value.value):
+        return node.slice.value
     return None
 
 
@@ -36,9 +37,9 @@ def _escapes(text: str, where: Path) -> list[str]:
             target = where.resolve().parents[index]
             if not target.is_relative_to(ROOT):
                 found.append(f"line {node.lineno}: parents[{index}] is {target}, outside the repository")
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value in BESIDE or OUTSIDE.search(node.value):
-                found.append(f"line {node.lineno}: {node.value!r} names a place outside the repository")
+        literal = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        if literal is not None and (literal in BESIDE or OUTSIDE.search(literal)):
+            found.append(f"line {node.lineno}: {node.value!r} names a place outside the repository")
     return found
 
 
