@@ -17,7 +17,8 @@ from gpumem_tui.planner.vllm import predict
 from gpumem_tui.planner.vllm.stated import Stated, release_of, settings_from
 from gpumem_tui.units import GIB
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "calibration" / "vllm_startup_logs.json"
+DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "data" / "calibration" / "vllm_startup_logs.json"
+"""The calibration set copied into the repository (tests/data/README.md says from where)."""
 
 
 def main(path: Path) -> int:

@@ -18,6 +18,7 @@ from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.autoplan import plan_by_gpu
 from gpumem_tui.findings.records import Finding
 from gpumem_tui.forensics import Investigation, memory_window_s, result
+from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.history import History
 from gpumem_tui.judge import Judge
 from gpumem_tui.models import Sample
@@ -58,8 +59,11 @@ class GpuMemApp(App[None]):
         clock: Callable[[], float] = time.time,
         poll: bool = True,
         theme: str = "textual-dark",
+        glyphs: Glyphs = UNICODE,
     ):
         super().__init__()
+        self.glyphs = glyphs
+        """What bars, gauges and sparklines are drawn with: Unicode, or ASCII for `--ascii` and non-UTF-8 terminals."""
         self.theme = theme
         self.feed, self.judge = feed, judge
         self.interval_s, self.clock, self.poll = interval_s, clock, poll

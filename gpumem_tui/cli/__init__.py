@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from gpumem_tui import __version__
 from gpumem_tui.cli import catalog_cmd, check_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
 from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report
 from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
+from gpumem_tui.glyphs import degrade
 
 DESCRIPTION = (
     "Will it fit, and what is in GPU memory right now? With no command, opens the TUI on this node "
@@ -40,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # An ASCII locale prints `...` for `…` rather than dying of UnicodeEncodeError mid-output.
+    degrade(sys.stdout)
+    degrade(sys.stderr)
     parser = build_parser()
     command = None
     try:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 from gpumem_tui.catalog import load_catalog
+from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
+from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
 from gpumem_tui.judge import Judge
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
@@ -15,7 +19,7 @@ from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.mock import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.sources.pace import Pace
-from gpumem_tui.sources.replay import ReplaySource
+from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
 
 
 def add_tui_options(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +40,8 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--theme", choices=["dark", "light"], default="dark",
                        help="colours for a dark or a light terminal (NO_COLOR is honoured either way)")
     group.add_argument("--speed", type=seconds(0.01, 10_000), default=1.0, help="demo or replay speed (default 1)")
+    group.add_argument("--ascii", action="store_true",
+                       help="draw bars and sparklines in ASCII (the default when the terminal is not UTF-8)")
     add_plan_options(parser.add_argument_group("a plan to draw over the GPUs (default: from what runs)"),
                      "preload a plan")
 
@@ -58,12 +64,35 @@ def build_judge(args: argparse.Namespace) -> Judge:
     return Judge(catalog, plan)
 
 
-def run_tui(args: argparse.Namespace) -> int:
+def check_record_path(path: str) -> None:
+    """Refuse a --record file that cannot be written before the screen opens (a toast is easily missed):
+    the same Recorder the app uses opens it; a file that was not there is removed again."""
+    target = Path(path)
+    existed = target.exists()
+    try:
+        Recorder(target).close()
+    except RecordingError as exc:
+        raise UsageError(f"--record: {exc}") from None
+    if not existed:
+        target.unlink(missing_ok=True)
+
+
+def build_app(args: argparse.Namespace):
+    """The app as `gpumem-tui` runs it; every argument is checked before anything is drawn."""
     from gpumem_tui.app import GpuMemApp
 
+    if args.record:
+        check_record_path(args.record)
     judge = build_judge(args)
     feed = build_feed(args)
-    app = GpuMemApp(feed, judge, interval_s=args.interval, record_path=args.record, clock=time.time,
-                    theme=f"textual-{args.theme}")
+    return GpuMemApp(feed, judge, interval_s=args.interval, record_path=args.record, clock=time.time,
+                     theme=f"textual-{args.theme}", glyphs=for_terminal(args.ascii))
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    app = build_app(args)
+    if app.glyphs is ASCII:
+        # Textual writes to stderr: its borders and scrollbars reach the terminal as ASCII twins too.
+        to_ascii(sys.__stderr__)
     app.run()
     return 0

@@ -12,19 +12,20 @@ from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock, load_scenario
 
 
-def demo_app(scenario: str, at: float, catalog, plan: dict | None = None) -> GpuMemApp:
+def demo_app(scenario: str, at: float, catalog, plan: dict | None = None, **options) -> GpuMemApp:
     clock = ManualClock(at)
     feed = DemoFeed(scenario, clock)
     manual = ManualPlan(model=catalog.model(plan.pop("model")), **plan) if plan else scenario_plan(
         load_scenario(scenario), catalog)
-    app = GpuMemApp(feed, Judge(catalog, manual), poll=False, clock=lambda: feed.node.timestamp)
+    app = GpuMemApp(feed, Judge(catalog, manual), poll=False, clock=lambda: feed.node.timestamp, **options)
     app.demo_clock, app.demo_feed = clock, feed
     return app
 
 
 @pytest.fixture
 def make_app(catalog):
-    return lambda scenario, at=300, plan=None: demo_app(scenario, at, catalog, dict(plan) if plan else None)
+    return lambda scenario, at=300, plan=None, **options: demo_app(
+        scenario, at, catalog, dict(plan) if plan else None, **options)
 
 
 async def settle(app, pilot) -> None:

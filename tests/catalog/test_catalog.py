@@ -1,7 +1,6 @@
 """The catalog: every reference model and GPU present, counts computed from architecture, bad entries named."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -9,14 +8,11 @@ from gpumem_tui.catalog import CatalogError, LookupFailed, load_catalog
 from gpumem_tui.planner.kv import kv_bytes_per_token
 from gpumem_tui.planner.params import count_params
 from gpumem_tui.units import MIB
-
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "catalog_reference.json"
+from tests.datafiles import REFERENCE
 
 
 @pytest.fixture(scope="module")
 def reference():
-    if not REFERENCE.exists():
-        pytest.skip("shared/reference is not beside this checkout")
     return json.loads(REFERENCE.read_text())
 
 

@@ -12,8 +12,8 @@ from gpumem_tui.catalog.safetensors import checkpoint_bytes
 from gpumem_tui.cli import main
 from gpumem_tui.planner.kv import kv_bytes_per_token
 from gpumem_tui.planner.params import count_params
+from tests.datafiles import REFERENCE
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "catalog_reference.json"
 MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
                "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
                "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
@@ -38,8 +38,6 @@ def hf_config(ref: dict) -> dict:
 
 
 def reference_models():
-    if not REFERENCE.exists():
-        return []
     models = json.loads(REFERENCE.read_text())["models"]
     return [(mid, m) for mid, m in models.items() if m.get("architecture") in MODEL_TYPES and m.get("vocab_size")]
 

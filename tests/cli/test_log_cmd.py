@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from gpumem_tui.cli import main
+from tests.datafiles import CALIBRATION
 
-CALIBRATION = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "vllm_startup_logs.json"
 KEYS = {
     "vllm_version",
     "model",
@@ -31,16 +29,12 @@ KEYS = {
     "max_concurrency",
     "failures",
 }
-needs_calibration = pytest.mark.skipif(
-    not CALIBRATION.exists(), reason="shared/calibration is not beside this checkout"
-)
 
 
 def _cases() -> list[dict]:
     return json.loads(CALIBRATION.read_text(encoding="utf-8"))
 
 
-@needs_calibration
 def test_log_json_has_the_issue_keys_and_ranks(tmp_path, capsys) -> None:
     case = next(c for c in _cases() if c["tensor_parallel_size"] == 2 and c["status"] == "ok" and c["engine"] == "V1")
     path = tmp_path / "tp2.log"
@@ -51,7 +45,6 @@ def test_log_json_has_the_issue_keys_and_ranks(tmp_path, capsys) -> None:
     assert data["kv_cache_gib"] == case["kv_cache_gib"] and [r["rank"] for r in data["ranks"]] == ["TP0", "TP1"]
 
 
-@needs_calibration
 def test_log_human_shows_units_and_failures(tmp_path, capsys) -> None:
     path = tmp_path / "failed.log"
     path.write_text("\n".join(_cases()[3]["log_lines"]))

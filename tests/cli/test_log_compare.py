@@ -3,14 +3,9 @@
 import json
 from pathlib import Path
 
-import pytest
-
 from gpumem_tui.cli import main
 from gpumem_tui.planner.vllm.risks import OOM_AT_START
-
-CALIBRATION = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "vllm_startup_logs.json"
-needs_calibration = pytest.mark.skipif(not CALIBRATION.exists(),
-                                       reason="shared/calibration is not beside this checkout")
+from tests.datafiles import CALIBRATION
 
 
 def write_case(tmp_path: Path, index: int) -> Path:
@@ -20,7 +15,6 @@ def write_case(tmp_path: Path, index: int) -> Path:
     return path
 
 
-@needs_calibration
 def test_compare_a_v0_19_log_within_one_percent(tmp_path, capsys):
     assert main(["log", str(write_case(tmp_path, 18)), "--compare", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -30,14 +24,12 @@ def test_compare_a_v0_19_log_within_one_percent(tmp_path, capsys):
     assert out["engine"]["version"] == "v0.19.0"
 
 
-@needs_calibration
 def test_compare_human_output_names_each_line(tmp_path, capsys):
     assert main(["log", str(write_case(tmp_path, 35)), "--compare"]) == 0
     out = capsys.readouterr().out
     assert "KV cache (GiB)" in out and "58.53" in out and "predicted" in out
 
 
-@needs_calibration
 def test_a_log_without_the_model_asks_for_it(tmp_path, capsys):
     path = write_case(tmp_path, 2)  # a v0.6.4 excerpt: the model is only in the issue's prose
     assert main(["log", str(path), "--compare"]) == 2
@@ -53,7 +45,6 @@ PHI_4 = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_siz
          "torch_dtype": "bfloat16", "_name_or_path": "microsoft/phi-4"}
 
 
-@needs_calibration
 def test_a_model_outside_the_catalog_is_compared_from_its_config(tmp_path, capsys):
     """phi-4 is not in the catalog: the log names it, --config gives its shapes, and the prediction lands
     within 1 % of the weights and the pool the real log states."""

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from gpumem_tui.cli import main
 from gpumem_tui.sources.mock import ManualClock, SimulatedNode, load_scenario
 from gpumem_tui.sources.mock.engine_server import MockEngineServer
+from tests.datafiles import METRICS
 
-METRICS = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "metrics"
 KEYS = {
     "engine",
     "model",
@@ -38,7 +37,6 @@ def served_node():
         yield server, node.engine_states()[0]
 
 
-@pytest.mark.skipif(not METRICS.exists(), reason="shared/calibration is not beside this checkout")
 def test_metrics_file_json(capsys) -> None:
     assert main(["metrics", str(METRICS / "sglang_docs_production_metrics_llama31_8b.prom"), "--json"]) == 0
     [record] = json.loads(capsys.readouterr().out)

@@ -3,7 +3,6 @@
 import json
 import re
 import statistics
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,8 @@ from gpumem_tui.planner.vllm.blocks import Layout, tokens_and_concurrency
 from gpumem_tui.planner.vllm.stated import Stated, release_of, settings_from
 from gpumem_tui.planner.vllm.versions import parse_version, rules_for
 from gpumem_tui.units import GIB
+from tests.datafiles import CALIBRATION
 
-CALIBRATION = Path(__file__).resolve().parents[3] / "shared" / "calibration" / "vllm_startup_logs.json"
 # Cases the model is known to miss, and why (kept in the open, and in the accuracy note).
 KNOWN_MISSES = {
     0: "dev build between 0.6.4 and 0.6.5 logs 1.79 GiB non-torch at TP 1, unlike any release",
@@ -138,7 +137,6 @@ def _calibration_results(catalog):
     return results
 
 
-@pytest.mark.skipif(not CALIBRATION.exists(), reason="shared/calibration is not beside this checkout")
 def test_accuracy_on_the_calibration_logs(catalog):
     """Goals: weights within 1 %; KV median error <= 1 %; every case within max(3 %, 0.3 GiB) but the known misses."""
     results = _calibration_results(catalog)

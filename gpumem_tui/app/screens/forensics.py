@@ -20,12 +20,12 @@ from textual.widgets import Static
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.gpu_card import spark
 from gpumem_tui.forensics import Forensics, investigate
+from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.sources.replay import RecordingReader
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
 WIDTH = 72
-MARK = {"process_started": "▲", "process_exited": "▼", "finding": "!"}
 
 
 def recording(path: Path, judge) -> Callable[[], Forensics | None]:
@@ -70,7 +70,7 @@ class ForensicsScreen(ModalScreen[None]):
             parts += [Text(literal(finding.title), style=loud), Text(literal(finding.explanation)),
                       Text(f"try: {literal(finding.try_this)}", style="dim")]
         for timeline in found.timelines:
-            parts += _timeline(timeline, found)
+            parts += _timeline(timeline, found, self.app.glyphs)
         markers = Table(title=Text("Markers (seconds from the start)"), title_justify="left", box=None)
         for name in ("at", "GPU", "what"):
             markers.add_column(name, justify="right" if name == "at" else "left")
@@ -83,7 +83,7 @@ class ForensicsScreen(ModalScreen[None]):
         return Group(*parts)
 
 
-def _timeline(timeline, found: Forensics) -> list[Text]:
+def _timeline(timeline, found: Forensics, glyphs: Glyphs) -> list[Text]:
     """Memory used as a line of heights, and under it where each marker of this GPU fell."""
     total = timeline.total_bytes or max((b for _, b in timeline.points), default=1)
     end = max(1.0, found.end_offset_s)
@@ -91,13 +91,14 @@ def _timeline(timeline, found: Forensics) -> list[Text]:
     for offset, used in timeline.points:
         cell = min(WIDTH - 1, int(offset / end * WIDTH))
         cells[cell] = max(cells[cell], used / max(1, total))
+    mark = {"process_started": glyphs.started, "process_exited": glyphs.exited, "finding": "!"}
     marks = [" "] * WIDTH
     for m in found.markers:
         if m.gpu_index == timeline.gpu_index:
-            marks[min(WIDTH - 1, int(m.offset_s / end * WIDTH))] = MARK[m.kind]
+            marks[min(WIDTH - 1, int(m.offset_s / end * WIDTH))] = mark[m.kind]
     levels = tuple(round(c * 8) for c in cells)
-    return [Text(f"GPU {timeline.gpu_index} {spark(levels, WIDTH)} of {fmt(total, 'GiB')}"),
-            Text(f"      {''.join(marks)}  ▲ started ▼ exited ! finding", style="dim")]
+    return [Text(f"GPU {timeline.gpu_index} {spark(levels, WIDTH, glyphs)} of {fmt(total, 'GiB')}"),
+            Text(f"      {''.join(marks)}  {glyphs.started} started {glyphs.exited} exited ! finding", style="dim")]
 
 
 def _who_grew(found: Forensics, loud) -> Text | Table:

@@ -15,16 +15,16 @@ HELP = """\
   f forensics of the last minutes (a replay: all of it): markers, who grew, why an engine exited
 
 [b]Each GPU[/b]
-  measured  what NVML reports now: each process (█ engine, ▓ other), ▒ memory no process
-            accounts for, ░ driver reserved, · free
-  planned   the plan on the same scale: █ weights, ▓ context and non-torch, ▒ activations and
-            CUDA graphs, ▆ KV pool, ░ what the utilization setting leaves, · spare
+  measured  what NVML reports now: each process ({engine} engine, {process} other), {unattributed} memory no process
+            accounts for, {driver} driver reserved, {free} free
+  planned   the plan on the same scale: {weights} weights, {runtime} context and non-torch, {activations} activations and
+            CUDA graphs, {kv} KV pool, {reserve} what the utilization setting leaves, {spare} spare
   The table beside it holds plan vs measured per band and the difference.
 
 [b]Units[/b]  GB = 10^9 bytes, GiB = 2^30 bytes (7.4 % apart); `g` switches.
 [b]Sources[/b]  NVML per GPU and per process; the engine's /metrics and /v1/models; a demo node
 or a recording.
-"""
+"""  # noqa: E501 - the legend's fields are longer than the characters they become
 
 
 class HelpScreen(ModalScreen[None]):
@@ -34,4 +34,5 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Static(HELP, id="help-text")
+            # The legend in the characters the bars are drawn with (ASCII under --ascii).
+            yield Static(HELP.format_map(self.app.glyphs.fill), id="help-text")

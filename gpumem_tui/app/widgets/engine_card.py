@@ -47,7 +47,8 @@ class EngineCard(Widget):
         if not self.content:
             return Text("")
         title, gauge, stats, history = self.content
-        trend = Text("KV history ", style="dim").append(spark(history, max(1, self.size.width - 11)), style="dim")
+        trend = Text("KV history ", style="dim").append(
+            spark(history, max(1, self.size.width - 11), self.app.glyphs), style="dim")
         return Text("\n").join([title, gauge, stats, trend])
 
 
@@ -87,8 +88,8 @@ def _gauge(record: EngineRecord | None, endpoint: EndpointStatus, starting: bool
     # vLLM's own dashboard: orange at 90 %, red at 98 %
     style = tone(app, "error", True) if usage >= 0.98 else tone(app, "warning" if usage >= 0.9 else "success")
     text = Text("KV cache  ")
-    text.append("█" * filled, style=style)
-    text.append("·" * (GAUGE_WIDTH - filled), style="dim")
+    text.append(app.glyphs.gauge * filled, style=style)
+    text.append(app.glyphs.fill["free"] * (GAUGE_WIDTH - filled), style="dim")
     text.append(f" {usage:.0%}")
     if record and record.kv_pool_tokens:
         text.append(f"  {round(usage * record.kv_pool_tokens):,} of {record.kv_pool_tokens:,} tokens")

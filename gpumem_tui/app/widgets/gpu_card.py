@@ -10,13 +10,13 @@ from textual.widget import Widget
 from gpumem_tui.app.tone import tone
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
 from gpumem_tui.compare import CompareRow
+from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.measured import MeasuredSlice
 from gpumem_tui.models import GpuRecord
 from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
-BLOCKS = " ▁▂▃▄▅▆▇█"
 SCALE = 1000  # bars are drawn from sizes in thousandths of the card
 HISTORY_BUCKET = 5  # samples per history cell
 COMPARE_WIDTH = 44
@@ -83,10 +83,11 @@ class GpuCard(Widget, can_focus=True):
                 styles[name] = self.get_component_rich_style(name)
             return styles[name]
 
-        left = [title, bar("measured", measured, SCALE, width, style)]
+        glyphs = self.app.glyphs
+        left = [title, bar("measured", measured, SCALE, width, style, glyphs)]
         if planned:
-            left.append(bar(planned[0], planned[1], SCALE, width, style))
-        left.append(Text("history  ", style="dim").append(spark(history, max(1, width - 9)), style="dim"))
+            left.append(bar(planned[0], planned[1], SCALE, width, style, glyphs))
+        left.append(Text("history  ", style="dim").append(spark(history, max(1, width - 9), glyphs), style="dim"))
         right = _compare_lines(cells, planned[0] if planned else "", tone(self.app, "warning", True)) if cells else []
         if wide:
             rows = max(len(left), len(right))
@@ -130,9 +131,9 @@ def _level(value: float, ceiling: float) -> int:
     return max(level, 1) if value > 0 else 0
 
 
-def spark(levels: tuple[int, ...], width: int) -> str:
+def spark(levels: tuple[int, ...], width: int, glyphs: Glyphs = UNICODE) -> str:
     """History as bar heights (0-8, of the card's total): the newest `width` readings."""
-    return "".join(BLOCKS[max(0, min(8, level))] for level in levels[-width:])
+    return "".join(glyphs.levels[max(0, min(8, level))] for level in levels[-width:])
 
 
 def _title(gpu: GpuRecord, unit: str, app) -> Text:
@@ -147,7 +148,7 @@ def _title(gpu: GpuRecord, unit: str, app) -> Text:
     text.append(f"  {fmt(used, unit)} / {fmt(total, unit)}{share}", style="bold")
     extras = [
         f"util {gpu.utilization_gpu_percent}%" if gpu.utilization_gpu_percent is not None else None,
-        f"{gpu.temperature_c}°C" if gpu.temperature_c is not None else None,
+        f"{gpu.temperature_c}{app.glyphs.degree}C" if gpu.temperature_c is not None else None,
         f"{gpu.power_w:.0f}W" if gpu.power_w is not None else None,
     ]
     text.append("  " + " ".join(e for e in extras if e), style="dim")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from gpumem_tui.sources.engines.logparse import parse_log
+from tests.datafiles import CALIBRATION
 
 STATED = (
     "total_gpu_memory_gib",
@@ -32,12 +32,10 @@ SETTINGS = (
     "gpu_memory_utilization",
     "max_model_len",
 )
-CALIBRATION = Path(__file__).resolve().parents[4] / "shared" / "calibration" / "vllm_startup_logs.json"
-pytestmark = pytest.mark.skipif(not CALIBRATION.exists(), reason="shared/calibration is not beside this checkout")
 
 
 def startup_cases() -> list[dict]:
-    return json.loads(CALIBRATION.read_text(encoding="utf-8")) if CALIBRATION.exists() else []
+    return json.loads(CALIBRATION.read_text(encoding="utf-8"))
 
 
 CASES = list(enumerate(startup_cases()))

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gpumem_tui.sources.engines.llamacpp import REMOVED_NOTE
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.mock.engine_exposition import exposition
-
-METRICS = Path(__file__).resolve().parents[4] / "shared" / "calibration" / "metrics"
-needs_calibration = pytest.mark.skipif(not METRICS.exists(), reason="shared/calibration is not beside this checkout")
+from tests.datafiles import METRICS
 
 
 def _payload(name: str) -> str:
     return (METRICS / name).read_text(encoding="utf-8")
 
 
-@needs_calibration
 def test_sglang_docs_payload() -> None:
     [record] = parse_metrics(_payload("sglang_docs_production_metrics_llama31_8b.prom"), whole=False)
     assert (record.engine, record.model) == ("sglang", "meta-llama/Llama-3.1-8B-Instruct")
@@ -28,7 +23,6 @@ def test_sglang_docs_payload() -> None:
     assert record.kv_pool_tokens is None and any("max_total_num_tokens" in n for n in record.notes)
 
 
-@needs_calibration
 def test_vllm_v0_payload_with_declarations_only_is_vllm_v0_with_nothing_measured() -> None:
     [record] = parse_metrics(_payload("vllm_v0_0.5.4_help_type_meetkai263.prom"), whole=False)
     assert (record.engine, record.version_family) == ("vllm", "v0")
@@ -36,7 +30,6 @@ def test_vllm_v0_payload_with_declarations_only_is_vllm_v0_with_nothing_measured
     assert record.notes
 
 
-@needs_calibration
 def test_dcgm_payload_is_not_engine_metrics() -> None:
     with pytest.raises(MetricsError, match="no vLLM, SGLang, llama.cpp or TGI metrics"):
         parse_metrics(_payload("dcgm_exporter_readme_quickstart.prom"), whole=False)

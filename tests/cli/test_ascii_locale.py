@@ -1,0 +1,47 @@
+"""Every command runs in an ASCII locale (LC_ALL=C, no UTF-8 mode): what cannot be encoded prints as its
+ASCII twin (`…` as `...`), never a UnicodeEncodeError traceback, and the exit status is the usual one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.datafiles import DATA, METRICS
+
+COMMANDS = {
+    "plan": ["plan", "--model", "llama-3.1-8b", "--gpu", "h100"],
+    "plan vllm": ["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm"],
+    "fit": ["fit", "--models", "llama-3.1-70b", "--gpus", "h100"],
+    "catalog": ["catalog"],
+    "train": ["train", "--model", "llama-3.1-8b", "--gpu", "h100", "--mode", "lora"],
+    "offload": ["offload", "--model", "llama-3.1-70b", "--gpu", "h100", "--resident", "60GB"],
+    "snapshot": ["snapshot", "--demo", "noisy-neighbour"],
+    "check": ["check", "--demo", "noisy-neighbour"],
+    "metrics": ["metrics", str(METRICS / "sglang_docs_production_metrics_llama31_8b.prom")],
+    "log": ["log", str(DATA / "vllm_0.19_gemma-2-27b_started.log"), "--compare"],
+    "bad input": ["plan", "--model", "no-such-model\u2026", "--gpu", "h100"],
+}
+
+
+def run(args: list[str], **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LC_ALL")}
+    return subprocess.run([sys.executable, "-m", "gpumem_tui", *args], capture_output=True,
+                          env={**clean, **env}, timeout=120)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_prints_in_an_ascii_locale(name):
+    utf8 = run(COMMANDS[name], PYTHONUTF8="1")
+    plain = run(COMMANDS[name], LC_ALL="C", PYTHONUTF8="0")
+    assert b"Traceback" not in plain.stderr, plain.stderr.decode("ascii", "replace")
+    assert plain.returncode == utf8.returncode and plain.returncode in (0, 1, 2)
+    plain.stdout.decode("ascii")  # raises if anything but ASCII reached the terminal
+    assert len(plain.stdout.splitlines()) == len(utf8.stdout.splitlines())
+
+
+def test_a_predicted_log_line_keeps_its_ellipsis_as_three_dots():
+    out = run(COMMANDS["plan vllm"], LC_ALL="C", PYTHONUTF8="0").stdout.decode("ascii")
+    assert "Model loading took" in out and "memory and ... seconds" in out

@@ -1,0 +1,15 @@
+"""Where the real logs, payloads and facts the tests read live: tests/data, inside the checkout.
+
+tests/data/README.md says where each file came from. Nothing here points outside the repository, so a
+fresh clone runs every test (tests/test_self_contained.py checks that no test reads beside the checkout).
+"""
+
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+CALIBRATION = DATA / "calibration" / "vllm_startup_logs.json"
+"""Real vLLM startup cases: settings, memory log lines verbatim, the numbers those lines state."""
+METRICS = DATA / "calibration" / "metrics"
+"""/metrics payloads from real servers or their docs, each opening with a `# source:` line."""
+REFERENCE = DATA / "reference" / "catalog_reference.json"
+"""config.json facts of the catalog's models and the GPUs' specifications, each with its sources."""
