@@ -35,6 +35,8 @@ DEFAULT_GPU = "H100-SXM-80GB"
 class PlannerScreen(Screen):
     """Attributes down: the catalog and the current plan come in; ctrl+s sends the chosen plan up."""
 
+    AUTO_FOCUS = "#model-search"
+    """Typing goes to the search field from the first key (the scrolling form would take focus otherwise)."""
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back"),
         Binding("ctrl+s", "apply", "apply to overlay", priority=True),
