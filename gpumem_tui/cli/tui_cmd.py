@@ -6,6 +6,7 @@ import argparse
 import time
 
 from gpumem_tui.catalog import load_catalog
+from gpumem_tui.cli.errors import one_line, report
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.judge import Judge
@@ -69,4 +70,15 @@ def run_tui(args: argparse.Namespace) -> int:
     app = GpuMemApp(feed, judge, interval_s=args.interval, record_path=args.record, clock=time.time,
                     theme=f"textual-{args.theme}")
     app.run()
-    return 0
+    return exit_status(app)
+
+
+def exit_status(app) -> int:
+    """0 when the app was quit; 1, with the error as the last line on stderr, when it stopped on one (the
+    traceback Textual prints above it is for a bug report)."""
+    if not app.return_code:
+        return 0
+    error = app._exception  # Textual keeps the exception that stopped the app here
+    what = f"{type(error).__name__}: {one_line(error)}" if error else f"status {app.return_code}"
+    report(f"the screen stopped on an error: {what}")
+    return 1
