@@ -46,7 +46,7 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
 def build_feed(args: argparse.Namespace) -> Feed:
     if args.demo is not None:
         load_scenario(args.demo)
-        return DemoFeed(args.demo, WallClock(speed=args.speed))
+        return DemoFeed(args.demo, WallClock(speed=args.speed), reachable=True)
     if args.replay:
         pace = Pace()
         return ReplayFeed(ReplaySource(args.replay, clock=pace, speed=args.speed), args.replay, pace)
