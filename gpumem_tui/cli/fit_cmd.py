@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="catalog model ids or aliases, one row group each; repeatable "
                              f"(default: {' '.join(DEFAULT_MODELS)})")
     parser.add_argument("--gpu", dest="gpus", nargs="+", action="extend", metavar="KEY",
-                        help=f"catalog GPU keys or aliases, one column each; repeatable (default: {' '.join(DEFAULT_GPUS)})")
+                        help="catalog GPU keys or aliases, one column each; repeatable "
+                             f"(default: {' '.join(DEFAULT_GPUS)})")
     parser.add_argument("--gpus", nargs="*", action=_GpusIsACount, help=argparse.SUPPRESS)
     parser.add_argument("--weights", nargs="+", default=DEFAULT_FORMATS, metavar="FMT",
                         help=f"weight formats, one row each (default: {' '.join(DEFAULT_FORMATS)})")

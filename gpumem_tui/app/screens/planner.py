@@ -35,8 +35,6 @@ DEFAULT_GPU = "H100-SXM-80GB"
 class PlannerScreen(Screen):
     """Attributes down: the catalog and the current plan come in; ctrl+s sends the chosen plan up."""
 
-    AUTO_FOCUS = "#model-search"
-    """Typing goes to the search field from the first key (the scrolling form would take focus otherwise)."""
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back"),
         Binding("ctrl+s", "apply", "apply to overlay", priority=True),
@@ -81,6 +79,9 @@ class PlannerScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Typing goes to the search field from the first key (the scrolling form would take focus otherwise);
+        # its label stays in view.
+        self.query_one("#model-search", Input).focus(scroll_visible=False)
         self.recompute()
 
     def on_input_changed(self, event: Input.Changed) -> None:
