@@ -8,7 +8,6 @@ from pathlib import Path
 
 from textual import work
 from textual.app import App
-from textual.binding import Binding
 
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.screens.help import HelpScreen
@@ -36,19 +35,8 @@ class GpuMemApp(App[None]):
 
     CSS_PATH = Path(__file__).with_name("gpumem.tcss")
     TITLE = "gpumem-tui"
-    BINDINGS = [
-        Binding("q", "quit", "quit"),
-        Binding("question_mark,h", "help", "help"),
-        Binding("p", "planner", "planner"),
-        Binding("s", "sort", "sort"),
-        Binding("g", "units", "GB/GiB"),
-        Binding("space", "pause", "pause"),
-        Binding("r", "record", "record"),
-        Binding("plus,equals_sign", "faster", "+", show=False),
-        Binding("minus", "slower", "-", show=False),
-        Binding("enter", "details", "details", show=False),
-        Binding("f", "forensics", "forensics", show=False),
-    ]
+    # The monitor's keys are MainScreen's (`app.*` actions below): a screen on top (the planner's inputs,
+    # help, details, forensics) gets its own keys and never these.
 
     def __init__(
         self,
@@ -182,7 +170,10 @@ class GpuMemApp(App[None]):
         self.redraw()
 
     def action_sort(self) -> None:
-        table = self.screen.query_one(ProcessTable)
+        main = self.get_screen_main()
+        if main is None:
+            return
+        table = main.query_one(ProcessTable)
         self.notify(f"processes sorted by {table.next_sort()}", markup=False)
         self.redraw()
 

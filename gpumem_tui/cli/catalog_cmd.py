@@ -12,7 +12,8 @@ from gpumem_tui.units import GB, GIB
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("catalog", help="list the models, GPUs and weight formats the planner knows")
-    parser.add_argument("kind", nargs="?", choices=["models", "gpus", "formats"], default="models")
+    parser.add_argument("kind", nargs="?", choices=["models", "gpus", "formats"], default="models",
+                        help="what to list (default models)")
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run)

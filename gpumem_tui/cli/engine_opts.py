@@ -21,7 +21,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--pp", type=count(1), default=1, metavar="N", help="pipeline-parallel stages")
     group.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32")
     group.add_argument("--max-num-seqs", type=count(1), metavar="N", help="default: the release's, by GPU memory")
-    group.add_argument("--max-num-batched-tokens", type=count(1), metavar="N")
+    group.add_argument("--max-num-batched-tokens", type=count(1), metavar="N",
+                       help="tokens in one scheduler step (default: the release's)")
     group.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs")
     group.add_argument("--kv-cache-memory", type=size, metavar="SIZE", help="fixed KV cache size (0.10.2+)")
     group.add_argument(

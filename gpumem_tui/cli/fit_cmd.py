@@ -22,27 +22,44 @@ DEFAULT_FORMATS = ["bf16", "fp8", "int4"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("fit", help="table: fewest GPUs (1/2/4/8) for each model, format and GPU")
-    parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS, metavar="ID")
-    parser.add_argument("--gpus", nargs="+", default=DEFAULT_GPUS, metavar="KEY")
-    parser.add_argument("--weights", nargs="+", default=DEFAULT_FORMATS, metavar="FMT")
-    parser.add_argument("--users", type=count(0), default=DEFAULT_USERS, metavar="N")
-    parser.add_argument("--context", type=count(1), default=DEFAULT_CONTEXT, metavar="TOKENS")
-    parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F")
+    parser.add_argument("--models", "--model", nargs="+", action="extend", metavar="ID",
+                        help="catalog model ids or aliases, one row group each; repeatable "
+                             f"(default: {' '.join(DEFAULT_MODELS)})")
+    parser.add_argument("--gpu", dest="gpus", nargs="+", action="extend", metavar="KEY",
+                        help="catalog GPU keys or aliases, one column each; repeatable "
+                             f"(default: {' '.join(DEFAULT_GPUS)})")
+    parser.add_argument("--gpus", nargs="*", action=_GpusIsACount, help=argparse.SUPPRESS)
+    parser.add_argument("--weights", nargs="+", default=DEFAULT_FORMATS, metavar="FMT",
+                        help=f"weight formats, one row each (default: {' '.join(DEFAULT_FORMATS)})")
+    parser.add_argument("--users", type=count(0), default=DEFAULT_USERS, metavar="N",
+                        help=f"conversations at once (default {DEFAULT_USERS})")
+    parser.add_argument("--context", type=count(1), default=DEFAULT_CONTEXT, metavar="TOKENS",
+                        help=f"tokens per conversation (default {DEFAULT_CONTEXT:,})")
+    parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F",
+                        help="share of each GPU to fill (default 0.9)")
     parser.add_argument("--overhead", type=size, default=4 * 10**9, metavar="SIZE", help="per GPU (default 4GB)")
     parser.add_argument("--kv-dtype", metavar="DT", help="KV dtype for every row (default: 16-bit for 16-bit "
                         "weights, fp8 otherwise)")
     parser.add_argument("--engine", choices=["vllm"], help="the fewest GPUs by the engine's own sizing, as "
                         "`plan --engine` searches them (default: the plain method)")
     parser.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}")
-    parser.add_argument("--catalog", action="append", default=[], metavar="DIR")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
+    parser.add_argument("--json", action="store_true", help="print JSON: one object per cell")
     parser.set_defaults(run=run)
+
+
+class _GpusIsACount(argparse.Action):
+    """`--gpus` is a count of GPUs in every other command; here the cards are named with `--gpu`."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error("--gpus is a count of GPUs elsewhere; name the cards to compare with --gpu KEY [KEY ...]"
+                     + (f", e.g. --gpu {' '.join(values)}" if values else ""))
 
 
 def run(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
-    models = [catalog.model(m) for m in args.models]
-    gpus = [catalog.gpu(g) for g in args.gpus]
+    models = [catalog.model(m) for m in args.models or DEFAULT_MODELS]
+    gpus = [catalog.gpu(g) for g in args.gpus or DEFAULT_GPUS]
     formats = [catalog.format(f) for f in args.weights]
     engine = EngineOptions(name=args.engine, version=args.vllm_version) if args.engine else None
     cells = fit_matrix(models, formats, gpus, users=args.users, context=args.context,

@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="with --compare: the model's config.json (or directory, or cached HF id), for a "
                         "model the catalog does not hold")
     parser.add_argument("--vllm-version", metavar="X.Y.Z", help="with --compare: when the log does not say")
-    parser.add_argument("--catalog", action="append", default=[], metavar="DIR")
+    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.set_defaults(run=run)
 
 

@@ -9,7 +9,7 @@ from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.cli.planargs import Resolved, add_load_options, add_model_options, plan_input
 from gpumem_tui.planner.records import Plan
-from gpumem_tui.planner.report import cross_check, serving_json, serving_verdict, verdict
+from gpumem_tui.planner.report import cross_check, serving_json, serving_verdict, split_reason, verdict
 from gpumem_tui.planner.serving import Serving, serve
 from gpumem_tui.units import GB, GIB, fmt, fmt_both
 
@@ -38,21 +38,24 @@ def run(args: argparse.Namespace) -> int:
     serving = serve(inp, engine)
     if args.gpus and serving.plan.split_problem:
         raise UsageError(f"--gpus {args.gpus}: {serving.plan.split_problem}")
+    why = split_reason(inp, serving, engine)
     extra = found.warnings + ([f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
                               if found.checkpoint and not args.weights else [])
     if args.json:
         data = serving_json(serving)
         data["warnings"] = extra + data["warnings"]
+        data["split_reason"] = why
         print_json(data)
     elif serving.engine:
-        print_engine_plan(serving, extra)
+        print_engine_plan(serving, extra, why)
     else:
-        print_plan(serving.plan, extra)
+        print_plan(serving.plan, extra, why)
     return 1 if args.check and not serving.fits else 0
 
 
-def print_heading(out, plan: Plan) -> None:
-    """What was asked: the model and formats, the load, the GPUs and the capacity planned with."""
+def print_heading(out, plan: Plan, why: str | None = None) -> None:
+    """What was asked: the model and formats, the load, the GPUs and the capacity planned with, and why the
+    split is more than one GPU when none was asked for."""
     inp = plan.input
     say(out, f"{inp.model.id}: {plan.params_total / 1e9:,.2f} B parameters"
                    f" ({plan.params_active / 1e9:,.2f} B active per token), {inp.weights_format.name} weights,"
@@ -64,14 +67,16 @@ def print_heading(out, plan: Plan) -> None:
     using = planned if inp.capacity_bytes and not custom else ""
     say(out, f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
                    f" ({reported}{using}), {inp.utilization:.0%} utilization")
+    if why:
+        say(out, why)
     out.print()
 
 
-def print_engine_plan(serving: Serving, notes: list[str]) -> None:
+def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None) -> None:
     """The engine decides: its per-GPU numbers and log lines, its verdict, then the plain cross-check."""
     out, engine = console(), serving.engine
     assert engine is not None
-    print_heading(out, serving.plan)
+    print_heading(out, serving.plan, why)
     print_engine(out, engine.prediction, engine.tp)
     out.print()
     say(out, serving_verdict(serving), style="bold")
@@ -80,10 +85,10 @@ def print_engine_plan(serving: Serving, notes: list[str]) -> None:
         say(out, f"  ! {line}", style="yellow")
 
 
-def print_plan(plan: Plan, notes: list[str]) -> None:
+def print_plan(plan: Plan, notes: list[str], why: str | None = None) -> None:
     """The plain method decides: the per-GPU bands, the totals and its verdict."""
     out = console()
-    print_heading(out, plan)
+    print_heading(out, plan, why)
     rows = [[BAND_LABELS.get(b.name, b.name), f"{b.bytes / GB:,.1f}", f"{b.bytes / GIB:,.1f}"]
             for b in plan.per_gpu.bands]
     rows.append(["capacity", f"{plan.per_gpu.capacity_bytes / GB:,.1f}", f"{plan.per_gpu.capacity_bytes / GIB:,.1f}"])

@@ -21,7 +21,8 @@ from gpumem_tui.units import fmt_both
 def register(sub: argparse._SubParsersAction) -> None:
     train = sub.add_parser("train", help="training memory: full (Adam, 16 bytes/param), LoRA or QLoRA")
     add_model_options(train)
-    train.add_argument("--mode", choices=["full", "lora", "qlora"], default="full")
+    train.add_argument("--mode", choices=["full", "lora", "qlora"], default="full",
+                       help="full: weights, gradients and Adam states; lora / qlora: a frozen base and adapters")
     train.add_argument("--activations", type=fraction, default=0.2, metavar="PCT",
                        help="full training: activations as a share of weights+states (default 20%%)")
     train.add_argument("--rank", type=count(1), default=16, help="LoRA rank (default 16)")
@@ -30,11 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     train.set_defaults(run=run_train)
     offload = sub.add_parser("offload", help="tokens/s when weights spill to CPU memory; KV offload break-even")
     add_model_options(offload)
-    offload.add_argument("--gpus", type=count(1), default=1, metavar="N")
+    offload.add_argument("--gpus", type=count(1), default=1, metavar="N", help="GPUs in the split (default 1)")
     offload.add_argument("--resident", type=size, metavar="SIZE",
                          help="weights kept in each GPU's memory (default: capacity x 0.9 - 4GB - one context of KV)")
     offload.add_argument("--link-gbps", type=float, metavar="GB/s", help="CPU-GPU link (default: PCIe x16 of the GPU)")
-    offload.add_argument("--context", type=count(1), default=8192, metavar="TOKENS")
+    offload.add_argument("--context", type=count(1), default=8192, metavar="TOKENS",
+                         help="tokens of one conversation, for its KV cache (default 8,192)")
     offload.set_defaults(run=run_offload)
 
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.errors import UsageError, one_line, report
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
@@ -48,7 +48,7 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
 
 def build_feed(args: argparse.Namespace) -> Feed:
     if args.demo is not None:
-        return DemoFeed.running(args.demo, speed=args.speed)
+        return DemoFeed.running(args.demo, speed=args.speed, reachable=True)
     if args.replay:
         pace = Pace()
         return ReplayFeed(ReplaySource(args.replay, clock=pace, speed=args.speed), args.replay, pace)
@@ -95,4 +95,15 @@ def run_tui(args: argparse.Namespace) -> int:
         # Textual writes to stderr: its borders and scrollbars reach the terminal as ASCII twins too.
         to_ascii(sys.__stderr__)
     app.run()
-    return 0
+    return exit_status(app)
+
+
+def exit_status(app) -> int:
+    """0 when the app was quit; 1, with the error as the last line on stderr, when it stopped on one (the
+    traceback Textual prints above it is for a bug report)."""
+    if not app.return_code:
+        return 0
+    error = app._exception  # Textual keeps the exception that stopped the app here
+    what = f"{type(error).__name__}: {one_line(error)}" if error else f"status {app.return_code}"
+    report(f"the screen stopped on an error: {what}")
+    return 1

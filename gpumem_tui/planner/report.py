@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 
-from gpumem_tui.planner.records import Plan
-from gpumem_tui.planner.serving import Serving
+from gpumem_tui.planner.budget import make_plan
+from gpumem_tui.planner.parallel import SPLITS
+from gpumem_tui.planner.records import Plan, PlanInput
+from gpumem_tui.planner.serving import EngineOptions, Serving, engine_answer
 from gpumem_tui.planner.warnings import room
 from gpumem_tui.units import GIB, fmt
 
@@ -54,6 +56,30 @@ def serving_verdict(s: Serving) -> str:
         head = f"Does not fit on {where} {by}: {pool}."
     more = _more(e.max_users_at_context, e.max_context_at_users, inp.users, inp.context) if e.pool_tokens else ""
     return head + _fewest(s.fewest_gpus) + more
+
+
+def split_reason(asked: PlanInput, s: Serving, engine: EngineOptions | None = None) -> str | None:
+    """Why a plan asked without a split is for more than one GPU: what the next smaller split lacks, by the
+    method that decided. None when the split was given, is one GPU, or nothing fits."""
+    if asked.gpus or not s.fewest_gpus or s.gpus <= 1:
+        return None
+    smaller = max(n for n in SPLITS if n < s.gpus)
+    where, on = f"{smaller} x {asked.gpu.key}", asked.model_copy(update={"gpus": smaller})
+    plan = make_plan(on)
+    if plan.split_problem:
+        return f"{where} cannot split the model: {plan.split_problem}: {s.gpus} x {asked.gpu.key}"
+    if engine is not None:
+        answer = engine_answer(on, engine, smaller)
+        by = f"by vLLM {engine.version}'s own sizing"
+        if not answer.starts:
+            return f"{where} does not start {by} ({answer.prediction.failures[0]}): {s.gpus} x {asked.gpu.key}"
+        return (f"{where} is too small {by} (needs {answer.needed_tokens:,} tokens of KV cache, its pool holds "
+                f"{answer.pool_tokens:,}): {s.gpus} x {asked.gpu.key}")
+    bands = {b.name: b.bytes for b in plan.per_gpu.bands}
+    budget = plan.per_gpu.capacity_bytes - bands["reserved_by_utilization"]
+    needs = bands["weights"] + bands["kv_cache"] + bands["overhead"]
+    return (f"{where} is too small (needs {fmt(needs)}, has {fmt(budget)} per GPU at "
+            f"{asked.utilization:.0%} utilization): {s.gpus} x {asked.gpu.key}")
 
 
 def cross_check(s: Serving) -> str:

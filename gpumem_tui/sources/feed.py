@@ -72,7 +72,10 @@ class LiveFeed:
 class DemoFeed:
     """A simulated node: the real NVML source over the fake NVML, engines behind real local servers."""
 
-    def __init__(self, scenario: str, clock: Callable[[], float], seed: int | None = None):
+    def __init__(self, scenario: str, clock: Callable[[], float], seed: int | None = None, reachable: bool = False):
+        """`reachable`: show each engine at the address its server listens on, which `gpumem-tui metrics URL`
+        reaches while the feed runs (the TUI). Otherwise at the address the scenario declares, as discovery
+        finds it on a real node: the same every run, for output read after the servers are gone."""
         self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
         self.clock = clock
         self.intro: str | None = None
@@ -83,17 +86,16 @@ class DemoFeed:
         points = [_served(self.node, server, engine_id) for engine_id, server in self.servers.items()]
         # The scraper keeps simulated time too, so preemption rates and staleness follow the scenario's clock.
         self.scraper = Scraper(points, clock=clock)
-        # Each engine is shown at the address it declares (as discovery finds it on a real node), though
-        # its server listens on an ephemeral local port: the same scenario draws the same screen every run.
-        self.declared = {server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
-                         for engine_id, server in self.servers.items()}
+        self.shown = {} if reachable else {
+            server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
+            for engine_id, server in self.servers.items()}
 
     @classmethod
-    def running(cls, scenario: str, speed: float = 1.0, seed: int | None = None) -> DemoFeed:
+    def running(cls, scenario: str, speed: float = 1.0, seed: int | None = None, reachable: bool = False) -> DemoFeed:
         """A demo on the wall clock at `speed`, opening where the scenario's story starts (`start_s`):
         the node steps there on the first sample, a few milliseconds of simulation."""
         spec = load_scenario(scenario)
-        feed = cls(scenario, WallClock(speed=speed, start_s=spec.start_s), seed=seed)
+        feed = cls(scenario, WallClock(speed=speed, start_s=spec.start_s), seed=seed, reachable=reachable)
         feed.intro = intro(spec, speed)
         return feed
 
@@ -115,7 +117,7 @@ class DemoFeed:
             server.update([self.node.engine_state(engine_id)])
         if not self.servers:
             return sample
-        engines = [e.model_copy(update={"url": self.declared.get(e.url, e.url)}) for e in await self.scraper.scrape()]
+        engines = [e.model_copy(update={"url": self.shown.get(e.url, e.url)}) for e in await self.scraper.scrape()]
         return sample.model_copy(update={"engines": engines})
 
     async def aclose(self) -> None:

@@ -219,3 +219,32 @@ async def test_a_demo_sample_age_is_counted_in_the_node_s_own_time(catalog):
         app.redraw()
         await pilot.pause()
         assert "age 4 s" in str(app.screen.query_one("#header").render())
+
+
+async def test_the_footer_says_what_plus_and_minus_do(make_app):
+    app = make_app("idle-node")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        said = {key: binding.description for key, binding in ((b.key, b) for b in MainScreen.BINDINGS)}
+        assert said["plus,equals_sign"] == "faster" and said["minus"] == "slower"
+        footer = " ".join(str(w.render()) for w in app.screen.query("FooterKey"))
+        assert "+ faster" in footer and "- slower" in footer
+        before = app.interval_s
+        await pilot.press("plus")
+        assert app.interval_s < before
+
+
+async def test_the_focused_gpu_card_has_an_accent_edge_that_moves_nothing(make_app):
+    from textual.color import Color
+
+    app = make_app("tp4-70b")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        first, second = (app.screen.query_one(f"#gpu-{i}", GpuCard) for i in (0, 1))
+        width = second.content_region.width
+        first.focus()
+        await pilot.pause()
+        edge, colour = first.styles.border_left
+        assert edge == "thick" and colour == Color.parse(app.theme_variables["accent"])
+        assert second.styles.border_left[0] in ("blank", "") and second.content_region.width == width
+        assert first.content_region.width == width

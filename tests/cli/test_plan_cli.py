@@ -73,7 +73,7 @@ def test_an_invalid_split_explains_the_head_count(capsys):
 
 
 def test_fit_json_has_one_cell_per_model_format_gpu(capsys):
-    cells = run_json(capsys, "fit", "--models", "deepseek-v3", "llama-3.1-8b", "--gpus", "h100", "h200",
+    cells = run_json(capsys, "fit", "--models", "deepseek-v3", "llama-3.1-8b", "--gpu", "h100", "h200",
                      "--weights", "fp8")
     assert [(c["model"], c["gpu"], c["gpus"]) for c in cells] == [
         ("deepseek-ai/DeepSeek-V3", "H100-SXM-80GB", None), ("deepseek-ai/DeepSeek-V3", "H200-SXM-141GB", 8),
@@ -81,7 +81,7 @@ def test_fit_json_has_one_cell_per_model_format_gpu(capsys):
 
 
 def test_fit_table_marks_amber_cells(capsys):
-    assert main(["fit", "--models", "llama-3.1-70b", "--gpus", "b200", "--weights", "bf16"]) == 0
+    assert main(["fit", "--models", "llama-3.1-70b", "--gpu", "b200", "--weights", "bf16"]) == 0
     assert "1*" in capsys.readouterr().out
 
 
@@ -215,13 +215,13 @@ def test_the_readme_plan_example_prints_what_the_readme_says(capsys):
 
 
 def test_fit_by_the_engine_gives_the_split_plan_by_the_engine_gives(capsys):
-    cells = run_json(capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpus", "h100", "l40s",
+    cells = run_json(capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpu", "h100", "l40s",
                      "--weights", "bf16", "fp8")
     for cell in cells:
         plan = run_json(capsys, "plan", "--model", "llama-3.1-70b", "--gpu", cell["gpu"], "--weights",
                         cell["weights_format"], "--kv-dtype", cell["kv_dtype"], "--users", "8", "--engine", "vllm")
         assert cell["gpus"] == plan["fewest_gpus"] == plan["gpus"]
-    plain = run_json(capsys, "fit", "--models", "llama-3.1-70b", "--gpus", "b200", "--weights", "bf16")
-    by_vllm = run_json(capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpus", "b200",
+    plain = run_json(capsys, "fit", "--models", "llama-3.1-70b", "--gpu", "b200", "--weights", "bf16")
+    by_vllm = run_json(capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpu", "b200",
                        "--weights", "bf16")
     assert plain[0]["amber"] and not by_vllm[0]["amber"]  # the plain method's 4 % spare; vLLM's pool is roomier

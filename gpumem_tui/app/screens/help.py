@@ -11,7 +11,7 @@ from textual.widgets import Static
 HELP = """\
 [b]Keys[/b]
   q quit    ? or h this help    p planner    tab next panel    s sort processes
-  g GB / GiB    space pause    r record on/off    + / - refresh interval    enter details
+  g GB / GiB    space pause    r record on/off    + / - refresh faster / slower    enter details
   f forensics of the last minutes (a replay: all of it): markers, who grew, why an engine exited
 
 [b]Each GPU[/b]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -19,7 +20,22 @@ WIDE_COLUMNS = 140
 
 
 class MainScreen(Screen):
-    """The monitor. It only draws the View it is handed; the app owns the data."""
+    """The monitor. It only draws the View it is handed; the app owns the data and the actions its keys run,
+    but the keys are bound here: while another screen is on top, they are that screen's to take."""
+
+    BINDINGS = [
+        Binding("q", "app.quit", "quit"),
+        Binding("question_mark,h", "app.help", "help"),
+        Binding("p", "app.planner", "planner"),
+        Binding("s", "app.sort", "sort"),
+        Binding("g", "app.units", "GB/GiB"),
+        Binding("space", "app.pause", "pause"),
+        Binding("r", "app.record", "record"),
+        Binding("plus,equals_sign", "app.faster", "faster", key_display="+"),
+        Binding("minus", "app.slower", "slower", key_display="-"),
+        Binding("enter", "app.details", "details", show=False),
+        Binding("f", "app.forensics", "forensics", show=False),
+    ]
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")

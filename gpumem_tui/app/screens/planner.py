@@ -79,6 +79,9 @@ class PlannerScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Typing goes to the search field from the first key (the scrolling form would take focus otherwise);
+        # its label stays in view.
+        self.query_one("#model-search", Input).focus(scroll_visible=False)
         self.recompute()
 
     def on_input_changed(self, event: Input.Changed) -> None:
