@@ -51,4 +51,4 @@ async def test_a_plan_for_another_model_is_not_agreement_on_screen(make_app):
         await settle(app, pilot)
         findings = " ".join(text_of(app.screen.query_one("#findings")).split())
         assert "agrees with the plan" not in findings
-        assert "is not what the manual plan is for: model, weight format and split differ" in findings
+        assert "is not what the manual plan is for: model, weight format, KV cache dtype and split differ" in findings
