@@ -3,10 +3,14 @@ differences), agreement is claimed only against a plan, and each engine card nam
 
 from __future__ import annotations
 
+from gpumem_tui.app.view import build_view
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
+from gpumem_tui.findings import Finding
+from gpumem_tui.history import History
 from tests.app.conftest import run_to, settle, text_of
+from tests.diagnosis.build import engine, gpu, sample
 
 
 async def test_a_loading_engine_is_starting_and_its_rows_are_not_flagged(make_app):
@@ -86,3 +90,13 @@ async def test_the_engine_card_says_exited_when_the_findings_do(make_app):
     assert "exited" in title and "stale" not in title and "GPU 0" in title
     assert "running 10" not in card and "%" not in card  # the last record, from before the exit, is not shown
     assert "the engine has exited" in card
+
+
+def test_an_exited_engine_keeps_the_gpu_its_exit_names_when_no_history_does():
+    s = sample(gpus=[gpu(index=2, used_gib=1)], engines=[engine(pids=(2300,), state="stale")])
+    exited = Finding(severity="critical", code="engine_exited", title="exited", explanation="", try_this="",
+                     gpu_index=2, endpoint=s.engines[0].url)
+    view = build_view(s, History(), {}, [exited], source_label="test", age_s=None, paused=False, recording=None,
+                      unit="GiB", interval_s=1.0)
+    [(_endpoint, _record, _tokens, _history, gpus, state)] = view.engines
+    assert gpus == [2] and state == "exited"
