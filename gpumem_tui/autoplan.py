@@ -16,7 +16,7 @@ from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
 from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, Sample
-from gpumem_tui.overlays import ManualPlan, gpu_spec_for, manual_settings, manual_split
+from gpumem_tui.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
@@ -47,6 +47,8 @@ class EnginePlan(BaseModel):
     """The engine's command line was read, so a flag it lacks (--quantization) is known to be absent."""
     card: str | None = None
     """The catalog key of the card the plan is drawn over (by its NVML name, else its size)."""
+    source: PlanSource | None = None
+    """Where a hand-set plan came from (`ManualPlan.source`); None for a plan made from the engine."""
     running: EnginePlan | None = None
     """Beside a plan set by hand: the plan made from the engine's own facts. What is measured (its KV
     pool in bytes) is counted with these, and where they differ from the hand-set plan that is a finding."""
@@ -99,6 +101,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         found=found,
         assumed=assumed,
         launch_seen=bool(flags),
+        source=manual.source if manual else None,
         running=running,
     )
     missing = _missing(spec, name, gpus, sample)

@@ -22,4 +22,5 @@ def scenario_plan(scenario: Scenario, catalog: Catalog) -> ManualPlan | None:
         max_model_len=engine.max_model_len,
         utilization=engine.gpu_memory_utilization,
         tp=len(engine.gpus),
+        source="scenario",
     )

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gpumem_tui.autoplan import EnginePlan, engine_plans
+from gpumem_tui.autoplan import EnginePlan, engine_plans, measured_facts
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnose import diagnose
 from gpumem_tui.findings import SEVERITY_ORDER, Finding, Thresholds
@@ -224,9 +224,15 @@ class Investigation:
         culprits = [g for g in grew if g.unexpected_bytes >= self.thresholds.foreign_min_bytes]
         active = [f for f in moment.findings if f.severity != "info" and f.endpoint != url]
         free = min(frees, key=lambda pair: pair[1]) if frees else None
-        model = next((plan.model for plan in moment.plans if plan.endpoint == url), None)
-        name = engine_label(url, model, [g.index for g in gpus])
-        return engine_exited(url, name, last.timestamp, now.timestamp, window, grew, culprits, free, active)
+        totals = {g.index: g.memory_total_bytes for g in gpus}
+        low = free is not None and free[1] < self.thresholds.headroom_critical_fraction * (totals[free[0]] or 0)
+        held = {p.gpu_index for p in last.processes if p.pid in pids}
+        lost = sorted({g.index for g in [*last.gpus, *now.gpus] if g.lost and g.index in held})
+        plan = next((plan for plan in moment.plans if plan.endpoint == url), None)
+        name = engine_label(url, measured_facts(plan).model if plan else None, [g.index for g in gpus])
+        return engine_exited(
+            url, name, last.timestamp, now.timestamp, window, grew, culprits, free, active, low, lost
+        )
 
     def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:
         allowed = allowances(moment.plans, moment.sample, self.history, self.thresholds)

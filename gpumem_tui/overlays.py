@@ -3,6 +3,8 @@ planning path (`planner.serving.serve`), as `plan --engine vllm` gives them for 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec
@@ -20,6 +22,8 @@ from gpumem_tui.units import MIB
 
 DEFAULT_MAX_LEN = 2048  # vLLM's own when a model states no maximum
 
+PlanSource = Literal["command line", "planner screen", "scenario"]
+
 
 class ManualPlan(BaseModel):
     """A plan from the command line or the planner screen; it wins over one inferred from the node."""
@@ -36,6 +40,9 @@ class ManualPlan(BaseModel):
     version: str = DEFAULT_VERSION
     gpu: GpuSpec | None = None
     """The GPU the plan was sized for (the planner screen's choice); None: the card it is drawn over."""
+    source: PlanSource = "command line"
+    """Where the plan came from, so advice about it names what the user can change: --model and its
+    options, the planner screen (p), or the demo's scenario (the plan it was made with)."""
 
 
 def gpu_spec_for(sample_gpu_name: str | None, total_bytes: int | None, catalog: Catalog) -> GpuSpec | None:

@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
+from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.compare import CompareRow, compare_rows
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.findings.differ import compared, mismatched
 from gpumem_tui.findings.starting import starting_endpoints
 from gpumem_tui.history import History
 from gpumem_tui.measured import MeasuredSlice, endpoint_gpus, engine_pids, measured_slices
@@ -42,12 +44,20 @@ class View:
     engines: list[tuple] = field(default_factory=list)
     findings: list = field(default_factory=list)
     engine_pids: set[int] = field(default_factory=set)
+    compared: tuple[int, int] = (0, 0)
+    """(plans compared with what runs, engines running): what 'nothing needs a look' may claim."""
 
 
 def build_view(
-    sample: Sample | None, history: History, overlays: dict[int, GpuOverlay], findings: list, **header
+    sample: Sample | None,
+    history: History,
+    overlays: dict[int, GpuOverlay],
+    findings: list,
+    plans: list[EnginePlan] = (),
+    **header,
 ) -> View:
-    view = View(sample=sample, findings=findings, **header)
+    """`plans`: the judge's, so the engine cards and the all-clear line say what the findings say."""
+    view = View(sample=sample, findings=findings, compared=compared(list(plans), findings), **header)
     if sample is None:
         view.status_text = Text("Waiting for the first sample…", style="dim")
         return view
@@ -63,14 +73,24 @@ def build_view(
         rows = compare_rows(overlay, slices, engine, gpu.index in loading) if overlay and not gpu.lost else []
         view.gpus.append(GpuView(gpu, slices, overlay, rows, history.gpu(gpu.index)))
     planned = {o.kv_pool_tokens for o in overlays.values() if o.kv_pool_tokens}
+    other = {p.endpoint for p in plans if mismatched(p)}
+    exits = {f.endpoint: f for f in findings if f.code == "engine_exited"}
     for endpoint, record in records:
         key = f"{endpoint.url} {record.model or ''}".strip() if record else endpoint.url
-        gpus = endpoint_gpus(sample, endpoint, history)
+        gpus = endpoint_gpus(sample, endpoint, history) or _exit_gpus(exits.get(endpoint.url))
         drawn = next((overlays[i] for i in gpus if i in overlays), None)
         # an engine whose GPUs are not known (no pid given) is compared with the one plan, when there is one
         tokens = drawn.kv_pool_tokens if drawn else next(iter(planned)) if len(planned) == 1 and not gpus else None
-        view.engines.append((endpoint, record, tokens, history.engine(key), gpus, endpoint.url in starting))
+        if endpoint.url in other:
+            tokens = None  # a plan for another model, split or KV cache counts other tokens
+        state = "starting" if endpoint.url in starting else "exited" if endpoint.url in exits else None
+        view.engines.append((endpoint, record, tokens, history.engine(key), gpus, state))
     return view
+
+
+def _exit_gpus(finding) -> list[int]:
+    """The GPU an engine's exit finding names, when nothing else is left to say where it ran."""
+    return [finding.gpu_index] if finding is not None and finding.gpu_index is not None else []
 
 
 def _records(sample: Sample) -> list[tuple[EndpointStatus, EngineRecord | None]]:

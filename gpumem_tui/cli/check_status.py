@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.findings import SEVERITY_ORDER, Finding, worst
+from gpumem_tui.findings.differ import compared
 from gpumem_tui.findings.records import all_clear
 from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
@@ -62,8 +63,7 @@ def _count(n: int, severity: str) -> str:
 
 
 def _no_findings(plans: list[EnginePlan]) -> str:
-    engines = sum(p.endpoint is not None for p in plans)
-    return plugin_text(all_clear(sum(p.prediction is not None for p in plans), engines))
+    return plugin_text(all_clear(*compared(plans)))
 
 
 def perfdata(sample: Sample) -> str:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from gpumem_tui.findings.records import Finding
 from gpumem_tui.findings.situation import duration, gib
 from gpumem_tui.growth import Growth
+from gpumem_tui.measured import gpu_listing
 
 LISTED = 5
 """Growers and findings named in the explanation; the forensics screen lists them all."""
@@ -30,18 +31,29 @@ def engine_exited(
     culprits: list[Growth],
     free: tuple[int, int] | None,
     active: list[Finding],
+    free_low: bool = True,
+    lost: list[int] = (),
 ) -> Finding:
     """`name`: the engine as findings name it (model, endpoint, GPUs); `grew`: every grower in the window,
     unexpected first; `culprits`: those whose unexpected growth is large enough to blame; `free`: (GPU index,
-    free bytes) of the engine's tightest GPU when last seen;
-    `active`: the findings (above info) raised on the last sample the engine was alive."""
+    free bytes) of the engine's tightest GPU when last seen, named as a cause only when `free_low` (under the
+    critical headroom: what the plan leaves on purpose is no cause); `active`: the findings (above info) raised
+    on the last sample the engine was alive; `lost`: the engine's GPUs that NVML lost (the cause, first)."""
     top = culprits[0] if culprits else None
-    clauses = [_blame(top)] if top else [active[0].title] if active else []
-    if free:
+    clauses = [_blame(top)] if top else [active[0].title] if active and not lost else []
+    if free and free_low:
         clauses.append(f"free memory on GPU {free[0]} fell to {gib(free[1])}")
     title = f"{name} exited at {clock(gone)}"
-    title += f"; just before, {' and '.join(clauses)}" if clauses else "; nothing before it points to a cause"
+    if lost:
+        title += f": its {gpu_listing(list(lost))} was lost"
+        title += f"; just before, {' and '.join(clauses)}" if clauses else ""
+    else:
+        title += f"; just before, {' and '.join(clauses)}" if clauses else "; nothing before it points to a cause"
     words = [f"Its processes were last seen holding GPU memory at {clock(last_seen)} and were gone at {clock(gone)}."]
+    if lost:
+        words.append(f"NVML lost {gpu_listing(list(lost))}: whatever ran there died with it.")
+    if free and not free_low:
+        words.append(f"Its tightest GPU, GPU {free[0]}, had {gib(free[1])} free: no shortage.")
     if grew:
         words.append(
             f"Who grew in the {duration(window_s)} before: "
@@ -56,11 +68,16 @@ def engine_exited(
         code="engine_exited",
         title=title,
         explanation=" ".join(words),
-        try_this=_advice(top),
-        gpu_index=top.gpu_index if top else free[0] if free else None,
+        try_this=_lost_advice(lost) if lost and top is None else _advice(top),
+        gpu_index=lost[0] if lost else top.gpu_index if top else free[0] if free else None,
         pid=top.pid if top else None,
         endpoint=url,
     )
+
+
+def _lost_advice(lost: list[int]) -> str:
+    return (f"check `nvidia-smi` and the kernel log (dmesg: Xid) for {gpu_listing(list(lost))}; it may need a "
+            "reset: restart the engine once the card answers again, or on other GPUs")
 
 
 def _blame(g: Growth) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gpumem_tui.autoplan import measured_facts
+from gpumem_tui.findings.differ import mismatched
 from gpumem_tui.findings.records import Finding, Severity
 from gpumem_tui.findings.situation import Situation, duration, free_bytes, gib, percent
 from gpumem_tui.findings.trend import seconds_to_full, slope_bytes_per_s
@@ -21,6 +23,8 @@ def headroom_low(s: Situation) -> list[Finding]:
 def _headroom(s: Situation, gpu: GpuRecord, free: int, total: int) -> Finding:
     t = s.thresholds
     plan = s.plan_on(gpu.index)
+    if plan is not None and mismatched(plan):
+        plan = measured_facts(plan)  # a plan for something else says nothing of what this card should leave
     planned_free = plan.overlay.free_bytes if plan and plan.overlay else None
     as_planned = planned_free is not None and free >= planned_free - t.headroom_plan_tolerance_fraction * total
     critical = free < t.headroom_critical_fraction * total

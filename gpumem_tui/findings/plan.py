@@ -4,19 +4,22 @@ pool it carved, what the planner itself warns about."""
 from __future__ import annotations
 
 from gpumem_tui.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
-from gpumem_tui.catalog import ModelSpec
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.findings.differ import FORMAT, differences, mismatched, renamed
 from gpumem_tui.findings.records import Finding, Severity
 from gpumem_tui.findings.situation import Situation, gib
 from gpumem_tui.measured import gpu_listing
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
+from gpumem_tui.planner.serving import SIXTEEN_BIT
+from gpumem_tui.planner.vllm import EngineSettings
 
 
 def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecord] | None:
-    """The plan's endpoint and its record, when it answered this time and runs the plan's model (a plan for
-    another model is `plan_mismatch`; its numbers are not compared with the engine's)."""
+    """The plan's endpoint and its record, when it answered this time and the plan is for what it runs (a
+    plan for another model, split or KV cache is `plan_mismatch`; its numbers are not held against the
+    engine's)."""
     endpoint = next((e for e in s.sample.engines if e.url == plan.endpoint), None)
-    if endpoint is None or endpoint.state != "ok" or not endpoint.records or _other_model(plan):
+    if endpoint is None or endpoint.state != "ok" or not endpoint.records or mismatched(plan):
         return None
     record = next((r for r in endpoint.records if r.model), endpoint.records[0])
     return endpoint, record
@@ -24,20 +27,17 @@ def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecor
 
 def plan_name(s: Situation, plan: EnginePlan) -> str:
     """Which engine a plan finding is about (its endpoint and GPUs), or the node when no engine runs."""
+    runs = measured_facts(plan).model or plan.model
     if plan.endpoint is None:
         return f"{plan.model} (a plan, no engine) on {gpu_listing(plan.gpu_indices)}"
-    if _other_model(plan):
-        return f"{plan.label} plan for {plan.model}, over {s.engine_name(plan.endpoint, measured_facts(plan).model)}"
-    return s.engine_name(plan.endpoint, plan.model)
-
-
-def _other_model(plan: EnginePlan) -> bool:
-    runs = measured_facts(plan).model
-    return bool(runs and plan.model and runs.lower() != plan.model.lower())
+    if mismatched(plan):
+        return f"{plan.label} plan for {plan.model}, over {s.engine_name(plan.endpoint, runs)}"
+    return s.engine_name(plan.endpoint, runs)
 
 
 def plan_mismatch(s: Situation) -> list[Finding]:
-    """A hand-set plan whose model, weight format, split or GPU is not what the engine runs."""
+    """A hand-set plan whose model, weight format, KV cache, split or GPU is not what the engine runs; a plan
+    that only names the model otherwise (same architecture) is said to be compared as is."""
     findings = []
     for plan in s.plans:
         running = plan.running
@@ -45,25 +45,63 @@ def plan_mismatch(s: Situation) -> list[Finding]:
             findings.append(_other_card(plan))
         if running is None or plan.settings is None or plan.endpoint is None:
             continue
-        plan_side, engine_side, differ = _sides(plan, running)
-        if not differ:
-            continue
-        findings.append(
-            Finding(
-                severity="warning",
-                code="plan_mismatch",
-                title=f"{s.engine_name(plan.endpoint, running.model)} is not what the {plan.label} plan is for: "
-                f"{_listed(differ)} {'differs' if len(differ) == 1 else 'differ'}",
-                explanation=f"The {plan.label} plan: {plan_side}. The engine runs {engine_side}. Where the two "
-                "differ, so does memory: read its plan-vs-measured numbers with that in mind. What is measured "
-                "(the KV pool in bytes) is counted with the engine's own model.",
-                try_this="give the plan the engine's model, format and split (--model, --weights, --gpus), "
-                "or leave out --model to compare with the plan made from what runs",
-                gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
-                endpoint=plan.endpoint,
-            )
-        )
+        if mismatched(plan):
+            findings.append(_mismatch(s, plan, running))
+        elif renamed(plan):
+            findings.append(_renamed(s, plan, running))
     return findings
+
+
+def _mismatch(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
+    plan_side, engine_side = _sides(plan, running)
+    differ = differences(plan)
+    return Finding(
+        severity="warning",
+        code="plan_mismatch",
+        title=f"{s.engine_name(plan.endpoint, running.model)} is not what the {plan.label} plan is for: "
+        f"{_listed(differ)} {'differs' if len(differ) == 1 else 'differ'}",
+        explanation=f"The {plan.label} plan ({_from(plan)}): {plan_side}. The engine runs {engine_side}. Where "
+        "the two differ, so does memory: its weights and KV pool are not held against this plan, and "
+        "headroom is judged by the plan made from what runs. What is measured (the KV pool in bytes) is "
+        "counted with the engine's own model.",
+        try_this=_fix_plan(plan),
+        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+        endpoint=plan.endpoint,
+    )
+
+
+def _renamed(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
+    """The plan names another model of the same architecture (a base model beside its instruct tune)."""
+    return Finding(
+        severity="info",
+        code="plan_renamed",
+        title=f"{s.engine_name(plan.endpoint, running.model)}: the {plan.label} plan is for {plan.model}, "
+        "same architecture, compared as is",
+        explanation=f"{plan.model} and {running.model} have the same layers, widths, heads and parameter "
+        "count, so they take the same memory: the plan's numbers are held against the engine's.",
+        try_this="nothing: name the served model in the plan to make this note go",
+        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+        endpoint=plan.endpoint,
+    )
+
+
+def _from(plan: EnginePlan) -> str:
+    """Where the plan came from, in words."""
+    return {
+        "planner screen": "applied from the planner screen",
+        "scenario": "the one the demo's scenario was made with",
+    }.get(plan.source or "", "from the command line")
+
+
+def _fix_plan(plan: EnginePlan) -> str:
+    """How to give the plan what the engine runs, where the plan came from."""
+    if plan.source == "planner screen":
+        return "size the plan for the engine's model, format, KV cache and split in the planner (p) and apply it"
+    if plan.source == "scenario":
+        return ("the scenario planned this engine otherwise: relaunch it as planned, or pass --model (with "
+                "--weights, --kv-dtype, --gpus) to compare it with another plan")
+    return ("give the plan the engine's model, format, KV cache and split (--model, --weights, --kv-dtype, "
+            "--gpus), or leave out --model to compare with the plan made from what runs")
 
 
 def _other_card(plan: EnginePlan) -> Finding:
@@ -82,33 +120,27 @@ def _other_card(plan: EnginePlan) -> Finding:
     )
 
 
-def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str, list[str]]:
-    """Both sides in words, and the names of what differs (model, weight format, split, GPU)."""
+def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str]:
+    """Both sides in words: model, weight format, KV cache, split and card."""
     settings = plan.settings
-    differ = []
-    if _other_model(plan):
-        differ.append("model")
-    planned_format = _weights_format(settings.quantization, settings.model)
-    if running.settings is not None and running.launch_seen:
-        runs_format = _weights_format(running.settings.quantization, running.settings.model)
-        if runs_format != planned_format:
-            differ.append("weight format")
-        runs_words = f"weights {runs_format}" + ("" if running.settings.quantization else " (no --quantization)")
-    else:
-        runs_words = "weights in a format not known here (its command line is not visible)"
     split = len(running.gpu_indices)
-    if split and split != settings.tp:
-        differ.append("split")
-    card = plan.card
-    if card and settings.gpu.key != card:
-        differ.append("GPU")
     plan_side = (
-        f"{plan.model}, weights {planned_format}, KV cache {settings.kv_cache_dtype}, on {settings.tp} x "
-        f"{settings.gpu.key}"
+        f"{plan.model}, weights {_weights_format(settings)}, KV cache {settings.kv_cache_dtype}, on "
+        f"{settings.tp} x {settings.gpu.key}"
     )
-    where = f"on {split} x {card or 'GPU'} ({gpu_listing(running.gpu_indices)})" if split else "on GPUs not known"
-    engine_side = f"{running.model or 'a model it does not name'}, {runs_words}, {where}"
-    return plan_side, engine_side, differ
+    where = f"on {split} x {plan.card or 'GPU'} ({gpu_listing(running.gpu_indices)})" if split else "on GPUs not known"
+    kv = f", KV cache {running.settings.kv_cache_dtype}" if running.settings else ""
+    engine_side = f"{running.model or 'a model it does not name'}, {_runs_words(running)}{kv}, {where}"
+    return plan_side, engine_side
+
+
+def _runs_words(running: EnginePlan) -> str:
+    """The weights the engine loads, as far as its command line tells."""
+    if running.settings is None or not running.launch_seen:
+        return "weights in a format not known here (its command line is not visible)"
+    return f"weights {_weights_format(running.settings)}" + (
+        "" if running.settings.quantization else " (no --quantization)"
+    )
 
 
 def _listed(words: list[str]) -> str:
@@ -116,9 +148,14 @@ def _listed(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _weights_format(quantization: str | None, spec: ModelSpec) -> str:
-    """What the weights load as: the quantization asked for, else the checkpoint's own format."""
-    return (quantization or spec.checkpoint_format or spec.native_dtype or "bf16").lower()
+def _weights_format(settings: EngineSettings) -> str:
+    """What the weights load as: the quantization asked for (`none`: the 16-bit dtype), else the
+    checkpoint's own format."""
+    spec = settings.model
+    native = spec.native_dtype if spec.native_dtype in SIXTEEN_BIT else "bf16"
+    if settings.quantization and settings.quantization.lower() == "none":
+        return native
+    return (settings.quantization or spec.checkpoint_format or native).lower()
 
 
 def weights_mismatch(s: Situation) -> list[Finding]:
@@ -147,7 +184,8 @@ def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: E
     if abs(ratio - 1) <= t.weights_tolerance_fraction:
         return None
     precision = ratio >= t.weights_precision_ratio or ratio <= 1 / t.weights_precision_ratio
-    planned_as = plan.settings.quantization or "the checkpoint's format"
+    planned_as = _weights_format(plan.settings)
+    loaded = differences(plan) == [FORMAT]  # the engine loaded another format than the plan's: it deviates
     return Finding(
         severity="critical" if precision else "warning",
         code="weights_mismatch",
@@ -155,12 +193,22 @@ def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: E
         explanation=f"The engine process holds {gib(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
         f"tokens = {gib(kv)}) and about {gib(others)} of context, non-torch memory and CUDA graphs, that leaves "
         f"about {gib(estimate)} of weights. The {plan.label} plan ({planned_as}) says {gib(p.weights_bytes)}."
+        + (f" The engine loaded {_runs_words(plan.running).removeprefix('weights ')}, not the {planned_as} planned."
+           if loaded else "")
         + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else ""),
-        try_this=f"check the launch flags: the plan assumes {planned_as}; restart vLLM with the matching "
-        "--quantization / --dtype (or fix the plan)",
+        try_this=_relaunch(plan) if loaded else f"check the launch flags: the plan assumes {planned_as}; restart "
+        "vLLM with the matching --quantization / --dtype (or fix the plan)",
         gpu_index=gpu,
         endpoint=plan.endpoint,
     )
+
+
+def _relaunch(plan: EnginePlan) -> str:
+    """The plan is the intent and the engine loaded another format: relaunch it as planned."""
+    method = plan.settings.quantization
+    flag = f"with --quantization {method}" if method else "without --quantization (the checkpoint's own format)"
+    return (f"restart vLLM {flag}, as the {plan.label} plan ({_from(plan)}) says; if "
+            f"{_weights_format(plan.running.settings)} was meant, the plan is what to fix")
 
 
 def kv_pool_short(s: Situation) -> list[Finding]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan
+from gpumem_tui.autoplan import EnginePlan, measured_facts
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.findings.records import Finding
 from gpumem_tui.findings.situation import Situation, duration, gib
@@ -54,8 +54,15 @@ def _growth(s: Situation, alive: list[ProcessRecord]) -> int | None:
     return grew
 
 
+def _running_plan(s: Situation, url: str) -> EnginePlan | None:
+    """The plan made from what the engine runs (beside a hand-set plan, the one made from its own facts):
+    its name and its loading progress are the running model's, whatever the plan is for."""
+    plan = s.plan_for(url)
+    return measured_facts(plan) if plan else None
+
+
 def _starting(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord], grew: int | None) -> Finding:
-    plan = s.plan_for(endpoint.url)
+    plan = _running_plan(s, endpoint.url)
     gpus = sorted({p.gpu_index for p in alive})
     held = min(sum(p.gpu_memory_bytes or 0 for p in alive if p.gpu_index == g) for g in gpus)
     where = f"GPU {gpus[0]}" if len(gpus) == 1 else f"the least loaded of GPU {', '.join(map(str, gpus))}"
@@ -114,7 +121,7 @@ def _down(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]) ->
     else:
         severity, state = "critical", "no process of it is known"
     age = f"; last good answer {endpoint.age_s:,.0f} s ago" if endpoint.state == "stale" and endpoint.age_s else ""
-    plan = s.plan_for(endpoint.url)
+    plan = _running_plan(s, endpoint.url)
     return Finding(
         severity=severity,
         code="engine_down",

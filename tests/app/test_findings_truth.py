@@ -3,9 +3,14 @@ differences), agreement is claimed only against a plan, and each engine card nam
 
 from __future__ import annotations
 
+from gpumem_tui.app.view import build_view
 from gpumem_tui.app.widgets.engine_card import EngineCard
+from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
+from gpumem_tui.findings import Finding
+from gpumem_tui.history import History
 from tests.app.conftest import run_to, settle, text_of
+from tests.diagnosis.build import engine, gpu, sample
 
 
 async def test_a_loading_engine_is_starting_and_its_rows_are_not_flagged(make_app):
@@ -51,4 +56,47 @@ async def test_a_plan_for_another_model_is_not_agreement_on_screen(make_app):
         await settle(app, pilot)
         findings = " ".join(text_of(app.screen.query_one("#findings")).split())
         assert "agrees with the plan" not in findings
-        assert "is not what the manual plan is for: model, weight format and split differ" in findings
+        assert "is not what the manual plan is for: model, weight format, KV cache dtype and split differ" in findings
+        # the engine card does not hold the 8B's pool against the 70B plan's tokens
+        assert "vs plan" not in str(app.screen.query_one(EngineCard).render())
+
+
+async def test_a_plan_for_another_split_is_one_warning_on_screen(make_app):
+    plan = {"model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192, "tp": 2}
+    app = make_app("healthy-8b", plan=plan)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        findings = " ".join(text_of(app.screen.query_one("#findings")).split())
+        assert "split differs" in findings and "CRITICAL" not in findings
+        assert "weights take about" not in findings and "smaller than planned" not in findings
+
+
+async def test_an_engine_still_loading_is_not_said_to_agree_with_its_plan(make_app):
+    app = make_app("healthy-8b", at=0, plan={"model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192})
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 10, step=2, span=10)
+        findings = " ".join(text_of(app.screen.query_one(FindingsPanel)).split())
+        assert "is starting" in findings
+        assert "agrees with the plan" not in findings and "still loading" in findings
+
+
+async def test_the_engine_card_says_exited_when_the_findings_do(make_app):
+    app = make_app("noisy-neighbour", at=0)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await run_to(app, pilot, 290, step=10, span=290)  # 20 s after the exit: the endpoint is only stale
+        assert "engine_exited" in {f.code for f in app.watch.findings}
+        card = str(app.screen.query_one(EngineCard).render())
+    title = card.splitlines()[0]
+    assert "exited" in title and "stale" not in title and "GPU 0" in title
+    assert "running 10" not in card and "%" not in card  # the last record, from before the exit, is not shown
+    assert "the engine has exited" in card
+
+
+def test_an_exited_engine_keeps_the_gpu_its_exit_names_when_no_history_does():
+    s = sample(gpus=[gpu(index=2, used_gib=1)], engines=[engine(pids=(2300,), state="stale")])
+    exited = Finding(severity="critical", code="engine_exited", title="exited", explanation="", try_this="",
+                     gpu_index=2, endpoint=s.engines[0].url)
+    view = build_view(s, History(), {}, [exited], source_label="test", age_s=None, paused=False, recording=None,
+                      unit="GiB", interval_s=1.0)
+    [(_endpoint, _record, _tokens, _history, gpus, state)] = view.engines
+    assert gpus == [2] and state == "exited"

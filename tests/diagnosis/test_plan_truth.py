@@ -37,9 +37,10 @@ def test_a_plan_for_another_model_is_a_finding_with_both_sides(catalog):
     plans, findings = _judged(catalog, _healthy(), manual)
     [mismatch] = [f for f in findings if f.code == "plan_mismatch"]
     assert mismatch.severity == "warning" and mismatch.endpoint == "http://127.0.0.1:8000"
-    assert "model, weight format and split differ" in mismatch.title
+    assert "model, weight format, KV cache dtype and split differ" in mismatch.title
     assert "meta-llama/Llama-3.1-70B, weights fp8, KV cache fp8, on 2 x H100-SXM-80GB" in mismatch.explanation
-    assert f"{LLAMA_8B}, weights bf16 (no --quantization), on 1 x H100-SXM-80GB (GPU 0)" in mismatch.explanation
+    runs = f"{LLAMA_8B}, weights bf16 (no --quantization), KV cache auto, on 1 x H100-SXM-80GB (GPU 0)"
+    assert runs in mismatch.explanation
     # the 8B engine's pool is not held against the 70B plan's numbers
     assert not {"weights_mismatch", "kv_pool_short"} & codes(findings)
     assert plans[0].running is not None and plans[0].running.model == LLAMA_8B
@@ -78,17 +79,22 @@ def test_a_plan_that_matches_what_runs_raises_no_mismatch(catalog):
 def test_check_with_a_plan_for_another_model_says_so_and_does_not_exit_ok(capsys):
     assert main(["check", "--demo", "healthy-8b", "--verbose", *OTHER_PLAN]) == 1
     out = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
-    assert "plan_mismatch" in out and "model, weight format and split differ" in out
+    assert "plan_mismatch" in out and "model, weight format, KV cache dtype and split differ" in out
     assert "split over 2 GPU(s)" in out
     assert "split over 1 GPU(s)" not in out  # the engine's split is not reported as the plan's
 
 
-def test_wrong_precision_names_the_format_its_plan_expected(capsys):
+def test_wrong_precision_is_one_finding_the_engine_loaded_the_wrong_format(capsys):
+    """The scenario's plan is the intent (fp8); the engine loaded bf16 and its measured weights confirm it:
+    weights_mismatch says so with the fix, and no plan_mismatch repeats the same fact with the opposite fix."""
     main(["check", "--demo", "wrong-precision", "--json"])
     findings = json.loads(capsys.readouterr().out)["findings"]
-    [mismatch] = [f for f in findings if f["code"] == "plan_mismatch"]
-    assert "weight format differs" in mismatch["title"]
-    assert "weights fp8" in mismatch["explanation"] and "weights bf16 (no --quantization)" in mismatch["explanation"]
+    assert "plan_mismatch" not in {f["code"] for f in findings}
+    [weights] = [f for f in findings if f["code"] == "weights_mismatch"]
+    assert weights["severity"] == "critical"
+    assert "The engine loaded bf16 (no --quantization), not the fp8 planned" in weights["explanation"]
+    assert weights["try_this"].startswith("restart vLLM with --quantization fp8")
+    assert "the demo's scenario" in weights["try_this"] and "--model" not in weights["try_this"]
 
 
 def test_an_idle_node_without_a_plan_does_not_claim_agreement(capsys):

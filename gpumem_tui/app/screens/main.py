@@ -68,7 +68,7 @@ class MainScreen(Screen):
         update(self.query_one("#source-status", Static), view.status_text)
         self._show_gpus(view)
         self._show_engines(view)
-        self.query_one(FindingsPanel).show(view.findings, compared=any(g.overlay for g in view.gpus))
+        self.query_one(FindingsPanel).show(view.findings, compared=view.compared)
         if view.sample is not None:
             self.query_one(ProcessTable).show(view.sample.processes, view.engine_pids, view.unit)
 

@@ -177,6 +177,7 @@ class PlannerScreen(Screen):
             tp=serving.gpus,
             version=ENGINE.version,
             gpu=inp.gpu,
+            source="planner screen",
         )
         self.on_apply(plan)
         self.app.pop_screen()

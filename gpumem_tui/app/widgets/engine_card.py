@@ -28,13 +28,16 @@ class EngineCard(Widget):
         planned_tokens: int | None,
         history: list[float],
         gpus: list[int] = (),
-        starting: bool = False,
+        state: str | None = None,
     ) -> None:
-        """`gpus`: where its processes hold memory; `starting`: the findings call it starting, not down."""
+        """`gpus`: where its processes hold (or last held) memory; `state`: what the findings call the engine
+        when they say more than its endpoint does: `starting` (not down), `exited` (its last record, from
+        before the exit, is not shown as if it still served)."""
+        exited = state == "exited"
         self.content = (
-            _title(endpoint, record, list(gpus), starting, self.app),
-            _gauge(record, endpoint, starting, self.app),
-            _stats(record, planned_tokens),
+            _title(endpoint, record, list(gpus), state, self.app),
+            _gauge(None if exited else record, endpoint, state, self.app),
+            _stats(None if exited else record, planned_tokens),
             history_levels(history, 1.0),
         )
 
@@ -56,14 +59,17 @@ def _lines(content: tuple) -> int:
     return content[2].plain.count("\n") if content else -1
 
 
-def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int], starting: bool, app) -> Text:
+def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int], state: str | None, app) -> Text:
     text = Text()
     text.append(record.engine if record else "engine", style="bold")
     text.append(f"  {literal(record.model, '?')}" if record else "")
     text.append(f"  {literal(endpoint.url)}", style="dim")
     text.append(f"  {gpu_listing(gpus)}")
-    if starting:
+    if state == "starting":
         text.append(f"  starting: {literal(endpoint.error, 'no answer yet')}", style="dim")
+        return text
+    if state == "exited":
+        text.append("  exited (see the findings)", style=tone(app, "error", True))
         return text
     state = state_style(app, endpoint.state)
     text.append(f"  {endpoint.state}", style=state)
@@ -77,12 +83,15 @@ def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int
     return text
 
 
-def _gauge(record: EngineRecord | None, endpoint: EndpointStatus, starting: bool, app) -> Text:
+def _gauge(record: EngineRecord | None, endpoint: EndpointStatus, state: str | None, app) -> Text:
     usage = record.kv_usage_fraction if record else None
     if usage is None:
         why = "the engine does not export its usage"
         if record is None:
-            why = "no reading: the engine is still loading" if starting else "no reading: the endpoint is down"
+            why = {
+                "starting": "no reading: the engine is still loading",
+                "exited": "no reading: the engine has exited",
+            }.get(state or "", "no reading: the endpoint is down")
         return Text(f"KV cache  n/a ({why})", style="dim")
     filled = round(min(1.0, max(0.0, usage)) * GAUGE_WIDTH)
     # vLLM's own dashboard: orange at 90 %, red at 98 %

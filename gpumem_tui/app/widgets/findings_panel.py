@@ -19,11 +19,12 @@ class FindingsPanel(Static):
     """Warnings and critical findings carry their explanation (wrapped lines stay indented); info
     findings stay one dim line."""
 
-    def show(self, findings: list[Finding], compared: bool = True) -> None:
-        """`compared`: a plan was drawn over some GPU, so 'agrees with the plan' means something."""
+    def show(self, findings: list[Finding], compared: tuple[int, int] = (0, 0)) -> None:
+        """`compared`: (plans compared with what runs, engines running), as `findings.differ.compared` counts
+        them, so 'agrees with the plan' is said only of plans that were compared."""
         key = (compared, *((f.severity, f.title, f.explanation, f.try_this) for f in findings))
         if not any(f.severity != "info" for f in findings):
-            lines = [Text(all_clear(compared), style="dim")]
+            lines = [Text(all_clear(*compared), style="dim")]
             lines += [Text(f"info     {literal(f.title)}", style="dim") for f in findings]
             update(self, Group(*lines), key=key, shape=len(lines))
             return
