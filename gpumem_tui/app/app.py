@@ -138,6 +138,7 @@ class GpuMemApp(App[None]):
                 self.history,
                 overlays,
                 findings,
+                self.watch.plans if self.sample else [],
                 source_label=self.feed.label,
                 age_s=age,
                 paused=self.paused,

@@ -47,7 +47,7 @@ def summary(findings: list[Finding], plans: list[EnginePlan]) -> str:
     if len(counted) == 1:
         return literal(first.title)
     counts = ", ".join(
-        _count(sum(f.severity == severity for f in counted), severity)
+        count(sum(f.severity == severity for f in counted), severity)
         for severity in ("critical", "warning", "info")
         if any(f.severity == severity for f in counted)
     )
@@ -59,5 +59,6 @@ def status(findings: list[Finding], plans: list[EnginePlan]) -> str:
     return f"{STATUS[level(findings)]} - {summary(findings, plans)}"
 
 
-def _count(n: int, severity: str) -> str:
+def count(n: int, severity: str) -> str:
+    """`2 critical`, `1 warning`, `3 warnings`."""
     return f"{n} {severity}{'s' if severity == 'warning' and n != 1 else ''}"

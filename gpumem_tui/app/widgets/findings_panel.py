@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from gpumem_tui.app.quiet import update
 from gpumem_tui.app.tone import severity_style
-from gpumem_tui.findings.records import Finding, all_clear
+from gpumem_tui.findings.records import Finding
 from gpumem_tui.text import literal
 
 INDENT = 9
@@ -19,11 +19,11 @@ class FindingsPanel(Static):
     """Warnings and critical findings carry their explanation (wrapped lines stay indented); info
     findings stay one dim line."""
 
-    def show(self, findings: list[Finding], compared: bool = True) -> None:
-        """`compared`: a plan was drawn over some GPU, so 'agrees with the plan' means something."""
-        key = (compared, *((f.severity, f.title, f.explanation, f.try_this) for f in findings))
+    def show(self, findings: list[Finding], clear: str) -> None:
+        """`clear`: what is said when nothing needs a look (as `check` says it, from the plans compared)."""
+        key = (clear, *((f.severity, f.title, f.explanation, f.try_this) for f in findings))
         if not any(f.severity != "info" for f in findings):
-            lines = [Text(all_clear(compared), style="dim")]
+            lines = [Text(clear, style="dim")]
             lines += [Text(f"info     {literal(f.title)}", style="dim") for f in findings]
             update(self, Group(*lines), key=key, shape=len(lines))
             return
