@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from gpumem_tui.app.quiet import update
+from gpumem_tui.app.quiet import show, update
 from gpumem_tui.app.view import View
 from gpumem_tui.app.widgets.bar_legend import BarLegend
 from gpumem_tui.app.widgets.engine_card import EngineCard
@@ -73,7 +73,9 @@ class MainScreen(Screen):
             view.sample, view.source_label, view.age_s, view.paused, view.recording, view.unit, view.interval_s
         )
         self.query_one(StatusLine).show(view.summary, view.level, view.others)
-        update(self.query_one("#source-status", Static), view.status_text)
+        source_status = self.query_one("#source-status", Static)
+        update(source_status, view.status_text)
+        show(source_status, bool(view.status_text))  # no empty row when every source answers
         self._show_gpus(view)
         self._show_engines(view)
         self.query_one(FindingsPanel).show(view.findings, view.clear)

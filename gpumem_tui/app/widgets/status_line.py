@@ -18,7 +18,7 @@ SEVERITY = ("info", "warning", "critical")
 class StatusLine(Static):
     """One line whatever the width: what comes after the headline is cut, never wrapped."""
 
-    DEFAULT_CSS = "StatusLine { height: 1; }"
+    DEFAULT_CSS = "StatusLine { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def show(self, summary: str, level: int, others: list[str]) -> None:
         """`summary`: what `check`'s status line says after its status word; `level`: 0 OK, 1 warning,
