@@ -23,6 +23,7 @@ SHOTS = [
     ("monitor-noisy-neighbour", "noisy-neighbour", 200, (160, 48), ()),
     ("monitor-wrong-precision", "wrong-precision", 200, (160, 48), ()),
     ("monitor-kv-pressure-80x24", "kv-pressure", 300, (80, 24), ()),
+    ("monitor-busy-node-80x24", "busy-node", 300, (80, 24), ()),
     ("monitor-gpu-lost", "gpu-lost", 300, (160, 48), ()),
     ("monitor-busy-node", "busy-node", 300, (160, 48), ()),
     ("planner", "healthy-8b", 300, (160, 48), ("p",)),
