@@ -8,9 +8,9 @@ from pathlib import PurePath
 
 from rich.style import Style
 from rich.text import Text
-from textual.reactive import reactive
-from textual.widget import Widget
+from textual.widgets import Static
 
+from gpumem_tui.app.quiet import update
 from gpumem_tui.app.tone import tone
 from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
@@ -18,11 +18,11 @@ from gpumem_tui.text import literal
 GAP = "  "
 
 
-class HeaderBar(Widget):
+class HeaderBar(Static):
     """One line that says where the numbers come from, how fresh they are and what state the app is in."""
 
     DEFAULT_CSS = "HeaderBar { height: 1; }"
-    parts: reactive[tuple] = reactive(tuple)
+    parts: list[tuple[str, Style, int]] = []
     """(text, style, rank) in the order shown; the highest rank is dropped first when the line is too narrow."""
 
     def show(
@@ -35,27 +35,31 @@ class HeaderBar(Widget):
         unit: str,
         interval_s: float,
     ) -> None:
-        warn, dim = tone(self.app, "warning", True), Style(dim=True)
+        dim = Style(dim=True)
         parts = [("gpumem-tui", Style(bold=True), 5), (literal(source), Style(bold=True), 0)]
         if paused:
-            parts.append(("PAUSED", warn, 0))
+            parts.append(("PAUSED", tone(self.app, "warning", True), 0))
         if recording:
             rec = tone(self.app, "error", True)
             parts += [("REC", rec, 0), (literal(PurePath(recording).name), rec, 2)]
         parts.append((unit, dim, 1))
         if age_s is not None:
             old = age_s > 3 * interval_s
-            parts.append((f"age {age_s:.0f} s", warn if old else dim, 1 if old else 3))
+            parts.append((f"age {age_s:.0f} s", tone(self.app, "warning", True) if old else dim, 1 if old else 3))
         parts.append((f"every {interval_s:g} s", dim, 3))
         if sample is not None:
             parts.append((literal(sample.hostname), Style(), 4))
             when = datetime.fromtimestamp(sample.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             parts.append((when, Style(), 6))
-        self.parts = tuple(parts)
+        self.parts = parts
+        self._fit()
 
-    def render(self) -> Text:
-        """Fitted at draw time, so a resize shows what fits the new width."""
-        return fitted(list(self.parts), self.size.width)
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Redrawn only when what fits the width changed."""
+        update(self, fitted(list(self.parts), self.size.width))
 
 
 def fitted(parts: list[tuple[str, Style, int]], width: int) -> Text:
