@@ -25,6 +25,7 @@ SHOTS = [
     ("monitor-wrong-precision", "wrong-precision", 90, (160, 48), ()),
     ("monitor-kv-pressure-80x24", "kv-pressure", 75, (80, 24), ()),
     ("monitor-gpu-lost", "gpu-lost", 75, (160, 48), ()),
+    ("monitor-busy-node-80x24", "busy-node", 300, (80, 24), ()),
     ("monitor-busy-node", "busy-node", 300, (160, 48), ()),
     ("planner", "healthy-8b", 300, (160, 48), ("p",)),
     ("help", "healthy-8b", 300, (100, 30), ("question_mark",)),

@@ -9,7 +9,9 @@ from rich.text import Text
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.compare import CompareRow, compare_rows
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.findings.differ import compared, mismatched
+from gpumem_tui.findings import Finding, worst
+from gpumem_tui.findings.differ import mismatched
+from gpumem_tui.findings.headline import clear, count, level, ranked, summary
 from gpumem_tui.findings.starting import starting_endpoints
 from gpumem_tui.history import History
 from gpumem_tui.measured import MeasuredSlice, endpoint_gpus, engine_pids, measured_slices
@@ -25,9 +27,11 @@ class GpuView:
     overlay: GpuOverlay | None
     rows: list[CompareRow]
     history: list[float]
+    verdict: tuple[str, str] = ("", "info")
+    """What the one-line row says of this GPU against its plan, and how severe that is."""
 
     def args(self, unit: str) -> tuple:
-        return self.gpu, self.slices, self.overlay, self.rows, self.history, unit
+        return self.gpu, self.slices, self.overlay, self.rows, self.history, unit, self.verdict
 
 
 @dataclass
@@ -44,8 +48,13 @@ class View:
     engines: list[tuple] = field(default_factory=list)
     findings: list = field(default_factory=list)
     engine_pids: set[int] = field(default_factory=set)
-    compared: tuple[int, int] = (0, 0)
-    """(plans compared with what runs, engines running): what 'nothing needs a look' may claim."""
+    summary: str = ""
+    """What `check`'s status line says of these findings after its status word."""
+    level: int = 0
+    others: list[str] = field(default_factory=list)
+    """Titles of the findings above info after the one the status line names."""
+    clear: str = ""
+    """What is said when nothing needs a look."""
 
 
 def build_view(
@@ -56,8 +65,10 @@ def build_view(
     plans: list[EnginePlan] = (),
     **header,
 ) -> View:
-    """`plans`: the judge's, so the engine cards and the all-clear line say what the findings say."""
-    view = View(sample=sample, findings=findings, compared=compared(list(plans), findings), **header)
+    plans = list(plans)
+    view = View(sample=sample, findings=findings, **header)
+    view.summary, view.level, view.clear = summary(findings, plans), level(findings), clear(plans, findings)
+    view.others = [f.title for f in ranked(findings)[1:] if f.severity != "info"]
     if sample is None:
         view.status_text = Text("Waiting for the first sample…", style="dim")
         return view
@@ -66,12 +77,15 @@ def build_view(
     records = _records(sample)
     starting = starting_endpoints(findings)
     loading = {index for e in sample.engines if e.url in starting for index in endpoint_gpus(sample, e)}
+    served = {e.url: endpoint_gpus(sample, e, history) for e in sample.engines}
     for gpu in sample.gpus:
         slices = measured_slices(sample, gpu)
         overlay = overlays.get(gpu.index)
         engine = _engine_on(sample, gpu.index, records)
         rows = compare_rows(overlay, slices, engine, gpu.index in loading) if overlay and not gpu.lost else []
-        view.gpus.append(GpuView(gpu, slices, overlay, rows, history.gpu(gpu.index)))
+        mine = [f for f in findings if _concerns(f, gpu.index, served)]
+        verdict = _verdict(gpu, overlay, gpu.index in loading, mine)
+        view.gpus.append(GpuView(gpu, slices, overlay, rows, history.gpu(gpu.index), verdict))
     planned = {o.kv_pool_tokens for o in overlays.values() if o.kv_pool_tokens}
     other = {p.endpoint for p in plans if mismatched(p)}
     exits = {f.endpoint: f for f in findings if f.code == "engine_exited"}
@@ -91,6 +105,27 @@ def build_view(
 def _exit_gpus(finding) -> list[int]:
     """The GPU an engine's exit finding names, when nothing else is left to say where it ran."""
     return [finding.gpu_index] if finding is not None and finding.gpu_index is not None else []
+
+
+def _concerns(finding: Finding, index: int, served: dict[str, list[int]]) -> bool:
+    """The finding is about this GPU: it names it, or it names an engine whose processes hold memory there."""
+    if finding.gpu_index is not None:
+        return finding.gpu_index == index
+    return finding.endpoint is not None and index in served.get(finding.endpoint, ())
+
+
+def _verdict(gpu: GpuRecord, overlay: GpuOverlay | None, loading: bool, findings: list[Finding]) -> tuple[str, str]:
+    """The compact row's word on this GPU: lost, how many findings above info concern it, else whether it
+    was compared with a plan at all."""
+    if gpu.lost:
+        return "lost", "critical"
+    loud = [f for f in findings if f.severity != "info"]
+    if loud:
+        severity = worst(loud)
+        return count(sum(f.severity == severity for f in loud), severity), severity
+    if overlay is None:
+        return "no plan", "info"
+    return ("loading", "info") if loading else ("as planned", "info")
 
 
 def _records(sample: Sample) -> list[tuple[EndpointStatus, EngineRecord | None]]:

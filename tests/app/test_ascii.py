@@ -27,14 +27,21 @@ def widget_text(app) -> str:
     return "\n".join(str(w.render()) for w in app.screen.query("GpuCard, EngineCard"))
 
 
-@pytest.mark.parametrize("scenario", ["healthy-8b", "gpu-lost", "noisy-neighbour"])
+STORY = {"healthy-8b": (240, 300), "gpu-lost": (60, 75), "noisy-neighbour": (40, 55)}
+"""Where each scenario is drawn: from its start to the moment its story shows (engines still holding memory)."""
+
+
+@pytest.mark.parametrize("scenario", list(STORY))
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
 async def test_ascii_draws_the_demo_in_ascii(make_app, scenario, size):
-    app = make_app(scenario, at=240, glyphs=ASCII)
+    start, story = STORY[scenario]
+    app = make_app(scenario, at=start, glyphs=ASCII)
     async with app.run_test(size=size) as pilot:
-        await run_to(app, pilot, 300)
+        await run_to(app, pilot, story)
         drawn = widget_text(app)
-        assert "measured" in drawn and "history" in drawn and "#" in drawn
+        # full cards ("measured", "history") or, when several GPUs fold, one bar line each ("GPU 0 ###")
+        assert ("measured" in drawn and "history" in drawn) or "GPU 0 #" in drawn
+        assert "#" in drawn
         assert drawn.isascii(), sorted({c for c in drawn if not c.isascii()})
         # What Textual draws around it (scrollbars, borders) degrades at the terminal: each has a twin.
         assert {c for c in screen_text(app) if not c.isascii()} <= set(TO_ASCII)

@@ -123,7 +123,7 @@ async def test_r_records_samples_to_a_replayable_file(make_app, tmp_path, monkey
 
 async def test_tab_focuses_and_enter_shows_details(make_app):
     app = make_app("tp4-70b")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 90)) as pilot:  # tall enough for four full cards
         await settle(app, pilot)
         app.screen.query_one("#gpu-2", GpuCard).focus()
         await pilot.press("enter")
@@ -140,7 +140,7 @@ async def test_tab_focuses_and_enter_shows_details(make_app):
 
 async def test_planner_recomputes_and_applies_to_the_overlay(make_app):
     app = make_app("tp4-70b")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 90)) as pilot:  # tall enough for four full cards
         await settle(app, pilot)
         assert "\nmanual " not in card(app)
         await pilot.press("p")

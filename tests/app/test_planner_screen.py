@@ -17,7 +17,7 @@ async def test_the_planner_screen_shows_and_applies_what_plan_prints(make_app, c
                  "--context", "8192", "--users", "80", "--engine", "vllm", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     app = make_app("idle-node")
-    async with app.run_test(size=(160, 50)) as pilot:
+    async with app.run_test(size=(160, 160)) as pilot:  # tall enough for eight full cards
         await settle(app, pilot)
         await pilot.press("p")
         screen = app.screen

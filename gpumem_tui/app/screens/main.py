@@ -1,4 +1,6 @@
-"""MainScreen: GPUs with measured and planned bars, engines, findings and processes on one screen."""
+"""MainScreen: the node's verdict in one line, then GPUs with measured and planned bars, findings, engines
+and processes, laid out by priority: the verdict is always on screen, the bars get the width, the findings
+the rows that are left, and several GPUs take one line each when their full cards would fill the screen."""
 
 from __future__ import annotations
 
@@ -8,15 +10,21 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from gpumem_tui.app.quiet import update
+from gpumem_tui.app.quiet import show, update
 from gpumem_tui.app.view import View
+from gpumem_tui.app.widgets.bar_legend import BarLegend
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
-from gpumem_tui.app.widgets.gpu_card import GpuCard
+from gpumem_tui.app.widgets.gpu_card import GpuCard, full_height
 from gpumem_tui.app.widgets.header_bar import HeaderBar
 from gpumem_tui.app.widgets.process_table import ProcessTable
+from gpumem_tui.app.widgets.status_line import StatusLine
 
 WIDE_COLUMNS = 140
+"""From this width findings and engines sit side by side under the GPUs."""
+FIXED_ROWS = 6
+"""Rows that are not the body's: header, status line, footer, and the GPU section's title."""
+CARD_MARGIN = 1
 
 
 class MainScreen(Screen):
@@ -37,19 +45,27 @@ class MainScreen(Screen):
         Binding("f", "app.forensics", "forensics", show=False),
     ]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.view: View | None = None
+        self.expanded: int | None = None
+        """The GPU shown as a full card while the others are one line each."""
+
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
+        yield StatusLine(id="status-line")
         with VerticalScroll(id="body"):
-            with Horizontal(id="top"):
-                with Vertical(id="gpu-panel"):
-                    yield Static("GPUs", classes="section")
-                    yield Static(id="source-status", classes="status")
-                    yield Vertical(id="gpus")
+            yield Static("GPUs", classes="section")
+            yield Static(id="source-status", classes="status")
+            yield Vertical(id="gpus")
+            yield BarLegend(id="legend")
+            with Horizontal(id="lower"):
+                with Vertical(id="findings-panel"):
+                    yield Static("Findings", classes="section")
+                    yield FindingsPanel(id="findings")
                 with Vertical(id="side"):
                     yield Static("Engines", classes="section")
                     yield Vertical(id="engines")
-                    yield Static("Findings", classes="section")
-                    yield FindingsPanel(id="findings")
             yield Static("Processes", classes="section")
             yield ProcessTable(id="processes")
         yield Footer()
@@ -60,15 +76,25 @@ class MainScreen(Screen):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= WIDE_COLUMNS, "-wide")
+        self._fold()
+
+    def on_gpu_card_toggled(self, message: GpuCard.Toggled) -> None:
+        """Enter on a one-line GPU shows its full card (the others stay one line); escape folds it again."""
+        self.expanded = message.index if message.open else None
+        self._fold()
 
     def show(self, view: View) -> None:
+        self.view = view
         self.query_one(HeaderBar).show(
             view.sample, view.source_label, view.age_s, view.paused, view.recording, view.unit, view.interval_s
         )
-        update(self.query_one("#source-status", Static), view.status_text)
+        self.query_one(StatusLine).show(view.summary, view.level, view.others)
+        source_status = self.query_one("#source-status", Static)
+        update(source_status, view.status_text)
+        show(source_status, bool(view.status_text))  # no empty row when every source answers
         self._show_gpus(view)
         self._show_engines(view)
-        self.query_one(FindingsPanel).show(view.findings, compared=view.compared)
+        self.query_one(FindingsPanel).show(view.findings, view.clear)
         if view.sample is not None:
             self.query_one(ProcessTable).show(view.sample.processes, view.engine_pids, view.unit)
 
@@ -83,6 +109,20 @@ class MainScreen(Screen):
                 box.mount(card)
             else:
                 card.show(*gpu.args(view.unit))
+        self._fold()
+
+    def _fold(self) -> None:
+        """One line per GPU when the full cards would take more than half the rows below the header."""
+        if self.view is None:
+            return
+        width = max(1, self.size.width - 4)
+        rows = sum(
+            full_height(g.overlay is not None, len(g.rows), width) + CARD_MARGIN for g in self.view.gpus
+        )
+        fold = len(self.view.gpus) > 1 and rows > (self.size.height - FIXED_ROWS) / 2
+        for card in self.query_one("#gpus", Vertical).query(GpuCard):
+            card.compact = fold and card.index != self.expanded
+            card.set_class(fold and not card.compact, "-open")
 
     def _show_engines(self, view: View) -> None:
         box = self.query_one("#engines", Vertical)

@@ -1,13 +1,16 @@
 """GpuCard: one GPU's header line, measured bar, planned bar on the same scale, history, and plan vs
-measured, drawn as one widget (fewer widgets make a cheaper refresh)."""
+measured, drawn as one widget (fewer widgets make a cheaper refresh); or, compact, all of it in one line:
+bar, used / total and the plan's verdict."""
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from gpumem_tui.app.tone import tone
+from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
 from gpumem_tui.compare import CompareRow
 from gpumem_tui.glyphs import UNICODE, Glyphs
@@ -20,6 +23,10 @@ from gpumem_tui.units import fmt
 SCALE = 1000  # bars are drawn from sizes in thousandths of the card
 HISTORY_BUCKET = 5  # samples per history cell
 COMPARE_WIDTH = 44
+VERDICT_WIDTH = 11
+"""`as planned`, `2 critical`, `3 warnings` and `no plan` all fit: the one-line bars end in one column."""
+TAIL = ("driver", "reserve", "spare")
+"""Planned kinds drawn after what the engine holds, in this order: the measured bar ends the same way."""
 
 
 class GpuCard(Widget, can_focus=True):
@@ -27,11 +34,39 @@ class GpuCard(Widget, can_focus=True):
 
     DEFAULT_CSS = "GpuCard { height: auto; }"
     COMPONENT_CLASSES = COMPONENT_CLASSES
+    BINDINGS = [
+        Binding("enter", "open", "full card", show=False),
+        Binding("escape", "fold", "one line", show=False),
+    ]
     content: reactive[tuple] = reactive(tuple)
+    compact: reactive[bool] = reactive(False, layout=True)
+    """One line (the screen holds several GPUs in little room); `enter` asks the screen for the full card."""
+
+    class Toggled(Message):
+        """The card asks its screen to show it full (`open`) or as one line again."""
+
+        def __init__(self, index: int, open: bool) -> None:
+            super().__init__()
+            self.index, self.open = index, open
 
     def __init__(self, index: int, **kwargs):
         super().__init__(id=f"gpu-{index}", classes="gpu-card", **kwargs)
         self.index = index
+
+    def watch_compact(self, compact: bool) -> None:
+        self.set_class(compact, "-compact")
+
+    def action_open(self) -> None:
+        """Enter: a one-line card opens in full; a full card shows every field NVML gave."""
+        if self.compact:
+            self.post_message(self.Toggled(self.index, True))
+        else:
+            self.app.action_details()
+
+    def action_fold(self) -> None:
+        """Escape: a card opened from one line goes back to one line."""
+        if self.has_class("-open"):
+            self.post_message(self.Toggled(self.index, False))
 
     def show(
         self,
@@ -41,18 +76,21 @@ class GpuCard(Widget, can_focus=True):
         rows: list[CompareRow],
         history: list[float],
         unit: str,
+        verdict: tuple[str, str] = ("", "info"),
     ) -> None:
-        """Only what is drawn goes into `content`, so an unchanged card is not redrawn."""
+        """Only what is drawn goes into `content`, so an unchanged card is not redrawn. `verdict`: what the
+        compact line says of the plan, and its severity."""
         total = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else 1)
         self.content = (
             _title(gpu, unit, self.app),
             total,
             tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in slices),
-            (overlay.label, tuple((b.name, b.kind, _per_mille(b.bytes, total)) for b in overlay.bands))
+            (overlay.label, tuple((b.name, b.kind, _per_mille(b.bytes, total)) for b in drawn_order(overlay.bands)))
             if overlay
             else None,
             _compare_cells(rows, unit),
             history_levels(history, total),
+            _row_tail(gpu, unit, verdict, self.app),
         )
 
     def watch_content(self, old: tuple, new: tuple) -> None:
@@ -64,18 +102,16 @@ class GpuCard(Widget, can_focus=True):
         """Lines for this width, the same count `render` draws: the table beside the bars when wide."""
         if not self.content:
             return 1
-        _title, _total, _measured, planned, cells, _history = self.content
-        left = 3 + (1 if planned else 0)
-        right = len(cells) + 2 if cells else 0
-        return max(left, right) if _wide(cells, width) else left + right
+        if self.compact:
+            return 1
+        _title, _total, _measured, planned, cells, _history, _tail = self.content
+        return full_height(bool(planned), len(cells), width)
 
     def render(self) -> Text:
         """One Text, columns padded by hand: a rich Table per card per second costs more than the data."""
         if not self.content:
             return Text("")
-        title, _total, measured, planned, cells, history = self.content
-        wide = _wide(cells, self.size.width)
-        width = self.size.width - (COMPARE_WIDTH + 2 if wide else 0)
+        title, _total, measured, planned, cells, history, tail = self.content
         styles: dict[str, object] = {}
 
         def style(name: str):
@@ -84,7 +120,13 @@ class GpuCard(Widget, can_focus=True):
             return styles[name]
 
         glyphs = self.app.glyphs
-        left = [title, bar("measured", measured, SCALE, width, style, glyphs)]
+        if self.compact:
+            label = f"GPU {self.index}"
+            line = bar(label, measured, SCALE, self.size.width - tail.cell_len, style, glyphs, len(label) + 1)
+            return line.append_text(tail)
+        wide = _wide(cells, self.size.width)
+        width = self.size.width - (COMPARE_WIDTH + 2 if wide else 0)
+        left = [bar("measured", measured, SCALE, width, style, glyphs)]
         if planned:
             left.append(bar(planned[0], planned[1], SCALE, width, style, glyphs))
         left.append(Text("history  ", style="dim").append(spark(history, max(1, width - 9), glyphs), style="dim"))
@@ -99,12 +141,26 @@ class GpuCard(Widget, can_focus=True):
                 line.append("  ").append_text(extra)
         else:
             lines = left + right
-        return Text("\n").join(lines)
+        return Text("\n").join([title, *lines])
 
 
-def _wide(cells: tuple, width: int) -> bool:
+def full_height(planned: bool, compared: int, width: int) -> int:
+    """Lines of the full card at this width, the same count `render` draws: the title over the bars and
+    history, with the plan-vs-measured table (two header lines and `compared` rows) beside them when wide."""
+    left = 2 + (1 if planned else 0)
+    right = compared + 2 if compared else 0
+    return 1 + (max(left, right) if _wide(compared, width) else left + right)
+
+
+def _wide(cells, width: int) -> bool:
     """The comparison sits beside the bars when the card is wide enough to leave them 50 cells."""
     return bool(cells) and width >= 100
+
+
+def drawn_order(bands: list) -> list:
+    """Planned bands as the bar draws them: what the engine holds from the left edge, as on the measured bar,
+    then the driver's share, what utilization leaves and the spare."""
+    return sorted(bands, key=lambda band: TAIL.index(band.kind) if band.kind in TAIL else -1)
 
 
 def _shape(content: tuple) -> tuple:
@@ -152,6 +208,18 @@ def _title(gpu: GpuRecord, unit: str, app) -> Text:
         f"{gpu.power_w:.0f}W" if gpu.power_w is not None else None,
     ]
     text.append("  " + " ".join(e for e in extras if e), style="dim")
+    return text
+
+
+def _row_tail(gpu: GpuRecord, unit: str, verdict: tuple[str, str], app) -> Text:
+    """What follows the compact line's bar: used / total with its share, then the verdict."""
+    if gpu.lost:
+        return Text(f"  {'LOST':<{VERDICT_WIDTH}}", style=tone(app, "error", True))
+    used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
+    share = f" {used / total:.0%}" if used is not None and total else ""
+    text = Text(f" {fmt(used, unit)} / {fmt(total, unit)}{share:>5}")
+    shown, severity = verdict
+    text.append(f"  {shown:<{VERDICT_WIDTH}}", style=severity_style(app, severity) if severity != "info" else "dim")
     return text
 
 

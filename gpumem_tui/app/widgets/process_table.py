@@ -35,7 +35,9 @@ class ProcessTable(DataTable):
             for row_key, cells in rows.items():
                 for column, cell in zip(COLUMNS, cells, strict=True):
                     if self.get_cell(row_key, column) != cell:
-                        self.update_cell(row_key, column, cell)
+                        # a wider value (`6 %` becoming `100 %`) widens its column; columns never shrink
+                        wider = cell.cell_len > self.columns[column].content_width
+                        self.update_cell(row_key, column, cell, update_width=wider)
             return
         keep = self.cursor_row
         self.clear()
