@@ -6,7 +6,7 @@ import argparse
 
 from gpumem_tui.cli.engine_opts import add_engine_options, engine_options, print_engine
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.output import console, print_json, say, table
+from gpumem_tui.cli.output import console, print_json, reader_may_leave, say, table
 from gpumem_tui.cli.planargs import Resolved, add_load_options, add_model_options, plan_input
 from gpumem_tui.planner.records import Plan
 from gpumem_tui.planner.report import cross_check, serving_json, serving_verdict, verdict
@@ -40,14 +40,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--gpus {args.gpus}: {serving.plan.split_problem}")
     extra = found.warnings + ([f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
                               if found.checkpoint and not args.weights else [])
-    if args.json:
-        data = serving_json(serving)
-        data["warnings"] = extra + data["warnings"]
-        print_json(data)
-    elif serving.engine:
-        print_engine_plan(serving, extra)
-    else:
-        print_plan(serving.plan, extra)
+    with reader_may_leave():
+        if args.json:
+            data = serving_json(serving)
+            data["warnings"] = extra + data["warnings"]
+            print_json(data)
+        elif serving.engine:
+            print_engine_plan(serving, extra)
+        else:
+            print_plan(serving.plan, extra)
     return 1 if args.check and not serving.fits else 0
 
 
