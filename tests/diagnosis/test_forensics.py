@@ -60,8 +60,8 @@ def test_the_exit_is_explained_by_what_came_before_it(from_start, catalog, capsy
     report = investigate(RecordingReader(from_start), catalog)
     [explained] = report.exits
     assert explained.code == "engine_exited" and explained.endpoint == "http://127.0.0.1:8000"
-    assert explained.title.startswith("meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0 exited at "
-                                      "2026-01-01 00:04:27 UTC; just before, "
+    assert explained.title.startswith("meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0 exited "
+                                      "between 2026-01-01 00:04:24 and 00:04:27 UTC; just before, "
                                       "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to")
     assert "critical GPU 0: python3 (pid 3100) holds 20.00 GiB beside the engine" in explained.explanation
     capsys.readouterr()
@@ -127,3 +127,9 @@ def test_check_on_the_simulated_node_after_the_exit_names_the_cause(capsys):
     first = json.loads(capsys.readouterr().out)["findings"][0]
     assert first["code"] == "engine_exited" and first["pid"] == 3100
     assert "python3 (pid 3100) grew +20.00 GiB beside it" in first["title"]
+
+
+def test_the_exit_is_placed_between_the_last_sample_alive_and_the_first_gone(capsys):
+    """check samples every 5 s: the title names the interval the exit fell in, not the sample that saw it."""
+    assert main(["check", "--demo", "noisy-neighbour", "--at", "300"]) == 2
+    assert "exited between 2026-01-01 00:04:25 and 00:04:30 UTC;" in capsys.readouterr().out
