@@ -10,7 +10,7 @@ from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.planner.vllm import predict
 from gpumem_tui.planner.vllm.outcome import outcome
-from gpumem_tui.planner.vllm.stated import Stated, release_of, settings_from
+from gpumem_tui.planner.vllm.stated import Stated, assumed, release_of, settings_from
 from gpumem_tui.planner.vllm.versus import versus
 from gpumem_tui.sources.engines.startup_log import StartupLog
 
@@ -23,6 +23,8 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     stated = Stated(**{k: getattr(parsed, k) for k in Stated.model_fields if hasattr(parsed, k)})
     if args.model:
         stated = stated.model_copy(update={"model": args.model})
+    if args.max_model_len:
+        stated = stated.model_copy(update={"max_model_len": args.max_model_len})
     spec = _config_model(args.config) if args.config else None
     if not stated.model and spec is None:
         raise UsageError(f"{args.file}: the log does not name the model; give it with --model ID or --config PATH")
@@ -30,21 +32,26 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     if gpu is None and parsed.total_gpu_memory_gib is None:
         raise UsageError(f"{args.file}: the log does not state the GPU's total memory; name the GPU with --gpu KEY")
     try:
-        prediction = predict(settings_from(catalog, stated, release["version"], gpu, spec))
+        settings = settings_from(catalog, stated, release["version"], gpu, spec)
     except LookupFailed as exc:
         hint = "for a model the catalog does not hold, give its config.json with --config PATH"
         raise UsageError(f"{exc}; {hint}") from None
-    model = spec.id if spec is not None else str(stated.model)
+    prediction, guessed = predict(settings), assumed(stated, settings)
+    model = settings.model.id
     rows = versus(prediction, parsed.model_dump())
     ending = outcome(prediction, parsed.model_dump(), model)
     notes = [release["note"]] if release["note"] else []
     if args.json:
         print_json({"log": parsed.model_dump(mode="json"), "engine": prediction.engine_json(), "notes": notes,
                     "release": {k: release[k] for k in ("version", "source", "family")},
-                    "outcome": ending.model_dump(), "compare": [row.model_dump() for row in rows]})
+                    "assumed": guessed, "outcome": ending.model_dump(),
+                    "compare": [row.model_dump() for row in rows]})
         return 0
     out = console()
-    say(out, f"{model}: vLLM {release['version']}, predicted from the settings the log states", style="bold")
+    also = " and the assumed ones below" if guessed else ""
+    say(out, f"{model}: vLLM {release['version']}, predicted from the settings the log states{also}", style="bold")
+    for line in guessed:
+        say(out, f"  assumed: {line}", style="yellow")
     cells = [[row.label, _num(row.predicted), _num(row.stated), "-" if row.error is None else f"{row.error:+.2%}"]
              for row in rows]
     out.print(table(None, ["", "predicted", "log", "error"], cells, right={1, 2, 3}))

@@ -106,6 +106,21 @@ def quantization_method(stated: str | None, implied: str | None) -> str | None:
     return label
 
 
+def assumed(stated: Stated, settings: EngineSettings) -> list[str]:
+    """The settings a prediction uses that the log does not state: each with its value and where it came
+    from, so a prediction "from the settings the log states" never passes a default off as stated."""
+    said = "the log does not state it"
+    out = []
+    if stated.max_model_len is None:
+        length = settings.max_model_len or settings.model.max_context
+        out.append(f"max_model_len {length:,} (the model's default; {said}) — pass --max-model-len")
+    if stated.tensor_parallel_size is None:
+        out.append(f"tensor_parallel_size {settings.tp} ({said})")
+    if stated.gpu_memory_utilization is None:
+        out.append(f"gpu_memory_utilization {settings.utilization:g} (vLLM's default; {said})")
+    return out
+
+
 def settings_from(catalog: Catalog, stated: Stated, version: str, gpu: GpuSpec | None = None,
                   model: ModelSpec | None = None) -> EngineSettings:
     """EngineSettings for a prediction; the GPU's own total unless the GPU is unknown and a total is stated."""
