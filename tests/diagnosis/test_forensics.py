@@ -7,9 +7,10 @@ import json
 
 import pytest
 
+from gpumem_tui.app.screens.forensics import _who_grew
 from gpumem_tui.cli import main
 from gpumem_tui.findings import Thresholds
-from gpumem_tui.forensics import MAX_POINTS, Investigation, _thin, investigate
+from gpumem_tui.forensics import MAX_POINTS, Investigation, _thin, investigate, result
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 from gpumem_tui.sources.replay import Recorder, RecordingReader
@@ -84,6 +85,11 @@ def test_a_walk_that_keeps_a_minute_stays_a_minute(from_start, catalog):
         assert all(m.offset_s >= walk.history.first_timestamp - walk.start for m in walk.markers)
     # the engine exited more than a minute ago, and its explanation is still there
     assert [f.code for f in walk.findings[:1]] == ["engine_exited"]
+    # its critical onset fell out of the minute: the forensics say so rather than "nothing critical"
+    found = result(walk)
+    assert found.exits and found.first_critical is None and found.critical_forgotten
+    said = str(_who_grew(found, "bold red"))
+    assert "fell out of the" in said and "Nothing critical" not in said
 
 
 def test_the_notebook_grew_before_the_first_critical_finding(noisy_recording, catalog):
