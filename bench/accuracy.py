@@ -25,8 +25,9 @@ def main(path: Path) -> int:
     catalog, cases = load_catalog(), json.loads(path.read_text())
     rows, kv_errors, weight_errors, misses = [], [], [], []
     for index, case in enumerate(cases):
-        version = release_of(case.get("vllm_version"), case["log_lines"])
-        if case.get("kv_cache_gib") is None or version is None:
+        release = release_of(case.get("vllm_version"), case["log_lines"])
+        version = release["version"]
+        if case.get("kv_cache_gib") is None or release["source"] == "default":
             continue
         if " " in (case.get("model") or ""):
             print(f"#{index:<2} skipped: the source names no exact model ({case['model']})")

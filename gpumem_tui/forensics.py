@@ -66,6 +66,8 @@ class Forensics(_Frozen):
     """Unexpected growth first, then the largest; empty when nothing critical was ever found."""
     exits: list[Finding] = []
     """Why each engine that exited (and stayed down) did, as the findings on screen say it."""
+    critical_forgotten: bool = False
+    """A critical finding was raised before the minutes kept: the first critical here is not the first."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,8 @@ class Investigation:
         self.open_findings: set[tuple] = set()
         self.criticals: deque[tuple[float, Finding, Moment]] = deque()
         """Where a critical finding was first raised (offset, the finding, the moment), oldest first."""
+        self.critical_forgotten = False
+        """Whether a critical onset fell out of the minutes kept."""
         self.alive: dict[str, Moment] = {}
         """Endpoint -> the last sample in which its processes held GPU memory."""
         self.exits: dict[str, Finding] = {}
@@ -248,6 +252,7 @@ class Investigation:
             self.markers.popleft()
         while self.criticals and self.criticals[0][0] < kept_from:
             self.criticals.popleft()
+            self.critical_forgotten = True
         for key in [k for k in self.names if k not in self.history.process_points]:
             del self.names[key]
 
@@ -299,6 +304,7 @@ def result(walk: Investigation) -> Forensics:
         markers=[m.model_copy(update={"offset_s": m.offset_s - shift}) for m in walk.markers],
         who_grew=[] if moment is None else walk.who_grew_before(moment, moment.sample.timestamp - window),
         exits=list(walk.exits.values()),
+        critical_forgotten=walk.critical_forgotten,
     )
 
 

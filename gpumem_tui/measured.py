@@ -64,9 +64,5 @@ def measured_slices(sample: Sample, gpu: GpuRecord) -> list[MeasuredSlice]:
     return slices
 
 
-def unattributed_bytes(sample: Sample, gpu: GpuRecord) -> int:
-    return sum(s.bytes for s in measured_slices(sample, gpu) if s.kind == "unattributed")
-
-
 def _label(process: ProcessRecord) -> str:
     return process.name or f"pid {process.pid}"

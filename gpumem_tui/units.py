@@ -39,16 +39,6 @@ def parse_size(text: str) -> int:
     return round(value * factor)
 
 
-def to_gb(n_bytes: float) -> float:
-    """Bytes as decimal gigabytes (10^9)."""
-    return n_bytes / GB
-
-
-def to_gib(n_bytes: float) -> float:
-    """Bytes as binary gibibytes (2^30)."""
-    return n_bytes / GIB
-
-
 def fmt(n_bytes: float | None, unit: Unit = "GB", digits: int = 1) -> str:
     """`141.2 GB` or `131.5 GiB`; a missing reading prints as `n/a`."""
     if n_bytes is None or (isinstance(n_bytes, float) and math.isnan(n_bytes)):

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from gpumem_tui import __version__
 from gpumem_tui.cli import catalog_cmd, check_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
 from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report
+from gpumem_tui.cli.output import stdout_gone
 from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
 
@@ -61,7 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        # The reader left before the output ended (`| head`); a command whose exit status says something
+        # (check, plan --check) computes it before printing and keeps it (output.reader_may_leave).
+        # Where the command had not got that far, check says UNKNOWN rather than OK.
+        stdout_gone()
+        return check_cmd.UNKNOWN if command == "check" else 0
     except Exception as exc:  # noqa: BLE001 - every expected failure maps to one line and an exit code
         command = command or getattr(exc, "command", None)
         if command in FAILURE_HANDLERS:

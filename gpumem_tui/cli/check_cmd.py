@@ -20,7 +20,7 @@ from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
 from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report
-from gpumem_tui.cli.output import console, print_json
+from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.findings import Thresholds, worst
 from gpumem_tui.overlays import ManualPlan
@@ -71,13 +71,15 @@ def run(args: argparse.Namespace) -> int:
     checked = _check(args, catalog, manual_plan(args, catalog), Thresholds())
     for warning in checked.warnings:
         print(f"gpumem-tui: warning: {warning}", file=sys.stderr)
-    if args.json:
-        print_json(to_json(checked))
-    else:
-        out = console()
-        out.file.write(check_view.rendered(checked, out, args.verbose))
-        out.file.flush()
-    return exit_code(checked.findings)
+    code = exit_code(checked.findings)
+    with reader_may_leave():
+        if args.json:
+            print_json(to_json(checked))
+        else:
+            out = console()
+            out.file.write(check_view.rendered(checked, out, args.verbose))
+            out.file.flush()
+    return code
 
 
 def failed(exc: Exception) -> int:

@@ -62,7 +62,13 @@ async def from_demo(
     where = f"simulated node '{scenario.name}' at {at:g} s"
     if manual is None and plan is not None:
         where += f", against the plan it was made with ({plan.quantization or 'native precision'})"
-    return Checked(walk.previous, walk.plans, walk.findings, walk.previous.source, where)
+    return checked(walk, walk.previous.source, where)
+
+
+def checked(walk: Investigation, source: str, where: str, warnings: list[str] | None = None) -> Checked:
+    """The check of a walk (a demo stepped to --at, a recording read to --at): its last sample, plans and
+    findings, and its forensics, built alike for both."""
+    return Checked(walk.previous, walk.plans, walk.findings, source, where, result(walk), warnings or [])
 
 
 def _first_moment(scenario: Scenario, at: float, history_s: float) -> float:
@@ -92,7 +98,7 @@ def from_replay(
     if at is not None and at > walk.offset:
         warnings.append(f"--at {at:g} is past the end of the recording ({walk.offset:g} s); checking the last sample")
     where = f"replay of {path} at {walk.offset:g} s"
-    return Checked(walk.previous, walk.plans, walk.findings, f"replay:{path}", where, result(walk), warnings)
+    return checked(walk, f"replay:{path}", where, warnings)
 
 
 async def from_live(

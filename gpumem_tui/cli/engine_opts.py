@@ -7,7 +7,7 @@ import argparse
 from rich.text import Text
 
 from gpumem_tui.cli.output import say, table
-from gpumem_tui.cli.planargs import Resolved, count, size
+from gpumem_tui.cli.planargs import Resolved, count, size, vllm_version
 from gpumem_tui.planner.serving import EngineOptions
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction
 from gpumem_tui.units import GIB
@@ -17,7 +17,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("engine sizing (--engine vllm)")
     group.add_argument("--engine", choices=["vllm"],
                        help="decide by the engine's own sizing (split, verdict, most users, longest context)")
-    group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}")
+    group.add_argument("--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z",
+                       help=f"default {DEFAULT_VERSION}")
     group.add_argument("--pp", type=count(1), default=1, metavar="N", help="pipeline-parallel stages")
     group.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32")
     group.add_argument("--max-num-seqs", type=count(1), metavar="N", help="default: the release's, by GPU memory")

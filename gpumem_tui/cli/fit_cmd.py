@@ -9,7 +9,7 @@ from rich.text import Text
 
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.output import console, print_json, table
-from gpumem_tui.cli.planargs import count, fraction, size
+from gpumem_tui.cli.planargs import count, fraction, kv_dtype, size, vllm_version
 from gpumem_tui.planner.fit import DEFAULT_CONTEXT, DEFAULT_USERS, FitCell, fit_matrix
 from gpumem_tui.planner.serving import EngineOptions
 from gpumem_tui.planner.vllm import DEFAULT_VERSION
@@ -31,18 +31,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--gpus", nargs="*", action=_GpusIsACount, help=argparse.SUPPRESS)
     parser.add_argument("--weights", nargs="+", default=DEFAULT_FORMATS, metavar="FMT",
                         help=f"weight formats, one row each (default: {' '.join(DEFAULT_FORMATS)})")
-    parser.add_argument("--users", type=count(0), default=DEFAULT_USERS, metavar="N",
+    parser.add_argument("--users", type=count(1), default=DEFAULT_USERS, metavar="N",
                         help=f"conversations at once (default {DEFAULT_USERS})")
     parser.add_argument("--context", type=count(1), default=DEFAULT_CONTEXT, metavar="TOKENS",
                         help=f"tokens per conversation (default {DEFAULT_CONTEXT:,})")
     parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F",
                         help="share of each GPU to fill (default 0.9)")
     parser.add_argument("--overhead", type=size, default=4 * 10**9, metavar="SIZE", help="per GPU (default 4GB)")
-    parser.add_argument("--kv-dtype", metavar="DT", help="KV dtype for every row (default: 16-bit for 16-bit "
-                        "weights, fp8 otherwise)")
+    parser.add_argument("--kv-dtype", type=kv_dtype, metavar="DT",
+                        help="KV dtype for every row (default: 16-bit for 16-bit weights, fp8 otherwise)")
     parser.add_argument("--engine", choices=["vllm"], help="the fewest GPUs by the engine's own sizing, as "
                         "`plan --engine` searches them (default: the plain method)")
-    parser.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}")
+    parser.add_argument("--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z",
+                        help=f"default {DEFAULT_VERSION}")
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON: one object per cell")
     parser.set_defaults(run=run)

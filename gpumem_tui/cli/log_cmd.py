@@ -8,6 +8,7 @@ from pathlib import Path
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.log_compare import run_compare
 from gpumem_tui.cli.output import console, print_json, say, table
+from gpumem_tui.cli.planargs import count, vllm_version
 from gpumem_tui.sources.engines.logoom import details
 from gpumem_tui.sources.engines.logparse import parse_log
 from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, StartupLog
@@ -46,7 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", metavar="PATH",
                         help="with --compare: the model's config.json (or directory, or cached HF id), for a "
                         "model the catalog does not hold")
-    parser.add_argument("--vllm-version", metavar="X.Y.Z", help="with --compare: when the log does not say")
+    parser.add_argument("--max-model-len", type=count(1), metavar="TOKENS",
+                        help="with --compare: when the log does not state it (default: the model's own)")
+    parser.add_argument("--vllm-version", type=vllm_version, metavar="X.Y.Z",
+                        help="with --compare: when the log does not say")
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.set_defaults(run=run)
 

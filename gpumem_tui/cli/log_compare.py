@@ -8,11 +8,10 @@ from gpumem_tui.catalog import LookupFailed, ModelSpec, load_catalog
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
-from gpumem_tui.planner.vllm import DEFAULT_VERSION, predict
+from gpumem_tui.planner.vllm import predict
 from gpumem_tui.planner.vllm.outcome import outcome
-from gpumem_tui.planner.vllm.stated import Stated, settings_from
+from gpumem_tui.planner.vllm.stated import Stated, assumed, release_of, settings_from
 from gpumem_tui.planner.vllm.versus import versus
-from gpumem_tui.planner.vllm.wording import release_from_wording
 from gpumem_tui.sources.engines.startup_log import StartupLog
 
 
@@ -20,10 +19,12 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     if parsed.engine != "vllm":
         raise UsageError(f"{args.file}: --compare predicts vLLM startups; this log is {parsed.engine or 'unknown'}")
     catalog = load_catalog(args.catalog)
-    release = _release(args, parsed, text.splitlines())
+    release = release_of(parsed.vllm_version, text.splitlines(), args.vllm_version)
     stated = Stated(**{k: getattr(parsed, k) for k in Stated.model_fields if hasattr(parsed, k)})
     if args.model:
         stated = stated.model_copy(update={"model": args.model})
+    if args.max_model_len:
+        stated = stated.model_copy(update={"max_model_len": args.max_model_len})
     spec = _config_model(args.config) if args.config else None
     if not stated.model and spec is None:
         raise UsageError(f"{args.file}: the log does not name the model; give it with --model ID or --config PATH")
@@ -31,21 +32,26 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     if gpu is None and parsed.total_gpu_memory_gib is None:
         raise UsageError(f"{args.file}: the log does not state the GPU's total memory; name the GPU with --gpu KEY")
     try:
-        prediction = predict(settings_from(catalog, stated, release["version"], gpu, spec))
+        settings = settings_from(catalog, stated, release["version"], gpu, spec)
     except LookupFailed as exc:
         hint = "for a model the catalog does not hold, give its config.json with --config PATH"
         raise UsageError(f"{exc}; {hint}") from None
-    model = spec.id if spec is not None else str(stated.model)
+    prediction, guessed = predict(settings), assumed(stated, settings)
+    model = settings.model.id
     rows = versus(prediction, parsed.model_dump())
     ending = outcome(prediction, parsed.model_dump(), model)
     notes = [release["note"]] if release["note"] else []
     if args.json:
         print_json({"log": parsed.model_dump(mode="json"), "engine": prediction.engine_json(), "notes": notes,
                     "release": {k: release[k] for k in ("version", "source", "family")},
-                    "outcome": ending.model_dump(), "compare": [row.model_dump() for row in rows]})
+                    "assumed": guessed, "outcome": ending.model_dump(),
+                    "compare": [row.model_dump() for row in rows]})
         return 0
     out = console()
-    say(out, f"{model}: vLLM {release['version']}, predicted from the settings the log states", style="bold")
+    also = " and the assumed ones below" if guessed else ""
+    say(out, f"{model}: vLLM {release['version']}, predicted from the settings the log states{also}", style="bold")
+    for line in guessed:
+        say(out, f"  assumed: {line}", style="yellow")
     cells = [[row.label, _num(row.predicted), _num(row.stated), "-" if row.error is None else f"{row.error:+.2%}"]
              for row in rows]
     out.print(table(None, ["", "predicted", "log", "error"], cells, right={1, 2, 3}))
@@ -56,22 +62,6 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     for note in notes + [w for w in prediction.warnings if w not in shown]:
         say(out, f"  ! {note}", style="yellow")
     return 0
-
-
-def _release(args: argparse.Namespace, parsed: StartupLog, lines: list[str]) -> dict:
-    """The release whose rules the prediction follows, where that came from, and a note when it was not named."""
-    if args.vllm_version:
-        return {"version": args.vllm_version, "source": "given", "family": None, "note": None}
-    if parsed.vllm_version:
-        return {"version": parsed.vllm_version, "source": "log", "family": None, "note": None}
-    inferred = release_from_wording(lines)
-    if inferred is None:
-        return {"version": DEFAULT_VERSION, "source": "default", "family": None,
-                "note": f"the log does not name its vLLM version and its wording does not tell: predicting "
-                        f"{DEFAULT_VERSION} — pass --vllm-version to choose"}
-    return {"version": inferred.version, "source": "wording", "family": inferred.family,
-            "note": f"release inferred from the log's wording: {inferred.family}, predicted with "
-                    f"{inferred.version}'s rules — pass --vllm-version to override"}
 
 
 def _config_model(where: str) -> ModelSpec:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -53,6 +56,25 @@ class TrimmedLines(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self._target, "encoding", None) or "utf-8"
+
+
+@contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """Wrap a command's printing: a reader that stops early (`| head -1`) cuts the output short but does
+    not change the exit status the command computed before printing."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        stdout_gone()
+
+
+def stdout_gone() -> None:
+    """After a broken pipe: point stdout at /dev/null, so that what is still buffered is dropped quietly
+    instead of failing again at exit (Python would then print a warning and exit 120)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def table(title: str | None, headers: list[str], rows: list[list[Any]], right: set[int] | None = None) -> Table:

@@ -6,7 +6,7 @@ import argparse
 
 from gpumem_tui.cli.engine_opts import add_engine_options, engine_options, print_engine
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.output import console, print_json, say, table
+from gpumem_tui.cli.output import console, print_json, reader_may_leave, say, table
 from gpumem_tui.cli.planargs import Resolved, add_load_options, add_model_options, plan_input
 from gpumem_tui.planner.records import Plan
 from gpumem_tui.planner.report import cross_check, serving_json, serving_verdict, split_reason, verdict
@@ -41,15 +41,16 @@ def run(args: argparse.Namespace) -> int:
     why = split_reason(inp, serving, engine)
     extra = found.warnings + ([f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
                               if found.checkpoint and not args.weights else [])
-    if args.json:
-        data = serving_json(serving)
-        data["warnings"] = extra + data["warnings"]
-        data["split_reason"] = why
-        print_json(data)
-    elif serving.engine:
-        print_engine_plan(serving, extra, why)
-    else:
-        print_plan(serving.plan, extra, why)
+    with reader_may_leave():
+        if args.json:
+            data = serving_json(serving)
+            data["warnings"] = extra + data["warnings"]
+            data["split_reason"] = why
+            print_json(data)
+        elif serving.engine:
+            print_engine_plan(serving, extra, why)
+        else:
+            print_plan(serving.plan, extra, why)
     return 1 if args.check and not serving.fits else 0
 
 

@@ -10,10 +10,11 @@ from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_con
 from gpumem_tui.catalog.safetensors import CheckpointBytes, checkpoint_bytes
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.overlays import ManualPlan
-from gpumem_tui.planner.dtypes import kv_dtype_bytes
+from gpumem_tui.planner.dtypes import PlanInputError, kv_dtype_bytes
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.serving import resolve_weights
 from gpumem_tui.planner.vllm import DEFAULT_VERSION
+from gpumem_tui.planner.vllm.versions import known_version
 from gpumem_tui.units import GIB, parse_fraction, parse_size
 
 
@@ -45,6 +46,23 @@ def seconds(minimum: float = 0.0, maximum: float = 10**7):
         return value
 
     return parse
+
+
+def kv_dtype(text: str) -> str:
+    """A KV-cache dtype the planner sizes (auto, fp8, ...), as typed."""
+    try:
+        kv_dtype_bytes(text)
+    except PlanInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def vllm_version(text: str) -> str:
+    """A vLLM release whose sizing rules the planner knows."""
+    try:
+        return known_version(text)
+    except PlanInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def overhead(text: str) -> tuple[int, float | None]:
@@ -108,12 +126,13 @@ def add_model_options(parser: argparse.ArgumentParser, gpu_required: bool = True
 
 def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=count(1), metavar="N", help="GPUs in the split (default: the fewest of 1/2/4/8)")
-    parser.add_argument("--kv-dtype", default="auto", metavar="DT", help="KV-cache dtype: auto (16-bit), fp8, ...")
+    parser.add_argument("--kv-dtype", type=kv_dtype, default="auto", metavar="DT",
+                        help="KV-cache dtype: auto (16-bit), fp8, ...")
     parser.add_argument("--context", action=SameSetting, type=count(1), default=8192, metavar="TOKENS",
                         help="tokens per conversation: the engine's --max-model-len")
     parser.add_argument("--max-model-len", dest="context", action=SameSetting, type=count(1), metavar="TOKENS",
                         help="the same as --context")
-    parser.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations at once")
+    parser.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at once")
     parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F", help="share of each GPU to fill")
     parser.add_argument("--overhead", type=overhead, default=(4 * 10**9, None), metavar="SIZE|PCT",
                         help="runtime overhead per GPU: a size (4GB) or a share of weights+KV (10%%)")
@@ -163,7 +182,6 @@ class Resolved:
 
 
 def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
-    kv_dtype_bytes(args.kv_dtype)
     fixed, share = args.overhead
     exact = found.checkpoint.total_bytes if found.checkpoint and not args.weights else None
     return PlanInput(model=found.model, gpu=found.gpu, weights_format=found.format, kv_dtype=args.kv_dtype,
@@ -181,16 +199,17 @@ def add_plan_options(group, what: str) -> None:
                        help="weight format of the plan: bf16, fp8, int8, int4, mxfp4, or a vLLM method (awq)")
     group.add_argument("--quantization", dest="weights", action=SameSetting, metavar="METHOD",
                        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, awq")
-    group.add_argument("--kv-dtype", default="auto", metavar="DT", help="KV cache dtype of the plan (auto, fp8)")
+    group.add_argument("--kv-dtype", type=kv_dtype, default="auto", metavar="DT",
+                       help="KV cache dtype of the plan (auto, fp8)")
     group.add_argument("--context", action=SameSetting, type=count(1), metavar="TOKENS",
                        help="max model length of the plan")
     group.add_argument("--max-model-len", dest="context", action=SameSetting, type=count(1), metavar="TOKENS",
                        help="the same as --context")
-    group.add_argument("--users", type=count(0), default=1, metavar="N", help="conversations at that length")
+    group.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at that length")
     group.add_argument("--utilization", type=fraction, default=0.9, metavar="F",
                        help="--gpu-memory-utilization of the plan (default 0.9)")
     group.add_argument("--gpus", type=count(1), metavar="N", help="split of the plan")
-    group.add_argument("--vllm-version", default=DEFAULT_VERSION, metavar="X.Y.Z",
+    group.add_argument("--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z",
                        help=f"release whose sizing rules the plan follows (default {DEFAULT_VERSION})")
     group.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
 

@@ -21,6 +21,12 @@ def clock(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def between(first: float, last: float) -> str:
+    """`between 2026-01-01 00:04:25 and 00:04:30 UTC`: the exit fell between two samples, not at either."""
+    start, end = clock(first).removesuffix(" UTC"), clock(last)
+    return f"between {start} and {end[11:] if end[:10] == start[:10] else end}"
+
+
 def engine_exited(
     url: str,
     name: str,
@@ -43,7 +49,7 @@ def engine_exited(
     clauses = [_blame(top)] if top else [active[0].title] if active and not lost else []
     if free and free_low:
         clauses.append(f"free memory on GPU {free[0]} fell to {gib(free[1])}")
-    title = f"{name} exited at {clock(gone)}"
+    title = f"{name} exited {between(last_seen, gone)}"
     if lost:
         title += f": its {gpu_listing(list(lost))} was lost"
         title += f"; just before, {' and '.join(clauses)}" if clauses else ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from gpumem_tui.planner.records import Plan
 from gpumem_tui.planner.vllm import EnginePrediction
 from gpumem_tui.units import GIB
 
@@ -43,31 +42,6 @@ class GpuOverlay(BaseModel):
     @property
     def free_bytes(self) -> int:
         return sum(band.bytes for band in self.bands if band.kind in ("reserve", "spare"))
-
-
-def overlay_from_plan(plan: Plan, capacity_bytes: int, label: str, title: str) -> GpuOverlay:
-    """The generic planner's bands: weights, KV, overhead, spare, the share utilization leaves."""
-    kinds = {
-        "weights": "weights",
-        "kv_cache": "kv",
-        "overhead": "runtime",
-        "spare": "spare",
-        "reserved_by_utilization": "reserve",
-    }
-    names = {
-        "weights": "weights",
-        "kv_cache": "KV cache",
-        "overhead": "overhead",
-        "spare": "spare",
-        "reserved_by_utilization": "left by utilization",
-    }
-    bands = [PlannedBand(name=names[b.name], kind=kinds[b.name], bytes=b.bytes) for b in plan.per_gpu.bands]
-    bands = _fit(bands, capacity_bytes)
-    used = sum(b.bytes for b in bands if b.kind in ("weights", "kv", "runtime"))
-    kv = next(b.bytes for b in bands if b.kind == "kv")
-    return GpuOverlay(
-        label=label, title=title, capacity_bytes=capacity_bytes, bands=bands, engine_bytes=used, kv_pool_bytes=kv
-    )
 
 
 def overlay_from_engine(p: EnginePrediction, capacity_bytes: int, tp: int, label: str, title: str) -> GpuOverlay:

@@ -44,10 +44,10 @@ def serving_verdict(s: Serving) -> str:
     if s.engine is None:
         return verdict(s.plan)
     inp, e, p = s.plan.input, s.engine, s.engine.prediction
-    where, by = f"{e.tp} x {inp.gpu.key}", f"by vLLM {p.version}'s own sizing"
+    where, by = f"{e.gpus} x {inp.gpu.key}", f"by vLLM {p.version}'s own sizing"
     pool = f"its KV pool holds {e.pool_tokens:,} tokens, {inp.users:,} x {inp.context:,} = {e.needed_tokens:,} needed"
     if s.plan.split_problem:
-        head = f"Cannot split over {e.tp} GPUs: {s.plan.split_problem}."
+        head = f"Cannot split over {e.gpus} GPUs: {s.plan.split_problem}."
     elif not e.starts:
         head = f"Does not start on {where} {by}: {p.failures[0]}."
     elif e.fits:

@@ -93,6 +93,12 @@ class EngineAnswer(_Frozen):
     """The engine's own answer on one split: does it start, does its KV pool hold the load, what else it holds."""
 
     tp: int
+    pp: int = 1
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the launch takes: tensor-parallel ranks x pipeline stages."""
+        return self.tp * self.pp
     prediction: EnginePrediction
     pool_tokens: int
     """Tokens the KV pool holds ("GPU KV cache size"), 0 when the launch fails for lack of memory."""
@@ -114,23 +120,27 @@ def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswe
     longest = None
     if inp.users:
         longest = min(pool // inp.users, inp.model.max_context or pool // inp.users)
-    return EngineAnswer(tp=tp, prediction=prediction, pool_tokens=pool, starts=starts,
+    return EngineAnswer(tp=tp, pp=engine.pp, prediction=prediction, pool_tokens=pool, starts=starts,
                         fits=starts and needed <= pool, max_users_at_context=pool // inp.context if starts else 0,
                         max_context_at_users=longest, needed_tokens=needed)
 
 
 def engine_fewest(inp: PlanInput, engine: EngineOptions) -> int | None:
-    """The smallest valid split of 1, 2, 4 or 8 on which the engine starts and holds the load, or None."""
+    """The fewest GPUs (tensor-parallel 1, 2, 4 or 8, times the pipeline stages) on which the engine starts
+    and holds the load, or None."""
     for tp in SPLITS:
         if split_problem(inp.model, tp, inp.kv_heads) is None and engine_answer(inp, engine, tp).fits:
-            return tp
+            return tp * engine.pp
     return None
 
 
 def engine_split(inp: PlanInput, engine: EngineOptions, fewest: int | None = None) -> int:
-    """The split a plan is for: the one given, else the engine's fewest (`fewest` when already searched),
-    else 8."""
-    return inp.gpus or fewest or engine_fewest(inp, engine) or SPLITS[-1]
+    """The tensor-parallel size a plan is for: the GPUs given over the pipeline stages, else the engine's
+    fewest (`fewest` when already searched, in GPUs), else 8."""
+    gpus = inp.gpus or fewest or engine_fewest(inp, engine) or SPLITS[-1] * engine.pp
+    if gpus % engine.pp:
+        raise PlanInputError(f"{gpus} GPUs do not divide into {engine.pp} pipeline stages")
+    return gpus // engine.pp
 
 
 class Serving(_Frozen):
@@ -175,7 +185,7 @@ class Serving(_Frozen):
         """Plain: usable - weights - KV on all GPUs. Engine: that share of its KV pool, in bytes, on all GPUs."""
         if self.engine is None:
             return self.plan.spare_bytes
-        pool = max(0, self.engine.prediction.kv_cache_bytes) * self.engine.tp
+        pool = max(0, self.engine.prediction.kv_cache_bytes) * self.engine.gpus
         return round(pool * self.spare_fraction) if self.engine.pool_tokens else 0
 
     @property
@@ -194,5 +204,5 @@ def serve(inp: PlanInput, engine: EngineOptions | None = None) -> Serving:
         return Serving(method="plain", plan=make_plan(inp))
     fewest = engine_fewest(inp, engine)
     tp = engine_split(inp, engine, fewest)
-    return Serving(method=engine.name, plan=make_plan(inp.model_copy(update={"gpus": tp})),
+    return Serving(method=engine.name, plan=make_plan(inp.model_copy(update={"gpus": tp * engine.pp})),
                    engine=engine_answer(inp, engine, tp), engine_fewest_gpus=fewest)

@@ -33,7 +33,7 @@ async def test_the_cause_of_the_exit_stays_on_screen_and_check_replay_says_the_s
     assert "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to" in live.title
     assert live.severity == "critical" and live.pid == 3100 and live.gpu_index == 0
     assert "expected (planned: loading / KV pool)" in live.explanation
-    assert "exited at" in shown and "python3 (pid 3100) grew +20.00 GiB beside it" in " ".join(shown.split())
+    assert "exited between" in shown and "python3 (pid 3100) grew +20.00 GiB beside it" in " ".join(shown.split())
     capsys.readouterr()
     assert main(["check", "--replay", str(path), "--json"]) == 2
     replayed = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "engine_exited"]

@@ -109,7 +109,7 @@ def test_json_lists_findings_with_the_documented_keys(capsys):
     assert main(["check", "--demo", "noisy-neighbour", "--at", "48", "--json"]) == 2
     data = json.loads(capsys.readouterr().out)
     assert data["schema"] == "gpumem-tui.check/1" and data["worst"] == "critical"
-    assert data["forensics"] is None
+    assert data["forensics"]["first_critical_offset_s"] == 8.0  # a demo walks its minutes (from 40 s) as a replay does
     for finding in data["findings"]:
         assert {"severity", "code", "title", "explanation", "try_this", "gpu_index", "pid", "endpoint"} <= set(finding)
     assert {"foreign_process", "headroom_low"} <= {f["code"] for f in data["findings"]}

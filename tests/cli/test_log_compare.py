@@ -62,11 +62,11 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_the_title_names_the_model_given_with_model(capsys):
-    """The log names no model; the title used to print `None` for the one given with --model."""
+    """The log names no model; the title names the model --model resolves to (the catalog's id), never None."""
     path = DATA / "vllm_0.6.4_v0_llama-3.1-8b_no_model.log"
     assert main(["log", str(path), "--compare", "--model", "llama-3-8b"]) == 0
     title = capsys.readouterr().out.splitlines()[0]
-    assert title.startswith("llama-3-8b: vLLM 0.6.4") and "None" not in title
+    assert title.startswith("meta-llama/Meta-Llama-3-8B: vLLM 0.6.4") and "None" not in title
 
 
 def test_a_log_that_started_is_never_told_it_will_fail(capsys):
@@ -101,3 +101,21 @@ def test_an_old_v0_log_is_predicted_with_its_release_and_says_so(capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["release"]["source"] == "given" and out["notes"] == [] and out["engine"]["version"] == "0.6.3"
+
+
+def test_compare_lists_what_the_log_does_not_state(tmp_path, capsys):
+    """Case 4 ('ok, 35k, truncated') states no max_model_len: the 131,072 the prediction uses is the model's
+    default and is listed as assumed; given with --max-model-len it is no longer assumed. The title names
+    the model resolved, not the alias typed."""
+    path = str(write_case(tmp_path, 4))
+    assert main(["log", path, "--compare", "--model", "llama-3.1-8b-instruct"]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("meta-llama/Llama-3.1-8B-Instruct: vLLM ") and "the assumed ones below" in first
+    assert "assumed: max_model_len 131,072 (the model's default; the log does not state it) — pass --max-model-len" \
+        in out
+    assert main(["log", path, "--compare", "--model", "llama-3.1-8b-instruct", "--max-model-len", "35000",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert not [line for line in data["assumed"] if "max_model_len" in line]
+    assert data["engine"]["max_model_len"] == 35000

@@ -53,7 +53,7 @@ def test_check_exits_1_when_it_does_not_fit(capsys):
     (["plan", "--model", "llama-3.1-7b", "--gpu", "h100"], "closest: meta-llama/Llama-3.1-70B"),
     (["plan", "--model", "llama-3.1-8b", "--gpu", "h1000"], "unknown GPU 'h1000'; closest: H100"),
     (["plan", "--model", "llama-3.1-8b", "--gpu-memory", "80"], "write a number and a unit"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--users", "-3"], "must be from 0 to"),
+    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--users", "-3"], "must be from 1 to"),
     (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--overhead", "lots"], "cannot read size"),
     (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--kv-dtype", "fp7"], "unknown KV dtype"),
     (["plan", "--model", "llama-3.1-8b"], "--gpu KEY"),

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
+from gpumem_tui.app.screens.forensics import _who_grew
 from gpumem_tui.cli import main
 from gpumem_tui.findings import Thresholds
-from gpumem_tui.forensics import MAX_POINTS, Investigation, _thin, investigate
+from gpumem_tui.forensics import MAX_POINTS, Investigation, _thin, investigate, result
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 from gpumem_tui.sources.replay import Recorder, RecordingReader
@@ -60,8 +61,8 @@ def test_the_exit_is_explained_by_what_came_before_it(from_start, catalog, capsy
     report = investigate(RecordingReader(from_start), catalog)
     [explained] = report.exits
     assert explained.code == "engine_exited" and explained.endpoint == "http://127.0.0.1:8000"
-    assert explained.title.startswith("meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0 exited at "
-                                      "2026-01-01 00:00:57 UTC; just before, "
+    assert explained.title.startswith("meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0 exited "
+                                      "between 2026-01-01 00:00:56 and 00:00:57 UTC; just before, "
                                       "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to")
     assert "critical GPU 0: python3 (pid 3100) holds 20.00 GiB beside the engine" in explained.explanation
     capsys.readouterr()
@@ -84,6 +85,11 @@ def test_a_walk_that_keeps_a_minute_stays_a_minute(from_start, catalog):
         assert all(m.offset_s >= walk.history.first_timestamp - walk.start for m in walk.markers)
     # the engine exited more than a minute ago, and its explanation is still there
     assert [f.code for f in walk.findings[:1]] == ["engine_exited"]
+    # its critical onset fell out of the minute: the forensics say so rather than "nothing critical"
+    found = result(walk)
+    assert found.exits and found.first_critical is None and found.critical_forgotten
+    said = str(_who_grew(found, "bold red"))
+    assert "fell out of the" in said and "Nothing critical" not in said
 
 
 def test_the_notebook_grew_before_the_first_critical_finding(noisy_recording, catalog):
@@ -127,3 +133,9 @@ def test_check_on_the_simulated_node_after_the_exit_names_the_cause(capsys):
     first = json.loads(capsys.readouterr().out)["findings"][0]
     assert first["code"] == "engine_exited" and first["pid"] == 3100
     assert "python3 (pid 3100) grew +20.00 GiB beside it" in first["title"]
+
+
+def test_the_exit_is_placed_between_the_last_sample_alive_and_the_first_gone(capsys):
+    """check samples every 5 s: the title names the interval the exit fell in, not the sample that saw it."""
+    assert main(["check", "--demo", "noisy-neighbour", "--at", "300"]) == 2
+    assert "exited between 2026-01-01 00:00:55 and 00:01:00 UTC;" in capsys.readouterr().out

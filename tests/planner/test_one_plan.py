@@ -11,12 +11,17 @@ import pytest
 from gpumem_tui.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.cli import build_parser, main
 from gpumem_tui.cli.planargs import manual_plan
+from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 
-GRID = list(itertools.product(["llama-3.1-8b", "llama-3.1-70b", "gemma-2-27b", "gpt-oss-120b"],
-                              ["l4", "a100", "h100"], ["bf16", "fp8", "int4"], [4096, 32768]))
+FULL_GRID = list(itertools.product(["llama-3.1-8b", "llama-3.1-70b", "gemma-2-27b", "gpt-oss-120b"],
+                                   ["l4", "a100", "h100"], ["bf16", "fp8", "int4"], [4096, 32768],
+                                   [1, 2], [None, 2], ["auto", "fp8"]))
+GRID = FULL_GRID[::7]  # every 7th: each model, GPU, format, length, stage count, split and KV dtype appears
 USERS = 8
+SPLITS = (1, 2, 4, 8)
+METHODS = {"bf16": "none", "fp8": "fp8", "int4": "w4a16"}  # vLLM's --quantization for a format not shipped
 
 
 def plan_json(capsys, *argv) -> dict:
@@ -24,23 +29,38 @@ def plan_json(capsys, *argv) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("model, gpu, weights, context", GRID)
-def test_the_verdict_never_contradicts_the_engines_own_prediction(capsys, model, gpu, weights, context):
+def fits_by_hand(catalog, model, gpu, weights, context, kv_dtype, tp, pp) -> bool:
+    """vLLM's own prediction, called directly: the launch starts and its pool holds USERS x context."""
+    spec = catalog.model(model)
+    shipped = spec.checkpoint_format or "bf16"
+    settings = EngineSettings(model=spec, gpu=catalog.gpu(gpu), tp=tp, pp=pp, kv_cache_dtype=kv_dtype,
+                              quantization=None if weights == shipped else METHODS[weights], max_model_len=context)
+    prediction = predict(settings)
+    return not prediction.failures and prediction.kv_cache_tokens >= USERS * context
+
+
+@pytest.mark.parametrize("model, gpu, weights, context, pp, gpus, kv_dtype", GRID)
+def test_the_verdict_is_vllms_own_prediction_on_tp_times_pp_gpus(capsys, catalog, model, gpu, weights, context,
+                                                                  pp, gpus, kv_dtype):
     argv = ["--model", model, "--gpu", gpu, "--weights", weights, "--context", str(context), "--users", str(USERS),
-            "--engine", "vllm"]
+            "--engine", "vllm", "--pp", str(pp), "--kv-dtype", kv_dtype] + (["--gpus", str(gpus)] if gpus else [])
     plan = plan_json(capsys, *argv)
-    engine = plan["engine"]
-    starts = not engine["failures"]
-    assert plan["fits"] == (starts and engine["kv_cache_tokens"] >= USERS * context)
+    if gpus is None:
+        fewest = next((tp for tp in SPLITS if fits_by_hand(catalog, model, gpu, weights, context, kv_dtype, tp, pp)),
+                      None)
+        assert plan["fewest_gpus"] == (fewest * pp if fewest else None)
+        assert plan["gpus"] == (fewest or SPLITS[-1]) * pp
+    else:
+        assert plan["gpus"] == gpus
+    tp = plan["gpus"] // pp
+    assert plan["fits"] == fits_by_hand(catalog, model, gpu, weights, context, kv_dtype, tp, pp)
     assert plan["method"] == "vllm"
-    assert engine["max_model_len"] == context
-    if plan["fewest_gpus"] is not None:
-        assert plan["gpus"] == plan["fewest_gpus"]
     assert main(["plan", *argv]) == 0
-    out = capsys.readouterr().out
-    assert ("Fits on" in out) == plan["fits"]
-    assert ("Does not start" in out) == (not starts)
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"tokens on {plan['gpus']} x " in out
     assert f"vLLM 0.33.0 on each of {plan['gpus']} GPU(s)" in out
+    assert (f"Fits on {plan['gpus']} x " in out) == plan["fits"]
+    assert f"on {plan['gpus']} GPU(s)" in out.split("Cross-check")[1] or "cannot split" in out
 
 
 async def test_a_manual_plan_gets_the_split_and_pool_that_plan_prints(capsys, catalog):

@@ -127,8 +127,9 @@ def _calibration_results(catalog):
     cases = json.loads(CALIBRATION.read_text())
     results = {}
     for index, case in enumerate(cases):
-        version = release_of(case.get("vllm_version"), case["log_lines"])
-        if case.get("kv_cache_gib") is None or version is None:
+        release = release_of(case.get("vllm_version"), case["log_lines"])
+        version = release["version"]
+        if case.get("kv_cache_gib") is None or release["source"] == "default":
             continue
         try:
             results[index] = (case, predict(settings_from(catalog, Stated.from_case(case), version)))

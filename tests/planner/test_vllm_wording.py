@@ -55,6 +55,8 @@ def test_a_contradicting_line_is_left_out_and_silence_is_none():
 
 def test_release_of_prefers_the_named_version_then_the_wording():
     lines = _lines("vllm_0.7_v0_qwen2.5-7b_negative_kv.log")
-    assert release_of("v0.19.0", lines) == "0.19.0"
-    assert release_of(None, lines) == "0.7.3"
-    assert release_of(None, ["no engine lines"]) is None
+    assert release_of("v0.19.0", lines)["version"] == "v0.19.0"
+    assert release_of("between 0.6.4.post1 and v0.6.5", lines)["version"] == "0.6.5"
+    assert release_of(None, lines)["version"] == "0.7.3"
+    assert release_of(None, ["no engine lines"])["source"] == "default"
+    assert release_of("0.19.0", lines, given="0.8.5")["source"] == "given"

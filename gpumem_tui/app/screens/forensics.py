@@ -102,6 +102,9 @@ def _timeline(timeline, found: Forensics, glyphs: Glyphs) -> list[Text]:
 
 
 def _who_grew(found: Forensics, loud) -> Text | Table:
+    if found.first_critical is None and found.critical_forgotten:
+        return Text(f"The first critical finding (and who grew before it) fell out of the {found.end_offset_s:,.0f} s "
+                    "kept in memory; an exit above is explained in its own finding.", style=loud)
     if found.first_critical is None:
         return Text(f"Nothing critical was found in these {found.end_offset_s:,.0f} s.")
     table = Table(title=Text(f"First critical at {found.first_critical_offset_s:,.0f} s: "

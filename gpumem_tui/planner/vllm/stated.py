@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec
 from gpumem_tui.catalog.schema import GpuSpec
 from gpumem_tui.planner.vllm.records import EngineSettings
+from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 from gpumem_tui.planner.vllm.wording import release_from_wording
 from gpumem_tui.units import GIB
 
@@ -45,14 +46,27 @@ class Stated(BaseModel):
         return cls(**{key: case.get(key) for key in cls.model_fields if key in case})
 
 
-def release_of(text: str | None, lines: list[str]) -> str | None:
-    """The release a log or case names (the last version-looking token wins: 'between 0.6.4.post1 and
-    v0.6.5'), else the one its lines' wording points to (`wording.py`), else None."""
-    found = re.findall(r"v?(\d+\.\d+(?:\.\d+)?)", text or "")
+def release_of(named: str | None, lines: list[str], given: str | None = None) -> dict:
+    """The release whose rules a prediction of a log (or a calibration case) follows: `given` (the user's
+    --vllm-version), else the one the log names (as written; of several, the last version-looking token:
+    'between 0.6.4.post1 and v0.6.5'), else the one its lines' wording points to (`wording.py`), else the
+    default release. Returns `version`, `source` (given, log, wording, default), `family` (with wording)
+    and a `note` when the release was not named."""
+    if given:
+        return {"version": given, "source": "given", "family": None, "note": None}
+    found = re.findall(r"v?(\d+\.\d+(?:\.\d+)?)", named or "")
     if found:
-        return found[-1]
+        one = len(found) == 1 and " " not in (named or "").strip()
+        return {"version": (named or "").strip() if one else found[-1], "source": "log", "family": None,
+                "note": None}
     inferred = release_from_wording(lines)
-    return inferred.version if inferred else None
+    if inferred is None:
+        return {"version": DEFAULT_VERSION, "source": "default", "family": None,
+                "note": f"the log does not name its vLLM version and its wording does not tell: predicting "
+                        f"{DEFAULT_VERSION} — pass --vllm-version to choose"}
+    return {"version": inferred.version, "source": "wording", "family": inferred.family,
+            "note": f"release inferred from the log's wording: {inferred.family}, predicted with "
+                    f"{inferred.version}'s rules — pass --vllm-version to override"}
 
 
 def resolve_model(catalog: Catalog, name: str) -> tuple[ModelSpec, str | None]:
@@ -90,6 +104,21 @@ def quantization_method(stated: str | None, implied: str | None) -> str | None:
     if label.startswith(("gptq", "awq")):
         return "w4a16"
     return label
+
+
+def assumed(stated: Stated, settings: EngineSettings) -> list[str]:
+    """The settings a prediction uses that the log does not state: each with its value and where it came
+    from, so a prediction "from the settings the log states" never passes a default off as stated."""
+    said = "the log does not state it"
+    out = []
+    if stated.max_model_len is None:
+        length = settings.max_model_len or settings.model.max_context
+        out.append(f"max_model_len {length:,} (the model's default; {said}) — pass --max-model-len")
+    if stated.tensor_parallel_size is None:
+        out.append(f"tensor_parallel_size {settings.tp} ({said})")
+    if stated.gpu_memory_utilization is None:
+        out.append(f"gpu_memory_utilization {settings.utilization:g} (vLLM's default; {said})")
+    return out
 
 
 def settings_from(catalog: Catalog, stated: Stated, version: str, gpu: GpuSpec | None = None,

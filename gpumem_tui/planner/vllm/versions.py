@@ -75,6 +75,21 @@ class Rules:
         return self.version >= (0, 10, 2)
 
 
+FIRST_KNOWN: Version = (0, 4, 0)
+LAST_KNOWN: Version = (0, 33, 99)
+"""The releases the rules were read from (shared/reference/vllm_memory.md: 0.4.3 to 0.33.0), any patch."""
+
+
+def known_version(text: str) -> str:
+    """`text` (without a leading v) when it names a release the rules know; otherwise a PlanInputError
+    that says which do."""
+    version = parse_version(text)
+    if not FIRST_KNOWN <= version <= LAST_KNOWN:
+        raise PlanInputError(f"vLLM {str(text).strip()} is not a release the sizing rules know; "
+                             f"use one from {FIRST_KNOWN[0]}.{FIRST_KNOWN[1]} to {LAST_KNOWN[0]}.{LAST_KNOWN[1]}.x")
+    return str(text).strip().removeprefix("v")
+
+
 def rules_for(text: str) -> Rules:
     return Rules(parse_version(text))
 

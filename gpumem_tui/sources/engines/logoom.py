@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from gpumem_tui.sources.engines.startup_log import OomClues, ProcessMemory
-from gpumem_tui.units import fmt_auto, parse_size
+from gpumem_tui.units import fmt, parse_size
 
 SIZE = r"(\d+(?:\.\d+)?) (bytes|KiB|MiB|GiB|TiB)"
 """A size as PyTorch's format_size writes it."""
@@ -54,7 +54,7 @@ def oom_clues(text: str) -> OomClues | None:
 
 
 def summary(clues: OomClues | None) -> str:
-    """`CUDA out of memory on GPU 0 allocating 350.00 MiB: 212.81 MiB free of 23.68 GiB`."""
+    """`CUDA out of memory on GPU 0 allocating 0.34 GiB: 0.21 GiB free of 23.68 GiB`."""
     words = "CUDA out of memory"
     if clues is None:
         return words
@@ -93,4 +93,5 @@ def _bytes(number: str, unit: str) -> int:
 
 
 def _size(n: int) -> str:
-    return fmt_auto(n, binary=True, digits=2)
+    """Every size of the clues in GiB, so that the numbers on one line compare at a glance."""
+    return fmt(n, "GiB", digits=2)
