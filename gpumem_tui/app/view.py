@@ -66,7 +66,7 @@ def build_view(
     **header,
 ) -> View:
     plans = list(plans)
-    view = View(sample=sample, findings=findings, **header)
+    view = View(sample=sample, findings=ranked(findings), **header)  # in check's order: the headline first
     view.summary, view.level, view.clear = summary(findings, plans), level(findings), clear(plans, findings)
     view.others = [f.title for f in ranked(findings)[1:] if f.severity != "info"]
     if sample is None:

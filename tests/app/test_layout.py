@@ -35,6 +35,9 @@ async def test_the_status_line_says_what_check_says_at_80x24(make_app):
     assert said.startswith("2 critical: ") and "pid 3100" in said
     # the second line of the terminal, under the header, starts with check's own words
     assert lines[1].strip().startswith(said[:76])
+    # and the findings panel lists them in check's order: the headline (the notebook) first
+    first = lines[next(i for i, line in enumerate(lines) if line.strip() == "Findings") + 1]
+    assert first.strip().startswith("CRITICAL") and "python3 (pid 3100)" in first
 
 
 async def test_the_header_keeps_its_state_flags_at_80_columns(make_app, tmp_path):
