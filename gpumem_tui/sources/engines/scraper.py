@@ -1,15 +1,23 @@
-"""Scrape every engine endpoint at once over one httpx client; each answers ok, stale or down.
+"""Scrape every engine endpoint over HTTP; each answers ok, stale or down, and none can hold up another.
 
-The only module that imports httpx. Timeouts are short (connect ~1 s, read ~2 s, and a total
-deadline), the body size is capped, and one endpoint's failure never touches another's result.
+The only module that imports httpx. Every request has a total deadline (connect ~1 s, read ~2 s, plus a
+wall deadline that a trickling body cannot outlive); the body size is capped while streaming. Each
+endpoint has its own client holding at most two connections (`/metrics` and `/v1/models`), so a stuck
+endpoint can only exhaust its own. Polls run as tasks owned by the scraper: `poll()` starts one per
+endpoint that has none in flight, `latest(wait_s)` takes the newest answers ready after at most
+`wait_s`, and every task is cancelled and awaited when its endpoint goes and on `aclose()`. Payloads are
+parsed on a thread of the scraper's own, off the event loop and off the pool the GPU read uses.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.sources.engines.endpoints import Endpoint
@@ -19,6 +27,10 @@ from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.engines.rates import PreemptionRates
 
 MAX_BYTES = 8 * 2**20
+CONNECTIONS_PER_ENDPOINT = 2
+"""`/metrics` and `/v1/models` at once; a request beyond waits for the pool (connect timeout) and fails."""
+MODELS_RETRY_S = 60.0
+"""After `/v1/models` ran out of time, it is asked again this much later (it is optional, /metrics is not)."""
 
 # httpx is imported where a scraper is built, not at module level: `import httpx` also loads its optional
 # command-line tool, which pulls in rich, click and pygments whenever they are installed, and the core
@@ -36,7 +48,13 @@ class _Memory:
     last_good: list[EngineRecord] | None = None
     last_good_at: float = 0.0
     served: list[ServedModel] | None = None
+    models_after: float = float("-inf")
     rates: PreemptionRates = field(default_factory=PreemptionRates)
+    latest: EndpointStatus | None = None
+    poll: asyncio.Future | None = None
+    poll_started: float = 0.0
+    client: Any = None
+    client_spoilt: bool = False
 
 
 class Scraper:
@@ -50,23 +68,25 @@ class Scraper:
         read_timeout_s: float = 2.0,
         max_bytes: int = MAX_BYTES,
         stale_limit_s: float = 60.0,
+        deadline_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`deadline_s`: the most one request may take, connection and whole body together (default: the
+        connect and read timeouts plus 1 s)."""
         self.endpoints = list(endpoints)
+        self.deadline_s = connect_timeout_s + read_timeout_s + 1.0 if deadline_s is None else deadline_s
         self.connect_timeout_s, self.read_timeout_s = connect_timeout_s, read_timeout_s
         self.max_bytes, self.stale_limit_s, self.clock = max_bytes, stale_limit_s, clock
-        self._memory = {e.url: _Memory() for e in self.endpoints}
+        self._memory: dict[str, _Memory] = {}
+        self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumem-parse")
+        self._tls = ssl.create_default_context()  # made once: a client per endpoint (and per failure) is cheap
         import httpx
 
-        timeout = httpx.Timeout(
+        self._timeout = httpx.Timeout(
             connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=connect_timeout_s
         )
-        self._client = httpx.AsyncClient(
-            timeout=timeout,
-            follow_redirects=True,
-            max_redirects=5,
-            trust_env=False,
-            headers={"Accept": "text/plain"},
+        self._limits = httpx.Limits(
+            max_connections=CONNECTIONS_PER_ENDPOINT, max_keepalive_connections=CONNECTIONS_PER_ENDPOINT
         )
 
     async def __aenter__(self) -> Scraper:
@@ -76,19 +96,68 @@ class Scraper:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        """Cancel and await every poll in flight, then close every connection."""
+        for url in list(self._memory):
+            await self._forget(url)
+        self._parser.shutdown(wait=False, cancel_futures=True)
 
     async def scrape(self) -> list[EndpointStatus]:
-        """One poll of every endpoint, in the order given."""
-        return list(await asyncio.gather(*(self._poll(e) for e in self.endpoints)))
+        """One poll of every endpoint, in the order given, waiting for each answer (or its deadline)."""
+        return await self.latest(None)
 
-    async def _poll(self, point: Endpoint) -> EndpointStatus:
-        memory = self._memory.setdefault(point.url, _Memory())
-        deadline = self.connect_timeout_s + self.read_timeout_s + 1.0
+    def poll(self) -> None:
+        """Start a poll of every endpoint that has none in flight."""
+        for point in self.endpoints:
+            memory = self._memory.setdefault(point.url, _Memory())
+            if memory.poll is None:
+                memory.poll, memory.poll_started = asyncio.ensure_future(self._poll(point, memory)), time.monotonic()
+
+    async def latest(self, wait_s: float | None) -> list[EndpointStatus]:
+        """Every endpoint's newest answer, after waiting at most `wait_s` (None: until every poll ends) for
+        the polls in flight. One still out shows its last answer; one out longer than its deadline is stale."""
+        for url in set(self._memory) - {point.url for point in self.endpoints}:
+            await self._forget(url)
+        self.poll()
+        out = [m.poll for m in self._memory.values() if m.poll is not None and not m.poll.done()]
+        if out:
+            await asyncio.wait(out, timeout=wait_s)
+        return [self._status(point, self._memory[point.url]) for point in self.endpoints]
+
+    def _status(self, point: Endpoint, memory: _Memory) -> EndpointStatus:
+        task = memory.poll
+        if task is not None and task.done():
+            memory.poll = None
+            if not task.cancelled():
+                memory.latest = task.result()
+        waited = time.monotonic() - memory.poll_started
+        if memory.latest is None:
+            return EndpointStatus(
+                url=point.url, state="down", error=f"no answer yet ({waited:.1f} s)", pids=list(point.pids))
+        if memory.poll is not None:  # still out: its last answer, aged
+            if waited > self.deadline_s:
+                return self._failed(point, memory, f"no answer for {waited:.0f} s")
+            if memory.latest.state != "ok":
+                return self._failed(point, memory, memory.latest.error or "no answer")
+        return memory.latest.model_copy(update={"pids": list(point.pids)})
+
+    async def _forget(self, url: str) -> None:
+        """Cancel and await this endpoint's poll, close its connections, drop what was kept for it."""
+        memory = self._memory.pop(url)
+        await _settle(memory.poll)
+        await _shielded_close(memory.client)
+
+    async def _poll(self, point: Endpoint, memory: _Memory) -> EndpointStatus:
         try:
-            records = await asyncio.wait_for(self._fetch(point, memory), timeout=deadline)
+            records = await self._fetch(point, memory)
         except Exception as exc:  # noqa: BLE001 - any failure degrades this endpoint only
+            memory.client_spoilt = True
             return self._failed(point, memory, _in_words(exc, self))
+        finally:
+            if memory.client_spoilt:
+                # A request cut short (deadline, refusal, cancellation) can leave the pool believing a
+                # connection is still busy: this endpoint's next poll starts on fresh connections.
+                client, memory.client, memory.client_spoilt = memory.client, None, False
+                await _shielded_close(client)
         now = self.clock()
         memory.last_good, memory.last_good_at = memory.rates.apply(records, now), now
         return EndpointStatus(url=point.url, state="ok", age_s=0.0, pids=list(point.pids), records=memory.last_good)
@@ -107,32 +176,85 @@ class Scraper:
         return EndpointStatus(url=point.url, state="down", error=error, pids=list(point.pids))
 
     async def _fetch(self, point: Endpoint, memory: _Memory) -> list[EngineRecord]:
-        metrics_task = asyncio.ensure_future(self._get(point.metrics_url))
-        if not memory.served:  # none yet, or an empty list from an engine still loading: ask again
-            memory.served = await self._served_models(point)
-        records = parse_metrics(await metrics_task, endpoint=point.url)
+        """/metrics within the deadline, with `/v1/models` beside it while none was read; both requests
+        are cancelled and awaited on every way out."""
+        client = self._client(memory)
+        # none yet, or an empty list from an engine still loading: ask again (later, if it was slow)
+        ask = not memory.served and time.monotonic() >= memory.models_after
+        models = asyncio.ensure_future(self._served_models(client, point, memory)) if ask else None
+        try:
+            async with asyncio.timeout(self.deadline_s):
+                text = await self._get(client, point.metrics_url)
+            if models is not None:
+                await models
+        finally:
+            if models is not None and not models.done():
+                memory.client_spoilt = True
+            await _settle(models)
+        records = await self._parse(parse_metrics, text, endpoint=point.url)
         return merge_models(records, memory.served) if memory.served else records
 
-    async def _served_models(self, point: Endpoint) -> list[ServedModel] | None:
+    async def _served_models(self, client: Any, point: Endpoint, memory: _Memory) -> None:
         """`/v1/models` once per endpoint; an engine without it still gives its metrics."""
         try:
-            return parse_models(await self._get(point.models_url))
-        except Exception:  # noqa: BLE001 - optional: retried on the next poll
-            return None
+            async with asyncio.timeout(self.read_timeout_s):
+                text = await self._get(client, point.models_url)
+            memory.served = await self._parse(parse_models, text)
+        except Exception as exc:  # noqa: BLE001 - optional: retried on the next poll, or later if it was slow
+            import httpx
 
-    async def _get(self, url: str) -> str:
-        async with self._client.stream("GET", url) as response:
+            memory.client_spoilt = True
+            if isinstance(exc, TimeoutError | httpx.TimeoutException):
+                memory.models_after = time.monotonic() + MODELS_RETRY_S
+
+    async def _parse(self, parse: Callable[..., Any], text: str, **options: Any) -> Any:
+        """Run a parser on the scraper's own thread: the event loop keeps drawing and taking keys."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._parser, lambda: parse(text, **options))
+
+    def _client(self, memory: _Memory) -> Any:
+        if memory.client is None:
+            import httpx
+
+            memory.client = httpx.AsyncClient(
+                timeout=self._timeout,
+                limits=self._limits,
+                follow_redirects=True,
+                max_redirects=5,
+                trust_env=False,
+                verify=self._tls,
+                headers={"Accept": "text/plain"},
+            )
+        return memory.client
+
+    async def _get(self, client: Any, url: str) -> str:
+        async with client.stream("GET", url) as response:
             if response.status_code >= 400:
                 raise ScrapeError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self.max_bytes:
-                raise ScrapeError(f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit")
+                raise ScrapeError(
+                    f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit: not read")
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
                 if len(body) > self.max_bytes:
-                    raise ScrapeError(f"payload is over the {self.max_bytes:,}-byte limit")
+                    raise ScrapeError(f"payload is over the {self.max_bytes:,}-byte limit: not read further")
         return body.decode("utf-8", errors="replace")
+
+
+async def _settle(task: asyncio.Future | None) -> None:
+    """Cancel a task unless it has ended, and wait until it has: nothing is left running behind."""
+    if task is None:
+        return
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def _shielded_close(client: Any) -> None:
+    """Close a client to the end even when the task closing it is being cancelled."""
+    if client is not None:
+        await asyncio.shield(asyncio.ensure_future(client.aclose()))
 
 
 def _in_words(exc: BaseException, scraper: Scraper) -> str:
@@ -145,8 +267,12 @@ def _in_words(exc: BaseException, scraper: Scraper) -> str:
         return f"no connection within {scraper.connect_timeout_s:g} s"
     if isinstance(exc, httpx.ConnectError):
         return f"cannot connect ({_reason(exc)})"
-    if isinstance(exc, httpx.ReadTimeout | asyncio.TimeoutError | TimeoutError):
+    if isinstance(exc, httpx.ReadTimeout):
         return f"connected but no answer within {scraper.read_timeout_s:g} s"
+    if isinstance(exc, httpx.PoolTimeout):
+        return "no free connection to this endpoint (its earlier requests are still out)"
+    if isinstance(exc, TimeoutError):
+        return f"no complete answer within {scraper.deadline_s:g} s (a stalled or trickling body?)"
     if isinstance(exc, httpx.TooManyRedirects):
         return "too many redirects (a redirect loop?)"
     if isinstance(exc, httpx.RemoteProtocolError):
