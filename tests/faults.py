@@ -41,7 +41,12 @@ def many_models_metrics(count: int = MANY_MODELS) -> bytes:
 
 
 def many_models_list(count: int = MANY_MODELS) -> bytes:
-    data = [{"id": f"org/model-{i:05d}", "object": "model", "max_model_len": 4096} for i in range(count)]
+    return models_list([f"org/model-{i:05d}" for i in range(count)])
+
+
+def models_list(ids: list[str]) -> bytes:
+    """An OpenAI-style `/v1/models` answer, as vLLM writes it."""
+    data = [{"id": name, "object": "model", "max_model_len": 4096} for name in ids]
     return json.dumps({"object": "list", "data": data}).encode()
 
 
@@ -58,11 +63,8 @@ class FaultServer:
         self._stop = threading.Event()
         self._sock = socket.create_server(("127.0.0.1", 0))
         self._sock.settimeout(TICK_S)
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
         self._thread = threading.Thread(target=self._accept, name="fault-server", daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._sock.getsockname()[1]}"
 
     def start(self) -> FaultServer:
         self._thread.start()
@@ -101,7 +103,7 @@ class FaultServer:
                     return
                 with self._lock:
                     self.paths.append(path)
-                if not self._answer(conn, self.behaviours.get(path, "http_404")):
+                if not self._answer(conn, path):
                     return
         except OSError:
             return
@@ -110,10 +112,11 @@ class FaultServer:
             with self._lock:
                 self.open_now -= 1
 
-    def _answer(self, conn: socket.socket, behaviour: str) -> bool:
+    def _answer(self, conn: socket.socket, path: str) -> bool:
         """Act out one answer; False when the connection is done."""
+        behaviour = self.behaviours.get(path, "http_404")
         if behaviour == "ok":
-            _send(conn, 200, exposition("vllm-v1", [HEALTHY]))
+            _send(conn, 200, models_list([HEALTHY.model]) if path == "/v1/models" else exposition("vllm-v1", [HEALTHY]))
         elif behaviour == "many_models":
             _send(conn, 200, many_models_list(self.models_count))
         elif behaviour == "many_metrics":

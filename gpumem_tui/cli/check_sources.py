@@ -109,7 +109,8 @@ async def from_live(
         nvml.open()
     except NvmlUnavailable as exc:
         raise NoSourceError(str(exc)) from None
-    feed = LiveFeed(Collector(nvml, host, source="nvml"), host.command_lines, endpoints)
+    # one sample, so it waits for every engine's answer (each bounded by the scraper's deadline)
+    feed = LiveFeed(Collector(nvml, host, source="nvml"), host.command_lines, endpoints, engine_wait_s=None)
     try:
         sample = await feed.sample()
     finally:

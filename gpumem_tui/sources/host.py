@@ -7,6 +7,7 @@ exception. This is the only module importing psutil.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -26,6 +27,15 @@ def _read(getter: Callable[[], Any]) -> Any:
         return getter()
     except (psutil.AccessDenied, psutil.ZombieProcess):
         return None
+
+
+def own_addresses() -> set[str]:
+    """This node's own addresses (every interface's IPv4 and IPv6) and its host name: where discovery may
+    probe an engine a command line names."""
+    found = {socket.gethostname()}
+    for entries in psutil.net_if_addrs().values():
+        found.update(e.address for e in entries if e.family in (socket.AF_INET, socket.AF_INET6))
+    return found
 
 
 class HostSource:

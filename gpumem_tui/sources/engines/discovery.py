@@ -7,15 +7,28 @@ endpoint through its parent pid.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import shlex
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 
-from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
+from gpumem_tui.sources.engines.endpoints import Endpoint, EndpointError, endpoint
 
 DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000, "llamacpp": 8080, "tgi": 3000}
 WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]", "*"}
+LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
+MAX_ENDPOINTS = 32
+"""Engine servers probed at most: any local user can start processes whose command lines look like engines."""
+MAX_NOTES = 3
+"""Skipped processes named one by one; the rest are counted in one more line."""
+_PORT = re.compile(r"[0-9]{1,5}")
+_HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
+
+
+class AddressError(ValueError):
+    """An engine command line whose address cannot be understood or is not on this node, in words."""
 
 
 @dataclass(frozen=True)
@@ -27,40 +40,122 @@ class ProcessLine:
     ppid: int | None = None
 
 
-def discover(processes: Iterable[Sequence]) -> list[Endpoint]:
+@dataclass(frozen=True)
+class Discovery:
+    """The endpoints found, and one line per engine process that was not probed (with why)."""
+
+    endpoints: list[Endpoint] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def discover(processes: Iterable[Sequence], local: Collection[str] = ()) -> list[Endpoint]:
     """Endpoints of the engine servers among these processes, each with its own and its children's pids."""
-    lines = [_line(p) for p in processes]
+    return survey(processes, local).endpoints
+
+
+def survey(processes: Iterable[Sequence], local: Collection[str] = ()) -> Discovery:
+    """Endpoints of the engine servers among these processes, and notes on the ones skipped. Each process is
+    read on its own: one whose arguments cannot be understood is skipped with a note, never the rest.
+
+    `local`: this node's own addresses and names; loopback always counts. A command line naming any other
+    host is not probed: the user names such an endpoint with `--endpoint`."""
+    lines: list[ProcessLine] = []
+    skipped: list[str] = []
+    for process in processes:
+        try:
+            lines.append(_line(process))
+        except (TypeError, ValueError):
+            skipped.append(f"a process entry that is not (pid, command line): {_short(str(process))}")
     found: dict[str, tuple[str, list[int], tuple[str, ...]]] = {}
     server_of: dict[int, str] = {}
     for line in lines:
-        hit = engine_address(line.argv)
+        try:
+            hit = engine_address(line.argv, local)
+        except AddressError as exc:
+            skipped.append(f"pid {line.pid}: {exc}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - one process never stops discovery of the others
+            skipped.append(f"pid {line.pid}: its command line could not be read ({type(exc).__name__}): not probed")
+            continue
         if hit is None:
             continue
         engine, url, notes = hit
+        if url not in found and len(found) >= MAX_ENDPOINTS:
+            skipped.append(f"pid {line.pid}: more than {MAX_ENDPOINTS} engine servers; not probed")
+            continue
         found.setdefault(url, (engine, [], notes))[1].append(line.pid)
         server_of[line.pid] = url
     _tie_children(lines, found, server_of)
-    return [
+    endpoints = [
         endpoint(url, engine=engine, pids=tuple(sorted(pids)), notes=notes)
         for url, (engine, pids, notes) in found.items()
     ]
+    return Discovery(endpoints, _summary(skipped))
 
 
-def engine_address(argv: Sequence[str]) -> tuple[str, str, tuple[str, ...]] | None:
-    """(engine, base URL, notes) when this command line starts an engine server, else None."""
+def engine_address(argv: Sequence[str], local: Collection[str] = ()) -> tuple[str, str, tuple[str, ...]] | None:
+    """(engine, base URL, notes) when this command line starts an engine server on this node, else None;
+    AddressError when it does but its address cannot be understood or is another host's."""
     engine = _engine_of(argv)
     if engine is None:
         return None
     host = _option(argv, "--hostname" if engine == "tgi" else "--host") or ""
-    port = _option(argv, "--port") or str(DEFAULT_PORTS[engine])
-    if not port.isdigit():
-        return None
+    port = _option(argv, "--port")
+    if port is None:
+        port = str(DEFAULT_PORTS[engine])
+    if not port:
+        raise AddressError(f"{engine} with --port but no value: not probed")
+    if not _PORT.fullmatch(port) or not 0 < int(port) < 65536:
+        raise AddressError(f"{engine} with --port '{_short(port)}', not a port (1 to 65535): not probed")
     host = "127.0.0.1" if host in WILDCARD_HOSTS else host
-    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    where = _on_this_node(host, local, engine)
+    url = f"http://{where}:{port}"
+    try:
+        endpoint(url)
+    except EndpointError:
+        raise AddressError(f"{engine} with --host '{_short(host)}', not an address: not probed") from None
     notes: tuple[str, ...] = ()
     if engine == "llamacpp" and "--metrics" not in argv:
         notes = ("llama-server was started without --metrics, so /metrics is off",)
-    return engine, f"http://{host}:{port}", notes
+    return engine, url, notes
+
+
+def _on_this_node(host: str, local: Collection[str], engine: str) -> str:
+    """The host as it goes in a URL when it is loopback or one of this node's own; AddressError otherwise."""
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        if not _HOSTNAME.fullmatch(host):
+            raise AddressError(f"{engine} with --host '{_short(host)}', not an address: not probed") from None
+        if host.lower() in LOOPBACK_NAMES or host.lower() in {name.lower() for name in local}:
+            return host
+    else:
+        if address.is_loopback or str(address) in {_bare(a) for a in local}:
+            return f"[{address}]" if address.version == 6 else str(address)
+    raise AddressError(
+        f"{engine} serves on '{_short(host)}', not an address of this node: not probed"
+        " (pass --endpoint with its URL if that engine is meant)"
+    )
+
+
+def _bare(address: str) -> str:
+    """An address as ipaddress writes it, without an IPv6 zone (`fe80::1%eth0`); names stay as they are."""
+    try:
+        return str(ipaddress.ip_address(address.split("%", 1)[0]))
+    except ValueError:
+        return address
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """Outside text cut to a length a note can carry."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _summary(skipped: list[str]) -> list[str]:
+    if len(skipped) <= MAX_NOTES + 1:
+        return skipped
+    return [*skipped[:MAX_NOTES], f"{len(skipped) - MAX_NOTES} more engine processes skipped"]
 
 
 def _engine_of(argv: Sequence[str]) -> str | None:
@@ -80,11 +175,12 @@ def _engine_of(argv: Sequence[str]) -> str | None:
 
 
 def _option(argv: Sequence[str], flag: str) -> str | None:
-    """The value of `--flag V` or `--flag=V`; the last one wins, as with argparse."""
+    """The value of `--flag V` or `--flag=V`; the last one wins, as with argparse; "" for a flag that ends
+    the command line without its value."""
     value = None
     for i, arg in enumerate(argv):
-        if arg == flag and i + 1 < len(argv):
-            value = argv[i + 1]
+        if arg == flag:
+            value = argv[i + 1] if i + 1 < len(argv) else ""
         elif arg.startswith(flag + "="):
             value = arg[len(flag) + 1 :]
     return value
@@ -106,7 +202,7 @@ def _tie_children(lines: list[ProcessLine], found: dict, server_of: dict[int, st
 
 def _line(process: Sequence) -> ProcessLine:
     pid, cmdline, *rest = process
-    argv = tuple(_split(cmdline) if isinstance(cmdline, str) else cmdline or ())
+    argv = tuple(str(word) for word in (_split(cmdline) if isinstance(cmdline, str) else cmdline or ()))
     return ProcessLine(int(pid), argv, int(rest[0]) if rest and rest[0] is not None else None)
 
 

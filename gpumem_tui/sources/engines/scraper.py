@@ -12,6 +12,7 @@ parsed on a thread of the scraper's own, off the event loop and off the pool the
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 import time
 from collections.abc import Callable, Sequence
@@ -78,8 +79,10 @@ class Scraper:
         self.connect_timeout_s, self.read_timeout_s = connect_timeout_s, read_timeout_s
         self.max_bytes, self.stale_limit_s, self.clock = max_bytes, stale_limit_s, clock
         self._memory: dict[str, _Memory] = {}
+        self.looks = 0
+        """How many times `latest` has answered."""
+        _tls()  # load the certificates now, not inside the first poll
         self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumem-parse")
-        self._tls = ssl.create_default_context()  # made once: a client per endpoint (and per failure) is cheap
         import httpx
 
         self._timeout = httpx.Timeout(
@@ -121,6 +124,7 @@ class Scraper:
         out = [m.poll for m in self._memory.values() if m.poll is not None and not m.poll.done()]
         if out:
             await asyncio.wait(out, timeout=wait_s)
+        self.looks += 1
         return [self._status(point, self._memory[point.url]) for point in self.endpoints]
 
     def _status(self, point: Endpoint, memory: _Memory) -> EndpointStatus:
@@ -150,7 +154,7 @@ class Scraper:
         try:
             records = await self._fetch(point, memory)
         except Exception as exc:  # noqa: BLE001 - any failure degrades this endpoint only
-            memory.client_spoilt = True
+            memory.client_spoilt |= not isinstance(exc, MetricsError)  # a payload read whole spoils nothing
             return self._failed(point, memory, _in_words(exc, self))
         finally:
             if memory.client_spoilt:
@@ -203,7 +207,7 @@ class Scraper:
         except Exception as exc:  # noqa: BLE001 - optional: retried on the next poll, or later if it was slow
             import httpx
 
-            memory.client_spoilt = True
+            memory.client_spoilt |= not isinstance(exc, MetricsError)
             if isinstance(exc, TimeoutError | httpx.TimeoutException):
                 memory.models_after = time.monotonic() + MODELS_RETRY_S
 
@@ -222,7 +226,7 @@ class Scraper:
                 follow_redirects=True,
                 max_redirects=5,
                 trust_env=False,
-                verify=self._tls,
+                verify=_tls(),
                 headers={"Accept": "text/plain"},
             )
         return memory.client
@@ -241,6 +245,12 @@ class Scraper:
                 if len(body) > self.max_bytes:
                     raise ScrapeError(f"payload is over the {self.max_bytes:,}-byte limit: not read further")
         return body.decode("utf-8", errors="replace")
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client: loading the system's certificates takes about 0.1 s."""
+    return ssl.create_default_context()
 
 
 async def _settle(task: asyncio.Future | None) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpumem_tui.sources.engines.discovery import discover, engine_address
+from gpumem_tui.sources.engines.discovery import MAX_ENDPOINTS, MAX_NOTES, discover, survey
+
+THIS_NODE = {"10.1.2.3", "10.0.0.9", "gpu-node-7"}
+"""The addresses and name the tests give this node."""
 
 
 @pytest.mark.parametrize(
@@ -39,7 +42,7 @@ from gpumem_tui.sources.engines.discovery import discover, engine_address
     ],
 )
 def test_engine_and_address_from_arguments_or_defaults(cmdline: str, engine: str, url: str) -> None:
-    [found] = discover([(100, cmdline)])
+    [found] = discover([(100, cmdline)], THIS_NODE)
     assert (found.engine, found.url, found.pids) == (engine, url, (100,))
 
 
@@ -67,9 +70,65 @@ def test_llama_server_without_metrics_flag_says_so() -> None:
     assert found.notes and "--metrics" in found.notes[0]
 
 
-def test_unbalanced_quotes_and_a_bad_port_do_not_break_discovery() -> None:
+def test_unbalanced_quotes_do_not_break_discovery() -> None:
     assert discover([(1, "vllm serve 'unterminated --port 8002")])[0].url == "http://127.0.0.1:8002"
-    assert engine_address(["vllm", "serve", "m", "--port", "eighty"]) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "why"),
+    [
+        (["vllm", "serve", "m", "--port", "99999"], "--port '99999', not a port (1 to 65535)"),
+        (["vllm", "serve", "m", "--port", "0"], "--port '0', not a port"),
+        (["vllm", "serve", "m", "--port", "eighty"], "--port 'eighty', not a port"),
+        (["vllm", "serve", "m", "--port", "٨٠٠٠"], "not a port"),  # digits, but not ASCII ones
+        (["vllm", "serve", "m", "--port"], "--port but no value"),
+        (["vllm", "serve", "m", "--host", "a b"], "--host 'a b', not an address"),
+        (["vllm", "serve", "m", "--host", "http://x/"], "not an address"),
+        (["vllm", "serve", "m", "--host", "[::1"], "not an address"),
+    ],
+)
+def test_a_command_line_that_cannot_be_understood_is_skipped_with_a_note_and_the_others_found(argv, why) -> None:
+    found = survey([(1, argv), (2, "vllm serve ok --port 8001")])
+    assert [e.url for e in found.endpoints] == ["http://127.0.0.1:8001"]
+    [note] = found.notes
+    assert note.startswith("pid 1: vllm with ") and why in note and note.endswith("not probed")
+
+
+@pytest.mark.parametrize("host", ["10.9.9.9", "metadata.internal", "2001:db8::1", "169.254.169.254"])
+def test_another_hosts_address_is_not_probed_and_the_note_says_to_pass_endpoint(host: str) -> None:
+    found = survey([(7, ["vllm", "serve", "m", "--host", host, "--port", "8000"])], THIS_NODE)
+    assert found.endpoints == []
+    [note] = found.notes
+    assert f"serves on '{host}', not an address of this node" in note and "--endpoint" in note
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.5", "http://127.0.0.5:8000"),
+        ("localhost", "http://localhost:8000"),
+        ("::1", "http://[::1]:8000"),
+        ("10.1.2.3", "http://10.1.2.3:8000"),
+        ("gpu-node-7", "http://gpu-node-7:8000"),
+        ("0.0.0.0", "http://127.0.0.1:8000"),
+    ],
+)
+def test_loopback_and_this_nodes_own_addresses_are_probed(host: str, url: str) -> None:
+    found = survey([(7, ["vllm", "serve", "m", "--host", host])], THIS_NODE)
+    assert [e.url for e in found.endpoints] == [url] and found.notes == []
+
+
+def test_many_odd_processes_give_a_few_notes_and_a_count() -> None:
+    processes = [(pid, f"vllm serve m --port {70000 + pid}") for pid in range(50)]
+    notes = survey(processes).notes
+    assert len(notes) == MAX_NOTES + 1 and notes[-1] == f"{50 - MAX_NOTES} more engine processes skipped"
+
+
+def test_engine_servers_probed_are_capped() -> None:
+    processes = [(pid, f"vllm serve m --port {9000 + pid}") for pid in range(MAX_ENDPOINTS + 5)]
+    found = survey(processes)
+    assert len(found.endpoints) == MAX_ENDPOINTS
+    assert found.notes[0] == f"pid {MAX_ENDPOINTS}: more than {MAX_ENDPOINTS} engine servers; not probed"
 
 
 def test_parent_cycles_terminate() -> None:
