@@ -7,6 +7,7 @@ test sees whether a client leaks connections; a thread per connection, stopped b
 
 from __future__ import annotations
 
+import asyncio
 import json
 import select
 import socket
@@ -161,6 +162,15 @@ class FaultServer:
             conn.sendall(chunk if declared else b"%x\r\n%s\r\n" % (len(chunk), chunk))
             with self._lock:
                 self.flooded += len(chunk)
+
+
+async def closed(*servers: FaultServer, within_s: float = 2.0) -> bool:
+    """True once no server sees a connection open (a server notices a hang-up within a few ticks)."""
+    for _ in range(int(within_s / TICK_S)):
+        if all(server.open_now == 0 for server in servers):
+            return True
+        await asyncio.sleep(TICK_S)
+    return False
 
 
 def _head(status: int, length: int | None) -> bytes:

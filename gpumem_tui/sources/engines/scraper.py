@@ -30,6 +30,8 @@ from gpumem_tui.sources.engines.rates import PreemptionRates
 MAX_BYTES = 8 * 2**20
 CONNECTIONS_PER_ENDPOINT = 2
 """`/metrics` and `/v1/models` at once; a request beyond waits for the pool (connect timeout) and fails."""
+MODELS_GRACE_S = 0.5
+"""How long `/v1/models` may take beyond `/metrics`: an engine's metrics are never held up longer by it."""
 MODELS_RETRY_S = 60.0
 """After `/v1/models` ran out of time, it is asked again this much later (it is optional, /metrics is not)."""
 
@@ -190,7 +192,9 @@ class Scraper:
             async with asyncio.timeout(self.deadline_s):
                 text = await self._get(client, point.metrics_url)
             if models is not None:
-                await models
+                await asyncio.wait([models], timeout=MODELS_GRACE_S)
+                if not models.done():  # slow: asked again later, and never again held up for
+                    memory.models_after = time.monotonic() + MODELS_RETRY_S
         finally:
             if models is not None and not models.done():
                 memory.client_spoilt = True

@@ -9,21 +9,12 @@ import pytest
 
 from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.scraper import CONNECTIONS_PER_ENDPOINT, Scraper
-from tests.faults import FaultServer
+from tests.faults import FaultServer, closed
 
 AT_ONCE = CONNECTIONS_PER_ENDPOINT + 1
 """Connections a server may see open at once: the endpoint's two, plus one whose close it has not noticed yet."""
 FAST = {"connect_timeout_s": 0.2, "read_timeout_s": 0.3, "deadline_s": 0.6}
 """Short timeouts so a test sees many deadlines pass in a second or two."""
-
-
-async def closed(server: FaultServer, within_s: float = 2.0) -> bool:
-    """True once the server sees no connection open (it notices a hang-up within a few ticks)."""
-    for _ in range(int(within_s / 0.02)):
-        if server.open_now == 0:
-            return True
-        await asyncio.sleep(0.02)
-    return False
 
 
 async def test_trickling_answers_never_pile_up_connections_and_the_healthy_endpoint_stays_up():
