@@ -75,7 +75,7 @@ class LiveFeed:
         if found is not None:
             known = {e.url for e in self.given}
             self.scraper.endpoints = self.given + [e for e in found.endpoints if e.url not in known]
-        engines = await _answers(self.scraper, self.engine_wait_s) if self.scraper.endpoints else []
+        engines = await _answers(self.scraper, self.engine_wait_s)  # also lets go of endpoints gone
         return sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *self._notes]})
 
     async def _discover(self) -> Discovery | None:
