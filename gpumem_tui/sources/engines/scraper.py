@@ -56,6 +56,8 @@ class _Memory:
     latest: EndpointStatus | None = None
     poll: asyncio.Future | None = None
     poll_started: float = 0.0
+    poll_look: int = 0
+    """The scraper's `looks` when this poll started."""
     client: Any = None
     client_spoilt: bool = False
 
@@ -116,16 +118,24 @@ class Scraper:
             memory = self._memory.setdefault(point.url, _Memory())
             if memory.poll is None:
                 memory.poll, memory.poll_started = asyncio.ensure_future(self._poll(point, memory)), time.monotonic()
+                memory.poll_look = self.looks
 
     async def latest(self, wait_s: float | None) -> list[EndpointStatus]:
-        """Every endpoint's newest answer, after waiting at most `wait_s` (None: until every poll ends) for
-        the polls in flight. One still out shows its last answer; one out longer than its deadline is stale."""
+        """Every endpoint's newest answer, after waiting at most `wait_s` for the polls started since the
+        last look (None: for every poll in flight, until it ends). A poll still out shows the endpoint's last
+        answer; one out longer than its deadline is stale. A poll already out at the last look is not
+        waited for again: that endpoint is slow, and a sample never pays for it twice."""
         for url in set(self._memory) - {point.url for point in self.endpoints}:
             await self._forget(url)
         self.poll()
-        out = [m.poll for m in self._memory.values() if m.poll is not None and not m.poll.done()]
+        out = [
+            m.poll for m in self._memory.values()
+            if m.poll is not None and not m.poll.done() and (wait_s is None or m.poll_look == self.looks)
+        ]
         if out:
             await asyncio.wait(out, timeout=wait_s)
+        else:
+            await asyncio.sleep(0)  # the polls out get their turn, whoever calls in a loop
         self.looks += 1
         return [self._status(point, self._memory[point.url]) for point in self.endpoints]
 

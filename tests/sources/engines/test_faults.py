@@ -24,6 +24,7 @@ async def test_trickling_answers_never_pile_up_connections_and_the_healthy_endpo
         states = []
         for _ in range(400):
             bad, good = await scraper.latest(wait_s=0.02)
+            await asyncio.sleep(0.02)  # the GPU read between two looks
             states.append(good.state)
             assert hostile.open_now <= AT_ONCE
             if hostile.paths.count("/metrics") >= 6:
@@ -92,3 +93,15 @@ async def test_an_endpoint_that_goes_away_has_its_poll_cancelled_and_its_connect
         [status] = await scraper.latest(wait_s=0.05)
         assert status.state == "ok" and await closed(gone)
         await scraper.aclose()
+
+
+async def test_a_poll_already_out_at_the_last_look_is_not_waited_for_again():
+    with FaultServer(metrics="trickle", models="trickle") as slow:
+        scraper = Scraper([endpoint(slow.url)], read_timeout_s=30, deadline_s=60)
+        [first] = await scraper.latest(wait_s=0.05)
+        # the poll is out for up to a minute: the next look returns at once instead of waiting 30 s for it
+        [again] = await asyncio.wait_for(scraper.latest(wait_s=30), timeout=5)
+        assert first.state == again.state == "down" and "no answer yet" in again.error
+        assert slow.paths.count("/metrics") == 1
+        await scraper.aclose()
+        assert await closed(slow)
