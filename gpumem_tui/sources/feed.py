@@ -7,8 +7,9 @@
 - `ReplayFeed`: a recording played back.
 
 Engines never hold up the GPU read: their polls run as the scraper's own tasks, and a sample waits at
-most `engine_wait_s` for answers still out (None: until each ends, for one-shot commands and stepped
-demos), then takes the newest answer of each endpoint; a slow one shows its last answer, then stale.
+most `engine_wait_s` for the polls it started (None: for every poll until it ends, for one-shot commands
+and stepped demos), then takes the newest answer of each endpoint; a slow one shows its last answer,
+then stale, and is not waited for again while its poll is out.
 The first sample waits up to FIRST_WAIT_S, so a first frame does not call a healthy engine down.
 """
 
