@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.catalog import Catalog, CatalogError, LookupFailed, ModelSpec
-from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config
+from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
 from gpumem_tui.measured import endpoint_gpus, gpu_listing
@@ -123,7 +123,7 @@ def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: 
     """Why no prediction can be made, or None."""
     if spec is None:
         if name:
-            return f"model {name!r} is in neither the catalog nor the local HF cache"
+            return f"model {name!r} is not in the catalog or the local HF cache (unknown model)"
         return "the engine has not said which model it serves"
     if not gpus:
         return "no process of this engine holds GPU memory now"
@@ -225,10 +225,13 @@ def _model_spec(
         return spec
     except LookupFailed:
         pass
+    path = find_cached(name)  # by id only: a name from an engine or a recording never picks a local file
+    if path is None:
+        return None
     try:
-        path = find_config(name)
         spec, warnings = model_from_config(load_config(path), name)
-    except CatalogError:
+    except CatalogError as exc:
+        assumed.append(f"architecture unknown: {exc}")
         return None
     found.append(f"architecture from {path}")
     assumed.extend(warnings)

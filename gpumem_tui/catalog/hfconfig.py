@@ -3,12 +3,15 @@ ModelSpec, offline. Known architectures are read exactly; others get a best effo
 
 from __future__ import annotations
 
-import json
+import copy
+import functools
 import os
+import re
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from gpumem_tui.catalog.jsonfile import read_json
 from gpumem_tui.catalog.loader import CatalogError
 from gpumem_tui.catalog.schema import MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec
 
@@ -21,21 +24,50 @@ _GEMMA3_DEFAULTS = {"vocab_size": 262208, "max_position_embeddings": 131072, "he
 _QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "int4", "awq": "int4"}
 
 
+MAX_CONFIG_BYTES = 4 * 2**20
+"""A config.json is a few kilobytes; a file over this is not one, and is never read whole."""
+_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+"""`org/name` as the Hugging Face Hub spells a repository id: one slash, no path beyond it."""
+
+
 def find_config(ref: str) -> Path:
-    """A config.json path from a file, a directory, or an `org/name` id in the local HF cache."""
+    """A config.json the user named: a file, a directory, or an `org/name` id in the local HF cache.
+    Only for what the user typed: a name from outside (an engine, a recording) goes to `find_cached`."""
     path = Path(ref).expanduser()
-    if path.is_file():
-        return path
-    if path.is_dir():
-        if (path / "config.json").is_file():
-            return path / "config.json"
-        raise CatalogError(f"{path}: no config.json in this directory")
+    try:
+        if path.is_file():
+            return path
+        if path.is_dir():
+            if (path / "config.json").is_file():
+                return path / "config.json"
+            raise CatalogError(f"{path}: no config.json in this directory")
+    except OSError as exc:
+        raise CatalogError(f"{ref}: cannot look there: {exc.strerror or exc}") from None
+    found = find_cached(ref)
+    if found is None:
+        raise CatalogError(f"{ref}: no such file, and not in the local Hugging Face cache (nothing is downloaded)")
+    return found
+
+
+def is_repo_id(name: str) -> bool:
+    """True for a plausible Hugging Face repository id (`org/name`); a path or anything else is not one."""
+    return _REPO_ID.fullmatch(name) is not None and ".." not in name
+
+
+def find_cached(model_id: str) -> Path | None:
+    """The newest config.json of a repository id in the local HF cache, by id only: a name that is not an
+    `org/name` id (a path, a URL, text from an engine) is never turned into a path and is not found."""
+    if not is_repo_id(model_id):
+        return None
     for hub in _hub_dirs():
-        snapshots = hub / f"models--{ref.replace('/', '--')}" / "snapshots"
-        found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+        snapshots = hub / f"models--{model_id.replace('/', '--')}" / "snapshots"
+        try:
+            found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+        except OSError:
+            continue
         if found:
             return found[-1]
-    raise CatalogError(f"{ref}: no such file, and not in the local Hugging Face cache (nothing is downloaded)")
+    return None
 
 
 def _hub_dirs() -> list[Path]:
@@ -49,10 +81,27 @@ def _hub_dirs() -> list[Path]:
 
 
 def load_config(path: Path) -> dict:
+    """The JSON object a config.json holds, read at most once per version of the file (path, size and
+    modification time), refused over MAX_CONFIG_BYTES or when it is not plain JSON."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CatalogError(f"{path}: cannot read config.json: {exc}") from None
+        stat = path.stat()
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read config.json: {exc.strerror or exc}") from None
+    return copy.deepcopy(_parsed(path, stat.st_size, stat.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(path: Path, size: int, mtime_ns: int) -> dict:
+    if size > MAX_CONFIG_BYTES:
+        raise CatalogError(f"{path}: {size:,} bytes is too large for a config.json (at most {MAX_CONFIG_BYTES:,})")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read config.json: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise CatalogError(f"{path}: grew past {MAX_CONFIG_BYTES:,} bytes while read; not a config.json")
+    data = read_json(raw, f"{path}: config.json")
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: config.json is not a JSON object")
     return data
