@@ -35,6 +35,7 @@ def _one_line_exit_2(capsys, argv) -> str:
     [
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"a":' * 100_000 + "1" + "}" * 100_000, "nested too deeply"),
+        ('{"a":' * 600 + "1" + "}" * 600, "nested too deeply"),  # within the parser's reach, not a config's
         (json.dumps(CONFIG)[:-1] + ', "vocab_size": ' + "9" * 5000 + "}", "not valid JSON"),
         (json.dumps({**CONFIG, "hidden_size": float("inf")}), "hidden_size is inf"),
         (json.dumps({**CONFIG, "num_hidden_layers": float("nan")}), "num_hidden_layers is nan"),
@@ -54,9 +55,9 @@ def _one_line_exit_2(capsys, argv) -> str:
                      "qk_rope_head_dim": 1, "v_head_dim": 1}), "kv_lora_rank"),
         (b"\xff\xfe not text", "not UTF-8"),
     ],
-    ids=["deep-list", "deep-object", "4300-digits", "inf", "nan", "fraction", "bool", "hidden<heads", "not-divisible",
-         "kv>heads", "1e9-layers", "1e9-sliding-layers", "vocab", "context", "experts", "per-token>experts",
-         "dense>layers", "mla-negative", "not-utf8"],
+    ids=["deep-list", "deep-object", "600-deep", "4300-digits", "inf", "nan", "fraction", "bool", "hidden<heads",
+         "not-divisible", "kv>heads", "1e9-layers", "1e9-sliding-layers", "vocab", "context", "experts",
+         "per-token>experts", "dense>layers", "mla-negative", "not-utf8"],
 )
 def test_a_malformed_config_is_one_line_and_exit_2(tmp_path, capsys, text, says):
     (tmp_path / "config.json").write_bytes(text if isinstance(text, bytes) else text.encode())
