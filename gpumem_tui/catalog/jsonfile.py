@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from gpumem_tui.catalog.loader import CatalogError
+from gpumem_tui.catalog.loader import CatalogError, parse_failure
 
 MAX_DEPTH = 64
 """Nesting a model file never needs (config.json: 3 levels); deeper would break recursive code later
@@ -21,7 +21,7 @@ def read_json(raw: bytes, what: str) -> object:
     except RecursionError:
         raise CatalogError(f"{what} is nested too deeply to be read") from None
     except ValueError as exc:
-        raise CatalogError(f"{what} is not valid JSON: {' '.join(str(exc).split())[:200]}") from None
+        raise CatalogError(f"{what} is not valid JSON: {parse_failure(exc)}") from None
     if _depth(value) > MAX_DEPTH:
         raise CatalogError(f"{what} is nested too deeply to be read (over {MAX_DEPTH} levels)")
     return value

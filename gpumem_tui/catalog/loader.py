@@ -112,7 +112,7 @@ def _read_file(path: Path) -> dict[str, dict[str, BaseModel]]:
     except RecursionError:
         raise CatalogError(f"{path}: nested too deeply to be read") from None
     except (OSError, ValueError) as exc:  # ValueError: not UTF-8, not TOML, an integer too long to convert
-        raise CatalogError(f"{path}: {' '.join(str(exc).split())[:200]}") from None
+        raise CatalogError(f"{path}: {parse_failure(exc)}") from None
     found: dict[str, dict[str, BaseModel]] = {}
     for kind, section in data.items():
         if kind not in _KINDS:
@@ -131,6 +131,14 @@ def _validate(path: Path, kind: str, key: str, raw: object) -> BaseModel:
         return cls.model_validate({id_field: key, **raw})
     except ValidationError as exc:
         raise CatalogError(f"{path}: {first_error(exc, f'{kind}.{key}')}") from None
+
+
+def parse_failure(exc: BaseException) -> str:
+    """Why a file could not be parsed, in one short line (Python's hint about its integer limit left out)."""
+    text = " ".join(str(exc).split())
+    if "integer string conversion" in text:
+        return "holds an integer too long to read (over 4,300 digits)"
+    return text[:200]
 
 
 def first_error(exc: ValidationError, within: str = "") -> str:
