@@ -3,6 +3,7 @@ ModelSpec, offline. Known architectures are read exactly; others get a best effo
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import math
@@ -77,7 +78,8 @@ def _hub_dirs() -> list[Path]:
         dirs.append(Path(os.environ["HF_HUB_CACHE"]))
     if os.environ.get("HF_HOME"):
         dirs.append(Path(os.environ["HF_HOME"]) / "hub")
-    dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
+    with contextlib.suppress(RuntimeError, KeyError):  # no home directory for this user (a service account)
+        dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
     return dirs
 
 
