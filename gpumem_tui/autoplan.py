@@ -11,8 +11,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.catalog import Catalog, CatalogError, LookupFailed, ModelSpec
-from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config
+from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.engine_values import LABELS, plausible, shown, why_implausible
 from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
 from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, Sample
@@ -123,7 +124,7 @@ def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: 
     """Why no prediction can be made, or None."""
     if spec is None:
         if name:
-            return f"model {name!r} is in neither the catalog nor the local HF cache"
+            return f"model {name!r} is not in the catalog or the local HF cache (unknown model)"
         return "the engine has not said which model it serves"
     if not gpus:
         return "no process of this engine holds GPU memory now"
@@ -150,14 +151,24 @@ def _predicted(
     card_key = gpu.key
     if manual is not None and manual.gpu is not None:
         gpu = manual.gpu  # sized as the plan was made: a plan for another card is a plan_mismatch
-    if manual is not None:
-        max_len, block = (record.max_model_len, record.block_size) if record else (None, None)
-        settings = manual_settings(manual, gpu, catalog, len(base.gpu_indices), max_len, block)
-        users = manual.users
-    else:
-        settings, users = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed), 1
-        assumed.append("1 conversation at the max length (set a plan with --users for more)")
-    prediction = predict(settings)
+    try:
+        if manual is not None:
+            facts = plausible(record) if record else None
+            max_len, block = (facts.max_model_len, facts.block_size) if facts else (None, None)
+            settings = manual_settings(manual, gpu, catalog, len(base.gpu_indices), max_len, block)
+            users = manual.users
+        else:
+            unknown: list[str] = []
+            settings = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed, unknown)
+            if settings is None:
+                return base.model_copy(update={"missing": "; ".join(unknown),
+                                               "found": found, "assumed": assumed})
+            users = 1
+            assumed.append("1 conversation at the max length (set a plan with --users for more)")
+        prediction = predict(settings)
+    except (ValueError, ArithmeticError) as exc:  # ValidationError too: a fact from outside it cannot size
+        return base.model_copy(update={"missing": f"cannot plan with what the engine states: {_reason(exc)}",
+                                       "found": found, "assumed": assumed})
     capacity = card.memory_total_bytes or gpu.capacity_bytes
     title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
     overlay = overlay_from_engine(prediction, capacity, settings.tp, base.label, title)
@@ -225,10 +236,13 @@ def _model_spec(
         return spec
     except LookupFailed:
         pass
+    path = find_cached(name)  # by id only: a name from an engine or a recording never picks a local file
+    if path is None:
+        return None
     try:
-        path = find_config(name)
         spec, warnings = model_from_config(load_config(path), name)
-    except CatalogError:
+    except CatalogError as exc:
+        assumed.append(f"architecture unknown: {exc}")
         return None
     found.append(f"architecture from {path}")
     assumed.extend(warnings)
@@ -243,38 +257,21 @@ def _gpu_fact(card: GpuRecord, key: str, catalog: Catalog, found: list, assumed:
 
 
 def _auto_settings(
-    spec: ModelSpec, gpu, split: int, record: EngineRecord | None, flags: dict, found: list, assumed: list
-) -> EngineSettings:
+    spec: ModelSpec, gpu, split: int, record: EngineRecord | None, flags: dict, found: list, assumed: list,
+    unknown: list,
+) -> EngineSettings | None:
+    """The engine's settings from its metrics, else its command line, else the defaults; None when a fact
+    was stated only in values that cannot be true (each said in `unknown`)."""
     tp = max(1, split)
+    pick = _Picker(record, found, assumed, unknown)
     values = {
-        "utilization": _pick(
-            "utilization",
-            record and record.gpu_memory_utilization,
-            number(flags, "--gpu-memory-utilization", float),
-            0.9,
-            found,
-            assumed,
-        ),
-        "block_size": _pick(
-            "block size",
-            record and record.block_size,
-            number(flags, "--block-size"),
-            64 if spec.mla else 16,
-            found,
-            assumed,
-        ),
-        "kv_cache_dtype": _pick(
-            "KV cache dtype", record and record.cache_dtype, flags.get("--kv-cache-dtype"), "auto", found, assumed
-        ),
-        "max_model_len": _pick(
-            "max length",
-            record and record.max_model_len,
-            number(flags, "--max-model-len"),
-            spec.max_context,
-            found,
-            assumed,
-        ),
+        "utilization": pick("gpu_memory_utilization", number(flags, "--gpu-memory-utilization", float), 0.9),
+        "block_size": pick("block_size", number(flags, "--block-size"), 64 if spec.mla else 16),
+        "kv_cache_dtype": pick("cache_dtype", flags.get("--kv-cache-dtype"), "auto"),
+        "max_model_len": pick("max_model_len", number(flags, "--max-model-len"), spec.max_context),
     }
+    if unknown:
+        return None
     quantization = flags.get("--quantization")
     if quantization:
         found.append(f"quantization {quantization} (from the command line)")
@@ -284,16 +281,40 @@ def _auto_settings(
     return EngineSettings(model=spec, gpu=gpu, tp=tp, quantization=quantization, **values)
 
 
-def _pick(what: str, reported, flagged, default, found: list, assumed: list):
-    """The engine's own report, else its command line, else the default (said to be assumed)."""
-    if reported:
-        found.append(f"{what} {reported} (from the engine's metrics)")
-        return reported
-    if flagged:
-        found.append(f"{what} {flagged} (from the command line)")
-        return flagged
-    assumed.append(f"{what} {default} (the default)")
-    return default
+class _Picker:
+    """One fact: the engine's own report, else its command line, else the default (said to be assumed).
+    A value that cannot be true is skipped; when every value stated for a fact was such, the fact is
+    unknown (said in `unknown`), never silently replaced by the default."""
+
+    def __init__(self, record: EngineRecord | None, found: list, assumed: list, unknown: list):
+        self.record, self.found, self.assumed, self.unknown = record, found, assumed, unknown
+
+    def __call__(self, field: str, flagged, default):
+        what = LABELS[field]
+        stated = [(getattr(self.record, field) if self.record else None, "the engine's metrics"),
+                  (flagged, "the command line")]
+        refused = []
+        for value, where in stated:
+            if value is None:
+                continue
+            why = why_implausible(field, value)
+            if why is None:
+                self.found.append(f"{what} {value} (from {where})")
+                return value
+            refused.append(f"{where} state {shown(value)}, {why}")
+        if refused:
+            self.unknown.append(f"{what} unknown: {' and '.join(refused)}")
+            return None
+        self.assumed.append(f"{what} {default} (the default)")
+        return default
+
+
+def _reason(exc: BaseException) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+    return " ".join(str(exc).split())[:200]
 
 
 def kv_bytes_per_token(plan: EnginePlan) -> int | None:

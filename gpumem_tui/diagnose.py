@@ -19,6 +19,7 @@ RULES = (
     memory.headroom_low,
     memory.foreign_process,
     memory.unattributed_memory,
+    engines.engine_value_implausible,
     engines.kv_saturated,
     engines.context_too_long,
     plan.plan_notes,

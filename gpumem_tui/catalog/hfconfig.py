@@ -3,13 +3,18 @@ ModelSpec, offline. Known architectures are read exactly; others get a best effo
 
 from __future__ import annotations
 
-import json
+import contextlib
+import copy
+import functools
+import math
 import os
+import re
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from gpumem_tui.catalog.loader import CatalogError
+from gpumem_tui.catalog.jsonfile import read_json
+from gpumem_tui.catalog.loader import CatalogError, first_error
 from gpumem_tui.catalog.schema import MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
@@ -21,21 +26,50 @@ _GEMMA3_DEFAULTS = {"vocab_size": 262208, "max_position_embeddings": 131072, "he
 _QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "int4", "awq": "int4"}
 
 
+MAX_CONFIG_BYTES = 4 * 2**20
+"""A config.json is a few kilobytes; a file over this is not one, and is never read whole."""
+_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+"""`org/name` as the Hugging Face Hub spells a repository id: one slash, no path beyond it."""
+
+
 def find_config(ref: str) -> Path:
-    """A config.json path from a file, a directory, or an `org/name` id in the local HF cache."""
+    """A config.json the user named: a file, a directory, or an `org/name` id in the local HF cache.
+    Only for what the user typed: a name from outside (an engine, a recording) goes to `find_cached`."""
     path = Path(ref).expanduser()
-    if path.is_file():
-        return path
-    if path.is_dir():
-        if (path / "config.json").is_file():
-            return path / "config.json"
-        raise CatalogError(f"{path}: no config.json in this directory")
+    try:
+        if path.is_file():
+            return path
+        if path.is_dir():
+            if (path / "config.json").is_file():
+                return path / "config.json"
+            raise CatalogError(f"{path}: no config.json in this directory")
+    except OSError as exc:
+        raise CatalogError(f"{ref}: cannot look there: {exc.strerror or exc}") from None
+    found = find_cached(ref)
+    if found is None:
+        raise CatalogError(f"{ref}: no such file, and not in the local Hugging Face cache (nothing is downloaded)")
+    return found
+
+
+def is_repo_id(name: str) -> bool:
+    """True for a plausible Hugging Face repository id (`org/name`); a path or anything else is not one."""
+    return _REPO_ID.fullmatch(name) is not None and ".." not in name
+
+
+def find_cached(model_id: str) -> Path | None:
+    """The newest config.json of a repository id in the local HF cache, by id only: a name that is not an
+    `org/name` id (a path, a URL, text from an engine) is never turned into a path and is not found."""
+    if not is_repo_id(model_id):
+        return None
     for hub in _hub_dirs():
-        snapshots = hub / f"models--{ref.replace('/', '--')}" / "snapshots"
-        found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+        snapshots = hub / f"models--{model_id.replace('/', '--')}" / "snapshots"
+        try:
+            found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+        except OSError:
+            continue
         if found:
             return found[-1]
-    raise CatalogError(f"{ref}: no such file, and not in the local Hugging Face cache (nothing is downloaded)")
+    return None
 
 
 def _hub_dirs() -> list[Path]:
@@ -44,15 +78,33 @@ def _hub_dirs() -> list[Path]:
         dirs.append(Path(os.environ["HF_HUB_CACHE"]))
     if os.environ.get("HF_HOME"):
         dirs.append(Path(os.environ["HF_HOME"]) / "hub")
-    dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
+    with contextlib.suppress(RuntimeError, KeyError):  # no home directory for this user (a service account)
+        dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
     return dirs
 
 
 def load_config(path: Path) -> dict:
+    """The JSON object a config.json holds, read at most once per version of the file (path, size and
+    modification time), refused over MAX_CONFIG_BYTES or when it is not plain JSON."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CatalogError(f"{path}: cannot read config.json: {exc}") from None
+        stat = path.stat()
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read config.json: {exc.strerror or exc}") from None
+    return copy.deepcopy(_parsed(path, stat.st_size, stat.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(path: Path, size: int, mtime_ns: int) -> dict:
+    if size > MAX_CONFIG_BYTES:
+        raise CatalogError(f"{path}: {size:,} bytes is too large for a config.json (at most {MAX_CONFIG_BYTES:,})")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise CatalogError(f"{path}: cannot read config.json: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise CatalogError(f"{path}: grew past {MAX_CONFIG_BYTES:,} bytes while read; not a config.json")
+    data = read_json(raw, f"{path}: config.json")
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: config.json is not a JSON object")
     return data
@@ -60,15 +112,15 @@ def load_config(path: Path) -> dict:
 
 def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
     """The architecture a config.json describes, and warnings naming whatever had to be guessed.
-    A value of the wrong kind (text, NaN, a list where a number belongs) is a CatalogError naming it."""
+    A value of the wrong kind or out of range (text, NaN, 2048.5, a list where a number belongs, more
+    layers than any real model) is a CatalogError naming it."""
     try:
         return _read_config(config, model_id)
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
-        if isinstance(exc, CatalogError):
-            raise
         if isinstance(exc, ValidationError):
-            first = exc.errors()[0]
-            what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+            what = first_error(exc)
+        elif isinstance(exc, CatalogError):
+            what = str(exc)
         else:
             what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
         raise CatalogError(f"config.json for {model_id}: cannot read it ({what})") from None
@@ -89,11 +141,7 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
     fields = _common(config, warnings)
     fields.update(_specifics(kind, config, fields))
     fields["sliding_window"] = _window(kind, config)
-    try:
-        spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise CatalogError(f"config.json for {model_id}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
     return spec, warnings
 
 
@@ -111,25 +159,25 @@ def _common(config: dict, warnings: list[str]) -> dict:
         for name in (key, *alts):
             if config.get(name) is not None:
                 return config[name]
-        raise CatalogError(f"config.json has no {key!r}; cannot size this model")
+        raise CatalogError(f"no {key!r}; cannot size this model")
 
-    heads = int(need("num_attention_heads", "n_head", "num_heads"))
+    heads = whole("num_attention_heads", need("num_attention_heads", "n_head", "num_heads"))
     kv_heads = config.get("num_key_value_heads")
     if kv_heads is None:
         kv_heads = heads
         warnings.append(f"no num_key_value_heads: assumed {heads} (one per attention head, no GQA)")
     dtype = config.get("torch_dtype") or config.get("dtype")
     return {
-        "layers": int(need("num_hidden_layers", "n_layer", "num_layers")),
-        "hidden_size": int(need("hidden_size", "n_embd", "d_model")),
-        "intermediate_size": int(need("intermediate_size", "ffn_dim", "n_inner")),
+        "layers": whole("num_hidden_layers", need("num_hidden_layers", "n_layer", "num_layers")),
+        "hidden_size": whole("hidden_size", need("hidden_size", "n_embd", "d_model")),
+        "intermediate_size": whole("intermediate_size", need("intermediate_size", "ffn_dim", "n_inner")),
         "attention_heads": heads,
-        "kv_heads": int(kv_heads),
-        "head_dim": config.get("head_dim"),
-        "vocab_size": int(need("vocab_size")),
+        "kv_heads": whole("num_key_value_heads", kv_heads),
+        "head_dim": whole("head_dim", config.get("head_dim")),
+        "vocab_size": whole("vocab_size", need("vocab_size")),
         "tie_word_embeddings": bool(config.get("tie_word_embeddings", False)),
-        "native_dtype": _DTYPES.get(str(dtype)) if dtype else None,
-        "max_context": config.get("max_position_embeddings"),
+        "native_dtype": _DTYPES.get(str(dtype)) if isinstance(dtype, str) else None,
+        "max_context": whole("max_position_embeddings", config.get("max_position_embeddings")),
         "qkv_bias": bool(config.get("attention_bias", False)),
         "attention_out_bias": False,
         "checkpoint_format": _QUANT_FORMATS.get(str(_quant_method(config))),
@@ -147,9 +195,8 @@ def _specifics(kind: str, config: dict, fields: dict) -> dict:
     if kind == "gpt_oss":
         extra.update(qkv_bias=True, attention_out_bias=True, attention_sinks=True, native_dtype="bf16")
     if kind in ("deepseek_v2", "deepseek_v3"):
-        extra["mla"] = MlaSpec(q_lora_rank=config.get("q_lora_rank"), kv_lora_rank=config["kv_lora_rank"],
-                               qk_nope_head_dim=config["qk_nope_head_dim"],
-                               qk_rope_head_dim=config["qk_rope_head_dim"], v_head_dim=config["v_head_dim"])
+        ranks = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+        extra["mla"] = MlaSpec(**{key: whole(key, config.get(key)) for key in ranks})
     extra["moe"] = _moe(kind, config)
     return extra
 
@@ -160,9 +207,10 @@ def _moe(kind: str, config: dict) -> MoeSpec | None:
         return None
     per_token = config.get("num_experts_per_tok") or config.get("experts_per_token") or 1
     size = config.get("moe_intermediate_size") or config["intermediate_size"]
-    return MoeSpec(experts=experts, experts_per_token=per_token, expert_intermediate_size=size,
-                   shared_experts=config.get("n_shared_experts") or 0,
-                   first_dense_layers=config.get("first_k_dense_replace") or 0,
+    return MoeSpec(experts=whole("experts", experts), experts_per_token=whole("num_experts_per_tok", per_token),
+                   expert_intermediate_size=whole("moe_intermediate_size", size),
+                   shared_experts=whole("n_shared_experts", config.get("n_shared_experts") or 0),
+                   first_dense_layers=whole("first_k_dense_replace", config.get("first_k_dense_replace") or 0),
                    router_bias=kind == "gpt_oss" or config.get("topk_method") == "noaux_tc",
                    expert_bias=kind == "gpt_oss")
 
@@ -177,10 +225,22 @@ def _window(kind: str, config: dict) -> SlidingWindowSpec | None:
     if isinstance(types, list) and "full_attention" in types:
         every = types.index("full_attention") + 1
     elif kind in ("gemma3", "gemma3_text"):
-        every = int(config.get("sliding_window_pattern") or 6)
+        every = whole("sliding_window_pattern", config.get("sliding_window_pattern") or 6)
     else:
         every = 2
-    return SlidingWindowSpec(size=int(size), global_every=every)
+    return SlidingWindowSpec(size=whole("sliding_window", size), global_every=every)
+
+
+def whole(key: str, value: object) -> int | None:
+    """A count from config.json: an integer, or a float with no fraction (`4096.0`); None stays None.
+    Anything else (true, 2048.5, Infinity, text, a list) is a CatalogError naming the key; the range
+    is the schema's to judge."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    shown = repr(value) if isinstance(value, (bool, float)) else type(value).__name__
+    raise CatalogError(f"{key} is {shown}, not a whole number")
 
 
 def model_id_for(path: Path, config: dict) -> str:

@@ -109,8 +109,10 @@ def load_catalog(extra_dirs: Iterable[str | os.PathLike[str]] = ()) -> Catalog:
 def _read_file(path: Path) -> dict[str, dict[str, BaseModel]]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise CatalogError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise CatalogError(f"{path}: nested too deeply to be read") from None
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, not TOML, an integer too long to convert
+        raise CatalogError(f"{path}: {parse_failure(exc)}") from None
     found: dict[str, dict[str, BaseModel]] = {}
     for kind, section in data.items():
         if kind not in _KINDS:
@@ -128,6 +130,22 @@ def _validate(path: Path, kind: str, key: str, raw: object) -> BaseModel:
     try:
         return cls.model_validate({id_field: key, **raw})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise CatalogError(f"{path}: {kind}.{key}.{where}: {first['msg']}") from None
+        raise CatalogError(f"{path}: {first_error(exc, f'{kind}.{key}')}") from None
+
+
+def parse_failure(exc: BaseException) -> str:
+    """Why a file could not be parsed, in one short line (Python's hint about its integer limit left out)."""
+    text = " ".join(str(exc).split())
+    if "integer string conversion" in text:
+        return "holds an integer too long to read (over 4,300 digits)"
+    return text[:200]
+
+
+def first_error(exc: ValidationError, within: str = "") -> str:
+    """A pydantic error's first field and reason, in plain words: `models.x.layers: Input should be ...`
+    (`within` names the entry), or the entry and the reason when a check of the whole entry failed."""
+    first = exc.errors()[0]
+    where = ".".join(part for part in (within, *map(str, first["loc"])) if part)
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+

@@ -8,40 +8,60 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpumem_tui.units import GIB, MIB
 
+# Upper bounds on what a file may declare: about ten times the largest real model (Llama 3.1 405B's 126
+# layers and 16,384 hidden, 128 heads, Gemma 3's 262,208 vocabulary, Kimi K2's 384 experts, Llama 4 Scout's
+# 10M context). A file beyond them is refused rather than planned: nothing real is that size, and each
+# bound keeps the arithmetic (and the engine's block layout) small.
+MAX_LAYERS = 2_000
+MAX_WIDTH = 1_048_576
+"""hidden, intermediate and expert sizes, latent ranks."""
+MAX_HEADS = 4_096
+MAX_HEAD_DIM = 8_192
+MAX_VOCAB = 4_194_304
+MAX_EXPERTS = 8_192
+MAX_CONTEXT = 100_000_000
+MAX_PARAMS = 10**15
+
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class MoeSpec(_Entry):
     """Mixture-of-experts layout: every expert stays in memory, only `experts_per_token` run."""
 
-    experts: int = Field(gt=0)
-    experts_per_token: int = Field(gt=0)
-    expert_intermediate_size: int = Field(gt=0)
-    shared_experts: int = Field(default=0, ge=0)
-    first_dense_layers: int = Field(default=0, ge=0)
+    experts: int = Field(gt=0, le=MAX_EXPERTS)
+    experts_per_token: int = Field(gt=0, le=MAX_EXPERTS)
+    expert_intermediate_size: int = Field(gt=0, le=MAX_WIDTH)
+    shared_experts: int = Field(default=0, ge=0, le=MAX_EXPERTS)
+    first_dense_layers: int = Field(default=0, ge=0, le=MAX_LAYERS)
     """Leading layers with a plain dense MLP of `intermediate_size` (DeepSeek `first_k_dense_replace`)."""
     router_bias: bool = False
     """Router carries a bias (gpt-oss) or a score-correction vector (DeepSeek-V3)."""
     expert_bias: bool = False
 
+    @model_validator(mode="after")
+    def _routes_to_experts_it_has(self) -> MoeSpec:
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"experts_per_token {self.experts_per_token} is more than the {self.experts} experts")
+        return self
+
 
 class MlaSpec(_Entry):
     """Multi-head latent attention (DeepSeek V2/V3): the cache holds one latent per layer and token."""
 
-    q_lora_rank: int | None = None
-    kv_lora_rank: int = Field(gt=0)
-    qk_nope_head_dim: int = Field(gt=0)
-    qk_rope_head_dim: int = Field(gt=0)
-    v_head_dim: int = Field(gt=0)
+    q_lora_rank: int | None = Field(default=None, gt=0, le=MAX_WIDTH)
+    kv_lora_rank: int = Field(gt=0, le=MAX_WIDTH)
+    qk_nope_head_dim: int = Field(gt=0, le=MAX_HEAD_DIM)
+    qk_rope_head_dim: int = Field(gt=0, le=MAX_HEAD_DIM)
+    v_head_dim: int = Field(gt=0, le=MAX_HEAD_DIM)
 
 
 class SlidingWindowSpec(_Entry):
     """Layers that attend to the last `size` tokens only; their KV stops growing at the window."""
 
-    size: int = Field(gt=0)
-    global_every: int | None = Field(default=None, gt=0)
+    size: int = Field(gt=0, le=MAX_CONTEXT)
+    global_every: int | None = Field(default=None, gt=0, le=MAX_LAYERS)
     """In each run of this many layers the last one is full attention; None means every layer slides."""
 
 
@@ -51,44 +71,68 @@ class ModelSpec(_Entry):
     id: str
     aliases: list[str] = []
     architecture: str
-    layers: int = Field(gt=0)
-    hidden_size: int = Field(gt=0)
-    intermediate_size: int = Field(gt=0)
-    attention_heads: int = Field(gt=0)
-    kv_heads: int = Field(gt=0)
-    head_dim: int | None = Field(default=None, gt=0)
+    layers: int = Field(gt=0, le=MAX_LAYERS)
+    hidden_size: int = Field(gt=0, le=MAX_WIDTH)
+    intermediate_size: int = Field(gt=0, le=MAX_WIDTH)
+    attention_heads: int = Field(gt=0, le=MAX_HEADS)
+    kv_heads: int = Field(gt=0, le=MAX_HEADS)
+    head_dim: int | None = Field(default=None, gt=0, le=MAX_HEAD_DIM)
     """Explicit head size where it is not hidden_size / attention_heads (Gemma, Qwen3, gpt-oss)."""
-    vocab_size: int = Field(gt=0)
+    vocab_size: int = Field(gt=0, le=MAX_VOCAB)
     tie_word_embeddings: bool = False
     native_dtype: str | None = None
-    max_context: int | None = Field(default=None, gt=0)
+    max_context: int | None = Field(default=None, gt=0, le=MAX_CONTEXT)
     checkpoint_format: str | None = None
     """The format the published weights ship in, when it is not the native dtype (fp8, mxfp4)."""
     qkv_bias: bool = False
     attention_out_bias: bool = False
     qk_norm: bool = False
-    norms_per_layer: int = Field(default=2, ge=0)
+    norms_per_layer: int = Field(default=2, ge=0, le=16)
     attention_sinks: bool = False
     moe: MoeSpec | None = None
     mla: MlaSpec | None = None
     sliding_window: SlidingWindowSpec | None = None
-    params_total_published: int | None = None
+    params_total_published: int | None = Field(default=None, gt=0, le=MAX_PARAMS)
     """A published or independently computed count, kept to check the arithmetic against."""
     notes: str = ""
     sources: list[str] = []
+
+    @model_validator(mode="after")
+    def _shape_holds_together(self) -> ModelSpec:
+        """Heads that split the hidden size and share KV heads evenly; dense layers within the layers."""
+        if self.kv_heads > self.attention_heads:
+            raise ValueError(f"kv_heads {self.kv_heads} is more than the {self.attention_heads} attention heads")
+        if self.hidden_size < self.attention_heads:
+            raise ValueError(f"hidden_size {self.hidden_size} is smaller than its {self.attention_heads} "
+                             "attention heads")
+        if self.head_dim is None and self.hidden_size % self.attention_heads:
+            raise ValueError(f"hidden_size {self.hidden_size} does not split into {self.attention_heads} "
+                             "attention heads (and no head_dim is given)")
+        if self.moe is not None and self.moe.first_dense_layers > self.layers:
+            raise ValueError(f"moe.first_dense_layers {self.moe.first_dense_layers} is more than the "
+                             f"{self.layers} layers")
+        return self
 
     @property
     def head_size(self) -> int:
         return self.head_dim or self.hidden_size // self.attention_heads
 
-    def sliding_layers(self) -> list[int]:
-        """Indices of layers that use the sliding window."""
+    def sliding_layer_count(self) -> int:
+        """How many layers use the sliding window: counted, never listed (a file may declare many layers)."""
         window = self.sliding_window
         if window is None:
-            return []
+            return 0
         if window.global_every is None:
-            return list(range(self.layers))
-        return [i for i in range(self.layers) if (i + 1) % window.global_every != 0]
+            return self.layers
+        return self.layers - self.layers // window.global_every
+
+    def slides(self, layer: int) -> bool:
+        """Whether the layer at this index (from 0) uses the sliding window: the last of each run of
+        `global_every` layers attends to everything."""
+        window = self.sliding_window
+        if window is None:
+            return False
+        return window.global_every is None or (layer + 1) % window.global_every != 0
 
 
 class GpuSpec(_Entry):
@@ -99,11 +143,11 @@ class GpuSpec(_Entry):
     vendor: Literal["nvidia", "amd"] = "nvidia"
     nvml_names: list[str] = []
     memory_gb_marketed: float | None = None
-    total_mib: int | None = Field(default=None, gt=0)
+    total_mib: int | None = Field(default=None, gt=0, le=2**24)
     """Total memory as nvidia-smi reports it (what NVML and the engine see)."""
-    nominal_gib: float | None = Field(default=None, gt=0)
+    nominal_gib: float | None = Field(default=None, gt=0, le=2**14)
     """Vendor's nominal capacity, used only where no reported total is known."""
-    torch_total_gib: float | None = Field(default=None, gt=0)
+    torch_total_gib: float | None = Field(default=None, gt=0, le=2**14)
     """Total memory as CUDA reports it to the process (`torch.cuda.mem_get_info()[1]`), where observed."""
     mem_bandwidth_gbps: float | None = None
     bf16_tflops_dense: float | None = None
@@ -137,7 +181,7 @@ class FormatSpec(_Entry):
 
     name: str
     aliases: list[str] = []
-    bits_per_param: float = Field(gt=0)
+    bits_per_param: float = Field(gt=0, le=64)
     """Bits per quantized value including its share of block scales (int4 with scales: 4.5)."""
     scope: Literal["all", "linear", "experts"] = "all"
     """Which parameters take this format; the rest stay at 16 bits. `linear` leaves embeddings and

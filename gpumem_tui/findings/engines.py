@@ -1,13 +1,38 @@
-"""Findings about engines that answer: a full KV cache, a context the pool cannot hold."""
+"""Findings about engines that answer: values that cannot be true, a full KV cache, a context the pool
+cannot hold."""
 
 from __future__ import annotations
 
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.engine_values import implausible, plausible
 from gpumem_tui.findings.capacity import more_conversations
 from gpumem_tui.findings.plan import plan_name, serving
 from gpumem_tui.findings.records import Finding
 from gpumem_tui.findings.situation import Situation, percent
+
+
+def engine_value_implausible(s: Situation) -> list[Finding]:
+    """One finding per endpoint whose records hold values that cannot be true (`engine_values`): they are
+    named, left out of the plan and of every measurement, and the other findings stand."""
+    findings = []
+    for endpoint in s.sample.engines:
+        bad = [(record, value) for record in endpoint.records for value in implausible(record)]
+        if not bad:
+            continue
+        record, first = bad[0]
+        listed = "; ".join(str(value) for _, value in bad)
+        findings.append(Finding(
+            severity="warning",
+            code="engine_value_implausible",
+            title=f"{s.engine_name(endpoint.url, record.model)}: {first}",
+            explanation=f"{listed[0].upper()}{listed[1:]}. No plan is made from a value that cannot be true, and "
+            "none is judged as a measurement; the other findings stand.",
+            try_this="look at what the endpoint serves (`gpumem-tui metrics URL`): an exporter or proxy in "
+            "between may rescale or relabel it; pass the engine's settings by hand with --model and its options",
+            endpoint=endpoint.url,
+        ))
+    return findings
 
 
 def kv_saturated(s: Situation) -> list[Finding]:
@@ -15,7 +40,7 @@ def kv_saturated(s: Situation) -> list[Finding]:
     for endpoint in s.sample.engines:
         if endpoint.state != "ok":
             continue
-        for record in endpoint.records:
+        for record in map(plausible, endpoint.records):
             if _saturated(s, record):
                 findings.append(_saturation(s, endpoint, record))
     return findings

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpumem_tui.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.engine_values import plausible
 from gpumem_tui.findings.differ import FORMAT, differences, mismatched, renamed
 from gpumem_tui.findings.records import Finding, Severity
 from gpumem_tui.findings.situation import Situation, gib
@@ -22,7 +23,7 @@ def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecor
     if endpoint is None or endpoint.state != "ok" or not endpoint.records or mismatched(plan):
         return None
     record = next((r for r in endpoint.records if r.model), endpoint.records[0])
-    return endpoint, record
+    return endpoint, plausible(record)  # a value that cannot be true is not a measurement
 
 
 def plan_name(s: Situation, plan: EnginePlan) -> str:

@@ -30,7 +30,7 @@ def sequence_bytes_per_gpu(spec: ModelSpec, context: int, kv_dtype: str, tp: int
                            kv_heads: int | None = None) -> int:
     """One conversation of `context` tokens on one rank; sliding-window layers stop at the window."""
     per_layer = layer_bytes_per_token(spec, kv_dtype, tp, kv_heads)
-    sliding = len(spec.sliding_layers())
+    sliding = spec.sliding_layer_count()
     full = spec.layers - sliding
     window = spec.sliding_window.size if spec.sliding_window else 0
     return per_layer * (full * context + sliding * min(context, window))

@@ -8,7 +8,7 @@ from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
 
 class PlanInput(_Frozen):
@@ -59,11 +59,12 @@ class Plan(_Frozen):
     """The answer: does it fit, with how much spare, and what else the same GPUs could hold."""
 
     input: PlanInput
-    params_total: int
-    params_active: int
-    weights_bytes: int
-    kv_bytes_per_token: int
-    kv_bytes: int
+    params_total: int = Field(ge=0)
+    """Terms that cannot be negative are held to it: a model whose arithmetic gives one is refused."""
+    params_active: int = Field(ge=0)
+    weights_bytes: int = Field(ge=0)
+    kv_bytes_per_token: int = Field(ge=0)
+    kv_bytes: int = Field(ge=0)
     gpus: int
     per_gpu: GpuBudget
     fits: bool

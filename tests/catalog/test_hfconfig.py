@@ -55,7 +55,7 @@ def test_config_import_counts_like_the_reference(model_id, ref):
 def test_gpt_oss_and_deepseek_keep_their_checkpoint_format_and_attention():
     refs = dict(reference_models())
     gpt, _ = model_from_config(hf_config(refs["openai/gpt-oss-120b"]), "openai/gpt-oss-120b")
-    assert gpt.checkpoint_format == "mxfp4" and len(gpt.sliding_layers()) == 18
+    assert gpt.checkpoint_format == "mxfp4" and gpt.sliding_layer_count() == 18
     deepseek, _ = model_from_config(hf_config(refs["deepseek-ai/DeepSeek-V3"]), "deepseek-ai/DeepSeek-V3")
     assert deepseek.checkpoint_format == "fp8" and kv_bytes_per_token(deepseek, "bf16") == 70_272
 
@@ -67,7 +67,7 @@ def test_gemma3_reads_text_config_and_names_the_defaults_it_used():
                               "num_key_value_heads": 16, "query_pre_attn_scalar": 168, "sliding_window": 1024}}
     spec, warnings = model_from_config(config, "google/gemma-3-27b-it")
     assert spec.head_size == 128 and spec.vocab_size == 262208 and spec.tie_word_embeddings
-    assert len(spec.sliding_layers()) == 52
+    assert spec.sliding_layer_count() == 52
     assert any("vocab_size" in w and "262208" in w for w in warnings)
 
 
@@ -87,7 +87,8 @@ def test_a_config_missing_the_shape_is_a_clear_error():
 def write_safetensors(path: Path, tensors: dict[str, tuple[str, int]]) -> None:
     header, offset = {"__metadata__": {"format": "pt"}}, 0
     for name, (dtype, nbytes) in tensors.items():
-        header[name] = {"dtype": dtype, "shape": [nbytes], "data_offsets": [offset, offset + nbytes]}
+        per = {"BF16": 2, "F32": 4}.get(dtype, 1)
+        header[name] = {"dtype": dtype, "shape": [nbytes // per], "data_offsets": [offset, offset + nbytes]}
         offset += nbytes
     raw = json.dumps(header).encode()
     path.write_bytes(struct.pack("<Q", len(raw)) + raw + b"\0" * offset)

@@ -81,7 +81,7 @@ def test_unknown_model_from_the_local_hf_cache(catalog, tmp_path, monkeypatch):
     assert plan.prediction is not None and any("config.json" in f for f in plan.found)
     missing = sample(gpus=[gpu()], processes=[process(2100, 40)], engines=[engine(model="acme/none")])
     [plan] = engine_plans(missing, catalog)
-    assert plan.prediction is None and "neither the catalog nor the local HF cache" in plan.missing
+    assert plan.prediction is None and "not in the catalog or the local HF cache" in plan.missing
 
 
 def test_manual_plan_wins_and_is_labelled(catalog):

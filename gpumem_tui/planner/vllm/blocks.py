@@ -27,7 +27,7 @@ def layout(rules: Rules, spec: ModelSpec, kv_width: int, tp: int, block_size: in
         page = block_size * (spec.mla.kv_lora_rank + spec.mla.qk_rope_head_dim) * kv_width
     else:
         page = 2 * block_size * kv_heads_per_gpu(spec, tp) * spec.head_size * kv_width
-    sliding = round(len(spec.sliding_layers()) * stage_layers / spec.layers)
+    sliding = round(spec.sliding_layer_count() * stage_layers / spec.layers)
     full = stage_layers - sliding
     if not (rules.hybrid_groups and sliding and full):
         return Layout(page, stage_layers, ["full"], block_size)

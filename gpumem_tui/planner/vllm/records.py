@@ -9,7 +9,7 @@ from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
 
 class EngineSettings(_Frozen):
@@ -55,10 +55,11 @@ class EnginePrediction(_Frozen):
     version: str
     total_gpu_memory_bytes: int
     requested_memory_bytes: int
-    weights_bytes: int
-    non_torch_bytes: int
-    activation_peak_bytes: int
-    cudagraph_bytes: int
+    weights_bytes: int = Field(ge=0)
+    """What the engine holds besides its KV cache is never negative (the KV cache is, when it does not start)."""
+    non_torch_bytes: int = Field(ge=0)
+    activation_peak_bytes: int = Field(ge=0)
+    cudagraph_bytes: int = Field(ge=0)
     cudagraph_charged: bool
     kv_cache_bytes: int
     num_gpu_blocks: int

@@ -1,0 +1,114 @@
+"""Values an engine reports that cannot be true (utilization 50, max length 0, an unknown KV cache dtype,
+block size 0, KV usage 500 %, a negative pool) are a finding of their own; the auto plan leaves that fact
+unknown rather than planning with it or with a silent default, and the other findings still appear."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpumem_tui.autoplan import engine_plans
+from gpumem_tui.cli import main
+from gpumem_tui.findings import Thresholds
+from gpumem_tui.forensics import Investigation
+from gpumem_tui.sources.replay import Recorder
+
+from .build import ENGINE_CMD, LLAMA_8B, codes, engine, gpu, process, sample
+
+BARE_CMD = ["/usr/bin/python3", "/usr/local/bin/vllm", "serve", LLAMA_8B]
+"""A command line that states none of the settings: only the metrics do."""
+
+PLAN_FACTS = [
+    ("gpu_memory_utilization", 50.0, "utilization 50: not a fraction of the GPU"),
+    ("gpu_memory_utilization", -1.0, "utilization -1: not a fraction of the GPU"),
+    ("gpu_memory_utilization", 0.0, "utilization 0: not a fraction of the GPU"),
+    ("max_model_len", 0, "max length 0: not a length"),
+    ("max_model_len", -5, "max length -5: not a length"),
+    ("max_model_len", 10**14, "max length 100,000,000,000,000: not a length"),
+    ("cache_dtype", "fp3_weird", "KV cache dtype 'fp3_weird': not a KV cache dtype"),
+    ("block_size", 0, "block size 0: not a block size"),
+    ("block_size", -16, "block size -16: not a block size"),
+]
+MEASURED = [
+    ("kv_usage_fraction", 5.0, "KV cache usage 5: not a fraction"),
+    ("kv_pool_tokens", -10, "KV pool -10: not a count"),
+    ("num_gpu_blocks", -3, "GPU blocks -3: not a count"),
+]
+
+
+def _node(cmdline=BARE_CMD, **record):
+    """A healthy 8B engine whose GPU is 91 % full (a headroom warning that must still appear)."""
+    return sample(gpus=[gpu(used_gib=72.5)], processes=[process(2100, 72.5, cmdline=cmdline)],
+                  engines=[engine(**record)])
+
+
+@pytest.mark.parametrize(("field", "value", "says"), PLAN_FACTS + MEASURED)
+def test_the_judge_path_names_the_value_and_keeps_the_other_findings(catalog, field, value, says):
+    walk = Investigation(catalog, None, Thresholds())
+    for t in range(3):
+        walk.add(_node(**{field: value}).model_copy(update={"timestamp": 1000.0 + t}))
+    [implausible] = [f for f in walk.findings if f.code == "engine_value_implausible"]
+    assert implausible.severity == "warning" and says in implausible.title
+    assert "headroom_low" in codes(walk.findings)
+    [plan] = walk.plans
+    if (field, value, says) in PLAN_FACTS:  # that fact is unknown: no plan, never one from a default
+        assert plan.prediction is None and "unknown" in plan.missing and says.split(":")[0].split()[-1] in plan.missing
+    else:  # a measurement that cannot be true is not judged: no saturation at "500 %", no pool of -10
+        assert plan.prediction is not None
+        assert not codes(walk.findings) & {"kv_saturated", "kv_pool_short", "context_too_long"}
+
+
+def test_a_plausible_command_line_value_stands_in_for_an_implausible_metric(catalog):
+    [plan] = engine_plans(_node(cmdline=ENGINE_CMD, max_model_len=0), catalog)  # the command line says 8192
+    assert plan.prediction is not None and plan.settings.max_model_len == 8192
+    assert "max length 8192 (from the command line)" in plan.found
+
+
+def test_an_implausible_command_line_is_no_plan_either(catalog):
+    cmd = [*BARE_CMD, "--gpu-memory-utilization", "7", "--block-size", "0"]
+    [plan] = engine_plans(_node(cmdline=cmd, gpu_memory_utilization=None, block_size=None), catalog)
+    assert plan.prediction is None
+    assert "utilization unknown: the command line state 7" in plan.missing and "block size unknown" in plan.missing
+
+
+def test_check_replay_of_such_a_recording_lists_every_finding(tmp_path, capsys):
+    path = tmp_path / "rec.jsonl"
+    with Recorder(path) as recorder:
+        for t in range(3):
+            recorder.write(_node(gpu_memory_utilization=50.0, kv_usage_fraction=5.0, cache_dtype="weird")
+                           .model_copy(update={"timestamp": 1000.0 + t}))
+    code = main(["check", "--replay", str(path), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1 and err == ""
+    data = json.loads(out)
+    found = {f["code"]: f for f in data["findings"]}
+    assert {"engine_value_implausible", "headroom_low"} <= set(found)
+    explained = found["engine_value_implausible"]["explanation"]
+    assert "utilization 50" in explained and "KV cache usage 5" in explained and "'weird'" in explained
+    assert "utilization unknown" in data["plans"][0]["missing"]
+
+
+@pytest.mark.parametrize(
+    ("record", "shown"),
+    [({"gpu_memory_utilization": 50.0}, "utilization 50: not a fraction"),
+     ({"model": "/" + "x" * 256}, "only 9.0 % of memory free")],  # a name that is no path the system can look up
+    ids=["utilization-50", "name-256-bytes"],
+)
+async def test_the_tui_shows_findings_instead_of_crashing(catalog, tmp_path, record, shown):
+    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.judge import Judge
+    from gpumem_tui.sources.feed import ReplayFeed
+    from gpumem_tui.sources.replay import ReplaySource
+    from tests.app.conftest import settle, text_of
+
+    path = tmp_path / "rec.jsonl"
+    with Recorder(path) as recorder:
+        for t in range(3):
+            recorder.write(_node(**record).model_copy(update={"timestamp": 1000.0 + t}))
+    app = GpuMemApp(ReplayFeed(ReplaySource(path, clock=lambda: 0.0), "rec.jsonl"), Judge(catalog), poll=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        findings = text_of(app.screen.query_one("#findings"))
+        assert shown in findings and "refresh failed" not in findings
+        assert app.is_running
