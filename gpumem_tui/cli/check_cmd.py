@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import traceback
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
-from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report
+from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report, warn
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.findings import Thresholds, worst
@@ -70,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     checked = _check(args, catalog, manual_plan(args, catalog), Thresholds())
     for warning in checked.warnings:
-        print(f"gpumem-tui: warning: {warning}", file=sys.stderr)
+        warn(warning)
     code = exit_code(checked.findings)
     with reader_may_leave():
         if args.json:

@@ -56,3 +56,8 @@ def exit_code_for(exc: BaseException) -> int | None:
 def report(message: str) -> None:
     """One line on stderr; the message may hold outside text (a file name, a URL), shown literally."""
     print(f"gpumem-tui: {literal(message)}", file=sys.stderr)
+
+
+def warn(message: str) -> None:
+    """A warning that does not stop the command (a line of a recording skipped), as `report` prints it."""
+    report(f"warning: {message}")

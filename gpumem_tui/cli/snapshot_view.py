@@ -50,7 +50,7 @@ def render(sample: Sample, console: Console, where: str) -> None:
         console.print(_host_line(sample.host))
     for status in sample.engines:
         console.print(
-            f"engine {literal(status.url)}: {status.state}"
+            f"engine {literal(status.url)}: {literal(status.state)}"
             + (f" ({literal(status.error)})" if status.error else "")
         )
         for record in status.records:
@@ -62,7 +62,7 @@ def render(sample: Sample, console: Console, where: str) -> None:
             )
     for error in sample.errors:
         console.print(
-            f"{error.source}: {literal(error.message)}" + (f" ({error.hint})" if error.hint else "")
+            f"{literal(error.source)}: {literal(error.message)}" + (f" ({literal(error.hint)})" if error.hint else "")
         )
 
 
