@@ -22,7 +22,7 @@ from gpumem_tui.history import History
 from gpumem_tui.judge import Judge
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed
-from gpumem_tui.sources.replay import Recorder
+from gpumem_tui.sources.replay import Recorder, RecordingError
 from gpumem_tui.text import literal
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -104,7 +104,7 @@ class GpuMemApp(App[None]):
         """A full disk or a vanished mount stops the recording, never the app."""
         try:
             self.recorder.write(sample)
-        except OSError as exc:
+        except (OSError, RecordingError) as exc:
             self.notify(f"recording stopped: {literal(str(exc))}", severity="error", markup=False)
             self.recorder.close()
             self.recorder = None
