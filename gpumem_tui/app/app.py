@@ -63,6 +63,12 @@ class GpuMemApp(App[None]):
         self.recorder: Recorder | None = None
         self._timer = None
 
+    def _handle_exception(self, error: Exception) -> None:
+        """A crash: the app exits as Textual does, but its traceback (with local variables, which may
+        hold outside text) is not printed on the terminal; `gpumem-tui` prints one line and files it."""
+        super()._handle_exception(error)
+        self._exit_renderables.clear()
+
     @property
     def history(self) -> History:
         return self.watch.history

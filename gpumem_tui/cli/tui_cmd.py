@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.cli.errors import UsageError, one_line, report
+from gpumem_tui.cli.errors import CRASH, UsageError, crashed, report
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
@@ -99,11 +99,10 @@ def run_tui(args: argparse.Namespace) -> int:
 
 
 def exit_status(app) -> int:
-    """0 when the app was quit; 1, with the error as the last line on stderr, when it stopped on one (the
-    traceback Textual prints above it is for a bug report)."""
+    """0 when the app was quit; CRASH (70) when it stopped on an error, with one line naming it on stderr
+    and its traceback in a file."""
     if not app.return_code:
         return 0
     error = app._exception  # Textual keeps the exception that stopped the app here
-    what = f"{type(error).__name__}: {one_line(error)}" if error else f"status {app.return_code}"
-    report(f"the screen stopped on an error: {what}")
-    return 1
+    report(f"the screen stopped on an error: {crashed(error) if error else f'status {app.return_code}'}")
+    return CRASH
