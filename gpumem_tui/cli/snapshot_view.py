@@ -59,6 +59,9 @@ def render(sample: Sample, console: Console, where: str) -> None:
             console.print(
                 f"  {literal(record.model)}: KV cache {usage} of {pool}, running {_or_dash(record.requests_running)},"
                 f" waiting {_or_dash(record.requests_waiting)}"
+                # a share over 100 % is what the engine says, not a fact about its cache
+                + ("; KV use over 100 % is implausible (as the engine reports it)"
+                   if (record.kv_usage_fraction or 0) > 1 else "")
             )
     for error in sample.errors:
         console.print(
