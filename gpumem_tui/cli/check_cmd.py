@@ -16,7 +16,7 @@ from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
-from gpumem_tui.cli.errors import UsageError, crashed, exit_code_for, one_line, report, warn
+from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, exit_code_for, one_line, report, warn
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.findings import Thresholds, worst
@@ -60,8 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.endpoint and (args.demo is not None or args.replay is not None):
-        raise UsageError("--endpoint is for a live check; a demo or a recording brings its own engines")
+    endpoints_need_live(args)
     if args.at is not None and args.demo is None and args.replay is None:
         raise UsageError("--at needs --demo or --replay")
     catalog = load_catalog(args.catalog)

@@ -26,6 +26,13 @@ class UsageError(ValueError):
         self.command = command
 
 
+def endpoints_need_live(args) -> None:
+    """`--endpoint` names engines on this node; a demo or a recording brings its own, so the two together
+    are refused rather than one silently ignored (`check` and the TUI alike; `snapshot` has no --endpoint)."""
+    if getattr(args, "endpoint", None) and (args.demo is not None or args.replay is not None):
+        raise UsageError("--endpoint is for a live check of this node; a demo or a recording brings its own engines")
+
+
 class NoSourceError(RuntimeError):
     """No data source on this node (NVML unavailable, nothing to read): exit 3."""
 

@@ -13,6 +13,10 @@ from gpumem_tui.text import literal
 from gpumem_tui.units import GIB, MIB, fmt_auto
 
 MIN_COMMAND_WIDTH = 20
+NAME_WIDTH, USER_WIDTH = 32, 16
+"""Process names and users come from outside: a long one is cut here so the columns after it stay on screen."""
+TEXT_COLUMNS = (4, 5, 8)
+"""Name, user and command: the columns that are cut to fit; the others are numbers, always whole."""
 _KIND = {"compute": "C", "graphics": "G", "compute+graphics": "C+G"}
 
 
@@ -119,19 +123,29 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
 
 
 def _process_table(processes: list[ProcessRecord], width: int) -> Table:
-    """Every column whole; the command takes what is left of the screen's width and is cut there."""
+    """The numbers whole (pid, GPU, type, memory, RSS, CPU); names and users (each cut at a width of its
+    own) and the command share what is left of the screen's width and are cut there, never the numbers."""
     headers = ["PID", "GPU", "Type", "GPU memory", "Name", "User", "Host RSS", "CPU", "Command"]
     rows = [_process_row(p) for p in processes]
-    widths = [
-        max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers) - 1)
-    ]
-    room = max(MIN_COMMAND_WIDTH, width - sum(widths) - 2 * (len(headers) - 1))
+    widths = [max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers))]
+    free = width - sum(w for i, w in enumerate(widths) if i not in TEXT_COLUMNS) - 2 * (len(headers) - 1)
+    name, user = min(widths[4], NAME_WIDTH), min(widths[5], USER_WIDTH)
+    short = MIN_COMMAND_WIDTH - (free - name - user)
+    if short > 0:  # a narrow screen: names and users give way before the command goes under its minimum
+        name -= min(short, max(0, name - len(headers[4]) - 4))
+        short = MIN_COMMAND_WIDTH - (free - name - user)
+        user -= min(max(short, 0), max(0, user - len(headers[5])))
+    room = max(len(headers[8]), free - name - user)
     for row in rows:
-        row[-1] = row[-1] if len(row[-1]) <= room else row[-1][: room - 3] + "..."
+        row[4], row[5], row[8] = _cut(row[4], name), _cut(row[5], user), _cut(row[8], room)
     out = table(None, headers, rows, right={0, 3, 6, 7})
     for column in out.columns:
         column.no_wrap = True
     return out
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: room - 3] + "..."
 
 
 def _process_row(process: ProcessRecord) -> list[str]:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.cli.errors import CRASH, UsageError, crashed, report
+from gpumem_tui.cli.errors import CRASH, UsageError, crashed, endpoints_need_live, report
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
@@ -81,6 +81,7 @@ def build_app(args: argparse.Namespace):
     """The app as `gpumem-tui` runs it; every argument is checked before anything is drawn."""
     from gpumem_tui.app import GpuMemApp
 
+    endpoints_need_live(args)
     if args.record:
         check_record_path(args.record)
     judge = build_judge(args)
