@@ -48,7 +48,9 @@ class EngineRecord(BaseModel):
         bad = unreadable(cls, data)
         if not bad:
             return data
-        return {**data, **dict.fromkeys(bad), "notes": [*data.get("notes", []), dropped(bad)]}
+        notes = data.get("notes", [])
+        said = [*notes, dropped(bad)] if isinstance(notes, list) else notes  # not a list: validation says so
+        return {**data, **dict.fromkeys(bad), "notes": said}
 
 
 class EndpointStatus(BaseModel):

@@ -143,7 +143,7 @@ class Sample(_Record):
     errors: list[SourceError] = []
 
     @model_validator(mode="after")
-    def _readings_only(self) -> Sample:
+    def _notes_and_duplicates(self) -> Sample:
         _check(self)
         return self
 
@@ -152,11 +152,12 @@ def _check(sample: Sample) -> None:
     """Note what the records dropped and keep the first of GPUs reported twice, while the sample is built."""
     notes: list[SourceError] = []
 
-    def noted(record, what: str, source: str, gpu_index: int | None = None):
+    def noted(record, what: str | None, source: str, gpu_index: int | None = None):
         """The record, its drops now said in the sample (so a sample read back equals the one written)."""
         if not record.dropped:
             return record
-        notes.append(SourceError(source=source, message=f"{what}: {dropped(record.dropped)}", gpu_index=gpu_index))
+        message = f"{what}: {dropped(record.dropped)}" if what else dropped(record.dropped)
+        notes.append(SourceError(source=source, message=message, gpu_index=gpu_index))
         said = record.model_copy()
         said._dropped = {}
         return said
@@ -173,8 +174,8 @@ def _check(sample: Sample) -> None:
             gpu = gpu.model_copy(update={"mig_instances": migs})
         gpus.append(noted(gpu, f"GPU {gpu.index}", "nvml", gpu.index))
     processes = [noted(p, f"pid {p.pid} on GPU {p.gpu_index}", "nvml", p.gpu_index) for p in sample.processes]
-    host = noted(sample.host, "host", "host") if sample.host is not None else None
-    engines = [noted(status, f"engine {status.url}", "engine") for status in sample.engines]
+    host = noted(sample.host, None, "host") if sample.host is not None else None
+    engines = [noted(status, status.url, "engine") for status in sample.engines]
     if notes:
         settle(sample, {"gpus": gpus, "processes": processes, "host": host, "engines": engines,
                         "errors": [*sample.errors, *notes]})

@@ -5,6 +5,8 @@ dropped, so a broken driver, engine or recording shows a missing reading, never 
 from __future__ import annotations
 
 import math
+import types
+import typing
 from functools import cache
 from typing import Any
 
@@ -28,10 +30,10 @@ def reading_fields(cls: type[BaseModel]) -> frozenset[str]:
 
 
 def _numeric(annotation: Any) -> bool:
-    args = getattr(annotation, "__args__", None)
-    if args and getattr(annotation, "__origin__", None) is not None and annotation.__origin__ is list:
-        return False
-    return annotation in (int, float) or bool(args) and all(a in (int, float, type(None)) for a in args)
+    """`int`, `float`, or either or None: one number (a list of them, a flag or text is not a reading)."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    kinds = set(typing.get_args(annotation)) - {type(None)} if union else {annotation}
+    return bool(kinds) and kinds <= {int, float}
 
 
 def unreadable(cls: type[BaseModel], data: Any) -> dict[str, str]:
@@ -56,12 +58,12 @@ def _why(value: object, signed: bool) -> str | None:
     if abs(value) >= LIMIT:
         return "beyond a 64-bit counter"
     if value < 0 and not signed:
-        return f"negative ({value:g})"
+        return f"negative ({value:,})" if isinstance(value, int) else f"negative ({value:g})"
     return None
 
 
 def dropped(bad: dict[str, str]) -> str:
-    """`memory_used_bytes negative (-5) is not a reading; shown as missing`."""
+    """`memory_used_bytes negative (-5,368,709,120) is not a reading; shown as missing`."""
     fields = ", ".join(f"{name} {why}" for name, why in sorted(bad.items()))
     return f"{fields} {'is' if len(bad) == 1 else 'are'} not a reading; shown as missing"
 

@@ -67,6 +67,8 @@ def render(sample: Sample, console: Console, where: str) -> None:
                 + ("; KV use over 100 % is implausible (as the engine reports it)"
                    if (record.kv_usage_fraction or 0) > 1 else "")
             )
+            for note in record.notes:
+                console.print(f"    note: {literal(note)}")
     for error in sample.errors:
         console.print(
             f"{literal(error.source)}: {literal(error.message)}" + (f" ({literal(error.hint)})" if error.hint else "")

@@ -58,6 +58,9 @@ def test_non_finite_readings_never_reach_the_output(capsys, non_finite, command)
         json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in JSON output"))
     else:
         assert not WORD.search(out), WORD.search(out)
+    if command == ["snapshot"]:
+        assert "GPU 0: " in out and "power_w " in out and "shown as missing" in out, "what was dropped is said"
+        assert "KV cache 500%" in out, "a finite share over 1 is the findings' to question, not dropped"
 
 
 def test_a_kv_share_over_100_percent_is_said_to_be_implausible(capsys, non_finite):
