@@ -73,7 +73,9 @@ async def test_a_crash_in_the_judge_path_exits_70(capsys):
         async with app.run_test() as pilot:
             await settle(app, pilot)
     assert exit_status(app) == 70
-    assert "AttributeError" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "AttributeError" in err
+    Path(re.search(r"traceback in (.+)\)$", err.strip())[1]).unlink()
 
 
 def test_on_a_terminal_a_crash_prints_one_line_and_no_traceback():
