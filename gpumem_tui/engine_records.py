@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
+
+from gpumem_tui.readings import dropped, unreadable
 
 EngineKind = Literal["vllm", "sglang", "llamacpp", "tgi"]
 EndpointState = Literal["ok", "stale", "down"]
@@ -36,7 +38,19 @@ class EngineRecord(BaseModel):
     cpu_cache_usage_fraction: float | None = None
     max_model_len: int | None = None
     notes: list[str] = []
-    """Plain-language remarks about the payload (a metric this engine version no longer exports)."""
+    """Plain-language remarks about the payload (a metric this engine version no longer exports, a
+    reading that was not a number and is shown as missing)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _readings_only(cls, data: object) -> object:
+        """A number that cannot be a reading (NaN, infinite, negative) is missing, with a note saying so."""
+        bad = unreadable(cls, data)
+        if not bad:
+            return data
+        notes = data.get("notes", [])
+        said = [*notes, dropped(bad)] if isinstance(notes, list) else notes  # not a list: validation says so
+        return {**data, **dict.fromkeys(bad), "notes": said}
 
 
 class EndpointStatus(BaseModel):
@@ -50,3 +64,18 @@ class EndpointStatus(BaseModel):
     age_s: float | None = None
     pids: list[int] = []
     records: list[EngineRecord] = []
+    _dropped: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _readings_only(cls, data: object, handler):
+        bad = unreadable(cls, data)
+        status = handler({**data, **dict.fromkeys(bad)} if bad else data)
+        if bad:
+            status._dropped = bad
+        return status
+
+    @property
+    def dropped(self) -> dict[str, str]:
+        """Readings that arrived as something no reading can be (the sample notes them): name -> why."""
+        return self._dropped

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from gpumem_tui.engine_records import EndpointStatus
+from gpumem_tui.readings import dropped, settle, unreadable
 
 ProcessKind = Literal["compute", "graphics", "compute+graphics"]
 
 
 class _Record(BaseModel):
+    """A frozen record. A number that cannot be a reading (NaN, infinite, negative, beyond 64 bits) is
+    taken as missing; `dropped` says which, for the sample to note under its source."""
+
     model_config = ConfigDict(frozen=True)
+    _dropped: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _readings_only(cls, data: object, handler):
+        bad = unreadable(cls, data)
+        record = handler({**data, **dict.fromkeys(bad)} if bad else data)
+        if bad:
+            record._dropped = bad
+        return record
+
+    @property
+    def dropped(self) -> dict[str, str]:
+        """Readings that arrived as something no reading can be: name -> why."""
+        return self._dropped
 
 
 class MigInstance(_Record):
@@ -103,10 +122,16 @@ class SourceError(_Record):
     gpu_index: int | None = None
 
 
-class Sample(_Record):
-    """Everything read from a node at one moment."""
+LATEST_TIMESTAMP = 253_402_300_799.0
+"""9999-12-31 23:59:59 UTC, the last moment a date can name: a later timestamp is no moment at all."""
 
-    timestamp: float
+
+class Sample(_Record):
+    """Everything read from a node at one moment. A number that cannot be a reading (NaN, infinite,
+    negative) arrives as missing, and a GPU index reported twice keeps its first card; each such drop is
+    noted in `errors`, under the source that reported it. A timestamp that is no moment refuses the sample."""
+
+    timestamp: float = Field(ge=0, le=LATEST_TIMESTAMP, allow_inf_nan=False)
     """Seconds since the Unix epoch (UTC)."""
     hostname: str
     source: str
@@ -116,3 +141,41 @@ class Sample(_Record):
     host: HostRecord | None = None
     engines: list[EndpointStatus] = []
     errors: list[SourceError] = []
+
+    @model_validator(mode="after")
+    def _notes_and_duplicates(self) -> Sample:
+        _check(self)
+        return self
+
+
+def _check(sample: Sample) -> None:
+    """Note what the records dropped and keep the first of GPUs reported twice, while the sample is built."""
+    notes: list[SourceError] = []
+
+    def noted(record, what: str | None, source: str, gpu_index: int | None = None):
+        """The record, its drops now said in the sample (so a sample read back equals the one written)."""
+        if not record.dropped:
+            return record
+        message = f"{what}: {dropped(record.dropped)}" if what else dropped(record.dropped)
+        notes.append(SourceError(source=source, message=message, gpu_index=gpu_index))
+        said = record.model_copy()
+        said._dropped = {}
+        return said
+
+    gpus, seen = [], set()
+    for gpu in sample.gpus:
+        if gpu.index in seen:
+            notes.append(SourceError(source="nvml", gpu_index=gpu.index,
+                                     message=f"GPU {gpu.index} was reported twice; the second record dropped"))
+            continue
+        seen.add(gpu.index)
+        migs = [noted(m, f"GPU {gpu.index}:{m.gpu_instance_id}", "nvml", gpu.index) for m in gpu.mig_instances]
+        if any(a is not b for a, b in zip(migs, gpu.mig_instances, strict=True)):
+            gpu = gpu.model_copy(update={"mig_instances": migs})
+        gpus.append(noted(gpu, f"GPU {gpu.index}", "nvml", gpu.index))
+    processes = [noted(p, f"pid {p.pid} on GPU {p.gpu_index}", "nvml", p.gpu_index) for p in sample.processes]
+    host = noted(sample.host, None, "host") if sample.host is not None else None
+    engines = [noted(status, status.url, "engine") for status in sample.engines]
+    if notes:
+        settle(sample, {"gpus": gpus, "processes": processes, "host": host, "engines": engines,
+                        "errors": [*sample.errors, *notes]})

@@ -22,7 +22,7 @@ from gpumem_tui.history import History
 from gpumem_tui.judge import Judge
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed
-from gpumem_tui.sources.replay import Recorder
+from gpumem_tui.sources.replay import Recorder, RecordingError
 from gpumem_tui.text import literal
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -62,6 +62,12 @@ class GpuMemApp(App[None]):
         self.record_path = record_path
         self.recorder: Recorder | None = None
         self._timer = None
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A crash: the app exits as Textual does, but its traceback (with local variables, which may
+        hold outside text) is not printed on the terminal; `gpumem-tui` prints one line and files it."""
+        super()._handle_exception(error)
+        self._exit_renderables.clear()
 
     @property
     def history(self) -> History:
@@ -104,7 +110,7 @@ class GpuMemApp(App[None]):
         """A full disk or a vanished mount stops the recording, never the app."""
         try:
             self.recorder.write(sample)
-        except OSError as exc:
+        except (OSError, RecordingError) as exc:
             self.notify(f"recording stopped: {literal(str(exc))}", severity="error", markup=False)
             self.recorder.close()
             self.recorder = None

@@ -148,7 +148,7 @@ def _status(sample: Sample) -> Text:
     for error in sample.errors:
         if text:
             text.append("\n")
-        text.append(f"{error.source}: ", style="bold")
+        text.append(f"{literal(error.source)}: ", style="bold")
         text.append(literal(error.message))
         if error.hint:
             text.append(f" ({literal(error.hint)})", style="dim")

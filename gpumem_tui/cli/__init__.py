@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections.abc import Sequence
 
 from gpumem_tui import __version__
 from gpumem_tui.cli import catalog_cmd, check_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
-from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report
+from gpumem_tui.cli.errors import CRASH, UsageError, crashed, exit_code_for, one_line, report
 from gpumem_tui.cli.output import stdout_gone
 from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
@@ -20,7 +21,8 @@ DESCRIPTION = (
 COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd, check_cmd]
 FAILURE_HANDLERS = {"check": check_cmd.failed}
 """Commands with their own exit codes for failures: `check` is a monitoring plugin, where any failure
-(bad input included) is UNKNOWN, 3. The others use `exit_code_for`: 2 for bad input, 3 for no data source."""
+(bad input included) is UNKNOWN, 3. The others use `exit_code_for`: 2 for bad input, 3 for no data source,
+and 70 for a crash (one line; the traceback goes to a file)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,12 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Where the command had not got that far, check says UNKNOWN rather than OK.
         stdout_gone()
         return check_cmd.UNKNOWN if command == "check" else 0
-    except Exception as exc:  # noqa: BLE001 - every expected failure maps to one line and an exit code
+    except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001 - every failure is one line and a code
         command = command or getattr(exc, "command", None)
         if command in FAILURE_HANDLERS:
             return FAILURE_HANDLERS[command](exc)
         code = exit_code_for(exc)
-        if code is None:
-            raise
-        report(one_line(exc))
-        return code
+        report(one_line(exc) if code is not None else crashed(exc, command))
+        return CRASH if code is None else code

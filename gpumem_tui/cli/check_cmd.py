@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
-import traceback
-from pathlib import Path
 
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
-from gpumem_tui.cli.errors import UsageError, exit_code_for, one_line, report
+from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, exit_code_for, one_line, report, warn
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.findings import Thresholds, worst
@@ -63,14 +60,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.endpoint and (args.demo is not None or args.replay is not None):
-        raise UsageError("--endpoint is for a live check; a demo or a recording brings its own engines")
+    endpoints_need_live(args)
     if args.at is not None and args.demo is None and args.replay is None:
         raise UsageError("--at needs --demo or --replay")
     catalog = load_catalog(args.catalog)
     checked = _check(args, catalog, manual_plan(args, catalog), Thresholds())
     for warning in checked.warnings:
-        print(f"gpumem-tui: warning: {warning}", file=sys.stderr)
+        warn(warning)
     code = exit_code(checked.findings)
     with reader_may_leave():
         if args.json:
@@ -82,15 +78,10 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def failed(exc: Exception) -> int:
+def failed(exc: BaseException) -> int:
     """Any failure of `check` is UNKNOWN: one line on stderr, exit 3. An error that is not the user's
     input nor a missing source is a bug in `check`: the line says where it was raised, to report it."""
-    if exit_code_for(exc) is not None:
-        report(one_line(exc))
-        return UNKNOWN
-    frames = traceback.extract_tb(exc.__traceback__)
-    at = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    report(f"check: internal error{at}: {type(exc).__name__}: {one_line(exc)}")
+    report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, "check"))
     return UNKNOWN
 
 

@@ -1,9 +1,13 @@
-"""Which failures are the user's input (exit 2) or a missing data source (exit 3), printed as one line.
-(`check` maps every failure to 3, UNKNOWN, as a monitoring plugin must: see check_cmd.failed.)"""
+"""Which failures are the user's input (exit 2), a missing data source (exit 3) or a crash (exit 70),
+printed as one line. (`check` maps every failure to 3, UNKNOWN, as a monitoring plugin must: see
+check_cmd.failed.) A crash's traceback goes to a file, never to the terminal."""
 
 from __future__ import annotations
 
 import sys
+import tempfile
+import traceback
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -22,9 +26,19 @@ class UsageError(ValueError):
         self.command = command
 
 
+def endpoints_need_live(args) -> None:
+    """`--endpoint` names engines on this node; a demo or a recording brings its own, so the two together
+    are refused rather than one silently ignored (`check` and the TUI alike; `snapshot` has no --endpoint)."""
+    if getattr(args, "endpoint", None) and (args.demo is not None or args.replay is not None):
+        raise UsageError("--endpoint is for a live check of this node; a demo or a recording brings its own engines")
+
+
 class NoSourceError(RuntimeError):
     """No data source on this node (NVML unavailable, nothing to read): exit 3."""
 
+
+CRASH = 70
+"""An error inside gpumem-tui, a bug (EX_SOFTWARE in sysexits.h); `check` answers 3, UNKNOWN, instead."""
 
 _INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, CatalogError, LookupFailed, SizeError, PlanInputError)
 _SOURCE_ERRORS: list[type[BaseException]] = [NoSourceError]
@@ -41,7 +55,31 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         return f"{'.'.join(map(str, first['loc'])) or 'value'}: {first['msg']}"
-    return " ".join(str(exc).split("\n")[0].split())
+    try:
+        words = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose message itself fails still gets its line
+        words = ""
+    return " ".join(words.split("\n")[0].split())
+
+
+def crashed(exc: BaseException, command: str | None = None) -> str:
+    """The one line for a crash: where it was raised, the error, and the file that holds its traceback
+    (written to the temp directory; the terminal only ever gets this line)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    saved = _save_traceback(exc)
+    kept = f" (traceback in {saved})" if saved else ""
+    return f"{command + ': ' if command else ''}internal error{at}: {type(exc).__name__}: {one_line(exc)}{kept}"
+
+
+def _save_traceback(exc: BaseException) -> str | None:
+    try:
+        with tempfile.NamedTemporaryFile("w", prefix="gpumem-tui-crash-", suffix=".txt", delete=False,
+                                         encoding="utf-8", errors="backslashreplace") as handle:
+            handle.writelines(traceback.format_exception(exc))
+            return handle.name
+    except OSError:
+        return None
 
 
 def exit_code_for(exc: BaseException) -> int | None:
@@ -56,3 +94,8 @@ def exit_code_for(exc: BaseException) -> int | None:
 def report(message: str) -> None:
     """One line on stderr; the message may hold outside text (a file name, a URL), shown literally."""
     print(f"gpumem-tui: {literal(message)}", file=sys.stderr)
+
+
+def warn(message: str) -> None:
+    """A warning that does not stop the command (a line of a recording skipped), as `report` prints it."""
+    report(f"warning: {message}")

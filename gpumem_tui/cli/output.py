@@ -88,8 +88,9 @@ def table(title: str | None, headers: list[str], rows: list[list[Any]], right: s
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, sort_keys=False)
-    sys.stdout.write("\n")
+    """Strict JSON (no NaN or Infinity: records hold no such reading), rendered whole before any of it is
+    written, so a value that cannot be written leaves stdout empty rather than cut."""
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
 def say(out: Console, text: str, style: str = "") -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 
-from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
+from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error, warn
 from gpumem_tui.cli.output import console, print_json
 from gpumem_tui.cli.planargs import seconds
 from gpumem_tui.cli.snapshot_view import render
@@ -101,7 +100,7 @@ def _replay(args: argparse.Namespace) -> tuple[Sample, str]:
             f"--at {args.at:g} is past the end of the recording ({offset:g} s); showing the last sample"
         )
     for warning in replay.warnings:
-        print(f"gpumem-tui: warning: {warning}", file=sys.stderr)
+        warn(warning)
     return sample, f"replay of {args.replay} at {offset:g} s"
 
 

@@ -13,6 +13,10 @@ from gpumem_tui.text import literal
 from gpumem_tui.units import GIB, MIB, fmt_auto
 
 MIN_COMMAND_WIDTH = 20
+NAME_WIDTH, USER_WIDTH = 32, 16
+"""Process names and users come from outside: a long one is cut here so the columns after it stay on screen."""
+TEXT_COLUMNS = (4, 5, 8)
+"""Name, user and command: the columns that are cut to fit; the others are numbers, always whole."""
 _KIND = {"compute": "C", "graphics": "G", "compute+graphics": "C+G"}
 
 
@@ -50,7 +54,7 @@ def render(sample: Sample, console: Console, where: str) -> None:
         console.print(_host_line(sample.host))
     for status in sample.engines:
         console.print(
-            f"engine {literal(status.url)}: {status.state}"
+            f"engine {literal(status.url)}: {literal(status.state)}"
             + (f" ({literal(status.error)})" if status.error else "")
         )
         for record in status.records:
@@ -59,10 +63,15 @@ def render(sample: Sample, console: Console, where: str) -> None:
             console.print(
                 f"  {literal(record.model)}: KV cache {usage} of {pool}, running {_or_dash(record.requests_running)},"
                 f" waiting {_or_dash(record.requests_waiting)}"
+                # a share over 100 % is what the engine says, not a fact about its cache
+                + ("; KV use over 100 % is implausible (as the engine reports it)"
+                   if (record.kv_usage_fraction or 0) > 1 else "")
             )
+            for note in record.notes:
+                console.print(f"    note: {literal(note)}")
     for error in sample.errors:
         console.print(
-            f"{error.source}: {literal(error.message)}" + (f" ({error.hint})" if error.hint else "")
+            f"{literal(error.source)}: {literal(error.message)}" + (f" ({literal(error.hint)})" if error.hint else "")
         )
 
 
@@ -116,19 +125,29 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
 
 
 def _process_table(processes: list[ProcessRecord], width: int) -> Table:
-    """Every column whole; the command takes what is left of the screen's width and is cut there."""
+    """The numbers whole (pid, GPU, type, memory, RSS, CPU); names and users (each cut at a width of its
+    own) and the command share what is left of the screen's width and are cut there, never the numbers."""
     headers = ["PID", "GPU", "Type", "GPU memory", "Name", "User", "Host RSS", "CPU", "Command"]
     rows = [_process_row(p) for p in processes]
-    widths = [
-        max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers) - 1)
-    ]
-    room = max(MIN_COMMAND_WIDTH, width - sum(widths) - 2 * (len(headers) - 1))
+    widths = [max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers))]
+    free = width - sum(w for i, w in enumerate(widths) if i not in TEXT_COLUMNS) - 2 * (len(headers) - 1)
+    name, user = min(widths[4], NAME_WIDTH), min(widths[5], USER_WIDTH)
+    short = MIN_COMMAND_WIDTH - (free - name - user)
+    if short > 0:  # a narrow screen: names and users give way before the command goes under its minimum
+        name -= min(short, max(0, name - len(headers[4]) - 4))
+        short = MIN_COMMAND_WIDTH - (free - name - user)
+        user -= min(max(short, 0), max(0, user - len(headers[5])))
+    room = max(len(headers[8]), free - name - user)
     for row in rows:
-        row[-1] = row[-1] if len(row[-1]) <= room else row[-1][: room - 3] + "..."
+        row[4], row[5], row[8] = _cut(row[4], name), _cut(row[5], user), _cut(row[8], room)
     out = table(None, headers, rows, right={0, 3, 6, 7})
     for column in out.columns:
         column.no_wrap = True
     return out
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: room - 3] + "..."
 
 
 def _process_row(process: ProcessRecord) -> list[str]:

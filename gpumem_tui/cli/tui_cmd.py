@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.cli.errors import UsageError, one_line, report
+from gpumem_tui.cli.errors import CRASH, UsageError, crashed, endpoints_need_live, report
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
@@ -81,6 +81,7 @@ def build_app(args: argparse.Namespace):
     """The app as `gpumem-tui` runs it; every argument is checked before anything is drawn."""
     from gpumem_tui.app import GpuMemApp
 
+    endpoints_need_live(args)
     if args.record:
         check_record_path(args.record)
     judge = build_judge(args)
@@ -99,11 +100,10 @@ def run_tui(args: argparse.Namespace) -> int:
 
 
 def exit_status(app) -> int:
-    """0 when the app was quit; 1, with the error as the last line on stderr, when it stopped on one (the
-    traceback Textual prints above it is for a bug report)."""
+    """0 when the app was quit; CRASH (70) when it stopped on an error, with one line naming it on stderr
+    and its traceback in a file."""
     if not app.return_code:
         return 0
     error = app._exception  # Textual keeps the exception that stopped the app here
-    what = f"{type(error).__name__}: {one_line(error)}" if error else f"status {app.return_code}"
-    report(f"the screen stopped on an error: {what}")
-    return 1
+    report(f"the screen stopped on an error: {crashed(error) if error else f'status {app.return_code}'}")
+    return CRASH

@@ -209,7 +209,14 @@ class ReplayFeed:
         return self.replay.reader.path
 
     async def sample(self) -> Sample:
-        return await asyncio.to_thread(self.replay.sample)
+        """The sample at the replay position; lines of the recording skipped so far are said with it."""
+        sample = await asyncio.to_thread(self.replay.sample)
+        said = self.replay.warnings
+        if not said:
+            return sample
+        more = f"{len(said)} warnings about this recording; `gpumem-tui check --replay` lists them"
+        note = SourceError(source="replay", message=said[-1], hint=more if len(said) > 1 else None)
+        return sample.model_copy(update={"errors": [*sample.errors, note]})
 
     async def aclose(self) -> None:
         return None

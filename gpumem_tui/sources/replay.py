@@ -6,10 +6,17 @@ last line is skipped with a warning when the file is read back. Samples appended
 recording when they carry on from it (same host and source, later in time: a snapshot every minute
 from cron is one recording); anything else starts a new session with a header line of its own, and a
 reader reads the last session unless told which, so two incidents are never played as one.
+
+A recording is outside input: a line that is not a sample (damaged, a value that is no reading's, a
+line over `MAX_LINE_BYTES`, read no further than that) is skipped and noted, and reading goes on. Only
+one recorder writes a file at a time (an exclusive lock), and a write that fails (a full disk) is a
+`RecordingError` in words, never a traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +31,10 @@ from gpumem_tui.models import Sample
 FORMAT_NAME = "gpumem-tui-recording"
 FORMAT_VERSION = 1
 HEADER_START = '{"format": "gpumem-tui-recording"'
+MAX_LINE_BYTES = 16 * 2**20
+"""A sample of a node with thousands of processes is well under 1 MiB; a longer line is not read."""
+MAX_WARNINGS = 20
+"""Lines skipped are named one by one up to here, then counted."""
 
 
 class RecordingError(ValueError):
@@ -54,6 +65,11 @@ def _check_header(path: Path, line: str) -> dict[str, Any]:
     return header
 
 
+def _first_line(handle) -> str:
+    """The header line, read no further than a header can be long."""
+    return handle.readline(4096).decode("utf-8", errors="replace")
+
+
 def _ends_with_newline(path: Path) -> bool:
     with path.open("rb") as handle:
         handle.seek(-1, 2)
@@ -62,18 +78,31 @@ def _ends_with_newline(path: Path) -> bool:
 
 class Recorder:
     """Appends samples to a recording; a new file, or samples that do not carry on from the file's last
-    one, get a header line first (a new session)."""
+    one, get a header line first (a new session). It holds an exclusive lock on the file while open: a
+    second recorder on the same file is refused, so two nodes are never interleaved in one session."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        exists = self.path.is_file() and self.path.stat().st_size > 0
         try:
-            if exists:
-                with self.path.open(encoding="utf-8", errors="replace") as handle:
-                    _check_header(self.path, handle.readline())
             self._file = self.path.open("a", encoding="utf-8")
         except OSError as exc:
             raise RecordingError(f"{self.path}: cannot record here ({exc.strerror})") from None
+        try:
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._file.close()
+            raise RecordingError(f"{self.path}: another gpumem-tui is recording to this file") from None
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
+        exists = self.path.is_file() and self.path.stat().st_size > 0
+        if exists:
+            with self.path.open("rb") as handle:
+                _check_header(self.path, _first_line(handle))
         self._last = _last_sample(self.path) if exists else None
         self._opened = not exists
         if exists and not _ends_with_newline(self.path):
@@ -82,8 +111,11 @@ class Recorder:
             self._line(json.dumps(_header()))
 
     def _line(self, text: str) -> None:
-        self._file.write(text + "\n")
-        self._file.flush()
+        try:
+            self._file.write(text + "\n")
+            self._file.flush()
+        except OSError as exc:
+            raise RecordingError(f"{self.path}: cannot write ({exc.strerror or exc})") from None
 
     def write(self, sample: Sample) -> None:
         if not self._opened:
@@ -95,7 +127,9 @@ class Recorder:
         self._line(sample.model_dump_json())
 
     def close(self) -> None:
-        self._file.close()
+        """Release the file; what a failed write left unwritten is dropped (the failure was raised then)."""
+        with contextlib.suppress(OSError):
+            self._file.close()
 
     def __enter__(self) -> Recorder:
         return self
@@ -106,42 +140,80 @@ class Recorder:
 
 class RecordingReader:
     """Reads one session of a recording lazily (the last, unless `session` names one, counting from 1);
-    lines that are not samples are skipped and noted in `warnings`."""
+    lines that are not samples are skipped and noted in `warnings` (the first MAX_WARNINGS, then a count)."""
 
     def __init__(self, path: str | Path, session: int | None = None):
         self.path = Path(path)
         self.warnings: list[str] = []
+        self._unsaid = 0
         try:
             with self.path.open("rb") as handle:
-                self.header = _check_header(self.path, handle.readline().decode("utf-8", errors="replace"))
-                starts = [(0, 1)] + _session_starts(handle)
+                _check_header(self.path, _first_line(handle))
+                starts = [(0, 1)] + _session_starts(handle, handle.tell())
+                self.sessions = len(starts)
+                chosen = self.sessions if session is None else session
+                if not 1 <= chosen <= self.sessions:
+                    raise RecordingError(
+                        f"{self.path}: holds {self.sessions} session(s); there is no session {session}")
+                self._offset, self._first_line = starts[chosen - 1]
+                handle.seek(self._offset)
+                self.header = _check_header(self.path, _first_line(handle))  # each session's own version
         except OSError as exc:
             raise RecordingError(f"{self.path}: cannot read ({exc.strerror})") from None
-        self.sessions = len(starts)
-        chosen = self.sessions if session is None else session
-        if not 1 <= chosen <= self.sessions:
-            raise RecordingError(f"{self.path}: holds {self.sessions} session(s); there is no session {session}")
         if session is None and self.sessions > 1:
             self.warnings.append(f"{self.path}: holds {self.sessions} recording sessions; reading the last")
-        self._offset, self._first_line = starts[chosen - 1]
 
     def __iter__(self) -> Iterator[Sample]:
-        with self.path.open(encoding="utf-8", errors="replace") as handle:
+        with self.path.open("rb") as handle:
             handle.seek(self._offset)
-            handle.readline()
-            for number, line in enumerate(handle, start=self._first_line + 1):
+            _first_line(handle)
+            for number, (raw, _size) in enumerate(_lines(handle), start=self._first_line + 1):
+                if raw is None:
+                    self._skip(f"line {number} is over {MAX_LINE_BYTES // 2**20} MiB")
+                    continue
+                if raw.startswith(HEADER_START.encode()):
+                    break  # the next session begins
+                line = raw.decode("utf-8", errors="replace")
                 if not line.strip():
                     continue
-                if line.startswith(HEADER_START):
-                    return  # the next session begins
                 try:
                     yield Sample.model_validate_json(line)
-                except ValidationError:
-                    self.warnings.append(
-                        f"{self.path}: line {number} was cut off mid-write (a crash while recording); skipped"
+                except ValidationError as exc:
+                    self._skip(
+                        f"line {number} was cut off mid-write (a crash while recording)"
                         if not line.endswith("\n")
-                        else f"{self.path}: line {number} is not a sample; skipped"
+                        else f"line {number} is not a sample ({_reason(exc)})"
                     )
+        if self._unsaid:
+            self.warnings.append(f"{self.path}: {self._unsaid} more line(s) that are not samples skipped")
+            self._unsaid = 0
+
+    def _skip(self, why: str) -> None:
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(f"{self.path}: {why}; skipped")
+        else:
+            self._unsaid += 1
+
+
+def _reason(exc: ValidationError) -> str:
+    """The first thing wrong with a line, in pydantic's words: `timestamp: Input should be a finite number`."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+def _lines(handle) -> Iterator[tuple[bytes | None, int]]:
+    """Each line of a binary file and its length in bytes; a line over MAX_LINE_BYTES comes as None,
+    passed over in pieces so that it is never held whole."""
+    while raw := handle.readline(MAX_LINE_BYTES + 1):
+        if len(raw) <= MAX_LINE_BYTES:
+            yield raw, len(raw)
+            continue
+        size = len(raw)
+        while raw and not raw.endswith(b"\n"):
+            raw = handle.readline(2**20)
+            size += len(raw)
+        yield None, size
 
 
 def _last_sample(path: Path) -> Sample | None:
@@ -159,14 +231,15 @@ def _last_sample(path: Path) -> Sample | None:
     return None
 
 
-def _session_starts(handle) -> list[tuple[int, int]]:
-    """(byte offset, line number) of every header line after the first: where later sessions begin."""
-    starts, number, offset = [], 1, handle.tell()
-    for raw in handle:
+def _session_starts(handle, offset: int) -> list[tuple[int, int]]:
+    """(byte offset, line number) of every header line after the first (which ends at `offset`): where
+    later sessions begin."""
+    starts, number = [], 1
+    for raw, size in _lines(handle):
         number += 1
-        if raw.startswith(HEADER_START.encode()):
+        if raw is not None and raw.startswith(HEADER_START.encode()):
             starts.append((offset, number))
-        offset += len(raw)
+        offset += size
     return starts
 
 

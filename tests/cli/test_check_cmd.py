@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -233,6 +234,7 @@ def test_an_error_inside_check_is_unknown_and_says_where(monkeypatch, capsys):
     monkeypatch.setattr(check_status, "perfdata", broken)  # a bug while the text is being drawn
     err = _one_line_unknown(main(["check", "--demo", "healthy-8b", "--at", "300"]), capsys)
     assert err.startswith("gpumem-tui: check: internal error at test_check_cmd.py:") and "KeyError" in err
+    Path(re.search(r"traceback in (.+)\)$", err.strip())[1]).unlink()  # the file the crash was written to
 
 
 def test_no_nvml_is_unknown(capsys):

@@ -1,16 +1,31 @@
-"""Scenario files for the simulated node: GPUs, engines, other processes and a timeline (pydantic)."""
+"""Scenario files for the simulated node: GPUs, engines, other processes and a timeline (pydantic).
+
+A scenario file is outside input: every number is finite and bounded (the node is stepped once a
+simulated second, so a day of it or 64 GPUs is as far as a file may ask), every GPU an event names
+exists, and a file that is not TOML (nested past reason, an integer too long to read, not UTF-8, over
+MAX_FILE_BYTES) is a ScenarioError: one line, exit 2."""
 
 from __future__ import annotations
 
 import difflib
+import sys
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpumem_tui.catalog.loader import packaged_dir
+from gpumem_tui.models import LATEST_TIMESTAMP
 from gpumem_tui.text import literal
+
+MAX_DURATION_S = 86_400
+"""A day of simulated time: the node steps once a second, so a demo opens in seconds at most."""
+MAX_GPUS = 64
+MAX_FILE_BYTES = 2**20
+"""A scenario is a few KiB of TOML."""
+PID = Field(default=None, gt=0, le=2**22)
+"""Linux's largest pid_max."""
 
 
 class ScenarioError(ValueError):
@@ -18,7 +33,7 @@ class ScenarioError(ValueError):
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class GpuGroup(_Spec):
@@ -26,13 +41,13 @@ class GpuGroup(_Spec):
 
     model: str
     """Catalog key or alias (`h100`, `H200-SXM-141GB`); the total is what the card reports."""
-    count: int = Field(default=1, gt=0)
-    reserved_mib: int = Field(default=470, ge=0)
+    count: int = Field(default=1, gt=0, le=MAX_GPUS)
+    reserved_mib: int = Field(default=470, ge=0, le=2**20)
     """Memory the driver sets aside. 470 MiB leaves an H100 80GB the 79.19 GiB that vLLM logs as its
     total; the split between reserved and total is an assumption, not a measured NVML figure."""
     unsupported: list[Literal["memory_v2", "power", "temperature", "utilization", "mig", "graphics"]] = []
     """Readings these cards do not report (NVML answers Not Supported)."""
-    mig_instances_mib: list[int] = []
+    mig_instances_mib: list[Annotated[int, Field(gt=0, le=2**20)]] = Field(default=[], max_length=7)
     """MIG mode on, with one GPU instance of each size (MiB)."""
 
 
@@ -46,26 +61,26 @@ class EngineSpec(_Spec):
     """Weight format the engine actually loaded."""
     planned_format: str | None = None
     """Format the deployment was planned in, when it differs (a misconfiguration to find)."""
-    gpus: list[int]
+    gpus: list[int] = Field(max_length=MAX_GPUS)
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     max_model_len: int = Field(default=8192, gt=0)
     max_num_seqs: int = Field(default=1024, gt=0)
     block_size: int = Field(default=16, gt=0)
     kv_cache_dtype: str = "auto"
-    port: int = 8000
+    port: int = Field(default=8000, gt=0, le=65_535)
     start_s: float = Field(default=0, ge=0)
     load_s: float = Field(default=20, ge=0)
     """Seconds to load the weights; profiling and CUDA-graph capture follow (5 s each)."""
     activation_gib: float = Field(default=1.9, ge=0)
     """Peak activation of the profile run (1.9 GiB: Llama 3.1 8B on vLLM V1, H100)."""
-    non_torch_gib: float | None = None
+    non_torch_gib: float | None = Field(default=None, ge=0)
     """CUDA context, NCCL, workspaces; default 0.35 GiB alone, 2.1 GiB per GPU when split."""
     cudagraph_gib: float = Field(default=1.0, ge=0)
     tokens_per_request: int = Field(default=2000, gt=0)
     """Mean KV tokens one request holds while it runs (prompt plus output so far)."""
     request_s: float = Field(default=20, gt=0)
     """Mean time a request stays running."""
-    pid: int | None = None
+    pid: int | None = PID
     user: str = "vllm"
 
 
@@ -76,14 +91,14 @@ class ProcessSpec(_Spec):
     name: str = "python3"
     cmdline: list[str] = ["python3"]
     user: str = "user"
-    gpus: list[int]
-    memory_gib: float = Field(ge=0)
+    gpus: list[int] = Field(max_length=MAX_GPUS)
+    memory_gib: float = Field(ge=0, le=2**20)
     """What it allocates on each of its GPUs once it has ramped up."""
     start_s: float = Field(default=0, ge=0)
     ramp_s: float = Field(default=0, ge=0)
     stop_s: float | None = None
-    host_rss_gib: float = 2.0
-    pid: int | None = None
+    host_rss_gib: float = Field(default=2.0, ge=0)
+    pid: int | None = PID
     nvml_kind: Literal["compute", "graphics", "compute+graphics"] = "compute"
     """Which NVML process lists it appears in (a desktop session is graphics; PyTorch is compute)."""
     mig_instance: int | None = Field(default=None, ge=0)
@@ -112,10 +127,10 @@ class Event(_Spec):
 
 
 class HostSpec(_Spec):
-    memory_total_gib: float = 1024
-    base_used_gib: float = 12
-    swap_total_gib: float = 0
-    cpu_count: int = 96
+    memory_total_gib: float = Field(default=1024, ge=0, le=2**30)
+    base_used_gib: float = Field(default=12, ge=0, le=2**30)
+    swap_total_gib: float = Field(default=0, ge=0, le=2**30)
+    cpu_count: int = Field(default=96, gt=0, le=2**16)
 
 
 class Scenario(_Spec):
@@ -124,16 +139,16 @@ class Scenario(_Spec):
     name: str
     description: str = ""
     hostname: str | None = None
-    duration_s: float = Field(default=600, gt=0)
+    duration_s: float = Field(default=600, gt=0, le=MAX_DURATION_S)
     start_s: float = Field(default=0, ge=0)
     """Where the story starts: the TUI steps the node here before its first frame, so a demo opens warm
     (engines loaded, pools carved, traffic running) unless the story is the start."""
     story_s: float = Field(default=0, ge=0)
     """The moment that shows the story: what `snapshot --demo` and `check --demo` show without `--at`."""
-    seed: int = 0
-    start_epoch: float = 1_767_225_600.0
+    seed: int = Field(default=0, ge=0, lt=2**64)
+    start_epoch: float = Field(default=1_767_225_600.0, ge=0, le=LATEST_TIMESTAMP - MAX_DURATION_S)
     """The simulated wall clock at t=0 (2026-01-01 00:00:00 UTC), so samples are reproducible."""
-    gpus: list[GpuGroup]
+    gpus: list[GpuGroup] = Field(max_length=MAX_GPUS)
     engines: list[EngineSpec] = []
     processes: list[ProcessSpec] = []
     events: list[Event] = []
@@ -146,6 +161,19 @@ class Scenario(_Spec):
                 f"story_s ({self.story_s:g}) must lie between start_s ({self.start_s:g}) and duration_s "
                 f"({self.duration_s:g})"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _events_name_what_exists(self) -> Scenario:
+        gpus = sum(group.count for group in self.gpus)
+        if gpus > MAX_GPUS:
+            raise ValueError(f"{gpus} GPUs; a simulated node has at most {MAX_GPUS}")
+        engines = {engine.id for engine in self.engines}
+        for event in self.events:
+            if event.kind == "gpu_lost" and not 0 <= event.gpu < gpus:  # type: ignore[operator]
+                raise ValueError(f"a gpu_lost event names GPU {event.gpu}; the node has GPUs 0 to {gpus - 1}")
+            if event.kind == "traffic" and event.engine not in engines:
+                raise ValueError(f"a traffic event names engine {event.engine!r}, which the scenario lacks")
         return self
 
 
@@ -195,6 +223,10 @@ def parse_scenario(text: str, where: str = "scenario", default_name: str = "cust
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{where}: {exc}") from None
+    except ValueError:  # what else tomllib raises: an integer too long for Python to convert
+        raise ScenarioError(f"{where}: an integer over {sys.get_int_max_str_digits():,} digits") from None
+    except RecursionError:
+        raise ScenarioError(f"{where}: nested too deeply to be a scenario") from None
     try:
         return Scenario.model_validate({"name": default_name, **data})
     except ValidationError as exc:
@@ -206,6 +238,12 @@ def parse_scenario(text: str, where: str = "scenario", default_name: str = "cust
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise ScenarioError(f"{path}: over {MAX_FILE_BYTES // 2**20} MiB; a scenario is a few KiB of TOML")
+        return raw.decode("utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None

@@ -1,0 +1,74 @@
+"""Which numbers a record may hold as a reading: finite, not negative (a temperature may be), and within
+what a 64-bit counter can hold. Records drop any other number as it arrives and say in words what they
+dropped, so a broken driver, engine or recording shows a missing reading, never a false one or a crash."""
+
+from __future__ import annotations
+
+import math
+import types
+import typing
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+LIMIT = 2**64
+"""NVML and the engines count in 64 bits at most."""
+SIGNED = frozenset({"temperature_c"})
+IDENTIFIERS = frozenset({"index", "pid", "gpu_index", "gpu_instance_id", "timestamp"})
+"""Not readings: a record without them is no record (a GPU index reported twice is the sample's to drop,
+a timestamp that is no moment refuses its sample)."""
+
+
+@cache
+def reading_fields(cls: type[BaseModel]) -> frozenset[str]:
+    """The fields of a record class that hold one number (int or float, identifiers and flags aside)."""
+    return frozenset(
+        name for name, field in cls.model_fields.items()
+        if name not in IDENTIFIERS and _numeric(field.annotation)
+    )
+
+
+def _numeric(annotation: Any) -> bool:
+    """`int`, `float`, or either or None: one number (a list of them, a flag or text is not a reading)."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    kinds = set(typing.get_args(annotation)) - {type(None)} if union else {annotation}
+    return bool(kinds) and kinds <= {int, float}
+
+
+def unreadable(cls: type[BaseModel], data: Any) -> dict[str, str]:
+    """The readings in `data` (a record's input as a mapping) that cannot be readings: name -> why."""
+    if not isinstance(data, dict):
+        return {}
+    bad = {}
+    for name in reading_fields(cls) & data.keys():
+        why = _why(data[name], signed=name in SIGNED)
+        if why:
+            bad[name] = why
+    return bad
+
+
+def _why(value: object, signed: bool) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None  # not a number at all: the record's own validation says so
+    if isinstance(value, float) and math.isnan(value):
+        return "not a number"
+    if isinstance(value, float) and math.isinf(value):
+        return "infinite"
+    if abs(value) >= LIMIT:
+        return "beyond a 64-bit counter"
+    if value < 0 and not signed:
+        return f"negative ({value:,})" if isinstance(value, int) else f"negative ({value:g})"
+    return None
+
+
+def dropped(bad: dict[str, str]) -> str:
+    """`memory_used_bytes negative (-5,368,709,120) is not a reading; shown as missing`."""
+    fields = ", ".join(f"{name} {why}" for name, why in sorted(bad.items()))
+    return f"{fields} {'is' if len(bad) == 1 else 'are'} not a reading; shown as missing"
+
+
+def settle(record: BaseModel, update: dict[str, object]) -> None:
+    """Set fields of a frozen record from its own "after" validator, while it is still being built (pydantic
+    does not let a validator called from `__init__` hand back another instance)."""
+    record.__dict__.update(update)

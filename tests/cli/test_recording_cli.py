@@ -1,0 +1,92 @@
+"""Records and recordings on the command line: a full disk, a file another recorder holds, `--endpoint`
+with a source that brings its own engines, and process names too long for the table. Each is one line
+and exit 2, or a table whose numbers stay whole."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from gpumem_tui.cli import main
+from gpumem_tui.cli.snapshot_view import render
+from gpumem_tui.models import Sample
+from gpumem_tui.sources.replay import Recorder, RecordingReader
+
+
+def _tui(*args: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([sys.executable, "-m", "gpumem_tui", *args], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the screen opened instead of refusing the arguments")
+
+
+@pytest.mark.parametrize("source", [["--demo", "busy-node"], ["--replay", "REC"]])
+def test_the_tui_refuses_endpoint_with_a_demo_or_a_recording(tmp_path, source):
+    recording = tmp_path / "r.jsonl"
+    assert main(["snapshot", "--demo", "idle-node", "--record", str(recording), "--json"]) == 0
+    args = [str(recording) if a == "REC" else a for a in source]
+    done = _tui(*args, "--endpoint", "http://127.0.0.1:8000")
+    assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "--endpoint is for a live check of this node" in done.stderr
+
+
+def test_check_refuses_it_the_same_way(capsys):
+    assert main(["check", "--replay", "x.jsonl", "--endpoint", "http://127.0.0.1:8000"]) == 3
+    assert "--endpoint is for a live check of this node" in capsys.readouterr().err
+
+
+def test_snapshot_record_on_a_full_disk_is_one_line_exit_2(capsys):
+    assert main(["snapshot", "--demo", "idle-node", "--record", "/dev/full"]) == 2
+    out, err = capsys.readouterr()
+    assert err == "gpumem-tui: /dev/full: cannot write (No space left on device)\n"
+    assert out == "", "nothing is shown when the sample could not be recorded"
+
+
+def test_the_tui_refuses_to_record_on_a_full_disk():
+    done = _tui("--demo", "idle-node", "--record", "/dev/full")
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
+    assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_second_recorder_on_one_file_is_refused_in_one_line(tmp_path, capsys):
+    path = tmp_path / "shared.jsonl"
+    with Recorder(path):  # another gpumem-tui records into this file
+        assert main(["snapshot", "--demo", "idle-node", "--record", str(path)]) == 2
+        assert capsys.readouterr().err == f"gpumem-tui: {path}: another gpumem-tui is recording to this file\n"
+        done = _tui("--demo", "idle-node", "--record", str(path))
+        assert done.returncode == 2 and "another gpumem-tui is recording" in done.stderr
+    assert main(["snapshot", "--demo", "idle-node", "--record", str(path), "--json"]) == 0  # free again
+    assert len(list(RecordingReader(path))) == 1
+
+
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory) -> dict:
+    path = tmp_path_factory.mktemp("busy") / "s.jsonl"
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(["snapshot", "--demo", "busy-node", "--record", str(path)])
+    return json.loads(next(iter(RecordingReader(path))).model_dump_json())
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+@pytest.mark.parametrize("field", ["name", "user", "cmdline"])
+def test_long_names_never_push_the_numbers_out_of_the_process_table(busy, width, field):
+    sample = copy.deepcopy(busy)
+    long = ["x" * 500] if field == "cmdline" else "\x1b" + "N" * 500
+    for process in sample["processes"][::2]:
+        process[field] = long
+    console = Console(width=width, file=io.StringIO(), markup=False, emoji=False, highlight=False, soft_wrap=False)
+    render(Sample.model_validate(sample), console, "a replay")
+    lines = console.file.getvalue().splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.lstrip().startswith("PID")):][1:]
+    for process in sample["processes"]:
+        row = next(line for line in table if line.split()[:2] == [str(process["pid"]), str(process["gpu_index"])])
+        memory = f"{process['gpu_memory_bytes'] / 2**20:,.0f} MiB"
+        assert memory in row and "%" in row and len(row) <= width, row
