@@ -114,8 +114,17 @@ def parse_families(text: str, names: Iterable[str]) -> Families:
                 series = _short(f"{sample.name}{_labels(sample.labels)}")
                 raise MetricsError(f"duplicate series {series}: two values for one series")
             seen.add(key)
-            out.samples.setdefault(sample.name, []).append(Sample(dict(sample.labels), float(sample.value)))
+            out.samples.setdefault(sample.name, []).append(Sample(dict(sample.labels), _float(sample.value)))
     return out
+
+
+def _float(value: float) -> float:
+    """The parser gives an int for an integer written out; one too large for a float is an infinity
+    (a reading that means nothing, shown as missing with a note)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def finite(value: float | None) -> float | None:
