@@ -8,7 +8,6 @@ uses (the smallest KV budget) or the worst rank.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -165,7 +164,7 @@ def _typed(key: str, raw: str | None) -> object:
         value = int(raw.replace(",", "")) if key in INT_KEYS else float(raw)
     except ValueError:
         return None
-    return value if math.isfinite(value) and abs(value) <= LIMIT else None
+    return value if abs(value) <= LIMIT else None  # NaN compares false: no reading either
 
 
 def _finish(collected: _Collected) -> StartupLog:

@@ -79,6 +79,10 @@ def test_a_huge_number_is_no_reading() -> None:
     log = parse_log("Model loading took " + "9" * 400 + " GiB and 3.2 seconds\nGPU KV cache size: 1,000 tokens\n")
     assert log.weights_gib is None
     assert log.kv_cache_tokens == 1000
+    config = "Initializing a V1 LLM engine (v0.19.0) with config: model='m', max_seq_len=" + "9" * 400 + ", x=1"
+    assert parse_log(config).max_model_len is None and parse_log(config).model == "m"
+    args = parse_log("non-default args: {'gpu_memory_utilization': nan, 'max_model_len': 1e400}")
+    assert args.gpu_memory_utilization is None and args.max_model_len is None
 
 
 @pytest.fixture
