@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
-_PAIR = re.compile(r"""(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,()\[\]{}]*)""")
-_PROFILE_PAIR = re.compile(r"(\w+)=(-?\d+(?:\.\d+)?)(?:GiB\b|(?=[,\s.]|$))")
+_PAIR = re.compile(r"""(?<!\w)(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,()\[\]{}]*)""")
+_PROFILE_PAIR = re.compile(r"(?<!\w)(\w+)=(-?\d{1,15}(?:\.\d{1,15})?)(?:GiB\b|(?=[,\s.]|$))")
 _DICT_PAIR = re.compile(r"""'(\w+)':\s*('(?:[^'\\]|\\.)*'|[^,}]+)""")
 
 VLLM_CONFIG = {

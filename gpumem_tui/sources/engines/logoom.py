@@ -12,13 +12,15 @@ they are kept as ints of bytes. A message wrapped over several lines is read joi
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from gpumem_tui.sources.engines.startup_log import OomClues, ProcessMemory
 from gpumem_tui.units import fmt, parse_size
 
-SIZE = r"(\d+(?:\.\d+)?) (bytes|KiB|MiB|GiB|TiB)"
-"""A size as PyTorch's format_size writes it."""
+SIZE = r"(?<!\d)(\d{1,15}(?:\.\d{1,6})?) (bytes|KiB|MiB|GiB|TiB)"
+"""A size as PyTorch's format_size writes it. Bounded, so a number no GPU holds is no reading, and a run of
+digits is scanned once (the look-behind starts a match only where the run starts)."""
 
 _ONE = {
     "tried_to_allocate_bytes": re.compile(r"Tried to allocate " + SIZE),
@@ -32,8 +34,10 @@ _ONE = {
     "reserved_unallocated_bytes": re.compile(SIZE + " is reserved (?:by PyTorch )?but unallocated"),
     "reserved_by_pytorch_bytes": re.compile(SIZE + r" (?:reserved in total by PyTorch|cached)\)"),
 }
-_DEVICE = re.compile(r"\bGPU (\d+)(?: has a total capac|; )")
-_PROCESS = re.compile(r"Process (\d+) has " + SIZE + " memory in use")
+MAX_PROCESSES = 32
+"""Processes kept from one message: a GPU holds a few dozen at most; the rest of a longer list is noise."""
+_DEVICE = re.compile(r"\bGPU (\d{1,4})(?: has a total capac|; )")
+_PROCESS = re.compile(r"Process (\d{1,10}) has " + SIZE + " memory in use")
 
 
 def oom_clues(text: str) -> OomClues | None:
@@ -47,7 +51,8 @@ def oom_clues(text: str) -> OomClues | None:
     device = _DEVICE.search(text)
     if device:
         found["device"] = int(device.group(1))
-    processes = [ProcessMemory(pid=int(pid), bytes=_bytes(n, u)) for pid, n, u in _PROCESS.findall(text)]
+    found_processes = itertools.islice(_PROCESS.finditer(text), MAX_PROCESSES)
+    processes = [ProcessMemory(pid=int(m[1]), bytes=_bytes(m[2], m[3])) for m in found_processes]
     if processes:
         found["processes"] = processes
     return OomClues(**found) if found else None

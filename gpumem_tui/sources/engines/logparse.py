@@ -27,6 +27,11 @@ from gpumem_tui.sources.engines.startup_log import (
 
 _WORKER_TAG = re.compile(r"^(?:Worker|VllmWorker\w*|RayWorker\w*)_(?P<rank>\w+)$")
 _NAMELESS_WORKERS = ("Worker", "VllmWorkerProcess", "RayWorkerWrapper")
+LIMIT = 1e15
+"""No engine logs a size, count or setting this large."""
+MAX_OOM_CHARS = 4096
+"""PyTorch's out-of-memory message is under 1 KiB; a wrapped one is followed no further than this, so a
+log of endless "Process N has ..." lines is not re-read line after line."""
 STARTED = ("startup_complete", "server_ready")
 """Rules whose line means the engine finished starting."""
 
@@ -107,6 +112,9 @@ def _follow_oom(message: str, collected: _Collected) -> None:
     if collected.oom_text is None:
         return
     joined = f"{collected.oom_text} {message}"
+    if len(joined) > MAX_OOM_CHARS:
+        collected.oom_text = None
+        return
     completed = with_more_clues(collected.failures[-1], joined)
     if completed is None:
         collected.oom_text = None
@@ -127,7 +135,9 @@ def _take(rule: Rule, match: re.Match[str], scope: str, collected: _Collected) -
         found["kv_cache_gib"] = str(round(float(found["k_gib"]) + float(found["v_gib"]), 6))
     for key, raw in found.items():
         if key in PER_RANK_KEYS:
-            collected.ranks.setdefault(scope, {})[key] = float(raw)
+            value = _typed(key, raw)
+            if value is not None:
+                collected.ranks.setdefault(scope, {})[key] = value
         elif key in KEYS:
             collected.values[key] = _typed(key, raw)
 
@@ -145,14 +155,16 @@ def _settings(rule: str, found: dict[str, str]) -> dict[str, str | None]:
 
 
 def _typed(key: str, raw: str | None) -> object:
+    """Text as written; numbers as int or float, or None when unreadable or beyond any engine's (10^15)."""
     if raw is None:
         return None
     if key in TEXT_KEYS:
         return raw
     try:
-        return int(raw.replace(",", "")) if key in INT_KEYS else float(raw)
+        value = int(raw.replace(",", "")) if key in INT_KEYS else float(raw)
     except ValueError:
         return None
+    return value if abs(value) <= LIMIT else None  # NaN compares false: no reading either
 
 
 def _finish(collected: _Collected) -> StartupLog:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-NUM = r"-?\d+(?:\.\d+)?"  # never lets a sentence-ending '.' into the number
-INT = r"\d[\d,]*"  # token counts may carry thousands separators
+NUM = r"-?\d{1,15}(?:\.\d{1,15})?"  # never lets a sentence-ending '.' into the number
+INT = r"\d[\d,]{0,20}"  # token counts may carry thousands separators
+# Digit runs are bounded: a number no engine logs is no reading (and never an infinity in --json).
 
 VLLM_PREFIX = re.compile(
-    r"^(?:\((?P<proc>[^)]*?)\s+pid=(?P<pid>\d+)\)\s+)?(?:\[[^\]]*\]\s+)?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)"
+    r"^(?:\((?P<proc>[^)]*?)(?<=\S)\s+pid=(?P<pid>\d+)\)\s+)?(?:\[[^\]]*\]\s+)?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)"
     r"\s+\d\d-\d\d\s+\d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w/.\-]+\.py:\d+\]?\s(?P<msg>.*)$"
 )
 SGLANG_PREFIX = re.compile(
@@ -41,7 +42,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "engine_config",
         "LLM engine (",
-        r"Initializing an? (?:V[01] )?LLM engine \((?P<vllm_version>v?[^)]*)\) "
+        r"Initializing an? (?:V[01] )?LLM engine \((?P<vllm_version>v?[^)]{0,64})\) "
         r"with config: (?P<config>.*)",
     ),
     _rule("non_default_args", "non-default args:", r"non-default args: (?P<args>\{.*)"),
@@ -61,7 +62,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "profile_064",
         "Memory profiling results: ",
-        r"Memory profiling results: (?P<profile>.*total_gpu_memory=.*)",
+        r"Memory profiling results: (?P<profile>.{0,200}?total_gpu_memory=.*)",
     ),
     _rule(
         "profile_065_budget",
@@ -113,7 +114,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "kv_tokens",
         "KV cache size: ",
-        r"(?P<pool>[A-Z]+(?: \+ host)?) KV cache size: (?P<kv_cache_tokens>{I}) tokens",
+        r"(?<![A-Z])(?P<pool>[A-Z]+(?: \+ host)?) KV cache size: (?P<kv_cache_tokens>{I}) tokens",
     ),
     _rule(
         "max_concurrency",
@@ -124,7 +125,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "graph_capture",
         "Graph capturing finished",
-        r"Graph capturing finished in (?P<seconds>\d+) secs"
+        r"Graph capturing finished in (?P<seconds>\d{1,12}) secs"
         r"(?:, took (?P<cudagraph_gib>{N}) GiB)?",
     ),
     _rule(
@@ -166,7 +167,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "init_snapshot",
         "worker init memory snapshot",
-        r"worker init memory snapshot: .*?free_memory=(?P<free>{N})"
+        r"worker init memory snapshot: .{0,400}?free_memory=(?P<free>{N})"
         r"GiB, total_memory=(?P<total_gpu_memory_gib>{N})GiB",
     ),
     _rule(
@@ -180,17 +181,17 @@ RULES: tuple[Rule, ...] = (
         "kv_too_small_v1",
         "max seq len",
         r"To serve at least one request with the models?'s max seq len "
-        r"\((?P<max_model_len>\d+)\),? \((?P<needed>{N}) GiB KV cache is needed, "
+        r"\((?P<max_model_len>\d{1,12})\),? \((?P<needed>{N}) GiB KV cache is needed, "
         r"which is larger than the available "
         r"KV cache memory \((?P<kv_cache_gib>{N}) GiB\)\."
         r"(?: Based on the available memory,\s+the estimated maximum "
-        r"model length is (?P<estimated>\d+)\.)?",
+        r"model length is (?P<estimated>\d{1,12})\.)?",
     ),
     _rule(
         "kv_too_small_v0",
         "max seq len",
-        r"The model's max seq len \((?P<max_model_len>\d+)\) is larger than the "
-        r"maximum number of tokens that can be stored in KV cache \((?P<kv_cache_tokens>\d+)\)",
+        r"The model's max seq len \((?P<max_model_len>\d{1,12})\) is larger than the "
+        r"maximum number of tokens that can be stored in KV cache \((?P<kv_cache_tokens>\d{1,12})\)",
     ),
     _rule(
         "no_kv_memory",
@@ -201,7 +202,7 @@ RULES: tuple[Rule, ...] = (
         "sampler_warmup_oom",
         "warming up sampler",
         r"CUDA out of memory occurred when warming up sampler with "
-        r"(?P<num_reqs>\d+) dummy requests",
+        r"(?P<num_reqs>\d{1,12}) dummy requests",
     ),
     # The end of a start: the engine finished profiling, allocating the KV cache and warming up, or the
     # API server is up (which it is only once the engine is).
@@ -216,7 +217,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "sg_weights",
         "Load weight end",
-        r"Load weight end\. type=(?P<arch>[^,]+), dtype=(?P<dtype>[^,]+), "
+        r"Load weight end\. type=(?P<arch>[^,]{1,200}), dtype=(?P<dtype>[^,]{1,64}), "
         r"avail mem=(?P<free>{N}) GB, mem usage=(?P<weights_gib>{N}) GB",
         "sglang",
     ),
@@ -237,8 +238,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "sg_pool",
         "max_total_num_tokens=",
-        r"^max_total_num_tokens=(?P<kv_cache_tokens>\d+)"
-        r"(?:.*?context_len=(?P<max_model_len>\d+))?",
+        r"^max_total_num_tokens=(?P<kv_cache_tokens>\d{1,12})"
+        r"(?:.*?context_len=(?P<max_model_len>\d{1,12}))?",
         "sglang",
     ),
     _rule("sg_server_args", "server_args=ServerArgs(", r"server_args=ServerArgs\((?P<server_args>.*)", "sglang"),

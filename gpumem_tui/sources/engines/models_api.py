@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.prometheus import MetricsError
+from gpumem_tui.sources.engines.series import LIMIT
 
 
 @dataclass(frozen=True)
@@ -15,16 +16,31 @@ class ServedModel:
 
     id: str
     max_model_len: int | None
+    note: str | None = None
+    """Why a stated max_model_len is shown as missing (not a positive whole number of tokens)."""
 
 
 def parse_models(text: str) -> list[ServedModel]:
-    """`{"data": [{"id": ..., "max_model_len": ...}]}` -> entries; MetricsError for anything else."""
+    """`{"data": [{"id": ..., "max_model_len": ...}]}` -> entries; MetricsError for anything else.
+    Entries whose id is not a string are skipped; an implausible length is missing, with a note."""
     try:
         body = json.loads(text)
         entries = body["data"]
-        return [ServedModel(str(e["id"]), _int(e.get("max_model_len"))) for e in entries]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise MetricsError(f"/v1/models is not an OpenAI model list ({type(exc).__name__})") from None
+    if not isinstance(entries, list):
+        raise MetricsError("/v1/models is not an OpenAI model list (data is not a list)")
+    return [_entry(e) for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
+
+
+def _entry(entry: dict) -> ServedModel:
+    raw = entry.get("max_model_len")
+    length = raw if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw <= LIMIT else None
+    note = None
+    if length is None and raw is not None:
+        shown = raw if isinstance(raw, (int, float)) and not isinstance(raw, bool) and abs(raw) < LIMIT else "?"
+        note = f"/v1/models states max_model_len {shown}; shown as missing (not a positive token count)"
+    return ServedModel(entry["id"], length, note)
 
 
 def merge_models(records: list[EngineRecord], served: list[ServedModel]) -> list[EngineRecord]:
@@ -36,16 +52,14 @@ def merge_models(records: list[EngineRecord], served: list[ServedModel]) -> list
         if match is None:
             out.append(record)
             continue
+        notes = [*record.notes, match.note] if match.note and record.max_model_len is None else record.notes
         out.append(
             record.model_copy(
                 update={
                     "model": record.model or match.id,
                     "max_model_len": record.max_model_len if record.max_model_len is not None else match.max_model_len,
+                    "notes": notes,
                 }
             )
         )
     return out
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

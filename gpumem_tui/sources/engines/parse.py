@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines import llamacpp, sglang, tgi, vllm
 from gpumem_tui.sources.engines.prometheus import MetricsError, parse_families
+from gpumem_tui.sources.engines.series import with_note
 
 NORMALIZERS = (vllm, sglang, llamacpp, tgi)
 ALL_FAMILIES = frozenset(name for module in NORMALIZERS for name in module.FAMILIES)
@@ -24,6 +25,8 @@ def parse_metrics(text: str, endpoint: str | None = None, whole: bool = True) ->
             records.extend(module.normalize(families))
     if not records:
         raise MetricsError("no vLLM, SGLang, llama.cpp or TGI metrics in the payload")
+    for note in families.notes:
+        records = with_note(records, note)
     if whole and not text.endswith("\n"):
         raise MetricsError("payload stops mid-line: truncated (a complete exposition ends with a line feed)")
     if endpoint is not None:

@@ -14,6 +14,10 @@ from functools import cache
 
 from prometheus_client.parser import text_string_to_metric_families
 
+MAX_LINE = 16 * 1024
+"""Characters in one sample line: an engine's longest (vLLM's cache_config_info) is under 2 KiB; a longer
+one is skipped with a note, so no single line can make the parse slow."""
+
 
 class MetricsError(ValueError):
     """A payload that cannot be read as engine metrics; the message says why in plain words."""
@@ -33,6 +37,8 @@ class Families:
 
     samples: dict[str, list[Sample]] = field(default_factory=dict)
     present: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)
+    """What was left unread, in words (lines too long to be an engine's)."""
 
     def get(self, name: str) -> list[Sample]:
         return self.samples.get(name, [])
@@ -89,8 +95,11 @@ def _stems(wanted: frozenset[str]) -> tuple[str, ...]:
 def parse_families(text: str, names: Iterable[str]) -> Families:
     """Select the wanted names, parse them, and refuse duplicate series (two values for one label set)."""
     wanted = set(names)
-    lines, declared = select_lines(text, wanted)
+    selected, declared = select_lines(text, wanted)
+    lines = [line for line in selected if len(line) <= MAX_LINE]
     out = Families(present=declared)
+    if too_long := len(selected) - len(lines):
+        out.notes.append(f"{too_long:,} metrics line(s) over {MAX_LINE // 1024} KiB skipped (no engine writes one)")
     try:
         families = list(text_string_to_metric_families("\n".join(lines) + "\n"))
     except (ValueError, IndexError, KeyError, TypeError) as exc:
@@ -102,10 +111,20 @@ def parse_families(text: str, names: Iterable[str]) -> Families:
                 continue
             key = (sample.name, tuple(sorted(sample.labels.items())))
             if key in seen:
-                raise MetricsError(f"duplicate series {sample.name}{_labels(sample.labels)}: two values for one series")
+                series = _short(f"{sample.name}{_labels(sample.labels)}")
+                raise MetricsError(f"duplicate series {series}: two values for one series")
             seen.add(key)
-            out.samples.setdefault(sample.name, []).append(Sample(dict(sample.labels), float(sample.value)))
+            out.samples.setdefault(sample.name, []).append(Sample(dict(sample.labels), _float(sample.value)))
     return out
+
+
+def _float(value: float) -> float:
+    """The parser gives an int for an integer written out; one too large for a float is an infinity
+    (a reading that means nothing, shown as missing with a note)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def finite(value: float | None) -> float | None:

@@ -2,40 +2,73 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.prometheus import Families, finite
 
 Key = tuple[str | None, ...]
 
 
 LIMIT = 1e15  # no engine has a quadrillion blocks, tokens or requests
+MAX_SERVED = 64
+"""Records kept per payload: a payload naming thousands of models is summarised, not drawn."""
+
 
 class SeriesReader:
-    """Values of the selected families, looked up by the labels that tell served models apart."""
+    """Values of the selected families, looked up by the labels that tell served models apart.
+
+    Each family is indexed once, on first use (label key -> the first sample's value), so a payload of
+    N series costs O(N) however many models it names; `index_builds` counts the indexes built.
+    """
 
     def __init__(self, families: Families, key_labels: Sequence[str]) -> None:
         self.families = families
         self.key_labels = tuple(key_labels)
         self.notes: dict[Key, list[str]] = {}
+        self._index: dict[str, dict[Key, float]] = {}
+        self.index_builds = 0
+        self.dropped = 0
+        """How many label keys the last keys() left out."""
 
     def key(self, labels: dict[str, str]) -> Key:
         return tuple(labels.get(name) for name in self.key_labels)
 
-    def keys(self, names: Sequence[str]) -> list[Key]:
-        """Every label key that carries one of these metrics, in a stable order."""
-        found = {self.key(s.labels) for name in names for s in self.families.get(name)}
-        return sorted(found, key=lambda k: tuple(v or "" for v in k))
+    def keys(self, names: Sequence[str], served: Callable[[Key], object] = lambda key: key) -> list[Key]:
+        """Every label key that carries one of these metrics, in a stable order, for at most MAX_SERVED
+        served models (`served` names the model a key belongs to); `dropped` counts the models left out."""
+        found = {key for name in names for key in self.indexed(name)}
+        kept, shown, left_out = [], set(), set()
+        for key in sorted(found, key=lambda k: tuple(v or "" for v in k)):
+            model = served(key)
+            if model in shown or len(shown) < MAX_SERVED:
+                shown.add(model)
+                kept.append(key)
+            else:
+                left_out.add(model)
+        self.dropped = len(left_out)
+        return kept
+
+    def indexed(self, name: str) -> dict[Key, float]:
+        """Label key -> value of `name`, built once; the first series wins where keys repeat."""
+        index = self._index.get(name)
+        if index is None:
+            self.index_builds += 1
+            index = {}
+            for sample in self.families.get(name):
+                index.setdefault(self.key(sample.labels), sample.value)
+            self._index[name] = index
+        return index
 
     def value(self, name: str, key: Key) -> float | None:
         """The reading of `name` for this key. Every metric read here is a count, a size or a fraction:
         NaN, infinity, a negative or an absurd value counts as missing and leaves a note."""
-        for sample in self.families.get(name):
-            if self.key(sample.labels) == key:
-                if plausible(sample.value) is None:
-                    self.notes.setdefault(key, []).append(f"{name} reads {sample.value:g}; shown as missing")
-                return plausible(sample.value)
-        return None
+        raw = self.indexed(name).get(key)
+        if raw is None:
+            return None
+        if plausible(raw) is None:
+            self.notes.setdefault(key, []).append(f"{name} reads {raw:g}; shown as missing")
+        return plausible(raw)
 
     def first(self, names: Sequence[str], key: Key) -> float | None:
         """The first of several names (a metric and its older name) that has a reading."""
@@ -47,6 +80,20 @@ class SeriesReader:
 
     def present(self, name: str) -> bool:
         return name in self.families.present
+
+    def cap_note(self, what: str) -> str | None:
+        """`6,000 models reported; showing the first 64` when keys() left some out, else None."""
+        if not self.dropped:
+            return None
+        return f"{self.dropped + MAX_SERVED:,} {what} reported; showing the first {MAX_SERVED}"
+
+
+def with_note(records: list[EngineRecord], note: str | None) -> list[EngineRecord]:
+    """The records, the first one carrying `note` (the cap's summary) when there is one."""
+    if note is None or not records:
+        return records
+    first = records[0]
+    return [first.model_copy(update={"notes": [*first.notes, note]}), *records[1:]]
 
 
 def plausible(value: float | None) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.prometheus import Families
-from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int
+from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int, with_note
 
 TOKEN_USAGE = "sglang:token_usage"  # (max_total - (available + evictable)) / max_total
 POOL_TOKENS = "sglang:max_total_num_tokens"  # present in late 2024 and again from 0.5
@@ -20,13 +20,17 @@ def normalize(families: Families) -> list[EngineRecord]:
     """One record per `model_name` (or the older `name`) label; lowest tp_rank where ranks repeat."""
     reader = SeriesReader(families, ("model_name", "name", "tp_rank", "pp_rank"))
     records: dict[str | None, EngineRecord] = {}
-    for key in reader.keys(FAMILIES):
-        model = key[0] or key[1]
+    for key in reader.keys(FAMILIES, served=_model):
+        model = _model(key)
         if model not in records:
             records[model] = _record(reader, key, model)
-    return list(records.values()) or [
+    return with_note(list(records.values()), reader.cap_note("SGLang models")) or [
         EngineRecord(engine="sglang", notes=["SGLang declares metrics but exports no samples yet"])
     ]
+
+
+def _model(key: Key) -> str | None:
+    return key[0] or key[1]
 
 
 def _record(reader: SeriesReader, key: Key, model: str | None) -> EngineRecord:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.prometheus import Families, Sample
-from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int, label_float, label_int
+from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int, label_float, label_int, with_note
 
 KV_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # renamed in 0.9, old name gone in 0.12
 CPU_USAGE = "vllm:cpu_cache_usage_perc"  # v0 only
@@ -26,7 +26,9 @@ def normalize(families: Families) -> list[EngineRecord]:
     reader = SeriesReader(families, ("model_name", "engine"))
     family = _version_family(families)
     keys = reader.keys(PER_MODEL) or [(None, None)]
-    records = [_record(reader, key, family) for key in keys]
+    cache_by_engine = _cache_by_engine(families.get(CACHE_INFO))
+    records = [_record(reader, key, family, cache_by_engine) for key in keys]
+    records = with_note(records, reader.cap_note("vLLM models"))
     if keys == [(None, None)] and not families.get(CACHE_INFO):
         records = [
             r.model_copy(update={"notes": [*r.notes, "vLLM declares its metrics but exports no samples yet"]})
@@ -35,9 +37,9 @@ def normalize(families: Families) -> list[EngineRecord]:
     return records
 
 
-def _record(reader: SeriesReader, key: Key, family: str | None) -> EngineRecord:
+def _record(reader: SeriesReader, key: Key, family: str | None, cache_by_engine: dict) -> EngineRecord:
     model, engine = key
-    cache = _cache_info(reader.families.get(CACHE_INFO), engine)
+    cache = _cache_info(cache_by_engine, engine)
     usage = reader.first(KV_USAGE, key)
     record = EngineRecord(
         engine="vllm",
@@ -67,12 +69,26 @@ def _hit_rate(reader: SeriesReader, key: Key) -> float | None:
     return reader.value(HIT_RATE_V0, key)
 
 
-def _cache_info(samples: list[Sample], engine: str | None) -> dict:
+def _cache_by_engine(samples: list[Sample]) -> dict:
+    """`vllm:cache_config_info` labels by engine label (the first series wins); a lone series also under
+    the key `None`, for records whose engine it does not name."""
+    out: dict = {}
+    for sample in samples:
+        out.setdefault(sample.labels.get("engine"), sample.labels)
+    if len(samples) == 1:
+        out[_ANY] = samples[0].labels
+    return out
+
+
+_ANY = object()
+
+
+def _cache_info(cache_by_engine: dict, engine: str | None) -> dict:
     """Pool size, block size, cache dtype and memory setting from `vllm:cache_config_info` labels."""
-    match = [s for s in samples if s.labels.get("engine") == engine] or (samples if len(samples) == 1 else [])
-    if not match:
+    labels = cache_by_engine.get(engine)
+    labels = cache_by_engine.get(_ANY) if labels is None else labels
+    if labels is None:
         return {}
-    labels = match[0].labels
     blocks, block_size = label_int(labels, "num_gpu_blocks"), label_int(labels, "block_size")
     pool = label_int(labels, "kv_cache_size_tokens")
     if pool is None and blocks is not None and block_size is not None:
