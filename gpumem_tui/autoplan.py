@@ -294,6 +294,9 @@ class _Picker:
         stated = [(getattr(self.record, field) if self.record else None, "the engine's metrics"),
                   (flagged, "the command line")]
         refused = []
+        dropped = self.record.dropped.get(field) if self.record else None
+        if dropped:  # the record refused it as it arrived (NaN, infinite, negative)
+            refused.append(f"the engine's metrics state a value that is {dropped}")
         for value, where in stated:
             if value is None:
                 continue

@@ -40,6 +40,9 @@ class EngineRecord(BaseModel):
     notes: list[str] = []
     """Plain-language remarks about the payload (a metric this engine version no longer exports, a
     reading that was not a number and is shown as missing)."""
+    dropped: dict[str, str] = {}
+    """Readings the engine sent that no reading can be (NaN, infinite, negative), kept as missing: field ->
+    why. Recorded with the record, so a replay names them as the live view did (`engine_value_implausible`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -50,7 +53,9 @@ class EngineRecord(BaseModel):
             return data
         notes = data.get("notes", [])
         said = [*notes, dropped(bad)] if isinstance(notes, list) else notes  # not a list: validation says so
-        return {**data, **dict.fromkeys(bad), "notes": said}
+        before = data.get("dropped", {})
+        known = {**before, **bad} if isinstance(before, dict) else before  # not a table: validation says so
+        return {**data, **dict.fromkeys(bad), "notes": said, "dropped": known}
 
 
 class EndpointStatus(BaseModel):

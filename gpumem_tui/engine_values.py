@@ -40,6 +40,8 @@ class Implausible:
     why: str
 
     def __str__(self) -> str:
+        if self.value is None:  # dropped as the record arrived: only why is known
+            return f"the engine's {LABELS[self.field]} is {self.why}: not a reading"
         return f"the engine reports {LABELS[self.field]} {shown(self.value)}: {self.why}"
 
 
@@ -63,7 +65,8 @@ def why_implausible(field: str, value: object) -> str | None:
 
 
 def implausible(record: EngineRecord | None) -> list[Implausible]:
-    """Every value in the record that cannot be true, in field order."""
+    """Every value in the record that cannot be true, in field order: those it holds, and those it dropped
+    as it arrived (NaN, infinite, negative: `EngineRecord.dropped`)."""
     if record is None:
         return []
     found = []
@@ -72,6 +75,8 @@ def implausible(record: EngineRecord | None) -> list[Implausible]:
         why = why_implausible(field, value)
         if why:
             found.append(Implausible(field, value, why))
+        elif field in record.dropped:
+            found.append(Implausible(field, None, record.dropped[field]))
     return found
 
 

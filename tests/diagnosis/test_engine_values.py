@@ -21,19 +21,19 @@ BARE_CMD = ["/usr/bin/python3", "/usr/local/bin/vllm", "serve", LLAMA_8B]
 
 PLAN_FACTS = [
     ("gpu_memory_utilization", 50.0, "utilization 50: not a fraction of the GPU"),
-    ("gpu_memory_utilization", -1.0, "utilization -1: not a fraction of the GPU"),
+    ("gpu_memory_utilization", -1.0, "utilization is negative (-1): not a reading"),
     ("gpu_memory_utilization", 0.0, "utilization 0: not a fraction of the GPU"),
     ("max_model_len", 0, "max length 0: not a length"),
-    ("max_model_len", -5, "max length -5: not a length"),
+    ("max_model_len", -5, "max length is negative (-5): not a reading"),
     ("max_model_len", 10**14, "max length 100,000,000,000,000: not a length"),
     ("cache_dtype", "fp3_weird", "KV cache dtype 'fp3_weird': not a KV cache dtype"),
     ("block_size", 0, "block size 0: not a block size"),
-    ("block_size", -16, "block size -16: not a block size"),
+    ("block_size", -16, "block size is negative (-16): not a reading"),
 ]
 MEASURED = [
     ("kv_usage_fraction", 5.0, "KV cache usage 5: not a fraction"),
-    ("kv_pool_tokens", -10, "KV pool -10: not a count"),
-    ("num_gpu_blocks", -3, "GPU blocks -3: not a count"),
+    ("kv_pool_tokens", -10, "KV pool is negative (-10): not a reading"),
+    ("num_gpu_blocks", -3, "GPU blocks is negative (-3): not a reading"),
 ]
 
 
