@@ -238,7 +238,7 @@ def _model_spec(
         pass
     path = find_cached(name)  # by id only: a name from an engine or a recording never picks a local file
     if path is None:
-        return None
+        return _by_last_part(name, catalog, found)
     try:
         spec, warnings = model_from_config(load_config(path), name)
     except CatalogError as exc:
@@ -246,6 +246,20 @@ def _model_spec(
         return None
     found.append(f"architecture from {path}")
     assumed.extend(warnings)
+    return spec
+
+
+def _by_last_part(name: str, catalog: Catalog, found: list) -> ModelSpec | None:
+    """`vllm serve /data/models/Llama-3.1-8B-Instruct` reports that path as its model: the catalog model its
+    last part names, matched as text (the path itself is never read)."""
+    last = name.rstrip("/").rsplit("/", 1)[-1]
+    if not last or last == name:
+        return None
+    try:
+        spec = catalog.model(last)
+    except LookupFailed:
+        return None
+    found.append(f"architecture from the catalog, by the name's last part {last} (nothing at that path is read)")
     return spec
 
 

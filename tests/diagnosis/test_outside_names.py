@@ -88,3 +88,13 @@ def test_a_config_over_the_size_limit_is_refused_unread(tmp_path, capsys):
     assert main(["plan", "--config", str(big), "--gpu", "h100"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"at most {MAX_CONFIG_BYTES:,}" in err
+
+
+def test_a_model_path_is_matched_to_the_catalog_by_its_last_part_without_reading_it(catalog, tmp_path):
+    where = tmp_path / "models" / "Llama-3.1-8B-Instruct"
+    where.mkdir(parents=True)
+    (where / "config.json").write_text(json.dumps(CONFIG))  # a 16-layer model: read, it would not plan an 8B
+    [plan] = engine_plans(_serving(str(where)), catalog)
+    assert plan.model == catalog.model("llama-3.1-8b-instruct").id and plan.prediction is not None
+    assert any("by the name's last part Llama-3.1-8B-Instruct" in fact for fact in plan.found)
+    assert plan.prediction.weights_bytes > 15e9  # the catalog's 8B, not the 16-layer file beside it
