@@ -14,6 +14,8 @@ from gpumem_tui.planner.dtypes import KV_DTYPE_BYTES
 
 MAX_BLOCK_SIZE = 65_536
 """Tokens per KV block: vLLM uses 16 to a few hundred (hybrid models a few thousand)."""
+MAX_COUNT = 10**15
+"""No engine has a quadrillion blocks, tokens, requests or preemptions."""
 
 LABELS = {
     "gpu_memory_utilization": "utilization",
@@ -61,7 +63,9 @@ def why_implausible(field: str, value: object) -> str | None:
         return None if 0 < value <= MAX_CONTEXT else f"not a length from 1 to {MAX_CONTEXT:,} tokens"
     if field == "block_size":
         return None if 0 < value <= MAX_BLOCK_SIZE else f"not a block size from 1 to {MAX_BLOCK_SIZE:,} tokens"
-    return None if value >= 0 else "not a count"
+    if value < 0:
+        return "not a count"
+    return None if value <= MAX_COUNT else f"beyond any engine's count (over {MAX_COUNT:,})"
 
 
 def implausible(record: EngineRecord | None) -> list[Implausible]:

@@ -65,7 +65,7 @@ def _why(value: object, signed: bool) -> str | None:
 def dropped(bad: dict[str, str]) -> str:
     """`memory_used_bytes negative (-5,368,709,120) is not a reading; shown as missing`."""
     fields = ", ".join(f"{name} {why}" for name, why in sorted(bad.items()))
-    return f"{fields} {'is' if len(bad) == 1 else 'are'} not a reading; shown as missing"
+    return f"{fields} {'is not a reading' if len(bad) == 1 else 'are not readings'}; shown as missing"
 
 
 def settle(record: BaseModel, update: dict[str, object]) -> None:
