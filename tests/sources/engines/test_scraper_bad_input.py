@@ -55,7 +55,7 @@ async def test_nan_and_infinity_degrade_only_those_readings(faulty_server) -> No
     [record] = status.records
     assert status.state == "ok" and record.kv_usage_fraction is None and record.requests_running is None
     assert record.dropped.keys() == {"kv_usage_fraction", "requests_running"}  # one note names both
-    assert [n for n in record.notes if "not a reading" in n] == [
+    assert [n for n in record.notes if "shown as missing" in n] == [
         "kv_usage_fraction not a number, requests_running infinite are not readings; shown as missing"]
 
 
