@@ -1,9 +1,10 @@
 """Records and recordings on the command line: a full disk, a file another recorder holds, `--endpoint`
-with a source that brings its own engines, and process names too long for the table. Each is one line
+with a recording (a demo scrapes it beside its own engines), and process names too long for the table. Each is one line
 and exit 2, or a table whose numbers stay whole."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import io
@@ -28,19 +29,30 @@ def _tui(*args: str) -> subprocess.CompletedProcess:
         pytest.fail("the screen opened instead of refusing the arguments")
 
 
-@pytest.mark.parametrize("source", [["--demo", "busy-node"], ["--replay", "REC"]])
-def test_the_tui_refuses_endpoint_with_a_demo_or_a_recording(tmp_path, source):
+def test_the_tui_refuses_endpoint_with_a_recording(tmp_path):
     recording = tmp_path / "r.jsonl"
     assert main(["snapshot", "--demo", "idle-node", "--record", str(recording), "--json"]) == 0
-    args = [str(recording) if a == "REC" else a for a in source]
-    done = _tui(*args, "--endpoint", "http://127.0.0.1:8000")
+    done = _tui("--replay", str(recording), "--endpoint", "http://127.0.0.1:8000")
     assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
-    assert "--endpoint is for a live check of this node" in done.stderr
+    assert "--endpoint is for live engines; a recording brings its own" in done.stderr
 
 
-def test_check_refuses_it_the_same_way(capsys):
-    assert main(["check", "--replay", "x.jsonl", "--endpoint", "http://127.0.0.1:8000"]) == 3
-    assert "--endpoint is for a live check of this node" in capsys.readouterr().err
+def test_the_tui_scrapes_endpoint_beside_a_demo_as_its_feed_can():
+    """The feed scrapes real endpoints beside a demo (bench/soak.py); the TUI refused what it could do."""
+    from gpumem_tui.cli import build_parser
+    from gpumem_tui.cli.tui_cmd import build_app
+
+    app = build_app(build_parser().parse_args(["--demo", "healthy-8b", "--endpoint", "http://127.0.0.1:9"]))
+    try:
+        assert "http://127.0.0.1:9" in [point.url for point in app.feed.scraper.endpoints]
+    finally:
+        asyncio.run(app.feed.aclose())
+
+
+@pytest.mark.parametrize("source", [["--demo", "healthy-8b"], ["--replay", "x.jsonl"]])
+def test_check_refuses_it_with_a_demo_or_a_recording(capsys, source):
+    assert main(["check", *source, "--endpoint", "http://127.0.0.1:8000"]) == 3
+    assert "--endpoint is for live engines" in capsys.readouterr().err
 
 
 def test_snapshot_record_on_a_full_disk_is_one_line_exit_2(capsys):
