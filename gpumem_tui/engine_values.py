@@ -98,3 +98,10 @@ def shown(value: object) -> str:
         return f"{value:,}" if abs(value) < 10**30 else "a number of over 30 digits"
     text = str(value)
     return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def questioned(record: EngineRecord) -> list[str]:
+    """`cannot be true: the engine reports utilization 50: not a fraction of the GPU` for each value the
+    record holds that cannot be true, as text output prints it under the record (what the record dropped
+    as it arrived is in its notes already)."""
+    return [f"cannot be true: {value}" for value in implausible(record) if value.value is not None]

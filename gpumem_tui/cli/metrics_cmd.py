@@ -10,6 +10,7 @@ from pathlib import Path
 from gpumem_tui.cli.errors import NoSourceError, UsageError
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.engine_records import EngineRecord
+from gpumem_tui.engine_values import questioned
 from gpumem_tui.sources.engines.endpoints import EndpointError, endpoint
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
@@ -37,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
             out.print()
         out.print(_title(record))
         out.print(table(None, ["reading", "value"], _rows(record), right={1}))
-        for note in record.notes:
-            out.print(f"note: {literal(note)}")
+        for line in [*questioned(record), *(f"note: {note}" for note in record.notes)]:
+            out.print(literal(line))
     return 0
 
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpumem_tui.cli.output import table
+from gpumem_tui.engine_values import questioned
 from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
 from gpumem_tui.text import literal
 from gpumem_tui.units import GIB, MIB, fmt_auto
@@ -63,12 +64,10 @@ def render(sample: Sample, console: Console, where: str) -> None:
             console.print(
                 f"  {literal(record.model)}: KV cache {usage} of {pool}, running {_or_dash(record.requests_running)},"
                 f" waiting {_or_dash(record.requests_waiting)}"
-                # a share over 100 % is what the engine says, not a fact about its cache
-                + ("; KV use over 100 % is implausible (as the engine reports it)"
-                   if (record.kv_usage_fraction or 0) > 1 else "")
             )
-            for note in record.notes:
-                console.print(f"    note: {literal(note)}")
+            # what the engine says that cannot be true is said so, in the words check uses (engine_values)
+            for line in [*questioned(record), *(f"note: {note}" for note in record.notes)]:
+                console.print(f"    {literal(line)}")
     for error in sample.errors:
         console.print(
             f"{literal(error.source)}: {literal(error.message)}" + (f" ({literal(error.hint)})" if error.hint else "")
