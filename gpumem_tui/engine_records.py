@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from gpumem_tui.readings import ReadingsRecord, dropped, unreadable
+from gpumem_tui.readings import ReadingsRecord, dropped, reading_fields, unreadable
 
 EngineKind = Literal["vllm", "sglang", "llamacpp", "tgi"]
 EndpointState = Literal["ok", "stale", "down"]
@@ -43,6 +43,14 @@ class EngineRecord(BaseModel):
     dropped: dict[str, str] = {}
     """Readings the engine sent that no reading can be (NaN, infinite, negative), kept as missing: field ->
     why. Recorded with the record, so a replay names them as the live view did (`engine_value_implausible`)."""
+
+    @field_validator("dropped")
+    @classmethod
+    def _readings_named(cls, value: dict[str, str]) -> dict[str, str]:
+        """A recording brings `dropped` back: only reading fields, each reason cut to a few words (a finding
+        quotes it)."""
+        readings = reading_fields(cls)
+        return {name: why if len(why) <= 60 else why[:57] + "..." for name, why in value.items() if name in readings}
 
     @model_validator(mode="before")
     @classmethod
