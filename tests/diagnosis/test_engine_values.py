@@ -155,3 +155,25 @@ def plausible_record(record):
     from gpumem_tui.engine_values import plausible
 
     return plausible(record)
+
+
+async def test_the_engine_card_does_not_draw_what_the_findings_call_untrue(catalog, tmp_path):
+    """The card drew a full red KV gauge at "500%" under the finding that says KV usage 5 cannot be true."""
+    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.app.widgets.engine_card import EngineCard
+    from gpumem_tui.judge import Judge
+    from gpumem_tui.sources.feed import ReplayFeed
+    from gpumem_tui.sources.replay import ReplaySource
+    from tests.app.conftest import settle
+
+    path = tmp_path / "rec.jsonl"
+    with Recorder(path) as recorder:
+        for t in range(3):
+            recorder.write(_node(kv_usage_fraction=5.0, max_model_len=0).model_copy(update={"timestamp": 1000.0 + t}))
+    app = GpuMemApp(ReplayFeed(ReplaySource(path, clock=lambda: 0.0), "rec.jsonl"), Judge(catalog), poll=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        [card] = app.screen.query(EngineCard)
+        shown = card.render().plain
+        assert "500%" not in shown and "max len 0" not in shown, shown
+        assert "KV cache  n/a (the engine reports 500 %, which cannot be true)" in shown, shown
