@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from gpumem_tui.sources.mock import ScenarioError
 from gpumem_tui.sources.mock.scenario import MAX_FILE_BYTES, parse_scenario
 from tests.fuzz.conftest import assert_clean, run_cli
+from tests.fuzz.hostile import leaves, put
 
 BASE = {
     "name": "fuzzed",
@@ -78,28 +79,14 @@ TEXT = st.text(alphabet=st.sampled_from(["\x1b", "\x9b", "\x07", "\n", "[", "]",
 CONFUSED = st.sampled_from([[], {}, "12", True, [1, 2], {"a": 1}, [[1]], Digits(5000)])
 
 
-def _leaves(node, path=()):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _leaves(value, (*path, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _leaves(value, (*path, i))
-    else:
-        yield path, node
-
-
 @st.composite
 def scenarios(draw) -> bytes:
     data = copy.deepcopy(BASE)
     for _ in range(draw(st.integers(1, 5))):
-        path, old = draw(st.sampled_from(list(_leaves(data))))
+        path, old = draw(st.sampled_from(list(leaves(data))))
         pick = NUMBERS if isinstance(old, (int, float)) else TEXT
         value = copy.deepcopy(draw(st.one_of(pick, CONFUSED)))
-        node = data
-        for part in path[:-1]:
-            node = node[part]
-        node[path[-1]] = value
+        put(data, path, value)
     text = toml(data).encode()
     damage = draw(st.sampled_from(["none", "none", "nest", "bytes", "cut"]))
     if damage == "nest":
