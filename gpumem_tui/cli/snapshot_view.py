@@ -37,14 +37,7 @@ def render(sample: Sample, console: Console, where: str) -> None:
     when = datetime.fromtimestamp(sample.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     console.print(f"{literal(sample.hostname)}  {when}  {literal(where)}", soft_wrap=True)
     console.print()
-    console.print(
-        table(
-            None,
-            ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"],
-            [row for gpu in sample.gpus for row in _gpu_rows(gpu)],
-            right=set(range(2, 10)),
-        )
-    )
+    console.print(_gpu_table(sample))
     console.print()
     if sample.processes:
         console.print(_process_table(sample.processes, console.width))
@@ -72,6 +65,20 @@ def render(sample: Sample, console: Console, where: str) -> None:
         console.print(
             f"{literal(error.source)}: {literal(error.message)}" + (f" ({literal(error.hint)})" if error.hint else "")
         )
+
+
+def _gpu_table(sample: Sample) -> Table:
+    """Sizes stay whole, each with its unit; a name (from the driver or a recording) is cut, and on a narrow
+    screen it gives way, never a number."""
+    rows = [row for gpu in sample.gpus for row in _gpu_rows(gpu)]
+    for row in rows:
+        row[1] = _cut(row[1], NAME_WIDTH)
+    out = table(None, ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"], rows,
+                right=set(range(2, 10)))
+    for i, column in enumerate(out.columns):
+        column.no_wrap = i != 1
+        column.overflow = "ellipsis"
+    return out
 
 
 def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:

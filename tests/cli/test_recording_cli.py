@@ -102,3 +102,21 @@ def test_long_names_never_push_the_numbers_out_of_the_process_table(busy, width,
         row = next(line for line in table if line.split()[:2] == [str(process["pid"]), str(process["gpu_index"])])
         memory = f"{process['gpu_memory_bytes'] / 2**20:,.0f} MiB"
         assert memory in row and "%" in row and len(row) <= width, row
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+@pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3", "\x1b" + "G" * 400])
+def test_gpu_sizes_stay_whole_with_their_unit_in_the_gpu_table(busy, width, name):
+    """The GPU table wrapped "73,790" apart from its "MiB" at 80 columns, and a long GPU name (from the
+    driver or a recording) took the width the sizes needed."""
+    sample = copy.deepcopy(busy)
+    sample["gpus"][0]["name"] = name
+    console = Console(width=width, file=io.StringIO(), markup=False, emoji=False, highlight=False, soft_wrap=False)
+    render(Sample.model_validate(sample), console, "a replay")
+    lines = console.file.getvalue().splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("GPU ")) + 1:]
+    for gpu in sample["gpus"]:
+        row = next(line for line in table if line.split()[:1] == [str(gpu["index"])])
+        for size in (gpu["memory_used_bytes"], gpu["memory_total_bytes"]):
+            assert f"{size / 2**20:,.0f} MiB" in row, row
+        assert " W" in row and len(row) <= width, row
