@@ -136,3 +136,9 @@ def test_a_model_whose_arithmetic_goes_negative_is_refused_not_fitted():
     inp = PlanInput(model=broken, gpu=catalog.gpu("h100"), weights_format=catalog.format("bf16"))
     with pytest.raises(ValidationError, match="greater than or equal to 0"):
         make_plan(inp)
+
+
+def test_a_config_path_that_is_no_regular_file_is_said_to_be_so(capsys):
+    """`plan --config /dev/zero` said "no such file" of a path that exists."""
+    assert main(["plan", "--config", "/dev/zero", "--gpu", "h100"]) == 2
+    assert capsys.readouterr().err == "gpumem-tui: /dev/zero: not a regular file or a directory\n"
