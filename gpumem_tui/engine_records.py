@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from gpumem_tui.readings import dropped, unreadable
+from gpumem_tui.readings import ReadingsRecord, dropped, reading_fields, unreadable
 
 EngineKind = Literal["vllm", "sglang", "llamacpp", "tgi"]
 EndpointState = Literal["ok", "stale", "down"]
@@ -44,6 +44,14 @@ class EngineRecord(BaseModel):
     """Readings the engine sent that no reading can be (NaN, infinite, negative), kept as missing: field ->
     why. Recorded with the record, so a replay names them as the live view did (`engine_value_implausible`)."""
 
+    @field_validator("dropped")
+    @classmethod
+    def _readings_named(cls, value: dict[str, str]) -> dict[str, str]:
+        """A recording brings `dropped` back: only reading fields, each reason cut to a few words (a finding
+        quotes it)."""
+        readings = reading_fields(cls)
+        return {name: why if len(why) <= 60 else why[:57] + "..." for name, why in value.items() if name in readings}
+
     @model_validator(mode="before")
     @classmethod
     def _readings_only(cls, data: object) -> object:
@@ -58,10 +66,8 @@ class EngineRecord(BaseModel):
         return {**data, **dict.fromkeys(bad), "notes": said, "dropped": known}
 
 
-class EndpointStatus(BaseModel):
+class EndpointStatus(ReadingsRecord):
     """How an engine endpoint answered the last scrape: ok, stale (last good sample and its age) or down."""
-
-    model_config = ConfigDict(frozen=True)
 
     url: str
     state: EndpointState
@@ -69,18 +75,3 @@ class EndpointStatus(BaseModel):
     age_s: float | None = None
     pids: list[int] = []
     records: list[EngineRecord] = []
-    _dropped: dict[str, str] = PrivateAttr(default_factory=dict)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _readings_only(cls, data: object, handler):
-        bad = unreadable(cls, data)
-        status = handler({**data, **dict.fromkeys(bad)} if bad else data)
-        if bad:
-            status._dropped = bad
-        return status
-
-    @property
-    def dropped(self) -> dict[str, str]:
-        """Readings that arrived as something no reading can be (the sample notes them): name -> why."""
-        return self._dropped

@@ -14,6 +14,8 @@ from gpumem_tui.planner.dtypes import KV_DTYPE_BYTES
 
 MAX_BLOCK_SIZE = 65_536
 """Tokens per KV block: vLLM uses 16 to a few hundred (hybrid models a few thousand)."""
+MAX_COUNT = 10**15
+"""No engine has a quadrillion blocks, tokens, requests or preemptions."""
 
 LABELS = {
     "gpu_memory_utilization": "utilization",
@@ -61,7 +63,9 @@ def why_implausible(field: str, value: object) -> str | None:
         return None if 0 < value <= MAX_CONTEXT else f"not a length from 1 to {MAX_CONTEXT:,} tokens"
     if field == "block_size":
         return None if 0 < value <= MAX_BLOCK_SIZE else f"not a block size from 1 to {MAX_BLOCK_SIZE:,} tokens"
-    return None if value >= 0 else "not a count"
+    if value < 0:
+        return "not a count"
+    return None if value <= MAX_COUNT else f"beyond any engine's count (over {MAX_COUNT:,})"
 
 
 def implausible(record: EngineRecord | None) -> list[Implausible]:
@@ -94,3 +98,10 @@ def shown(value: object) -> str:
         return f"{value:,}" if abs(value) < 10**30 else "a number of over 30 digits"
     text = str(value)
     return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def questioned(record: EngineRecord) -> list[str]:
+    """`cannot be true: the engine reports utilization 50: not a fraction of the GPU` for each value the
+    record holds that cannot be true, as text output prints it under the record (what the record dropped
+    as it arrived is in its notes already)."""
+    return [f"cannot be true: {value}" for value in implausible(record) if value.value is not None]

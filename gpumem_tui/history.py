@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from gpumem_tui.engine_values import plausible
 from gpumem_tui.models import Sample
 
 WINDOW_S = 660.0
@@ -45,7 +46,7 @@ class History:
                     (now, process.gpu_memory_bytes)
                 )
         for endpoint in sample.engines:
-            for record in endpoint.records:
+            for record in map(plausible, endpoint.records):  # a usage that cannot be true is no point
                 if record.kv_usage_fraction is not None:
                     key = f"{endpoint.url} {record.model or ''}".strip()
                     self._series(self.kv_points, key).append((now, record.kv_usage_fraction))

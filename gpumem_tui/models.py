@@ -4,37 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from gpumem_tui.engine_records import EndpointStatus
-from gpumem_tui.readings import dropped, settle, unreadable
+from gpumem_tui.readings import ReadingsRecord, dropped, settle
 
 ProcessKind = Literal["compute", "graphics", "compute+graphics"]
 
 
-class _Record(BaseModel):
-    """A frozen record. A number that cannot be a reading (NaN, infinite, negative, beyond 64 bits) is
-    taken as missing; `dropped` says which, for the sample to note under its source."""
-
-    model_config = ConfigDict(frozen=True)
-    _dropped: dict[str, str] = PrivateAttr(default_factory=dict)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _readings_only(cls, data: object, handler):
-        bad = unreadable(cls, data)
-        record = handler({**data, **dict.fromkeys(bad)} if bad else data)
-        if bad:
-            record._dropped = bad
-        return record
-
-    @property
-    def dropped(self) -> dict[str, str]:
-        """Readings that arrived as something no reading can be: name -> why."""
-        return self._dropped
-
-
-class MigInstance(_Record):
+class MigInstance(ReadingsRecord):
     """One MIG GPU instance of a card in MIG mode, with its own slice of memory."""
 
     gpu_instance_id: int
@@ -45,7 +23,7 @@ class MigInstance(_Record):
     memory_free_bytes: int | None = None
 
 
-class GpuRecord(_Record):
+class GpuRecord(ReadingsRecord):
     """One GPU as NVML reports it. A field the driver does not report is None; a lost GPU keeps its index."""
 
     index: int
@@ -68,7 +46,7 @@ class GpuRecord(_Record):
     error: str | None = None
 
 
-class ProcessInfo(_Record):
+class ProcessInfo(ReadingsRecord):
     """What the host knows about a pid; a pid it cannot see carries only `visible=False` and a note."""
 
     pid: int
@@ -81,7 +59,7 @@ class ProcessInfo(_Record):
     note: str | None = None
 
 
-class ProcessRecord(_Record):
+class ProcessRecord(ReadingsRecord):
     """One process on one GPU: NVML's reading (pid, memory) joined with the host's (name, user, RSS)."""
 
     pid: int
@@ -100,7 +78,7 @@ class ProcessRecord(_Record):
     note: str | None = None
 
 
-class HostRecord(_Record):
+class HostRecord(ReadingsRecord):
     """The host's memory and CPU."""
 
     memory_total_bytes: int | None = None
@@ -112,7 +90,7 @@ class HostRecord(_Record):
     cpu_count: int | None = None
 
 
-class SourceError(_Record):
+class SourceError(ReadingsRecord):
     """Something one source could not read, in plain words, with what to try."""
 
     source: str
@@ -126,7 +104,7 @@ LATEST_TIMESTAMP = 253_402_300_799.0
 """9999-12-31 23:59:59 UTC, the last moment a date can name: a later timestamp is no moment at all."""
 
 
-class Sample(_Record):
+class Sample(ReadingsRecord):
     """Everything read from a node at one moment. A number that cannot be a reading (NaN, infinite,
     negative) arrives as missing, and a GPU index reported twice keeps its first card; each such drop is
     noted in `errors`, under the source that reported it. A timestamp that is no moment refuses the sample."""

@@ -10,7 +10,7 @@ import typing
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
 LIMIT = 2**64
 """NVML and the engines count in 64 bits at most."""
@@ -65,7 +65,29 @@ def _why(value: object, signed: bool) -> str | None:
 def dropped(bad: dict[str, str]) -> str:
     """`memory_used_bytes negative (-5,368,709,120) is not a reading; shown as missing`."""
     fields = ", ".join(f"{name} {why}" for name, why in sorted(bad.items()))
-    return f"{fields} {'is' if len(bad) == 1 else 'are'} not a reading; shown as missing"
+    return f"{fields} {'is not a reading' if len(bad) == 1 else 'are not readings'}; shown as missing"
+
+
+class ReadingsRecord(BaseModel):
+    """A frozen record that takes only readings: any other number is missing as it is built, and `dropped`
+    says which and why, for the sample to note under its source (`models.py`, `EndpointStatus`)."""
+
+    model_config = ConfigDict(frozen=True)
+    _dropped: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _readings_only(cls, data: object, handler):
+        bad = unreadable(cls, data)
+        record = handler({**data, **dict.fromkeys(bad)} if bad else data)
+        if bad:
+            record._dropped = bad
+        return record
+
+    @property
+    def dropped(self) -> dict[str, str]:
+        """Readings that arrived as something no reading can be: name -> why."""
+        return self._dropped
 
 
 def settle(record: BaseModel, update: dict[str, object]) -> None:

@@ -67,7 +67,8 @@ def test_impossible_metric_values_are_missing_readings_with_a_note():
     [record] = parse_metrics(payload)
     assert record.requests_waiting is None and record.requests_running is None
     assert record.kv_usage_fraction == 0.5
-    assert any("num_requests_waiting reads -1" in note for note in record.notes)
+    assert any("requests_waiting negative (-1)" in note and "beyond a 64-bit counter" in note for note in record.notes)
+    assert record.dropped.keys() == {"requests_waiting", "requests_running"}  # named: engine_value_implausible
 
 
 def test_pace_stands_still_while_paused():

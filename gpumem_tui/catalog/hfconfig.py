@@ -43,6 +43,8 @@ def find_config(ref: str) -> Path:
             if (path / "config.json").is_file():
                 return path / "config.json"
             raise CatalogError(f"{path}: no config.json in this directory")
+        if path.exists():  # a device, a pipe, a socket: never read
+            raise CatalogError(f"{path}: not a regular file or a directory")
     except OSError as exc:
         raise CatalogError(f"{ref}: cannot look there: {exc.strerror or exc}") from None
     found = find_cached(ref)

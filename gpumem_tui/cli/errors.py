@@ -26,11 +26,18 @@ class UsageError(ValueError):
         self.command = command
 
 
-def endpoints_need_live(args) -> None:
-    """`--endpoint` names engines on this node; a demo or a recording brings its own, so the two together
-    are refused rather than one silently ignored (`check` and the TUI alike; `snapshot` has no --endpoint)."""
-    if getattr(args, "endpoint", None) and (args.demo is not None or args.replay is not None):
-        raise UsageError("--endpoint is for a live check of this node; a demo or a recording brings its own engines")
+def endpoints_need_live(args, demo: bool = False) -> None:
+    """`--endpoint` names real engines, scraped as they answer now. A recording brings its own and `check
+    --demo` steps simulated time, where no real answer belongs, so both refuse it rather than ignore it; the
+    TUI's demo runs on the wall clock and scrapes it beside the simulated engines (`demo=True`), as
+    `bench/soak.py` does. `snapshot` has no --endpoint."""
+    if not getattr(args, "endpoint", None):
+        return
+    if args.replay is not None:
+        raise UsageError("--endpoint is for live engines; a recording brings its own")
+    if args.demo is not None and not demo:
+        raise UsageError("--endpoint is for live engines; check --demo steps simulated time, where they do not "
+                         "answer (the TUI's --demo scrapes them beside its own)")
 
 
 class NoSourceError(RuntimeError):

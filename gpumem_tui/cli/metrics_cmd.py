@@ -10,10 +10,11 @@ from pathlib import Path
 from gpumem_tui.cli.errors import NoSourceError, UsageError
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.engine_records import EngineRecord
+from gpumem_tui.engine_values import questioned
 from gpumem_tui.sources.engines.endpoints import EndpointError, endpoint
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
-from gpumem_tui.sources.engines.scraper import Scraper
+from gpumem_tui.sources.engines.scraper import MAX_BYTES, Scraper
 from gpumem_tui.text import literal
 
 
@@ -37,16 +38,22 @@ def run(args: argparse.Namespace) -> int:
             out.print()
         out.print(_title(record))
         out.print(table(None, ["reading", "value"], _rows(record), right={1}))
-        for note in record.notes:
-            out.print(f"note: {literal(note)}")
+        for line in [*questioned(record), *(f"note: {note}" for note in record.notes)]:
+            out.print(literal(line))
     return 0
 
 
 def _from_file(path: str) -> list[EngineRecord]:
+    """A saved payload, read no further than the scraper reads a live one (MAX_BYTES): a larger file, or one
+    that never ends (/dev/zero, a pipe left open), is refused rather than read into memory for ever."""
     try:
-        text = Path(path).read_bytes().decode("utf-8", errors="replace")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise UsageError(f"{path}: over {MAX_BYTES // 2**20} MiB, larger than any engine's /metrics payload")
+    text = raw.decode("utf-8", errors="replace")
     try:
         return parse_metrics(text, whole=False)
     except MetricsError as exc:

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpumem_tui.cli.output import table
+from gpumem_tui.engine_values import questioned
 from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
 from gpumem_tui.text import literal
 from gpumem_tui.units import GIB, MIB, fmt_auto
@@ -36,14 +37,7 @@ def render(sample: Sample, console: Console, where: str) -> None:
     when = datetime.fromtimestamp(sample.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     console.print(f"{literal(sample.hostname)}  {when}  {literal(where)}", soft_wrap=True)
     console.print()
-    console.print(
-        table(
-            None,
-            ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"],
-            [row for gpu in sample.gpus for row in _gpu_rows(gpu)],
-            right=set(range(2, 10)),
-        )
-    )
+    console.print(_gpu_table(sample))
     console.print()
     if sample.processes:
         console.print(_process_table(sample.processes, console.width))
@@ -63,16 +57,28 @@ def render(sample: Sample, console: Console, where: str) -> None:
             console.print(
                 f"  {literal(record.model)}: KV cache {usage} of {pool}, running {_or_dash(record.requests_running)},"
                 f" waiting {_or_dash(record.requests_waiting)}"
-                # a share over 100 % is what the engine says, not a fact about its cache
-                + ("; KV use over 100 % is implausible (as the engine reports it)"
-                   if (record.kv_usage_fraction or 0) > 1 else "")
             )
-            for note in record.notes:
-                console.print(f"    note: {literal(note)}")
+            # what the engine says that cannot be true is said so, in the words check uses (engine_values)
+            for line in [*questioned(record), *(f"note: {note}" for note in record.notes)]:
+                console.print(f"    {literal(line)}")
     for error in sample.errors:
         console.print(
             f"{literal(error.source)}: {literal(error.message)}" + (f" ({literal(error.hint)})" if error.hint else "")
         )
+
+
+def _gpu_table(sample: Sample) -> Table:
+    """Sizes stay whole, each with its unit; a name (from the driver or a recording) is cut, and on a narrow
+    screen it gives way, never a number."""
+    rows = [row for gpu in sample.gpus for row in _gpu_rows(gpu)]
+    for row in rows:
+        row[1] = _cut(row[1], NAME_WIDTH)
+    out = table(None, ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"], rows,
+                right=set(range(2, 10)))
+    for i, column in enumerate(out.columns):
+        column.no_wrap = i != 1
+        column.overflow = "ellipsis"
+    return out
 
 
 def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:

@@ -34,7 +34,8 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     )
     source.add_argument("--replay", metavar="FILE", help="play a recording made with --record")
     group.add_argument("--record", metavar="FILE", help="record every sample to this file (JSON Lines)")
-    group.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint")
+    group.add_argument("--endpoint", action="append", default=[], metavar="URL",
+                       help="an engine endpoint (live, or beside a --demo's simulated engines)")
     group.add_argument("--interval", type=seconds(0.1, 3600), default=1.0, metavar="SECONDS",
                        help="refresh every (default 1, at least 0.1)")
     group.add_argument("--theme", choices=["dark", "light"], default="dark",
@@ -48,7 +49,7 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
 
 def build_feed(args: argparse.Namespace) -> Feed:
     if args.demo is not None:
-        return DemoFeed.running(args.demo, speed=args.speed, reachable=True)
+        return DemoFeed.running(args.demo, speed=args.speed, reachable=True, endpoints=args.endpoint)
     if args.replay:
         pace = Pace()
         return ReplayFeed(ReplaySource(args.replay, clock=pace, speed=args.speed), args.replay, pace)
@@ -81,7 +82,7 @@ def build_app(args: argparse.Namespace):
     """The app as `gpumem-tui` runs it; every argument is checked before anything is drawn."""
     from gpumem_tui.app import GpuMemApp
 
-    endpoints_need_live(args)
+    endpoints_need_live(args, demo=True)
     if args.record:
         check_record_path(args.record)
     judge = build_judge(args)

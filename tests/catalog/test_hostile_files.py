@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import struct
-import time
 
 import pytest
 from pydantic import ValidationError
@@ -61,9 +60,8 @@ def _one_line_exit_2(capsys, argv) -> str:
 )
 def test_a_malformed_config_is_one_line_and_exit_2(tmp_path, capsys, text, says):
     (tmp_path / "config.json").write_bytes(text if isinstance(text, bytes) else text.encode())
-    started = time.monotonic()
     err = _one_line_exit_2(capsys, ["plan", "--config", str(tmp_path), "--gpu", "h100"])
-    assert says in err and time.monotonic() - started < 10
+    assert says in err  # refused by its bounds before anything is sized (1e9 layers once took 22.9 GB)
 
 
 def _header(path, header: object, data: bytes = b"", length: int | None = None) -> None:
@@ -124,10 +122,9 @@ def test_sliding_layers_are_counted_never_listed():
     huge = ModelSpec.model_construct(  # past the schema's bound, as an unchecked record would be
         id="x", layers=10**12, hidden_size=4096, intermediate_size=1, attention_heads=32, kv_heads=8,
         head_dim=None, vocab_size=10, sliding_window=window)
-    started = time.monotonic()
+    # a list per layer would need terabytes at 10^12 layers: counting is the only way this returns
     assert huge.sliding_layer_count() == 10**12 - 10**12 // 6
     assert sequence_bytes_per_gpu(huge, 8192, "bf16") > 0
-    assert time.monotonic() - started < 1
 
 
 def test_a_model_whose_arithmetic_goes_negative_is_refused_not_fitted():
@@ -136,3 +133,9 @@ def test_a_model_whose_arithmetic_goes_negative_is_refused_not_fitted():
     inp = PlanInput(model=broken, gpu=catalog.gpu("h100"), weights_format=catalog.format("bf16"))
     with pytest.raises(ValidationError, match="greater than or equal to 0"):
         make_plan(inp)
+
+
+def test_a_config_path_that_is_no_regular_file_is_said_to_be_so(capsys):
+    """`plan --config /dev/zero` said "no such file" of a path that exists."""
+    assert main(["plan", "--config", "/dev/zero", "--gpu", "h100"]) == 2
+    assert capsys.readouterr().err == "gpumem-tui: /dev/zero: not a regular file or a directory\n"

@@ -194,7 +194,7 @@ def _one_line_unknown(code, capsys) -> str:
         (["check", "--demo", "nope"], "unknown scenario 'nope'"),
         (["check", "--demo", "healthy-8b", "--at", "-1"], "-1"),
         (["check", "--demo", "healthy-8b", "--at", "99999"], "lasts 600 s"),
-        (["check", "--demo", "healthy-8b", "--endpoint", "http://127.0.0.1:8000"], "--endpoint is for a live check"),
+        (["check", "--demo", "healthy-8b", "--endpoint", "http://127.0.0.1:8000"], "--endpoint is for live engines"),
         (["check", "--replay", "/nonexistent/rec.jsonl"], "/nonexistent/rec.jsonl: cannot read"),
         (["check", "--demo", "healthy-8b", "--quantization", "fp8"], ""),
         (["check", "--demo", "healthy-8b", "--model", "no-such-model"], "no-such-model"),

@@ -5,6 +5,7 @@ whatever the exception (a cancelled task included, which is not an Exception).""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from pathlib import Path
 
@@ -48,3 +49,17 @@ def test_any_crash_in_check_is_unknown(monkeypatch, capsys, error):
     assert out == "" and err.startswith("gpumem-tui: check: internal error at test_crash_exit.py:")
     assert type(error).__name__ in err
     _saved(err).unlink()
+
+
+def test_crash_files_stay_in_the_test_runs_own_temp_directory(tmp_path_factory):
+    """Each crash test removed its traceback file only after its assertions passed, so a failing one (and the
+    TUI run in a child process) left gpumem-tui-crash-*.txt in /tmp; the suite's temp directory is pytest's."""
+    from gpumem_tui.cli.errors import crashed
+
+    try:
+        raise RuntimeError("a bug")
+    except RuntimeError as exc:
+        line = crashed(exc)
+    saved = Path(re.search(r"\(traceback in (.+)\)$", line)[1])
+    assert saved.is_relative_to(tmp_path_factory.getbasetemp()), saved
+    assert os.environ["TMPDIR"] == str(saved.parent), "child processes write there too"

@@ -90,3 +90,16 @@ def test_console_script_runs_without_traceback(tmp_path) -> None:
     path.write_text("<html>oops</html>\n")
     done = subprocess.run([sys.executable, "-m", "gpumem_tui", "metrics", str(path)], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr and "HTML page" in done.stderr
+
+
+@pytest.mark.parametrize("source", ["big", "/dev/zero"])
+def test_a_metrics_file_is_read_no_further_than_a_payload_is(tmp_path, capsys, source):
+    """`metrics FILE` read the whole file (/dev/zero: for ever), while a URL's body is refused past 8 MiB."""
+    from gpumem_tui.sources.engines.scraper import MAX_BYTES
+
+    if source == "big":
+        source = tmp_path / "big.prom"
+        source.write_text('vllm:num_requests_running{model_name="m"} 1\n' * (MAX_BYTES // 40))
+    assert main(["metrics", str(source)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"gpumem-tui: {source}: over 8 MiB, larger than any engine's /metrics payload\n"

@@ -1,9 +1,10 @@
 """Records and recordings on the command line: a full disk, a file another recorder holds, `--endpoint`
-with a source that brings its own engines, and process names too long for the table. Each is one line
+with a recording (a demo scrapes it beside its own engines), and process names too long for the table. Each is one line
 and exit 2, or a table whose numbers stay whole."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import io
@@ -28,19 +29,30 @@ def _tui(*args: str) -> subprocess.CompletedProcess:
         pytest.fail("the screen opened instead of refusing the arguments")
 
 
-@pytest.mark.parametrize("source", [["--demo", "busy-node"], ["--replay", "REC"]])
-def test_the_tui_refuses_endpoint_with_a_demo_or_a_recording(tmp_path, source):
+def test_the_tui_refuses_endpoint_with_a_recording(tmp_path):
     recording = tmp_path / "r.jsonl"
     assert main(["snapshot", "--demo", "idle-node", "--record", str(recording), "--json"]) == 0
-    args = [str(recording) if a == "REC" else a for a in source]
-    done = _tui(*args, "--endpoint", "http://127.0.0.1:8000")
+    done = _tui("--replay", str(recording), "--endpoint", "http://127.0.0.1:8000")
     assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
-    assert "--endpoint is for a live check of this node" in done.stderr
+    assert "--endpoint is for live engines; a recording brings its own" in done.stderr
 
 
-def test_check_refuses_it_the_same_way(capsys):
-    assert main(["check", "--replay", "x.jsonl", "--endpoint", "http://127.0.0.1:8000"]) == 3
-    assert "--endpoint is for a live check of this node" in capsys.readouterr().err
+def test_the_tui_scrapes_endpoint_beside_a_demo_as_its_feed_can():
+    """The feed scrapes real endpoints beside a demo (bench/soak.py); the TUI refused what it could do."""
+    from gpumem_tui.cli import build_parser
+    from gpumem_tui.cli.tui_cmd import build_app
+
+    app = build_app(build_parser().parse_args(["--demo", "healthy-8b", "--endpoint", "http://127.0.0.1:9"]))
+    try:
+        assert "http://127.0.0.1:9" in [point.url for point in app.feed.scraper.endpoints]
+    finally:
+        asyncio.run(app.feed.aclose())
+
+
+@pytest.mark.parametrize("source", [["--demo", "healthy-8b"], ["--replay", "x.jsonl"]])
+def test_check_refuses_it_with_a_demo_or_a_recording(capsys, source):
+    assert main(["check", *source, "--endpoint", "http://127.0.0.1:8000"]) == 3
+    assert "--endpoint is for live engines" in capsys.readouterr().err
 
 
 def test_snapshot_record_on_a_full_disk_is_one_line_exit_2(capsys):
@@ -90,3 +102,21 @@ def test_long_names_never_push_the_numbers_out_of_the_process_table(busy, width,
         row = next(line for line in table if line.split()[:2] == [str(process["pid"]), str(process["gpu_index"])])
         memory = f"{process['gpu_memory_bytes'] / 2**20:,.0f} MiB"
         assert memory in row and "%" in row and len(row) <= width, row
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+@pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3", "\x1b" + "G" * 400])
+def test_gpu_sizes_stay_whole_with_their_unit_in_the_gpu_table(busy, width, name):
+    """The GPU table wrapped "73,790" apart from its "MiB" at 80 columns, and a long GPU name (from the
+    driver or a recording) took the width the sizes needed."""
+    sample = copy.deepcopy(busy)
+    sample["gpus"][0]["name"] = name
+    console = Console(width=width, file=io.StringIO(), markup=False, emoji=False, highlight=False, soft_wrap=False)
+    render(Sample.model_validate(sample), console, "a replay")
+    lines = console.file.getvalue().splitlines()
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("GPU ")) + 1:]
+    for gpu in sample["gpus"]:
+        row = next(line for line in table if line.split()[:1] == [str(gpu["index"])])
+        for size in (gpu["memory_used_bytes"], gpu["memory_total_bytes"]):
+            assert f"{size / 2**20:,.0f} MiB" in row, row
+        assert " W" in row and len(row) <= width, row

@@ -112,3 +112,68 @@ async def test_the_tui_shows_findings_instead_of_crashing(catalog, tmp_path, rec
         findings = text_of(app.screen.query_one("#findings"))
         assert shown in findings and "refresh failed" not in findings
         assert app.is_running
+
+
+LIVE = [
+    ('vllm:kv_cache_usage_perc{model_name="m"} NaN', "kv_usage_fraction"),
+    ('vllm:kv_cache_usage_perc{model_name="m"} 7', "kv_usage_fraction"),
+    ('vllm:num_requests_running{model_name="m"} -3', "requests_running"),
+    ('vllm:num_requests_waiting{model_name="m"} +Inf', "requests_waiting"),
+    ('vllm:num_requests_waiting{model_name="m"} 1e18', "requests_waiting"),
+    ('vllm:cache_config_info{gpu_memory_utilization="-0.5",block_size="16"} 1', "gpu_memory_utilization"),
+    ('vllm:cache_config_info{gpu_memory_utilization="NaN",block_size="16"} 1', "gpu_memory_utilization"),
+    ('vllm:cache_config_info{gpu_memory_utilization="0.9",block_size="-16"} 1', "block_size"),
+]
+
+
+@pytest.mark.parametrize(("line", "field"), LIVE, ids=[f"{f}-{line.split()[-1]}" for line, f in LIVE])
+def test_a_live_payload_value_that_cannot_be_true_is_named_as_from_a_recording(line, field):
+    """The parser and the record once each dropped part: a NaN or negative from /metrics became a note and
+    no finding, while the same value in a recording was `engine_value_implausible`."""
+    from gpumem_tui.engine_values import implausible
+    from gpumem_tui.sources.engines.parse import parse_metrics
+
+    payload = f'vllm:prefix_cache_queries_total{{model_name="m"}} 0\n{line}\n'
+    [record] = parse_metrics(payload)
+    assert field in {value.field for value in implausible(record)}
+    assert getattr(plausible_record(record), field) is None
+
+
+@pytest.mark.parametrize("length", [0, -4096, 10**30])
+def test_a_models_list_length_that_cannot_be_true_is_named(length):
+    from gpumem_tui.engine_records import EngineRecord
+    from gpumem_tui.engine_values import implausible
+    from gpumem_tui.sources.engines.models_api import merge_models, parse_models
+
+    served = parse_models(json.dumps({"data": [{"id": "m", "max_model_len": length}]}))
+    [record] = merge_models([EngineRecord(engine="vllm", model="m")], served)
+    [named] = implausible(record)
+    assert named.field == "max_model_len" and plausible_record(record).max_model_len is None
+
+
+def plausible_record(record):
+    from gpumem_tui.engine_values import plausible
+
+    return plausible(record)
+
+
+async def test_the_engine_card_does_not_draw_what_the_findings_call_untrue(catalog, tmp_path):
+    """The card drew a full red KV gauge at "500%" under the finding that says KV usage 5 cannot be true."""
+    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.app.widgets.engine_card import EngineCard
+    from gpumem_tui.judge import Judge
+    from gpumem_tui.sources.feed import ReplayFeed
+    from gpumem_tui.sources.replay import ReplaySource
+    from tests.app.conftest import settle
+
+    path = tmp_path / "rec.jsonl"
+    with Recorder(path) as recorder:
+        for t in range(3):
+            recorder.write(_node(kv_usage_fraction=5.0, max_model_len=0).model_copy(update={"timestamp": 1000.0 + t}))
+    app = GpuMemApp(ReplayFeed(ReplaySource(path, clock=lambda: 0.0), "rec.jsonl"), Judge(catalog), poll=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        [card] = app.screen.query(EngineCard)
+        shown = card.render().plain
+        assert "500%" not in shown and "max len 0" not in shown, shown
+        assert "KV cache  n/a (the engine reports 500 %, which cannot be true)" in shown, shown

@@ -45,3 +45,17 @@ def _refuse_constant(name: str) -> float:
 
 def finite(value: float) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def assert_judged(records) -> None:
+    """Every number an engine record holds is a reading (finite, not negative, within 64 bits: the record
+    dropped and noted the rest), and what `engine_values` leaves to plan and measure with is at most 10^15."""
+    from gpumem_tui.engine_values import MAX_COUNT, plausible
+
+    for record in records:
+        for field, value in record.model_dump().items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert math.isfinite(value) and 0 <= value < 2**64, (field, value)
+        for field, value in plausible(record).model_dump().items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert value <= MAX_COUNT, (field, value)

@@ -65,3 +65,22 @@ def write_recording(path: Path, samples: list[Sample]) -> Path:
 def assert_no_raw_escape(text: str) -> None:
     for byte in RAW:
         assert byte not in text, f"a raw {byte!r} reached the output: {text[max(0, text.find(byte) - 80):][:200]!r}"
+
+
+def leaves(node, path=()):
+    """Every scalar in nested dicts and lists, with its path: where a generated value can be put."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from leaves(value, (*path, i))
+    else:
+        yield path, node
+
+
+def put(node, path, value) -> None:
+    """Set the scalar at `path` (from `leaves`)."""
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value

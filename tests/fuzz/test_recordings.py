@@ -18,7 +18,7 @@ from gpumem_tui.sources.feed import ReplayFeed
 from gpumem_tui.sources.replay import RecordingError, RecordingReader, ReplaySource
 from tests.app.conftest import record_demo
 from tests.fuzz.conftest import assert_clean, run_cli
-from tests.fuzz.hostile import ESCAPES, assert_no_raw_escape, header, hostile_sample, write_recording
+from tests.fuzz.hostile import ESCAPES, assert_no_raw_escape, header, hostile_sample, leaves, put, write_recording
 
 COMMANDS = [
     ["snapshot", "--replay"],
@@ -60,36 +60,19 @@ CAPTURED = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.fun
 WORD = re.compile(r"\b(nan|inf|infinity)\b", re.IGNORECASE)
 
 
-def _leaves(node, path=()):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _leaves(value, (*path, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _leaves(value, (*path, i))
-    else:
-        yield path, node
-
-
-def _set(node, path, value):
-    for part in path[:-1]:
-        node = node[part]
-    node[path[-1]] = value
-
-
 @st.composite
 def recordings(draw, base: list[dict]) -> bytes:
     samples = copy.deepcopy(base)
     for _ in range(draw(st.integers(1, 6))):
         sample = draw(st.sampled_from(samples))
-        path, old = draw(st.sampled_from(list(_leaves(sample))))
+        path, old = draw(st.sampled_from(list(leaves(sample))))
         if isinstance(old, (int, float)) and not isinstance(old, bool):
             value = draw(st.one_of(NUMBERS, CONFUSED))
         elif isinstance(old, str):
             value = draw(st.one_of(TEXT, CONFUSED))
         else:
             value = draw(st.one_of(NUMBERS, TEXT, CONFUSED))
-        _set(sample, path, copy.deepcopy(value))  # never one object in two places
+        put(sample, path, copy.deepcopy(value))  # never one object in two places
     if draw(st.booleans()):  # a GPU reported twice
         sample = draw(st.sampled_from(samples))
         if sample["gpus"]:

@@ -98,3 +98,14 @@ def test_a_timestamp_that_is_no_moment_refuses_the_sample(timestamp):
     with pytest.raises(ValidationError, match="timestamp"):
         Sample(timestamp=timestamp, hostname="n", source="s")
     assert math.isfinite(Sample(timestamp=253_402_300_799.0, hostname="n", source="s").timestamp)
+
+
+def test_a_recorded_dropped_table_names_only_readings_in_a_few_words():
+    """`dropped` comes back from a recording: a key that is no reading, or a reason of 5,000 characters,
+    reached the finding's title as written (`engine_value_implausible`)."""
+    from gpumem_tui.engine_records import EngineRecord
+
+    record = EngineRecord(engine="vllm", dropped={"kv_usage_fraction": "negative (-2)" + "A" * 5000,
+                                                  "\x1b[2Jbogus": "x", "model": "not a number"})
+    assert list(record.dropped) == ["kv_usage_fraction"]
+    assert len(record.dropped["kv_usage_fraction"]) <= 60 and record.dropped["kv_usage_fraction"].endswith("...")

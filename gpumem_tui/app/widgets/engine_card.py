@@ -9,6 +9,7 @@ from textual.widget import Widget
 from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.engine_values import plausible
 from gpumem_tui.measured import gpu_listing
 from gpumem_tui.text import literal
 
@@ -34,10 +35,11 @@ class EngineCard(Widget):
         when they say more than its endpoint does: `starting` (not down), `exited` (its last record, from
         before the exit, is not shown as if it still served)."""
         exited = state == "exited"
+        judged = None if exited or record is None else plausible(record)  # what the findings call true
         self.content = (
             _title(endpoint, record, list(gpus), state, self.app),
-            _gauge(None if exited else record, endpoint, state, self.app),
-            _stats(None if exited else record, planned_tokens),
+            _gauge(judged, endpoint, state, self.app, reported=record.kv_usage_fraction if judged else None),
+            _stats(judged, planned_tokens),
             history_levels(history, 1.0),
         )
 
@@ -83,10 +85,15 @@ def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int
     return text
 
 
-def _gauge(record: EngineRecord | None, endpoint: EndpointStatus, state: str | None, app) -> Text:
+def _gauge(
+    record: EngineRecord | None, endpoint: EndpointStatus, state: str | None, app, reported: float | None = None,
+) -> Text:
+    """`record` holds only values that can be true; `reported` is the usage as the engine sent it."""
     usage = record.kv_usage_fraction if record else None
     if usage is None:
         why = "the engine does not export its usage"
+        if reported is not None:
+            why = f"the engine reports {reported * 100:g} %, which cannot be true"
         if record is None:
             why = {
                 "starting": "no reading: the engine is still loading",

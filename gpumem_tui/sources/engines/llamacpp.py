@@ -29,4 +29,4 @@ def normalize(families: Families) -> list[EngineRecord]:
         requests_running=as_int(reader.value(RUNNING, key)),
         requests_waiting=as_int(reader.value(WAITING, key)),
     )
-    return [record.model_copy(update={"notes": notes + reader.notes.get(key, [])})]
+    return [record.model_copy(update={"notes": [*record.notes, *notes]})]

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.prometheus import MetricsError
-from gpumem_tui.sources.engines.series import LIMIT
 
 
 @dataclass(frozen=True)
@@ -16,13 +15,14 @@ class ServedModel:
 
     id: str
     max_model_len: int | None
+    """As stated when it is a whole number (the record drops and `engine_values` names what cannot be true)."""
     note: str | None = None
-    """Why a stated max_model_len is shown as missing (not a positive whole number of tokens)."""
+    """Why a stated max_model_len is shown as missing (not a whole number)."""
 
 
 def parse_models(text: str) -> list[ServedModel]:
     """`{"data": [{"id": ..., "max_model_len": ...}]}` -> entries; MetricsError for anything else.
-    Entries whose id is not a string are skipped; an implausible length is missing, with a note."""
+    Entries whose id is not a string are skipped; a length that is no whole number is missing, with a note."""
     try:
         body = json.loads(text)
         entries = body["data"]
@@ -35,16 +35,16 @@ def parse_models(text: str) -> list[ServedModel]:
 
 def _entry(entry: dict) -> ServedModel:
     raw = entry.get("max_model_len")
-    length = raw if isinstance(raw, int) and not isinstance(raw, bool) and 0 < raw <= LIMIT else None
-    note = None
-    if length is None and raw is not None:
-        shown = raw if isinstance(raw, (int, float)) and not isinstance(raw, bool) and abs(raw) < LIMIT else "?"
-        note = f"/v1/models states max_model_len {shown}; shown as missing (not a positive token count)"
-    return ServedModel(entry["id"], length, note)
+    if raw is None or (isinstance(raw, int) and not isinstance(raw, bool)):
+        return ServedModel(entry["id"], raw)
+    shown = f"{raw:g}" if isinstance(raw, float) else type(raw).__name__
+    return ServedModel(entry["id"], None, f"/v1/models states max_model_len {shown}; shown as missing (not a whole "
+                       "number of tokens)")
 
 
 def merge_models(records: list[EngineRecord], served: list[ServedModel]) -> list[EngineRecord]:
-    """Fill max_model_len by model id; a record without a model name takes the only served id."""
+    """Fill max_model_len by model id; a record without a model name takes the only served id. The record is
+    built again, so a length no reading can be is dropped and named as one from /metrics is."""
     by_id = {m.id: m for m in served}
     out = []
     for record in records:
@@ -53,13 +53,8 @@ def merge_models(records: list[EngineRecord], served: list[ServedModel]) -> list
             out.append(record)
             continue
         notes = [*record.notes, match.note] if match.note and record.max_model_len is None else record.notes
-        out.append(
-            record.model_copy(
-                update={
-                    "model": record.model or match.id,
-                    "max_model_len": record.max_model_len if record.max_model_len is not None else match.max_model_len,
-                    "notes": notes,
-                }
-            )
-        )
+        length = record.max_model_len if record.max_model_len is not None else match.max_model_len
+        out.append(EngineRecord.model_validate(
+            {**record.model_dump(), "model": record.model or match.id, "max_model_len": length, "notes": notes}
+        ))
     return out

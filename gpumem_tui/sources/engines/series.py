@@ -1,16 +1,20 @@
-"""Reading the selected samples per served model: values keyed by label set, non-finite readings noted."""
+"""Reading the selected samples per served model: values keyed by label set, as the engine wrote them.
+
+What cannot be true is judged once, downstream: the record drops what no reading can be (NaN, infinite,
+negative: `readings.py`) and notes it, `engine_values` names the rest, and both are the finding
+`engine_value_implausible`, the same for a live payload as for a recording."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from gpumem_tui.engine_records import EngineRecord
-from gpumem_tui.sources.engines.prometheus import Families, finite
+from gpumem_tui.sources.engines.prometheus import Families
 
 Key = tuple[str | None, ...]
 
 
-LIMIT = 1e15  # no engine has a quadrillion blocks, tokens or requests
 MAX_SERVED = 64
 """Records kept per payload: a payload naming thousands of models is summarised, not drawn."""
 
@@ -25,7 +29,6 @@ class SeriesReader:
     def __init__(self, families: Families, key_labels: Sequence[str]) -> None:
         self.families = families
         self.key_labels = tuple(key_labels)
-        self.notes: dict[Key, list[str]] = {}
         self._index: dict[str, dict[Key, float]] = {}
         self.index_builds = 0
         self.dropped = 0
@@ -61,17 +64,12 @@ class SeriesReader:
         return index
 
     def value(self, name: str, key: Key) -> float | None:
-        """The reading of `name` for this key. Every metric read here is a count, a size or a fraction:
-        NaN, infinity, a negative or an absurd value counts as missing and leaves a note."""
-        raw = self.indexed(name).get(key)
-        if raw is None:
-            return None
-        if plausible(raw) is None:
-            self.notes.setdefault(key, []).append(f"{name} reads {raw:g}; shown as missing")
-        return plausible(raw)
+        """The value of `name` for this key as the engine sent it (NaN and negatives included: the record
+        drops and names them)."""
+        return self.indexed(name).get(key)
 
     def first(self, names: Sequence[str], key: Key) -> float | None:
-        """The first of several names (a metric and its older name) that has a reading."""
+        """The first of several names (a metric and its older name) that the payload carries."""
         for name in names:
             got = self.value(name, key)
             if got is not None:
@@ -96,29 +94,19 @@ def with_note(records: list[EngineRecord], note: str | None) -> list[EngineRecor
     return [first.model_copy(update={"notes": [*first.notes, note]}), *records[1:]]
 
 
-def plausible(value: float | None) -> float | None:
-    """A finite reading from 0 to 10^15, else None."""
-    value = finite(value)
-    return value if value is not None and 0 <= value <= LIMIT else None
+def as_int(value: float | None) -> int | float | None:
+    """A count as a whole number; NaN and infinities stay as they are, for the record to drop and name."""
+    return value if value is None or not math.isfinite(value) else int(round(value))
 
 
-def as_int(value: float | None) -> int | None:
-    return None if value is None else int(round(value))
-
-
-def label_int(labels: dict[str, str], name: str) -> int | None:
+def label_int(labels: dict[str, str], name: str) -> int | float | None:
     """An integer carried as a label value (`num_gpu_blocks="29750"`); "None" or junk is missing."""
-    raw = labels.get(name)
-    try:
-        value = plausible(float(raw)) if raw not in (None, "", "None") else None
-    except ValueError:
-        return None
-    return None if value is None else int(value)
+    return as_int(label_float(labels, name))
 
 
 def label_float(labels: dict[str, str], name: str) -> float | None:
     raw = labels.get(name)
     try:
-        return plausible(float(raw)) if raw not in (None, "", "None") else None
+        return float(raw) if raw not in (None, "", "None") else None
     except ValueError:
         return None

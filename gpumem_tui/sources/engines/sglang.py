@@ -44,7 +44,7 @@ def _record(reader: SeriesReader, key: Key, model: str | None) -> EngineRecord:
         prefix_cache_hit_rate=reader.value(HIT_RATE, key),
         max_model_len=as_int(reader.value(CONTEXT_LEN, key)),
     )
-    notes = list(reader.notes.get(key, []))
+    notes = list(record.notes)  # what the record dropped as it arrived
     if not reader.present(POOL_TOKENS):
         notes.append("this SGLang version does not export sglang:max_total_num_tokens (pool size unknown)")
     return record.model_copy(update={"notes": notes})

@@ -55,9 +55,9 @@ def _record(reader: SeriesReader, key: Key, family: str | None, cache_by_engine:
         **cache,
         notes=[],
     )
-    notes = list(reader.notes.get(key, []))
-    if usage is None and not any(reader.present(n) for n in KV_USAGE):
-        notes.append("no KV-cache usage gauge (vllm:kv_cache_usage_perc) in this payload")
+    if usage is not None or any(reader.present(n) for n in KV_USAGE):
+        return record
+    notes = [*record.notes, "no KV-cache usage gauge (vllm:kv_cache_usage_perc) in this payload"]
     return record.model_copy(update={"notes": notes})
 
 

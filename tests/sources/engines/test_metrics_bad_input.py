@@ -50,7 +50,8 @@ def test_nan_and_infinity_are_missing_readings_with_a_note(value: str) -> None:
     )
     [record] = parse_metrics(text)
     assert record.kv_usage_fraction is None and record.requests_running == 3
-    assert any("vllm:kv_cache_usage_perc" in n and "missing" in n for n in record.notes)
+    assert any(n.startswith("kv_usage_fraction ") and "missing" in n for n in record.notes)
+    assert "kv_usage_fraction" in record.dropped  # named by engine_value_implausible, as from a recording
 
 
 def test_label_values_with_quotes_backslashes_and_newlines_are_kept_exactly(make_engine) -> None:
