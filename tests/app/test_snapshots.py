@@ -7,6 +7,7 @@ Each test says what a person should see. Update after an intended change with
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Input
 
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.findings.headline import headline
@@ -26,6 +27,8 @@ def at(moment: float, *keys: str, focus: str | None = None, seen: dict | None = 
         for key in keys:
             await pilot.press(key)
         await pilot.pause()
+        for field in pilot.app.screen.query(Input):  # a blinking cursor is drawn or not by the clock:
+            field.cursor_blink = False  # this holds it drawn, as the pictures show it
         # Compose the whole screen afresh: partial updates can split the same picture into different
         # SVG runs, which would make the same screen compare unequal.
         width, height = pilot.app.size
