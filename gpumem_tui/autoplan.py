@@ -1,4 +1,5 @@
-"""A plan made from what is running: each engine's model, split, settings and GPU, predicted with vLLM's rules.
+"""A plan made from what is running: each engine's model, split, settings and GPU, predicted with the rules of
+the startup model its registry entry names (vLLM's); an engine no model sizes yet gets its facts and no plan.
 
 Every fact is either found (the engine's metrics, /v1/models, its command line, NVML) or assumed (a
 default), and the plan says which. A plan the user set (`ManualPlan`) wins over the inferred one.
@@ -14,13 +15,14 @@ from gpumem_tui.catalog import Catalog, CatalogError, LookupFailed, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.engine_values import LABELS, plausible, shown, why_implausible
-from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
+from gpumem_tui.launch_flags import launch_flags, number
 from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.sources.engines.registry import looks_like_engine, registered, started_by
 
 PlanLabel = Literal["auto", "manual"]
 
@@ -77,7 +79,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     found: list[str] = []
     assumed: list[str] = []
     record, flags = _record(endpoint), _flags(endpoint, sample)
-    running = None
+    running, unsized = None, None
     if manual is not None:
         running = _plan(endpoint, sample, catalog, None) if endpoint else None
         gpus = (
@@ -94,6 +96,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         gpus = _engine_gpus(endpoint, sample, found, assumed)
         name = _model_name(endpoint) or flags.get("model")
         spec = _model_spec(name, record, flags, catalog, found, assumed)
+        unsized = _unsized(_kind(endpoint, sample))
     base = EnginePlan(
         endpoint=endpoint.url if endpoint else None,
         model=spec.id if spec else name,
@@ -105,7 +108,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         source=manual.source if manual else None,
         running=running,
     )
-    missing = _missing(spec, name, gpus, sample)
+    missing = unsized or _missing(spec, name, gpus, sample)
     if missing:
         return base.model_copy(update={"missing": missing})
     return _predicted(base, spec, sample, catalog, manual, record, flags)
@@ -200,14 +203,38 @@ def _model_name(endpoint: EndpointStatus | None) -> str | None:
 
 
 def _flags(endpoint: EndpointStatus | None, sample: Sample) -> dict[str, str]:
-    """Launch flags from the command line of the engine's first process the host can see."""
-    pids = set(endpoint.pids) if endpoint else set()
-    for process in sample.processes:
-        if process.pid in pids and process.cmdline:
-            flags = launch_flags(process.cmdline)
-            if flags:
-                return flags
+    """Launch flags from the command line of the engine's first process the host can see, read as the engine
+    that command line starts reads them."""
+    for argv in _command_lines(endpoint, sample):
+        kind = started_by(argv)
+        flags = kind.flags(argv) if kind else launch_flags(argv)
+        if flags:
+            return flags
     return {}
+
+
+def _command_lines(endpoint: EndpointStatus | None, sample: Sample) -> list[list[str]]:
+    pids = set(endpoint.pids) if endpoint else set()
+    return [p.cmdline for p in sample.processes if p.pid in pids and p.cmdline]
+
+
+def _kind(endpoint: EndpointStatus | None, sample: Sample) -> str | None:
+    """The engine kind: what its metrics say, else the engine its command line starts; None when neither says."""
+    record = _record(endpoint)
+    if record is not None:
+        return record.engine
+    kind = next((k for argv in _command_lines(endpoint, sample) if (k := started_by(argv))), None)
+    return kind.kind if kind else None
+
+
+def _unsized(kind: str | None) -> str | None:
+    """Why this engine kind gets no plan, or None when vLLM's startup model sizes it (or no kind is known, as
+    for an endpoint given by hand that has not answered: sized as vLLM, and said to be assumed)."""
+    entry = registered(kind)
+    if kind is None or (entry is not None and entry.sizing == "vllm"):
+        return None
+    label = entry.label if entry else repr(kind)
+    return f"{label} engines are not sized; the plan shows the measurement only"
 
 
 def _engine_gpus(endpoint: EndpointStatus | None, sample: Sample, found: list[str], assumed: list[str]) -> list[int]:

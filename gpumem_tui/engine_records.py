@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator, model_validator
 
 from gpumem_tui.readings import ReadingsRecord, dropped, reading_fields, unreadable
 
-EngineKind = Literal["vllm", "sglang", "llamacpp", "tgi"]
+EngineKind = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
+"""A kind in `sources/engines/registry.py` (`vllm`, `sglang`, ...). Records sit below the sources, so the kind is
+checked as a short name here; a kind the registry lacks (a recording from a newer release) is shown and not sized."""
 EndpointState = Literal["ok", "stale", "down"]
 
 

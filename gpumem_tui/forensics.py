@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from gpumem_tui.autoplan import EnginePlan, engine_plans, measured_facts
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import SEVERITY_ORDER, Finding, Thresholds
+from gpumem_tui.findings import SEVERITY_ORDER, Finding, FindingCode, Severity, Thresholds
 from gpumem_tui.findings.exit import engine_exited
 from gpumem_tui.findings.situation import engine_label, free_bytes
 from gpumem_tui.growth import Growth, allowances, who_grew
@@ -42,8 +42,8 @@ class Marker(_Frozen):
     name: str | None = None
     bytes: int | None = None
     """A process's last reading before it exited, or its first after it started."""
-    code: str | None = None
-    severity: str | None = None
+    code: FindingCode | None = None
+    severity: Severity | None = None
     text: str
 
 

@@ -15,7 +15,6 @@ FLAGS = (
     "--block-size",
     "--dtype",
 )
-ENGINE_WORDS = ("vllm", "sglang", "llama-server", "text-generation")
 SHORT = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-q": "--quantization"}
 
 
@@ -55,8 +54,3 @@ def number(flags: dict[str, str], name: str, kind: type = int) -> int | float | 
     except (KeyError, ValueError):
         return None
 
-
-def looks_like_engine(name: str | None, argv: Sequence[str] | None) -> bool:
-    """A process whose name or first arguments name an inference engine (`VLLM::EngineCore`, `vllm serve`)."""
-    text = " ".join([name or "", *(argv or [])[:4]]).lower()
-    return any(word in text for word in ENGINE_WORDS)

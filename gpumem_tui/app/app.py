@@ -15,7 +15,7 @@ from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.view import build_view
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.autoplan import plan_by_gpu
-from gpumem_tui.findings.records import Finding
+from gpumem_tui.findings.node import refresh_failed
 from gpumem_tui.forensics import Investigation, memory_window_s, result
 from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.history import History
@@ -125,14 +125,7 @@ class GpuMemApp(App[None]):
             return
         overlays, findings = (plan_by_gpu(self.watch.plans), self.watch.findings) if self.sample else ({}, [])
         if self.last_error:
-            failed = Finding(
-                severity="warning",
-                code="refresh_failed",
-                title=f"refresh failed: {self.last_error}",
-                explanation="the screen shows the last sample that arrived",
-                try_this="see the log",
-            )
-            findings = [failed, *findings]
+            findings = [refresh_failed(self.last_error), *findings]
         now = getattr(self.feed, "now", self.clock)
         age = max(0.0, now() - self.sample.timestamp) if self.sample and self.feed.live else None
         screen.show(

@@ -1,4 +1,4 @@
-"""Findings about the node itself: NVML unusable, a GPU lost."""
+"""Findings about the node itself: NVML unusable, a GPU lost, the last refresh failed."""
 
 from __future__ import annotations
 
@@ -41,3 +41,14 @@ def gpu_lost(s: Situation) -> list[Finding]:
             )
         )
     return findings
+
+
+def refresh_failed(error: str) -> Finding:
+    """The TUI's last refresh raised: the screen keeps the last sample that arrived."""
+    return Finding(
+        severity="warning",
+        code="refresh_failed",
+        title=f"refresh failed: {error}",
+        explanation="the screen shows the last sample that arrived",
+        try_this="see the log",
+    )

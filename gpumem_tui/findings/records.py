@@ -8,6 +8,26 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Severity = Literal["info", "warning", "critical"]
+FindingCode = Literal[
+    "nvml_unavailable",
+    "gpu_lost",
+    "engine_down",
+    "engine_starting",
+    "plan_mismatch",
+    "plan_renamed",
+    "weights_mismatch",
+    "kv_pool_short",
+    "headroom_low",
+    "foreign_process",
+    "unattributed_memory",
+    "engine_value_implausible",
+    "kv_saturated",
+    "context_too_long",
+    "plan_note",
+    "engine_exited",
+    "refresh_failed",
+]
+"""Every code a finding can have; `findings/registry.py` says what each means and which rule raises it."""
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "critical": 2}
 
 
@@ -17,7 +37,7 @@ class Finding(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     severity: Severity
-    code: str
+    code: FindingCode
     """Stable identifier (`headroom_low`); scripts match on it, never on the title."""
     title: str
     """One line."""

@@ -8,9 +8,9 @@ from functools import cached_property
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.findings.records import Thresholds
 from gpumem_tui.history import History
-from gpumem_tui.launch_flags import looks_like_engine
 from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
+from gpumem_tui.sources.engines.registry import looks_like_engine
 from gpumem_tui.units import GIB
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from gpumem_tui.autoplan import engine_plans, plan_by_gpu
+from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.launch_flags import launch_flags
 from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.sources.engines.parse import parse_metrics
 
 from .build import ENGINE_CMD, LLAMA_8B, engine, gpu, process, sample
 
@@ -97,3 +100,27 @@ def test_manual_plan_without_an_engine_is_drawn_on_the_first_gpus(catalog):
     [plan] = engine_plans(sample(gpus=[gpu(k, used_gib=0) for k in range(4)]), catalog, manual)
     assert plan.endpoint is None and plan.gpu_indices == [0, 1] and plan.settings.tp == 2
     assert engine_plans(sample(gpus=[gpu()]), catalog) == []
+
+
+SGLANG_PAYLOAD = Path(__file__).parents[1] / "data/calibration/metrics/sglang_docs_production_metrics_llama31_8b.prom"
+
+
+def test_an_sglang_engine_is_not_given_a_vllm_plan(catalog):
+    records = parse_metrics(SGLANG_PAYLOAD.read_text(), "http://127.0.0.1:30000", whole=False)
+    status = EndpointStatus(url="http://127.0.0.1:30000", state="ok", pids=[2100], records=records)
+    sglang_cmd = ["python3", "-m", "sglang.launch_server", "--model-path", LLAMA_8B]
+    s = sample(gpus=[gpu(used_gib=72)], processes=[process(2100, 72, cmdline=sglang_cmd)], engines=[status])
+    [plan] = engine_plans(s, catalog)
+    assert plan.missing == "SGLang engines are not sized; the plan shows the measurement only"
+    assert (plan.settings, plan.prediction, plan.overlay) == (None, None, None)
+    assert plan_by_gpu([plan]) == {}
+    assert f"model {LLAMA_8B} (from /metrics)" in plan.found
+
+
+def test_an_sglang_engine_that_has_not_answered_is_known_by_its_command_line(catalog):
+    sglang_cmd = ["python3", "-m", "sglang.launch_server", "--model", LLAMA_8B, "--port", "30000"]
+    procs = [process(2100, 20, cmdline=sglang_cmd)]
+    s = sample(gpus=[gpu(used_gib=20)], processes=procs, engines=[engine(state="down")])
+    [plan] = engine_plans(s, catalog)
+    assert plan.missing == "SGLang engines are not sized; the plan shows the measurement only"
+    assert plan.prediction is None

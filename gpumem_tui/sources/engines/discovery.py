@@ -1,4 +1,4 @@
-"""Find engine endpoints from process command lines (vLLM, SGLang, llama.cpp, TGI) and tie them to pids.
+"""Find engine endpoints from process command lines (each engine's own test: `registry.py`) and tie them to pids.
 
 Pure: it takes (pid, cmdline[, ppid]) tuples, so the host source supplies them and tests can too.
 A child process (vLLM's EngineCore and workers hold the GPU memory) is tied to its server's
@@ -8,15 +8,14 @@ endpoint through its parent pid.
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 import shlex
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from gpumem_tui.sources.engines.endpoints import Endpoint, EndpointError, endpoint
+from gpumem_tui.sources.engines.registry import started_by
 
-DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000, "llamacpp": 8080, "tgi": 3000}
 WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]", "*"}
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
 MAX_ENDPOINTS = 32
@@ -96,13 +95,14 @@ def survey(processes: Iterable[Sequence], local: Collection[str] = ()) -> Discov
 def engine_address(argv: Sequence[str], local: Collection[str] = ()) -> tuple[str, str, tuple[str, ...]] | None:
     """(engine, base URL, notes) when this command line starts an engine server on this node, else None;
     AddressError when it does but its address cannot be understood or is another host's."""
-    engine = _engine_of(argv)
-    if engine is None:
+    kind = started_by(argv)
+    if kind is None:
         return None
-    host = _option(argv, "--hostname" if engine == "tgi" else "--host") or ""
+    engine = kind.kind
+    host = _option(argv, kind.host_flag) or ""
     port = _option(argv, "--port")
     if port is None:
-        port = str(DEFAULT_PORTS[engine])
+        port = str(kind.default_port)
     if not port:
         raise AddressError(f"{engine} with --port but no value: not probed")
     if not _PORT.fullmatch(port) or not 0 < int(port) < 65536:
@@ -114,10 +114,7 @@ def engine_address(argv: Sequence[str], local: Collection[str] = ()) -> tuple[st
         endpoint(url)
     except EndpointError:
         raise AddressError(f"{engine} with --host '{_short(host)}', not an address: not probed") from None
-    notes: tuple[str, ...] = ()
-    if engine == "llamacpp" and "--metrics" not in argv:
-        notes = ("llama-server was started without --metrics, so /metrics is off",)
-    return engine, url, notes
+    return engine, url, kind.launch_notes(argv)
 
 
 def _on_this_node(host: str, local: Collection[str], engine: str) -> str:
@@ -156,22 +153,6 @@ def _summary(skipped: list[str]) -> list[str]:
     if len(skipped) <= MAX_NOTES + 1:
         return skipped
     return [*skipped[:MAX_NOTES], f"{len(skipped) - MAX_NOTES} more engine processes skipped"]
-
-
-def _engine_of(argv: Sequence[str]) -> str | None:
-    names = [os.path.basename(a) for a in argv]
-    modules = {argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-m"}
-    if any(n == "vllm" and i + 1 < len(argv) and argv[i + 1] == "serve" for i, n in enumerate(names)) or (
-        "vllm.entrypoints.openai.api_server" in modules
-    ):
-        return "vllm"
-    if "sglang.launch_server" in modules or ("sglang" in names[:2] and "serve" in argv[:3]):
-        return "sglang"
-    if any(n in ("llama-server", "llama-server.exe") for n in names[:2]) or "llama_cpp.server" in modules:
-        return "llamacpp"
-    if any(n == "text-generation-launcher" for n in names[:2]):
-        return "tgi"
-    return None
 
 
 def _option(argv: Sequence[str], flag: str) -> str | None:

@@ -1,14 +1,14 @@
-"""One /metrics payload -> engine records for every engine kind it holds (vLLM, SGLang, llama.cpp, TGI)."""
+"""One /metrics payload -> engine records for every engine kind it holds (each kind's normalizer: `registry.py`)."""
 
 from __future__ import annotations
 
 from gpumem_tui.engine_records import EngineRecord
-from gpumem_tui.sources.engines import llamacpp, sglang, tgi, vllm
 from gpumem_tui.sources.engines.prometheus import MetricsError, parse_families
+from gpumem_tui.sources.engines.registry import ENGINES, all_families
 from gpumem_tui.sources.engines.series import with_note
 
-NORMALIZERS = (vllm, sglang, llamacpp, tgi)
-ALL_FAMILIES = frozenset(name for module in NORMALIZERS for name in module.FAMILIES)
+ALL_FAMILIES = all_families()
+"""The sample names the built-in engines read (the parser asks the registry each time, for engines added since)."""
 
 
 def parse_metrics(text: str, endpoint: str | None = None, whole: bool = True) -> list[EngineRecord]:
@@ -18,13 +18,14 @@ def parse_metrics(text: str, endpoint: str | None = None, whole: bool = True) ->
     one that stops mid-line was cut off. Saved files and excerpts are read with `whole=False`.
     """
     _refuse_non_metrics(text)
-    families = parse_families(text, ALL_FAMILIES)
+    engines = list(ENGINES.values())
+    families = parse_families(text, all_families())
     records: list[EngineRecord] = []
-    for module in NORMALIZERS:
-        if any(name in families.present for name in module.FAMILIES):
-            records.extend(module.normalize(families))
+    for engine in engines:
+        if any(name in families.present for name in engine.families):
+            records.extend(engine.normalize(families))
     if not records:
-        raise MetricsError("no vLLM, SGLang, llama.cpp or TGI metrics in the payload")
+        raise MetricsError(f"no {_either([e.label for e in engines])} metrics in the payload")
     for note in families.notes:
         records = with_note(records, note)
     if whole and not text.endswith("\n"):
@@ -42,3 +43,8 @@ def _refuse_non_metrics(text: str) -> None:
         raise MetricsError("got an HTML page, not Prometheus metrics (an error page or a proxy?)")
     if head.startswith(("{", "[")):
         raise MetricsError("got JSON, not Prometheus metrics (is this the right URL?)")
+
+
+def _either(labels: list[str]) -> str:
+    """`vLLM, SGLang, llama.cpp or TGI`."""
+    return " or ".join([", ".join(labels[:-1]), labels[-1]] if len(labels) > 1 else labels)
