@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +14,7 @@ from textual.app import App
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.screens.help import HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
-from gpumem_tui.app.view import build_view
+from gpumem_tui.app.view import Header, Judged, build_view, judge_view
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.autoplan import plan_by_gpu
 from gpumem_tui.findings.records import Finding
@@ -58,6 +60,10 @@ class GpuMemApp(App[None]):
         self.watch = Investigation(judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds))
         """The last minutes, judged sample by sample: the findings, why an engine exited, `f` off a recording."""
         self.sample: Sample | None = None
+        self.judged = Judged(sample=None)
+        """The latest sample judged (in the refresh worker): what every key draws again."""
+        self._judging = threading.Lock()
+        """Held while `watch` changes (a sample judged, a plan applied) or is read whole (forensics)."""
         self.unit, self.paused, self.last_error = "GB", False, None
         self.record_path = record_path
         self.recorder: Recorder | None = None
@@ -97,11 +103,26 @@ class GpuMemApp(App[None]):
         except Exception as exc:  # noqa: BLE001 - a failed refresh degrades to a message on screen
             self.post_message(RefreshFailed(f"{type(exc).__name__}: {exc}"))
             return
-        self.post_message(SampleReady(sample))
+        try:
+            judged = await asyncio.to_thread(self._judge, sample)
+        except Exception as exc:  # noqa: BLE001 - a fault in the judge stops the app, one line and a file
+            self._handle_exception(exc)
+            return
+        self.post_message(SampleReady(sample, judged))
+
+    def _judge(self, sample: Sample) -> Judged:
+        """Once per sample, off the UI thread: plans, findings, and the GPUs and engines laid out against them."""
+        with self._judging:
+            self.watch.add(sample)
+            return self._judged(sample)
+
+    def _judged(self, sample: Sample) -> Judged:
+        """The latest judgement of `sample`, laid out (the caller holds `_judging`)."""
+        watch = self.watch
+        return judge_view(sample, watch.history, plan_by_gpu(watch.plans), watch.findings, watch.plans)
 
     def on_sample_ready(self, message: SampleReady) -> None:
-        self.sample, self.last_error = message.sample, None
-        self.watch.add(message.sample)
+        self.sample, self.judged, self.last_error = message.sample, message.judged, None
         if self.recorder:
             self._record(message.sample)
         self.redraw()
@@ -120,10 +141,11 @@ class GpuMemApp(App[None]):
         self.redraw()
 
     def redraw(self) -> None:
+        """Draw the latest judgement again with the app's state: nothing is judged here."""
         screen = self.screen if isinstance(self.screen, MainScreen) else self.get_screen_main()
         if screen is None:
             return
-        overlays, findings = (plan_by_gpu(self.watch.plans), self.watch.findings) if self.sample else ({}, [])
+        failed = None
         if self.last_error:
             failed = Finding(
                 severity="warning",
@@ -132,24 +154,18 @@ class GpuMemApp(App[None]):
                 explanation="the screen shows the last sample that arrived",
                 try_this="see the log",
             )
-            findings = [failed, *findings]
         now = getattr(self.feed, "now", self.clock)
         age = max(0.0, now() - self.sample.timestamp) if self.sample and self.feed.live else None
-        screen.show(
-            build_view(
-                self.sample,
-                self.history,
-                overlays,
-                findings,
-                plans=self.watch.plans if self.sample else [],
-                source_label=self.feed.label,
-                age_s=age,
-                paused=self.paused,
-                recording=self.recorder and str(self.recorder.path),
-                unit=self.unit,
-                interval_s=self.interval_s,
-            )
+        header = Header(
+            sample=self.sample,
+            source_label=self.feed.label,
+            age_s=age,
+            paused=self.paused,
+            recording=self.recorder and str(self.recorder.path),
+            unit=self.unit,
+            interval_s=self.interval_s,
         )
+        screen.show(build_view(self.judged, header, failed))
 
     def get_screen_main(self) -> MainScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
@@ -171,8 +187,11 @@ class GpuMemApp(App[None]):
 
     def apply_plan(self, plan) -> None:
         """The planner screen's plan becomes the manual overlay."""
-        self.judge.plan = self.watch.manual = plan
-        self.watch.rejudge()
+        with self._judging:
+            self.judge.plan = self.watch.manual = plan
+            self.watch.rejudge()
+            if self.sample is not None:
+                self.judged = self._judged(self.sample)
         self.notify(f"plan applied: {literal(plan.model.id)}", markup=False)
         self.redraw()
 
@@ -238,7 +257,8 @@ class GpuMemApp(App[None]):
         elif self.sample is None:
             self.notify("no sample yet: forensics needs a few refreshes of history", markup=False)
         else:
-            found = result(self.watch)  # here, not in the worker: the next sample changes the history
+            with self._judging:  # the worker adds the next sample to this history
+                found = result(self.watch)
             self.push_screen(ForensicsScreen("the minutes kept in memory", lambda: found))
 
     def action_details(self) -> None:

@@ -7,6 +7,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from gpumem_tui.app.tone import state_style, tone
+from gpumem_tui.app.view import EngineView
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.measured import gpu_listing
@@ -21,24 +22,15 @@ class EngineCard(Widget):
     DEFAULT_CSS = "EngineCard { height: auto; }"
     content: reactive[tuple] = reactive(tuple)
 
-    def show(
-        self,
-        endpoint: EndpointStatus,
-        record: EngineRecord | None,
-        planned_tokens: int | None,
-        history: list[float],
-        gpus: list[int] = (),
-        state: str | None = None,
-    ) -> None:
-        """`gpus`: where its processes hold (or last held) memory; `state`: what the findings call the engine
-        when they say more than its endpoint does: `starting` (not down), `exited` (its last record, from
-        before the exit, is not shown as if it still served)."""
-        exited = state == "exited"
+    def show(self, view: EngineView) -> None:
+        """`view.state`: `starting` (not down), `exited` (its last record, from before the exit, is not shown
+        as if it still served)."""
+        exited, record, endpoint = view.state == "exited", view.record, view.endpoint
         self.content = (
-            _title(endpoint, record, list(gpus), state, self.app),
-            _gauge(None if exited else record, endpoint, state, self.app),
-            _stats(None if exited else record, planned_tokens),
-            history_levels(history, 1.0),
+            _title(endpoint, record, list(view.gpus), view.state, self.app),
+            _gauge(None if exited else record, endpoint, view.state, self.app),
+            _stats(None if exited else record, view.planned_tokens),
+            history_levels(view.history, 1.0),
         )
 
     def watch_content(self, old: tuple, new: tuple) -> None:

@@ -11,12 +11,11 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from gpumem_tui.app.tone import severity_style, tone
+from gpumem_tui.app.view import GpuView
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
 from gpumem_tui.compare import CompareRow
 from gpumem_tui.glyphs import UNICODE, Glyphs
-from gpumem_tui.measured import MeasuredSlice
 from gpumem_tui.models import GpuRecord
-from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
@@ -68,29 +67,20 @@ class GpuCard(Widget, can_focus=True):
         if self.has_class("-open"):
             self.post_message(self.Toggled(self.index, False))
 
-    def show(
-        self,
-        gpu: GpuRecord,
-        slices: list[MeasuredSlice],
-        overlay: GpuOverlay | None,
-        rows: list[CompareRow],
-        history: list[float],
-        unit: str,
-        verdict: tuple[str, str] = ("", "info"),
-    ) -> None:
-        """Only what is drawn goes into `content`, so an unchanged card is not redrawn. `verdict`: what the
-        compact line says of the plan, and its severity."""
+    def show(self, view: GpuView, unit: str) -> None:
+        """Only what is drawn goes into `content`, so an unchanged card is not redrawn."""
+        gpu, overlay = view.gpu, view.overlay
         total = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else 1)
         self.content = (
             _title(gpu, unit, self.app),
             total,
-            tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in slices),
+            tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in view.slices),
             (overlay.label, tuple((b.name, b.kind, _per_mille(b.bytes, total)) for b in drawn_order(overlay.bands)))
             if overlay
             else None,
-            _compare_cells(rows, unit),
-            history_levels(history, total),
-            _row_tail(gpu, unit, verdict, self.app),
+            _compare_cells(view.rows, unit),
+            history_levels(view.history, total),
+            _row_tail(gpu, unit, view.verdict, self.app),
         )
 
     def watch_content(self, old: tuple, new: tuple) -> None:
