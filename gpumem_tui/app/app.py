@@ -81,9 +81,8 @@ class GpuMemApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
-        intro = getattr(self.feed, "intro", None)  # a demo says what it shows and when
-        if intro:
-            self.notify(intro, title=literal(self.feed.label), timeout=INTRO_S, markup=False)
+        if self.feed.intro:  # a demo says what it shows and when
+            self.notify(self.feed.intro, title=literal(self.feed.label), timeout=INTRO_S, markup=False)
         if self.record_path:
             self._start_recording()
         self.refresh_now()
@@ -154,14 +153,15 @@ class GpuMemApp(App[None]):
                 explanation="the screen shows the last sample that arrived",
                 try_this="see the log",
             )
-        now = getattr(self.feed, "now", self.clock)
-        age = max(0.0, now() - self.sample.timestamp) if self.sample and self.feed.live else None
+        now = self.feed.now()
+        now = self.clock() if now is None else now
+        age = max(0.0, now - self.sample.timestamp) if self.sample and self.feed.live else None
         header = Header(
             sample=self.sample,
             source_label=self.feed.label,
             age_s=age,
             paused=self.paused,
-            recording=self.recorder and str(self.recorder.path),
+            recording=str(self.recorder.path) if self.recorder else None,
             unit=self.unit,
             interval_s=self.interval_s,
         )
@@ -210,9 +210,10 @@ class GpuMemApp(App[None]):
     def action_pause(self) -> None:
         """Hold the screen; a demo or a replay holds its clock too, so nothing is skipped on resume."""
         self.paused = not self.paused
-        hold = getattr(self.feed, "pause" if self.paused else "resume", None)
-        if hold:
-            hold()
+        if self.paused:
+            self.feed.pause()
+        else:
+            self.feed.resume()
         self.redraw()
 
     def action_record(self) -> None:
@@ -251,7 +252,7 @@ class GpuMemApp(App[None]):
         the whole recording on a replay, else over the minutes kept in memory."""
         from gpumem_tui.app.screens.forensics import ForensicsScreen, recording
 
-        path = getattr(self.feed, "path", None)
+        path = self.feed.path
         if path is not None:
             self.push_screen(ForensicsScreen(f"{path}", recording(path, self.judge)))
         elif self.sample is None:
