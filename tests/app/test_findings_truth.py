@@ -21,7 +21,7 @@ async def test_a_loading_engine_is_starting_and_its_rows_are_not_flagged(make_ap
         assert "is starting: weights" in findings and "WARNING" not in findings
         engine = str(app.screen.query_one(EngineCard).render()).splitlines()[0]
         assert "starting: HTTP 503" in engine and " down" not in engine
-        cells = {name: (diff, loud) for name, _plan, _now, diff, loud in app.screen.query_one(GpuCard).content[4]}
+        cells = {name: (diff, loud) for name, _plan, _now, diff, loud in app.screen.query_one(GpuCard).content.cells}
         assert cells["engine process"] == ("loading", False) and cells["free"] == ("loading", False)
         assert cells["other processes"][0] != "loading"  # another process at start-up is still a difference
 
