@@ -14,7 +14,7 @@ from textual.app import App
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.screens.help import HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
-from gpumem_tui.app.view import Header, Judged, build_view, judge_view
+from gpumem_tui.app.view import Header, Judged, build_view, lay_out
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.autoplan import plan_by_gpu
 from gpumem_tui.findings.records import Finding
@@ -113,12 +113,12 @@ class GpuMemApp(App[None]):
         """Once per sample, off the UI thread: plans, findings, and the GPUs and engines laid out against them."""
         with self._judging:
             self.watch.add(sample)
-            return self._judged(sample)
+            return self._laid_out(sample)
 
-    def _judged(self, sample: Sample) -> Judged:
+    def _laid_out(self, sample: Sample) -> Judged:
         """The latest judgement of `sample`, laid out (the caller holds `_judging`)."""
         watch = self.watch
-        return judge_view(sample, watch.history, plan_by_gpu(watch.plans), watch.findings, watch.plans)
+        return lay_out(sample, watch.history, plan_by_gpu(watch.plans), watch.findings, watch.plans)
 
     def on_sample_ready(self, message: SampleReady) -> None:
         self.sample, self.judged, self.last_error = message.sample, message.judged, None
@@ -191,7 +191,7 @@ class GpuMemApp(App[None]):
             self.judge.plan = self.watch.manual = plan
             self.watch.rejudge()
             if self.sample is not None:
-                self.judged = self._judged(self.sample)
+                self.judged = self._laid_out(self.sample)
         self.notify(f"plan applied: {literal(plan.model.id)}", markup=False)
         self.redraw()
 

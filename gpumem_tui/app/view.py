@@ -108,7 +108,7 @@ def build_view(judged: Judged, header: Header, failed: Finding | None = None) ->
     )
 
 
-def judge_view(
+def lay_out(
     sample: Sample | None,
     history: History,
     overlays: dict[int, GpuOverlay],

@@ -3,7 +3,7 @@ differences), agreement is claimed only against a plan, and each engine card nam
 
 from __future__ import annotations
 
-from gpumem_tui.app.view import judge_view
+from gpumem_tui.app.view import lay_out
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
@@ -96,5 +96,5 @@ def test_an_exited_engine_keeps_the_gpu_its_exit_names_when_no_history_does():
     s = sample(gpus=[gpu(index=2, used_gib=1)], engines=[engine(pids=(2300,), state="stale")])
     exited = Finding(severity="critical", code="engine_exited", title="exited", explanation="", try_this="",
                      gpu_index=2, endpoint=s.engines[0].url)
-    [shown] = judge_view(s, History(), {}, [exited]).engines
+    [shown] = lay_out(s, History(), {}, [exited]).engines
     assert shown.gpus == [2] and shown.state == "exited"
