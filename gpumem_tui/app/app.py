@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +14,7 @@ from textual.app import App
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.screens.help import HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
-from gpumem_tui.app.view import build_view
+from gpumem_tui.app.view import Header, Judged, build_view, lay_out
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.autoplan import plan_by_gpu
 from gpumem_tui.findings.node import refresh_failed
@@ -58,6 +60,10 @@ class GpuMemApp(App[None]):
         self.watch = Investigation(judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds))
         """The last minutes, judged sample by sample: the findings, why an engine exited, `f` off a recording."""
         self.sample: Sample | None = None
+        self.judged = Judged(sample=None)
+        """The latest sample judged (in the refresh worker): what every key draws again."""
+        self._judging = threading.Lock()
+        """Held while `watch` changes (a sample judged, a plan applied) or is read whole (forensics)."""
         self.unit, self.paused, self.last_error = "GB", False, None
         self.record_path = record_path
         self.recorder: Recorder | None = None
@@ -75,9 +81,8 @@ class GpuMemApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
-        intro = getattr(self.feed, "intro", None)  # a demo says what it shows and when
-        if intro:
-            self.notify(intro, title=literal(self.feed.label), timeout=INTRO_S, markup=False)
+        if self.feed.intro:  # a demo says what it shows and when
+            self.notify(self.feed.intro, title=literal(self.feed.label), timeout=INTRO_S, markup=False)
         if self.record_path:
             self._start_recording()
         self.refresh_now()
@@ -97,11 +102,26 @@ class GpuMemApp(App[None]):
         except Exception as exc:  # noqa: BLE001 - a failed refresh degrades to a message on screen
             self.post_message(RefreshFailed(f"{type(exc).__name__}: {exc}"))
             return
-        self.post_message(SampleReady(sample))
+        try:
+            judged = await asyncio.to_thread(self._judge, sample)
+        except Exception as exc:  # noqa: BLE001 - a fault in the judge stops the app, one line and a file
+            self._handle_exception(exc)
+            return
+        self.post_message(SampleReady(sample, judged))
+
+    def _judge(self, sample: Sample) -> Judged:
+        """Once per sample, off the UI thread: plans, findings, and the GPUs and engines laid out against them."""
+        with self._judging:
+            self.watch.add(sample)
+            return self._laid_out(sample)
+
+    def _laid_out(self, sample: Sample) -> Judged:
+        """The latest judgement of `sample`, laid out (the caller holds `_judging`)."""
+        watch = self.watch
+        return lay_out(sample, watch.history, plan_by_gpu(watch.plans), watch.findings, watch.plans)
 
     def on_sample_ready(self, message: SampleReady) -> None:
-        self.sample, self.last_error = message.sample, None
-        self.watch.add(message.sample)
+        self.sample, self.judged, self.last_error = message.sample, message.judged, None
         if self.recorder:
             self._record(message.sample)
         self.redraw()
@@ -120,29 +140,26 @@ class GpuMemApp(App[None]):
         self.redraw()
 
     def redraw(self) -> None:
+        """Draw the latest judgement again with the app's state: nothing is judged here."""
         screen = self.screen if isinstance(self.screen, MainScreen) else self.get_screen_main()
         if screen is None:
             return
-        overlays, findings = (plan_by_gpu(self.watch.plans), self.watch.findings) if self.sample else ({}, [])
+        failed = None
         if self.last_error:
-            findings = [refresh_failed(self.last_error), *findings]
-        now = getattr(self.feed, "now", self.clock)
-        age = max(0.0, now() - self.sample.timestamp) if self.sample and self.feed.live else None
-        screen.show(
-            build_view(
-                self.sample,
-                self.history,
-                overlays,
-                findings,
-                plans=self.watch.plans if self.sample else [],
-                source_label=self.feed.label,
-                age_s=age,
-                paused=self.paused,
-                recording=self.recorder and str(self.recorder.path),
-                unit=self.unit,
-                interval_s=self.interval_s,
-            )
+            failed = refresh_failed(self.last_error)
+        now = self.feed.now()
+        now = self.clock() if now is None else now
+        age = max(0.0, now - self.sample.timestamp) if self.sample and self.feed.live else None
+        header = Header(
+            sample=self.sample,
+            source_label=self.feed.label,
+            age_s=age,
+            paused=self.paused,
+            recording=str(self.recorder.path) if self.recorder else None,
+            unit=self.unit,
+            interval_s=self.interval_s,
         )
+        screen.show(build_view(self.judged, header, failed))
 
     def get_screen_main(self) -> MainScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
@@ -164,8 +181,11 @@ class GpuMemApp(App[None]):
 
     def apply_plan(self, plan) -> None:
         """The planner screen's plan becomes the manual overlay."""
-        self.judge.plan = self.watch.manual = plan
-        self.watch.rejudge()
+        with self._judging:
+            self.judge.plan = self.watch.manual = plan
+            self.watch.rejudge()
+            if self.sample is not None:
+                self.judged = self._laid_out(self.sample)
         self.notify(f"plan applied: {literal(plan.model.id)}", markup=False)
         self.redraw()
 
@@ -184,9 +204,10 @@ class GpuMemApp(App[None]):
     def action_pause(self) -> None:
         """Hold the screen; a demo or a replay holds its clock too, so nothing is skipped on resume."""
         self.paused = not self.paused
-        hold = getattr(self.feed, "pause" if self.paused else "resume", None)
-        if hold:
-            hold()
+        if self.paused:
+            self.feed.pause()
+        else:
+            self.feed.resume()
         self.redraw()
 
     def action_record(self) -> None:
@@ -225,13 +246,14 @@ class GpuMemApp(App[None]):
         the whole recording on a replay, else over the minutes kept in memory."""
         from gpumem_tui.app.screens.forensics import ForensicsScreen, recording
 
-        path = getattr(self.feed, "path", None)
+        path = self.feed.path
         if path is not None:
             self.push_screen(ForensicsScreen(f"{path}", recording(path, self.judge)))
         elif self.sample is None:
             self.notify("no sample yet: forensics needs a few refreshes of history", markup=False)
         else:
-            found = result(self.watch)  # here, not in the worker: the next sample changes the history
+            with self._judging:  # the worker adds the next sample to this history
+                found = result(self.watch)
             self.push_screen(ForensicsScreen("the minutes kept in memory", lambda: found))
 
     def action_details(self) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from gpumem_tui.app.view import Judged
 from gpumem_tui.models import Sample
 
 
@@ -14,6 +15,8 @@ class SampleReady(Message):
     """A refresh finished; only the newest one matters when the screen is behind."""
 
     sample: Sample
+    judged: Judged
+    """The sample judged in the worker: plans, findings, GPUs and engines laid out."""
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, SampleReady)

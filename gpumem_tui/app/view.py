@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -20,8 +21,10 @@ from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
 
 
-@dataclass
+@dataclass(frozen=True)
 class GpuView:
+    """One GPU as its card draws it."""
+
     gpu: GpuRecord
     slices: list[MeasuredSlice]
     overlay: GpuOverlay | None
@@ -30,24 +33,57 @@ class GpuView:
     verdict: tuple[str, str] = ("", "info")
     """What the one-line row says of this GPU against its plan, and how severe that is."""
 
-    def args(self, unit: str) -> tuple:
-        return self.gpu, self.slices, self.overlay, self.rows, self.history, unit, self.verdict
+
+@dataclass(frozen=True)
+class EngineView:
+    """One served model as its card draws it."""
+
+    endpoint: EndpointStatus
+    record: EngineRecord | None
+    planned_tokens: int | None
+    """The plan's KV pool in tokens, where a plan for this engine's model and split was drawn."""
+    history: list[float]
+    gpus: list[int] = field(default_factory=list)
+    """Where its processes hold (or last held) memory."""
+    state: str | None = None
+    """What the findings call the engine when they say more than its endpoint does: `starting`, `exited`."""
 
 
-@dataclass
-class View:
+@dataclass(frozen=True)
+class Header:
+    """Where the numbers come from and the app's state: the part of the screen the keys change."""
+
     sample: Sample | None
     source_label: str
-    age_s: float | None
-    paused: bool
-    recording: str | None
-    unit: str
-    interval_s: float
-    status_text: Text = field(default_factory=Text)
+    age_s: float | None = None
+    paused: bool = False
+    recording: str | None = None
+    unit: str = "GB"
+    interval_s: float = 1.0
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One sample judged and laid out as GPUs and engines: built once per sample, in the refresh worker,
+    and drawn again from here by every key."""
+
+    sample: Sample | None
+    plans: list[EnginePlan] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     gpus: list[GpuView] = field(default_factory=list)
-    engines: list[tuple] = field(default_factory=list)
-    findings: list = field(default_factory=list)
+    engines: list[EngineView] = field(default_factory=list)
     engine_pids: set[int] = field(default_factory=set)
+    status_text: Text = field(default_factory=lambda: Text("Waiting for the first sample…", style="dim"))
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything one screen refresh draws: the judged sample, the findings in check's order (a failed
+    refresh first among equals) and the header."""
+
+    header: Header
+    judged: Judged
+    findings: list[Finding]
     summary: str = ""
     """What `check`'s status line says of these findings after its status word."""
     level: int = 0
@@ -57,27 +93,38 @@ class View:
     """What is said when nothing needs a look."""
 
 
-def build_view(
+def build_view(judged: Judged, header: Header, failed: Finding | None = None) -> View:
+    """The screen for a judged sample, its header and the refresh that failed since, if one did."""
+    findings = [failed, *judged.findings] if failed else judged.findings
+    plans = judged.plans
+    return View(
+        header=header,
+        judged=judged,
+        findings=ranked(findings),  # in check's order: the headline first
+        summary=summary(findings, plans),
+        level=level(findings),
+        others=[f.title for f in ranked(findings)[1:] if f.severity != "info"],
+        clear=clear(plans, findings),
+    )
+
+
+def lay_out(
     sample: Sample | None,
     history: History,
     overlays: dict[int, GpuOverlay],
-    findings: list,
-    plans: list[EnginePlan] = (),
-    **header,
-) -> View:
+    findings: list[Finding],
+    plans: Sequence[EnginePlan] = (),
+) -> Judged:
+    """The sample's GPUs and engines against their plans and findings (reads `history`: call it where the
+    history is written, never while it is)."""
     plans = list(plans)
-    view = View(sample=sample, findings=ranked(findings), **header)  # in check's order: the headline first
-    view.summary, view.level, view.clear = summary(findings, plans), level(findings), clear(plans, findings)
-    view.others = [f.title for f in ranked(findings)[1:] if f.severity != "info"]
     if sample is None:
-        view.status_text = Text("Waiting for the first sample…", style="dim")
-        return view
-    view.engine_pids = engine_pids(sample)
-    view.status_text = _status(sample)
+        return Judged(sample=None, plans=plans, findings=list(findings))
     records = _records(sample)
     starting = starting_endpoints(findings)
     loading = {index for e in sample.engines if e.url in starting for index in endpoint_gpus(sample, e)}
     served = {e.url: endpoint_gpus(sample, e, history) for e in sample.engines}
+    gpus = []
     for gpu in sample.gpus:
         slices = measured_slices(sample, gpu)
         overlay = overlays.get(gpu.index)
@@ -85,21 +132,32 @@ def build_view(
         rows = compare_rows(overlay, slices, engine, gpu.index in loading) if overlay and not gpu.lost else []
         mine = [f for f in findings if _concerns(f, gpu.index, served)]
         verdict = _verdict(gpu, overlay, gpu.index in loading, mine)
-        view.gpus.append(GpuView(gpu, slices, overlay, rows, history.gpu(gpu.index), verdict))
+        gpus.append(GpuView(gpu, slices, overlay, rows, history.gpu(gpu.index), verdict))
     planned = {o.kv_pool_tokens for o in overlays.values() if o.kv_pool_tokens}
     other = {p.endpoint for p in plans if mismatched(p)}
     exits = {f.endpoint: f for f in findings if f.code == "engine_exited"}
+    engines = []
     for endpoint, record in records:
         key = f"{endpoint.url} {record.model or ''}".strip() if record else endpoint.url
-        gpus = endpoint_gpus(sample, endpoint, history) or _exit_gpus(exits.get(endpoint.url))
-        drawn = next((overlays[i] for i in gpus if i in overlays), None)
+        gpu_indices = endpoint_gpus(sample, endpoint, history) or _exit_gpus(exits.get(endpoint.url))
+        drawn = next((overlays[i] for i in gpu_indices if i in overlays), None)
         # an engine whose GPUs are not known (no pid given) is compared with the one plan, when there is one
-        tokens = drawn.kv_pool_tokens if drawn else next(iter(planned)) if len(planned) == 1 and not gpus else None
+        tokens = (
+            drawn.kv_pool_tokens if drawn else next(iter(planned)) if len(planned) == 1 and not gpu_indices else None
+        )
         if endpoint.url in other:
             tokens = None  # a plan for another model, split or KV cache counts other tokens
         state = "starting" if endpoint.url in starting else "exited" if endpoint.url in exits else None
-        view.engines.append((endpoint, record, tokens, history.engine(key), gpus, state))
-    return view
+        engines.append(EngineView(endpoint, record, tokens, history.engine(key), gpu_indices, state))
+    return Judged(
+        sample=sample,
+        plans=plans,
+        findings=list(findings),
+        gpus=gpus,
+        engines=engines,
+        engine_pids=engine_pids(sample),
+        status_text=_status(sample),
+    )
 
 
 def _exit_gpus(finding) -> list[int]:

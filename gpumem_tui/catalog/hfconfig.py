@@ -66,12 +66,20 @@ def find_cached(model_id: str) -> Path | None:
     for hub in _hub_dirs():
         snapshots = hub / f"models--{model_id.replace('/', '--')}" / "snapshots"
         try:
-            found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+            found = _newest_config(snapshots, snapshots.stat().st_mtime_ns)
         except OSError:
             continue
         if found:
-            return found[-1]
+            return found
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _newest_config(snapshots: Path, mtime_ns: int) -> Path | None:
+    """The newest snapshot's config.json, listed once per version of the snapshots folder: the app plans
+    every sample, and a new snapshot (a download) changes the folder's modification time."""
+    found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
 
 
 def _hub_dirs() -> list[Path]:

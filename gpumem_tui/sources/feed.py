@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from pathlib import Path
 
 from gpumem_tui.models import Sample, SourceError
 from gpumem_tui.sources.collector import Collector
@@ -38,17 +39,49 @@ FIRST_WAIT_S = 1.0
 """How long the first sample waits for the engines' first answers."""
 
 
-class Feed(Protocol):
-    label: str
-    live: bool
-    """True when samples are taken now (the header shows their age); False for a replay."""
+class Feed(ABC):
+    """What every feed offers the app. A feed gives one whole Sample per call; the rest has defaults for
+    a feed that keeps no clock of its own, has nothing to say first and plays no recording."""
 
+    name: str
+    """Where the samples come from: `live`, `demo healthy-8b`, a recording's file name."""
+    live: bool = True
+    """True when samples are taken now (the header shows their age); False for a replay."""
+    intro: str | None = None
+    """What the app opens with: a running demo says what it shows and when."""
+
+    @property
+    def label(self) -> str:
+        """What the header calls the source (a replay adds its position)."""
+        return self.name
+
+    @abstractmethod
     async def sample(self) -> Sample: ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Let go of what the feed holds: connections, engine servers, poll tasks."""
+        return None  # the default: nothing to do
+
+    def pause(self) -> None:
+        """Hold the feed's clock, so nothing is skipped on resume (a live node's time goes on)."""
+        return None  # the default: nothing to do
+
+    def resume(self) -> None:
+        """Let the feed's clock run again after `pause`."""
+        return None  # the default: nothing to do
+
+    def now(self) -> float | None:
+        """The feed's own time in seconds since the epoch, a sample's age is measured against it (a
+        demo's simulated clock); None: the wall clock's."""
+        return None
+
+    @property
+    def path(self) -> Path | None:
+        """The recording a replay plays back (forensics walks it whole); None for any other feed."""
+        return None
 
 
-class LiveFeed:
+class LiveFeed(Feed):
     """This node: a collector, plus engines given by hand and found among the host's processes."""
 
     def __init__(
@@ -63,7 +96,7 @@ class LiveFeed:
     ):
         """`engine_wait_s`: see the module's docstring; `addresses`: this node's own, where discovery may
         probe (endpoints given by hand are probed wherever they are)."""
-        self.collector, self.command_lines, self.label, self.live = collector, command_lines, label, True
+        self.collector, self.command_lines, self.name, self.live = collector, command_lines, label, True
         self.given = [endpoint(url) for url in endpoints]
         self.scraper = Scraper(self.given)
         self.engine_wait_s, self.addresses = engine_wait_s, addresses
@@ -99,7 +132,7 @@ class LiveFeed:
         await self.scraper.aclose()
 
 
-class DemoFeed:
+class DemoFeed(Feed):
     """A simulated node: the real NVML source over the fake NVML, engines behind real local servers."""
 
     def __init__(
@@ -121,7 +154,7 @@ class DemoFeed:
         self.intro: str | None = None
         """What the scenario is and when its story shows: the note the app opens with (a running demo's)."""
         self.nvml = getattr(self.collector.gpu_reader, "module", None)  # the fake NVML: inject faults into a demo
-        self.label, self.live = f"demo {self.node.scenario.name}", True
+        self.name, self.live = f"demo {self.node.scenario.name}", True
         self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
         points = [_served(self.node, server, engine_id) for engine_id, server in self.servers.items()]
         points += [endpoint(url) for url in endpoints]
@@ -185,7 +218,7 @@ def _served(node: SimulatedNode, server: MockEngineServer, engine_id: str) -> En
     return endpoint(server.url, engine=state.engine, pids=tuple(state.pids))
 
 
-class ReplayFeed:
+class ReplayFeed(Feed):
     """A recording: each call gives the newest recorded sample at or before the replay position.
     Build its ReplaySource on a `Pace` to let pause hold the position."""
 
@@ -205,7 +238,7 @@ class ReplayFeed:
         return f"replay {self.name} at {self.replay.position:,.0f} s"
 
     @property
-    def path(self):
+    def path(self) -> Path:
         return self.replay.reader.path
 
     async def sample(self) -> Sample:

@@ -3,7 +3,7 @@ differences), agreement is claimed only against a plan, and each engine card nam
 
 from __future__ import annotations
 
-from gpumem_tui.app.view import build_view
+from gpumem_tui.app.view import lay_out
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
@@ -21,7 +21,7 @@ async def test_a_loading_engine_is_starting_and_its_rows_are_not_flagged(make_ap
         assert "is starting: weights" in findings and "WARNING" not in findings
         engine = str(app.screen.query_one(EngineCard).render()).splitlines()[0]
         assert "starting: HTTP 503" in engine and " down" not in engine
-        cells = {name: (diff, loud) for name, _plan, _now, diff, loud in app.screen.query_one(GpuCard).content[4]}
+        cells = {name: (diff, loud) for name, _plan, _now, diff, loud in app.screen.query_one(GpuCard).content.cells}
         assert cells["engine process"] == ("loading", False) and cells["free"] == ("loading", False)
         assert cells["other processes"][0] != "loading"  # another process at start-up is still a difference
 
@@ -96,7 +96,5 @@ def test_an_exited_engine_keeps_the_gpu_its_exit_names_when_no_history_does():
     s = sample(gpus=[gpu(index=2, used_gib=1)], engines=[engine(pids=(2300,), state="stale")])
     exited = Finding(severity="critical", code="engine_exited", title="exited", explanation="", try_this="",
                      gpu_index=2, endpoint=s.engines[0].url)
-    view = build_view(s, History(), {}, [exited], source_label="test", age_s=None, paused=False, recording=None,
-                      unit="GiB", interval_s=1.0)
-    [(_endpoint, _record, _tokens, _history, gpus, state)] = view.engines
-    assert gpus == [2] and state == "exited"
+    [shown] = lay_out(s, History(), {}, [exited]).engines
+    assert shown.gpus == [2] and shown.state == "exited"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.judge import Judge
-from gpumem_tui.sources.feed import DemoFeed
+from gpumem_tui.sources.feed import DemoFeed, Feed
 from gpumem_tui.sources.mock import ManualClock
 from gpumem_tui.sources.nvml import real_module
 from tests.app.conftest import record_demo, refresh, settle, text_of
@@ -55,16 +55,13 @@ async def test_nvml_failing_mid_run_becomes_a_message(make_app):
         assert "GPU 0" in card_title(app, 0)
 
 
-class Broken:
+class Broken(Feed):
     """A feed whose refresh raises, as a bug in a source would."""
 
-    label, live = "broken", True
+    name = "broken"
 
     async def sample(self):
         raise RuntimeError("disk on fire")
-
-    async def aclose(self):
-        return None
 
 
 async def test_a_refresh_that_raises_is_shown_and_the_app_goes_on(catalog):

@@ -1,6 +1,7 @@
 """config.json import, offline: each known family counts the same parameters as the verified catalog."""
 
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from gpumem_tui.cli import main
 from gpumem_tui.planner.kv import kv_bytes_per_token
 from gpumem_tui.planner.params import count_params
 from tests.datafiles import REFERENCE
+from tests.disk_reads import listings
 
 MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
                "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
@@ -133,3 +135,22 @@ def test_an_hf_id_is_found_in_the_local_cache_and_nothing_is_downloaded(tmp_path
     assert find_config("lab/tiny") == snapshot / "config.json"
     with pytest.raises(CatalogError, match="not in the local Hugging Face cache"):
         find_config("lab/absent")
+
+
+def test_the_cache_folder_is_listed_once_until_a_snapshot_arrives(tmp_path, monkeypatch):
+    """The app plans every sample: an engine's model found in the HF cache is looked up by the folder's
+    modification time, not listed again each time; a new snapshot (a download) is seen at once."""
+    from gpumem_tui.catalog.hfconfig import find_cached
+
+    snapshots = tmp_path / "hub" / "models--lab--listed" / "snapshots"
+    (snapshots / "old").mkdir(parents=True)
+    small_model_dir(snapshots / "old")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    with listings(snapshots) as listed:
+        assert find_cached("lab/listed") == find_cached("lab/listed") == snapshots / "old" / "config.json"
+    assert len(listed) == 1
+    (snapshots / "new").mkdir()
+    small_model_dir(snapshots / "new")
+    os.utime(snapshots, ns=(snapshots.stat().st_mtime_ns + 10**9,) * 2)  # a coarse clock: the folder changed
+    assert find_cached("lab/listed") == snapshots / "new" / "config.json"

@@ -84,31 +84,29 @@ class MainScreen(Screen):
         self._fold()
 
     def show(self, view: View) -> None:
-        self.view = view
-        self.query_one(HeaderBar).show(
-            view.sample, view.source_label, view.age_s, view.paused, view.recording, view.unit, view.interval_s
-        )
+        self.view, judged = view, view.judged
+        self.query_one(HeaderBar).show(view.header)
         self.query_one(StatusLine).show(view.summary, view.level, view.others)
         source_status = self.query_one("#source-status", Static)
-        update(source_status, view.status_text)
-        show(source_status, bool(view.status_text))  # no empty row when every source answers
+        update(source_status, judged.status_text)
+        show(source_status, bool(judged.status_text))  # no empty row when every source answers
         self._show_gpus(view)
         self._show_engines(view)
         self.query_one(FindingsPanel).show(view.findings, view.clear)
-        if view.sample is not None:
-            self.query_one(ProcessTable).show(view.sample.processes, view.engine_pids, view.unit)
+        if judged.sample is not None:
+            self.query_one(ProcessTable).show(judged.sample.processes, judged.engine_pids, view.header.unit)
 
     def _show_gpus(self, view: View) -> None:
         box = self.query_one("#gpus", Vertical)
         cards = {card.index: card for card in box.query(GpuCard)}
-        for gpu in view.gpus:
+        for gpu in view.judged.gpus:
             card = cards.get(gpu.gpu.index)
             if card is None:
                 card = GpuCard(gpu.gpu.index)
-                card.show(*gpu.args(view.unit))
+                card.show(gpu, view.header.unit)
                 box.mount(card)
             else:
-                card.show(*gpu.args(view.unit))
+                card.show(gpu, view.header.unit)
         self._fold()
 
     def _fold(self) -> None:
@@ -117,9 +115,9 @@ class MainScreen(Screen):
             return
         width = max(1, self.size.width - 4)
         rows = sum(
-            full_height(g.overlay is not None, len(g.rows), width) + CARD_MARGIN for g in self.view.gpus
+            full_height(g.overlay is not None, len(g.rows), width) + CARD_MARGIN for g in self.view.judged.gpus
         )
-        fold = len(self.view.gpus) > 1 and rows > (self.size.height - FIXED_ROWS) / 2
+        fold = len(self.view.judged.gpus) > 1 and rows > (self.size.height - FIXED_ROWS) / 2
         for card in self.query_one("#gpus", Vertical).query(GpuCard):
             card.compact = fold and card.index != self.expanded
             card.set_class(fold and not card.compact, "-open")
@@ -127,16 +125,17 @@ class MainScreen(Screen):
     def _show_engines(self, view: View) -> None:
         box = self.query_one("#engines", Vertical)
         cards = list(box.query(EngineCard))
-        for extra in cards[len(view.engines) :]:
+        engines = view.judged.engines
+        for extra in cards[len(engines) :]:
             extra.remove()
-        for i, engine in enumerate(view.engines):
+        for i, engine in enumerate(engines):
             if i < len(cards):
-                cards[i].show(*engine)
+                cards[i].show(engine)
             else:
                 card = EngineCard()
-                card.show(*engine)
+                card.show(engine)
                 box.mount(card)
-        if not view.engines:
+        if not engines:
             if not box.query(".empty"):
                 box.mount(Static("No engine endpoint found (add one with --endpoint URL).", classes="empty dim"))
         else:

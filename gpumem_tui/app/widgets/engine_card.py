@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
 from gpumem_tui.app.tone import state_style, tone
+from gpumem_tui.app.view import EngineView
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.engine_values import plausible
@@ -16,49 +19,51 @@ from gpumem_tui.text import literal
 GAUGE_WIDTH = 24
 
 
+@dataclass(frozen=True)
+class EngineCardContent:
+    """What the card draws: an equal content is not drawn again."""
+
+    title: Text
+    gauge: Text
+    stats: Text
+    """The pool against the plan, queue, preemptions and the engine's notes, a line each."""
+    history: tuple[int, ...]
+
+
 class EngineCard(Widget):
     """Everything the engine says about its memory, next to what the plan expected; one widget."""
 
     DEFAULT_CSS = "EngineCard { height: auto; }"
-    content: reactive[tuple] = reactive(tuple)
+    content: reactive[EngineCardContent | None] = reactive(None)
 
-    def show(
-        self,
-        endpoint: EndpointStatus,
-        record: EngineRecord | None,
-        planned_tokens: int | None,
-        history: list[float],
-        gpus: list[int] = (),
-        state: str | None = None,
-    ) -> None:
-        """`gpus`: where its processes hold (or last held) memory; `state`: what the findings call the engine
-        when they say more than its endpoint does: `starting` (not down), `exited` (its last record, from
-        before the exit, is not shown as if it still served)."""
-        exited = state == "exited"
+    def show(self, view: EngineView) -> None:
+        """`view.state`: `starting` (not down), `exited` (its last record, from before the exit, is not shown
+        as if it still served)."""
+        exited, record, endpoint = view.state == "exited", view.record, view.endpoint
         judged = None if exited or record is None else plausible(record)  # what the findings call true
-        self.content = (
-            _title(endpoint, record, list(gpus), state, self.app),
-            _gauge(judged, endpoint, state, self.app, reported=record.kv_usage_fraction if judged else None),
-            _stats(judged, planned_tokens),
-            history_levels(history, 1.0),
+        self.content = EngineCardContent(
+            title=_title(endpoint, record, list(view.gpus), view.state, self.app),
+            gauge=_gauge(judged, endpoint, view.state, self.app, reported=record.kv_usage_fraction if judged else None),
+            stats=_stats(judged, view.planned_tokens),
+            history=history_levels(view.history, 1.0),
         )
 
-    def watch_content(self, old: tuple, new: tuple) -> None:
+    def watch_content(self, old: EngineCardContent | None, new: EngineCardContent | None) -> None:
         """Lay out again only when the number of lines changes (notes come and go)."""
         if _lines(old) != _lines(new):
             self.refresh(layout=True)
 
     def render(self) -> Text:
-        if not self.content:
+        content = self.content
+        if content is None:
             return Text("")
-        title, gauge, stats, history = self.content
         trend = Text("KV history ", style="dim").append(
-            spark(history, max(1, self.size.width - 11), self.app.glyphs), style="dim")
-        return Text("\n").join([title, gauge, stats, trend])
+            spark(content.history, max(1, self.size.width - 11), self.app.glyphs), style="dim")
+        return Text("\n").join([content.title, content.gauge, content.stats, trend])
 
 
-def _lines(content: tuple) -> int:
-    return content[2].plain.count("\n") if content else -1
+def _lines(content: EngineCardContent | None) -> int:
+    return content.stats.plain.count("\n") if content else -1
 
 
 def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int], state: str | None, app) -> Text:

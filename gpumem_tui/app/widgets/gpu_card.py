@@ -4,6 +4,8 @@ bar, used / total and the plan's verdict."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -11,12 +13,11 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from gpumem_tui.app.tone import severity_style, tone
+from gpumem_tui.app.view import GpuView
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
 from gpumem_tui.compare import CompareRow
 from gpumem_tui.glyphs import UNICODE, Glyphs
-from gpumem_tui.measured import MeasuredSlice
 from gpumem_tui.models import GpuRecord
-from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
@@ -29,6 +30,26 @@ TAIL = ("driver", "reserve", "spare")
 """Planned kinds drawn after what the engine holds, in this order: the measured bar ends the same way."""
 
 
+Slice = tuple[str, str, int]
+"""(name, kind, thousandths of the card) of one part of a bar."""
+
+
+@dataclass(frozen=True)
+class GpuCardContent:
+    """What the card draws, at the bars' resolution: an equal content is not drawn again."""
+
+    title: Text
+    total_bytes: int
+    measured: tuple[Slice, ...]
+    planned: tuple[str, tuple[Slice, ...]] | None
+    """The plan's label and its bands, on the measured bar's scale; None without a plan."""
+    cells: tuple
+    """The plan-vs-measured rows as drawn (`_compare_cells`)."""
+    history: tuple[int, ...]
+    tail: Text
+    """The one-line row's end: used / total and the verdict."""
+
+
 class GpuCard(Widget, can_focus=True):
     """Measured memory split by process over the planned bands, and their differences."""
 
@@ -38,7 +59,7 @@ class GpuCard(Widget, can_focus=True):
         Binding("enter", "open", "full card", show=False),
         Binding("escape", "fold", "one line", show=False),
     ]
-    content: reactive[tuple] = reactive(tuple)
+    content: reactive[GpuCardContent | None] = reactive(None)
     compact: reactive[bool] = reactive(False, layout=True)
     """One line (the screen holds several GPUs in little room); `enter` asks the screen for the full card."""
 
@@ -68,50 +89,43 @@ class GpuCard(Widget, can_focus=True):
         if self.has_class("-open"):
             self.post_message(self.Toggled(self.index, False))
 
-    def show(
-        self,
-        gpu: GpuRecord,
-        slices: list[MeasuredSlice],
-        overlay: GpuOverlay | None,
-        rows: list[CompareRow],
-        history: list[float],
-        unit: str,
-        verdict: tuple[str, str] = ("", "info"),
-    ) -> None:
-        """Only what is drawn goes into `content`, so an unchanged card is not redrawn. `verdict`: what the
-        compact line says of the plan, and its severity."""
+    def show(self, view: GpuView, unit: str) -> None:
+        """Only what is drawn goes into `content`, so an unchanged card is not redrawn."""
+        gpu, overlay = view.gpu, view.overlay
         total = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else 1)
-        self.content = (
-            _title(gpu, unit, self.app),
-            total,
-            tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in slices),
-            (overlay.label, tuple((b.name, b.kind, _per_mille(b.bytes, total)) for b in drawn_order(overlay.bands)))
+        self.content = GpuCardContent(
+            title=_title(gpu, unit, self.app),
+            total_bytes=total,
+            measured=tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in view.slices),
+            planned=(
+                overlay.label,
+                tuple((b.name, b.kind, _per_mille(b.bytes, total)) for b in drawn_order(overlay.bands)),
+            )
             if overlay
             else None,
-            _compare_cells(rows, unit),
-            history_levels(history, total),
-            _row_tail(gpu, unit, verdict, self.app),
+            cells=_compare_cells(view.rows, unit),
+            history=history_levels(view.history, total),
+            tail=_row_tail(gpu, unit, view.verdict, self.app),
         )
 
-    def watch_content(self, old: tuple, new: tuple) -> None:
+    def watch_content(self, old: GpuCardContent | None, new: GpuCardContent | None) -> None:
         """Lay out again only when the card's height can change: a plan or a table appears or goes."""
         if _shape(old) != _shape(new):
             self.refresh(layout=True)
 
     def get_content_height(self, container, viewport, width: int) -> int:
         """Lines for this width, the same count `render` draws: the table beside the bars when wide."""
-        if not self.content:
+        if self.content is None or self.compact:
             return 1
-        if self.compact:
-            return 1
-        _title, _total, _measured, planned, cells, _history, _tail = self.content
-        return full_height(bool(planned), len(cells), width)
+        return full_height(bool(self.content.planned), len(self.content.cells), width)
 
     def render(self) -> Text:
         """One Text, columns padded by hand: a rich Table per card per second costs more than the data."""
-        if not self.content:
+        if self.content is None:
             return Text("")
-        title, _total, measured, planned, cells, history, tail = self.content
+        content = self.content
+        title, measured, planned, cells, history, tail = (
+            content.title, content.measured, content.planned, content.cells, content.history, content.tail)
         styles: dict[str, object] = {}
 
         def style(name: str):
@@ -163,8 +177,10 @@ def drawn_order(bands: list) -> list:
     return sorted(bands, key=lambda band: TAIL.index(band.kind) if band.kind in TAIL else -1)
 
 
-def _shape(content: tuple) -> tuple:
-    return (bool(content), content and content[3] is not None, content and len(content[4]))
+def _shape(content: GpuCardContent | None) -> tuple:
+    if content is None:
+        return (False, False, 0)
+    return (True, content.planned is not None, len(content.cells))
 
 
 def _per_mille(size: int, total: int) -> int:

@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from gpumem_tui.app.quiet import update
 from gpumem_tui.app.tone import tone
-from gpumem_tui.models import Sample
+from gpumem_tui.app.view import Header
 from gpumem_tui.text import literal
 
 GAP = "  "
@@ -25,24 +25,16 @@ class HeaderBar(Static):
     parts: list[tuple[str, Style, int]] = []
     """(text, style, rank) in the order shown; the highest rank is dropped first when the line is too narrow."""
 
-    def show(
-        self,
-        sample: Sample | None,
-        source: str,
-        age_s: float | None,
-        paused: bool,
-        recording: str | None,
-        unit: str,
-        interval_s: float,
-    ) -> None:
+    def show(self, header: Header) -> None:
         dim = Style(dim=True)
-        parts = [("gpumem-tui", Style(bold=True), 5), (literal(source), Style(bold=True), 0)]
-        if paused:
+        parts = [("gpumem-tui", Style(bold=True), 5), (literal(header.source_label), Style(bold=True), 0)]
+        if header.paused:
             parts.append(("PAUSED", tone(self.app, "warning", True), 0))
-        if recording:
+        if header.recording:
             rec = tone(self.app, "error", True)
-            parts += [("REC", rec, 0), (literal(PurePath(recording).name), rec, 2)]
-        parts.append((unit, dim, 1))
+            parts += [("REC", rec, 0), (literal(PurePath(header.recording).name), rec, 2)]
+        parts.append((header.unit, dim, 1))
+        age_s, interval_s, sample = header.age_s, header.interval_s, header.sample
         if age_s is not None:
             old = age_s > 3 * interval_s
             parts.append((f"age {age_s:.0f} s", tone(self.app, "warning", True) if old else dim, 1 if old else 3))
