@@ -14,7 +14,7 @@ from pathlib import Path
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo_plan import scenario_plan
-from gpumem_tui.judge import Judge
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock, load_scenario
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpumem_tui.autoplan import EnginePlan, engine_plans
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
 from gpumem_tui.demo_plan import scenario_plan
-from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import Finding, Thresholds
-from gpumem_tui.forensics import Forensics, Investigation, result
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import Finding, Thresholds
+from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
-from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.engines.endpoints import EndpointError
 from gpumem_tui.sources.feed import DemoFeed, LiveFeed

@@ -11,8 +11,8 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import CRASH, UsageError, crashed, endpoints_need_live, report
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo_plan import scenario_plan
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
-from gpumem_tui.judge import Judge
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
 from gpumem_tui.sources.host import HostSource

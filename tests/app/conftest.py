@@ -6,8 +6,8 @@ import pytest
 
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.demo_plan import scenario_plan
-from gpumem_tui.judge import Judge
-from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.diagnosis.judge import Judge
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock, load_scenario
 

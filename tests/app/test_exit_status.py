@@ -16,7 +16,7 @@ import pytest
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.cli.errors import CRASH
 from gpumem_tui.cli.tui_cmd import exit_status
-from gpumem_tui.judge import Judge
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 from tests.app.conftest import settle
@@ -25,7 +25,7 @@ BROKEN_APP = """
 import sys
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.cli.tui_cmd import exit_status
-from gpumem_tui.judge import Judge
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.app import GpuMemApp
-from gpumem_tui.judge import Judge
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 from gpumem_tui.sources.nvml import real_module

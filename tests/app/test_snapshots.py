@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpumem_tui.app.widgets.gpu_card import GpuCard
-from gpumem_tui.findings.headline import headline
+from gpumem_tui.diagnosis.findings.headline import headline
 from tests.app.conftest import run_to
 from tests.app.screen_text import screen_text
 

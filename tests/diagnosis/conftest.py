@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gpumem_tui.autoplan import engine_plans
-from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.autoplan import engine_plans
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.history import History
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from gpumem_tui.autoplan import engine_plans, plan_by_gpu
+from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.launch_flags import launch_flags
-from gpumem_tui.overlays import ManualPlan
 
 from .build import ENGINE_CMD, LLAMA_8B, engine, gpu, process, sample
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from gpumem_tui.autoplan import engine_plans
 from gpumem_tui.cli import main
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.forensics import Investigation
+from gpumem_tui.diagnosis.autoplan import engine_plans
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.forensics import Investigation
 from gpumem_tui.sources.replay import Recorder
 
 from .build import ENGINE_CMD, LLAMA_8B, codes, engine, gpu, process, sample
@@ -97,7 +97,7 @@ def test_check_replay_of_such_a_recording_lists_every_finding(tmp_path, capsys):
 )
 async def test_the_tui_shows_findings_instead_of_crashing(catalog, tmp_path, record, shown):
     from gpumem_tui.app import GpuMemApp
-    from gpumem_tui.judge import Judge
+    from gpumem_tui.diagnosis.judge import Judge
     from gpumem_tui.sources.feed import ReplayFeed
     from gpumem_tui.sources.replay import ReplaySource
     from tests.app.conftest import settle, text_of

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from gpumem_tui.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.cli import build_parser, main
 from gpumem_tui.cli.planargs import manual_plan
+from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.mock import ManualClock

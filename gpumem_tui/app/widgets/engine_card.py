@@ -8,8 +8,8 @@ from textual.widget import Widget
 
 from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
+from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.measured import gpu_listing
 from gpumem_tui.text import literal
 
 GAUGE_WIDTH = 24

@@ -12,12 +12,12 @@ from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.catalog import Catalog, CatalogError, LookupFailed, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
+from gpumem_tui.diagnosis.engine_values import LABELS, plausible, shown, why_implausible
+from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
+from gpumem_tui.diagnosis.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.engine_values import LABELS, plausible, shown, why_implausible
 from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
-from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, Sample
-from gpumem_tui.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict

@@ -4,10 +4,10 @@ element's width, the split and the card. One answer for every finding and for th
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.catalog import ModelSpec
-from gpumem_tui.findings.records import Finding
-from gpumem_tui.findings.starting import starting_endpoints
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.diagnosis.findings.starting import starting_endpoints
 from gpumem_tui.planner.dtypes import PlanInputError, kv_dtype_bytes
 from gpumem_tui.planner.params import count_params
 from gpumem_tui.planner.vllm import EngineSettings

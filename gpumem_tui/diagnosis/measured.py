@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from gpumem_tui.diagnosis.history import History
 from gpumem_tui.engine_records import EndpointStatus
-from gpumem_tui.history import History
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 
 

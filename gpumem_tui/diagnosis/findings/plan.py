@@ -3,13 +3,13 @@ pool it carved, what the planner itself warns about."""
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
+from gpumem_tui.diagnosis.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
+from gpumem_tui.diagnosis.engine_values import plausible
+from gpumem_tui.diagnosis.findings.differ import FORMAT, differences, mismatched, renamed
+from gpumem_tui.diagnosis.findings.records import Finding, Severity
+from gpumem_tui.diagnosis.findings.situation import Situation, gib
+from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.engine_values import plausible
-from gpumem_tui.findings.differ import FORMAT, differences, mismatched, renamed
-from gpumem_tui.findings.records import Finding, Severity
-from gpumem_tui.findings.situation import Situation, gib
-from gpumem_tui.measured import gpu_listing
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
 from gpumem_tui.planner.serving import SIXTEEN_BIT
 from gpumem_tui.planner.vllm import EngineSettings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpumem_tui.history import Point
+from gpumem_tui.diagnosis.history import Point
 
 
 def slope_bytes_per_s(points: list[Point]) -> float | None:

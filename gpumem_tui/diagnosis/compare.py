@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from gpumem_tui.diagnosis.measured import MeasuredSlice
 from gpumem_tui.engine_records import EngineRecord
-from gpumem_tui.measured import MeasuredSlice
 from gpumem_tui.planner.overlay import GpuOverlay
 
 

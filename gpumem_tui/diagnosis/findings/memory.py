@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import measured_facts
-from gpumem_tui.findings.differ import mismatched
-from gpumem_tui.findings.records import Finding, Severity
-from gpumem_tui.findings.situation import Situation, duration, free_bytes, gib, percent
-from gpumem_tui.findings.trend import seconds_to_full, slope_bytes_per_s
+from gpumem_tui.diagnosis.autoplan import measured_facts
+from gpumem_tui.diagnosis.findings.differ import mismatched
+from gpumem_tui.diagnosis.findings.records import Finding, Severity
+from gpumem_tui.diagnosis.findings.situation import Situation, duration, free_bytes, gib, percent
+from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per_s
 from gpumem_tui.models import GpuRecord
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpumem_tui.findings.records import Finding
-from gpumem_tui.findings.situation import duration, gib
-from gpumem_tui.growth import Growth
-from gpumem_tui.measured import gpu_listing
+from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.diagnosis.findings.situation import duration, gib
+from gpumem_tui.diagnosis.growth import Growth
+from gpumem_tui.diagnosis.measured import gpu_listing
 
 LISTED = 5
 """Growers and findings named in the explanation; the forensics screen lists them all."""

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from gpumem_tui.autoplan import EnginePlan
-from gpumem_tui.findings.records import Thresholds
-from gpumem_tui.findings.situation import Situation, gib
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.findings.records import Thresholds
+from gpumem_tui.diagnosis.findings.situation import Situation, gib
+from gpumem_tui.diagnosis.history import History
 from gpumem_tui.models import Sample
 
 EXPECTED = "expected (planned: loading / KV pool)"

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan
-from gpumem_tui.findings import SEVERITY_ORDER, Finding, Thresholds, engines, memory, node, plan, starting
-from gpumem_tui.findings.situation import Situation
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, Thresholds, engines, memory, node, plan, starting
+from gpumem_tui.diagnosis.findings.situation import Situation
+from gpumem_tui.diagnosis.history import History
 from gpumem_tui.models import Sample
 
 RULES = (

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpumem_tui.catalog import Catalog
-from gpumem_tui.findings.records import Thresholds
-from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.diagnosis.findings.records import Thresholds
+from gpumem_tui.diagnosis.overlays import ManualPlan
 
 
 class Judge:

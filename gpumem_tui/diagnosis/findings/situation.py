@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from gpumem_tui.autoplan import EnginePlan
-from gpumem_tui.findings.records import Thresholds
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.findings.records import Thresholds
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.launch_flags import looks_like_engine
-from gpumem_tui.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 from gpumem_tui.units import GIB
 

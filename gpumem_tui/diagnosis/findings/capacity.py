@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan
+from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.planner.parallel import valid_splits
 from gpumem_tui.planner.vllm import predict
 

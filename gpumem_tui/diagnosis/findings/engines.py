@@ -3,13 +3,13 @@ cannot hold."""
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.engine_values import implausible, plausible
+from gpumem_tui.diagnosis.findings.capacity import more_conversations
+from gpumem_tui.diagnosis.findings.plan import plan_name, serving
+from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.diagnosis.findings.situation import Situation, percent
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.engine_values import implausible, plausible
-from gpumem_tui.findings.capacity import more_conversations
-from gpumem_tui.findings.plan import plan_name, serving
-from gpumem_tui.findings.records import Finding
-from gpumem_tui.findings.situation import Situation, percent
 
 
 def engine_value_implausible(s: Situation) -> list[Finding]:

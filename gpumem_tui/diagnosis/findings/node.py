@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpumem_tui.findings.records import Finding
-from gpumem_tui.findings.situation import Situation
+from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.diagnosis.findings.situation import Situation
 
 
 def nvml_unavailable(s: Situation) -> list[Finding]:

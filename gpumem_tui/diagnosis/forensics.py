@@ -11,16 +11,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gpumem_tui.autoplan import EnginePlan, engine_plans, measured_facts
 from gpumem_tui.catalog import Catalog
-from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import SEVERITY_ORDER, Finding, Thresholds
-from gpumem_tui.findings.exit import engine_exited
-from gpumem_tui.findings.situation import engine_label, free_bytes
-from gpumem_tui.growth import Growth, allowances, who_grew
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans, measured_facts
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, Thresholds
+from gpumem_tui.diagnosis.findings.exit import engine_exited
+from gpumem_tui.diagnosis.findings.situation import engine_label, free_bytes
+from gpumem_tui.diagnosis.growth import Growth, allowances, who_grew
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
-from gpumem_tui.overlays import ManualPlan
 
 MAX_POINTS = 600
 LATE_S = 60.0

@@ -5,9 +5,9 @@ finding in the same words for the same moment."""
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan
-from gpumem_tui.findings.differ import compared
-from gpumem_tui.findings.records import SEVERITY_ORDER, Finding, all_clear, worst
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.findings.differ import compared
+from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, all_clear, worst
 from gpumem_tui.text import literal
 
 STATUS = ("OK", "WARNING", "CRITICAL", "UNKNOWN")
