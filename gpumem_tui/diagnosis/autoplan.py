@@ -16,11 +16,11 @@ from gpumem_tui.diagnosis.engine_values import LABELS, plausible, shown, why_imp
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.diagnosis.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.launch_flags import launch_flags, looks_like_engine, number
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.sources.engines.launch_flags import launch_flags, looks_like_engine, number
 
 PlanLabel = Literal["auto", "manual"]
 

@@ -6,7 +6,7 @@ import json
 
 from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.diagnosis.overlays import ManualPlan
-from gpumem_tui.launch_flags import launch_flags
+from gpumem_tui.sources.engines.launch_flags import launch_flags
 
 from .build import ENGINE_CMD, LLAMA_8B, engine, gpu, process, sample
 

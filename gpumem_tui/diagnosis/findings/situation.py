@@ -9,8 +9,8 @@ from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.records import Thresholds
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
-from gpumem_tui.launch_flags import looks_like_engine
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
+from gpumem_tui.sources.engines.launch_flags import looks_like_engine
 from gpumem_tui.units import GIB
 
 
