@@ -20,14 +20,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
+from gpumem_tui.demo import SimulatedNode, WallClock, demo_collector, intro, load_scenario
+from gpumem_tui.demo.engine_server import MockEngineServer
 from gpumem_tui.models import Sample, SourceError
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.engines.discovery import Discovery, survey
 from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.host import own_addresses
-from gpumem_tui.sources.mock import SimulatedNode, WallClock, demo_collector, intro, load_scenario
-from gpumem_tui.sources.mock.engine_server import MockEngineServer
 from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.replay import ReplaySource
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from gpumem_tui.app import GpuMemApp
-from gpumem_tui.demo_plan import scenario_plan
+from gpumem_tui.demo import ManualClock, load_scenario
+from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import ManualClock, load_scenario
 
 
 def demo_app(scenario: str, at: float, catalog, plan: dict | None = None, **options) -> GpuMemApp:

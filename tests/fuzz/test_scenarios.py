@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpumem_tui.sources.mock import ScenarioError
-from gpumem_tui.sources.mock.scenario import MAX_FILE_BYTES, parse_scenario
+from gpumem_tui.demo import ScenarioError
+from gpumem_tui.demo.scenario import MAX_FILE_BYTES, parse_scenario
 from tests.fuzz.conftest import assert_clean, run_cli
 
 BASE = {

@@ -11,12 +11,12 @@ from __future__ import annotations
 import random
 
 from gpumem_tui.catalog import Catalog
+from gpumem_tui.demo.engine_state import EnginePhase, EngineState
+from gpumem_tui.demo.gpu import SimGpu
+from gpumem_tui.demo.scenario import EngineSpec
+from gpumem_tui.demo.traffic import Traffic
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.weights import weights_bytes_per_gpu
-from gpumem_tui.sources.mock.engine_state import EnginePhase, EngineState
-from gpumem_tui.sources.mock.gpu import SimGpu
-from gpumem_tui.sources.mock.scenario import EngineSpec
-from gpumem_tui.sources.mock.traffic import Traffic
 from gpumem_tui.units import GIB, MIB
 
 PHASE_S = 5.0

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpumem_tui.sources.collector import Collector
-from gpumem_tui.sources.mock.clock import ManualClock, WallClock
-from gpumem_tui.sources.mock.engine_state import EngineState
-from gpumem_tui.sources.mock.fake_nvml import FakeNvml
-from gpumem_tui.sources.mock.host import SimulatedHost
-from gpumem_tui.sources.mock.node import SimulatedNode
-from gpumem_tui.sources.mock.scenario import (
+from gpumem_tui.demo.clock import ManualClock, WallClock
+from gpumem_tui.demo.engine_state import EngineState
+from gpumem_tui.demo.fake_nvml import FakeNvml
+from gpumem_tui.demo.host import SimulatedHost
+from gpumem_tui.demo.node import SimulatedNode
+from gpumem_tui.demo.scenario import (
     DEFAULT_SCENARIO,
     Scenario,
     ScenarioError,
@@ -18,6 +17,7 @@ from gpumem_tui.sources.mock.scenario import (
     load_scenario,
     scenario_names,
 )
+from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.nvml import NvmlSource, real_module
 
 __all__ = [

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 
-from gpumem_tui.sources.mock.engine_exposition import Flavour, exposition
-from gpumem_tui.sources.mock.engine_state import EngineState
+from gpumem_tui.demo.engine_exposition import Flavour, exposition
+from gpumem_tui.demo.engine_state import EngineState
 
 States = Sequence[EngineState] | Callable[[], Sequence[EngineState]]
 Fault = Literal["none", "http_500", "html", "garbage", "truncated", "cut_off", "hang", "redirect_loop", "raw"]

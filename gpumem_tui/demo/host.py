@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gpumem_tui.demo.node import SimulatedNode
 from gpumem_tui.models import HostRecord, ProcessInfo
-from gpumem_tui.sources.mock.node import SimulatedNode
 
 
 class SimulatedHost:

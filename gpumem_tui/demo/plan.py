@@ -4,9 +4,9 @@ how it was launched (`planned_format`): the manual plan a demo checks against.""
 from __future__ import annotations
 
 from gpumem_tui.catalog import Catalog
+from gpumem_tui.demo import Scenario
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.serving import engine_quantization
-from gpumem_tui.sources.mock import Scenario
 
 
 def scenario_plan(scenario: Scenario, catalog: Catalog) -> ManualPlan | None:

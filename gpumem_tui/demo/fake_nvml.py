@@ -12,8 +12,8 @@ from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from gpumem_tui.sources.mock.gpu import SimGpu
-from gpumem_tui.sources.mock.node import SimulatedNode
+from gpumem_tui.demo.gpu import SimGpu
+from gpumem_tui.demo.node import SimulatedNode
 from gpumem_tui.units import MIB
 
 NO_INSTANCE = 0xFFFFFFFF

@@ -12,13 +12,13 @@ import random
 from collections.abc import Callable
 
 from gpumem_tui.catalog import Catalog, LookupFailed, load_catalog
+from gpumem_tui.demo.clock import ManualClock
+from gpumem_tui.demo.engine import SimEngine
+from gpumem_tui.demo.engine_state import EngineState
+from gpumem_tui.demo.gpu import SimGpu
+from gpumem_tui.demo.process import SimProcess
+from gpumem_tui.demo.scenario import Event, Scenario, ScenarioError
 from gpumem_tui.models import HostRecord, ProcessInfo
-from gpumem_tui.sources.mock.clock import ManualClock
-from gpumem_tui.sources.mock.engine import SimEngine
-from gpumem_tui.sources.mock.engine_state import EngineState
-from gpumem_tui.sources.mock.gpu import SimGpu
-from gpumem_tui.sources.mock.process import SimProcess
-from gpumem_tui.sources.mock.scenario import Event, Scenario, ScenarioError
 from gpumem_tui.units import GIB
 
 ENGINE_PIDS, OTHER_PIDS = 2100, 3100

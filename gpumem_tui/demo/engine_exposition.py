@@ -11,7 +11,7 @@ from typing import Literal
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from gpumem_tui.sources.mock.engine_state import EngineState
+from gpumem_tui.demo.engine_state import EngineState
 
 Flavour = Literal["vllm-v1", "vllm-v0", "sglang"]
 LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpumem_tui.sources.mock.gpu import SimGpu
-from gpumem_tui.sources.mock.scenario import ProcessSpec
+from gpumem_tui.demo.gpu import SimGpu
+from gpumem_tui.demo.scenario import ProcessSpec
 from gpumem_tui.units import GIB
 
 
