@@ -45,3 +45,11 @@ def test_planner_does_no_io_and_never_imports_sources():
         assert not {p for p in _importers(library) if p.startswith("planner")}
     for path in (PACKAGE / "planner").rglob("*.py"):
         assert "gpumem_tui.sources" not in path.read_text(encoding="utf-8"), path
+
+
+def test_the_live_feed_loads_neither_the_simulator_nor_the_catalog_nor_the_planner():
+    code = ("import sys, gpumem_tui.sources.feed\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[:2] in (\n"
+            "    ['gpumem_tui', 'demo'], ['gpumem_tui', 'catalog'], ['gpumem_tui', 'planner']))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"importing the live feed loaded: {out.stdout.strip()}"

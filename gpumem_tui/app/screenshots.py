@@ -14,9 +14,9 @@ from pathlib import Path
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo import ManualClock, load_scenario
+from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.judge import Judge
-from gpumem_tui.sources.feed import DemoFeed
 
 # (file name, scenario, moment in seconds, terminal size, keys pressed before the picture)
 SHOTS = [

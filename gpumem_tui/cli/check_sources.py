@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
 from gpumem_tui.demo import ManualClock, Scenario, ScenarioError, load_scenario
+from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans
 from gpumem_tui.diagnosis.diagnose import diagnose
@@ -17,7 +18,7 @@ from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.engines.endpoints import EndpointError
-from gpumem_tui.sources.feed import DemoFeed, LiveFeed
+from gpumem_tui.sources.feed import LiveFeed
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.replay import RecordingError, RecordingReader

@@ -6,10 +6,10 @@ import pytest
 
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.demo import ManualClock, load_scenario
+from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.diagnosis.overlays import ManualPlan
-from gpumem_tui.sources.feed import DemoFeed
 
 
 def demo_app(scenario: str, at: float, catalog, plan: dict | None = None, **options) -> GpuMemApp:

@@ -17,8 +17,8 @@ from gpumem_tui.app import GpuMemApp
 from gpumem_tui.cli.errors import CRASH
 from gpumem_tui.cli.tui_cmd import exit_status
 from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.judge import Judge
-from gpumem_tui.sources.feed import DemoFeed
 from tests.app.conftest import settle
 
 BROKEN_APP = """
@@ -26,7 +26,7 @@ import sys
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.cli.tui_cmd import exit_status
 from gpumem_tui.diagnosis.judge import Judge
-from gpumem_tui.sources.feed import DemoFeed
+from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo import ManualClock
 
 app = GpuMemApp(DemoFeed("healthy-8b", ManualClock(300)), Judge(None), poll=False)  # no catalog to judge with
