@@ -1,4 +1,6 @@
-"""The simulated node: scenario files, a physically honest simulator, a fake NVML and a simulated host."""
+"""The simulated node: scenario files, a physically honest simulator, a fake NVML and a simulated host;
+its feed (`demo.feed.DemoFeed`) and the plan a scenario was made with (`demo.plan`). It sits above the
+diagnosis and below the app: it may import the planner, the catalog and the sources, never the reverse."""
 
 from __future__ import annotations
 
