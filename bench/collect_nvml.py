@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gpumem_tui.demo import FakeNvml, ManualClock, SimulatedHost, SimulatedNode  # noqa: E402
+from gpumem_tui.demo.scenario import GpuGroup, ProcessSpec, Scenario  # noqa: E402
 from gpumem_tui.sources.collector import Collector  # noqa: E402
 from gpumem_tui.sources.host import HostSource  # noqa: E402
-from gpumem_tui.sources.mock import FakeNvml, ManualClock, SimulatedHost, SimulatedNode  # noqa: E402
-from gpumem_tui.sources.mock.scenario import GpuGroup, ProcessSpec, Scenario  # noqa: E402
 from gpumem_tui.sources.nvml import NvmlSource, real_module  # noqa: E402
 
 GPUS, PROCESSES, INTERVAL_S = 8, 64, 1.0

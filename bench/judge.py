@@ -18,10 +18,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpumem_tui.catalog import load_catalog  # noqa: E402
-from gpumem_tui.findings import Thresholds  # noqa: E402
-from gpumem_tui.forensics import Investigation, memory_window_s  # noqa: E402
-from gpumem_tui.sources.feed import DemoFeed  # noqa: E402
-from gpumem_tui.sources.mock import ManualClock  # noqa: E402
+from gpumem_tui.demo import ManualClock  # noqa: E402
+from gpumem_tui.demo.feed import DemoFeed  # noqa: E402
+from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
+from gpumem_tui.diagnosis.forensics import Investigation, memory_window_s  # noqa: E402
 
 INTERVAL_S = 1.0
 

@@ -14,10 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from prometheus_client import CollectorRegistry, Histogram, generate_latest  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
+from gpumem_tui.demo import ManualClock, SimulatedNode, load_scenario  # noqa: E402
+from gpumem_tui.demo.engine_exposition import exposition  # noqa: E402
 from gpumem_tui.sources.engines.parse import ALL_FAMILIES, parse_metrics  # noqa: E402
 from gpumem_tui.sources.engines.prometheus import parse_families  # noqa: E402
-from gpumem_tui.sources.mock import ManualClock, SimulatedNode, load_scenario  # noqa: E402
-from gpumem_tui.sources.mock.engine_exposition import exposition  # noqa: E402
 
 MODELS = ("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct")
 HISTOGRAMS = (

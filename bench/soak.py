@@ -20,10 +20,10 @@ import psutil  # noqa: E402
 
 from gpumem_tui.app import GpuMemApp  # noqa: E402
 from gpumem_tui.catalog import load_catalog  # noqa: E402
-from gpumem_tui.demo_plan import scenario_plan  # noqa: E402
-from gpumem_tui.judge import Judge  # noqa: E402
-from gpumem_tui.sources.feed import DemoFeed  # noqa: E402
-from gpumem_tui.sources.mock import load_scenario  # noqa: E402
+from gpumem_tui.demo import load_scenario  # noqa: E402
+from gpumem_tui.demo.feed import DemoFeed  # noqa: E402
+from gpumem_tui.demo.plan import scenario_plan  # noqa: E402
+from gpumem_tui.diagnosis.judge import Judge  # noqa: E402
 
 SCENARIO = "busy-node"
 

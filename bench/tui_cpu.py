@@ -15,8 +15,8 @@ import time
 
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.judge import Judge
-from gpumem_tui.sources.feed import DemoFeed
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.diagnosis.judge import Judge
 
 
 class Timed(GpuMemApp):

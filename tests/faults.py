@@ -14,8 +14,8 @@ import socket
 import threading
 from typing import Literal
 
-from gpumem_tui.sources.mock.engine_exposition import exposition
-from gpumem_tui.sources.mock.engine_state import EngineState
+from gpumem_tui.demo.engine_exposition import exposition
+from gpumem_tui.demo.engine_state import EngineState
 
 Behaviour = Literal[
     "ok", "hang", "trickle", "http_500", "huge", "huge_declared", "cut", "many_models", "many_metrics"]

@@ -1,6 +1,6 @@
 """History stays bounded: fixed-size series, and processes forgotten once they fall out of the window."""
 
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.history import History
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 
 

@@ -1,4 +1,5 @@
-"""The layering rule: the core never loads Textual or Rich; each vendor library lives in one module."""
+"""The layering rules: every module imports only its own layer or lower ones (LAYERS, the one list of them);
+the core never loads Textual or Rich; each vendor library lives in one module."""
 
 import ast
 import subprocess
@@ -7,6 +8,23 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gpumem_tui"
 UI_PARTS = {"app", "cli"}
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # Top to bottom. A module may import its own layer or any layer on a lower row; layers on one row
+    # are siblings and never import each other.
+    ("cli",),  # composition root: arguments, feeds, plans; prints or runs the app
+    ("app",),  # Textual: state, workers, screens, widgets
+    ("demo",),  # the simulated node, its feed and its plans
+    ("diagnosis",),  # plan versus actual -> findings
+    ("planner", "sources"),  # pure arithmetic | data collection (NVML, host, engines, recordings)
+    ("catalog",),  # catalog/*.toml and Hugging Face config files -> records
+    ("base",),  # the records every layer passes on, units and literal text
+)
+AT_ROOT = {  # modules at the package root, by layer
+    "__main__": "cli", "__init__": "base", "models": "base", "engine_records": "base", "readings": "base",
+    "units": "base", "text": "base", "glyphs": "base",
+}
+ROW = {layer: row for row, layers in enumerate(LAYERS) for layer in layers}
 
 
 def _core_modules() -> list[str]:
@@ -45,3 +63,61 @@ def test_planner_does_no_io_and_never_imports_sources():
         assert not {p for p in _importers(library) if p.startswith("planner")}
     for path in (PACKAGE / "planner").rglob("*.py"):
         assert "gpumem_tui.sources" not in path.read_text(encoding="utf-8"), path
+
+
+def test_the_live_feed_loads_neither_the_simulator_nor_the_catalog_nor_the_planner():
+    code = ("import sys, gpumem_tui.sources.feed\n"
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[:2] in (\n"
+            "    ['gpumem_tui', 'demo'], ['gpumem_tui', 'catalog'], ['gpumem_tui', 'planner']))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"importing the live feed loaded: {out.stdout.strip()}"
+
+
+def _layer(parts: tuple[str, ...]) -> str:
+    """The layer of gpumem_tui's module or package named by `parts` (after "gpumem_tui")."""
+    top = parts[0] if parts else "__init__"
+    layer = AT_ROOT.get(top, top)
+    assert layer in ROW, f"gpumem_tui.{top} is in no layer: give it one in LAYERS or AT_ROOT"
+    return layer
+
+
+def _is_module(name: str) -> bool:
+    return (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file()
+
+
+def _imported(tree: ast.AST) -> set[tuple[str, ...]]:
+    """gpumem_tui's modules a module imports, anywhere in it (inside functions too), as parts after the package."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {tuple(a.name.split(".")[1:]) for a in node.names if a.name.split(".")[0] == "gpumem_tui"}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "gpumem_tui":
+            parts = tuple(node.module.split(".")[1:])
+            found |= {parts} if parts else {(a.name,) if _is_module(a.name) else ("__init__",) for a in node.names}
+    return found
+
+
+def upward_imports() -> list[str]:
+    """Each import of a module from a higher layer or a sibling one, as "importer -> imported (layers)"."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        mine = _layer(parts)
+        for target in sorted(_imported(ast.parse(path.read_text(encoding="utf-8")))):
+            theirs = _layer(target)
+            if theirs != mine and ROW[theirs] <= ROW[mine]:
+                wrong.append(f"{'/'.join(parts)}.py -> gpumem_tui.{'.'.join(target)} ({mine} -> {theirs})")
+    return wrong
+
+
+def test_every_module_imports_only_its_own_layer_or_lower_ones():
+    assert upward_imports() == []
+
+
+def test_the_layer_rule_sees_an_upward_and_a_sideways_import():
+    assert _imported(ast.parse("from gpumem_tui.planner.kv import x\nimport gpumem_tui.app.app")) == {
+        ("planner", "kv"), ("app", "app")}
+    assert _imported(ast.parse("def f():\n    from gpumem_tui import __version__, units")) == {
+        ("__init__",), ("units",)}
+    assert ROW[_layer(("sources", "feed"))] == ROW[_layer(("planner", "kv"))]  # siblings: sideways is refused
+    assert ROW[_layer(("models",))] > ROW[_layer(("diagnosis", "judge"))]

@@ -16,12 +16,12 @@ from gpumem_tui.app.screens.help import HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.view import Header, Judged, build_view, lay_out
 from gpumem_tui.app.widgets.process_table import ProcessTable
-from gpumem_tui.autoplan import plan_by_gpu
-from gpumem_tui.findings.node import refresh_failed
-from gpumem_tui.forensics import Investigation, memory_window_s, result
+from gpumem_tui.diagnosis.autoplan import plan_by_gpu
+from gpumem_tui.diagnosis.findings.node import refresh_failed
+from gpumem_tui.diagnosis.forensics import Investigation, memory_window_s, result
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import UNICODE, Glyphs
-from gpumem_tui.history import History
-from gpumem_tui.judge import Judge
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.replay import Recorder, RecordingError

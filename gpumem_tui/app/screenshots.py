@@ -11,12 +11,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.demo_app import demo_app
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.demo_plan import scenario_plan
-from gpumem_tui.judge import Judge
-from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import ManualClock, load_scenario
+from gpumem_tui.demo import ManualClock, load_scenario
 
 # (file name, scenario, moment in seconds, terminal size, keys pressed before the picture)
 SHOTS = [
@@ -36,13 +33,7 @@ async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], 
     catalog = load_catalog()
     first = max(load_scenario(scenario).start_s, moment - 60)  # where the TUI would open, or a minute before
     clock = ManualClock(first)
-    feed = DemoFeed(scenario, clock)
-    app = GpuMemApp(
-        feed,
-        Judge(catalog, scenario_plan(load_scenario(scenario), catalog)),
-        poll=False,
-        clock=lambda: feed.node.timestamp,
-    )
+    app = demo_app(scenario, clock, catalog)
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         for t in range(int(first), int(moment) + 1, 5):

@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from gpumem_tui.autoplan import EnginePlan
-from gpumem_tui.compare import CompareRow, compare_rows
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.compare import CompareRow, compare_rows
+from gpumem_tui.diagnosis.findings import Finding, worst
+from gpumem_tui.diagnosis.findings.differ import mismatched
+from gpumem_tui.diagnosis.findings.headline import clear, count, level, ranked, summary
+from gpumem_tui.diagnosis.findings.starting import starting_endpoints
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.measured import MeasuredSlice, endpoint_gpus, engine_pids, measured_slices
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.findings import Finding, worst
-from gpumem_tui.findings.differ import mismatched
-from gpumem_tui.findings.headline import clear, count, level, ranked, summary
-from gpumem_tui.findings.starting import starting_endpoints
-from gpumem_tui.history import History
-from gpumem_tui.measured import MeasuredSlice, endpoint_gpus, engine_pids, measured_slices
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal

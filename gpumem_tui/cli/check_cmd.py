@@ -19,9 +19,9 @@ from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, st
 from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, exit_code_for, one_line, report, warn
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
-from gpumem_tui.findings import Thresholds, worst
-from gpumem_tui.overlays import ManualPlan
-from gpumem_tui.sources.mock import DEFAULT_SCENARIO, scenario_names
+from gpumem_tui.demo import DEFAULT_SCENARIO, scenario_names
+from gpumem_tui.diagnosis.findings import Thresholds, worst
+from gpumem_tui.diagnosis.overlays import ManualPlan
 
 SCHEMA = "gpumem-tui.check/1"
 

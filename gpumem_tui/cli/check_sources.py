@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpumem_tui.autoplan import EnginePlan, engine_plans
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
-from gpumem_tui.demo_plan import scenario_plan
-from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import Finding, Thresholds
-from gpumem_tui.forensics import Forensics, Investigation, result
-from gpumem_tui.history import History
+from gpumem_tui.demo import ManualClock, Scenario, ScenarioError, load_scenario
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.plan import scenario_plan
+from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import Finding, Thresholds
+from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
-from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.engines.endpoints import EndpointError
-from gpumem_tui.sources.feed import DemoFeed, LiveFeed
+from gpumem_tui.sources.feed import LiveFeed
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import ManualClock, Scenario, ScenarioError, load_scenario
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.replay import RecordingError, RecordingReader
 

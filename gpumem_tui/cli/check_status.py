@@ -4,9 +4,9 @@ finding, so the first line drops into Nagios, Icinga, Sensu or a cron mail as it
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import EnginePlan
-from gpumem_tui.findings import Finding
-from gpumem_tui.findings.headline import STATUS, headline, level, ranked, status
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.findings import Finding
+from gpumem_tui.diagnosis.findings.headline import STATUS, headline, level, ranked, status
 from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
 

@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.cli.check_sources import Checked
 from gpumem_tui.cli.check_status import plugin_text, ranked, status_line
 from gpumem_tui.cli.output import table
-from gpumem_tui.forensics import Forensics
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.forensics import Forensics
 from gpumem_tui.units import fmt
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from gpumem_tui.cli.errors import NoSourceError, UsageError
 from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.diagnosis.engine_values import questioned
 from gpumem_tui.engine_records import EngineRecord
-from gpumem_tui.engine_values import questioned
 from gpumem_tui.sources.engines.endpoints import EndpointError, endpoint
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError

@@ -9,7 +9,7 @@ from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec, load_catalog
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.catalog.safetensors import CheckpointBytes, checkpoint_bytes
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.dtypes import PlanInputError, kv_dtype_bytes
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.serving import resolve_weights

@@ -9,11 +9,11 @@ from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_erro
 from gpumem_tui.cli.output import console, print_json
 from gpumem_tui.cli.planargs import seconds
 from gpumem_tui.cli.snapshot_view import render
+from gpumem_tui.demo import DEFAULT_SCENARIO, ManualClock, ScenarioError, load_scenario, scenario_names
+from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.collector import Collector
-from gpumem_tui.sources.feed import DemoFeed
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import DEFAULT_SCENARIO, ManualClock, ScenarioError, load_scenario, scenario_names
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
 

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpumem_tui.cli.output import table
-from gpumem_tui.engine_values import questioned
+from gpumem_tui.diagnosis.engine_values import questioned
 from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
 from gpumem_tui.text import literal
 from gpumem_tui.units import GIB, MIB, fmt_auto

@@ -10,13 +10,14 @@ from pathlib import Path
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import CRASH, UsageError, crashed, endpoints_need_live, report
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
-from gpumem_tui.demo_plan import scenario_plan
+from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.plan import scenario_plan
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
-from gpumem_tui.judge import Judge
 from gpumem_tui.sources.collector import Collector
-from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
+from gpumem_tui.sources.feed import Feed, LiveFeed, ReplayFeed
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource

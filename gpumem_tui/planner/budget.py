@@ -13,7 +13,6 @@ from gpumem_tui.planner.warnings import plan_warnings
 from gpumem_tui.planner.weights import weights_bytes_per_gpu
 
 AMBER_FRACTION = 0.05
-LOOK_AGAIN_FRACTION = 0.10
 _CONTEXT_SEARCH_LIMIT = 100_000_000
 
 

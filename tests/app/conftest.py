@@ -5,26 +5,23 @@ from __future__ import annotations
 import pytest
 
 from gpumem_tui.app import GpuMemApp
-from gpumem_tui.demo_plan import scenario_plan
-from gpumem_tui.judge import Judge
-from gpumem_tui.overlays import ManualPlan
-from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import ManualClock, load_scenario
+from gpumem_tui.app.demo_app import demo_app
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.diagnosis.overlays import ManualPlan
 
 
-def demo_app(scenario: str, at: float, catalog, plan: dict | None = None, **options) -> GpuMemApp:
+def _app(scenario: str, at: float, catalog, plan: dict | None = None, **options) -> GpuMemApp:
+    manual = ManualPlan(model=catalog.model(plan.pop("model")), **plan) if plan else None
     clock = ManualClock(at)
-    feed = DemoFeed(scenario, clock)
-    manual = ManualPlan(model=catalog.model(plan.pop("model")), **plan) if plan else scenario_plan(
-        load_scenario(scenario), catalog)
-    app = GpuMemApp(feed, Judge(catalog, manual), poll=False, clock=lambda: feed.node.timestamp, **options)
-    app.demo_clock, app.demo_feed = clock, feed
+    app = demo_app(scenario, clock, catalog, manual, **options)
+    app.demo_clock, app.demo_feed = clock, app.feed
     return app
 
 
 @pytest.fixture
 def make_app(catalog):
-    return lambda scenario, at=300, plan=None, **options: demo_app(
+    return lambda scenario, at=300, plan=None, **options: _app(
         scenario, at, catalog, dict(plan) if plan else None, **options)
 
 

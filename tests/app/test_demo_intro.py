@@ -8,8 +8,8 @@ from gpumem_tui.app import GpuMemApp
 from gpumem_tui.cli import build_parser
 from gpumem_tui.cli.check_sources import from_demo
 from gpumem_tui.cli.tui_cmd import build_feed, build_judge
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.sources.mock import DEFAULT_SCENARIO, load_scenario, scenario_names
+from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario, scenario_names
+from gpumem_tui.diagnosis.findings import Thresholds
 from tests.app.conftest import run_to, settle
 
 STORY_SPAN_S = 600

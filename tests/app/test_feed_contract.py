@@ -6,9 +6,10 @@ from __future__ import annotations
 import inspect
 
 from gpumem_tui.app import GpuMemApp
-from gpumem_tui.judge import Judge
-from gpumem_tui.sources.feed import DemoFeed, Feed, LiveFeed, ReplayFeed
-from gpumem_tui.sources.mock import ManualClock
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.diagnosis.judge import Judge
+from gpumem_tui.sources.feed import Feed, LiveFeed, ReplayFeed
 from tests.app.conftest import settle
 
 

@@ -7,8 +7,8 @@ from gpumem_tui.app.view import lay_out
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
-from gpumem_tui.findings import Finding
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.findings import Finding
+from gpumem_tui.diagnosis.history import History
 from tests.app.conftest import run_to, settle, text_of
 from tests.diagnosis.build import engine, gpu, sample
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 from gpumem_tui.app import GpuMemApp
-from gpumem_tui.judge import Judge
+from gpumem_tui.demo import WallClock, demo_collector
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import LiveFeed
-from gpumem_tui.sources.mock import WallClock, demo_collector
 from tests.app.conftest import text_of
 from tests.faults import FaultServer, closed
 

@@ -170,9 +170,9 @@ async def test_planner_applies_a_4_bit_plan_as_the_engine_would_load_it(make_app
 
 async def test_the_light_theme_recolours_the_screen(catalog):
     from gpumem_tui.app import GpuMemApp
-    from gpumem_tui.judge import Judge
-    from gpumem_tui.sources.feed import DemoFeed
-    from gpumem_tui.sources.mock import ManualClock
+    from gpumem_tui.demo import ManualClock
+    from gpumem_tui.demo.feed import DemoFeed
+    from gpumem_tui.diagnosis.judge import Judge
 
     feed = DemoFeed("healthy-8b", ManualClock(300))
     app = GpuMemApp(feed, Judge(catalog), poll=False, theme="textual-light", clock=lambda: feed.node.timestamp)
@@ -206,9 +206,9 @@ async def test_a_demo_sample_age_is_counted_in_the_node_s_own_time(catalog):
     import time
 
     from gpumem_tui.app import GpuMemApp
-    from gpumem_tui.judge import Judge
-    from gpumem_tui.sources.feed import DemoFeed
-    from gpumem_tui.sources.mock import ManualClock
+    from gpumem_tui.demo import ManualClock
+    from gpumem_tui.demo.feed import DemoFeed
+    from gpumem_tui.diagnosis.judge import Judge
 
     clock = ManualClock(300)
     feed = DemoFeed("healthy-8b", clock)

@@ -4,7 +4,7 @@ them as visible escapes, literally, and no escape byte reaches what the terminal
 from __future__ import annotations
 
 from gpumem_tui.app import GpuMemApp
-from gpumem_tui.judge import Judge
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import ReplayFeed
 from gpumem_tui.sources.replay import ReplaySource
 from tests.app.conftest import record_demo, settle

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from gpumem_tui.app import GpuMemApp
-from gpumem_tui.judge import Judge
-from gpumem_tui.sources.feed import DemoFeed, Feed
-from gpumem_tui.sources.mock import ManualClock
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.diagnosis.judge import Judge
+from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.nvml import real_module
 from tests.app.conftest import record_demo, refresh, settle, text_of
 

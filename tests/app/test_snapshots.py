@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Input
 
 from gpumem_tui.app.widgets.gpu_card import GpuCard
-from gpumem_tui.findings.headline import headline
+from gpumem_tui.diagnosis.findings.headline import headline
 from tests.app.conftest import run_to
 from tests.app.screen_text import screen_text
 

@@ -8,9 +8,9 @@ import json
 import re
 
 from gpumem_tui.app import GpuMemApp
-from gpumem_tui.judge import Judge
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import ReplayFeed
-from gpumem_tui.sources.mock import ManualClock
 from gpumem_tui.sources.replay import RecordingReader, ReplaySource
 from tests.app.conftest import record_demo, settle
 from tests.app.screen_text import screen_text

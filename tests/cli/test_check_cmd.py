@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpumem_tui.cli import check_status, main
-from gpumem_tui.sources.mock import ManualClock, demo_collector
+from gpumem_tui.demo import ManualClock, demo_collector
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.replay import Recorder
 

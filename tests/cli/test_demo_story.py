@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gpumem_tui.cli import main
-from gpumem_tui.sources.mock import DEFAULT_SCENARIO, load_scenario, scenario_names
+from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario, scenario_names
 
 
 def _calm(findings) -> bool:

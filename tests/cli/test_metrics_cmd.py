@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from gpumem_tui.cli import main
-from gpumem_tui.sources.mock import ManualClock, SimulatedNode, load_scenario
-from gpumem_tui.sources.mock.engine_server import MockEngineServer
+from gpumem_tui.demo import ManualClock, SimulatedNode, load_scenario
+from gpumem_tui.demo.engine_server import MockEngineServer
 from tests.datafiles import METRICS
 
 KEYS = {

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from gpumem_tui.autoplan import engine_plans
-from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.history import History
-from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import ManualClock
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.diagnosis.autoplan import engine_plans
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.history import History
 
 
 @pytest.fixture

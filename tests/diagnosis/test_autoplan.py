@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gpumem_tui.autoplan import engine_plans, plan_by_gpu
+from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.engine_records import EndpointStatus
-from gpumem_tui.launch_flags import launch_flags
-from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.sources.engines.launch_flags import launch_flags
 from gpumem_tui.sources.engines.parse import parse_metrics
 
 from .build import ENGINE_CMD, LLAMA_8B, engine, gpu, process, sample

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from gpumem_tui.autoplan import engine_plans
 from gpumem_tui.cli import main
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.forensics import Investigation
+from gpumem_tui.diagnosis.autoplan import engine_plans
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.forensics import Investigation
 from gpumem_tui.sources.replay import Recorder
 
 from .build import ENGINE_CMD, LLAMA_8B, codes, engine, gpu, process, sample
@@ -97,7 +97,7 @@ def test_check_replay_of_such_a_recording_lists_every_finding(tmp_path, capsys):
 )
 async def test_the_tui_shows_findings_instead_of_crashing(catalog, tmp_path, record, shown):
     from gpumem_tui.app import GpuMemApp
-    from gpumem_tui.judge import Judge
+    from gpumem_tui.diagnosis.judge import Judge
     from gpumem_tui.sources.feed import ReplayFeed
     from gpumem_tui.sources.replay import ReplaySource
     from tests.app.conftest import settle, text_of
@@ -130,7 +130,7 @@ LIVE = [
 def test_a_live_payload_value_that_cannot_be_true_is_named_as_from_a_recording(line, field):
     """The parser and the record once each dropped part: a NaN or negative from /metrics became a note and
     no finding, while the same value in a recording was `engine_value_implausible`."""
-    from gpumem_tui.engine_values import implausible
+    from gpumem_tui.diagnosis.engine_values import implausible
     from gpumem_tui.sources.engines.parse import parse_metrics
 
     payload = f'vllm:prefix_cache_queries_total{{model_name="m"}} 0\n{line}\n'
@@ -141,8 +141,8 @@ def test_a_live_payload_value_that_cannot_be_true_is_named_as_from_a_recording(l
 
 @pytest.mark.parametrize("length", [0, -4096, 10**30])
 def test_a_models_list_length_that_cannot_be_true_is_named(length):
+    from gpumem_tui.diagnosis.engine_values import implausible
     from gpumem_tui.engine_records import EngineRecord
-    from gpumem_tui.engine_values import implausible
     from gpumem_tui.sources.engines.models_api import merge_models, parse_models
 
     served = parse_models(json.dumps({"data": [{"id": "m", "max_model_len": length}]}))
@@ -152,7 +152,7 @@ def test_a_models_list_length_that_cannot_be_true_is_named(length):
 
 
 def plausible_record(record):
-    from gpumem_tui.engine_values import plausible
+    from gpumem_tui.diagnosis.engine_values import plausible
 
     return plausible(record)
 
@@ -161,7 +161,7 @@ async def test_the_engine_card_does_not_draw_what_the_findings_call_untrue(catal
     """The card drew a full red KV gauge at "500%" under the finding that says KV usage 5 cannot be true."""
     from gpumem_tui.app import GpuMemApp
     from gpumem_tui.app.widgets.engine_card import EngineCard
-    from gpumem_tui.judge import Judge
+    from gpumem_tui.diagnosis.judge import Judge
     from gpumem_tui.sources.feed import ReplayFeed
     from gpumem_tui.sources.replay import ReplaySource
     from tests.app.conftest import settle

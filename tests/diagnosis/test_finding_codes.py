@@ -12,9 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from gpumem_tui.cli import main
-from gpumem_tui.findings import Finding, FindingCode
-from gpumem_tui.findings.node import refresh_failed
-from gpumem_tui.findings.registry import BY_CODE, FINDINGS
+from gpumem_tui.diagnosis.findings import Finding, FindingCode
+from gpumem_tui.diagnosis.findings.node import refresh_failed
+from gpumem_tui.diagnosis.findings.registry import BY_CODE, FINDINGS
 
 CHECK_JSON = Path(__file__).parents[2] / "docs" / "check-json.md"
 SCENARIOS = sorted(p.stem for p in (Path(__file__).parents[2] / "catalog" / "scenarios").glob("*.toml"))

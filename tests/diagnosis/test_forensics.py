@@ -9,10 +9,10 @@ import pytest
 
 from gpumem_tui.app.screens.forensics import _who_grew
 from gpumem_tui.cli import main
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.forensics import MAX_POINTS, Investigation, _thin, investigate, result
-from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import ManualClock
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.forensics import MAX_POINTS, Investigation, _thin, investigate, result
 from gpumem_tui.sources.replay import Recorder, RecordingReader
 
 RECORD_FROM_S, RECORD_TO_S, STEP_S = 30, 150, 1

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import os
 
-from gpumem_tui.autoplan import engine_plans
 from gpumem_tui.catalog.hfconfig import MAX_CONFIG_BYTES, find_cached, is_repo_id, load_config
 from gpumem_tui.cli import main
+from gpumem_tui.diagnosis.autoplan import engine_plans
 from gpumem_tui.sources.replay import Recorder
 
 from .build import ENGINE_CMD, engine, gpu, process, sample

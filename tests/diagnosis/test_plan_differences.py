@@ -4,12 +4,12 @@ by a format of the same width is compared as is; findings name the engine by wha
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import engine_plans
-from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.findings.differ import compared
-from gpumem_tui.history import History
-from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.diagnosis.autoplan import engine_plans
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.findings.differ import compared
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.overlays import ManualPlan
 
 from .build import ENGINE_CMD, LLAMA_8B, codes, engine, gpu, process, sample
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import re
 
-from gpumem_tui.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.cli import main
-from gpumem_tui.compare import compare_rows
-from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.history import History
-from gpumem_tui.measured import measured_slices
-from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
+from gpumem_tui.diagnosis.compare import compare_rows
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.measured import measured_slices
+from gpumem_tui.diagnosis.overlays import ManualPlan
 
 from .build import ENGINE_CMD, LLAMA_8B, codes, engine, gpu, process, sample
 

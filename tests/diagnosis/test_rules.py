@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from gpumem_tui.autoplan import engine_plans, plan_by_gpu
-from gpumem_tui.diagnose import diagnose
-from gpumem_tui.findings import Finding, Thresholds
-from gpumem_tui.findings.trend import seconds_to_full, slope_bytes_per_s
-from gpumem_tui.history import History
+from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import Finding, Thresholds
+from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per_s
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import SourceError
-from gpumem_tui.overlays import ManualPlan
 
 from .build import ENGINE_CMD, LLAMA_8B, codes, engine, gpu, process, sample
 

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from gpumem_tui.demo_plan import scenario_plan
-from gpumem_tui.findings import worst
-from gpumem_tui.overlays import ManualPlan
-from gpumem_tui.sources.mock import load_scenario
+from gpumem_tui.demo import load_scenario
+from gpumem_tui.demo.plan import scenario_plan
+from gpumem_tui.diagnosis.findings import worst
+from gpumem_tui.diagnosis.overlays import ManualPlan
 
 from .build import codes
 

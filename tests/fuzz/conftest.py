@@ -50,7 +50,7 @@ def finite(value: float) -> bool:
 def assert_judged(records) -> None:
     """Every number an engine record holds is a reading (finite, not negative, within 64 bits: the record
     dropped and noted the rest), and what `engine_values` leaves to plan and measure with is at most 10^15."""
-    from gpumem_tui.engine_values import MAX_COUNT, plausible
+    from gpumem_tui.diagnosis.engine_values import MAX_COUNT, plausible
 
     for record in records:
         for field, value in record.model_dump().items():

@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpumem_tui.demo import ManualClock, demo_collector
 from gpumem_tui.sources.engines.discovery import LOOPBACK_NAMES, MAX_ENDPOINTS, MAX_NOTES, survey
 from gpumem_tui.sources.feed import LiveFeed
-from gpumem_tui.sources.mock import ManualClock, demo_collector
 
 THIS_NODE = frozenset({"10.1.2.3", "fd00::2", "gpu-node-7"})
 

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.engine_values import why_implausible
-from gpumem_tui.findings import Thresholds
-from gpumem_tui.forensics import Investigation
+from gpumem_tui.diagnosis.engine_values import why_implausible
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.forensics import Investigation
 from gpumem_tui.sources.replay import Recorder
 from tests.diagnosis.build import LLAMA_8B, engine, gpu, process, sample
 from tests.fuzz.conftest import assert_clean, run_cli

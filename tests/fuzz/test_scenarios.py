@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpumem_tui.sources.mock import ScenarioError
-from gpumem_tui.sources.mock.node import SimulatedNode
-from gpumem_tui.sources.mock.scenario import MAX_DURATION_S, MAX_FILE_BYTES, parse_scenario
+from gpumem_tui.demo import ScenarioError
+from gpumem_tui.demo.node import SimulatedNode
+from gpumem_tui.demo.scenario import MAX_DURATION_S, MAX_FILE_BYTES, parse_scenario
 from tests.fuzz.conftest import assert_clean, run_cli
 from tests.fuzz.hostile import leaves, put
 

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from gpumem_tui.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.cli import build_parser, main
 from gpumem_tui.cli.planargs import manual_plan
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.planner.vllm import EngineSettings, predict
-from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import ManualClock
 
 FULL_GRID = list(itertools.product(["llama-3.1-8b", "llama-3.1-70b", "gemma-2-27b", "gpt-oss-120b"],
                                    ["l4", "a100", "h100"], ["bf16", "fp8", "int4"], [4096, 32768],

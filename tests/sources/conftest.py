@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpumem_tui.sources.mock import FakeNvml, ManualClock, SimulatedNode
-from gpumem_tui.sources.mock.scenario import parse_scenario
+from gpumem_tui.demo import FakeNvml, ManualClock, SimulatedNode
+from gpumem_tui.demo.scenario import parse_scenario
 from gpumem_tui.sources.nvml import NvmlSource, real_module
 
 ONE_H100_ENGINE = """

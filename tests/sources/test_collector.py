@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from gpumem_tui.demo import ManualClock, demo_collector
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import ManualClock, demo_collector
 
 
 def test_demo_sample_has_gpus_named_processes_host_and_time():

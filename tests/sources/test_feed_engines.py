@@ -3,8 +3,9 @@ refresh, and discovery probes only this node (endpoints given by hand always).""
 
 from __future__ import annotations
 
-from gpumem_tui.sources.feed import DemoFeed, LiveFeed
-from gpumem_tui.sources.mock import ManualClock, demo_collector
+from gpumem_tui.demo import ManualClock, demo_collector
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.sources.feed import LiveFeed
 from tests.faults import FaultServer
 
 SAMPLES = 5

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
+from gpumem_tui.demo import ManualClock, SimulatedHost, SimulatedNode, load_scenario
 from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.mock import ManualClock, SimulatedHost, SimulatedNode, load_scenario
 
 
 def test_describes_a_live_process():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpumem_tui.sources.mock.scenario import scenario_dir
+from gpumem_tui.demo.scenario import scenario_dir
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.units import MIB
 

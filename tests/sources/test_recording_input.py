@@ -10,7 +10,7 @@ import tracemalloc
 
 import pytest
 
-from gpumem_tui.sources.mock import ManualClock, demo_collector
+from gpumem_tui.demo import ManualClock, demo_collector
 from gpumem_tui.sources.replay import (
     MAX_LINE_BYTES,
     MAX_WARNINGS,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpumem_tui.sources.mock import ManualClock, demo_collector
+from gpumem_tui.demo import ManualClock, demo_collector
 from gpumem_tui.sources.replay import Recorder, RecordingError, RecordingReader, ReplaySource
 
 

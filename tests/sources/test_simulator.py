@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gpumem_tui.catalog import load_catalog
+from gpumem_tui.demo import ManualClock, ScenarioError, SimulatedNode, load_scenario, scenario_names
+from gpumem_tui.demo.scenario import parse_scenario
 from gpumem_tui.planner.weights import weights_bytes_per_gpu
-from gpumem_tui.sources.mock import ManualClock, ScenarioError, SimulatedNode, load_scenario, scenario_names
-from gpumem_tui.sources.mock.scenario import parse_scenario
 from gpumem_tui.units import GIB, MIB
 
 SHIPPED = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpumem_tui.sources.mock import ManualClock, SimulatedNode
-from gpumem_tui.sources.mock.scenario import EngineSpec, Event, GpuGroup, ProcessSpec, Scenario
+from gpumem_tui.demo import ManualClock, SimulatedNode
+from gpumem_tui.demo.scenario import EngineSpec, Event, GpuGroup, ProcessSpec, Scenario
 
 GPUS = ["h100", "h200", "a100-sxm4-40gb", "l40s", "rtx-4090"]
 MODELS = ["llama-3.1-8b", "meta-llama/Llama-3.2-1B", "Qwen/Qwen3-8B", "llama-3.1-70b"]

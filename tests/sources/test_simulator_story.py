@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from gpumem_tui.sources.feed import DemoFeed
-from gpumem_tui.sources.mock import ManualClock, SimulatedNode, intro, load_scenario, scenario_names
-from gpumem_tui.sources.mock.scenario import ScenarioError, parse_scenario
+from gpumem_tui.demo import ManualClock, SimulatedNode, intro, load_scenario, scenario_names
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.scenario import ScenarioError, parse_scenario
 
 STORY_WITHIN_S = 20
 

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.gpu_card import spark
-from gpumem_tui.forensics import Forensics, investigate
+from gpumem_tui.diagnosis.forensics import Forensics, investigate
 from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.sources.replay import RecordingReader
 from gpumem_tui.text import literal

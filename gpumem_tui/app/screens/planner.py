@@ -14,7 +14,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Select, Static
 from gpumem_tui.app.tone import tone
 from gpumem_tui.catalog import Catalog, CatalogError, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
-from gpumem_tui.overlays import ManualPlan
+from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.fit import fit_matrix
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.report import cross_check, serving_verdict

@@ -11,9 +11,9 @@ from textual.widget import Widget
 from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.view import EngineView
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
+from gpumem_tui.diagnosis.engine_values import plausible
+from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.engine_values import plausible
-from gpumem_tui.measured import gpu_listing
 from gpumem_tui.text import literal
 
 GAUGE_WIDTH = 24

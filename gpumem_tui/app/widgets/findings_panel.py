@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from gpumem_tui.app.quiet import update
 from gpumem_tui.app.tone import severity_style
-from gpumem_tui.findings.records import Finding
+from gpumem_tui.diagnosis.findings.records import Finding
 from gpumem_tui.text import literal
 
 INDENT = 9

@@ -15,7 +15,7 @@ from textual.widget import Widget
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.view import GpuView
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
-from gpumem_tui.compare import CompareRow
+from gpumem_tui.diagnosis.compare import CompareRow
 from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.models import GpuRecord
 from gpumem_tui.text import literal

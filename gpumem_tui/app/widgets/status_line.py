@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from gpumem_tui.app.quiet import update
 from gpumem_tui.app.tone import severity_style, tone
-from gpumem_tui.findings.headline import STATUS
+from gpumem_tui.diagnosis.findings.headline import STATUS
 from gpumem_tui.text import literal
 
 SEVERITY = ("info", "warning", "critical")

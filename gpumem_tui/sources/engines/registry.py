@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpumem_tui.engine_records import EngineRecord
-from gpumem_tui.launch_flags import launch_flags
 from gpumem_tui.sources.engines import llamacpp, sglang, tgi, vllm
+from gpumem_tui.sources.engines.launch_flags import launch_flags
 from gpumem_tui.sources.engines.prometheus import Families
 
 Argv = Sequence[str]

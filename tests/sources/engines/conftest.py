@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from gpumem_tui.sources.mock.engine_server import MockEngineServer
-from gpumem_tui.sources.mock.engine_state import EngineState
+from gpumem_tui.demo.engine_server import MockEngineServer
+from gpumem_tui.demo.engine_state import EngineState
 
 LLAMA = {
     "id": "llama",

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError, parse_families, select_lines
-from gpumem_tui.sources.mock.engine_exposition import exposition
 
 
 @pytest.mark.parametrize(

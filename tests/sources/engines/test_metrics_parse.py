@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.sources.engines.llamacpp import REMOVED_NOTE
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
-from gpumem_tui.sources.mock.engine_exposition import exposition
 from tests.datafiles import METRICS
 
 

@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpumem_tui.sources.mock.engine_server import MockEngineServer
+from gpumem_tui.demo.engine_server import MockEngineServer
 
 EXPECTED = {
     "vllm-v1": {

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from gpumem_tui.autoplan import engine_plans
 from gpumem_tui.cli import main
+from gpumem_tui.diagnosis.autoplan import engine_plans
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 from gpumem_tui.sources.engines.discovery import survey

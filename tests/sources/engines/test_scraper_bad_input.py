@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
-from gpumem_tui.sources.mock.engine_exposition import exposition
 
 RAW_NAN = (
     'vllm:kv_cache_usage_perc{model_name="m",engine="0"} NaN\n'

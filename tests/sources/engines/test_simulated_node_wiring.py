@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from gpumem_tui.demo import ManualClock, SimulatedNode, load_scenario
+from gpumem_tui.demo.engine_server import MockEngineServer
 from gpumem_tui.sources.engines.discovery import discover
 from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
-from gpumem_tui.sources.mock import ManualClock, SimulatedNode, load_scenario
-from gpumem_tui.sources.mock.engine_server import MockEngineServer
 
 
 async def test_gpu_lost_node_three_engines_ok_and_the_crashed_one_down() -> None:

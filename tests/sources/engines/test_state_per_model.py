@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sys
 
+from gpumem_tui.demo.engine_server import MockEngineServer
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.rates import PreemptionRates
 from gpumem_tui.sources.engines.scraper import Scraper
-from gpumem_tui.sources.mock.engine_server import MockEngineServer
 
 
 def record(model: str, total: float) -> EngineRecord:

@@ -1,0 +1,389 @@
+"""A plan made from what is running: each engine's model, split, settings and GPU, predicted with the rules of
+the startup model its registry entry names (vLLM's); an engine no model sizes yet gets its facts and no plan.
+
+Every fact is either found (the engine's metrics, /v1/models, its command line, NVML) or assumed (a
+default), and the plan says which. A plan the user set (`ManualPlan`) wins over the inferred one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gpumem_tui.catalog import Catalog, CatalogError, LookupFailed, ModelSpec
+from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
+from gpumem_tui.diagnosis.engine_values import LABELS, plausible, shown, why_implausible
+from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
+from gpumem_tui.diagnosis.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.models import GpuRecord, Sample
+from gpumem_tui.planner.kv import layer_bytes_per_token
+from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
+from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.sources.engines.launch_flags import launch_flags, number
+from gpumem_tui.sources.engines.registry import looks_like_engine, registered, started_by
+
+PlanLabel = Literal["auto", "manual"]
+
+
+class EnginePlan(BaseModel):
+    """The plan for one engine endpoint (or for the node, when a manual plan finds no engine)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    endpoint: str | None
+    model: str | None
+    gpu_indices: list[int]
+    """GPUs the engine's processes hold memory on (the plan is drawn over each)."""
+    label: PlanLabel
+    users: int = 1
+    """Conversations the plan means to hold at its max length at once."""
+    settings: EngineSettings | None = None
+    prediction: EnginePrediction | None = None
+    overlay: GpuOverlay | None = None
+    found: list[str] = []
+    assumed: list[str] = []
+    missing: str | None = None
+    """Why no prediction could be made (model or GPU unknown), in words."""
+    launch_seen: bool = False
+    """The engine's command line was read, so a flag it lacks (--quantization) is known to be absent."""
+    card: str | None = None
+    """The catalog key of the card the plan is drawn over (by its NVML name, else its size)."""
+    source: PlanSource | None = None
+    """Where a hand-set plan came from (`ManualPlan.source`); None for a plan made from the engine."""
+    running: EnginePlan | None = None
+    """Beside a plan set by hand: the plan made from the engine's own facts. What is measured (its KV
+    pool in bytes) is counted with these, and where they differ from the hand-set plan that is a finding."""
+
+
+def engine_plans(sample: Sample, catalog: Catalog, manual: ManualPlan | None = None) -> list[EnginePlan]:
+    """One plan per engine endpoint in the sample; the manual plan replaces the auto one where it applies."""
+    applies = _manual_targets(sample.engines, manual)
+    plans = [_plan(e, sample, catalog, manual if e.url in applies else None) for e in sample.engines]
+    if manual is not None and not plans:
+        plans.append(_plan(None, sample, catalog, manual))
+    return plans
+
+
+def _manual_targets(engines: list[EndpointStatus], manual: ManualPlan | None) -> set[str]:
+    """Engines serving the manual plan's model; every engine when none does (or none says)."""
+    if manual is None:
+        return set()
+    names = {manual.model.id.lower(), *(alias.lower() for alias in manual.model.aliases)}
+    serving = {e.url for e in engines if (_model_name(e) or "").lower() in names}
+    return serving or {e.url for e in engines}
+
+
+def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, manual: ManualPlan | None) -> EnginePlan:
+    found: list[str] = []
+    assumed: list[str] = []
+    record, flags = _record(endpoint), _flags(endpoint, sample)
+    running, unsized = None, None
+    if manual is not None:
+        running = _plan(endpoint, sample, catalog, None) if endpoint else None
+        gpus = (
+            running.gpu_indices
+            if running
+            else [g.index for g in sample.gpus if not g.lost][: manual_split(manual, sample, catalog)]
+        )
+        found.append(_by_hand(manual, len(gpus)))
+        if running is not None:
+            found.append(f"the engine runs {running.model or 'a model it does not name'} on {gpu_listing(gpus)}")
+        spec: ModelSpec | None = manual.model
+        name = spec.id
+    else:
+        gpus = _engine_gpus(endpoint, sample, found, assumed)
+        name = _model_name(endpoint) or flags.get("model")
+        spec = _model_spec(name, record, flags, catalog, found, assumed)
+        unsized = _unsized(_kind(endpoint, sample))
+    base = EnginePlan(
+        endpoint=endpoint.url if endpoint else None,
+        model=spec.id if spec else name,
+        gpu_indices=gpus,
+        label="manual" if manual else "auto",
+        found=found,
+        assumed=assumed,
+        launch_seen=bool(flags),
+        source=manual.source if manual else None,
+        running=running,
+    )
+    missing = unsized or _missing(spec, name, gpus, sample)
+    if missing:
+        return base.model_copy(update={"missing": missing})
+    return _predicted(base, spec, sample, catalog, manual, record, flags)
+
+
+def _by_hand(manual: ManualPlan, engine_split: int) -> str:
+    """The hand-set plan in one line: model, weight format, KV cache, split."""
+    split = manual.tp or max(1, engine_split)
+    return (
+        f"plan set by hand: {manual.model.id}, weights {manual.quantization or 'as the checkpoint ships them'}, "
+        f"KV cache {manual.kv_cache_dtype}, split over {split} GPU(s) (it wins over the one made from the engine)"
+    )
+
+
+def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: Sample) -> str | None:
+    """Why no prediction can be made, or None."""
+    if spec is None:
+        if name:
+            return f"model {name!r} is not in the catalog or the local HF cache (unknown model)"
+        return "the engine has not said which model it serves"
+    if not gpus:
+        return "no process of this engine holds GPU memory now"
+    if not any(g.index in gpus and not g.lost for g in sample.gpus):
+        return "none of the engine's GPUs answers NVML"
+    return None
+
+
+def _predicted(
+    base: EnginePlan,
+    spec: ModelSpec,
+    sample: Sample,
+    catalog: Catalog,
+    manual: ManualPlan | None,
+    record: EngineRecord | None,
+    flags: dict,
+) -> EnginePlan:
+    found, assumed = list(base.found), list(base.assumed)
+    card = next(g for g in sample.gpus if g.index in base.gpu_indices and not g.lost)
+    gpu = gpu_spec_for(card.name, card.memory_total_bytes, catalog)
+    if gpu is None:
+        return base.model_copy(update={"missing": f"GPU {card.index} reports neither a known name nor its total"})
+    _gpu_fact(card, gpu.key, catalog, found, assumed)
+    card_key = gpu.key
+    if manual is not None and manual.gpu is not None:
+        gpu = manual.gpu  # sized as the plan was made: a plan for another card is a plan_mismatch
+    try:
+        if manual is not None:
+            facts = plausible(record) if record else None
+            max_len, block = (facts.max_model_len, facts.block_size) if facts else (None, None)
+            settings = manual_settings(manual, gpu, catalog, len(base.gpu_indices), max_len, block)
+            users = manual.users
+        else:
+            unknown: list[str] = []
+            settings = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed, unknown)
+            if settings is None:
+                return base.model_copy(update={"missing": "; ".join(unknown),
+                                               "found": found, "assumed": assumed})
+            users = 1
+            assumed.append("1 conversation at the max length (set a plan with --users for more)")
+        prediction = predict(settings)
+    except (ValueError, ArithmeticError) as exc:  # ValidationError too: a fact from outside it cannot size
+        return base.model_copy(update={"missing": f"cannot plan with what the engine states: {_reason(exc)}",
+                                       "found": found, "assumed": assumed})
+    capacity = card.memory_total_bytes or gpu.capacity_bytes
+    title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
+    overlay = overlay_from_engine(prediction, capacity, settings.tp, base.label, title)
+    facts = base.running.settings if base.running else settings
+    overlay = overlay.model_copy(update={"measured_kv_bytes_per_token": _kv_bytes(facts) if facts else None})
+    return base.model_copy(
+        update={
+            "card": card_key,
+            "users": users,
+            "settings": settings,
+            "prediction": prediction,
+            "overlay": overlay,
+            "found": found,
+            "assumed": assumed,
+        }
+    )
+
+
+def _record(endpoint: EndpointStatus | None) -> EngineRecord | None:
+    """The endpoint's first record that names a model, else its first record."""
+    if endpoint is None or not endpoint.records:
+        return None
+    return next((r for r in endpoint.records if r.model), endpoint.records[0])
+
+
+def _model_name(endpoint: EndpointStatus | None) -> str | None:
+    record = _record(endpoint)
+    return record.model if record else None
+
+
+def _flags(endpoint: EndpointStatus | None, sample: Sample) -> dict[str, str]:
+    """Launch flags from the command line of the engine's first process the host can see, read as the engine
+    that command line starts reads them."""
+    for argv in _command_lines(endpoint, sample):
+        kind = started_by(argv)
+        flags = kind.flags(argv) if kind else launch_flags(argv)
+        if flags:
+            return flags
+    return {}
+
+
+def _command_lines(endpoint: EndpointStatus | None, sample: Sample) -> list[list[str]]:
+    pids = set(endpoint.pids) if endpoint else set()
+    return [p.cmdline for p in sample.processes if p.pid in pids and p.cmdline]
+
+
+def _kind(endpoint: EndpointStatus | None, sample: Sample) -> str | None:
+    """The engine kind: what its metrics say, else the engine its command line starts; None when neither says."""
+    record = _record(endpoint)
+    if record is not None:
+        return record.engine
+    kind = next((k for argv in _command_lines(endpoint, sample) if (k := started_by(argv))), None)
+    return kind.kind if kind else None
+
+
+def _unsized(kind: str | None) -> str | None:
+    """Why this engine kind gets no plan, or None when vLLM's startup model sizes it (or no kind is known, as
+    for an endpoint given by hand that has not answered: sized as vLLM, and said to be assumed)."""
+    entry = registered(kind)
+    if kind is None or (entry is not None and entry.sizing == "vllm"):
+        return None
+    label = entry.label if entry else repr(kind)
+    return f"{label} engines are not sized; the plan shows the measurement only"
+
+
+def _engine_gpus(endpoint: EndpointStatus | None, sample: Sample, found: list[str], assumed: list[str]) -> list[int]:
+    if endpoint is None:
+        return []
+    gpus = endpoint_gpus(sample, endpoint)
+    if gpus:
+        found.append(f"split over {len(gpus)} GPU(s): its processes hold memory on {gpu_listing(gpus)}")
+    elif not endpoint.pids and len(sample.engines) == 1:
+        gpus = sorted({p.gpu_index for p in sample.processes if looks_like_engine(p.name, p.cmdline)})
+        if gpus:
+            assumed.append(f"the engine is the engine-like process on {gpu_listing(gpus)} (no pid was given)")
+    return gpus
+
+
+def _model_spec(
+    name: str | None, record: EngineRecord | None, flags: dict, catalog: Catalog, found: list, assumed: list
+) -> ModelSpec | None:
+    if name is None:
+        return None
+    where = "/metrics" if record is not None and record.model else "the command line"
+    found.append(f"model {name} (from {where})")
+    try:
+        spec = catalog.model(name)
+        found.append("architecture from the catalog")
+        return spec
+    except LookupFailed:
+        pass
+    path = find_cached(name)  # by id only: a name from an engine or a recording never picks a local file
+    if path is None:
+        return _by_last_part(name, catalog, found)
+    try:
+        spec, warnings = model_from_config(load_config(path), name)
+    except CatalogError as exc:
+        assumed.append(f"architecture unknown: {exc}")
+        return None
+    found.append(f"architecture from {path}")
+    assumed.extend(warnings)
+    return spec
+
+
+def _by_last_part(name: str, catalog: Catalog, found: list) -> ModelSpec | None:
+    """`vllm serve /data/models/Llama-3.1-8B-Instruct` reports that path as its model: the catalog model its
+    last part names, matched as text (the path itself is never read)."""
+    last = name.rstrip("/").rsplit("/", 1)[-1]
+    if not last or last == name:
+        return None
+    try:
+        spec = catalog.model(last)
+    except LookupFailed:
+        return None
+    found.append(f"architecture from the catalog, by the name's last part {last} (nothing at that path is read)")
+    return spec
+
+
+def _gpu_fact(card: GpuRecord, key: str, catalog: Catalog, found: list, assumed: list) -> None:
+    if card.name and catalog.gpu_by_nvml_name(card.name) is not None:
+        found.append(f"GPU {key} (NVML name {card.name})")
+    else:
+        assumed.append(f"a card of the {key} size NVML reports (its name is not in the catalog)")
+
+
+def _auto_settings(
+    spec: ModelSpec, gpu, split: int, record: EngineRecord | None, flags: dict, found: list, assumed: list,
+    unknown: list,
+) -> EngineSettings | None:
+    """The engine's settings from its metrics, else its command line, else the defaults; None when a fact
+    was stated only in values that cannot be true (each said in `unknown`)."""
+    tp = max(1, split)
+    pick = _Picker(record, found, assumed, unknown)
+    values = {
+        "utilization": pick("gpu_memory_utilization", number(flags, "--gpu-memory-utilization", float), 0.9),
+        "block_size": pick("block_size", number(flags, "--block-size"), 64 if spec.mla else 16),
+        "kv_cache_dtype": pick("cache_dtype", flags.get("--kv-cache-dtype"), "auto"),
+        "max_model_len": pick("max_model_len", number(flags, "--max-model-len"), spec.max_context),
+    }
+    if unknown:
+        return None
+    quantization = flags.get("--quantization")
+    if quantization:
+        found.append(f"quantization {quantization} (from the command line)")
+    else:
+        assumed.append("weights as the checkpoint ships them (no --quantization seen)")
+    assumed.append(f"vLLM {DEFAULT_VERSION} sizing rules (the metrics do not name the release)")
+    return EngineSettings(model=spec, gpu=gpu, tp=tp, quantization=quantization, **values)
+
+
+class _Picker:
+    """One fact: the engine's own report, else its command line, else the default (said to be assumed).
+    A value that cannot be true is skipped; when every value stated for a fact was such, the fact is
+    unknown (said in `unknown`), never silently replaced by the default."""
+
+    def __init__(self, record: EngineRecord | None, found: list, assumed: list, unknown: list):
+        self.record, self.found, self.assumed, self.unknown = record, found, assumed, unknown
+
+    def __call__(self, field: str, flagged, default):
+        what = LABELS[field]
+        stated = [(getattr(self.record, field) if self.record else None, "the engine's metrics"),
+                  (flagged, "the command line")]
+        refused = []
+        dropped = self.record.dropped.get(field) if self.record else None
+        if dropped:  # the record refused it as it arrived (NaN, infinite, negative)
+            refused.append(f"the engine's metrics state a value that is {dropped}")
+        for value, where in stated:
+            if value is None:
+                continue
+            why = why_implausible(field, value)
+            if why is None:
+                self.found.append(f"{what} {value} (from {where})")
+                return value
+            refused.append(f"{where} state {shown(value)}, {why}")
+        if refused:
+            self.unknown.append(f"{what} unknown: {' and '.join(refused)}")
+            return None
+        self.assumed.append(f"{what} {default} (the default)")
+        return default
+
+
+def _reason(exc: BaseException) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+    return " ".join(str(exc).split())[:200]
+
+
+def kv_bytes_per_token(plan: EnginePlan) -> int | None:
+    """KV cache bytes one token takes on one GPU under the plan's settings; None without settings."""
+    return _kv_bytes(plan.settings) if plan.settings else None
+
+
+def _kv_bytes(settings: EngineSettings) -> int:
+    return settings.model.layers * layer_bytes_per_token(settings.model, settings.kv_cache_dtype, settings.tp)
+
+
+def measured_facts(plan: EnginePlan) -> EnginePlan:
+    """The plan whose facts are the engine's own: the one made from the engine beside a hand-set plan."""
+    return plan.running or plan
+
+
+def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
+    """The overlay drawn over each GPU: the first plan that claims it. Each overlay carries the running
+    model's KV bytes per token, so the measured pool is counted with the engine's facts, not the plan's."""
+    drawn: dict[int, GpuOverlay] = {}
+    for plan in plans:
+        for index in plan.gpu_indices[: plan.settings.tp if plan.settings else None]:
+            if plan.overlay is not None:
+                drawn.setdefault(index, plan.overlay)
+    return drawn
+
+
+__all__ = ["DEFAULT_VERSION", "EnginePlan", "engine_plans", "kv_bytes_per_token", "measured_facts", "plan_by_gpu"]

@@ -1,0 +1,106 @@
+"""Findings about engines that answer: values that cannot be true, a full KV cache, a context the pool
+cannot hold."""
+
+from __future__ import annotations
+
+from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.engine_values import implausible, plausible
+from gpumem_tui.diagnosis.findings.capacity import more_conversations
+from gpumem_tui.diagnosis.findings.plan import plan_name, serving
+from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.diagnosis.findings.situation import Situation, percent
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+
+
+def engine_value_implausible(s: Situation) -> list[Finding]:
+    """One finding per endpoint whose records hold values that cannot be true (`engine_values`): they are
+    named, left out of the plan and of every measurement, and the other findings stand."""
+    findings = []
+    for endpoint in s.sample.engines:
+        bad = [(record, value) for record in endpoint.records for value in implausible(record)]
+        if not bad:
+            continue
+        record, first = bad[0]
+        listed = "; ".join(str(value) for _, value in bad)
+        findings.append(Finding(
+            severity="warning",
+            code="engine_value_implausible",
+            title=f"{s.engine_name(endpoint.url, record.model)}: {first}",
+            explanation=f"{listed[0].upper()}{listed[1:]}. No plan is made from a value that cannot be true, and "
+            "none is judged as a measurement; the other findings stand.",
+            try_this="look at what the endpoint serves (`gpumem-tui metrics URL`): an exporter or proxy in "
+            "between may rescale or relabel it; pass the engine's settings by hand with --model and its options",
+            endpoint=endpoint.url,
+        ))
+    return findings
+
+
+def kv_saturated(s: Situation) -> list[Finding]:
+    findings = []
+    for endpoint in s.sample.engines:
+        if endpoint.state != "ok":
+            continue
+        for record in map(plausible, endpoint.records):
+            if _saturated(s, record):
+                findings.append(_saturation(s, endpoint, record))
+    return findings
+
+
+def _saturated(s: Situation, record: EngineRecord) -> bool:
+    usage = record.kv_usage_fraction
+    pressed = (record.preemptions_per_min or 0) > 0 or (record.requests_waiting or 0) > 0
+    return usage is not None and usage >= s.thresholds.kv_saturated_fraction and pressed
+
+
+def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) -> Finding:
+    plan = s.plan_for(endpoint.url)
+    pool, running = record.kv_pool_tokens, record.requests_running or 0
+    per_request = round(record.kv_usage_fraction * pool / running) if pool and running else None
+    numbers = f"KV cache {percent(record.kv_usage_fraction)} full"
+    numbers += f" ({pool:,} tokens)" if pool else ""
+    numbers += f"; {running:,} running, {record.requests_waiting or 0:,} waiting"
+    if record.preemptions_per_min is not None:
+        numbers += f", {record.preemptions_per_min:,.1f} preemptions/min"
+    if per_request:
+        numbers += f"; a running request holds about {per_request:,} tokens"
+    options = more_conversations(plan, pool, per_request) if plan and pool else []
+    return Finding(
+        severity="warning",
+        code="kv_saturated",
+        title=f"{s.engine_name(endpoint.url, record.model)}: KV cache full, requests queue or are preempted",
+        explanation=numbers + "." + ("" if not options else " " + " ".join(options)),
+        try_this="add capacity (another GPU or replica), FP8 KV cache (--kv-cache-dtype fp8), or cap "
+        "--max-num-seqs so requests wait instead of being preempted",
+        endpoint=endpoint.url,
+    )
+
+
+def context_too_long(s: Situation) -> list[Finding]:
+    findings = []
+    for plan in s.plans:
+        if plan.prediction is None or plan.users < 1:
+            continue
+        live = serving(s, plan)
+        measured = live[1].kv_pool_tokens if live else None
+        pool = measured if measured is not None else plan.prediction.kv_cache_tokens
+        length = plan.prediction.max_model_len
+        if plan.users * length > pool:
+            findings.append(_too_long(s, plan, pool, length, measured=measured is not None))
+    return findings
+
+
+def _too_long(s: Situation, plan: EnginePlan, pool: int, length: int, measured: bool) -> Finding:
+    need = plan.users * length
+    fits = pool / length
+    shorter = pool // plan.users
+    return Finding(
+        severity="critical" if pool < length else "warning",
+        code="context_too_long",
+        title=f"{plan_name(s, plan)}: {plan.users:,} conversation(s) at {length:,} tokens do not fit the KV pool",
+        explanation=f"{plan.users:,} x {length:,} tokens = {need:,} tokens; the {'engine' if measured else 'planned'} "
+        f"pool holds {pool:,} tokens ({fits:,.1f} conversations at full length).",
+        try_this=f"lower --max-model-len to {shorter:,} or plan for {int(fits):,} users; FP8 KV cache or more "
+        "GPUs grow the pool",
+        gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,
+        endpoint=plan.endpoint,
+    )

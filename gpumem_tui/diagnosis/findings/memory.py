@@ -1,0 +1,122 @@
+"""Findings about a card's memory: too little free, a foreign process, memory no process accounts for."""
+
+from __future__ import annotations
+
+from gpumem_tui.diagnosis.autoplan import measured_facts
+from gpumem_tui.diagnosis.findings.differ import mismatched
+from gpumem_tui.diagnosis.findings.records import Finding, Severity
+from gpumem_tui.diagnosis.findings.situation import Situation, duration, free_bytes, gib, percent
+from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per_s
+from gpumem_tui.models import GpuRecord
+
+
+def headroom_low(s: Situation) -> list[Finding]:
+    findings = []
+    for gpu in s.live_gpus():
+        free, total = free_bytes(gpu), gpu.memory_total_bytes or 0
+        if free is None or free >= s.thresholds.headroom_warning_fraction * total:
+            continue
+        findings.append(_headroom(s, gpu, free, total))
+    return findings
+
+
+def _headroom(s: Situation, gpu: GpuRecord, free: int, total: int) -> Finding:
+    t = s.thresholds
+    plan = s.plan_on(gpu.index)
+    if plan is not None and mismatched(plan):
+        plan = measured_facts(plan)  # a plan for something else says nothing of what this card should leave
+    planned_free = plan.overlay.free_bytes if plan and plan.overlay else None
+    as_planned = planned_free is not None and free >= planned_free - t.headroom_plan_tolerance_fraction * total
+    critical = free < t.headroom_critical_fraction * total
+    severity: Severity = "critical" if critical else "info" if as_planned else "warning"
+    words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
+    if planned_free is not None:
+        words += f"; the {plan.label} plan leaves {gib(max(0, planned_free))}"
+    words += ". " + _trend_words(s, gpu, free)
+    return Finding(
+        severity=severity,
+        code="headroom_low",
+        title=f"GPU {gpu.index}: only {percent(free / total)} of memory free"
+        + (" (as planned)" if as_planned and severity == "info" else ""),
+        explanation=words,
+        try_this="find who grew (the process list, or `check --replay` on a recording); lower "
+        "--gpu-memory-utilization or move other work off this GPU"
+        if not as_planned or severity == "critical"
+        else "nothing: the engine's gpu_memory_utilization leaves this much on purpose",
+        gpu_index=gpu.index,
+    )
+
+
+def _trend_words(s: Situation, gpu: GpuRecord, free: int) -> str:
+    t = s.thresholds
+    points = s.history.gpu_since(gpu.index, s.sample.timestamp - t.trend_window_s)
+    slope = slope_bytes_per_s(points)
+    if slope is None:
+        return "No trend yet (too little history)."
+    full = seconds_to_full(points, free, t.trend_min_bytes_per_s)
+    span = points[-1][0] - points[0][0]
+    if full is None:
+        return f"Used memory is flat over the last {duration(span)} ({gib(slope * 60)}/min)."
+    return (
+        f"Over the last {duration(span)} used memory grew {gib(slope * 60)}/min: at that rate the card is full "
+        f"in about {duration(full)}."
+    )
+
+
+def foreign_process(s: Situation) -> list[Finding]:
+    findings = []
+    for index in sorted(s.engine_gpus):
+        gpu = next((g for g in s.live_gpus() if g.index == index), None)
+        for process in s.processes_on(index):
+            held = process.gpu_memory_bytes or 0
+            if process.pid in s.engine_pids or held < s.thresholds.foreign_min_bytes:
+                continue
+            findings.append(_foreign(s, gpu, process, held))
+    return findings
+
+
+def _foreign(s: Situation, gpu: GpuRecord | None, process, held: int) -> Finding:
+    total = gpu.memory_total_bytes if gpu else None
+    free = free_bytes(gpu) if gpu else None
+    tight = total is not None and free is not None and free < s.thresholds.headroom_critical_fraction * total
+    name = process.name or "a process this namespace cannot see"
+    who = f"pid {process.pid} ({name}" + (f", user {process.user})" if process.user else ")")
+    share = f" ({percent(held / total)} of the card)" if total else ""
+    command = " ".join(process.cmdline or [])[:160]
+    return Finding(
+        severity="critical" if tight else "warning",
+        code="foreign_process",
+        title=f"GPU {process.gpu_index}: {name} (pid {process.pid}) holds {gib(held)} beside the engine",
+        explanation=f"{who} is not the engine and holds {gib(held)}{share} on the engine's GPU"
+        + (f"; the card has {gib(free)} free" if free is not None else "")
+        + (f". Command: {command}" if command else "."),
+        try_this="ask its owner to move it to another GPU (CUDA_VISIBLE_DEVICES) or stop it; the engine sized its "
+        "memory assuming the card was its own",
+        gpu_index=process.gpu_index,
+        pid=process.pid,
+    )
+
+
+def unattributed_memory(s: Situation) -> list[Finding]:
+    findings = []
+    for gpu in s.live_gpus():
+        if gpu.memory_used_bytes is None:
+            continue
+        listed = sum(p.gpu_memory_bytes or 0 for p in s.processes_on(gpu.index))
+        missing = gpu.memory_used_bytes - listed
+        if missing < s.thresholds.unattributed_min_bytes:
+            continue
+        findings.append(
+            Finding(
+                severity="warning",
+                code="unattributed_memory",
+                title=f"GPU {gpu.index}: {gib(missing)} used that no visible process accounts for",
+                explanation=f"NVML says {gib(gpu.memory_used_bytes)} used; the processes it lists hold "
+                f"{gib(listed)}. The rest belongs to processes in another PID namespace (a container), "
+                "the driver, or a process that leaked memory.",
+                try_this="run `nvidia-smi` on the host (outside containers) to see every process; a leak "
+                "goes away when its process exits",
+                gpu_index=gpu.index,
+            )
+        )
+    return findings

@@ -1,0 +1,266 @@
+"""Findings that compare the engine with its plan: a plan for something else, the weights it holds, the KV
+pool it carved, what the planner itself warns about."""
+
+from __future__ import annotations
+
+from gpumem_tui.diagnosis.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
+from gpumem_tui.diagnosis.engine_values import plausible
+from gpumem_tui.diagnosis.findings.differ import FORMAT, differences, mismatched, renamed
+from gpumem_tui.diagnosis.findings.records import Finding, Severity
+from gpumem_tui.diagnosis.findings.situation import Situation, gib
+from gpumem_tui.diagnosis.measured import gpu_listing
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
+from gpumem_tui.planner.serving import SIXTEEN_BIT
+from gpumem_tui.planner.vllm import EngineSettings
+
+
+def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecord] | None:
+    """The plan's endpoint and its record, when it answered this time and the plan is for what it runs (a
+    plan for another model, split or KV cache is `plan_mismatch`; its numbers are not held against the
+    engine's)."""
+    endpoint = next((e for e in s.sample.engines if e.url == plan.endpoint), None)
+    if endpoint is None or endpoint.state != "ok" or not endpoint.records or mismatched(plan):
+        return None
+    record = next((r for r in endpoint.records if r.model), endpoint.records[0])
+    return endpoint, plausible(record)  # a value that cannot be true is not a measurement
+
+
+def plan_name(s: Situation, plan: EnginePlan) -> str:
+    """Which engine a plan finding is about (its endpoint and GPUs), or the node when no engine runs."""
+    runs = measured_facts(plan).model or plan.model
+    if plan.endpoint is None:
+        return f"{plan.model} (a plan, no engine) on {gpu_listing(plan.gpu_indices)}"
+    if mismatched(plan):
+        return f"{plan.label} plan for {plan.model}, over {s.engine_name(plan.endpoint, runs)}"
+    return s.engine_name(plan.endpoint, runs)
+
+
+def plan_mismatch(s: Situation) -> list[Finding]:
+    """A hand-set plan whose model, weight format, KV cache, split or GPU is not what the engine runs; a plan
+    that only names the model otherwise (same architecture) is said to be compared as is."""
+    findings = []
+    for plan in s.plans:
+        running = plan.running
+        if plan.endpoint is None and plan.settings is not None and plan.card != plan.settings.gpu.key:
+            findings.append(_other_card(plan))
+        if running is None or plan.settings is None or plan.endpoint is None:
+            continue
+        if mismatched(plan):
+            findings.append(_mismatch(s, plan, running))
+        elif renamed(plan):
+            findings.append(_renamed(s, plan, running))
+    return findings
+
+
+def _mismatch(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
+    plan_side, engine_side = _sides(plan, running)
+    differ = differences(plan)
+    return Finding(
+        severity="warning",
+        code="plan_mismatch",
+        title=f"{s.engine_name(plan.endpoint, running.model)} is not what the {plan.label} plan is for: "
+        f"{_listed(differ)} {'differs' if len(differ) == 1 else 'differ'}",
+        explanation=f"The {plan.label} plan ({_from(plan)}): {plan_side}. The engine runs {engine_side}. Where "
+        "the two differ, so does memory: its weights and KV pool are not held against this plan, and "
+        "headroom is judged by the plan made from what runs. What is measured (the KV pool in bytes) is "
+        "counted with the engine's own model.",
+        try_this=_fix_plan(plan),
+        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+        endpoint=plan.endpoint,
+    )
+
+
+def _renamed(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
+    """The plan names another model of the same architecture (a base model beside its instruct tune)."""
+    return Finding(
+        severity="info",
+        code="plan_renamed",
+        title=f"{s.engine_name(plan.endpoint, running.model)}: the {plan.label} plan is for {plan.model}, "
+        "same architecture, compared as is",
+        explanation=f"{plan.model} and {running.model} have the same layers, widths, heads and parameter "
+        "count, so they take the same memory: the plan's numbers are held against the engine's.",
+        try_this="nothing: name the served model in the plan to make this note go",
+        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+        endpoint=plan.endpoint,
+    )
+
+
+def _from(plan: EnginePlan) -> str:
+    """Where the plan came from, in words."""
+    return {
+        "planner screen": "applied from the planner screen",
+        "scenario": "the one the demo's scenario was made with",
+    }.get(plan.source or "", "from the command line")
+
+
+def _fix_plan(plan: EnginePlan) -> str:
+    """How to give the plan what the engine runs, where the plan came from."""
+    if plan.source == "planner screen":
+        return "size the plan for the engine's model, format, KV cache and split in the planner (p) and apply it"
+    if plan.source == "scenario":
+        return ("the scenario planned this engine otherwise: relaunch it as planned, or pass --model (with "
+                "--weights, --kv-dtype, --gpus) to compare it with another plan")
+    return ("give the plan the engine's model, format, KV cache and split (--model, --weights, --kv-dtype, "
+            "--gpus), or leave out --model to compare with the plan made from what runs")
+
+
+def _other_card(plan: EnginePlan) -> Finding:
+    """A plan with no engine to compare, sized for another card than the one it is drawn over."""
+    assert plan.settings is not None
+    planned = plan.settings.gpu.key
+    return Finding(
+        severity="warning",
+        code="plan_mismatch",
+        title=f"the {plan.label} plan for {plan.model} is sized for {planned}, not this node's {plan.card}",
+        explanation=f"The plan's bands are {planned}'s on {plan.settings.tp} GPU(s), drawn over "
+        f"{gpu_listing(plan.gpu_indices)} ({plan.card}): the bars show what the plan takes there, not what "
+        f"it would take here.",
+        try_this=f"pick {plan.card} in the planner (p) to size the plan for this node",
+        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+    )
+
+
+def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str]:
+    """Both sides in words: model, weight format, KV cache, split and card."""
+    settings = plan.settings
+    split = len(running.gpu_indices)
+    plan_side = (
+        f"{plan.model}, weights {_weights_format(settings)}, KV cache {settings.kv_cache_dtype}, on "
+        f"{settings.tp} x {settings.gpu.key}"
+    )
+    where = f"on {split} x {plan.card or 'GPU'} ({gpu_listing(running.gpu_indices)})" if split else "on GPUs not known"
+    kv = f", KV cache {running.settings.kv_cache_dtype}" if running.settings else ""
+    engine_side = f"{running.model or 'a model it does not name'}, {_runs_words(running)}{kv}, {where}"
+    return plan_side, engine_side
+
+
+def _runs_words(running: EnginePlan) -> str:
+    """The weights the engine loads, as far as its command line tells."""
+    if running.settings is None or not running.launch_seen:
+        return "weights in a format not known here (its command line is not visible)"
+    return f"weights {_weights_format(running.settings)}" + (
+        "" if running.settings.quantization else " (no --quantization)"
+    )
+
+
+def _listed(words: list[str]) -> str:
+    """`model`, `model and split`, `model, weight format and split`."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _weights_format(settings: EngineSettings) -> str:
+    """What the weights load as: the quantization asked for (`none`: the 16-bit dtype), else the
+    checkpoint's own format."""
+    spec = settings.model
+    native = spec.native_dtype if spec.native_dtype in SIXTEEN_BIT else "bf16"
+    if settings.quantization and settings.quantization.lower() == "none":
+        return native
+    return (settings.quantization or spec.checkpoint_format or native).lower()
+
+
+def weights_mismatch(s: Situation) -> list[Finding]:
+    findings = []
+    for plan in s.plans:
+        live = serving(s, plan)
+        if plan.prediction is None or live is None or live[1].kv_pool_tokens is None or not plan.gpu_indices:
+            continue
+        finding = _weights(s, plan, live[0], live[1])
+        if finding is not None:
+            findings.append(finding)
+    return findings
+
+
+def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: EngineRecord) -> Finding | None:
+    p, t, gpu = plan.prediction, s.thresholds, plan.gpu_indices[0]
+    held = sum(x.gpu_memory_bytes or 0 for x in s.processes_on(gpu) if x.pid in endpoint.pids)
+    if not held or not p.weights_bytes:
+        return None
+    kv = (record.kv_pool_tokens or 0) * (kv_bytes_per_token(measured_facts(plan)) or 0)
+    others = CUDA_CONTEXT_BYTES + p.non_torch_bytes + p.cudagraph_bytes
+    high = held - kv - others
+    low = high - p.activation_peak_bytes  # activations grow back with the batch, up to the profiled peak
+    estimate = min(max(p.weights_bytes, low), high)
+    ratio = estimate / p.weights_bytes
+    if abs(ratio - 1) <= t.weights_tolerance_fraction:
+        return None
+    precision = ratio >= t.weights_precision_ratio or ratio <= 1 / t.weights_precision_ratio
+    planned_as = _weights_format(plan.settings)
+    loaded = differences(plan) == [FORMAT]  # the engine loaded another format than the plan's: it deviates
+    return Finding(
+        severity="critical" if precision else "warning",
+        code="weights_mismatch",
+        title=f"{plan_name(s, plan)}: weights take about {ratio:.1f}x the plan on GPU {gpu}",
+        explanation=f"The engine process holds {gib(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
+        f"tokens = {gib(kv)}) and about {gib(others)} of context, non-torch memory and CUDA graphs, that leaves "
+        f"about {gib(estimate)} of weights. The {plan.label} plan ({planned_as}) says {gib(p.weights_bytes)}."
+        + (f" The engine loaded {_runs_words(plan.running).removeprefix('weights ')}, not the {planned_as} planned."
+           if loaded else "")
+        + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else ""),
+        try_this=_relaunch(plan) if loaded else f"check the launch flags: the plan assumes {planned_as}; restart "
+        "vLLM with the matching --quantization / --dtype (or fix the plan)",
+        gpu_index=gpu,
+        endpoint=plan.endpoint,
+    )
+
+
+def _relaunch(plan: EnginePlan) -> str:
+    """The plan is the intent and the engine loaded another format: relaunch it as planned."""
+    method = plan.settings.quantization
+    flag = f"with --quantization {method}" if method else "without --quantization (the checkpoint's own format)"
+    return (f"restart vLLM {flag}, as the {plan.label} plan ({_from(plan)}) says; if "
+            f"{_weights_format(plan.running.settings)} was meant, the plan is what to fix")
+
+
+def kv_pool_short(s: Situation) -> list[Finding]:
+    findings = []
+    for plan in s.plans:
+        live = serving(s, plan)
+        if plan.prediction is None or live is None or live[1].kv_pool_tokens is None:
+            continue
+        planned, measured = plan.prediction.kv_cache_tokens, live[1].kv_pool_tokens
+        if planned <= 0 or measured >= planned * (1 - s.thresholds.kv_pool_tolerance_fraction):
+            continue
+        findings.append(_short(s, plan, planned, measured))
+    return findings
+
+
+def _short(s: Situation, plan: EnginePlan, planned: int, measured: int) -> Finding:
+    length = plan.prediction.max_model_len
+    short = planned - measured
+    return Finding(
+        severity="critical" if measured < planned / 2 else "warning",
+        code="kv_pool_short",
+        title=f"{plan_name(s, plan)}: KV pool {short:,} tokens smaller than planned",
+        explanation=f"The engine carved {measured:,} tokens of KV cache; the {plan.label} plan says {planned:,}. "
+        f"That is {short / length:,.1f} fewer conversations at the planned {length:,}-token context "
+        f"({measured / length:,.1f} fit instead of {planned / length:,.1f}).",
+        try_this="look for what took the memory: larger weights (wrong precision), another process at startup, "
+        "a lower --gpu-memory-utilization than planned",
+        gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,
+        endpoint=plan.endpoint,
+    )
+
+
+def plan_notes(s: Situation) -> list[Finding]:
+    """What the planner itself warns about: a plan the user set that cannot work is a warning; for a plan
+    made from a running engine the engine's own numbers win, so it is only noted."""
+    findings = []
+    for plan in s.plans:
+        if plan.prediction is None:
+            continue
+        severity: Severity = "warning" if plan.label == "manual" else "info"
+        lines = [(line, "does not fit") for line in plan.prediction.failures]
+        lines += [(line, "has a warning") for line in plan.prediction.warnings]
+        for line, verdict in lines:
+            findings.append(
+                Finding(
+                    severity=severity,
+                    code="plan_note",
+                    title=f"{plan_name(s, plan)}: the {plan.label} plan {verdict}",
+                    explanation=line,
+                    try_this="see `gpumem-tui plan` for the whole sizing",
+                    endpoint=plan.endpoint,
+                )
+            )
+    return findings

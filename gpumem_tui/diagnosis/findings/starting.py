@@ -1,0 +1,133 @@
+"""An engine that does not answer: starting (its memory grows toward the plan), stuck, or gone."""
+
+from __future__ import annotations
+
+from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts
+from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.diagnosis.findings.situation import Situation, duration, gib
+from gpumem_tui.engine_records import EndpointStatus
+from gpumem_tui.models import ProcessRecord
+from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
+from gpumem_tui.units import GIB, MIB
+
+FLAT_BYTES = 64 * MIB
+"""Growth below this over the stall window is flat: allocator and CUDA context noise, not loading."""
+
+
+def engine_down(s: Situation) -> list[Finding]:
+    """One finding per endpoint that did not answer: `engine_starting` (info) while it loads, else `engine_down`."""
+    return [_not_answering(s, endpoint) for endpoint in s.sample.engines if endpoint.state != "ok"]
+
+
+def starting_endpoints(findings: list[Finding]) -> set[str]:
+    """Endpoints the findings call starting: their plan-vs-measured gap is progress, not a difference."""
+    return {f.endpoint for f in findings if f.code == "engine_starting" and f.endpoint}
+
+
+def _not_answering(s: Situation, endpoint: EndpointStatus) -> Finding:
+    alive = [p for p in s.sample.processes if p.pid in endpoint.pids]
+    if alive and endpoint.state == "down" and not _answered_before(s, endpoint.url):
+        grew = _growth(s, alive)
+        if grew is None or grew > FLAT_BYTES:
+            return _starting(s, endpoint, alive, grew)
+    return _down(s, endpoint, alive)
+
+
+def _answered_before(s: Situation, url: str) -> bool:
+    """The history holds a KV reading from this endpoint: it served, so silence now is not start-up."""
+    return any(key == url or key.startswith(url + " ") for key in s.history.kv_points)
+
+
+def _growth(s: Situation, alive: list[ProcessRecord]) -> int | None:
+    """How much the engine's memory grew over the last `engine_stall_s`; None when it has not been watched
+    that long (a process that appeared inside the window grew from nothing)."""
+    since = s.sample.timestamp - s.thresholds.engine_stall_s
+    if not s.history.timestamps or s.history.timestamps[0] > since:
+        return None
+    grew = 0
+    for process in alive:
+        seen = s.history.process_since(process.gpu_index, process.pid, float("-inf"))
+        if not seen or seen[0][0] > since:
+            return None
+        window = [b for t, b in seen if t >= since] + [process.gpu_memory_bytes or 0]
+        grew = max(grew, max(window) - window[0])
+    return grew
+
+
+def _running_plan(s: Situation, url: str) -> EnginePlan | None:
+    """The plan made from what the engine runs (beside a hand-set plan, the one made from its own facts):
+    its name and its loading progress are the running model's, whatever the plan is for."""
+    plan = s.plan_for(url)
+    return measured_facts(plan) if plan else None
+
+
+def _starting(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord], grew: int | None) -> Finding:
+    plan = _running_plan(s, endpoint.url)
+    gpus = sorted({p.gpu_index for p in alive})
+    held = min(sum(p.gpu_memory_bytes or 0 for p in alive if p.gpu_index == g) for g in gpus)
+    where = f"GPU {gpus[0]}" if len(gpus) == 1 else f"the least loaded of GPU {', '.join(map(str, gpus))}"
+    watched = (
+        f"grew {gib(grew)} in the last {duration(s.thresholds.engine_stall_s)}"
+        if grew is not None
+        else "has not been watched long enough to call it flat"
+    )
+    title = f"{s.engine_name(endpoint.url, plan.model if plan else None)} is starting"
+    progress = _progress(plan, held)
+    return Finding(
+        severity="info",
+        code="engine_starting",
+        title=title + (f": {progress}" if progress else ""),
+        explanation=f"{endpoint.error or 'no answer'}; its processes hold {gib(held)} on {where}, and its memory "
+        f"{watched}. It is called stuck once its memory stays flat for "
+        f"{duration(s.thresholds.engine_stall_s)} with still no answer.",
+        try_this="nothing yet: the endpoint answers once the weights are loaded and the KV pool is carved; "
+        "follow the engine's log to watch it load",
+        gpu_index=gpus[0] if len(gpus) == 1 else None,
+        endpoint=endpoint.url,
+    )
+
+
+def _progress(plan: EnginePlan | None, held: int) -> str:
+    """`weights 9.30 of 14.96 GiB planned`, then the whole process against the plan once weights are in."""
+    if plan is None or plan.prediction is None or plan.overlay is None:
+        return ""
+    weights, total = plan.prediction.weights_bytes, plan.overlay.engine_bytes
+    before = CUDA_CONTEXT_BYTES + plan.prediction.non_torch_bytes
+    if held < before + weights:
+        return f"weights {_number(max(0, held - before))} of {gib(weights)} planned"
+    return f"weights loaded, {_number(held)} of {gib(total)} planned in all (profiling, then the KV pool)"
+
+
+def _number(n_bytes: int) -> str:
+    """The number of a size in GiB, for `9.30 of 14.96 GiB` where the unit follows once."""
+    return f"{n_bytes / GIB:,.2f}"
+
+
+def _down(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]) -> Finding:
+    held = sum(p.gpu_memory_bytes or 0 for p in alive)
+    if alive and endpoint.state == "down" and not _answered_before(s, endpoint.url):
+        severity, state = (
+            "warning",
+            f"its processes hold {gib(held)} and their memory has been flat for "
+            f"{duration(s.thresholds.engine_stall_s)}: stuck while starting?",
+        )
+    elif alive:
+        severity, state = "warning", f"its processes are alive and hold {gib(held)} (hung, or restarting?)"
+    elif endpoint.pids:
+        severity, state = (
+            "critical",
+            f"its processes ({', '.join(map(str, endpoint.pids))}) hold no GPU memory: the engine has exited",
+        )
+    else:
+        severity, state = "critical", "no process of it is known"
+    age = f"; last good answer {endpoint.age_s:,.0f} s ago" if endpoint.state == "stale" and endpoint.age_s else ""
+    plan = _running_plan(s, endpoint.url)
+    return Finding(
+        severity=severity,
+        code="engine_down",
+        title=f"{s.engine_name(endpoint.url, plan.model if plan else None)} does not answer",
+        explanation=f"{endpoint.error or 'no answer'}{age}; {state}.",
+        try_this="read the engine's log for the last error (CUDA out of memory, a lost GPU, a step that hangs); "
+        "restart it once the cause is gone",
+        endpoint=endpoint.url,
+    )

@@ -1,0 +1,316 @@
+"""OOM forensics over a sequence of samples, a recording or the app's last minutes alike: each GPU's memory
+over time with markers (a process started or exited, a finding first raised), who grew before the first
+critical finding, and, when an engine's processes disappear, the finding that explains its exit."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gpumem_tui.catalog import Catalog
+from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans, measured_facts
+from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, FindingCode, Severity, Thresholds
+from gpumem_tui.diagnosis.findings.exit import engine_exited
+from gpumem_tui.diagnosis.findings.situation import engine_label, free_bytes
+from gpumem_tui.diagnosis.growth import Growth, allowances, who_grew
+from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.overlays import ManualPlan
+from gpumem_tui.models import Sample
+
+MAX_POINTS = 600
+LATE_S = 60.0
+"""Kept beyond the "who grew" window, so an exit seen a refresh (or a paused minute) late still has all of it."""
+
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Marker(_Frozen):
+    """Something that happened at `offset_s` seconds into what was watched."""
+
+    offset_s: float
+    kind: Literal["process_started", "process_exited", "finding"]
+    gpu_index: int | None = None
+    pid: int | None = None
+    name: str | None = None
+    bytes: int | None = None
+    """A process's last reading before it exited, or its first after it started."""
+    code: FindingCode | None = None
+    severity: Severity | None = None
+    text: str
+
+
+class GpuTimeline(_Frozen):
+    gpu_index: int
+    total_bytes: int | None
+    points: list[tuple[float, int]]
+    """(offset_s, used bytes); at most MAX_POINTS, each the peak of its stretch so no spike is lost."""
+
+
+class Forensics(_Frozen):
+    start_timestamp: float
+    end_offset_s: float
+    first_critical_offset_s: float | None
+    first_critical: Finding | None
+    window_s: float
+    timelines: list[GpuTimeline]
+    markers: list[Marker]
+    who_grew: list[Growth]
+    """Unexpected growth first, then the largest; empty when nothing critical was ever found."""
+    exits: list[Finding] = []
+    """Why each engine that exited (and stayed down) did, as the findings on screen say it."""
+    critical_forgotten: bool = False
+    """A critical finding was raised before the minutes kept: the first critical here is not the first."""
+
+
+@dataclass(frozen=True)
+class Moment:
+    """One judged sample, kept for what is explained about it later."""
+
+    sample: Sample
+    plans: list[EnginePlan]
+    findings: list[Finding]
+
+
+class Investigation:
+    """Walks samples one by one; `plans` and `findings` are those of the latest sample, the engine exits
+    explained first. `keep_s` None keeps the whole walk (a recording); otherwise only the last `keep_s`
+    seconds are kept, so memory stays flat (the app)."""
+
+    def __init__(
+        self, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds, keep_s: float | None = None
+    ):
+        self.catalog, self.manual, self.thresholds = catalog, manual, thresholds
+        self.history = History(window_s=keep_s) if keep_s is not None else History(points=None, window_s=None)
+        self.start: float | None = None
+        self.totals: dict[int, int | None] = {}
+        self.names: dict[tuple[int, int], str | None] = {}
+        self.markers: deque[Marker] = deque()
+        self.open_findings: set[tuple] = set()
+        self.criticals: deque[tuple[float, Finding, Moment]] = deque()
+        """Where a critical finding was first raised (offset, the finding, the moment), oldest first."""
+        self.critical_forgotten = False
+        """Whether a critical onset fell out of the minutes kept."""
+        self.alive: dict[str, Moment] = {}
+        """Endpoint -> the last sample in which its processes held GPU memory."""
+        self.exits: dict[str, Finding] = {}
+        self.previous: Sample | None = None
+        self.offset = 0.0
+        self.plans: list[EnginePlan] = []
+        self.diagnosed: list[Finding] = []
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The latest sample's findings with the exit explanations, most severe first; an explained exit
+        replaces its endpoint's plain 'does not answer'."""
+        diagnosed = [f for f in self.diagnosed if not (f.code == "engine_down" and f.endpoint in self.exits)]
+        return sorted([*self.exits.values(), *diagnosed], key=lambda f: -SEVERITY_ORDER[f.severity])
+
+    def past(self, sample: Sample, until_s: float | None) -> bool:
+        """Whether the sample lies beyond `until_s` seconds into the walk."""
+        return until_s is not None and self.start is not None and sample.timestamp - self.start > until_s
+
+    def add(self, sample: Sample) -> None:
+        self.start = sample.timestamp if self.start is None else self.start
+        self.offset = sample.timestamp - self.start
+        self.history.add(sample)
+        for gpu in sample.gpus:
+            self.totals[gpu.index] = gpu.memory_total_bytes or self.totals.get(gpu.index)
+        self._processes(sample)
+        self.rejudge(sample)
+        self._mark_findings(self.diagnosed, Moment(sample, self.plans, self.diagnosed))
+        self._exits(sample)
+        self._forget()
+        self.previous = sample
+
+    def rejudge(self, sample: Sample | None = None) -> None:
+        """Plans and findings of `sample` (default: the latest), after the manual plan changed."""
+        sample = sample or self.previous
+        if sample is not None:
+            self.plans = engine_plans(sample, self.catalog, self.manual)
+            self.diagnosed = diagnose(self.plans, sample, self.history, self.thresholds)
+
+    def _processes(self, sample: Sample) -> None:
+        now = {(p.gpu_index, p.pid): p for p in sample.processes}
+        before = {(p.gpu_index, p.pid): p for p in self.previous.processes} if self.previous else {}
+        for key, process in now.items():
+            self.names[key] = process.name or self.names.get(key)
+            if self.previous is not None and key not in before:
+                self._marker("process_started", key, process.gpu_memory_bytes, "started")
+        for key, process in before.items():
+            if key not in now:
+                self._marker("process_exited", key, process.gpu_memory_bytes, self._exit_words(key[0]))
+
+    def _exit_words(self, gpu_index: int) -> str:
+        """'exited', and 'likely out of memory' when its card was nearly full just before."""
+        gpu = next((g for g in self.previous.gpus if g.index == gpu_index), None) if self.previous else None
+        free = free_bytes(gpu) if gpu else None
+        if gpu and gpu.lost:
+            return "exited (its GPU was lost)"
+        if (
+            free is not None
+            and gpu.memory_total_bytes
+            and free < self.thresholds.headroom_critical_fraction * (gpu.memory_total_bytes)
+        ):
+            return f"exited with {free / 2**30:,.2f} GiB free on GPU {gpu_index} just before: likely out of memory"
+        return "exited"
+
+    def _marker(self, kind: str, key: tuple[int, int], held: int | None, words: str) -> None:
+        gpu_index, pid = key
+        name = self.names.get(key)
+        self.markers.append(
+            Marker(
+                offset_s=self.offset,
+                kind=kind,
+                gpu_index=gpu_index,
+                pid=pid,
+                name=name,
+                bytes=held,
+                text=f"{name or 'pid ' + str(pid)} (pid {pid}) {words}",
+            )
+        )
+
+    def _mark_findings(self, findings: list[Finding], moment: Moment) -> None:
+        keys = set()
+        for finding in findings:
+            key = (*finding.key, finding.severity)  # a finding that turns critical is marked again
+            keys.add(key)
+            if key in self.open_findings or finding.severity == "info":
+                continue
+            if finding.severity == "critical":
+                self.criticals.append((self.offset, finding, moment))
+            self.markers.append(
+                Marker(
+                    offset_s=self.offset,
+                    kind="finding",
+                    gpu_index=finding.gpu_index,
+                    pid=finding.pid,
+                    code=finding.code,
+                    severity=finding.severity,
+                    text=finding.title,
+                )
+            )
+        self.open_findings = keys
+
+    def _exits(self, sample: Sample) -> None:
+        """Note each engine whose processes hold memory; explain, once, each that was and is gone."""
+        present = {p.pid for p in sample.processes}
+        endpoints = {e.url: e for e in sample.engines}
+        for endpoint in sample.engines:
+            if present & set(endpoint.pids):
+                self.alive[endpoint.url] = Moment(sample, self.plans, self.diagnosed)
+                self.exits.pop(endpoint.url, None)
+            elif endpoint.state == "ok":
+                self.exits.pop(endpoint.url, None)
+        for url, moment in self.alive.items():
+            endpoint = endpoints.get(url)
+            if url in self.exits or (endpoint is not None and endpoint.state == "ok"):
+                continue
+            if not present & _pids(moment, url):
+                self.exits[url] = self.explain_exit(url, moment, sample)
+
+    def explain_exit(self, url: str, moment: Moment, now: Sample) -> Finding:
+        """The `engine_exited` finding: who grew in the window before the engine was last seen alive, its
+        tightest GPU's free memory then, and the findings active then."""
+        last = moment.sample
+        pids = _pids(moment, url)
+        gpus = [g for g in last.gpus if g.index in {p.gpu_index for p in last.processes if p.pid in pids}]
+        frees = [(g.index, free) for g in gpus if (free := free_bytes(g)) is not None]
+        window = self.thresholds.forensics_window_s
+        grew = self.who_grew_before(moment, last.timestamp - window)
+        culprits = [g for g in grew if g.unexpected_bytes >= self.thresholds.foreign_min_bytes]
+        active = [f for f in moment.findings if f.severity != "info" and f.endpoint != url]
+        free = min(frees, key=lambda pair: pair[1]) if frees else None
+        totals = {g.index: g.memory_total_bytes for g in gpus}
+        low = free is not None and free[1] < self.thresholds.headroom_critical_fraction * (totals[free[0]] or 0)
+        held = {p.gpu_index for p in last.processes if p.pid in pids}
+        lost = sorted({g.index for g in [*last.gpus, *now.gpus] if g.lost and g.index in held})
+        plan = next((plan for plan in moment.plans if plan.endpoint == url), None)
+        name = engine_label(url, measured_facts(plan).model if plan else None, [g.index for g in gpus])
+        return engine_exited(
+            url, name, last.timestamp, now.timestamp, window, grew, culprits, free, active, low, lost
+        )
+
+    def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:
+        allowed = allowances(moment.plans, moment.sample, self.history, self.thresholds)
+        return who_grew(self.history, self.names, since, moment.sample.timestamp, allowed)
+
+    def _forget(self) -> None:
+        """Drop what fell out of the history kept: markers, critical onsets, names of gone processes."""
+        first = self.history.first_timestamp
+        if self.history.window_s is None or first is None:
+            return
+        kept_from = first - self.start
+        while self.markers and self.markers[0].offset_s < kept_from:
+            self.markers.popleft()
+        while self.criticals and self.criticals[0][0] < kept_from:
+            self.criticals.popleft()
+            self.critical_forgotten = True
+        for key in [k for k in self.names if k not in self.history.process_points]:
+            del self.names[key]
+
+
+def memory_window_s(thresholds: Thresholds) -> float:
+    """Seconds of samples the app keeps for forensics: the "who grew" window and a margin."""
+    return thresholds.forensics_window_s + LATE_S
+
+
+def _pids(moment: Moment, url: str) -> set[int]:
+    return next((set(e.pids) for e in moment.sample.engines if e.url == url), set())
+
+
+def investigate(
+    samples: Iterable[Sample],
+    catalog: Catalog,
+    manual: ManualPlan | None = None,
+    thresholds: Thresholds | None = None,
+    until_s: float | None = None,
+) -> Forensics | None:
+    """Walk a recording (up to `until_s` seconds into it); None when it holds no samples."""
+    walk = Investigation(catalog, manual, thresholds or Thresholds())
+    for sample in samples:
+        if walk.past(sample, until_s):
+            break
+        walk.add(sample)
+    return None if walk.start is None else result(walk)
+
+
+def result(walk: Investigation) -> Forensics:
+    """What the walk found; offsets count from the oldest sample it still keeps."""
+    first = walk.history.first_timestamp
+    shift = first - walk.start
+    critical_at, critical, moment = walk.criticals[0] if walk.criticals else (None, None, None)
+    timelines = [
+        GpuTimeline(
+            gpu_index=i, total_bytes=walk.totals.get(i), points=_thin([(t - first, b) for t, b in points])
+        )
+        for i, points in sorted(walk.history.gpu_points.items())
+    ]
+    window = walk.thresholds.forensics_window_s
+    return Forensics(
+        start_timestamp=first,
+        end_offset_s=walk.offset - shift,
+        first_critical_offset_s=None if critical_at is None else critical_at - shift,
+        first_critical=critical,
+        window_s=window,
+        timelines=timelines,
+        markers=[m.model_copy(update={"offset_s": m.offset_s - shift}) for m in walk.markers],
+        who_grew=[] if moment is None else walk.who_grew_before(moment, moment.sample.timestamp - window),
+        exits=list(walk.exits.values()),
+        critical_forgotten=walk.critical_forgotten,
+    )
+
+
+def _thin(points: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """At most MAX_POINTS: each stretch keeps its highest reading (an OOM is a peak)."""
+    if len(points) <= MAX_POINTS:
+        return points
+    stride = -(-len(points) // MAX_POINTS)
+    return [max(points[i : i + stride], key=lambda p: p[1]) for i in range(0, len(points), stride)]
