@@ -93,7 +93,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     else:
         gpus = _engine_gpus(endpoint, sample, found, assumed)
         name = _model_name(endpoint) or flags.get("model")
-        spec = _model_spec(name, record, flags, catalog, found, assumed)
+        spec = _model_spec(name, record, catalog, found, assumed)
     base = EnginePlan(
         endpoint=endpoint.url if endpoint else None,
         model=spec.id if spec else name,
@@ -171,7 +171,7 @@ def _predicted(
                                        "found": found, "assumed": assumed})
     capacity = card.memory_total_bytes or gpu.capacity_bytes
     title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
-    overlay = overlay_from_engine(prediction, capacity, settings.tp, base.label, title)
+    overlay = overlay_from_engine(prediction, capacity, base.label, title)
     facts = base.running.settings if base.running else settings
     overlay = overlay.model_copy(update={"measured_kv_bytes_per_token": _kv_bytes(facts) if facts else None})
     return base.model_copy(
@@ -224,7 +224,7 @@ def _engine_gpus(endpoint: EndpointStatus | None, sample: Sample, found: list[st
 
 
 def _model_spec(
-    name: str | None, record: EngineRecord | None, flags: dict, catalog: Catalog, found: list, assumed: list
+    name: str | None, record: EngineRecord | None, catalog: Catalog, found: list, assumed: list
 ) -> ModelSpec | None:
     if name is None:
         return None

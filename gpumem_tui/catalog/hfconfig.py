@@ -94,7 +94,7 @@ def load_config(path: Path) -> dict:
 
 
 @functools.lru_cache(maxsize=32)
-def _parsed(path: Path, size: int, mtime_ns: int) -> dict:
+def _parsed(path: Path, size: int, mtime_ns: int) -> dict:  # noqa: ARG001 (mtime_ns keys the cache: an edit reads again)
     if size > MAX_CONFIG_BYTES:
         raise CatalogError(f"{path}: {size:,} bytes is too large for a config.json (at most {MAX_CONFIG_BYTES:,})")
     try:
@@ -139,7 +139,7 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
         warnings.append(f"unknown architecture {kind or '(no model_type)'!r}: read the common keys as a "
                         "Llama-style decoder")
     fields = _common(config, warnings)
-    fields.update(_specifics(kind, config, fields))
+    fields.update(_specifics(kind, config))
     fields["sliding_window"] = _window(kind, config)
     spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
     return spec, warnings
@@ -184,7 +184,7 @@ def _common(config: dict, warnings: list[str]) -> dict:
     }
 
 
-def _specifics(kind: str, config: dict, fields: dict) -> dict:
+def _specifics(kind: str, config: dict) -> dict:
     extra: dict = {}
     if kind == "qwen2":
         extra["qkv_bias"] = True

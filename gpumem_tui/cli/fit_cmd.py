@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 class _GpusIsACount(argparse.Action):
     """`--gpus` is a count of GPUs in every other command; here the cards are named with `--gpu`."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ARG002 (argparse's signature)
         parser.error("--gpus is a count of GPUs elsewhere; name the cards to compare with --gpu KEY [KEY ...]"
                      + (f", e.g. --gpu {' '.join(values)}" if values else ""))
 

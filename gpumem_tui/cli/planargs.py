@@ -107,7 +107,7 @@ class SameSetting(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def add_model_options(parser: argparse.ArgumentParser, gpu_required: bool = True) -> None:
+def add_model_options(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="ID", help="catalog model id or alias (see `gpumem-tui catalog`)")
     which.add_argument("--config", metavar="PATH",

@@ -64,7 +64,7 @@ def weight_width(settings: EngineSettings) -> tuple:
     """How wide a weight loads: the quantization's scope and bits, else the 16- or 32-bit dtype."""
     try:
         quantized = quantization_of(settings.quantization, settings.model)
-        return quantized or ("all", 8.0 * dtype_bytes(settings.dtype, settings.model))
+        return quantized or ("all", 8.0 * dtype_bytes(settings.dtype))
     except PlanInputError:
         return ("named", (settings.quantization or "").lower())
 

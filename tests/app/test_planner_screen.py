@@ -57,5 +57,5 @@ async def test_the_planner_starts_on_the_nodes_own_card_and_a_plan_for_another_s
         assert app.watch.plans[0].settings.gpu.key == "H100-SXM-80GB"  # sized as the planner showed it
         mismatch = [f for f in app.watch.findings if f.code == "plan_mismatch"]
         assert mismatch and "sized for H100-SXM-80GB, not this node's H200-SXM-141GB" in mismatch[0].title
-    screen = PlannerScreen(catalog, lambda plan: None, None, node_gpu=catalog.gpu("a100-80gb").key)
+    screen = PlannerScreen(catalog, lambda _plan: None, None, node_gpu=catalog.gpu("a100-80gb").key)
     assert screen.gpu_key == catalog.gpu("a100-80gb").key

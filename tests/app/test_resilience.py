@@ -98,7 +98,7 @@ class FullDisk:
 
     path = "full.jsonl"
 
-    def write(self, sample):
+    def write(self, _sample):
         raise OSError(28, "No space left on device")
 
     def close(self):
@@ -118,7 +118,7 @@ async def test_a_recording_that_cannot_be_written_stops_recording_not_the_app(ma
         assert app.is_running
 
 
-async def test_pause_holds_a_replay_in_place(make_app, tmp_path, catalog):
+async def test_pause_holds_a_replay_in_place(tmp_path, catalog):
     from gpumem_tui.sources.feed import ReplayFeed
     from gpumem_tui.sources.pace import Pace
     from gpumem_tui.sources.replay import ReplaySource

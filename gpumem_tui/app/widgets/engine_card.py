@@ -36,7 +36,7 @@ class EngineCard(Widget):
         exited = state == "exited"
         self.content = (
             _title(endpoint, record, list(gpus), state, self.app),
-            _gauge(None if exited else record, endpoint, state, self.app),
+            _gauge(None if exited else record, state, self.app),
             _stats(None if exited else record, planned_tokens),
             history_levels(history, 1.0),
         )
@@ -83,7 +83,7 @@ def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int
     return text
 
 
-def _gauge(record: EngineRecord | None, endpoint: EndpointStatus, state: str | None, app) -> Text:
+def _gauge(record: EngineRecord | None, state: str | None, app) -> Text:
     usage = record.kv_usage_fraction if record else None
     if usage is None:
         why = "the engine does not export its usage"

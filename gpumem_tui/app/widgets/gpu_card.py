@@ -98,7 +98,7 @@ class GpuCard(Widget, can_focus=True):
         if _shape(old) != _shape(new):
             self.refresh(layout=True)
 
-    def get_content_height(self, container, viewport, width: int) -> int:
+    def get_content_height(self, container, viewport, width: int) -> int:  # noqa: ARG002 (Textual's signature)
         """Lines for this width, the same count `render` draws: the table beside the bars when wide."""
         if not self.content:
             return 1

@@ -126,7 +126,7 @@ class FakeNvml:
         busy = handle.gpu.utilization_percent
         return SimpleNamespace(gpu=busy, memory=round(busy * 0.6))
 
-    def _nvmlDeviceGetTemperatureV(self, handle: _Handle, sensor: int) -> int:
+    def _nvmlDeviceGetTemperatureV(self, handle: _Handle, sensor: int) -> int:  # noqa: ARG002 (NVML's signature; one sensor)
         self._unsupported(handle, "temperature")
         return handle.gpu.temperature_c
 
