@@ -12,7 +12,7 @@ from gpumem_tui.sources.mock import Scenario
 def scenario_plan(scenario: Scenario, catalog: Catalog) -> ManualPlan | None:
     """A ManualPlan for the first engine whose scenario entry names a `planned_format`, else None."""
     engine = next((e for e in scenario.engines if e.planned_format), None)
-    if engine is None:
+    if engine is None or engine.planned_format is None:
         return None
     model = catalog.model(engine.model)
     return ManualPlan(

@@ -49,7 +49,7 @@ class EngineRecord(BaseModel):
     def _readings_only(cls, data: object) -> object:
         """A number that cannot be a reading (NaN, infinite, negative) is missing, with a note saying so."""
         bad = unreadable(cls, data)
-        if not bad:
+        if not bad or not isinstance(data, dict):  # only a mapping has readings to drop
             return data
         notes = data.get("notes", [])
         said = [*notes, dropped(bad)] if isinstance(notes, list) else notes  # not a list: validation says so
@@ -75,7 +75,7 @@ class EndpointStatus(BaseModel):
     @classmethod
     def _readings_only(cls, data: object, handler):
         bad = unreadable(cls, data)
-        status = handler({**data, **dict.fromkeys(bad)} if bad else data)
+        status = handler({**data, **dict.fromkeys(bad)} if bad and isinstance(data, dict) else data)
         if bad:
             status._dropped = bad
         return status

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from textual import work
 from textual.app import App
+from textual.timer import Timer
 
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.screens.help import HelpScreen
@@ -24,6 +25,7 @@ from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.replay import Recorder, RecordingError
 from gpumem_tui.text import literal
+from gpumem_tui.units import Unit
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 INTRO_S = 15.0
@@ -55,13 +57,17 @@ class GpuMemApp(App[None]):
         self.theme = theme
         self.feed, self.judge = feed, judge
         self.interval_s, self.clock, self.poll = interval_s, clock, poll
-        self.watch = Investigation(judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds))
+        self.investigation = Investigation(
+            judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds)
+        )
         """The last minutes, judged sample by sample: the findings, why an engine exited, `f` off a recording."""
         self.sample: Sample | None = None
-        self.unit, self.paused, self.last_error = "GB", False, None
+        self.unit: Unit = "GB"
+        self.paused = False
+        self.last_error: str | None = None
         self.record_path = record_path
         self.recorder: Recorder | None = None
-        self._timer = None
+        self._timer: Timer | None = None
 
     def _handle_exception(self, error: Exception) -> None:
         """A crash: the app exits as Textual does, but its traceback (with local variables, which may
@@ -71,7 +77,7 @@ class GpuMemApp(App[None]):
 
     @property
     def history(self) -> History:
-        return self.watch.history
+        return self.investigation.history
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
@@ -101,18 +107,21 @@ class GpuMemApp(App[None]):
 
     def on_sample_ready(self, message: SampleReady) -> None:
         self.sample, self.last_error = message.sample, None
-        self.watch.add(message.sample)
+        self.investigation.add(message.sample)
         if self.recorder:
             self._record(message.sample)
         self.redraw()
 
     def _record(self, sample: Sample) -> None:
         """A full disk or a vanished mount stops the recording, never the app."""
+        recorder = self.recorder
+        if recorder is None:
+            return
         try:
-            self.recorder.write(sample)
+            recorder.write(sample)
         except (OSError, RecordingError) as exc:
             self.notify(f"recording stopped: {literal(str(exc))}", severity="error", markup=False)
-            self.recorder.close()
+            recorder.close()
             self.recorder = None
 
     def on_refresh_failed(self, message: RefreshFailed) -> None:
@@ -123,7 +132,8 @@ class GpuMemApp(App[None]):
         screen = self.screen if isinstance(self.screen, MainScreen) else self.get_screen_main()
         if screen is None:
             return
-        overlays, findings = (plan_by_gpu(self.watch.plans), self.watch.findings) if self.sample else ({}, [])
+        judged = self.investigation
+        overlays, findings = (plan_by_gpu(judged.plans), judged.findings) if self.sample else ({}, [])
         if self.last_error:
             failed = Finding(
                 severity="warning",
@@ -141,7 +151,7 @@ class GpuMemApp(App[None]):
                 self.history,
                 overlays,
                 findings,
-                plans=self.watch.plans if self.sample else [],
+                plans=self.investigation.plans if self.sample else [],
                 source_label=self.feed.label,
                 age_s=age,
                 paused=self.paused,
@@ -171,8 +181,8 @@ class GpuMemApp(App[None]):
 
     def apply_plan(self, plan) -> None:
         """The planner screen's plan becomes the manual overlay."""
-        self.judge.plan = self.watch.manual = plan
-        self.watch.rejudge()
+        self.judge.plan = self.investigation.manual = plan
+        self.investigation.rejudge()
         self.notify(f"plan applied: {literal(plan.model.id)}", markup=False)
         self.redraw()
 
@@ -238,7 +248,7 @@ class GpuMemApp(App[None]):
         elif self.sample is None:
             self.notify("no sample yet: forensics needs a few refreshes of history", markup=False)
         else:
-            found = result(self.watch)  # here, not in the worker: the next sample changes the history
+            found = result(self.investigation)  # here, not in the worker: the next sample changes the history
             self.push_screen(ForensicsScreen("the minutes kept in memory", lambda: found))
 
     def action_details(self) -> None:

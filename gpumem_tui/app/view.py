@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -18,6 +19,7 @@ from gpumem_tui.measured import MeasuredSlice, endpoint_gpus, engine_pids, measu
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
+from gpumem_tui.units import Unit
 
 
 @dataclass
@@ -30,7 +32,7 @@ class GpuView:
     verdict: tuple[str, str] = ("", "info")
     """What the one-line row says of this GPU against its plan, and how severe that is."""
 
-    def args(self, unit: str) -> tuple:
+    def args(self, unit: Unit) -> tuple:
         return self.gpu, self.slices, self.overlay, self.rows, self.history, unit, self.verdict
 
 
@@ -41,7 +43,7 @@ class View:
     age_s: float | None
     paused: bool
     recording: str | None
-    unit: str
+    unit: Unit
     interval_s: float
     status_text: Text = field(default_factory=Text)
     gpus: list[GpuView] = field(default_factory=list)
@@ -62,7 +64,7 @@ def build_view(
     history: History,
     overlays: dict[int, GpuOverlay],
     findings: list,
-    plans: list[EnginePlan] = (),
+    plans: Sequence[EnginePlan] = (),
     **header,
 ) -> View:
     plans = list(plans)
@@ -120,8 +122,8 @@ def _verdict(gpu: GpuRecord, overlay: GpuOverlay | None, loading: bool, findings
     if gpu.lost:
         return "lost", "critical"
     loud = [f for f in findings if f.severity != "info"]
-    if loud:
-        severity = worst(loud)
+    severity = worst(loud)
+    if severity is not None:
         return count(sum(f.severity == severity for f in loud), severity), severity
     if overlay is None:
         return "no plan", "info"

@@ -223,7 +223,7 @@ def _window(kind: str, config: dict) -> SlidingWindowSpec | None:
         return None
     types = config.get("layer_types")
     if isinstance(types, list) and "full_attention" in types:
-        every = types.index("full_attention") + 1
+        every: int | None = types.index("full_attention") + 1
     elif kind in ("gemma3", "gemma3_text"):
         every = whole("sliding_window_pattern", config.get("sliding_window_pattern") or 6)
     else:

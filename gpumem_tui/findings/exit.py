@@ -5,6 +5,7 @@ stays down."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from gpumem_tui.findings.records import Finding
@@ -38,7 +39,7 @@ def engine_exited(
     free: tuple[int, int] | None,
     active: list[Finding],
     free_low: bool = True,
-    lost: list[int] = (),
+    lost: Sequence[int] = (),
 ) -> Finding:
     """`name`: the engine as findings name it (model, endpoint, GPUs); `grew`: every grower in the window,
     unexpected first; `culprits`: those whose unexpected growth is large enough to blame; `free`: (GPU index,
@@ -81,7 +82,7 @@ def engine_exited(
     )
 
 
-def _lost_advice(lost: list[int]) -> str:
+def _lost_advice(lost: Sequence[int]) -> str:
     return (f"check `nvidia-smi` and the kernel log (dmesg: Xid) for {gpu_listing(list(lost))}; it may need a "
             "reset: restart the engine once the card answers again, or on other GPUs")
 

@@ -30,7 +30,7 @@ def _headroom(s: Situation, gpu: GpuRecord, free: int, total: int) -> Finding:
     critical = free < t.headroom_critical_fraction * total
     severity: Severity = "critical" if critical else "info" if as_planned else "warning"
     words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
-    if planned_free is not None:
+    if plan is not None and planned_free is not None:
         words += f"; the {plan.label} plan leaves {gib(max(0, planned_free))}"
     words += ". " + _trend_words(s, gpu, free)
     return Finding(

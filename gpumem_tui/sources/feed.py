@@ -39,7 +39,9 @@ FIRST_WAIT_S = 1.0
 
 
 class Feed(Protocol):
-    label: str
+    @property
+    def label(self) -> str: ...
+
     live: bool
     """True when samples are taken now (the header shows their age); False for a replay."""
 

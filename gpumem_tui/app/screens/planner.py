@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -122,6 +122,7 @@ class PlannerScreen(Screen):
     def plan_input(self) -> PlanInput:
         value = lambda wid: self.query_one(f"#{wid}", Input).value  # noqa: E731
         split = self.query_one("#split", Select).value
+        assert isinstance(split, int)  # the split's Select offers no blank
         return PlanInput(
             model=self._model(),
             gpu=self.catalog.gpus[str(self.query_one("#gpu", Select).value)],
@@ -203,7 +204,8 @@ def _plan_view(serving: Serving, warn) -> Group:
     ]
     for name, value in rows:
         table.add_row(name, f"{value / GB:,.1f}", f"{value / GIB:,.1f}")
-    lines = [table, Text(literal(serving_verdict(serving)), style="bold"), Text(literal(cross_check(serving)))]
+    verdict = Text(literal(serving_verdict(serving)), style="bold")
+    lines: list[RenderableType] = [table, verdict, Text(literal(cross_check(serving)))]
     lines += [Text(f"! {literal(w)}", style=warn) for w in [*p.failures, *p.warnings, *serving.warnings]]
     return Group(*lines)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
@@ -27,7 +30,7 @@ class EngineCard(Widget):
         record: EngineRecord | None,
         planned_tokens: int | None,
         history: list[float],
-        gpus: list[int] = (),
+        gpus: Sequence[int] = (),
         state: str | None = None,
     ) -> None:
         """`gpus`: where its processes hold (or last held) memory; `state`: what the findings call the engine
@@ -51,7 +54,7 @@ class EngineCard(Widget):
             return Text("")
         title, gauge, stats, history = self.content
         trend = Text("KV history ", style="dim").append(
-            spark(history, max(1, self.size.width - 11), self.app.glyphs), style="dim")
+            spark(history, max(1, self.size.width - 11), owner(self).glyphs), style="dim")
         return Text("\n").join([title, gauge, stats, trend])
 
 
@@ -71,15 +74,15 @@ def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int
     if state == "exited":
         text.append("  exited (see the findings)", style=tone(app, "error", True))
         return text
-    state = state_style(app, endpoint.state)
-    text.append(f"  {endpoint.state}", style=state)
+    style = state_style(app, endpoint.state)
+    text.append(f"  {endpoint.state}", style=style)
     if endpoint.state != "ok":
         age = (
             f" (last good {endpoint.age_s:.0f} s ago)"
             if endpoint.age_s is not None and endpoint.state == "stale"
             else ""
         )
-        text.append(f"{age}: {literal(endpoint.error, 'no answer')}", style=state)
+        text.append(f"{age}: {literal(endpoint.error, 'no answer')}", style=style)
     return text
 
 

@@ -10,6 +10,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
 from gpumem_tui.compare import CompareRow
@@ -18,7 +19,7 @@ from gpumem_tui.measured import MeasuredSlice
 from gpumem_tui.models import GpuRecord
 from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
-from gpumem_tui.units import fmt
+from gpumem_tui.units import Unit, fmt
 
 SCALE = 1000  # bars are drawn from sizes in thousandths of the card
 HISTORY_BUCKET = 5  # samples per history cell
@@ -61,7 +62,7 @@ class GpuCard(Widget, can_focus=True):
         if self.compact:
             self.post_message(self.Toggled(self.index, True))
         else:
-            self.app.action_details()
+            owner(self).action_details()
 
     def action_fold(self) -> None:
         """Escape: a card opened from one line goes back to one line."""
@@ -75,7 +76,7 @@ class GpuCard(Widget, can_focus=True):
         overlay: GpuOverlay | None,
         rows: list[CompareRow],
         history: list[float],
-        unit: str,
+        unit: Unit,
         verdict: tuple[str, str] = ("", "info"),
     ) -> None:
         """Only what is drawn goes into `content`, so an unchanged card is not redrawn. `verdict`: what the
@@ -119,7 +120,7 @@ class GpuCard(Widget, can_focus=True):
                 styles[name] = self.get_component_rich_style(name)
             return styles[name]
 
-        glyphs = self.app.glyphs
+        glyphs = owner(self).glyphs
         if self.compact:
             label = f"GPU {self.index}"
             line = bar(label, measured, SCALE, self.size.width - tail.cell_len, style, glyphs, len(label) + 1)
@@ -192,7 +193,7 @@ def spark(levels: tuple[int, ...], width: int, glyphs: Glyphs = UNICODE) -> str:
     return "".join(glyphs.levels[max(0, min(8, level))] for level in levels[-width:])
 
 
-def _title(gpu: GpuRecord, unit: str, app) -> Text:
+def _title(gpu: GpuRecord, unit: Unit, app) -> Text:
     text = Text(f"GPU {gpu.index} ", style="bold")
     text.append(literal(gpu.name, "unknown").removeprefix("NVIDIA "))
     if gpu.lost:
@@ -211,7 +212,7 @@ def _title(gpu: GpuRecord, unit: str, app) -> Text:
     return text
 
 
-def _row_tail(gpu: GpuRecord, unit: str, verdict: tuple[str, str], app) -> Text:
+def _row_tail(gpu: GpuRecord, unit: Unit, verdict: tuple[str, str], app) -> Text:
     """What follows the compact line's bar: used / total with its share, then the verdict."""
     if gpu.lost:
         return Text(f"  {'LOST':<{VERDICT_WIDTH}}", style=tone(app, "error", True))
@@ -223,7 +224,7 @@ def _row_tail(gpu: GpuRecord, unit: str, verdict: tuple[str, str], app) -> Text:
     return text
 
 
-def _compare_cells(rows: list[CompareRow], unit: str) -> tuple[tuple[str, str, str, str, bool], ...]:
+def _compare_cells(rows: list[CompareRow], unit: Unit) -> tuple[tuple[str, str, str, str, bool], ...]:
     """The strings the table shows, and whether to stress the difference (over 1 GiB and 5 %); a row still
     loading shows `loading` for its difference, unstressed."""
     cells = []

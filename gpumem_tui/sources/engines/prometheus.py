@@ -138,6 +138,6 @@ def _labels(labels: dict[str, str]) -> str:
     return "{" + ",".join(f"{k}={v!r}" for k, v in sorted(labels.items())) + "}"
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc).replace("\n", " ")
+def _short(what: BaseException | str) -> str:
+    text = str(what).replace("\n", " ")
     return text if len(text) <= 120 else text[:117] + "..."
