@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gpumem_tui.app.owner import owner
-from gpumem_tui.app.quiet import show, update
+from gpumem_tui.app.redraw import show, update
 from gpumem_tui.app.view import View
 from gpumem_tui.app.widgets.bar_legend import BarLegend
 from gpumem_tui.app.widgets.engine_card import EngineCard
