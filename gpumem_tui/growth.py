@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.autoplan import EnginePlan
 from gpumem_tui.findings.records import Thresholds
-from gpumem_tui.findings.situation import Situation, gib
+from gpumem_tui.findings.situation import Situation
 from gpumem_tui.history import History
 from gpumem_tui.models import Sample
+from gpumem_tui.units import gib
 
 EXPECTED = "expected (planned: loading / KV pool)"
 NOT_PLANNED = "the engine's own (no plan to compare)"

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from gpumem_tui.findings.records import Finding
-from gpumem_tui.findings.situation import duration, gib
+from gpumem_tui.findings.situation import duration
 from gpumem_tui.growth import Growth
 from gpumem_tui.measured import gpu_listing
+from gpumem_tui.units import gib
 
 LISTED = 5
 """Growers and findings named in the explanation; the forensics screen lists them all."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 from gpumem_tui.autoplan import measured_facts
 from gpumem_tui.findings.differ import mismatched
 from gpumem_tui.findings.records import Finding, Severity
-from gpumem_tui.findings.situation import Situation, duration, free_bytes, gib, percent
+from gpumem_tui.findings.situation import Situation, duration, free_bytes, percent
 from gpumem_tui.findings.trend import seconds_to_full, slope_bytes_per_s
 from gpumem_tui.models import GpuRecord
+from gpumem_tui.units import gib
 
 
 def headroom_low(s: Situation) -> list[Finding]:

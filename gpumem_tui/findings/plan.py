@@ -8,11 +8,12 @@ from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.engine_values import plausible
 from gpumem_tui.findings.differ import FORMAT, differences, mismatched, renamed
 from gpumem_tui.findings.records import Finding, Severity
-from gpumem_tui.findings.situation import Situation, gib
+from gpumem_tui.findings.situation import Situation
 from gpumem_tui.measured import gpu_listing
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
 from gpumem_tui.planner.serving import SIXTEEN_BIT
 from gpumem_tui.planner.vllm import EnginePrediction, EngineSettings
+from gpumem_tui.units import gib
 
 
 def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecord] | None:
