@@ -59,3 +59,24 @@ async def test_the_planner_starts_on_the_nodes_own_card_and_a_plan_for_another_s
         assert mismatch and "sized for H100-SXM-80GB, not this node's H200-SXM-141GB" in mismatch[0].title
     screen = PlannerScreen(catalog, lambda _plan: None, None, node_gpu=catalog.gpu("a100-80gb").key)
     assert screen.gpu_key == catalog.gpu("a100-80gb").key
+
+
+async def test_the_planner_screen_plans_each_format_as_the_command_line_does(make_app, catalog):
+    from gpumem_tui.cli import build_parser
+    from gpumem_tui.cli.planargs import manual_plan
+
+    app = make_app("idle-node")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(app, pilot)
+        for name in sorted(catalog.formats):
+            await pilot.press("p")
+            screen = app.screen
+            assert isinstance(screen, PlannerScreen)
+            screen.model_id = "openai/gpt-oss-20b"  # an MXFP4 checkpoint: 16-bit weights are `none`, not None
+            screen.query_one("#weights").value = name
+            await pilot.pause()
+            await pilot.press("ctrl+s")
+            await settle(app, pilot)
+            assert isinstance(app.screen, MainScreen)  # applied: the inputs were whole
+            cli = manual_plan(build_parser().parse_args(["--model", "openai/gpt-oss-20b", "--weights", name]), catalog)
+            assert (name, app.judge.plan.quantization) == (name, cli.quantization)

@@ -18,7 +18,7 @@ from gpumem_tui.overlays import ManualPlan
 from gpumem_tui.planner.fit import fit_matrix
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.report import cross_check, serving_verdict
-from gpumem_tui.planner.serving import EngineOptions, Serving, engine_quantization, serve
+from gpumem_tui.planner.serving import EngineOptions, Serving, serve
 from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB
 
@@ -168,9 +168,10 @@ class PlannerScreen(Screen):
             self.notify("fix the inputs first", severity="warning", markup=False)
             return
         inp = serving.plan.input
-        plan = ManualPlan(
-            model=inp.model,
-            quantization=engine_quantization(inp.weights_format, inp.model),
+        plan = ManualPlan.with_weights(
+            self.catalog,
+            inp.model,
+            inp.weights_format.name,
             kv_cache_dtype=inp.kv_dtype,
             max_model_len=inp.context,
             users=inp.users,
