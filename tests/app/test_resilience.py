@@ -158,3 +158,13 @@ async def test_f_shows_forensics_of_a_recording(catalog, tmp_path):
         text = text_of(app.screen.query_one("#forensics-text"))
         assert "First critical" in text and "3100" in text and "python3" in text
         assert "GPU 0" in text and "▼" in text
+
+
+def test_the_apps_judge_leaves_textuals_watch_method_alone(make_app):
+    """`App.watch(obj, attribute, callback)` is Textual's: the app's Investigation once took its name, so a
+    widget binding to the app's reactives would have called an Investigation."""
+    from textual.dom import DOMNode
+
+    app = make_app("healthy-8b", at=100)
+    assert getattr(app.watch, "__func__", None) is DOMNode.watch
+    assert app.investigation.history is app.history
