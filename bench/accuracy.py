@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gpumem_tui.catalog import LookupFailed, load_catalog
 from gpumem_tui.planner.vllm import predict
-from gpumem_tui.planner.vllm.stated import Stated, release_of, settings_from
+from gpumem_tui.planner.vllm.from_log import Stated, release_of, settings_from
 from gpumem_tui.units import GIB
 
 DEFAULT = Path(__file__).resolve().parents[1] / "tests" / "data" / "calibration" / "vllm_startup_logs.json"

@@ -59,7 +59,7 @@ class EngineRecord(BaseModel):
     def _readings_only(cls, data: object) -> object:
         """A number that cannot be a reading (NaN, infinite, negative) is missing, with a note saying so."""
         bad = unreadable(cls, data)
-        if not bad:
+        if not bad or not isinstance(data, dict):  # only a mapping has readings to drop
             return data
         notes = data.get("notes", [])
         said = [*notes, dropped(bad)] if isinstance(notes, list) else notes  # not a list: validation says so

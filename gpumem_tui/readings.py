@@ -79,7 +79,7 @@ class ReadingsRecord(BaseModel):
     @classmethod
     def _readings_only(cls, data: object, handler):
         bad = unreadable(cls, data)
-        record = handler({**data, **dict.fromkeys(bad)} if bad else data)
+        record = handler({**data, **dict.fromkeys(bad)} if bad and isinstance(data, dict) else data)
         if bad:
             record._dropped = bad
         return record

@@ -47,6 +47,14 @@ def fmt(n_bytes: float | None, unit: Unit = "GB", digits: int = 1) -> str:
     return f"{value:,.{digits}f} {unit}"
 
 
+def gib(n_bytes: float, digits: int = 2, unit: bool = True) -> str:
+    """`12.34 GiB`: the unit the engine's own log, the findings and the plan's cross-check speak in (two
+    decimals: small differences matter there). `unit=False` gives the number alone, for a sum that names
+    its unit once at its end (`1.90 + 0.35 = 2.25 GiB`)."""
+    text = f"{n_bytes / GIB:,.{digits}f}"
+    return f"{text} GiB" if unit else text
+
+
 def fmt_both(n_bytes: float | None, digits: int = 1) -> str:
     """`85.5 GB (79.6 GiB)`: both units where a person decides on the number."""
     if n_bytes is None:

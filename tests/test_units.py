@@ -1,8 +1,10 @@
 """Sizes: parsing user text into bytes, printing bytes with their unit."""
 
+from pathlib import Path
+
 import pytest
 
-from gpumem_tui.units import GB, GIB, MIB, SizeError, fmt, fmt_auto, fmt_both, parse_fraction, parse_size
+from gpumem_tui.units import GB, GIB, MIB, SizeError, fmt, fmt_auto, fmt_both, gib, parse_fraction, parse_size
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -43,3 +45,25 @@ def test_parse_fraction(text, value):
 def test_bad_fractions(text):
     with pytest.raises(SizeError):
         parse_fraction(text)
+
+
+def test_gib_is_the_one_way_a_size_is_said_in_gib():
+    """Findings, vLLM's start-up risks, the plan's cross-check and the snapshot's host line say GiB alike."""
+    assert gib(12.345 * GIB) == "12.35 GiB"
+    assert gib(1234 * GIB) == "1,234.00 GiB"  # thousands grouped, as every other size printed
+    assert gib(3.5 * GIB, digits=1) == "3.5 GiB"
+    assert gib(1.9 * GIB, unit=False) == "1.90"
+
+
+def test_no_module_keeps_its_own_gib_helper():
+    """One `gib` (units.py): a second copy would drift in digits, grouping or unit."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "gpumem_tui"
+    copies = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef) and node.name in ("gib", "_gib") and path.name != "units.py"
+    ]
+    assert copies == []

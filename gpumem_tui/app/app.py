@@ -10,6 +10,7 @@ from pathlib import Path
 
 from textual import work
 from textual.app import App
+from textual.timer import Timer
 
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.screens.help import HelpScreen
@@ -26,6 +27,7 @@ from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.replay import Recorder, RecordingError
 from gpumem_tui.text import literal
+from gpumem_tui.units import Unit
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
 INTRO_S = 15.0
@@ -57,17 +59,21 @@ class GpuMemApp(App[None]):
         self.theme = theme
         self.feed, self.judge = feed, judge
         self.interval_s, self.clock, self.poll = interval_s, clock, poll
-        self.watch = Investigation(judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds))
+        self.investigation = Investigation(
+            judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds)
+        )
         """The last minutes, judged sample by sample: the findings, why an engine exited, `f` off a recording."""
         self.sample: Sample | None = None
         self.judged = Judged(sample=None)
         """The latest sample judged (in the refresh worker): what every key draws again."""
         self._judging = threading.Lock()
-        """Held while `watch` changes (a sample judged, a plan applied) or is read whole (forensics)."""
-        self.unit, self.paused, self.last_error = "GB", False, None
+        """Held while `investigation` changes (a sample judged, a plan applied) or is read whole (forensics)."""
+        self.unit: Unit = "GB"
+        self.paused = False
+        self.last_error: str | None = None
         self.record_path = record_path
         self.recorder: Recorder | None = None
-        self._timer = None
+        self._timer: Timer | None = None
 
     def _handle_exception(self, error: Exception) -> None:
         """A crash: the app exits as Textual does, but its traceback (with local variables, which may
@@ -77,7 +83,7 @@ class GpuMemApp(App[None]):
 
     @property
     def history(self) -> History:
-        return self.watch.history
+        return self.investigation.history
 
     def on_mount(self) -> None:
         self.push_screen(MainScreen())
@@ -112,12 +118,12 @@ class GpuMemApp(App[None]):
     def _judge(self, sample: Sample) -> Judged:
         """Once per sample, off the UI thread: plans, findings, and the GPUs and engines laid out against them."""
         with self._judging:
-            self.watch.add(sample)
+            self.investigation.add(sample)
             return self._laid_out(sample)
 
     def _laid_out(self, sample: Sample) -> Judged:
         """The latest judgement of `sample`, laid out (the caller holds `_judging`)."""
-        watch = self.watch
+        watch = self.investigation
         return lay_out(sample, watch.history, plan_by_gpu(watch.plans), watch.findings, watch.plans)
 
     def on_sample_ready(self, message: SampleReady) -> None:
@@ -128,11 +134,14 @@ class GpuMemApp(App[None]):
 
     def _record(self, sample: Sample) -> None:
         """A full disk or a vanished mount stops the recording, never the app."""
+        recorder = self.recorder
+        if recorder is None:
+            return
         try:
-            self.recorder.write(sample)
+            recorder.write(sample)
         except (OSError, RecordingError) as exc:
             self.notify(f"recording stopped: {literal(str(exc))}", severity="error", markup=False)
-            self.recorder.close()
+            recorder.close()
             self.recorder = None
 
     def on_refresh_failed(self, message: RefreshFailed) -> None:
@@ -182,8 +191,8 @@ class GpuMemApp(App[None]):
     def apply_plan(self, plan) -> None:
         """The planner screen's plan becomes the manual overlay."""
         with self._judging:
-            self.judge.plan = self.watch.manual = plan
-            self.watch.rejudge()
+            self.judge.plan = self.investigation.manual = plan
+            self.investigation.rejudge()
             if self.sample is not None:
                 self.judged = self._laid_out(self.sample)
         self.notify(f"plan applied: {literal(plan.model.id)}", markup=False)
@@ -253,7 +262,7 @@ class GpuMemApp(App[None]):
             self.notify("no sample yet: forensics needs a few refreshes of history", markup=False)
         else:
             with self._judging:  # the worker adds the next sample to this history
-                found = result(self.watch)
+                found = result(self.investigation)
             self.push_screen(ForensicsScreen("the minutes kept in memory", lambda: found))
 
     def action_details(self) -> None:

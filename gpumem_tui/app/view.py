@@ -19,6 +19,7 @@ from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.planner.overlay import GpuOverlay
 from gpumem_tui.text import literal
+from gpumem_tui.units import Unit
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Header:
     age_s: float | None = None
     paused: bool = False
     recording: str | None = None
-    unit: str = "GB"
+    unit: Unit = "GB"
     interval_s: float = 1.0
 
 
@@ -178,8 +179,8 @@ def _verdict(gpu: GpuRecord, overlay: GpuOverlay | None, loading: bool, findings
     if gpu.lost:
         return "lost", "critical"
     loud = [f for f in findings if f.severity != "info"]
-    if loud:
-        severity = worst(loud)
+    severity = worst(loud)
+    if severity is not None:
         return count(sum(f.severity == severity for f in loud), severity), severity
     if overlay is None:
         return "no plan", "info"

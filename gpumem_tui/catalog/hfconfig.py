@@ -75,7 +75,7 @@ def find_cached(model_id: str) -> Path | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _newest_config(snapshots: Path, mtime_ns: int) -> Path | None:
+def _newest_config(snapshots: Path, mtime_ns: int) -> Path | None:  # noqa: ARG001 (the cache's key)
     """The newest snapshot's config.json, listed once per version of the snapshots folder: the app plans
     every sample, and a new snapshot (a download) changes the folder's modification time."""
     found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
@@ -104,7 +104,7 @@ def load_config(path: Path) -> dict:
 
 
 @functools.lru_cache(maxsize=32)
-def _parsed(path: Path, size: int, mtime_ns: int) -> dict:
+def _parsed(path: Path, size: int, mtime_ns: int) -> dict:  # noqa: ARG001 (mtime_ns keys the cache: an edit reads again)
     if size > MAX_CONFIG_BYTES:
         raise CatalogError(f"{path}: {size:,} bytes is too large for a config.json (at most {MAX_CONFIG_BYTES:,})")
     try:
@@ -149,7 +149,7 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
         warnings.append(f"unknown architecture {kind or '(no model_type)'!r}: read the common keys as a "
                         "Llama-style decoder")
     fields = _common(config, warnings)
-    fields.update(_specifics(kind, config, fields))
+    fields.update(_specifics(kind, config))
     fields["sliding_window"] = _window(kind, config)
     spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
     return spec, warnings
@@ -194,7 +194,7 @@ def _common(config: dict, warnings: list[str]) -> dict:
     }
 
 
-def _specifics(kind: str, config: dict, fields: dict) -> dict:
+def _specifics(kind: str, config: dict) -> dict:
     extra: dict = {}
     if kind == "qwen2":
         extra["qkv_bias"] = True
@@ -233,7 +233,7 @@ def _window(kind: str, config: dict) -> SlidingWindowSpec | None:
         return None
     types = config.get("layer_types")
     if isinstance(types, list) and "full_attention" in types:
-        every = types.index("full_attention") + 1
+        every: int | None = types.index("full_attention") + 1
     elif kind in ("gemma3", "gemma3_text"):
         every = whole("sliding_window_pattern", config.get("sliding_window_pattern") or 6)
     else:

@@ -63,12 +63,14 @@ async def from_demo(
     where = f"simulated node '{scenario.name}' at {at:g} s"
     if manual is None and plan is not None:
         where += f", against the plan it was made with ({plan.quantization or 'native precision'})"
+    assert walk.previous is not None  # the walk added at least the sample at --at
     return checked(walk, walk.previous.source, where)
 
 
 def checked(walk: Investigation, source: str, where: str, warnings: list[str] | None = None) -> Checked:
     """The check of a walk (a demo stepped to --at, a recording read to --at): its last sample, plans and
     findings, and its forensics, built alike for both."""
+    assert walk.previous is not None  # the walk added at least the sample at --at
     return Checked(walk.previous, walk.plans, walk.findings, source, where, result(walk), warnings or [])
 
 

@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 class _GpusIsACount(argparse.Action):
     """`--gpus` is a count of GPUs in every other command; here the cards are named with `--gpu`."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ARG002 (argparse's signature)
         parser.error("--gpus is a count of GPUs elsewhere; name the cards to compare with --gpu KEY [KEY ...]"
                      + (f", e.g. --gpu {' '.join(values)}" if values else ""))
 
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rows = []
     for (model, weights), group in itertools.groupby(cells, key=lambda c: (c.model, c.weights_format)):
-        group = list(group)
-        rows.append([model, f"{weights} (KV {group[0].kv_dtype})", *(_cell(c) for c in group)])
+        members = list(group)
+        rows.append([model, f"{weights} (KV {members[0].kv_dtype})", *(_cell(c) for c in members)])
     out = console()
     method = f"by vLLM {args.vllm_version}'s own sizing" if engine else f"{fmt(args.overhead)} overhead per GPU"
     out.print(table(f"Fewest GPUs for {args.users} conversations x {args.context:,} tokens, "

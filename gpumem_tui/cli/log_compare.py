@@ -9,9 +9,9 @@ from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_con
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.planner.vllm import predict
+from gpumem_tui.planner.vllm.against_log import versus
+from gpumem_tui.planner.vllm.from_log import Stated, assumed, release_of, settings_from
 from gpumem_tui.planner.vllm.outcome import outcome
-from gpumem_tui.planner.vllm.stated import Stated, assumed, release_of, settings_from
-from gpumem_tui.planner.vllm.versus import versus
 from gpumem_tui.sources.engines.startup_log import StartupLog
 
 

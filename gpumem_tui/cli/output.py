@@ -9,7 +9,7 @@ import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from rich.console import Console
 from rich.table import Table
@@ -27,7 +27,8 @@ def console() -> Console:
         return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)
     width = max(shutil.get_terminal_size((160, 24)).columns, 160)
     return Console(
-        file=TrimmedLines(sys.stdout), markup=False, emoji=False, highlight=False, width=width, soft_wrap=False
+        file=cast(TextIO, TrimmedLines(sys.stdout)),  # a TextIOBase is what rich writes to; its stubs say IO
+        markup=False, emoji=False, highlight=False, width=width, soft_wrap=False,
     )
 
 

@@ -107,7 +107,7 @@ class SameSetting(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def add_model_options(parser: argparse.ArgumentParser, gpu_required: bool = True) -> None:
+def add_model_options(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="ID", help="catalog model id or alias (see `gpumem-tui catalog`)")
     which.add_argument("--config", metavar="PATH",
@@ -223,7 +223,6 @@ def manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None
                 raise UsageError(f"{given} describes a plan: give --model too")
         return None
     model = Resolved.model_of(args, catalog)
-    quantization = resolve_weights(catalog, model, args.weights)[1]
-    return ManualPlan(model=model, quantization=quantization, kv_cache_dtype=args.kv_dtype,
-                      max_model_len=args.context, users=args.users, utilization=args.utilization, tp=args.gpus,
-                      version=args.vllm_version)
+    return ManualPlan.with_weights(catalog, model, args.weights, kv_cache_dtype=args.kv_dtype,
+                                   max_model_len=args.context, users=args.users, utilization=args.utilization,
+                                   tp=args.gpus, version=args.vllm_version)

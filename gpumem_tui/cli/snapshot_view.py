@@ -11,7 +11,7 @@ from gpumem_tui.cli.output import table
 from gpumem_tui.diagnosis.engine_values import questioned
 from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
 from gpumem_tui.text import literal
-from gpumem_tui.units import GIB, MIB, fmt_auto
+from gpumem_tui.units import MIB, fmt_auto, gib
 
 MIN_COMMAND_WIDTH = 20
 NAME_WIDTH, USER_WIDTH = 32, 16
@@ -25,8 +25,8 @@ def mib(n_bytes: int | None) -> str:
     return "-" if n_bytes is None else f"{n_bytes / MIB:,.0f} MiB"
 
 
-def gib(n_bytes: int | None) -> str:
-    return "-" if n_bytes is None else f"{n_bytes / GIB:,.1f} GiB"
+def _host_gib(n_bytes: int | None) -> str:
+    return "-" if n_bytes is None else gib(n_bytes, digits=1)
 
 
 def _or_dash(value: object, unit: str = "") -> str:
@@ -187,8 +187,8 @@ def _command(cmdline: list[str] | None) -> str:
 
 
 def _host_line(host: HostRecord) -> str:
-    used, total = gib(host.memory_used_bytes), gib(host.memory_total_bytes)
-    swap = f"swap {gib(host.swap_used_bytes)} / {gib(host.swap_total_bytes)}"
+    used, total = _host_gib(host.memory_used_bytes), _host_gib(host.memory_total_bytes)
+    swap = f"swap {_host_gib(host.swap_used_bytes)} / {_host_gib(host.swap_total_bytes)}"
     cpu = "-" if host.cpu_percent is None else f"{host.cpu_percent:.0f} %"
     cores = "" if host.cpu_count is None else f" of {host.cpu_count} cores"
     return f"Host: RAM {used} / {total}, {swap}, CPU {cpu}{cores}"

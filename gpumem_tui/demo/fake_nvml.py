@@ -30,6 +30,16 @@ class _Handle:
 class FakeNvml:
     """Looks like the `pynvml` module to the NVML source; answers from a SimulatedNode."""
 
+    # Copied from the module handed in (all of its NVML_* and NVMLError* names); these are the ones used here.
+    NVMLError_Uninitialized: type[Exception]
+    NVMLError_GpuIsLost: type[Exception]
+    NVMLError_NotSupported: type[Exception]
+    NVMLError_InvalidArgument: type[Exception]
+    NVMLError_FunctionNotFound: type[Exception]
+    NVMLError_NotFound: type[Exception]
+    NVML_DEVICE_MIG_ENABLE: int
+    NVML_DEVICE_MIG_DISABLE: int
+
     def __init__(self, node: SimulatedNode, pynvml_module: ModuleType):
         self._node = node
         for name in dir(pynvml_module):
@@ -126,7 +136,7 @@ class FakeNvml:
         busy = handle.gpu.utilization_percent
         return SimpleNamespace(gpu=busy, memory=round(busy * 0.6))
 
-    def _nvmlDeviceGetTemperatureV(self, handle: _Handle, sensor: int) -> int:
+    def _nvmlDeviceGetTemperatureV(self, handle: _Handle, sensor: int) -> int:  # noqa: ARG002 (NVML's signature; one sensor)
         self._unsupported(handle, "temperature")
         return handle.gpu.temperature_c
 

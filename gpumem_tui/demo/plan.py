@@ -6,18 +6,17 @@ from __future__ import annotations
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.demo import Scenario
 from gpumem_tui.diagnosis.overlays import ManualPlan
-from gpumem_tui.planner.serving import engine_quantization
 
 
 def scenario_plan(scenario: Scenario, catalog: Catalog) -> ManualPlan | None:
     """A ManualPlan for the first engine whose scenario entry names a `planned_format`, else None."""
     engine = next((e for e in scenario.engines if e.planned_format), None)
-    if engine is None:
+    if engine is None or engine.planned_format is None:
         return None
-    model = catalog.model(engine.model)
-    return ManualPlan(
-        model=model,
-        quantization=engine_quantization(catalog.format(engine.planned_format), model),
+    return ManualPlan.with_weights(
+        catalog,
+        catalog.model(engine.model),
+        engine.planned_format,
         kv_cache_dtype=engine.kv_cache_dtype,
         max_model_len=engine.max_model_len,
         utilization=engine.gpu_memory_utilization,

@@ -60,7 +60,8 @@ class EngineSpec(_Spec):
     format: str = "bf16"
     """Weight format the engine actually loaded."""
     planned_format: str | None = None
-    """Format the deployment was planned in, when it differs (a misconfiguration to find)."""
+    """Format the deployment was planned in, when it differs (a misconfiguration to find): a catalog format or
+    a vLLM method (awq, gptq), as `--weights` takes it."""
     gpus: list[int] = Field(max_length=MAX_GPUS)
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
     max_model_len: int = Field(default=8192, gt=0)

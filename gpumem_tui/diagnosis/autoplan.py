@@ -91,11 +91,11 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         if running is not None:
             found.append(f"the engine runs {running.model or 'a model it does not name'} on {gpu_listing(gpus)}")
         spec: ModelSpec | None = manual.model
-        name = spec.id
+        name: str | None = manual.model.id
     else:
         gpus = _engine_gpus(endpoint, sample, found, assumed)
         name = _model_name(endpoint) or flags.get("model")
-        spec = _model_spec(name, record, flags, catalog, found, assumed)
+        spec = _model_spec(name, record, catalog, found, assumed)
         unsized = _unsized(_kind(endpoint, sample))
     base = EnginePlan(
         endpoint=endpoint.url if endpoint else None,
@@ -109,7 +109,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         running=running,
     )
     missing = unsized or _missing(spec, name, gpus, sample)
-    if missing:
+    if missing or spec is None:  # no spec is always missing: `_missing` says why
         return base.model_copy(update={"missing": missing})
     return _predicted(base, spec, sample, catalog, manual, record, flags)
 
@@ -162,10 +162,11 @@ def _predicted(
             users = manual.users
         else:
             unknown: list[str] = []
-            settings = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed, unknown)
-            if settings is None:
+            auto = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed, unknown)
+            if auto is None:
                 return base.model_copy(update={"missing": "; ".join(unknown),
                                                "found": found, "assumed": assumed})
+            settings = auto
             users = 1
             assumed.append("1 conversation at the max length (set a plan with --users for more)")
         prediction = predict(settings)
@@ -174,9 +175,10 @@ def _predicted(
                                        "found": found, "assumed": assumed})
     capacity = card.memory_total_bytes or gpu.capacity_bytes
     title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
-    overlay = overlay_from_engine(prediction, capacity, settings.tp, base.label, title)
-    facts = base.running.settings if base.running else settings
-    overlay = overlay.model_copy(update={"measured_kv_bytes_per_token": _kv_bytes(facts) if facts else None})
+    overlay = overlay_from_engine(prediction, capacity, base.label, title)
+    measured_with = base.running.settings if base.running else settings
+    kv_per_token = _kv_bytes(measured_with) if measured_with else None
+    overlay = overlay.model_copy(update={"measured_kv_bytes_per_token": kv_per_token})
     return base.model_copy(
         update={
             "card": card_key,
@@ -251,7 +253,7 @@ def _engine_gpus(endpoint: EndpointStatus | None, sample: Sample, found: list[st
 
 
 def _model_spec(
-    name: str | None, record: EngineRecord | None, flags: dict, catalog: Catalog, found: list, assumed: list
+    name: str | None, record: EngineRecord | None, catalog: Catalog, found: list, assumed: list
 ) -> ModelSpec | None:
     if name is None:
         return None

@@ -155,7 +155,8 @@ class Investigation:
         if gpu and gpu.lost:
             return "exited (its GPU was lost)"
         if (
-            free is not None
+            gpu
+            and free is not None
             and gpu.memory_total_bytes
             and free < self.thresholds.headroom_critical_fraction * (gpu.memory_total_bytes)
         ):
@@ -210,8 +211,8 @@ class Investigation:
             elif endpoint.state == "ok":
                 self.exits.pop(endpoint.url, None)
         for url, moment in self.alive.items():
-            endpoint = endpoints.get(url)
-            if url in self.exits or (endpoint is not None and endpoint.state == "ok"):
+            status = endpoints.get(url)
+            if url in self.exits or (status is not None and status.state == "ok"):
                 continue
             if not present & _pids(moment, url):
                 self.exits[url] = self.explain_exit(url, moment, sample)
@@ -227,15 +228,17 @@ class Investigation:
         grew = self.who_grew_before(moment, last.timestamp - window)
         culprits = [g for g in grew if g.unexpected_bytes >= self.thresholds.foreign_min_bytes]
         active = [f for f in moment.findings if f.severity != "info" and f.endpoint != url]
-        free = min(frees, key=lambda pair: pair[1]) if frees else None
+        tightest = min(frees, key=lambda pair: pair[1]) if frees else None
         totals = {g.index: g.memory_total_bytes for g in gpus}
-        low = free is not None and free[1] < self.thresholds.headroom_critical_fraction * (totals[free[0]] or 0)
+        low = tightest is not None and tightest[1] < self.thresholds.headroom_critical_fraction * (
+            totals[tightest[0]] or 0
+        )
         held = {p.gpu_index for p in last.processes if p.pid in pids}
         lost = sorted({g.index for g in [*last.gpus, *now.gpus] if g.lost and g.index in held})
         plan = next((plan for plan in moment.plans if plan.endpoint == url), None)
         name = engine_label(url, measured_facts(plan).model if plan else None, [g.index for g in gpus])
         return engine_exited(
-            url, name, last.timestamp, now.timestamp, window, grew, culprits, free, active, low, lost
+            url, name, last.timestamp, now.timestamp, window, grew, culprits, tightest, active, low, lost
         )
 
     def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:
@@ -245,7 +248,7 @@ class Investigation:
     def _forget(self) -> None:
         """Drop what fell out of the history kept: markers, critical onsets, names of gone processes."""
         first = self.history.first_timestamp
-        if self.history.window_s is None or first is None:
+        if self.history.window_s is None or first is None or self.start is None:
             return
         kept_from = first - self.start
         while self.markers and self.markers[0].offset_s < kept_from:
@@ -285,6 +288,7 @@ def investigate(
 def result(walk: Investigation) -> Forensics:
     """What the walk found; offsets count from the oldest sample it still keeps."""
     first = walk.history.first_timestamp
+    assert first is not None and walk.start is not None  # asked only after a sample was added
     shift = first - walk.start
     critical_at, critical, moment = walk.criticals[0] if walk.criticals else (None, None, None)
     timelines = [

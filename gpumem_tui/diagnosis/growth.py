@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.records import Thresholds
-from gpumem_tui.diagnosis.findings.situation import Situation, gib
+from gpumem_tui.diagnosis.findings.situation import Situation
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.models import Sample
+from gpumem_tui.units import gib
 
 EXPECTED = "expected (planned: loading / KV pool)"
 NOT_PLANNED = "the engine's own (no plan to compare)"
@@ -56,10 +57,10 @@ def allowances(plans: list[EnginePlan], sample: Sample, history: History, t: Thr
         if p.pid not in s.engine_pids:
             continue
         own = next((plan for plan in plans if plan.overlay and p.gpu_index in plan.gpu_indices
-                    and p.pid in pids_of.get(plan.endpoint, ())), None)
+                    and plan.endpoint is not None and p.pid in pids_of.get(plan.endpoint, ())), None)
         plan = own or s.plan_on(p.gpu_index)
         slack = round(t.headroom_plan_tolerance_fraction * totals.get(p.gpu_index, 0))
-        out[(p.gpu_index, p.pid)] = Allowance(plan.overlay.engine_bytes if plan else None, slack)
+        out[(p.gpu_index, p.pid)] = Allowance(plan.overlay.engine_bytes if plan and plan.overlay else None, slack)
     return out
 
 

@@ -8,6 +8,7 @@ long the app runs. A recording's walk passes `window_s=None, points=None` to kee
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.models import Sample
@@ -64,7 +65,8 @@ class History:
         while self.timestamps and self.timestamps[0] < since:
             self.timestamps.popleft()
         oldest = self.timestamps[0]
-        for table in (self.gpu_points, self.process_points, self.kv_points):
+        tables: tuple[dict[Any, deque[Any]], ...] = (self.gpu_points, self.process_points, self.kv_points)
+        for table in tables:
             for key, series in list(table.items()):
                 while series and series[0][0] < since:
                     series.popleft()

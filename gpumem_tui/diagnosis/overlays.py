@@ -16,6 +16,7 @@ from gpumem_tui.planner.serving import (
     default_format,
     engine_settings,
     engine_split,
+    resolve_weights,
 )
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EngineSettings
 from gpumem_tui.units import MIB
@@ -43,6 +44,15 @@ class ManualPlan(BaseModel):
     source: PlanSource = "command line"
     """Where the plan came from, so advice about it names what the user can change: --model and its
     options, the planner screen (p), or the demo's scenario (the plan it was made with)."""
+
+    @classmethod
+    def with_weights(cls, catalog: Catalog, model: ModelSpec, weights: str | None, **options: object) -> ManualPlan:
+        """The plan for `model` with its weights named as `--weights` takes them: a catalog format (bf16, fp8,
+        int4, ...) or a vLLM method (awq, gptq, w8a8); None: the checkpoint's own. The command line, the
+        planner screen and a scenario's `planned_format` all make their plan here, so one name is one plan."""
+        return cls.model_validate(
+            {"model": model, "quantization": resolve_weights(catalog, model, weights)[1], **options}
+        )
 
 
 def gpu_spec_for(sample_gpu_name: str | None, total_bytes: int | None, catalog: Catalog) -> GpuSpec | None:

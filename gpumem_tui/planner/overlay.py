@@ -44,7 +44,7 @@ class GpuOverlay(BaseModel):
         return sum(band.bytes for band in self.bands if band.kind in ("reserve", "spare"))
 
 
-def overlay_from_engine(p: EnginePrediction, capacity_bytes: int, tp: int, label: str, title: str) -> GpuOverlay:
+def overlay_from_engine(p: EnginePrediction, capacity_bytes: int, label: str, title: str) -> GpuOverlay:
     """vLLM's own bands on one rank: the driver's share, context and non-torch, weights, activations,
     CUDA graphs, the KV pool it carves, and what utilization leaves."""
     graphs_outside = 0 if p.cudagraph_charged else p.cudagraph_bytes

@@ -9,7 +9,7 @@ from gpumem_tui.planner.parallel import SPLITS
 from gpumem_tui.planner.records import Plan, PlanInput
 from gpumem_tui.planner.serving import EngineOptions, Serving, engine_answer
 from gpumem_tui.planner.warnings import room
-from gpumem_tui.units import GIB, fmt
+from gpumem_tui.units import fmt, gib
 
 
 def verdict(plan: Plan) -> str:
@@ -101,16 +101,14 @@ def cross_check(s: Serving) -> str:
     graphs = p.cudagraph_bytes if p.cudagraph_charged else 0
     engine_runtime = p.activation_peak_bytes + p.non_torch_bytes + graphs
 
-    def gib(n: int) -> str:
-        return f"{n / GIB:,.2f}"
-
     return (f"Cross-check, plain method (weights + KV + a fixed overhead): {said} on {plan.gpus} GPU(s), {fewest}. "
-            f"Per GPU it leaves {gib(plan.kv_pool_bytes // plan.gpus)} GiB for KV where vLLM carves "
-            f"{gib(p.kv_cache_bytes)} GiB: budget {gib(budget)} vs {gib(p.requested_memory_bytes)} GiB "
-            f"(vLLM takes {inp.utilization:.0%} of what CUDA reports, {gib(p.total_gpu_memory_bytes)} GiB), "
-            f"weights {gib(bands['weights'])} vs {gib(p.weights_bytes)} GiB, overhead {gib(bands['overhead'])} GiB "
-            f"vs activation peak {gib(p.activation_peak_bytes)} + non-torch {gib(p.non_torch_bytes)}"
-            + (f" + CUDA graphs {gib(graphs)}" if graphs else "") + f" = {gib(engine_runtime)} GiB.")
+            f"Per GPU it leaves {gib(plan.kv_pool_bytes // plan.gpus)} for KV where vLLM carves "
+            f"{gib(p.kv_cache_bytes)}: budget {gib(budget, unit=False)} vs {gib(p.requested_memory_bytes)} "
+            f"(vLLM takes {inp.utilization:.0%} of what CUDA reports, {gib(p.total_gpu_memory_bytes)}), "
+            f"weights {gib(bands['weights'], unit=False)} vs {gib(p.weights_bytes)}, overhead {gib(bands['overhead'])} "
+            f"vs activation peak {gib(p.activation_peak_bytes, unit=False)} + non-torch "
+            f"{gib(p.non_torch_bytes, unit=False)}"
+            + (f" + CUDA graphs {gib(graphs, unit=False)}" if graphs else "") + f" = {gib(engine_runtime)}.")
 
 
 def plan_json(plan: Plan) -> dict:

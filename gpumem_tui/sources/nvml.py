@@ -286,7 +286,7 @@ def _process_record(entry: Any, index: int, kind: str) -> ProcessRecord:
     return ProcessRecord(
         pid=entry.pid,
         gpu_index=index,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         gpu_memory_bytes=entry.usedGpuMemory,
         gpu_instance_id=None if instance in (None, NO_INSTANCE) else instance,
     )

@@ -15,7 +15,7 @@ def count_judging(app, monkeypatch) -> list[tuple[str, bool]]:
     """(what, whether on the UI thread) for each sample added to the app's judge and each read of its
     findings; the judge's own methods run as they are, only counted."""
     calls: list[tuple[str, bool]] = []
-    watch = type(app.watch)
+    watch = type(app.investigation)
     add, findings = watch.add, watch.findings.fget
 
     def counted_add(self, sample):

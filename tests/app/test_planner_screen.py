@@ -40,8 +40,8 @@ async def test_the_planner_screen_shows_and_applies_what_plan_prints(make_app, c
         drawn = [i for i in range(8) if "\nmanual " in str(app.screen.query_one(f"#gpu-{i}", GpuCard).render())]
         assert drawn == list(range(plan["gpus"]))
         # the plan drawn is the plan the screen showed, on the node's own card: nothing to say about it
-        assert app.watch.plans[0].prediction.kv_cache_bytes == plan["engine"]["kv_cache_bytes"]
-        assert "plan_mismatch" not in {f.code for f in app.watch.findings}
+        assert app.investigation.plans[0].prediction.kv_cache_bytes == plan["engine"]["kv_cache_bytes"]
+        assert "plan_mismatch" not in {f.code for f in app.investigation.findings}
 
 
 async def test_the_planner_starts_on_the_nodes_own_card_and_a_plan_for_another_says_so(make_app, catalog):
@@ -54,8 +54,29 @@ async def test_the_planner_starts_on_the_nodes_own_card_and_a_plan_for_another_s
         await pilot.pause()
         await pilot.press("ctrl+s")
         await settle(app, pilot)
-        assert app.watch.plans[0].settings.gpu.key == "H100-SXM-80GB"  # sized as the planner showed it
-        mismatch = [f for f in app.watch.findings if f.code == "plan_mismatch"]
+        assert app.investigation.plans[0].settings.gpu.key == "H100-SXM-80GB"  # sized as the planner showed it
+        mismatch = [f for f in app.investigation.findings if f.code == "plan_mismatch"]
         assert mismatch and "sized for H100-SXM-80GB, not this node's H200-SXM-141GB" in mismatch[0].title
-    screen = PlannerScreen(catalog, lambda plan: None, None, node_gpu=catalog.gpu("a100-80gb").key)
+    screen = PlannerScreen(catalog, lambda _plan: None, None, node_gpu=catalog.gpu("a100-80gb").key)
     assert screen.gpu_key == catalog.gpu("a100-80gb").key
+
+
+async def test_the_planner_screen_plans_each_format_as_the_command_line_does(make_app, catalog):
+    from gpumem_tui.cli import build_parser
+    from gpumem_tui.cli.planargs import manual_plan
+
+    app = make_app("idle-node")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(app, pilot)
+        for name in sorted(catalog.formats):
+            await pilot.press("p")
+            screen = app.screen
+            assert isinstance(screen, PlannerScreen)
+            screen.model_id = "openai/gpt-oss-20b"  # an MXFP4 checkpoint: 16-bit weights are `none`, not None
+            screen.query_one("#weights").value = name
+            await pilot.pause()
+            await pilot.press("ctrl+s")
+            await settle(app, pilot)
+            assert isinstance(app.screen, MainScreen)  # applied: the inputs were whole
+            cli = manual_plan(build_parser().parse_args(["--model", "openai/gpt-oss-20b", "--weights", name]), catalog)
+            assert (name, app.judge.plan.quantization) == (name, cli.quantization)

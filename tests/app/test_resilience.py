@@ -96,7 +96,7 @@ class FullDisk:
 
     path = "full.jsonl"
 
-    def write(self, sample):
+    def write(self, _sample):
         raise OSError(28, "No space left on device")
 
     def close(self):
@@ -116,7 +116,7 @@ async def test_a_recording_that_cannot_be_written_stops_recording_not_the_app(ma
         assert app.is_running
 
 
-async def test_pause_holds_a_replay_in_place(make_app, tmp_path, catalog):
+async def test_pause_holds_a_replay_in_place(tmp_path, catalog):
     from gpumem_tui.sources.feed import ReplayFeed
     from gpumem_tui.sources.pace import Pace
     from gpumem_tui.sources.replay import ReplaySource
@@ -156,3 +156,13 @@ async def test_f_shows_forensics_of_a_recording(catalog, tmp_path):
         text = text_of(app.screen.query_one("#forensics-text"))
         assert "First critical" in text and "3100" in text and "python3" in text
         assert "GPU 0" in text and "▼" in text
+
+
+def test_the_apps_judge_leaves_textuals_watch_method_alone(make_app):
+    """`App.watch(obj, attribute, callback)` is Textual's: the app's Investigation once took its name, so a
+    widget binding to the app's reactives would have called an Investigation."""
+    from textual.dom import DOMNode
+
+    app = make_app("healthy-8b", at=100)
+    assert getattr(app.watch, "__func__", None) is DOMNode.watch
+    assert app.investigation.history is app.history

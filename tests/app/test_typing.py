@@ -39,7 +39,7 @@ def key_names(screen) -> set[str]:
     return {key for binding in screen.BINDINGS for key in binding.key.split(",")}
 
 
-async def type_all(app, pilot, keys) -> None:
+async def type_all(pilot, keys) -> None:
     for key in keys:
         await pilot.press(key)
     await pilot.pause()
@@ -57,7 +57,7 @@ async def test_the_planner_opens_on_its_search_field(make_app):
         await pilot.press("p")
         await pilot.pause()
         assert app.focused is app.screen.query_one("#model-search")
-        await type_all(app, pilot, "mistral")
+        await type_all(pilot, "mistral")
         assert app.screen.query_one("#model-search").value == "mistral"
         assert isinstance(app.screen, PlannerScreen) and monitor_state(app) == before
         still_running(app)
@@ -76,7 +76,7 @@ async def test_every_character_typed_into_a_planner_field_stays_there(make_app):
         await pilot.pause()
         for field in PLANNER_FIELDS:
             app.screen.query_one(field).focus()
-            await type_all(app, pilot, TYPED)
+            await type_all(pilot, TYPED)
             if not isinstance(app.screen, PlannerScreen):  # a Select's overlay may be open: close it, not the planner
                 await pilot.press("escape")
             still_running(app)
@@ -94,7 +94,7 @@ async def test_every_character_typed_on_a_sheet_stays_there(make_app, opening):
         await pilot.pause()
         assert isinstance(app.screen, kind)
         closes = key_names(app.screen)
-        await type_all(app, pilot, [c for c in TYPED if c not in closes and _name(c) not in closes])
+        await type_all(pilot, [c for c in TYPED if c not in closes and _name(c) not in closes])
         still_running(app)
         assert isinstance(app.screen, kind) and monitor_state(app) == before
         await pilot.press("escape")

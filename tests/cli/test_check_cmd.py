@@ -228,7 +228,7 @@ def test_other_commands_keep_exit_2_for_bad_input(argv, capsys):
 
 
 def test_an_error_inside_check_is_unknown_and_says_where(monkeypatch, capsys):
-    def broken(sample):
+    def broken(_sample):
         raise KeyError("gpu")
 
     monkeypatch.setattr(check_status, "perfdata", broken)  # a bug while the text is being drawn

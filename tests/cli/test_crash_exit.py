@@ -27,7 +27,7 @@ def _saved(line: str) -> Path:
 
 
 def test_a_crash_in_a_command_exits_70_with_one_line(monkeypatch, capsys):
-    def broken(*args):
+    def broken(*_args):
         raise ZeroDivisionError("division by zero")
 
     monkeypatch.setattr(snapshot_view, "_host_line", broken)  # a bug while the table is drawn
@@ -40,7 +40,7 @@ def test_a_crash_in_a_command_exits_70_with_one_line(monkeypatch, capsys):
 
 @pytest.mark.parametrize("error", [KeyError("gpu"), asyncio.CancelledError()], ids=["KeyError", "CancelledError"])
 def test_any_crash_in_check_is_unknown(monkeypatch, capsys, error):
-    def broken(*args):
+    def broken(*_args):
         raise error
 
     monkeypatch.setattr(check_cmd, "_check", broken)

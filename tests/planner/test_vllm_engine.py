@@ -9,7 +9,7 @@ import pytest
 from gpumem_tui.catalog import LookupFailed
 from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.planner.vllm.blocks import Layout, tokens_and_concurrency
-from gpumem_tui.planner.vllm.stated import Stated, release_of, settings_from
+from gpumem_tui.planner.vllm.from_log import Stated, release_of, settings_from
 from gpumem_tui.planner.vllm.versions import parse_version, rules_for
 from gpumem_tui.units import GIB
 from tests.datafiles import CALIBRATION

@@ -3,9 +3,9 @@
 import pytest
 
 from gpumem_tui.planner.vllm import predict
+from gpumem_tui.planner.vllm.from_log import Stated, settings_from
 from gpumem_tui.planner.vllm.outcome import outcome
 from gpumem_tui.planner.vllm.risks import OOM_AT_START
-from gpumem_tui.planner.vllm.stated import Stated, settings_from
 
 KV_TOO_SMALL = {"kind": "kv_cache_too_small", "message": "no memory is left for the KV cache"}
 NODE = {"kind": "free_memory_below_requested", "message": "free memory at startup (60.87 of 79.19 GiB) is below"}

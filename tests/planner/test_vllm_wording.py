@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from gpumem_tui.planner.vllm.stated import release_of
+from gpumem_tui.planner.vllm.from_log import release_of
 from gpumem_tui.planner.vllm.versions import rules_for
 from gpumem_tui.planner.vllm.wording import release_from_wording
 

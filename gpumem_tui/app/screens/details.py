@@ -15,7 +15,7 @@ from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
-from gpumem_tui.units import fmt
+from gpumem_tui.units import Unit, fmt
 
 
 class DetailsScreen(ModalScreen[None]):
@@ -23,7 +23,7 @@ class DetailsScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
 
-    def __init__(self, sample: Sample, focused: Widget | None, unit: str):
+    def __init__(self, sample: Sample, focused: Widget | None, unit: Unit):
         super().__init__()
         self.body = _details(sample, focused, unit)
 
@@ -32,7 +32,7 @@ class DetailsScreen(ModalScreen[None]):
             yield Static(self.body, id="details-text")
 
 
-def _details(sample: Sample, focused: Widget | None, unit: str) -> Table | Text:
+def _details(sample: Sample, focused: Widget | None, unit: Unit) -> Table | Text:
     if isinstance(focused, ProcessTable) and focused.row_count:
         key = focused.coordinate_to_cell_key(focused.cursor_coordinate).row_key.value or ""
         pid, gpu = (int(part) for part in key.split(":"))
@@ -40,13 +40,13 @@ def _details(sample: Sample, focused: Widget | None, unit: str) -> Table | Text:
         if process:
             return _sheet(f"Process {pid} on GPU {gpu}", process.model_dump(), unit)
     index = focused.index if isinstance(focused, GpuCard) else 0
-    gpu = next((g for g in sample.gpus if g.index == index), None)
-    if gpu is None:
+    card = next((g for g in sample.gpus if g.index == index), None)
+    if card is None:
         return Text("Nothing selected: focus a GPU (tab) or a process row, then press enter.")
-    return _sheet(f"GPU {index}", gpu.model_dump(), unit)
+    return _sheet(f"GPU {index}", card.model_dump(), unit)
 
 
-def _sheet(title: str, fields: dict, unit: str) -> Table:
+def _sheet(title: str, fields: dict, unit: Unit) -> Table:
     table = Table(title=Text(title, style="bold"), title_justify="left", box=None, show_header=False)
     table.add_column(style="bold")
     table.add_column()

@@ -17,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.gpu_card import spark
 from gpumem_tui.diagnosis.forensics import Forensics, investigate
@@ -70,7 +71,7 @@ class ForensicsScreen(ModalScreen[None]):
             parts += [Text(literal(finding.title), style=loud), Text(literal(finding.explanation)),
                       Text(f"try: {literal(finding.try_this)}", style="dim")]
         for timeline in found.timelines:
-            parts += _timeline(timeline, found, self.app.glyphs)
+            parts += _timeline(timeline, found, owner(self).glyphs)
         markers = Table(title=Text("Markers (seconds from the start)"), title_justify="left", box=None)
         for name in ("at", "GPU", "what"):
             markers.add_column(name, justify="right" if name == "at" else "left")

@@ -8,6 +8,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from gpumem_tui.app.owner import owner
+
 HELP = """\
 [b]Keys[/b]
   q quit    ? or h this help    p planner    tab next panel    s sort processes
@@ -35,4 +37,4 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             # The legend in the characters the bars are drawn with (ASCII under --ascii).
-            yield Static(HELP.format_map(self.app.glyphs.fill), id="help-text")
+            yield Static(HELP.format_map(owner(self).glyphs.fill), id="help-text")

@@ -10,7 +10,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from gpumem_tui.app.quiet import show, update
+from gpumem_tui.app.owner import owner
+from gpumem_tui.app.redraw import show, update
 from gpumem_tui.app.view import View
 from gpumem_tui.app.widgets.bar_legend import BarLegend
 from gpumem_tui.app.widgets.engine_card import EngineCard
@@ -72,7 +73,7 @@ class MainScreen(Screen):
 
     def on_data_table_row_selected(self) -> None:
         """Enter on a process row opens its details, as enter on a GPU card does."""
-        self.app.action_details()
+        owner(self).action_details()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= WIDE_COLUMNS, "-wide")

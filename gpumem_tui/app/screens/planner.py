@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,7 +18,7 @@ from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.fit import fit_matrix
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.report import cross_check, serving_verdict
-from gpumem_tui.planner.serving import EngineOptions, Serving, engine_quantization, serve
+from gpumem_tui.planner.serving import EngineOptions, Serving, serve
 from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB
 
@@ -122,6 +122,7 @@ class PlannerScreen(Screen):
     def plan_input(self) -> PlanInput:
         value = lambda wid: self.query_one(f"#{wid}", Input).value  # noqa: E731
         split = self.query_one("#split", Select).value
+        assert isinstance(split, int)  # the split's Select offers no blank
         return PlanInput(
             model=self._model(),
             gpu=self.catalog.gpus[str(self.query_one("#gpu", Select).value)],
@@ -167,9 +168,10 @@ class PlannerScreen(Screen):
             self.notify("fix the inputs first", severity="warning", markup=False)
             return
         inp = serving.plan.input
-        plan = ManualPlan(
-            model=inp.model,
-            quantization=engine_quantization(inp.weights_format, inp.model),
+        plan = ManualPlan.with_weights(
+            self.catalog,
+            inp.model,
+            inp.weights_format.name,
             kv_cache_dtype=inp.kv_dtype,
             max_model_len=inp.context,
             users=inp.users,
@@ -203,7 +205,8 @@ def _plan_view(serving: Serving, warn) -> Group:
     ]
     for name, value in rows:
         table.add_row(name, f"{value / GB:,.1f}", f"{value / GIB:,.1f}")
-    lines = [table, Text(literal(serving_verdict(serving)), style="bold"), Text(literal(cross_check(serving)))]
+    verdict = Text(literal(serving_verdict(serving)), style="bold")
+    lines: list[RenderableType] = [table, verdict, Text(literal(cross_check(serving)))]
     lines += [Text(f"! {literal(w)}", style=warn) for w in [*p.failures, *p.warnings, *serving.warnings]]
     return Group(*lines)
 

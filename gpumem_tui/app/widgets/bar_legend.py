@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from gpumem_tui.app.owner import owner
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, legend
 
 
@@ -13,4 +14,4 @@ class BarLegend(Static):
     COMPONENT_CLASSES = COMPONENT_CLASSES
 
     def on_mount(self) -> None:
-        self.update(legend(self.get_component_rich_style, self.app.glyphs))
+        self.update(legend(self.get_component_rich_style, owner(self).glyphs))

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.view import EngineView
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
@@ -43,7 +44,7 @@ class EngineCard(Widget):
         judged = None if exited or record is None else plausible(record)  # what the findings call true
         self.content = EngineCardContent(
             title=_title(endpoint, record, list(view.gpus), view.state, self.app),
-            gauge=_gauge(judged, endpoint, view.state, self.app, reported=record.kv_usage_fraction if judged else None),
+            gauge=_gauge(judged, view.state, self.app, reported=_reported(record, judged)),
             stats=_stats(judged, view.planned_tokens),
             history=history_levels(view.history, 1.0),
         )
@@ -58,7 +59,7 @@ class EngineCard(Widget):
         if content is None:
             return Text("")
         trend = Text("KV history ", style="dim").append(
-            spark(content.history, max(1, self.size.width - 11), self.app.glyphs), style="dim")
+            spark(content.history, max(1, self.size.width - 11), owner(self).glyphs), style="dim")
         return Text("\n").join([content.title, content.gauge, content.stats, trend])
 
 
@@ -78,20 +79,25 @@ def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int
     if state == "exited":
         text.append("  exited (see the findings)", style=tone(app, "error", True))
         return text
-    state = state_style(app, endpoint.state)
-    text.append(f"  {endpoint.state}", style=state)
+    style = state_style(app, endpoint.state)
+    text.append(f"  {endpoint.state}", style=style)
     if endpoint.state != "ok":
         age = (
             f" (last good {endpoint.age_s:.0f} s ago)"
             if endpoint.age_s is not None and endpoint.state == "stale"
             else ""
         )
-        text.append(f"{age}: {literal(endpoint.error, 'no answer')}", style=state)
+        text.append(f"{age}: {literal(endpoint.error, 'no answer')}", style=style)
     return text
 
 
+def _reported(record: EngineRecord | None, judged: EngineRecord | None) -> float | None:
+    """The usage as the engine sent it, where the card shows a judged record."""
+    return record.kv_usage_fraction if record is not None and judged is not None else None
+
+
 def _gauge(
-    record: EngineRecord | None, endpoint: EndpointStatus, state: str | None, app, reported: float | None = None,
+    record: EngineRecord | None, state: str | None, app, reported: float | None = None,
 ) -> Text:
     """`record` holds only values that can be true; `reported` is the usage as the engine sent it."""
     usage = record.kv_usage_fraction if record else None

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from gpumem_tui.app.quiet import update
+from gpumem_tui.app.redraw import update
 from gpumem_tui.app.tone import severity_style
 from gpumem_tui.diagnosis.findings.records import Finding
 from gpumem_tui.text import literal

@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.view import GpuView
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
@@ -19,7 +20,7 @@ from gpumem_tui.diagnosis.compare import CompareRow
 from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.models import GpuRecord
 from gpumem_tui.text import literal
-from gpumem_tui.units import fmt
+from gpumem_tui.units import Unit, fmt
 
 SCALE = 1000  # bars are drawn from sizes in thousandths of the card
 HISTORY_BUCKET = 5  # samples per history cell
@@ -82,14 +83,14 @@ class GpuCard(Widget, can_focus=True):
         if self.compact:
             self.post_message(self.Toggled(self.index, True))
         else:
-            self.app.action_details()
+            owner(self).action_details()
 
     def action_fold(self) -> None:
         """Escape: a card opened from one line goes back to one line."""
         if self.has_class("-open"):
             self.post_message(self.Toggled(self.index, False))
 
-    def show(self, view: GpuView, unit: str) -> None:
+    def show(self, view: GpuView, unit: Unit) -> None:
         """Only what is drawn goes into `content`, so an unchanged card is not redrawn."""
         gpu, overlay = view.gpu, view.overlay
         total = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else 1)
@@ -113,7 +114,7 @@ class GpuCard(Widget, can_focus=True):
         if _shape(old) != _shape(new):
             self.refresh(layout=True)
 
-    def get_content_height(self, container, viewport, width: int) -> int:
+    def get_content_height(self, container, viewport, width: int) -> int:  # noqa: ARG002 (Textual's signature)
         """Lines for this width, the same count `render` draws: the table beside the bars when wide."""
         if self.content is None or self.compact:
             return 1
@@ -133,7 +134,7 @@ class GpuCard(Widget, can_focus=True):
                 styles[name] = self.get_component_rich_style(name)
             return styles[name]
 
-        glyphs = self.app.glyphs
+        glyphs = owner(self).glyphs
         if self.compact:
             label = f"GPU {self.index}"
             line = bar(label, measured, SCALE, self.size.width - tail.cell_len, style, glyphs, len(label) + 1)
@@ -208,7 +209,7 @@ def spark(levels: tuple[int, ...], width: int, glyphs: Glyphs = UNICODE) -> str:
     return "".join(glyphs.levels[max(0, min(8, level))] for level in levels[-width:])
 
 
-def _title(gpu: GpuRecord, unit: str, app) -> Text:
+def _title(gpu: GpuRecord, unit: Unit, app) -> Text:
     text = Text(f"GPU {gpu.index} ", style="bold")
     text.append(literal(gpu.name, "unknown").removeprefix("NVIDIA "))
     if gpu.lost:
@@ -227,7 +228,7 @@ def _title(gpu: GpuRecord, unit: str, app) -> Text:
     return text
 
 
-def _row_tail(gpu: GpuRecord, unit: str, verdict: tuple[str, str], app) -> Text:
+def _row_tail(gpu: GpuRecord, unit: Unit, verdict: tuple[str, str], app) -> Text:
     """What follows the compact line's bar: used / total with its share, then the verdict."""
     if gpu.lost:
         return Text(f"  {'LOST':<{VERDICT_WIDTH}}", style=tone(app, "error", True))
@@ -239,7 +240,7 @@ def _row_tail(gpu: GpuRecord, unit: str, verdict: tuple[str, str], app) -> Text:
     return text
 
 
-def _compare_cells(rows: list[CompareRow], unit: str) -> tuple[tuple[str, str, str, str, bool], ...]:
+def _compare_cells(rows: list[CompareRow], unit: Unit) -> tuple[tuple[str, str, str, str, bool], ...]:
     """The strings the table shows, and whether to stress the difference (over 1 GiB and 5 %); a row still
     loading shows `loading` for its difference, unstressed."""
     cells = []

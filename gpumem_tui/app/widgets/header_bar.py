@@ -10,7 +10,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from gpumem_tui.app.quiet import update
+from gpumem_tui.app.redraw import update
 from gpumem_tui.app.tone import tone
 from gpumem_tui.app.view import Header
 from gpumem_tui.text import literal

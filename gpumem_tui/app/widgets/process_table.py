@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from gpumem_tui.models import ProcessRecord
 from gpumem_tui.text import literal
-from gpumem_tui.units import fmt
+from gpumem_tui.units import Unit, fmt
 
 COLUMNS = ("pid", "user", "GPU", "GPU memory", "host RSS", "CPU", "engine", "name", "command")
 SORTS = ("GPU memory", "pid", "GPU", "host RSS", "user")
@@ -27,7 +28,7 @@ class ProcessTable(DataTable):
         self.sort_by = SORTS[(SORTS.index(self.sort_by) + 1) % len(SORTS)]
         return self.sort_by
 
-    def show(self, processes: list[ProcessRecord], engine_pids: set[int], unit: str) -> None:
+    def show(self, processes: list[ProcessRecord], engine_pids: set[int], unit: Unit) -> None:
         """Rows as the strings shown; cells are rewritten in place while the same processes stay, so a
         refresh that changes a few numbers does not rebuild (and lay out) the table."""
         rows = {f"{p.pid}:{p.gpu_index}": _cells(p, engine_pids, unit) for p in sorted(processes, key=self._key)}
@@ -36,7 +37,7 @@ class ProcessTable(DataTable):
                 for column, cell in zip(COLUMNS, cells, strict=True):
                     if self.get_cell(row_key, column) != cell:
                         # a wider value (`6 %` becoming `100 %`) widens its column; columns never shrink
-                        wider = cell.cell_len > self.columns[column].content_width
+                        wider = cell.cell_len > self.columns[ColumnKey(column)].content_width
                         self.update_cell(row_key, column, cell, update_width=wider)
             return
         keep = self.cursor_row
@@ -56,7 +57,7 @@ class ProcessTable(DataTable):
         }[self.sort_by]
 
 
-def _cells(p: ProcessRecord, engine_pids: set[int], unit: str) -> tuple[Text, ...]:
+def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit) -> tuple[Text, ...]:
     command = " ".join(p.cmdline) if p.cmdline else (p.note or "")
     return (
         Text(str(p.pid)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from gpumem_tui.app.quiet import update
+from gpumem_tui.app.redraw import update
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.diagnosis.findings.headline import STATUS
 from gpumem_tui.text import literal

@@ -4,6 +4,8 @@ element's width, the split and the card. One answer for every finding and for th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpumem_tui.catalog import ModelSpec
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.records import Finding
@@ -64,7 +66,7 @@ def weight_width(settings: EngineSettings) -> tuple:
     """How wide a weight loads: the quantization's scope and bits, else the 16- or 32-bit dtype."""
     try:
         quantized = quantization_of(settings.quantization, settings.model)
-        return quantized or ("all", 8.0 * dtype_bytes(settings.dtype, settings.model))
+        return quantized or ("all", 8.0 * dtype_bytes(settings.dtype))
     except PlanInputError:
         return ("named", (settings.quantization or "").lower())
 
@@ -77,7 +79,7 @@ def kv_width(settings: EngineSettings) -> int | str:
         return settings.kv_cache_dtype.lower()
 
 
-def compared(plans: list[EnginePlan], findings: list[Finding] = ()) -> tuple[int, int]:
+def compared(plans: list[EnginePlan], findings: Sequence[Finding] = ()) -> tuple[int, int]:
     """(plans compared, engines running), what `all_clear` words for the TUI and `check` alike. A plan counts
     as compared when its numbers were held against what runs: it has a prediction, is not for something
     else, and its engine is not still loading."""

@@ -54,9 +54,10 @@ def _saturated(s: Situation, record: EngineRecord) -> bool:
 
 def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) -> Finding:
     plan = s.plan_for(endpoint.url)
-    pool, running = record.kv_pool_tokens, record.requests_running or 0
-    per_request = round(record.kv_usage_fraction * pool / running) if pool and running else None
-    numbers = f"KV cache {percent(record.kv_usage_fraction)} full"
+    pool, running, usage = record.kv_pool_tokens, record.requests_running or 0, record.kv_usage_fraction
+    assert usage is not None  # saturated only with a usage reading
+    per_request = round(usage * pool / running) if pool and running else None
+    numbers = f"KV cache {percent(usage)} full"
     numbers += f" ({pool:,} tokens)" if pool else ""
     numbers += f"; {running:,} running, {record.requests_waiting or 0:,} waiting"
     if record.preemptions_per_min is not None:

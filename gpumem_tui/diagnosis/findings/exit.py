@@ -5,12 +5,14 @@ stays down."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from gpumem_tui.diagnosis.findings.records import Finding
-from gpumem_tui.diagnosis.findings.situation import duration, gib
+from gpumem_tui.diagnosis.findings.situation import duration
 from gpumem_tui.diagnosis.growth import Growth
 from gpumem_tui.diagnosis.measured import gpu_listing
+from gpumem_tui.units import gib
 
 LISTED = 5
 """Growers and findings named in the explanation; the forensics screen lists them all."""
@@ -38,7 +40,7 @@ def engine_exited(
     free: tuple[int, int] | None,
     active: list[Finding],
     free_low: bool = True,
-    lost: list[int] = (),
+    lost: Sequence[int] = (),
 ) -> Finding:
     """`name`: the engine as findings name it (model, endpoint, GPUs); `grew`: every grower in the window,
     unexpected first; `culprits`: those whose unexpected growth is large enough to blame; `free`: (GPU index,
@@ -81,7 +83,7 @@ def engine_exited(
     )
 
 
-def _lost_advice(lost: list[int]) -> str:
+def _lost_advice(lost: Sequence[int]) -> str:
     return (f"check `nvidia-smi` and the kernel log (dmesg: Xid) for {gpu_listing(list(lost))}; it may need a "
             "reset: restart the engine once the card answers again, or on other GPUs")
 

@@ -5,6 +5,8 @@ finding in the same words for the same moment."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.differ import compared
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, all_clear, worst
@@ -33,7 +35,7 @@ def ranked(findings: list[Finding]) -> list[Finding]:
     return [first, *(f for f in findings if f is not first)] if first else []
 
 
-def clear(plans: list[EnginePlan], findings: list[Finding] = ()) -> str:
+def clear(plans: list[EnginePlan], findings: Sequence[Finding] = ()) -> str:
     """What is said when nothing needs a look: agreement only for the plans that were compared (not for
     something else, not still loading: `differ.compared`)."""
     return all_clear(*compared(plans, list(findings)))

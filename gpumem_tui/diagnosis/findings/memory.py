@@ -5,9 +5,10 @@ from __future__ import annotations
 from gpumem_tui.diagnosis.autoplan import measured_facts
 from gpumem_tui.diagnosis.findings.differ import mismatched
 from gpumem_tui.diagnosis.findings.records import Finding, Severity
-from gpumem_tui.diagnosis.findings.situation import Situation, duration, free_bytes, gib, percent
+from gpumem_tui.diagnosis.findings.situation import Situation, duration, free_bytes, percent
 from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per_s
 from gpumem_tui.models import GpuRecord
+from gpumem_tui.units import gib
 
 
 def headroom_low(s: Situation) -> list[Finding]:
@@ -30,7 +31,7 @@ def _headroom(s: Situation, gpu: GpuRecord, free: int, total: int) -> Finding:
     critical = free < t.headroom_critical_fraction * total
     severity: Severity = "critical" if critical else "info" if as_planned else "warning"
     words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
-    if planned_free is not None:
+    if plan is not None and planned_free is not None:
         words += f"; the {plan.label} plan leaves {gib(max(0, planned_free))}"
     words += ". " + _trend_words(s, gpu, free)
     return Finding(

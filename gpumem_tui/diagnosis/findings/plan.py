@@ -7,12 +7,13 @@ from gpumem_tui.diagnosis.autoplan import EnginePlan, kv_bytes_per_token, measur
 from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.diagnosis.findings.differ import FORMAT, differences, mismatched, renamed
 from gpumem_tui.diagnosis.findings.records import Finding, Severity
-from gpumem_tui.diagnosis.findings.situation import Situation, gib
+from gpumem_tui.diagnosis.findings.situation import Situation
 from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
 from gpumem_tui.planner.serving import SIXTEEN_BIT
-from gpumem_tui.planner.vllm import EngineSettings
+from gpumem_tui.planner.vllm import EnginePrediction, EngineSettings
+from gpumem_tui.units import gib
 
 
 def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecord] | None:
@@ -54,6 +55,7 @@ def plan_mismatch(s: Situation) -> list[Finding]:
 
 
 def _mismatch(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
+    assert plan.endpoint is not None  # plan_mismatch compares only plans for an engine
     plan_side, engine_side = _sides(plan, running)
     differ = differences(plan)
     return Finding(
@@ -73,6 +75,7 @@ def _mismatch(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
 
 def _renamed(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
     """The plan names another model of the same architecture (a base model beside its instruct tune)."""
+    assert plan.endpoint is not None  # plan_mismatch compares only plans for an engine
     return Finding(
         severity="info",
         code="plan_renamed",
@@ -124,6 +127,7 @@ def _other_card(plan: EnginePlan) -> Finding:
 def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str]:
     """Both sides in words: model, weight format, KV cache, split and card."""
     settings = plan.settings
+    assert settings is not None  # plan_mismatch compares only plans with settings
     split = len(running.gpu_indices)
     plan_side = (
         f"{plan.model}, weights {_weights_format(settings)}, KV cache {settings.kv_cache_dtype}, on "
@@ -165,14 +169,16 @@ def weights_mismatch(s: Situation) -> list[Finding]:
         live = serving(s, plan)
         if plan.prediction is None or live is None or live[1].kv_pool_tokens is None or not plan.gpu_indices:
             continue
-        finding = _weights(s, plan, live[0], live[1])
+        finding = _weights(s, plan, plan.prediction, live[0], live[1])
         if finding is not None:
             findings.append(finding)
     return findings
 
 
-def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: EngineRecord) -> Finding | None:
-    p, t, gpu = plan.prediction, s.thresholds, plan.gpu_indices[0]
+def _weights(
+    s: Situation, plan: EnginePlan, p: EnginePrediction, endpoint: EndpointStatus, record: EngineRecord
+) -> Finding | None:
+    t, gpu = s.thresholds, plan.gpu_indices[0]
     held = sum(x.gpu_memory_bytes or 0 for x in s.processes_on(gpu) if x.pid in endpoint.pids)
     if not held or not p.weights_bytes:
         return None
@@ -185,8 +191,10 @@ def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: E
     if abs(ratio - 1) <= t.weights_tolerance_fraction:
         return None
     precision = ratio >= t.weights_precision_ratio or ratio <= 1 / t.weights_precision_ratio
+    assert plan.settings is not None  # a plan with a prediction has its settings
     planned_as = _weights_format(plan.settings)
-    loaded = differences(plan) == [FORMAT]  # the engine loaded another format than the plan's: it deviates
+    # the engine loaded another format than the plan's: it deviates
+    running = plan.running if differences(plan) == [FORMAT] else None
     return Finding(
         severity="critical" if precision else "warning",
         code="weights_mismatch",
@@ -194,10 +202,10 @@ def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: E
         explanation=f"The engine process holds {gib(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
         f"tokens = {gib(kv)}) and about {gib(others)} of context, non-torch memory and CUDA graphs, that leaves "
         f"about {gib(estimate)} of weights. The {plan.label} plan ({planned_as}) says {gib(p.weights_bytes)}."
-        + (f" The engine loaded {_runs_words(plan.running).removeprefix('weights ')}, not the {planned_as} planned."
-           if loaded else "")
+        + (f" The engine loaded {_runs_words(running).removeprefix('weights ')}, not the {planned_as} planned."
+           if running else "")
         + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else ""),
-        try_this=_relaunch(plan) if loaded else f"check the launch flags: the plan assumes {planned_as}; restart "
+        try_this=_relaunch(plan) if running else f"check the launch flags: the plan assumes {planned_as}; restart "
         "vLLM with the matching --quantization / --dtype (or fix the plan)",
         gpu_index=gpu,
         endpoint=plan.endpoint,
@@ -206,6 +214,7 @@ def _weights(s: Situation, plan: EnginePlan, endpoint: EndpointStatus, record: E
 
 def _relaunch(plan: EnginePlan) -> str:
     """The plan is the intent and the engine loaded another format: relaunch it as planned."""
+    assert plan.settings is not None and plan.running is not None and plan.running.settings is not None
     method = plan.settings.quantization
     flag = f"with --quantization {method}" if method else "without --quantization (the checkpoint's own format)"
     return (f"restart vLLM {flag}, as the {plan.label} plan ({_from(plan)}) says; if "
@@ -221,12 +230,11 @@ def kv_pool_short(s: Situation) -> list[Finding]:
         planned, measured = plan.prediction.kv_cache_tokens, live[1].kv_pool_tokens
         if planned <= 0 or measured >= planned * (1 - s.thresholds.kv_pool_tolerance_fraction):
             continue
-        findings.append(_short(s, plan, planned, measured))
+        findings.append(_short(s, plan, plan.prediction.max_model_len, planned, measured))
     return findings
 
 
-def _short(s: Situation, plan: EnginePlan, planned: int, measured: int) -> Finding:
-    length = plan.prediction.max_model_len
+def _short(s: Situation, plan: EnginePlan, length: int, planned: int, measured: int) -> Finding:
     short = planned - measured
     return Finding(
         severity="critical" if measured < planned / 2 else "warning",

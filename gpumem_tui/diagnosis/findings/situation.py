@@ -11,7 +11,6 @@ from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 from gpumem_tui.sources.engines.registry import looks_like_engine
-from gpumem_tui.units import GIB
 
 
 @dataclass(frozen=True)
@@ -69,11 +68,6 @@ def free_bytes(gpu: GpuRecord) -> int | None:
     if gpu.memory_total_bytes is None or gpu.memory_used_bytes is None:
         return None
     return gpu.memory_total_bytes - gpu.memory_used_bytes - (gpu.memory_reserved_bytes or 0)
-
-
-def gib(n_bytes: float) -> str:
-    """`12.34 GiB`: the unit findings speak in (two decimals: small differences matter here)."""
-    return f"{n_bytes / GIB:,.2f} GiB"
 
 
 def percent(fraction: float) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts
 from gpumem_tui.diagnosis.findings.records import Finding
-from gpumem_tui.diagnosis.findings.situation import Situation, duration, gib
+from gpumem_tui.diagnosis.findings.situation import Situation, duration
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import ProcessRecord
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
-from gpumem_tui.units import GIB, MIB
+from gpumem_tui.units import GIB, MIB, gib
 
 FLAT_BYTES = 64 * MIB
 """Growth below this over the stall window is flat: allocator and CUDA context noise, not loading."""

@@ -28,7 +28,7 @@ FORMAT_TO_QUANTIZATION = {"fp8": "fp8", "int8": "w8a8", "int4": "w4a16", "int4-r
 DTYPE_BYTES = {"auto": 2, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2, "float32": 4, "fp32": 4}
 
 
-def dtype_bytes(dtype: str, spec: ModelSpec) -> int:
+def dtype_bytes(dtype: str) -> int:
     """`auto` serves fp32 checkpoints in 16-bit, as vLLM does."""
     name = dtype.lower().removeprefix("torch.")
     if name not in DTYPE_BYTES:

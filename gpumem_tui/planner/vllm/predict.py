@@ -48,7 +48,7 @@ def resolve(settings: EngineSettings) -> _Run:
     total = torch_total_bytes(settings.gpu, settings.total_memory_bytes)
     max_len = settings.max_model_len or spec.max_context or 2048
     default_tokens, default_seqs = default_batching(rules, total / GIB, settings.gpu.key, max_len)
-    width = dtype_bytes(settings.dtype, spec)
+    width = dtype_bytes(settings.dtype)
     return _Run(settings=settings, rules=rules, total=total, requested=int(total * settings.utilization),
                 max_len=max_len, tokens=settings.max_num_batched_tokens or default_tokens,
                 seqs=settings.max_num_seqs or default_seqs, width=width,

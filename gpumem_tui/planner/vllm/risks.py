@@ -6,14 +6,10 @@ from gpumem_tui.planner.vllm import blocks as kvblocks
 from gpumem_tui.planner.vllm.profile import sampler_bytes
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings
 from gpumem_tui.planner.vllm.versions import Rules
-from gpumem_tui.units import GIB
+from gpumem_tui.units import gib
 
 OOM_AT_START = "expect an out-of-memory error at start"
 """The words of a warning that predicts a failed start (what runs after the KV cache does not fit)."""
-
-
-def gib(n: float) -> str:
-    return f"{n / GIB:.2f} GiB"
 
 
 def failures_and_warnings(settings: EngineSettings, rules: Rules, p: EnginePrediction,

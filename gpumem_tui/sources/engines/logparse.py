@@ -9,6 +9,7 @@ uses (the smallest KV budget) or the worst rank.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gpumem_tui.sources.engines import logconfig
@@ -54,7 +55,7 @@ def parse_log(text: str) -> StartupLog:
     ranks_by_pid = {pid: rank for rank, pid, _ in lines if pid and not rank.startswith("pid ")}
     collected = _Collected()
     for rank, pid, message in lines:
-        scope = ranks_by_pid.get(pid, rank) if rank.startswith("pid ") else rank
+        scope = ranks_by_pid.get(pid, rank) if pid and rank.startswith("pid ") else rank
         _read_line(message, scope, collected)
     return _finish(collected)
 
@@ -136,13 +137,13 @@ def _take(rule: Rule, match: re.Match[str], scope: str, collected: _Collected) -
     for key, raw in found.items():
         if key in PER_RANK_KEYS:
             value = _typed(key, raw)
-            if value is not None:
+            if isinstance(value, float):  # per-rank values are all measures: a float, or None unreadable
                 collected.ranks.setdefault(scope, {})[key] = value
         elif key in KEYS:
             collected.values[key] = _typed(key, raw)
 
 
-def _settings(rule: str, found: dict[str, str]) -> dict[str, str | None]:
+def _settings(rule: str, found: dict[str, str]) -> Mapping[str, str | None]:
     if rule == "engine_config":
         return logconfig.key_values(found["config"], logconfig.VLLM_CONFIG)
     if rule == "non_default_args":

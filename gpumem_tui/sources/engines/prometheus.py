@@ -24,7 +24,7 @@ class MetricsError(ValueError):
 
 
 @dataclass(frozen=True)
-class Sample:
+class Series:
     """One series: its label set and value."""
 
     labels: dict[str, str]
@@ -33,14 +33,14 @@ class Sample:
 
 @dataclass
 class Families:
-    """The selected families: sample name -> samples, and every wanted name the payload declared or used."""
+    """The selected families: sample name -> its series, and every wanted name the payload declared or used."""
 
-    samples: dict[str, list[Sample]] = field(default_factory=dict)
+    samples: dict[str, list[Series]] = field(default_factory=dict)
     present: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     """What was left unread, in words (lines too long to be an engine's)."""
 
-    def get(self, name: str) -> list[Sample]:
+    def get(self, name: str) -> list[Series]:
         return self.samples.get(name, [])
 
 
@@ -114,7 +114,7 @@ def parse_families(text: str, names: Iterable[str]) -> Families:
                 series = _short(f"{sample.name}{_labels(sample.labels)}")
                 raise MetricsError(f"duplicate series {series}: two values for one series")
             seen.add(key)
-            out.samples.setdefault(sample.name, []).append(Sample(dict(sample.labels), _float(sample.value)))
+            out.samples.setdefault(sample.name, []).append(Series(dict(sample.labels), _float(sample.value)))
     return out
 
 
@@ -138,6 +138,6 @@ def _labels(labels: dict[str, str]) -> str:
     return "{" + ",".join(f"{k}={v!r}" for k, v in sorted(labels.items())) + "}"
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc).replace("\n", " ")
+def _short(what: BaseException | str) -> str:
+    text = str(what).replace("\n", " ")
     return text if len(text) <= 120 else text[:117] + "..."

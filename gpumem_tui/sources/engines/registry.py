@@ -37,7 +37,7 @@ class Engine:
     host_flag: str = "--host"
     flags: Callable[[Argv], dict[str, str]] = launch_flags
     """The memory-deciding flags of its command line."""
-    launch_notes: Callable[[Argv], tuple[str, ...]] = lambda argv: ()
+    launch_notes: Callable[[Argv], tuple[str, ...]] = lambda _argv: ()
     """What its command line says about its endpoint (llama-server without --metrics serves none)."""
     sizing: str | None = None
 

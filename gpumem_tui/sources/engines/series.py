@@ -41,7 +41,9 @@ class SeriesReader:
         """Every label key that carries one of these metrics, in a stable order, for at most MAX_SERVED
         served models (`served` names the model a key belongs to); `dropped` counts the models left out."""
         found = {key for name in names for key in self.indexed(name)}
-        kept, shown, left_out = [], set(), set()
+        kept: list[Key] = []
+        shown: set[object] = set()
+        left_out: set[object] = set()
         for key in sorted(found, key=lambda k: tuple(v or "" for v in k)):
             model = served(key)
             if model in shown or len(shown) < MAX_SERVED:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.engine_records import EngineRecord
-from gpumem_tui.sources.engines.prometheus import Families, Sample
+from gpumem_tui.sources.engines.prometheus import Families, Series
 from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int, label_float, label_int, with_note
 
 KV_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # renamed in 0.9, old name gone in 0.12
@@ -69,7 +69,7 @@ def _hit_rate(reader: SeriesReader, key: Key) -> float | None:
     return reader.value(HIT_RATE_V0, key)
 
 
-def _cache_by_engine(samples: list[Sample]) -> dict:
+def _cache_by_engine(samples: list[Series]) -> dict:
     """`vllm:cache_config_info` labels by engine label (the first series wins); a lone series also under
     the key `None`, for records whose engine it does not name."""
     out: dict = {}

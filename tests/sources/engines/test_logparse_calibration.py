@@ -38,8 +38,8 @@ def startup_cases() -> list[dict]:
     return json.loads(CALIBRATION.read_text(encoding="utf-8"))
 
 
-CASES = list(enumerate(startup_cases()))
-IDS = [f"{i}-{c['model'] or '?'}"[:60] for i, c in CASES]
+CASES = startup_cases()
+IDS = [f"{i}-{c['model'] or '?'}"[:60] for i, c in enumerate(CASES)]
 
 
 def _text(case: dict) -> str:
@@ -57,21 +57,21 @@ def _check(parsed, case: dict) -> None:
         assert got is None or got == case[key], (key, got, case[key])
 
 
-@pytest.mark.parametrize(("index", "case"), CASES, ids=IDS)
-def test_case_parses_to_the_stated_values(index: int, case: dict) -> None:
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_case_parses_to_the_stated_values(case: dict) -> None:
     _check(parse_log(_text(case)), case)
 
 
-@pytest.mark.parametrize(("index", "case"), CASES, ids=IDS)
-def test_case_without_prefixes_gives_the_same_values(index: int, case: dict) -> None:
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_case_without_prefixes_gives_the_same_values(case: dict) -> None:
     bare = re.sub(r"^\([^)]*pid=\d+\)\s+", "", _text(case), flags=re.M)
     parsed, original = parse_log(bare), parse_log(_text(case))
     for key in (*STATED, *SETTINGS):
         assert getattr(parsed, key) == getattr(original, key) or key in _per_rank_keys(original), key
 
 
-@pytest.mark.parametrize(("index", "case"), CASES, ids=IDS)
-def test_case_with_ansi_colours_gives_the_same_record(index: int, case: dict) -> None:
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_case_with_ansi_colours_gives_the_same_record(case: dict) -> None:
     coloured = re.sub(r"\b(INFO|DEBUG|WARNING|ERROR)\b", "\x1b[32m\\1\x1b[0m", _text(case))
     coloured = re.sub(r"^(\([^)]*\))", "\x1b[36m\\1\x1b[0m", coloured, flags=re.M)
     assert parse_log(coloured) == parse_log(_text(case))
@@ -95,7 +95,7 @@ def _per_rank_keys(parsed) -> set[str]:
 
 
 def test_failed_cases_state_their_failure() -> None:
-    kinds = {i: [f.kind for f in parse_log(_text(c)).failures] for i, c in CASES if c["status"] == "failed"}
+    kinds = {i: [f.kind for f in parse_log(_text(c)).failures] for i, c in enumerate(CASES) if c["status"] == "failed"}
     assert kinds[3] == ["kv_cache_too_small"]  # v0: max seq len larger than the KV cache holds
     assert kinds[5] == ["kv_cache_too_small"]  # negative KV budget, 0 blocks
     assert kinds[9] == ["free_memory_below_requested"]

@@ -74,7 +74,8 @@ def served() -> Iterator[str]:
     server.server_close()
 
 
-def test_a_registered_engine_is_discovered_at_its_default_port_with_its_children(toyserve):
+@pytest.mark.usefixtures("toyserve")
+def test_a_registered_engine_is_discovered_at_its_default_port_with_its_children():
     found = survey([(10, "/opt/bin/toyserve --model m"), (11, "toy-worker", 10), (12, "/opt/bin/toyserve --port 9200")])
     assert [(e.url, e.engine, e.pids) for e in found.endpoints] == [
         ("http://127.0.0.1:9123", "toyserve", (10, 11)),
@@ -82,19 +83,22 @@ def test_a_registered_engine_is_discovered_at_its_default_port_with_its_children
     ]
 
 
-def test_a_registered_engine_is_scraped_and_parsed(toyserve, served, capsys):
+@pytest.mark.usefixtures("toyserve")
+def test_a_registered_engine_is_scraped_and_parsed(served, capsys):
     assert main(["metrics", served, "--json"]) == 0
     [record] = json.loads(capsys.readouterr().out)
     assert (record["engine"], record["model"], record["kv_usage_fraction"]) == (
         "toyserve", "meta-llama/Llama-3.1-8B-Instruct", 0.25)
 
 
-def test_a_payload_of_no_registered_engine_names_the_registered_ones(toyserve):
+@pytest.mark.usefixtures("toyserve")
+def test_a_payload_of_no_registered_engine_names_the_registered_ones():
     with pytest.raises(ValueError, match="no vLLM, SGLang, llama.cpp, TGI or ToyServe metrics"):
         parse_metrics("# TYPE other gauge\nother 1\n")
 
 
-def test_an_engine_without_a_sizing_model_gets_its_facts_and_no_plan(toyserve, catalog):
+@pytest.mark.usefixtures("toyserve")
+def test_an_engine_without_a_sizing_model_gets_its_facts_and_no_plan(catalog):
     [record] = parse_metrics(PAYLOAD, "http://127.0.0.1:9123")
     sample = Sample(
         timestamp=1000.0,
