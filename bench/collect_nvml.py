@@ -26,9 +26,7 @@ GPUS, PROCESSES, INTERVAL_S = 8, 64, 1.0
 
 
 def node() -> SimulatedNode:
-    processes = [
-        ProcessSpec(id=f"p{k}", gpus=[k % GPUS], memory_gib=4, pid=10_000 + k) for k in range(PROCESSES)
-    ]
+    processes = [ProcessSpec(id=f"p{k}", gpus=[k % GPUS], memory_gib=4, pid=10_000 + k) for k in range(PROCESSES)]
     scenario = Scenario(name="bench", gpus=[GpuGroup(model="h100", count=GPUS)], processes=processes)
     simulated = SimulatedNode(scenario, clock=ManualClock(5))
     simulated.sync()
@@ -60,10 +58,7 @@ def main() -> None:
     assert len(reading.gpus) == GPUS and len(reading.processes) == PROCESSES, "bench node is not 8 x 64"
     calls_before = fake.calls
     source.read()
-    print(
-        f"{GPUS} GPUs, {PROCESSES} processes, {samples} samples; "
-        f"NVML calls per sample: {fake.calls - calls_before}"
-    )
+    print(f"{GPUS} GPUs, {PROCESSES} processes, {samples} samples; NVML calls per sample: {fake.calls - calls_before}")
     cost("NVML source over the fake (read)", source.read, samples)
     collector = Collector(source, SimulatedHost(simulated), source="bench", hostname="bench", clock=time.time)
     cost("whole sample (NVML + simulated host)", collector.sample, samples)

@@ -52,8 +52,10 @@ def main() -> None:
         size, seconds = per_series(series)
         cost = seconds / series
         base = base or cost
-        print(f"{series:>7,} series  {size / 2**20:6.2f} MiB  {seconds * 1e3:8.1f} ms  "
-              f"{cost * 1e6:6.2f} µs/series  x{cost / base:.2f} of the smallest")
+        print(
+            f"{series:>7,} series  {size / 2**20:6.2f} MiB  {seconds * 1e3:8.1f} ms  "
+            f"{cost * 1e6:6.2f} µs/series  x{cost / base:.2f} of the smallest"
+        )
     print("linear: the per-series cost stays flat (x1 to x2); quadratic grows about x10 per step")
 
 

@@ -36,10 +36,22 @@ class Glyphs:
 
 
 UNICODE = Glyphs(
-    fill=MappingProxyType({
-        "engine": "█", "process": "▓", "unattributed": "▒", "driver": "░", "free": "·",
-        "weights": "█", "runtime": "▓", "activations": "▒", "graphs": "▒", "kv": "▆", "reserve": "░", "spare": "·",
-    }),
+    fill=MappingProxyType(
+        {
+            "engine": "█",
+            "process": "▓",
+            "unattributed": "▒",
+            "driver": "░",
+            "free": "·",
+            "weights": "█",
+            "runtime": "▓",
+            "activations": "▒",
+            "graphs": "▒",
+            "kv": "▆",
+            "reserve": "░",
+            "spare": "·",
+        }
+    ),
     over="»",
     levels=" ▁▂▃▄▅▆▇█",
     gauge="█",
@@ -49,10 +61,22 @@ UNICODE = Glyphs(
 )
 
 ASCII = Glyphs(
-    fill=MappingProxyType({
-        "engine": "#", "process": "=", "unattributed": "+", "driver": ":", "free": ".",
-        "weights": "#", "runtime": "=", "activations": "+", "graphs": "+", "kv": "~", "reserve": ":", "spare": ".",
-    }),
+    fill=MappingProxyType(
+        {
+            "engine": "#",
+            "process": "=",
+            "unattributed": "+",
+            "driver": ":",
+            "free": ".",
+            "weights": "#",
+            "runtime": "=",
+            "activations": "+",
+            "graphs": "+",
+            "kv": "~",
+            "reserve": ":",
+            "spare": ".",
+        }
+    ),
     over=">",
     levels=" ._-:=+*#",
     gauge="#",
@@ -74,16 +98,57 @@ def _pairs(wide: Glyphs, narrow: Glyphs) -> dict[str, str]:
     return pairs
 
 
-TO_ASCII: Mapping[str, str] = MappingProxyType({
-    **_pairs(UNICODE, ASCII),
-    # Text the program prints: predicted log lines, dashes, check's perfdata-safe bar, arrows.
-    "…": "...", "—": "--", "–": "-", "¦": "!", "×": "x", "→": "->", "←": "<-", "≈": "~", "±": "+/-",
-    "≤": "<=", "≥": ">=", "µ": "u", "‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " ",
-    # What a terminal UI draws around the content: box lines, corners, partial blocks of scrollbars.
-    "─": "-", "━": "-", "│": "|", "┃": "|", "╭": "+", "╮": "+", "╰": "+", "╯": "+", "┌": "+", "┐": "+",
-    "└": "+", "┘": "+", "├": "+", "┤": "+", "┬": "+", "┴": "+", "┼": "+", "▔": "-", "▀": "-",
-    "▉": "#", "▊": "|", "▋": "|", "▌": "|", "▍": "|", "▎": "|", "▏": "|", "▐": "|",
-})
+TO_ASCII: Mapping[str, str] = MappingProxyType(
+    {
+        **_pairs(UNICODE, ASCII),
+        # Text the program prints: predicted log lines, dashes, check's perfdata-safe bar, arrows.
+        "…": "...",
+        "—": "--",
+        "–": "-",
+        "¦": "!",
+        "×": "x",
+        "→": "->",
+        "←": "<-",
+        "≈": "~",
+        "±": "+/-",
+        "≤": "<=",
+        "≥": ">=",
+        "µ": "u",
+        "‘": "'",
+        "’": "'",
+        "“": '"',
+        "”": '"',
+        "\u00a0": " ",
+        # What a terminal UI draws around the content: box lines, corners, partial blocks of scrollbars.
+        "─": "-",
+        "━": "-",
+        "│": "|",
+        "┃": "|",
+        "╭": "+",
+        "╮": "+",
+        "╰": "+",
+        "╯": "+",
+        "┌": "+",
+        "┐": "+",
+        "└": "+",
+        "┘": "+",
+        "├": "+",
+        "┤": "+",
+        "┬": "+",
+        "┴": "+",
+        "┼": "+",
+        "▔": "-",
+        "▀": "-",
+        "▉": "#",
+        "▊": "|",
+        "▋": "|",
+        "▌": "|",
+        "▍": "|",
+        "▎": "|",
+        "▏": "|",
+        "▐": "|",
+    }
+)
 
 _HANDLER = "gpumem-ascii"
 

@@ -143,8 +143,13 @@ def _check(sample: Sample) -> None:
     gpus, seen = [], set()
     for gpu in sample.gpus:
         if gpu.index in seen:
-            notes.append(SourceError(source="nvml", gpu_index=gpu.index,
-                                     message=f"GPU {gpu.index} was reported twice; the second record dropped"))
+            notes.append(
+                SourceError(
+                    source="nvml",
+                    gpu_index=gpu.index,
+                    message=f"GPU {gpu.index} was reported twice; the second record dropped",
+                )
+            )
             continue
         seen.add(gpu.index)
         migs = [noted(m, f"GPU {gpu.index}:{m.gpu_instance_id}", "nvml", gpu.index) for m in gpu.mig_instances]
@@ -155,5 +160,13 @@ def _check(sample: Sample) -> None:
     host = noted(sample.host, None, "host") if sample.host is not None else None
     engines = [noted(status, status.url, "engine") for status in sample.engines]
     if notes:
-        settle(sample, {"gpus": gpus, "processes": processes, "host": host, "engines": engines,
-                        "errors": [*sample.errors, *notes]})
+        settle(
+            sample,
+            {
+                "gpus": gpus,
+                "processes": processes,
+                "host": host,
+                "engines": engines,
+                "errors": [*sample.errors, *notes],
+            },
+        )

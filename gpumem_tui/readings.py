@@ -24,8 +24,7 @@ a timestamp that is no moment refuses its sample)."""
 def reading_fields(cls: type[BaseModel]) -> frozenset[str]:
     """The fields of a record class that hold one number (int or float, identifiers and flags aside)."""
     return frozenset(
-        name for name, field in cls.model_fields.items()
-        if name not in IDENTIFIERS and _numeric(field.annotation)
+        name for name, field in cls.model_fields.items() if name not in IDENTIFIERS and _numeric(field.annotation)
     )
 
 

@@ -13,8 +13,14 @@ Unit = Literal["GB", "GiB"]
 
 _FACTORS = {
     "b": 1,
-    "kb": KB, "mb": MB, "gb": GB, "tb": TB,
-    "kib": KIB, "mib": MIB, "gib": GIB, "tib": TIB,
+    "kb": KB,
+    "mb": MB,
+    "gb": GB,
+    "tb": TB,
+    "kib": KIB,
+    "mib": MIB,
+    "gib": GIB,
+    "tib": TIB,
 }
 _SIZE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?|\.[0-9]+)\s*([a-zA-Z]+)\s*$")
 
@@ -66,8 +72,11 @@ def fmt_auto(n_bytes: float | None, binary: bool = True, digits: int = 1) -> str
     """Pick the largest unit that keeps the number >= 1: `512 MiB`, `2.3 GiB`, `640 KB`."""
     if n_bytes is None:
         return "n/a"
-    steps = [("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)] if binary else [
-        ("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)]
+    steps = (
+        [("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)]
+        if binary
+        else [("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)]
+    )
     for name, factor in steps:
         if abs(n_bytes) >= factor:
             return f"{n_bytes / factor:,.{digits}f} {name}"

@@ -17,8 +17,7 @@ from typing import Literal
 from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.demo.engine_state import EngineState
 
-Behaviour = Literal[
-    "ok", "hang", "trickle", "http_500", "huge", "huge_declared", "cut", "many_models", "many_metrics"]
+Behaviour = Literal["ok", "hang", "trickle", "http_500", "huge", "huge_declared", "cut", "many_models", "many_metrics"]
 
 MANY_MODELS = 6_000
 HUGE_BYTES = 64 * 2**20
@@ -26,11 +25,27 @@ TICK_S = 0.02
 """How often a waiting handler looks at its socket and the stop flag."""
 
 HEALTHY = EngineState(
-    id="llama", engine="vllm", model="meta-llama/Llama-3.1-8B-Instruct", port=8000, pids=[4242], gpus=[0],
-    phase="ready", format="bf16", tensor_parallel_size=1, gpu_memory_utilization=0.9, max_model_len=8192,
-    max_num_seqs=256, block_size=16, cache_dtype="auto", weights_bytes_per_gpu=16_060_522_496,
-    num_gpu_blocks=29750, kv_pool_tokens=29750 * 16, kv_usage_fraction=0.42, requests_running=12,
-    requests_waiting=3, preemptions_total=7,
+    id="llama",
+    engine="vllm",
+    model="meta-llama/Llama-3.1-8B-Instruct",
+    port=8000,
+    pids=[4242],
+    gpus=[0],
+    phase="ready",
+    format="bf16",
+    tensor_parallel_size=1,
+    gpu_memory_utilization=0.9,
+    max_model_len=8192,
+    max_num_seqs=256,
+    block_size=16,
+    cache_dtype="auto",
+    weights_bytes_per_gpu=16_060_522_496,
+    num_gpu_blocks=29750,
+    kv_pool_tokens=29750 * 16,
+    kv_usage_fraction=0.42,
+    requests_running=12,
+    requests_waiting=3,
+    preemptions_total=7,
 )
 
 
@@ -54,8 +69,14 @@ def models_list(ids: list[str]) -> bytes:
 class FaultServer:
     """`FaultServer(metrics="trickle", models="hang")`: an engine whose /metrics trickles and /v1/models hangs."""
 
-    def __init__(self, metrics: Behaviour = "ok", models: Behaviour = "ok", *, trickle_s: float = 0.2,
-                 models_count: int = MANY_MODELS) -> None:
+    def __init__(
+        self,
+        metrics: Behaviour = "ok",
+        models: Behaviour = "ok",
+        *,
+        trickle_s: float = 0.2,
+        models_count: int = MANY_MODELS,
+    ) -> None:
         self.behaviours = {"/metrics": metrics, "/v1/models": models}
         self.trickle_s, self.models_count = trickle_s, models_count
         self.open_now = self.peak = self.accepted = self.flooded = 0
@@ -147,9 +168,8 @@ class FaultServer:
         conn.sendall(_head(200, 1_000_000))
         sent = 0
         while not _wait_closed(conn, self._stop, seconds=self.trickle_s):
-            conn.sendall(body[sent % len(body):][:1])
+            conn.sendall(body[sent % len(body) :][:1])
             sent += 1
-
 
     def _flood(self, conn: socket.socket, declared: bool) -> None:
         """64 MiB of filler, declared in Content-Length or streamed in chunks with no length; `flooded`

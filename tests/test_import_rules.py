@@ -21,8 +21,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("base",),  # the records every layer passes on, units and literal text
 )
 AT_ROOT = {  # modules at the package root, by layer
-    "__main__": "cli", "__init__": "base", "models": "base", "engine_records": "base", "readings": "base",
-    "units": "base", "text": "base", "glyphs": "base",
+    "__main__": "cli",
+    "__init__": "base",
+    "models": "base",
+    "engine_records": "base",
+    "readings": "base",
+    "units": "base",
+    "text": "base",
+    "glyphs": "base",
 }
 ROW = {layer: row for row, layers in enumerate(LAYERS) for layer in layers}
 
@@ -40,8 +46,11 @@ def _core_modules() -> list[str]:
 def test_core_imports_neither_textual_nor_rich():
     modules = _core_modules()
     assert "gpumem_tui.planner.params" in modules
-    code = "import importlib, sys\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules) + (
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\nprint(','.join(bad))\n")
+    code = (
+        "import importlib, sys\n"
+        + "".join(f"importlib.import_module({m!r})\n" for m in modules)
+        + ("bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\nprint(','.join(bad))\n")
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"core loaded: {out.stdout.strip()}"
 
@@ -51,8 +60,11 @@ def _importers(library: str) -> set[str]:
     for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             if any(name.split(".")[0] == library for name in names):
                 found.add(str(path.relative_to(PACKAGE)))
     return found
@@ -66,9 +78,11 @@ def test_planner_does_no_io_and_never_imports_sources():
 
 
 def test_the_live_feed_loads_neither_the_simulator_nor_the_catalog_nor_the_planner():
-    code = ("import sys, gpumem_tui.sources.feed\n"
-            "print(','.join(sorted(m for m in sys.modules if m.split('.')[:2] in (\n"
-            "    ['gpumem_tui', 'demo'], ['gpumem_tui', 'catalog'], ['gpumem_tui', 'planner']))))\n")
+    code = (
+        "import sys, gpumem_tui.sources.feed\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[:2] in (\n"
+        "    ['gpumem_tui', 'demo'], ['gpumem_tui', 'catalog'], ['gpumem_tui', 'planner']))))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"importing the live feed loaded: {out.stdout.strip()}"
 
@@ -116,8 +130,12 @@ def test_every_module_imports_only_its_own_layer_or_lower_ones():
 
 def test_the_layer_rule_sees_an_upward_and_a_sideways_import():
     assert _imported(ast.parse("from gpumem_tui.planner.kv import x\nimport gpumem_tui.app.app")) == {
-        ("planner", "kv"), ("app", "app")}
+        ("planner", "kv"),
+        ("app", "app"),
+    }
     assert _imported(ast.parse("def f():\n    from gpumem_tui import __version__, units")) == {
-        ("__init__",), ("units",)}
+        ("__init__",),
+        ("units",),
+    }
     assert ROW[_layer(("sources", "feed"))] == ROW[_layer(("planner", "kv"))]  # siblings: sideways is refused
     assert ROW[_layer(("models",))] > ROW[_layer(("diagnosis", "judge"))]

@@ -12,19 +12,22 @@ from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.pace import Pace
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--interval", "nan"], "--interval"),
-    (["--interval", "0.01"], "from 0.1"),
-    (["--speed", "inf"], "--speed"),
-    (["snapshot", "--demo", "healthy-8b", "--at", "nan"], "--at"),
-    (["snapshot", "--demo", ""], "unknown scenario ''"),
-    (["plan", "--model", "", "--gpu", "h100"], "--model needs a name"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpu-memory", "0GB"], "more than 0"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "99999999999999"], "--context"),
-    (["metrics", "http://[::1"], "not a valid URL"),
-    (["metrics", "http://127.0.0.1:99999/metrics"], "Port out of range"),
-    (["offload", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "3"], "64 attention heads"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--interval", "nan"], "--interval"),
+        (["--interval", "0.01"], "from 0.1"),
+        (["--speed", "inf"], "--speed"),
+        (["snapshot", "--demo", "healthy-8b", "--at", "nan"], "--at"),
+        (["snapshot", "--demo", ""], "unknown scenario ''"),
+        (["plan", "--model", "", "--gpu", "h100"], "--model needs a name"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpu-memory", "0GB"], "more than 0"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "99999999999999"], "--context"),
+        (["metrics", "http://[::1"], "not a valid URL"),
+        (["metrics", "http://127.0.0.1:99999/metrics"], "Port out of range"),
+        (["offload", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "3"], "64 attention heads"),
+    ],
+)
 def test_bad_values_are_one_line_and_exit_2(capsys, argv, words):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -32,15 +35,27 @@ def test_bad_values_are_one_line_and_exit_2(capsys, argv, words):
     assert not err.startswith("gpumem-tui: gpumem-tui")
 
 
-BASE = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "vocab_size": 100}
+BASE = {
+    "model_type": "llama",
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "vocab_size": 100,
+}
 
 
-@pytest.mark.parametrize("bad", [
-    {"num_hidden_layers": "x"}, {"num_hidden_layers": float("inf")}, {"num_hidden_layers": [1]},
-    {"hidden_size": float("nan")}, {"num_local_experts": 8, "num_experts_per_tok": "a"},
-    {"model_type": "deepseek_v3", "kv_lora_rank": 512},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"num_hidden_layers": "x"},
+        {"num_hidden_layers": float("inf")},
+        {"num_hidden_layers": [1]},
+        {"hidden_size": float("nan")},
+        {"num_local_experts": 8, "num_experts_per_tok": "a"},
+        {"model_type": "deepseek_v3", "kv_lora_rank": 512},
+    ],
+)
 def test_a_config_json_with_values_of_the_wrong_kind_is_a_catalog_error(bad):
     with pytest.raises(CatalogError) as err:
         model_from_config({**BASE, **bad}, "lab/odd")

@@ -66,8 +66,11 @@ def test_the_scan_sees_the_tests_and_the_bench_scripts():
 
 
 def test_nothing_reads_beside_the_checkout():
-    found = {p.relative_to(ROOT).as_posix(): _escapes(p.read_text(encoding="utf-8"), p)
-             for p in SOURCES if p != Path(__file__).resolve()}
+    found = {
+        p.relative_to(ROOT).as_posix(): _escapes(p.read_text(encoding="utf-8"), p)
+        for p in SOURCES
+        if p != Path(__file__).resolve()
+    }
     assert {name: lines for name, lines in found.items() if lines} == {}
 
 
@@ -78,11 +81,18 @@ def test_no_test_is_skipped_for_missing_data():
 
 def test_the_scan_catches_a_path_beside_the_checkout():
     """The checks above could not pass by looking at nothing: the old way of reaching the data is caught."""
-    old = ('from pathlib import Path\nimport pytest\n'
-           'REF = Path(__file__).resolve().parents[3] / "shared" / "data.json"\n'
-           'GONE = pytest.mark.skipif(not REF.exists(), reason="absent")\n')
+    old = (
+        "from pathlib import Path\nimport pytest\n"
+        'REF = Path(__file__).resolve().parents[3] / "shared" / "data.json"\n'
+        'GONE = pytest.mark.skipif(not REF.exists(), reason="absent")\n'
+    )
     found = _escapes(old, ROOT / "tests" / "catalog" / "test_old.py")
     assert any("parents[3]" in line for line in found) and any("'shared'" in line for line in found)
     assert _skips_on_missing_files(old)
-    assert _escapes(old.replace("parents[3]", "parents[1]").replace('"shared"', '"data"'),
-                    ROOT / "tests" / "catalog" / "test_old.py") == []
+    assert (
+        _escapes(
+            old.replace("parents[3]", "parents[1]").replace('"shared"', '"data"'),
+            ROOT / "tests" / "catalog" / "test_old.py",
+        )
+        == []
+    )

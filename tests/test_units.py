@@ -7,10 +7,19 @@ import pytest
 from gpumem_tui.units import GB, GIB, MIB, SizeError, fmt, fmt_auto, fmt_both, gib, parse_fraction, parse_size
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("80GB", 80 * GB), ("79.19GiB", round(79.19 * GIB)), ("81559MiB", 81_559 * MIB), ("141 GB", 141 * GB),
-    ("512B", 512), ("1,024 MiB", 1024 * MIB), ("0.5 tb", 5 * 10**11), (" 4gib ", 4 * GIB),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("80GB", 80 * GB),
+        ("79.19GiB", round(79.19 * GIB)),
+        ("81559MiB", 81_559 * MIB),
+        ("141 GB", 141 * GB),
+        ("512B", 512),
+        ("1,024 MiB", 1024 * MIB),
+        ("0.5 tb", 5 * 10**11),
+        (" 4gib ", 4 * GIB),
+    ],
+)
 def test_parse_size(text, expected):
     assert parse_size(text) == expected
 

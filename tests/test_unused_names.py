@@ -30,8 +30,12 @@ def unused_names() -> list[str]:
     texts = {p: p.read_text(encoding="utf-8") for p in paths}
     words = Counter(w for text in texts.values() for w in re.findall(r"\w+", text))
     package = [p for p in texts if p.is_relative_to(ROOT / "gpumem_tui")]
-    return [f"{p.relative_to(ROOT)}: {name}" for p in sorted(package) for name in _defined(ast.parse(texts[p]))
-            if words[name] < 2]
+    return [
+        f"{p.relative_to(ROOT)}: {name}"
+        for p in sorted(package)
+        for name in _defined(ast.parse(texts[p]))
+        if words[name] < 2
+    ]
 
 
 def test_every_top_level_name_is_used():

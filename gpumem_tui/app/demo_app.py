@@ -12,8 +12,9 @@ from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.diagnosis.overlays import ManualPlan
 
 
-def demo_app(scenario: str, clock: ManualClock, catalog: Catalog, plan: ManualPlan | None = None,
-             **options) -> GpuMemApp:
+def demo_app(
+    scenario: str, clock: ManualClock, catalog: Catalog, plan: ManualPlan | None = None, **options
+) -> GpuMemApp:
     """The scenario's node on `clock` (the caller moves it), judged against `plan`, else the plan the
     scenario was made with; `options` go to GpuMemApp."""
     feed = DemoFeed(scenario, clock)

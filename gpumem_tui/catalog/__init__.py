@@ -4,6 +4,14 @@ from gpumem_tui.catalog.loader import Catalog, CatalogError, LookupFailed, load_
 from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec
 
 __all__ = [
-    "Catalog", "CatalogError", "FormatSpec", "GpuSpec", "LookupFailed", "MlaSpec", "ModelSpec",
-    "MoeSpec", "SlidingWindowSpec", "load_catalog",
+    "Catalog",
+    "CatalogError",
+    "FormatSpec",
+    "GpuSpec",
+    "LookupFailed",
+    "MlaSpec",
+    "ModelSpec",
+    "MoeSpec",
+    "SlidingWindowSpec",
+    "load_catalog",
 ]

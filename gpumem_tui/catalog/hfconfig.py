@@ -18,11 +18,30 @@ from gpumem_tui.catalog.loader import CatalogError, first_error
 from gpumem_tui.catalog.schema import MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-_KNOWN = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma2", "gemma3", "gemma3_text",
-          "deepseek_v2", "deepseek_v3", "gpt_oss", "phi3"}
+_KNOWN = {
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "deepseek_v2",
+    "deepseek_v3",
+    "gpt_oss",
+    "phi3",
+}
 # transformers' Gemma 3 text defaults: the official config lists only keys that differ from these.
-_GEMMA3_DEFAULTS = {"vocab_size": 262208, "max_position_embeddings": 131072, "head_dim": 256,
-                    "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True}
+_GEMMA3_DEFAULTS = {
+    "vocab_size": 262208,
+    "max_position_embeddings": 131072,
+    "head_dim": 256,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 6,
+    "tie_word_embeddings": True,
+}
 _QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "int4", "awq": "int4"}
 
 
@@ -142,12 +161,16 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
         config = {"model_type": outer_type, **config["text_config"], "architectures": config.get("architectures")}
     kind = str(config.get("model_type") or outer_type)
     defaults = _defaults_for(kind)
-    warnings = [f"{key} not in config.json: using transformers' default {value}"
-                for key, value in defaults.items() if key not in config and key in ("vocab_size", "head_dim")]
+    warnings = [
+        f"{key} not in config.json: using transformers' default {value}"
+        for key, value in defaults.items()
+        if key not in config and key in ("vocab_size", "head_dim")
+    ]
     config = {**defaults, **config}
     if kind not in _KNOWN:
-        warnings.append(f"unknown architecture {kind or '(no model_type)'!r}: read the common keys as a "
-                        "Llama-style decoder")
+        warnings.append(
+            f"unknown architecture {kind or '(no model_type)'!r}: read the common keys as a Llama-style decoder"
+        )
     fields = _common(config, warnings)
     fields.update(_specifics(kind, config))
     fields["sliding_window"] = _window(kind, config)
@@ -217,12 +240,15 @@ def _moe(kind: str, config: dict) -> MoeSpec | None:
         return None
     per_token = config.get("num_experts_per_tok") or config.get("experts_per_token") or 1
     size = config.get("moe_intermediate_size") or config["intermediate_size"]
-    return MoeSpec(experts=whole("experts", experts), experts_per_token=whole("num_experts_per_tok", per_token),
-                   expert_intermediate_size=whole("moe_intermediate_size", size),
-                   shared_experts=whole("n_shared_experts", config.get("n_shared_experts") or 0),
-                   first_dense_layers=whole("first_k_dense_replace", config.get("first_k_dense_replace") or 0),
-                   router_bias=kind == "gpt_oss" or config.get("topk_method") == "noaux_tc",
-                   expert_bias=kind == "gpt_oss")
+    return MoeSpec(
+        experts=whole("experts", experts),
+        experts_per_token=whole("num_experts_per_tok", per_token),
+        expert_intermediate_size=whole("moe_intermediate_size", size),
+        shared_experts=whole("n_shared_experts", config.get("n_shared_experts") or 0),
+        first_dense_layers=whole("first_k_dense_replace", config.get("first_k_dense_replace") or 0),
+        router_bias=kind == "gpt_oss" or config.get("topk_method") == "noaux_tc",
+        expert_bias=kind == "gpt_oss",
+    )
 
 
 def _window(kind: str, config: dict) -> SlidingWindowSpec | None:
@@ -261,7 +287,7 @@ def model_id_for(path: Path, config: dict) -> str:
     parts = path.resolve().parts
     for part in parts:
         if part.startswith("models--"):
-            return part[len("models--"):].replace("--", "/")
+            return part[len("models--") :].replace("--", "/")
     return path.resolve().parent.name
 
 

@@ -148,4 +148,3 @@ def first_error(exc: ValidationError, within: str = "") -> str:
     where = ".".join(part for part in (within, *map(str, first["loc"])) if part)
     message = str(first["msg"]).removeprefix("Value error, ")
     return f"{where}: {message}" if where else message
-

@@ -14,9 +14,28 @@ from gpumem_tui.catalog.loader import CatalogError
 
 MAX_HEADER = 100_000_000
 """The safetensors format's own limit on its JSON header."""
-BITS = {"BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "I16": 16, "U16": 16, "F16": 16,
-        "BF16": 16, "I32": 32, "U32": 32, "F32": 32, "I64": 64, "U64": 64, "F64": 64, "C64": 64,
-        "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6}
+BITS = {
+    "BOOL": 8,
+    "U8": 8,
+    "I8": 8,
+    "F8_E5M2": 8,
+    "F8_E4M3": 8,
+    "F8_E8M0": 8,
+    "I16": 16,
+    "U16": 16,
+    "F16": 16,
+    "BF16": 16,
+    "I32": 32,
+    "U32": 32,
+    "F32": 32,
+    "I64": 64,
+    "U64": 64,
+    "F64": 64,
+    "C64": 64,
+    "F4": 4,
+    "F6_E2M3": 6,
+    "F6_E3M2": 6,
+}
 """Bits per element of each dtype the format names."""
 
 
@@ -45,8 +64,10 @@ def read_header(path: Path) -> tuple[dict, int]:
                 raise CatalogError(f"{path}: too short to be a safetensors file")
             (length,) = struct.unpack("<Q", raw)
             if length > MAX_HEADER or length > size - 8:
-                raise CatalogError(f"{path}: header length {length:,} bytes is more than the file or the "
-                                   f"format allows ({min(MAX_HEADER, size - 8):,}); not a safetensors file")
+                raise CatalogError(
+                    f"{path}: header length {length:,} bytes is more than the file or the "
+                    f"format allows ({min(MAX_HEADER, size - 8):,}); not a safetensors file"
+                )
             text = handle.read(length)
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read safetensors header: {exc.strerror or exc}") from None

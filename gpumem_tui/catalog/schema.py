@@ -103,14 +103,18 @@ class ModelSpec(_Entry):
         if self.kv_heads > self.attention_heads:
             raise ValueError(f"kv_heads {self.kv_heads} is more than the {self.attention_heads} attention heads")
         if self.hidden_size < self.attention_heads:
-            raise ValueError(f"hidden_size {self.hidden_size} is smaller than its {self.attention_heads} "
-                             "attention heads")
+            raise ValueError(
+                f"hidden_size {self.hidden_size} is smaller than its {self.attention_heads} attention heads"
+            )
         if self.head_dim is None and self.hidden_size % self.attention_heads:
-            raise ValueError(f"hidden_size {self.hidden_size} does not split into {self.attention_heads} "
-                             "attention heads (and no head_dim is given)")
+            raise ValueError(
+                f"hidden_size {self.hidden_size} does not split into {self.attention_heads} "
+                "attention heads (and no head_dim is given)"
+            )
         if self.moe is not None and self.moe.first_dense_layers > self.layers:
-            raise ValueError(f"moe.first_dense_layers {self.moe.first_dense_layers} is more than the "
-                             f"{self.layers} layers")
+            raise ValueError(
+                f"moe.first_dense_layers {self.moe.first_dense_layers} is more than the {self.layers} layers"
+            )
         return self
 
     @property

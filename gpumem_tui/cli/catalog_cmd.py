@@ -12,8 +12,9 @@ from gpumem_tui.units import GB, GIB
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("catalog", help="list the models, GPUs and weight formats the planner knows")
-    parser.add_argument("kind", nargs="?", choices=["models", "gpus", "formats"], default="models",
-                        help="what to list (default models)")
+    parser.add_argument(
+        "kind", nargs="?", choices=["models", "gpus", "formats"], default="models", help="what to list (default models)"
+    )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run)
@@ -45,41 +46,50 @@ def _models(catalog) -> list[dict]:
     rows = []
     for spec in catalog.models.values():
         params = count_params(spec)
-        rows.append({
-            "id": spec.id,
-            "aliases": spec.aliases,
-            "params_b": round(params.total / 1e9, 2),
-            "active_b": round(params.active / 1e9, 2),
-            "layers": spec.layers,
-            "kv_heads": spec.kv_heads,
-            "head_dim": spec.head_size,
-            "attention": "MLA" if spec.mla else ("sliding+full" if spec.sliding_window else "full"),
-            "max_context": spec.max_context,
-        })
+        rows.append(
+            {
+                "id": spec.id,
+                "aliases": spec.aliases,
+                "params_b": round(params.total / 1e9, 2),
+                "active_b": round(params.active / 1e9, 2),
+                "layers": spec.layers,
+                "kv_heads": spec.kv_heads,
+                "head_dim": spec.head_size,
+                "attention": "MLA" if spec.mla else ("sliding+full" if spec.sliding_window else "full"),
+                "max_context": spec.max_context,
+            }
+        )
     return rows
 
 
 def _gpus(catalog) -> list[dict]:
-    return [{
-        "key": g.key,
-        "aliases": g.aliases,
-        "nvml_name": g.nvml_names[0] if g.nvml_names else None,
-        "total_mib": g.total_mib,
-        "capacity_gb": round(g.capacity_bytes / GB, 1),
-        "capacity_gib": round(g.capacity_bytes / GIB, 2),
-        "bandwidth_gbps": g.mem_bandwidth_gbps,
-        "bf16_tflops": g.bf16_tflops_dense,
-        "link": f"NVLink {g.nvlink_gbps_per_direction:g} GB/s" if g.nvlink_gbps_per_direction
-        else (f"PCIe gen{g.pcie_gen}" if g.pcie_gen else None),
-    } for g in catalog.gpus.values()]
+    return [
+        {
+            "key": g.key,
+            "aliases": g.aliases,
+            "nvml_name": g.nvml_names[0] if g.nvml_names else None,
+            "total_mib": g.total_mib,
+            "capacity_gb": round(g.capacity_bytes / GB, 1),
+            "capacity_gib": round(g.capacity_bytes / GIB, 2),
+            "bandwidth_gbps": g.mem_bandwidth_gbps,
+            "bf16_tflops": g.bf16_tflops_dense,
+            "link": f"NVLink {g.nvlink_gbps_per_direction:g} GB/s"
+            if g.nvlink_gbps_per_direction
+            else (f"PCIe gen{g.pcie_gen}" if g.pcie_gen else None),
+        }
+        for g in catalog.gpus.values()
+    ]
 
 
 def _formats(catalog) -> list[dict]:
-    return [{
-        "name": f.name,
-        "aliases": f.aliases,
-        "bytes_per_param": round(f.bits_per_param / 8, 4),
-        "scope": f.scope,
-        "fit_kv_dtype": f.kv_dtype,
-        "description": f.description,
-    } for f in catalog.formats.values()]
+    return [
+        {
+            "name": f.name,
+            "aliases": f.aliases,
+            "bytes_per_param": round(f.bits_per_param / 8, 4),
+            "scope": f.scope,
+            "fit_kv_dtype": f.kv_dtype,
+            "description": f.description,
+        }
+        for f in catalog.formats.values()
+    ]

@@ -54,8 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="also what each plan found and assumed, and the forensics"
     )
-    add_plan_options(parser.add_argument_group("a plan to check against (default: one made from what is running)"),
-                     "check against a plan")
+    add_plan_options(
+        parser.add_argument_group("a plan to check against (default: one made from what is running)"),
+        "check against a plan",
+    )
     parser.set_defaults(run=run)
 
 

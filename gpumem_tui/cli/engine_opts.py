@@ -15,15 +15,23 @@ from gpumem_tui.units import GIB
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("engine sizing (--engine vllm)")
-    group.add_argument("--engine", choices=["vllm"],
-                       help="decide by the engine's own sizing (split, verdict, most users, longest context)")
-    group.add_argument("--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z",
-                       help=f"default {DEFAULT_VERSION}")
+    group.add_argument(
+        "--engine",
+        choices=["vllm"],
+        help="decide by the engine's own sizing (split, verdict, most users, longest context)",
+    )
+    group.add_argument(
+        "--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}"
+    )
     group.add_argument("--pp", type=count(1), default=1, metavar="N", help="pipeline-parallel stages")
     group.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32")
     group.add_argument("--max-num-seqs", type=count(1), metavar="N", help="default: the release's, by GPU memory")
-    group.add_argument("--max-num-batched-tokens", type=count(1), metavar="N",
-                       help="tokens in one scheduler step (default: the release's)")
+    group.add_argument(
+        "--max-num-batched-tokens",
+        type=count(1),
+        metavar="N",
+        help="tokens in one scheduler step (default: the release's)",
+    )
     group.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs")
     group.add_argument("--kv-cache-memory", type=size, metavar="SIZE", help="fixed KV cache size (0.10.2+)")
     group.add_argument(

@@ -36,8 +36,10 @@ def endpoints_need_live(args, demo: bool = False) -> None:
     if args.replay is not None:
         raise UsageError("--endpoint is for live engines; a recording brings its own")
     if args.demo is not None and not demo:
-        raise UsageError("--endpoint is for live engines; check --demo steps simulated time, where they do not "
-                         "answer (the TUI's --demo scrapes them beside its own)")
+        raise UsageError(
+            "--endpoint is for live engines; check --demo steps simulated time, where they do not "
+            "answer (the TUI's --demo scrapes them beside its own)"
+        )
 
 
 class NoSourceError(RuntimeError):
@@ -81,8 +83,9 @@ def crashed(exc: BaseException, command: str | None = None) -> str:
 
 def _save_traceback(exc: BaseException) -> str | None:
     try:
-        with tempfile.NamedTemporaryFile("w", prefix="gpumem-tui-crash-", suffix=".txt", delete=False,
-                                         encoding="utf-8", errors="backslashreplace") as handle:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix="gpumem-tui-crash-", suffix=".txt", delete=False, encoding="utf-8", errors="backslashreplace"
+        ) as handle:
             handle.writelines(traceback.format_exception(exc))
             return handle.name
     except OSError:

@@ -42,18 +42,27 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     ending = outcome(prediction, parsed.model_dump(), model)
     notes = [release["note"]] if release["note"] else []
     if args.json:
-        print_json({"log": parsed.model_dump(mode="json"), "engine": prediction.engine_json(), "notes": notes,
-                    "release": {k: release[k] for k in ("version", "source", "family")},
-                    "assumed": guessed, "outcome": ending.model_dump(),
-                    "compare": [row.model_dump() for row in rows]})
+        print_json(
+            {
+                "log": parsed.model_dump(mode="json"),
+                "engine": prediction.engine_json(),
+                "notes": notes,
+                "release": {k: release[k] for k in ("version", "source", "family")},
+                "assumed": guessed,
+                "outcome": ending.model_dump(),
+                "compare": [row.model_dump() for row in rows],
+            }
+        )
         return 0
     out = console()
     also = " and the assumed ones below" if guessed else ""
     say(out, f"{model}: vLLM {release['version']}, predicted from the settings the log states{also}", style="bold")
     for line in guessed:
         say(out, f"  assumed: {line}", style="yellow")
-    cells = [[row.label, _num(row.predicted), _num(row.stated), "-" if row.error is None else f"{row.error:+.2%}"]
-             for row in rows]
+    cells = [
+        [row.label, _num(row.predicted), _num(row.stated), "-" if row.error is None else f"{row.error:+.2%}"]
+        for row in rows
+    ]
     out.print(table(None, ["", "predicted", "log", "error"], cells, right={1, 2, 3}))
     style = {True: "green", False: "red", None: "yellow"}[ending.agree]
     label = {True: "agrees", False: "DISAGREES", None: "unchecked"}[ending.agree]

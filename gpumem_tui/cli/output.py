@@ -28,7 +28,11 @@ def console() -> Console:
     width = max(shutil.get_terminal_size((160, 24)).columns, 160)
     return Console(
         file=cast(TextIO, TrimmedLines(sys.stdout)),  # a TextIOBase is what rich writes to; its stubs say IO
-        markup=False, emoji=False, highlight=False, width=width, soft_wrap=False,
+        markup=False,
+        emoji=False,
+        highlight=False,
+        width=width,
+        soft_wrap=False,
     )
 
 

@@ -39,8 +39,11 @@ def run(args: argparse.Namespace) -> int:
     if args.gpus and serving.plan.split_problem:
         raise UsageError(f"--gpus {args.gpus}: {serving.plan.split_problem}")
     why = split_reason(inp, serving, engine)
-    extra = found.warnings + ([f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
-                              if found.checkpoint and not args.weights else [])
+    extra = found.warnings + (
+        [f"weights from safetensors headers: {fmt_both(found.checkpoint.total_bytes)}"]
+        if found.checkpoint and not args.weights
+        else []
+    )
     with reader_may_leave():
         if args.json:
             data = serving_json(serving)
@@ -58,16 +61,22 @@ def print_heading(out, plan: Plan, why: str | None = None) -> None:
     """What was asked: the model and formats, the load, the GPUs and the capacity planned with, and why the
     split is more than one GPU when none was asked for."""
     inp = plan.input
-    say(out, f"{inp.model.id}: {plan.params_total / 1e9:,.2f} B parameters"
-                   f" ({plan.params_active / 1e9:,.2f} B active per token), {inp.weights_format.name} weights,"
-                   f" {'16-bit' if inp.kv_dtype == 'auto' else inp.kv_dtype} KV cache")
+    say(
+        out,
+        f"{inp.model.id}: {plan.params_total / 1e9:,.2f} B parameters"
+        f" ({plan.params_active / 1e9:,.2f} B active per token), {inp.weights_format.name} weights,"
+        f" {'16-bit' if inp.kv_dtype == 'auto' else inp.kv_dtype} KV cache",
+    )
     custom = inp.gpu.capacity_is_nominal and inp.capacity_bytes
     card = inp.gpu.capacity_bytes
     reported = "as given" if custom else f"reports {fmt(card)} = {fmt(card, 'GiB')}"
     planned = f"; planning with {fmt(inp.capacity)} = {fmt(inp.capacity, 'GiB')}"
     using = planned if inp.capacity_bytes and not custom else ""
-    say(out, f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
-                   f" ({reported}{using}), {inp.utilization:.0%} utilization")
+    say(
+        out,
+        f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
+        f" ({reported}{using}), {inp.utilization:.0%} utilization",
+    )
     if why:
         say(out, why)
     out.print()
@@ -90,14 +99,18 @@ def print_plan(plan: Plan, notes: list[str], why: str | None = None) -> None:
     """The plain method decides: the per-GPU bands, the totals and its verdict."""
     out = console()
     print_heading(out, plan, why)
-    rows = [[BAND_LABELS.get(b.name, b.name), f"{b.bytes / GB:,.1f}", f"{b.bytes / GIB:,.1f}"]
-            for b in plan.per_gpu.bands]
+    rows = [
+        [BAND_LABELS.get(b.name, b.name), f"{b.bytes / GB:,.1f}", f"{b.bytes / GIB:,.1f}"] for b in plan.per_gpu.bands
+    ]
     rows.append(["capacity", f"{plan.per_gpu.capacity_bytes / GB:,.1f}", f"{plan.per_gpu.capacity_bytes / GIB:,.1f}"])
     out.print(table(f"Per GPU ({plan.gpus} GPU{'s' if plan.gpus > 1 else ''})", ["band", "GB", "GiB"], rows, {1, 2}))
     out.print()
     usable = fmt(plan.per_gpu.usable_bytes * plan.gpus)
-    say(out, f"All GPUs: weights {fmt_both(plan.weights_bytes)}, KV cache {fmt_both(plan.kv_bytes)}"
-                   f" at {plan.kv_bytes_per_token:,} bytes per token, usable {usable}")
+    say(
+        out,
+        f"All GPUs: weights {fmt_both(plan.weights_bytes)}, KV cache {fmt_both(plan.kv_bytes)}"
+        f" at {plan.kv_bytes_per_token:,} bytes per token, usable {usable}",
+    )
     say(out, verdict(plan), style="bold")
     for line in notes + plan.warnings:
         say(out, f"  ! {line}", style="yellow")

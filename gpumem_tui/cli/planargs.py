@@ -110,34 +110,71 @@ class SameSetting(argparse.Action):
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="ID", help="catalog model id or alias (see `gpumem-tui catalog`)")
-    which.add_argument("--config", metavar="PATH",
-                       help="a config.json, a model directory, or an HF id in the local cache")
+    which.add_argument(
+        "--config", metavar="PATH", help="a config.json, a model directory, or an HF id in the local cache"
+    )
     gpu = parser.add_mutually_exclusive_group(required=False)
     gpu.add_argument("--gpu", metavar="KEY", help="catalog GPU key or alias, e.g. h100, h200, a100, l40s")
-    parser.add_argument("--gpu-memory", type=size, metavar="SIZE",
-                        help="override the card's capacity, e.g. 80GB (default: what the card reports)")
-    parser.add_argument("--weights", action=SameSetting, metavar="FMT", help="weight format: bf16, fp8, int4, "
-                        "nf4, mxfp4, ... or a vLLM method (awq, gptq); default: the checkpoint's own")
-    parser.add_argument("--quantization", dest="weights", action=SameSetting, metavar="METHOD",
-                        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, gptq, awq, mxfp4")
+    parser.add_argument(
+        "--gpu-memory",
+        type=size,
+        metavar="SIZE",
+        help="override the card's capacity, e.g. 80GB (default: what the card reports)",
+    )
+    parser.add_argument(
+        "--weights",
+        action=SameSetting,
+        metavar="FMT",
+        help="weight format: bf16, fp8, int4, "
+        "nf4, mxfp4, ... or a vLLM method (awq, gptq); default: the checkpoint's own",
+    )
+    parser.add_argument(
+        "--quantization",
+        dest="weights",
+        action=SameSetting,
+        metavar="METHOD",
+        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, gptq, awq, mxfp4",
+    )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", type=count(1), metavar="N", help="GPUs in the split (default: the fewest of 1/2/4/8)")
-    parser.add_argument("--kv-dtype", type=kv_dtype, default="auto", metavar="DT",
-                        help="KV-cache dtype: auto (16-bit), fp8, ...")
-    parser.add_argument("--context", action=SameSetting, type=count(1), default=8192, metavar="TOKENS",
-                        help="tokens per conversation: the engine's --max-model-len")
-    parser.add_argument("--max-model-len", dest="context", action=SameSetting, type=count(1), metavar="TOKENS",
-                        help="the same as --context")
+    parser.add_argument(
+        "--kv-dtype", type=kv_dtype, default="auto", metavar="DT", help="KV-cache dtype: auto (16-bit), fp8, ..."
+    )
+    parser.add_argument(
+        "--context",
+        action=SameSetting,
+        type=count(1),
+        default=8192,
+        metavar="TOKENS",
+        help="tokens per conversation: the engine's --max-model-len",
+    )
+    parser.add_argument(
+        "--max-model-len",
+        dest="context",
+        action=SameSetting,
+        type=count(1),
+        metavar="TOKENS",
+        help="the same as --context",
+    )
     parser.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at once")
     parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F", help="share of each GPU to fill")
-    parser.add_argument("--overhead", type=overhead, default=(4 * 10**9, None), metavar="SIZE|PCT",
-                        help="runtime overhead per GPU: a size (4GB) or a share of weights+KV (10%%)")
-    parser.add_argument("--kv-heads", type=count(1), metavar="N",
-                        help="override the model's KV heads (e.g. = attention heads for the no-GQA estimate)")
+    parser.add_argument(
+        "--overhead",
+        type=overhead,
+        default=(4 * 10**9, None),
+        metavar="SIZE|PCT",
+        help="runtime overhead per GPU: a size (4GB) or a share of weights+KV (10%%)",
+    )
+    parser.add_argument(
+        "--kv-heads",
+        type=count(1),
+        metavar="N",
+        help="override the model's KV heads (e.g. = attention heads for the no-GQA estimate)",
+    )
 
 
 class Resolved:
@@ -184,10 +221,21 @@ class Resolved:
 def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
     fixed, share = args.overhead
     exact = found.checkpoint.total_bytes if found.checkpoint and not args.weights else None
-    return PlanInput(model=found.model, gpu=found.gpu, weights_format=found.format, kv_dtype=args.kv_dtype,
-                     context=args.context, users=args.users, gpus=args.gpus, utilization=args.utilization,
-                     overhead_bytes=fixed, overhead_fraction=share, capacity_bytes=args.gpu_memory,
-                     kv_heads=args.kv_heads, weights_bytes_override=exact)
+    return PlanInput(
+        model=found.model,
+        gpu=found.gpu,
+        weights_format=found.format,
+        kv_dtype=args.kv_dtype,
+        context=args.context,
+        users=args.users,
+        gpus=args.gpus,
+        utilization=args.utilization,
+        overhead_bytes=fixed,
+        overhead_fraction=share,
+        capacity_bytes=args.gpu_memory,
+        kv_heads=args.kv_heads,
+        weights_bytes_override=exact,
+    )
 
 
 def add_plan_options(group, what: str) -> None:
@@ -195,22 +243,49 @@ def add_plan_options(group, what: str) -> None:
     which = group.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="ID", help=f"{what}: the model (catalog name or HF id)")
     which.add_argument("--config", metavar="PATH", help="... or its config.json, model directory or cached HF id")
-    group.add_argument("--weights", action=SameSetting, metavar="FMT",
-                       help="weight format of the plan: bf16, fp8, int8, int4, mxfp4, or a vLLM method (awq)")
-    group.add_argument("--quantization", dest="weights", action=SameSetting, metavar="METHOD",
-                       help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, awq")
-    group.add_argument("--kv-dtype", type=kv_dtype, default="auto", metavar="DT",
-                       help="KV cache dtype of the plan (auto, fp8)")
-    group.add_argument("--context", action=SameSetting, type=count(1), metavar="TOKENS",
-                       help="max model length of the plan")
-    group.add_argument("--max-model-len", dest="context", action=SameSetting, type=count(1), metavar="TOKENS",
-                       help="the same as --context")
+    group.add_argument(
+        "--weights",
+        action=SameSetting,
+        metavar="FMT",
+        help="weight format of the plan: bf16, fp8, int8, int4, mxfp4, or a vLLM method (awq)",
+    )
+    group.add_argument(
+        "--quantization",
+        dest="weights",
+        action=SameSetting,
+        metavar="METHOD",
+        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, awq",
+    )
+    group.add_argument(
+        "--kv-dtype", type=kv_dtype, default="auto", metavar="DT", help="KV cache dtype of the plan (auto, fp8)"
+    )
+    group.add_argument(
+        "--context", action=SameSetting, type=count(1), metavar="TOKENS", help="max model length of the plan"
+    )
+    group.add_argument(
+        "--max-model-len",
+        dest="context",
+        action=SameSetting,
+        type=count(1),
+        metavar="TOKENS",
+        help="the same as --context",
+    )
     group.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at that length")
-    group.add_argument("--utilization", type=fraction, default=0.9, metavar="F",
-                       help="--gpu-memory-utilization of the plan (default 0.9)")
+    group.add_argument(
+        "--utilization",
+        type=fraction,
+        default=0.9,
+        metavar="F",
+        help="--gpu-memory-utilization of the plan (default 0.9)",
+    )
     group.add_argument("--gpus", type=count(1), metavar="N", help="split of the plan")
-    group.add_argument("--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z",
-                       help=f"release whose sizing rules the plan follows (default {DEFAULT_VERSION})")
+    group.add_argument(
+        "--vllm-version",
+        type=vllm_version,
+        default=DEFAULT_VERSION,
+        metavar="X.Y.Z",
+        help=f"release whose sizing rules the plan follows (default {DEFAULT_VERSION})",
+    )
     group.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
 
 
@@ -223,6 +298,14 @@ def manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None
                 raise UsageError(f"{given} describes a plan: give --model too")
         return None
     model = Resolved.model_of(args, catalog)
-    return ManualPlan.with_weights(catalog, model, args.weights, kv_cache_dtype=args.kv_dtype,
-                                   max_model_len=args.context, users=args.users, utilization=args.utilization,
-                                   tp=args.gpus, version=args.vllm_version)
+    return ManualPlan.with_weights(
+        catalog,
+        model,
+        args.weights,
+        kv_cache_dtype=args.kv_dtype,
+        max_model_len=args.context,
+        users=args.users,
+        utilization=args.utilization,
+        tp=args.gpus,
+        version=args.vllm_version,
+    )

@@ -24,9 +24,7 @@ register_input_error(ScenarioError)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "snapshot", help="one sample of GPU memory per GPU and per process, like nvidia-smi"
-    )
+    parser = sub.add_parser("snapshot", help="one sample of GPU memory per GPU and per process, like nvidia-smi")
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--demo",
@@ -36,9 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"a simulated node instead of this one (default {DEFAULT_SCENARIO}): "
         f"{', '.join(scenario_names())}, or a .toml file",
     )
-    source.add_argument(
-        "--replay", metavar="FILE", help="a recording made with --record (default: its last sample)"
-    )
+    source.add_argument("--replay", metavar="FILE", help="a recording made with --record (default: its last sample)")
     parser.add_argument(
         "--at",
         type=seconds(),

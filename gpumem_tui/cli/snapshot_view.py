@@ -73,8 +73,12 @@ def _gpu_table(sample: Sample) -> Table:
     rows = [row for gpu in sample.gpus for row in _gpu_rows(gpu)]
     for row in rows:
         row[1] = _cut(row[1], NAME_WIDTH)
-    out = table(None, ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"], rows,
-                right=set(range(2, 10)))
+    out = table(
+        None,
+        ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"],
+        rows,
+        right=set(range(2, 10)),
+    )
     for i, column in enumerate(out.columns):
         column.no_wrap = i != 1
         column.overflow = "ellipsis"
@@ -158,9 +162,7 @@ def _cut(text: str, room: int) -> str:
 
 def _process_row(process: ProcessRecord) -> list[str]:
     gpu = (
-        str(process.gpu_index)
-        if process.gpu_instance_id is None
-        else f"{process.gpu_index}:{process.gpu_instance_id}"
+        str(process.gpu_index) if process.gpu_instance_id is None else f"{process.gpu_index}:{process.gpu_instance_id}"
     )
     name = literal(process.name) if process.visible is not False else literal(process.note)
     command = _command(process.cmdline)

@@ -21,10 +21,19 @@ from gpumem_tui.units import fmt_both
 def register(sub: argparse._SubParsersAction) -> None:
     train = sub.add_parser("train", help="training memory: full (Adam, 16 bytes/param), LoRA or QLoRA")
     add_model_options(train)
-    train.add_argument("--mode", choices=["full", "lora", "qlora"], default="full",
-                       help="full: weights, gradients and Adam states; lora / qlora: a frozen base and adapters")
-    train.add_argument("--activations", type=fraction, default=0.2, metavar="PCT",
-                       help="full training: activations as a share of weights+states (default 20%%)")
+    train.add_argument(
+        "--mode",
+        choices=["full", "lora", "qlora"],
+        default="full",
+        help="full: weights, gradients and Adam states; lora / qlora: a frozen base and adapters",
+    )
+    train.add_argument(
+        "--activations",
+        type=fraction,
+        default=0.2,
+        metavar="PCT",
+        help="full training: activations as a share of weights+states (default 20%%)",
+    )
     train.add_argument("--rank", type=count(1), default=16, help="LoRA rank (default 16)")
     train.add_argument("--batch", type=count(1), default=1, help="LoRA/QLoRA micro-batch (default 1)")
     train.add_argument("--sequence", type=count(1), default=2048, help="LoRA/QLoRA tokens per sample")
@@ -32,11 +41,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     offload = sub.add_parser("offload", help="tokens/s when weights spill to CPU memory; KV offload break-even")
     add_model_options(offload)
     offload.add_argument("--gpus", type=count(1), default=1, metavar="N", help="GPUs in the split (default 1)")
-    offload.add_argument("--resident", type=size, metavar="SIZE",
-                         help="weights kept in each GPU's memory (default: capacity x 0.9 - 4GB - one context of KV)")
+    offload.add_argument(
+        "--resident",
+        type=size,
+        metavar="SIZE",
+        help="weights kept in each GPU's memory (default: capacity x 0.9 - 4GB - one context of KV)",
+    )
     offload.add_argument("--link-gbps", type=float, metavar="GB/s", help="CPU-GPU link (default: PCIe x16 of the GPU)")
-    offload.add_argument("--context", type=count(1), default=8192, metavar="TOKENS",
-                         help="tokens of one conversation, for its KV cache (default 8,192)")
+    offload.add_argument(
+        "--context",
+        type=count(1),
+        default=8192,
+        metavar="TOKENS",
+        help="tokens of one conversation, for its KV cache (default 8,192)",
+    )
     offload.set_defaults(run=run_offload)
 
 
@@ -50,18 +68,34 @@ def run_train(args: argparse.Namespace) -> int:
     capacity = args.gpu_memory or found.gpu.capacity_bytes
     gpus_needed = math.ceil(estimate.total_bytes / capacity)
     if args.json:
-        print_json({**estimate.model_dump(), "gpu": found.gpu.key, "capacity_bytes": capacity,
-                    "gpus_needed_sharded": gpus_needed, "fits_one_gpu": gpus_needed <= 1})
+        print_json(
+            {
+                **estimate.model_dump(),
+                "gpu": found.gpu.key,
+                "capacity_bytes": capacity,
+                "gpus_needed_sharded": gpus_needed,
+                "fits_one_gpu": gpus_needed <= 1,
+            }
+        )
         return 0
-    rows = [["weights", fmt_both(estimate.weights_bytes)],
-            [f"trained state ({estimate.trainable_params / 1e9:,.3f} B params)",
-             fmt_both(estimate.trainable_state_bytes)],
-            ["activations", fmt_both(estimate.activations_bytes)], ["total", fmt_both(estimate.total_bytes)]]
+    rows = [
+        ["weights", fmt_both(estimate.weights_bytes)],
+        [f"trained state ({estimate.trainable_params / 1e9:,.3f} B params)", fmt_both(estimate.trainable_state_bytes)],
+        ["activations", fmt_both(estimate.activations_bytes)],
+        ["total", fmt_both(estimate.total_bytes)],
+    ]
     out = console()
     out.print(table(f"{found.model.id}: {estimate.mode} training", ["part", "memory"], rows))
-    say(out, f"On {found.gpu.key} ({fmt_both(capacity)}): "
-                   + ("fits one GPU." if gpus_needed <= 1 else
-                      f"needs at least {gpus_needed} GPUs with everything sharded (FSDP / ZeRO-3)."), style="bold")
+    say(
+        out,
+        f"On {found.gpu.key} ({fmt_both(capacity)}): "
+        + (
+            "fits one GPU."
+            if gpus_needed <= 1
+            else f"needs at least {gpus_needed} GPUs with everything sharded (FSDP / ZeRO-3)."
+        ),
+        style="bold",
+    )
     return 0
 
 
@@ -83,21 +117,37 @@ def run_offload(args: argparse.Namespace) -> int:
     speed = offload_estimate(total, args.gpus, resident, gpu.mem_bandwidth_gbps, link)
     kv = _breakeven(found, args.context, link, args.gpus)
     if args.json:
-        print_json({"weights_bytes": total, "link_gbps": link, "offload": speed.model_dump(),
-                    "kv_offload": kv.model_dump() if kv else None})
+        print_json(
+            {
+                "weights_bytes": total,
+                "link_gbps": link,
+                "offload": speed.model_dump(),
+                "kv_offload": kv.model_dump() if kv else None,
+            }
+        )
         return 0
     out = console()
-    say(out, f"{model.id} in {found.format.name} ({fmt_both(total)}) on {args.gpus} x {gpu.key}: "
-                   f"{fmt_both(speed.resident_bytes_per_gpu)} per GPU from HBM at {gpu.mem_bandwidth_gbps:,.0f} GB/s, "
-                   f"{fmt_both(speed.offloaded_bytes_per_gpu)} over the link at {link:,.0f} GB/s")
-    say(out, f"  {speed.hbm_seconds * 1e3:,.1f} ms from HBM + {speed.link_seconds * 1e3:,.1f} ms over the link = "
-                   f"{speed.tokens_per_second:,.2f} tokens/s for one conversation; the GPU is busy "
-                   f"{speed.gpu_busy_fraction:.1%} of the time", style="bold")
+    say(
+        out,
+        f"{model.id} in {found.format.name} ({fmt_both(total)}) on {args.gpus} x {gpu.key}: "
+        f"{fmt_both(speed.resident_bytes_per_gpu)} per GPU from HBM at {gpu.mem_bandwidth_gbps:,.0f} GB/s, "
+        f"{fmt_both(speed.offloaded_bytes_per_gpu)} over the link at {link:,.0f} GB/s",
+    )
+    say(
+        out,
+        f"  {speed.hbm_seconds * 1e3:,.1f} ms from HBM + {speed.link_seconds * 1e3:,.1f} ms over the link = "
+        f"{speed.tokens_per_second:,.2f} tokens/s for one conversation; the GPU is busy "
+        f"{speed.gpu_busy_fraction:.1%} of the time",
+        style="bold",
+    )
     if kv:
-        say(out, f"KV offload at {args.context:,} tokens: fetch {fmt_both(kv.kv_bytes)} per GPU in "
-                       f"{kv.fetch_seconds * 1e3:,.1f} ms"
-                       f" vs recompute in {kv.recompute_seconds * 1e3:,.1f} ms; fetching wins on links faster than "
-                       f"{kv.breakeven_link_gbps:,.2f} GB/s")
+        say(
+            out,
+            f"KV offload at {args.context:,} tokens: fetch {fmt_both(kv.kv_bytes)} per GPU in "
+            f"{kv.fetch_seconds * 1e3:,.1f} ms"
+            f" vs recompute in {kv.recompute_seconds * 1e3:,.1f} ms; fetching wins on links faster than "
+            f"{kv.breakeven_link_gbps:,.2f} GB/s",
+        )
     return 0
 
 

@@ -35,17 +35,35 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     )
     source.add_argument("--replay", metavar="FILE", help="play a recording made with --record")
     group.add_argument("--record", metavar="FILE", help="record every sample to this file (JSON Lines)")
-    group.add_argument("--endpoint", action="append", default=[], metavar="URL",
-                       help="an engine endpoint (live, or beside a --demo's simulated engines)")
-    group.add_argument("--interval", type=seconds(0.1, 3600), default=1.0, metavar="SECONDS",
-                       help="refresh every (default 1, at least 0.1)")
-    group.add_argument("--theme", choices=["dark", "light"], default="dark",
-                       help="colours for a dark or a light terminal (NO_COLOR is honoured either way)")
+    group.add_argument(
+        "--endpoint",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="an engine endpoint (live, or beside a --demo's simulated engines)",
+    )
+    group.add_argument(
+        "--interval",
+        type=seconds(0.1, 3600),
+        default=1.0,
+        metavar="SECONDS",
+        help="refresh every (default 1, at least 0.1)",
+    )
+    group.add_argument(
+        "--theme",
+        choices=["dark", "light"],
+        default="dark",
+        help="colours for a dark or a light terminal (NO_COLOR is honoured either way)",
+    )
     group.add_argument("--speed", type=seconds(0.01, 10_000), default=1.0, help="demo or replay speed (default 1)")
-    group.add_argument("--ascii", action="store_true",
-                       help="draw bars and sparklines in ASCII (the default when the terminal is not UTF-8)")
-    add_plan_options(parser.add_argument_group("a plan to draw over the GPUs (default: from what runs)"),
-                     "preload a plan")
+    group.add_argument(
+        "--ascii",
+        action="store_true",
+        help="draw bars and sparklines in ASCII (the default when the terminal is not UTF-8)",
+    )
+    add_plan_options(
+        parser.add_argument_group("a plan to draw over the GPUs (default: from what runs)"), "preload a plan"
+    )
 
 
 def build_feed(args: argparse.Namespace) -> Feed:
@@ -88,8 +106,15 @@ def build_app(args: argparse.Namespace):
         check_record_path(args.record)
     judge = build_judge(args)
     feed = build_feed(args)
-    return GpuMemApp(feed, judge, interval_s=args.interval, record_path=args.record, clock=time.time,
-                     theme=f"textual-{args.theme}", glyphs=for_terminal(args.ascii))
+    return GpuMemApp(
+        feed,
+        judge,
+        interval_s=args.interval,
+        record_path=args.record,
+        clock=time.time,
+        theme=f"textual-{args.theme}",
+        glyphs=for_terminal(args.ascii),
+    )
 
 
 def run_tui(args: argparse.Namespace) -> int:

@@ -66,9 +66,7 @@ class SimEngine:
             return
         lost = next((gpu for gpu in self.gpus if gpu.lost), None)
         if lost is not None:
-            return self._end(
-                "crashed", f"GPU {lost.index} fell off the bus (NVML: GPU is lost); the worker died"
-            )
+            return self._end("crashed", f"GPU {lost.index} fell off the bus (NVML: GPU is lost); the worker died")
         if self.phase == "waiting" and not self._enough_free():
             return
         t = now - spec.start_s
@@ -86,9 +84,7 @@ class SimEngine:
     def _serve(self, now: float, rng: random.Random, fixed_bytes: int) -> None:
         self.traffic.step(now, self.pool_tokens, rng)
         share = min(1.0, self.traffic.running / FULL_BATCH_REQUESTS)
-        self.activation_held_bytes = max(
-            self.activation_held_bytes, round(self.activation_peak_bytes * share)
-        )
+        self.activation_held_bytes = max(self.activation_held_bytes, round(self.activation_peak_bytes * share))
         self._hold("ready", fixed_bytes + self.activation_held_bytes)
         busy = min(1.0, self.traffic.running / 48)
         for gpu in self.gpus:
@@ -134,9 +130,7 @@ class SimEngine:
 
     def _hold(self, phase: EnginePhase, size_bytes: int) -> None:
         """Every worker holds `size_bytes` on its GPU, or the engine dies of an out-of-memory error."""
-        short = [
-            gpu for gpu, pid in zip(self.gpus, self.pids, strict=True) if not gpu.can_hold(pid, size_bytes)
-        ]
+        short = [gpu for gpu, pid in zip(self.gpus, self.pids, strict=True) if not gpu.can_hold(pid, size_bytes)]
         if short:
             gpu = short[0]
             grow = size_bytes - gpu.held.get(self.pids[self.gpus.index(gpu)], 0)

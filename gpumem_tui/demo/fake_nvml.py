@@ -127,9 +127,7 @@ class FakeNvml:
                 free=gpu.free_bytes,
                 used=gpu.used_bytes,
             )
-        return SimpleNamespace(
-            total=gpu.total_bytes, free=gpu.free_bytes, used=gpu.total_bytes - gpu.free_bytes
-        )
+        return SimpleNamespace(total=gpu.total_bytes, free=gpu.free_bytes, used=gpu.total_bytes - gpu.free_bytes)
 
     def _nvmlDeviceGetUtilizationRates(self, handle: _Handle) -> SimpleNamespace:
         self._unsupported(handle, "utilization")

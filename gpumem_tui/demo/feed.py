@@ -44,21 +44,36 @@ class DemoFeed(Feed):
         self.engine_wait_s = engine_wait_s
         # The scraper keeps simulated time too, so preemption rates and staleness follow the scenario's clock.
         self.scraper = Scraper(points, clock=clock)
-        self.shown = {} if reachable else {
-            server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
-            for engine_id, server in self.servers.items()}
+        self.shown = (
+            {}
+            if reachable
+            else {
+                server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
+                for engine_id, server in self.servers.items()
+            }
+        )
 
     @classmethod
     def running(
-        cls, scenario: str, speed: float = 1.0, seed: int | None = None, reachable: bool = False,
+        cls,
+        scenario: str,
+        speed: float = 1.0,
+        seed: int | None = None,
+        reachable: bool = False,
         endpoints: Sequence[str] = (),
     ) -> DemoFeed:
         """A demo on the wall clock at `speed`, opening where the scenario's story starts (`start_s`):
         the node steps there on the first sample, a few milliseconds of simulation. Like a live node, its
         samples wait for the engines at most ENGINE_WAIT_S."""
         spec = load_scenario(scenario)
-        feed = cls(scenario, WallClock(speed=speed, start_s=spec.start_s), seed=seed, reachable=reachable,
-                   engine_wait_s=ENGINE_WAIT_S, endpoints=endpoints)
+        feed = cls(
+            scenario,
+            WallClock(speed=speed, start_s=spec.start_s),
+            seed=seed,
+            reachable=reachable,
+            engine_wait_s=ENGINE_WAIT_S,
+            endpoints=endpoints,
+        )
         feed.intro = intro(spec, speed)
         return feed
 

@@ -213,9 +213,7 @@ def load_scenario(name_or_path: str) -> Scenario:
         if not path.is_file():
             close = difflib.get_close_matches(name_or_path, scenario_names(), n=3, cutoff=0.4)
             hint = f"; closest: {', '.join(close)}" if close else ""
-            raise ScenarioError(
-                f"unknown scenario {name_or_path!r}{hint} (shipped: {', '.join(scenario_names())})"
-            )
+            raise ScenarioError(f"unknown scenario {name_or_path!r}{hint} (shipped: {', '.join(scenario_names())})")
     return parse_scenario(_read(path), str(path), default_name=path.stem)
 
 

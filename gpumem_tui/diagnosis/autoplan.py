@@ -164,15 +164,19 @@ def _predicted(
             unknown: list[str] = []
             auto = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed, unknown)
             if auto is None:
-                return base.model_copy(update={"missing": "; ".join(unknown),
-                                               "found": found, "assumed": assumed})
+                return base.model_copy(update={"missing": "; ".join(unknown), "found": found, "assumed": assumed})
             settings = auto
             users = 1
             assumed.append("1 conversation at the max length (set a plan with --users for more)")
         prediction = predict(settings)
     except (ValueError, ArithmeticError) as exc:  # ValidationError too: a fact from outside it cannot size
-        return base.model_copy(update={"missing": f"cannot plan with what the engine states: {_reason(exc)}",
-                                       "found": found, "assumed": assumed})
+        return base.model_copy(
+            update={
+                "missing": f"cannot plan with what the engine states: {_reason(exc)}",
+                "found": found,
+                "assumed": assumed,
+            }
+        )
     capacity = card.memory_total_bytes or gpu.capacity_bytes
     title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
     overlay = overlay_from_engine(prediction, capacity, base.label, title)
@@ -300,7 +304,13 @@ def _gpu_fact(card: GpuRecord, key: str, catalog: Catalog, found: list, assumed:
 
 
 def _auto_settings(
-    spec: ModelSpec, gpu, split: int, record: EngineRecord | None, flags: dict, found: list, assumed: list,
+    spec: ModelSpec,
+    gpu,
+    split: int,
+    record: EngineRecord | None,
+    flags: dict,
+    found: list,
+    assumed: list,
     unknown: list,
 ) -> EngineSettings | None:
     """The engine's settings from its metrics, else its command line, else the defaults; None when a fact
@@ -334,8 +344,10 @@ class _Picker:
 
     def __call__(self, field: str, flagged, default):
         what = LABELS[field]
-        stated = [(getattr(self.record, field) if self.record else None, "the engine's metrics"),
-                  (flagged, "the command line")]
+        stated = [
+            (getattr(self.record, field) if self.record else None, "the engine's metrics"),
+            (flagged, "the command line"),
+        ]
         refused = []
         dropped = self.record.dropped.get(field) if self.record else None
         if dropped:  # the record refused it as it arrived (NaN, infinite, negative)

@@ -45,9 +45,7 @@ def compare_rows(
         CompareRow(name="KV pool", planned_bytes=overlay.kv_pool_bytes, measured_bytes=kv, loading=loading),
         CompareRow(name="other processes", planned_bytes=0, measured_bytes=by_kind.get("process", 0)),
         CompareRow(name="no process", planned_bytes=0, measured_bytes=by_kind.get("unattributed", 0)),
-        CompareRow(
-            name="free", planned_bytes=overlay.free_bytes, measured_bytes=by_kind.get("free"), loading=loading
-        ),
+        CompareRow(name="free", planned_bytes=overlay.free_bytes, measured_bytes=by_kind.get("free"), loading=loading),
     ]
 
 

@@ -27,7 +27,6 @@ LATE_S = 60.0
 """Kept beyond the "who grew" window, so an exit seen a refresh (or a paused minute) late still has all of it."""
 
 
-
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -292,9 +291,7 @@ def result(walk: Investigation) -> Forensics:
     shift = first - walk.start
     critical_at, critical, moment = walk.criticals[0] if walk.criticals else (None, None, None)
     timelines = [
-        GpuTimeline(
-            gpu_index=i, total_bytes=walk.totals.get(i), points=_thin([(t - first, b) for t, b in points])
-        )
+        GpuTimeline(gpu_index=i, total_bytes=walk.totals.get(i), points=_thin([(t - first, b) for t, b in points]))
         for i, points in sorted(walk.history.gpu_points.items())
     ]
     window = walk.thresholds.forensics_window_s

@@ -56,8 +56,17 @@ def allowances(plans: list[EnginePlan], sample: Sample, history: History, t: Thr
     for p in sample.processes:
         if p.pid not in s.engine_pids:
             continue
-        own = next((plan for plan in plans if plan.overlay and p.gpu_index in plan.gpu_indices
-                    and plan.endpoint is not None and p.pid in pids_of.get(plan.endpoint, ())), None)
+        own = next(
+            (
+                plan
+                for plan in plans
+                if plan.overlay
+                and p.gpu_index in plan.gpu_indices
+                and plan.endpoint is not None
+                and p.pid in pids_of.get(plan.endpoint, ())
+            ),
+            None,
+        )
         plan = own or s.plan_on(p.gpu_index)
         slack = round(t.headroom_plan_tolerance_fraction * totals.get(p.gpu_index, 0))
         out[(p.gpu_index, p.pid)] = Allowance(plan.overlay.engine_bytes if plan and plan.overlay else None, slack)

@@ -63,21 +63,35 @@ def gpu_spec_for(sample_gpu_name: str | None, total_bytes: int | None, catalog: 
     return spec
 
 
-def manual_request(plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_split: int = 0,
-                   running_max_len: int | None = None) -> tuple[PlanInput, EngineOptions]:
+def manual_request(
+    plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_split: int = 0, running_max_len: int | None = None
+) -> tuple[PlanInput, EngineOptions]:
     """The manual plan as the request `plan --engine vllm` builds from the same options, on this GPU: its
     split, else the running engine's, else the fewest that hold its load; its length, else the engine's."""
     method = plan.quantization
     weights = QUANTIZATION_TO_FORMAT.get(method or "") or ("bf16" if method == "none" else default_format(plan.model))
     context = plan.max_model_len or running_max_len or plan.model.max_context or DEFAULT_MAX_LEN
-    inp = PlanInput(model=plan.model, gpu=gpu, weights_format=catalog.format(weights), kv_dtype=plan.kv_cache_dtype,
-                    context=context, users=plan.users, gpus=plan.tp or running_split or None,
-                    utilization=plan.utilization)
+    inp = PlanInput(
+        model=plan.model,
+        gpu=gpu,
+        weights_format=catalog.format(weights),
+        kv_dtype=plan.kv_cache_dtype,
+        context=context,
+        users=plan.users,
+        gpus=plan.tp or running_split or None,
+        utilization=plan.utilization,
+    )
     return inp, EngineOptions(version=plan.version, quantization=method)
 
 
-def manual_settings(plan: ManualPlan, gpu: GpuSpec, catalog: Catalog, running_split: int = 0,
-                    running_max_len: int | None = None, block_size: int | None = None) -> EngineSettings:
+def manual_settings(
+    plan: ManualPlan,
+    gpu: GpuSpec,
+    catalog: Catalog,
+    running_split: int = 0,
+    running_max_len: int | None = None,
+    block_size: int | None = None,
+) -> EngineSettings:
     """vLLM's settings for the manual plan on this GPU, by the same rules as `serve`: the split and values
     `plan --engine vllm` would use for the same options (`block_size`: the running engine's)."""
     inp, options = manual_request(plan, gpu, catalog, running_split, running_max_len)

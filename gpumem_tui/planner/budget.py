@@ -59,20 +59,31 @@ def make_plan(inp: PlanInput) -> Plan:
     spare_gpu = usable - weights - kv_gpu
     problem = split_problem(inp.model, tp, inp.kv_heads)
     params = count_params(inp.model)
-    bands = [Band(name="weights", bytes=weights), Band(name="kv_cache", bytes=kv_gpu),
-             Band(name="overhead", bytes=overhead), Band(name="spare", bytes=spare_gpu),
-             Band(name="reserved_by_utilization", bytes=inp.capacity - gpu.budget)]
+    bands = [
+        Band(name="weights", bytes=weights),
+        Band(name="kv_cache", bytes=kv_gpu),
+        Band(name="overhead", bytes=overhead),
+        Band(name="spare", bytes=spare_gpu),
+        Band(name="reserved_by_utilization", bytes=inp.capacity - gpu.budget),
+    ]
     plan = Plan(
-        input=inp, params_total=params.total, params_active=params.active,
-        weights_bytes=weights * tp, kv_bytes_per_token=kv_bytes_per_token(inp.model, inp.kv_dtype, inp.kv_heads),
-        kv_bytes=kv_gpu * tp, gpus=tp,
+        input=inp,
+        params_total=params.total,
+        params_active=params.active,
+        weights_bytes=weights * tp,
+        kv_bytes_per_token=kv_bytes_per_token(inp.model, inp.kv_dtype, inp.kv_heads),
+        kv_bytes=kv_gpu * tp,
+        gpus=tp,
         per_gpu=GpuBudget(capacity_bytes=inp.capacity, usable_bytes=usable, bands=bands),
         fits=problem is None and usable > 0 and spare_gpu >= 0,
-        spare_bytes=spare_gpu * tp, spare_fraction=spare_gpu / usable if usable > 0 else -1.0,
-        fewest_gpus=fewest, max_users_at_context=max_users(gpu, inp.context),
+        spare_bytes=spare_gpu * tp,
+        spare_fraction=spare_gpu / usable if usable > 0 else -1.0,
+        fewest_gpus=fewest,
+        max_users_at_context=max_users(gpu, inp.context),
         max_context_at_users=max_context(gpu, inp.users),
         kv_pool_bytes=(gpu.budget - weights - gpu.overhead(weights, 0)) * tp,
-        split_problem=problem, warnings=[],
+        split_problem=problem,
+        warnings=[],
     )
     return plan.model_copy(update={"warnings": plan_warnings(plan)})
 

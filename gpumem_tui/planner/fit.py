@@ -29,22 +29,54 @@ class FitCell(BaseModel):
     amber: bool
 
 
-def fit_cell(model: ModelSpec, fmt: FormatSpec, gpu: GpuSpec, users: int = DEFAULT_USERS,
-             context: int = DEFAULT_CONTEXT, utilization: float = 0.9, overhead_bytes: int = 4 * 10**9,
-             kv_dtype: str | None = None, engine: EngineOptions | None = None) -> FitCell:
+def fit_cell(
+    model: ModelSpec,
+    fmt: FormatSpec,
+    gpu: GpuSpec,
+    users: int = DEFAULT_USERS,
+    context: int = DEFAULT_CONTEXT,
+    utilization: float = 0.9,
+    overhead_bytes: int = 4 * 10**9,
+    kv_dtype: str | None = None,
+    engine: EngineOptions | None = None,
+) -> FitCell:
     """The format decides the KV dtype unless one is given (16-bit KV for BF16 rows, FP8 for the rest).
     With an engine, its own sizing finds the split (the same search as `plan --engine`); the spare is then
     the share of its KV pool the load leaves."""
-    inp = PlanInput(model=model, gpu=gpu, weights_format=fmt, kv_dtype=kv_dtype or fmt.kv_dtype,
-                    users=users, context=context, utilization=utilization, overhead_bytes=overhead_bytes)
+    inp = PlanInput(
+        model=model,
+        gpu=gpu,
+        weights_format=fmt,
+        kv_dtype=kv_dtype or fmt.kv_dtype,
+        users=users,
+        context=context,
+        utilization=utilization,
+        overhead_bytes=overhead_bytes,
+    )
     serving = serve(inp, engine)
     tp = serving.fewest_gpus
     if tp is None:
-        return FitCell(model=model.id, weights_format=fmt.name, kv_dtype=inp.kv_dtype, gpu=gpu.key, gpus=None,
-                       spare_bytes=None, spare_fraction=None, amber=False)
+        return FitCell(
+            model=model.id,
+            weights_format=fmt.name,
+            kv_dtype=inp.kv_dtype,
+            gpu=gpu.key,
+            gpus=None,
+            spare_bytes=None,
+            spare_fraction=None,
+            amber=False,
+        )
     spare, fraction = serving.spare_bytes, serving.spare_fraction
-    return FitCell(model=model.id, weights_format=fmt.name, kv_dtype=inp.kv_dtype, gpu=gpu.key, gpus=tp,
-                   spare_bytes=spare, spare_fraction=fraction, amber=fraction < AMBER_FRACTION)
+    return FitCell(
+        model=model.id,
+        weights_format=fmt.name,
+        kv_dtype=inp.kv_dtype,
+        gpu=gpu.key,
+        gpus=tp,
+        spare_bytes=spare,
+        spare_fraction=fraction,
+        amber=fraction < AMBER_FRACTION,
+    )
 
 
 def fit_matrix(models: list[ModelSpec], formats: list[FormatSpec], gpus: list[GpuSpec], **load) -> list[FitCell]:

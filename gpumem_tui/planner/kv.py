@@ -26,8 +26,9 @@ def kv_bytes_per_token(spec: ModelSpec, kv_dtype: str = "auto", kv_heads: int | 
     return spec.layers * layer_bytes_per_token(spec, kv_dtype, 1, kv_heads)
 
 
-def sequence_bytes_per_gpu(spec: ModelSpec, context: int, kv_dtype: str, tp: int = 1,
-                           kv_heads: int | None = None) -> int:
+def sequence_bytes_per_gpu(
+    spec: ModelSpec, context: int, kv_dtype: str, tp: int = 1, kv_heads: int | None = None
+) -> int:
     """One conversation of `context` tokens on one rank; sliding-window layers stop at the window."""
     per_layer = layer_bytes_per_token(spec, kv_dtype, tp, kv_heads)
     sliding = spec.sliding_layer_count()
@@ -36,7 +37,8 @@ def sequence_bytes_per_gpu(spec: ModelSpec, context: int, kv_dtype: str, tp: int
     return per_layer * (full * context + sliding * min(context, window))
 
 
-def kv_bytes_total(spec: ModelSpec, users: int, context: int, kv_dtype: str, tp: int = 1,
-                   kv_heads: int | None = None) -> int:
+def kv_bytes_total(
+    spec: ModelSpec, users: int, context: int, kv_dtype: str, tp: int = 1, kv_heads: int | None = None
+) -> int:
     """`users` conversations at `context` tokens across all `tp` ranks (replicated heads counted)."""
     return users * tp * sequence_bytes_per_gpu(spec, context, kv_dtype, tp, kv_heads)

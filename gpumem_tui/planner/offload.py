@@ -27,8 +27,9 @@ class OffloadEstimate(BaseModel):
     """Share of each token's time spent reading HBM; the rest the GPU waits on the link."""
 
 
-def offload_estimate(weights_bytes: int, gpus: int, resident_bytes_per_gpu: int, hbm_gbps: float,
-                     link_gbps: float) -> OffloadEstimate:
+def offload_estimate(
+    weights_bytes: int, gpus: int, resident_bytes_per_gpu: int, hbm_gbps: float, link_gbps: float
+) -> OffloadEstimate:
     """Every token reads every weight once: HBM-resident slices at HBM speed, the rest over the link.
     GPUs of a split read their slices in parallel."""
     per_gpu = weights_bytes / gpus
@@ -37,10 +38,16 @@ def offload_estimate(weights_bytes: int, gpus: int, resident_bytes_per_gpu: int,
     hbm = resident / (hbm_gbps * GB)
     link = offloaded / (link_gbps * GB) if offloaded else 0.0
     total = hbm + link
-    return OffloadEstimate(gpus=gpus, resident_bytes_per_gpu=round(resident), offloaded_bytes_per_gpu=round(offloaded),
-                           hbm_seconds=hbm, link_seconds=link, seconds_per_token=total,
-                           tokens_per_second=1 / total if total else float("inf"),
-                           gpu_busy_fraction=hbm / total if total else 1.0)
+    return OffloadEstimate(
+        gpus=gpus,
+        resident_bytes_per_gpu=round(resident),
+        offloaded_bytes_per_gpu=round(offloaded),
+        hbm_seconds=hbm,
+        link_seconds=link,
+        seconds_per_token=total,
+        tokens_per_second=1 / total if total else float("inf"),
+        gpu_busy_fraction=hbm / total if total else 1.0,
+    )
 
 
 class KvOffloadBreakEven(BaseModel):
@@ -57,14 +64,21 @@ class KvOffloadBreakEven(BaseModel):
     fetch_wins: bool
 
 
-def kv_offload_breakeven(context: int, kv_bytes: int, prefill_flops: float, tflops: float,
-                         link_gbps: float, efficiency: float = 0.5) -> KvOffloadBreakEven:
+def kv_offload_breakeven(
+    context: int, kv_bytes: int, prefill_flops: float, tflops: float, link_gbps: float, efficiency: float = 0.5
+) -> KvOffloadBreakEven:
     """Recompute time is the prefill's FLOPs at `efficiency` of the dense peak; fetch time is bytes / link."""
     recompute = prefill_flops / (tflops * 1e12 * efficiency)
     fetch = kv_bytes / (link_gbps * GB)
     breakeven = kv_bytes / recompute / GB if recompute else float("inf")
-    return KvOffloadBreakEven(context=context, kv_bytes=kv_bytes, fetch_seconds=fetch, recompute_seconds=recompute,
-                              breakeven_link_gbps=breakeven, fetch_wins=fetch < recompute)
+    return KvOffloadBreakEven(
+        context=context,
+        kv_bytes=kv_bytes,
+        fetch_seconds=fetch,
+        recompute_seconds=recompute,
+        breakeven_link_gbps=breakeven,
+        fetch_wins=fetch < recompute,
+    )
 
 
 def prefill_flops(active_params: int, layers: int, attention_width: int, context: int) -> float:

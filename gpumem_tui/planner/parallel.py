@@ -13,12 +13,16 @@ def split_problem(spec: ModelSpec, tp: int, kv_heads: int | None = None) -> str 
         return f"a split needs at least 1 GPU, not {tp}"
     heads = spec.attention_heads
     if heads % tp:
-        return (f"{spec.id} has {heads} attention heads, which do not divide evenly over {tp} GPUs; "
-                f"valid splits: {', '.join(str(n) for n in valid_splits(spec, kv_heads))}")
+        return (
+            f"{spec.id} has {heads} attention heads, which do not divide evenly over {tp} GPUs; "
+            f"valid splits: {', '.join(str(n) for n in valid_splits(spec, kv_heads))}"
+        )
     kv = kv_heads or spec.kv_heads
     if spec.mla is None and tp > kv and tp % kv:
-        return (f"{spec.id} has {kv} KV heads: a split of {tp} can neither share them out "
-                f"nor replicate each on a whole number of GPUs")
+        return (
+            f"{spec.id} has {kv} KV heads: a split of {tp} can neither share them out "
+            f"nor replicate each on a whole number of GPUs"
+        )
     if spec.mla is None and tp <= kv and kv % tp:
         return f"{spec.id} has {kv} KV heads, which do not divide evenly over {tp} GPUs"
     return None

@@ -27,8 +27,17 @@ class ParamCounts:
 
     @property
     def total(self) -> int:
-        return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.experts
-                + self.expert_biases + self.shared_experts + self.router + self.norms)
+        return (
+            self.embedding
+            + self.lm_head
+            + self.attention
+            + self.dense_mlp
+            + self.experts
+            + self.expert_biases
+            + self.shared_experts
+            + self.router
+            + self.norms
+        )
 
     @property
     def linear(self) -> int:
@@ -63,8 +72,9 @@ def count_params(spec: ModelSpec) -> ParamCounts:
         norms=layers * spec.norms_per_layer * hidden + hidden,
         active=0,
     )
-    idle_experts = 0 if moe is None else moe_layers * (moe.experts - moe.experts_per_token) * (
-        per_expert + per_expert_bias)
+    idle_experts = (
+        0 if moe is None else moe_layers * (moe.experts - moe.experts_per_token) * (per_expert + per_expert_bias)
+    )
     return ParamCounts(**{**counts.__dict__, "active": counts.total - idle_experts})
 
 

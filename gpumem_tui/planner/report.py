@@ -18,8 +18,10 @@ def verdict(plan: Plan) -> str:
     if plan.split_problem:
         head = f"Cannot split over {plan.gpus} GPUs: {plan.split_problem}."
     elif plan.fits:
-        head = (f"Fits on {where} with {room(plan.spare_bytes)} spare, {plan.spare_fraction:.1%} of the usable "
-                f"{fmt(plan.per_gpu.usable_bytes * plan.gpus)}.")
+        head = (
+            f"Fits on {where} with {room(plan.spare_bytes)} spare, {plan.spare_fraction:.1%} of the usable "
+            f"{fmt(plan.per_gpu.usable_bytes * plan.gpus)}."
+        )
     elif plan.kv_pool_bytes < 0:
         head = f"Does not start on {where}: the weights and overhead alone exceed the budget."
     else:
@@ -35,8 +37,9 @@ def _fewest(fewest: int | None) -> str:
 
 
 def _more(users_at_context: int, longest: int | None, users: int, context: int) -> str:
-    return (f" These GPUs hold {users_at_context:,} conversation(s) of {context:,} tokens"
-            + (f", or {users:,} of up to {longest:,} tokens." if longest else "."))
+    return f" These GPUs hold {users_at_context:,} conversation(s) of {context:,} tokens" + (
+        f", or {users:,} of up to {longest:,} tokens." if longest else "."
+    )
 
 
 def serving_verdict(s: Serving) -> str:
@@ -73,13 +76,17 @@ def split_reason(asked: PlanInput, s: Serving, engine: EngineOptions | None = No
         by = f"by vLLM {engine.version}'s own sizing"
         if not answer.starts:
             return f"{where} does not start {by} ({answer.prediction.failures[0]}): {s.gpus} x {asked.gpu.key}"
-        return (f"{where} is too small {by} (needs {answer.needed_tokens:,} tokens of KV cache, its pool holds "
-                f"{answer.pool_tokens:,}): {s.gpus} x {asked.gpu.key}")
+        return (
+            f"{where} is too small {by} (needs {answer.needed_tokens:,} tokens of KV cache, its pool holds "
+            f"{answer.pool_tokens:,}): {s.gpus} x {asked.gpu.key}"
+        )
     bands = {b.name: b.bytes for b in plan.per_gpu.bands}
     budget = plan.per_gpu.capacity_bytes - bands["reserved_by_utilization"]
     needs = bands["weights"] + bands["kv_cache"] + bands["overhead"]
-    return (f"{where} is too small (needs {fmt(needs)}, has {fmt(budget)} per GPU at "
-            f"{asked.utilization:.0%} utilization): {s.gpus} x {asked.gpu.key}")
+    return (
+        f"{where} is too small (needs {fmt(needs)}, has {fmt(budget)} per GPU at "
+        f"{asked.utilization:.0%} utilization): {s.gpus} x {asked.gpu.key}"
+    )
 
 
 def cross_check(s: Serving) -> str:
@@ -101,14 +108,17 @@ def cross_check(s: Serving) -> str:
     graphs = p.cudagraph_bytes if p.cudagraph_charged else 0
     engine_runtime = p.activation_peak_bytes + p.non_torch_bytes + graphs
 
-    return (f"Cross-check, plain method (weights + KV + a fixed overhead): {said} on {plan.gpus} GPU(s), {fewest}. "
-            f"Per GPU it leaves {gib(plan.kv_pool_bytes // plan.gpus)} for KV where vLLM carves "
-            f"{gib(p.kv_cache_bytes)}: budget {gib(budget, unit=False)} vs {gib(p.requested_memory_bytes)} "
-            f"(vLLM takes {inp.utilization:.0%} of what CUDA reports, {gib(p.total_gpu_memory_bytes)}), "
-            f"weights {gib(bands['weights'], unit=False)} vs {gib(p.weights_bytes)}, overhead {gib(bands['overhead'])} "
-            f"vs activation peak {gib(p.activation_peak_bytes, unit=False)} + non-torch "
-            f"{gib(p.non_torch_bytes, unit=False)}"
-            + (f" + CUDA graphs {gib(graphs, unit=False)}" if graphs else "") + f" = {gib(engine_runtime)}.")
+    return (
+        f"Cross-check, plain method (weights + KV + a fixed overhead): {said} on {plan.gpus} GPU(s), {fewest}. "
+        f"Per GPU it leaves {gib(plan.kv_pool_bytes // plan.gpus)} for KV where vLLM carves "
+        f"{gib(p.kv_cache_bytes)}: budget {gib(budget, unit=False)} vs {gib(p.requested_memory_bytes)} "
+        f"(vLLM takes {inp.utilization:.0%} of what CUDA reports, {gib(p.total_gpu_memory_bytes)}), "
+        f"weights {gib(bands['weights'], unit=False)} vs {gib(p.weights_bytes)}, overhead {gib(bands['overhead'])} "
+        f"vs activation peak {gib(p.activation_peak_bytes, unit=False)} + non-torch "
+        f"{gib(p.non_torch_bytes, unit=False)}"
+        + (f" + CUDA graphs {gib(graphs, unit=False)}" if graphs else "")
+        + f" = {gib(engine_runtime)}."
+    )
 
 
 def plan_json(plan: Plan) -> dict:
@@ -158,12 +168,20 @@ def serving_json(s: Serving) -> dict:
     if s.engine is None:
         return data
     e = s.engine
-    data["cross_check"] = {"method": "plain", **{key: data[key] for key in CROSS_CHECK_KEYS},
-                           "difference": cross_check(s)}
-    data.update(fits=s.fits, fewest_gpus=s.fewest_gpus, max_users_at_context=s.max_users_at_context,
-                max_context_at_users=s.max_context_at_users,
-                kv_pool_bytes=sum(rank.kv_cache_bytes for rank in e.prediction.ranks) * e.tp,
-                kv_pool_tokens=e.pool_tokens, verdict=serving_verdict(s),
-                warnings=s.warnings)
+    data["cross_check"] = {
+        "method": "plain",
+        **{key: data[key] for key in CROSS_CHECK_KEYS},
+        "difference": cross_check(s),
+    }
+    data.update(
+        fits=s.fits,
+        fewest_gpus=s.fewest_gpus,
+        max_users_at_context=s.max_users_at_context,
+        max_context_at_users=s.max_context_at_users,
+        kv_pool_bytes=sum(rank.kv_cache_bytes for rank in e.prediction.ranks) * e.tp,
+        kv_pool_tokens=e.pool_tokens,
+        verdict=serving_verdict(s),
+        warnings=s.warnings,
+    )
     data["engine"] = e.prediction.engine_json()
     return data

@@ -16,8 +16,17 @@ from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
 from gpumem_tui.planner.warnings import setting_warnings, thin_warnings
 
 # vLLM's quantization methods as the catalog's weight formats (the plain method sizes them so).
-QUANTIZATION_TO_FORMAT = {"fp8": "fp8", "w8a8": "int8", "int8": "int8", "w4a16": "int4", "gptq": "int4",
-                          "gptq_marlin": "int4", "awq": "int4", "awq_marlin": "int4", "mxfp4": "mxfp4"}
+QUANTIZATION_TO_FORMAT = {
+    "fp8": "fp8",
+    "w8a8": "int8",
+    "int8": "int8",
+    "w4a16": "int4",
+    "gptq": "int4",
+    "gptq_marlin": "int4",
+    "awq": "int4",
+    "awq_marlin": "int4",
+    "mxfp4": "mxfp4",
+}
 SIXTEEN_BIT = ("bf16", "fp16")
 
 
@@ -61,7 +70,8 @@ def resolve_weights(catalog: Catalog, model: ModelSpec, name: str | None) -> tup
         if key not in QUANTIZATION_TO_FORMAT:
             raise PlanInputError(
                 f"unknown weight format or quantization {name!r}: use a format ({', '.join(sorted(catalog.formats))})"
-                f" or a vLLM method ({', '.join(sorted(QUANTIZATION_TO_FORMAT))})") from None
+                f" or a vLLM method ({', '.join(sorted(QUANTIZATION_TO_FORMAT))})"
+            ) from None
         return catalog.format(QUANTIZATION_TO_FORMAT[key]), key
     return fmt, engine_quantization(fmt, model)
 
@@ -80,12 +90,22 @@ def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineSet
     """The plan's own values as vLLM flags: weights as --quantization, context as --max-model-len, the split
     as --tensor-parallel-size, the capacity given as the device total."""
     return EngineSettings(
-        model=inp.model, gpu=inp.gpu, version=engine.version, tp=tp, pp=engine.pp, dtype=engine.dtype,
+        model=inp.model,
+        gpu=inp.gpu,
+        version=engine.version,
+        tp=tp,
+        pp=engine.pp,
+        dtype=engine.dtype,
         quantization=engine.quantization or engine_quantization(inp.weights_format, inp.model),
-        kv_cache_dtype=inp.kv_dtype, utilization=inp.utilization, max_model_len=inp.context,
-        max_num_seqs=engine.max_num_seqs, max_num_batched_tokens=engine.max_num_batched_tokens,
-        enforce_eager=engine.enforce_eager, kv_cache_memory_bytes=engine.kv_cache_memory_bytes,
-        total_memory_bytes=inp.capacity_bytes, other_processes_bytes=engine.other_processes_bytes,
+        kv_cache_dtype=inp.kv_dtype,
+        utilization=inp.utilization,
+        max_model_len=inp.context,
+        max_num_seqs=engine.max_num_seqs,
+        max_num_batched_tokens=engine.max_num_batched_tokens,
+        enforce_eager=engine.enforce_eager,
+        kv_cache_memory_bytes=engine.kv_cache_memory_bytes,
+        total_memory_bytes=inp.capacity_bytes,
+        other_processes_bytes=engine.other_processes_bytes,
     )
 
 
@@ -99,6 +119,7 @@ class EngineAnswer(_Frozen):
     def gpus(self) -> int:
         """GPUs the launch takes: tensor-parallel ranks x pipeline stages."""
         return self.tp * self.pp
+
     prediction: EnginePrediction
     pool_tokens: int
     """Tokens the KV pool holds ("GPU KV cache size"), 0 when the launch fails for lack of memory."""
@@ -120,9 +141,17 @@ def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswe
     longest = None
     if inp.users:
         longest = min(pool // inp.users, inp.model.max_context or pool // inp.users)
-    return EngineAnswer(tp=tp, pp=engine.pp, prediction=prediction, pool_tokens=pool, starts=starts,
-                        fits=starts and needed <= pool, max_users_at_context=pool // inp.context if starts else 0,
-                        max_context_at_users=longest, needed_tokens=needed)
+    return EngineAnswer(
+        tp=tp,
+        pp=engine.pp,
+        prediction=prediction,
+        pool_tokens=pool,
+        starts=starts,
+        fits=starts and needed <= pool,
+        max_users_at_context=pool // inp.context if starts else 0,
+        max_context_at_users=longest,
+        needed_tokens=needed,
+    )
 
 
 def engine_fewest(inp: PlanInput, engine: EngineOptions) -> int | None:
@@ -204,5 +233,9 @@ def serve(inp: PlanInput, engine: EngineOptions | None = None) -> Serving:
         return Serving(method="plain", plan=make_plan(inp))
     fewest = engine_fewest(inp, engine)
     tp = engine_split(inp, engine, fewest)
-    return Serving(method=engine.name, plan=make_plan(inp.model_copy(update={"gpus": tp * engine.pp})),
-                   engine=engine_answer(inp, engine, tp), engine_fewest_gpus=fewest)
+    return Serving(
+        method=engine.name,
+        plan=make_plan(inp.model_copy(update={"gpus": tp * engine.pp})),
+        engine=engine_answer(inp, engine, tp),
+        engine_fewest_gpus=fewest,
+    )

@@ -35,9 +35,14 @@ def full_training(spec: ModelSpec, activation_fraction: float = DEFAULT_ACTIVATI
     params = count_params(spec).total
     states = params * FULL_BYTES_PER_PARAM
     activations = math.ceil(states * activation_fraction)
-    return TrainingEstimate(mode="full", weights_bytes=params * 2, trainable_params=params,
-                            trainable_state_bytes=states - params * 2, activations_bytes=activations,
-                            total_bytes=states + activations)
+    return TrainingEstimate(
+        mode="full",
+        weights_bytes=params * 2,
+        trainable_params=params,
+        trainable_state_bytes=states - params * 2,
+        activations_bytes=activations,
+        total_bytes=states + activations,
+    )
 
 
 def lora_params(spec: ModelSpec, rank: int) -> int:
@@ -60,14 +65,20 @@ def checkpointed_activations(spec: ModelSpec, batch: int, sequence: int) -> int:
     return kept + one_layer + logits
 
 
-def adapter_training(spec: ModelSpec, base_format: FormatSpec, rank: int = 16, batch: int = 1,
-                     sequence: int = 2048, mode: str = "lora") -> TrainingEstimate:
+def adapter_training(
+    spec: ModelSpec, base_format: FormatSpec, rank: int = 16, batch: int = 1, sequence: int = 2048, mode: str = "lora"
+) -> TrainingEstimate:
     """LoRA (16-bit frozen base) or QLoRA (NF4 frozen base): base weights, adapters with their Adam
     state, and checkpointed activations."""
     base = weights_bytes(count_params(spec), base_format)
     adapters = lora_params(spec, rank)
     state = adapters * ADAPTER_BYTES_PER_PARAM
     activations = checkpointed_activations(spec, batch, sequence)
-    return TrainingEstimate(mode=mode, weights_bytes=base, trainable_params=adapters,
-                            trainable_state_bytes=state, activations_bytes=activations,
-                            total_bytes=base + state + activations)
+    return TrainingEstimate(
+        mode=mode,
+        weights_bytes=base,
+        trainable_params=adapters,
+        trainable_state_bytes=state,
+        activations_bytes=activations,
+        total_bytes=base + state + activations,
+    )

@@ -31,8 +31,10 @@ def fit_warnings(plan: Plan) -> list[str]:
     if plan.split_problem:
         out.append(f"invalid split: {plan.split_problem}")
     if plan.kv_pool_bytes < 0:
-        out.append(f"does not start: weights and overhead exceed the {inp.utilization:.0%} budget of "
-                   f"{plan.gpus} GPU(s) by {room(plan.kv_pool_bytes)} before any KV cache")
+        out.append(
+            f"does not start: weights and overhead exceed the {inp.utilization:.0%} budget of "
+            f"{plan.gpus} GPU(s) by {room(plan.kv_pool_bytes)} before any KV cache"
+        )
     elif not plan.fits and not plan.split_problem:
         out.append(f"does not fit: short by {room(plan.spare_bytes)} on {plan.gpus} GPU(s)")
     elif plan.fits:
@@ -45,8 +47,10 @@ def thin_warnings(spare_fraction: float, what: str) -> list[str]:
     if spare_fraction < AMBER:
         return [f"under 5 % {what} ({spare_fraction:.1%}): any growth or another process breaks it"]
     if spare_fraction < LOOK_AGAIN:
-        return [f"under 10 % {what} ({spare_fraction:.1%}): look again; acceptable only if "
-                "conversations are rarely all at full length together"]
+        return [
+            f"under 10 % {what} ({spare_fraction:.1%}): look again; acceptable only if "
+            "conversations are rarely all at full length together"
+        ]
     return []
 
 
@@ -54,8 +58,10 @@ def setting_warnings(plan: Plan) -> list[str]:
     """What deserves a look whichever method decides: the split, the context, the format, the capacity."""
     inp, out = plan.input, _model_warnings(plan)
     if inp.gpu.capacity_is_nominal and not inp.capacity_bytes:
-        out.append(f"{inp.gpu.key}: using the nominal {fmt(inp.gpu.capacity_bytes, 'GiB')}; "
-                   "the reported total is a little smaller")
+        out.append(
+            f"{inp.gpu.key}: using the nominal {fmt(inp.gpu.capacity_bytes, 'GiB')}; "
+            "the reported total is a little smaller"
+        )
     return out
 
 
@@ -65,13 +71,17 @@ def _model_warnings(plan: Plan) -> list[str]:
         out.append(f"context {inp.context:,} tokens exceeds {model.id}'s maximum of {model.max_context:,}")
     heads = inp.kv_heads or model.kv_heads
     if model.mla is None and plan.gpus > heads:
-        out.append(f"{plan.gpus} GPUs exceed the {heads} KV heads: each GPU keeps "
-                   f"{kv_heads_per_gpu(model, plan.gpus, inp.kv_heads)} replicated head, so the KV cache "
-                   f"is stored {plan.gpus / heads:g} times over")
+        out.append(
+            f"{plan.gpus} GPUs exceed the {heads} KV heads: each GPU keeps "
+            f"{kv_heads_per_gpu(model, plan.gpus, inp.kv_heads)} replicated head, so the KV cache "
+            f"is stored {plan.gpus / heads:g} times over"
+        )
     if model.mla is not None and plan.gpus > 1:
         out.append("MLA latent cache is replicated on every GPU: the split does not shrink KV per token")
     ckpt = model.checkpoint_format
     if ckpt and ckpt != inp.weights_format.name and inp.weights_format.bits_per_param > 8:
-        out.append(f"{model.id} is published in {ckpt}; {inp.weights_format.name} means converting it "
-                   "and holding more bytes than the released checkpoint")
+        out.append(
+            f"{model.id} is published in {ckpt}; {inp.weights_format.name} means converting it "
+            "and holding more bytes than the released checkpoint"
+        )
     return out

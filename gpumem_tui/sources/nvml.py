@@ -296,6 +296,4 @@ def _merge(seen: ProcessRecord | None, new: ProcessRecord) -> ProcessRecord:
     if seen is None:
         return new
     sizes = [s for s in (seen.gpu_memory_bytes, new.gpu_memory_bytes) if s is not None]
-    return seen.model_copy(
-        update={"kind": "compute+graphics", "gpu_memory_bytes": max(sizes) if sizes else None}
-    )
+    return seen.model_copy(update={"kind": "compute+graphics", "gpu_memory_bytes": max(sizes) if sizes else None})

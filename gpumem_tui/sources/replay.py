@@ -120,8 +120,11 @@ class Recorder:
     def write(self, sample: Sample) -> None:
         if not self._opened:
             last = self._last
-            if last is None or (sample.hostname, sample.source) != (last.hostname, last.source) or (
-                    sample.timestamp < last.timestamp):
+            if (
+                last is None
+                or (sample.hostname, sample.source) != (last.hostname, last.source)
+                or (sample.timestamp < last.timestamp)
+            ):
                 self._line(json.dumps(_header()))
             self._opened = True
         self._line(sample.model_dump_json())
@@ -154,7 +157,8 @@ class RecordingReader:
                 chosen = self.sessions if session is None else session
                 if not 1 <= chosen <= self.sessions:
                     raise RecordingError(
-                        f"{self.path}: holds {self.sessions} session(s); there is no session {session}")
+                        f"{self.path}: holds {self.sessions} session(s); there is no session {session}"
+                    )
                 self._offset, self._first_line = starts[chosen - 1]
                 handle.seek(self._offset)
                 self.header = _check_header(self.path, _first_line(handle))  # each session's own version

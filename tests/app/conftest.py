@@ -22,7 +22,8 @@ def _app(scenario: str, at: float, catalog, plan: dict | None = None, **options)
 @pytest.fixture
 def make_app(catalog):
     return lambda scenario, at=300, plan=None, **options: _app(
-        scenario, at, catalog, dict(plan) if plan else None, **options)
+        scenario, at, catalog, dict(plan) if plan else None, **options
+    )
 
 
 async def settle(app, pilot) -> None:

@@ -55,6 +55,6 @@ async def test_f_on_a_demo_shows_the_minutes_kept_in_memory(make_app):
     assert "Forensics of the minutes kept in memory" in text
     assert "python3 (pid 3100) grew +20.00 GiB beside it" in text  # why the engine exited
     # who grew before the first critical finding: the notebook first, the engine's start-up planned
-    grew = text[text.index("Who grew"):]
+    grew = text[text.index("Who grew") :]
     assert grew.index("3100") < grew.index("2100")
     assert "unexpected: not the engine's" in grew and "expected (planned: loading / KV pool)" in grew

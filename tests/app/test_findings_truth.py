@@ -94,7 +94,14 @@ async def test_the_engine_card_says_exited_when_the_findings_do(make_app):
 
 def test_an_exited_engine_keeps_the_gpu_its_exit_names_when_no_history_does():
     s = sample(gpus=[gpu(index=2, used_gib=1)], engines=[engine(pids=(2300,), state="stale")])
-    exited = Finding(severity="critical", code="engine_exited", title="exited", explanation="", try_this="",
-                     gpu_index=2, endpoint=s.engines[0].url)
+    exited = Finding(
+        severity="critical",
+        code="engine_exited",
+        title="exited",
+        explanation="",
+        try_this="",
+        gpu_index=2,
+        endpoint=s.engines[0].url,
+    )
     [shown] = lay_out(s, History(), {}, [exited]).engines
     assert shown.gpus == [2] and shown.state == "exited"

@@ -14,8 +14,14 @@ from tests.app.conftest import text_of
 from tests.faults import FaultServer, closed
 
 HOSTILE = [
-    {"metrics": "hang"}, {"metrics": "trickle"}, {"metrics": "http_500"}, {"metrics": "huge"},
-    {"metrics": "huge_declared"}, {"metrics": "cut"}, {"models": "trickle"}, {"models": "many_models"},
+    {"metrics": "hang"},
+    {"metrics": "trickle"},
+    {"metrics": "http_500"},
+    {"metrics": "huge"},
+    {"metrics": "huge_declared"},
+    {"metrics": "cut"},
+    {"models": "trickle"},
+    {"models": "many_models"},
 ]
 ROUNDS = 12
 

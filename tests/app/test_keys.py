@@ -184,9 +184,20 @@ async def test_the_light_theme_recolours_the_screen(catalog):
 async def test_the_planner_reads_a_config_path(make_app, tmp_path):
     import json
 
-    (tmp_path / "config.json").write_text(json.dumps({
-        "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
-        "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "_name_or_path": "lab/my-8b"}))
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "hidden_size": 4096,
+                "intermediate_size": 14336,
+                "num_hidden_layers": 32,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "vocab_size": 128256,
+                "_name_or_path": "lab/my-8b",
+            }
+        )
+    )
     app = make_app("healthy-8b")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)

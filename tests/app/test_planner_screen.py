@@ -13,8 +13,29 @@ from tests.app.conftest import settle, text_of
 
 
 async def test_the_planner_screen_shows_and_applies_what_plan_prints(make_app, capsys, catalog):
-    assert main(["plan", "--model", "llama-3.1-70b", "--gpu", "h200", "--weights", "fp8", "--kv-dtype", "fp8",
-                 "--context", "8192", "--users", "80", "--engine", "vllm", "--json"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--model",
+                "llama-3.1-70b",
+                "--gpu",
+                "h200",
+                "--weights",
+                "fp8",
+                "--kv-dtype",
+                "fp8",
+                "--context",
+                "8192",
+                "--users",
+                "80",
+                "--engine",
+                "vllm",
+                "--json",
+            ]
+        )
+        == 0
+    )
     plan = json.loads(capsys.readouterr().out)
     app = make_app("idle-node")
     async with app.run_test(size=(160, 160)) as pilot:  # tall enough for eight full cards
@@ -31,8 +52,9 @@ async def test_the_planner_screen_shows_and_applies_what_plan_prints(make_app, c
         shown = text_of(screen.query_one("#plan-view"))
         assert f"on {plan['gpus']} x H200-SXM-141GB" in shown
         assert f"its KV pool holds {plan['kv_pool_tokens']:,} tokens" in shown
-        fp8_row = next(line for line in text_of(screen.query_one("#fit-view")).splitlines()
-                       if line.strip().startswith("fp8"))
+        fp8_row = next(
+            line for line in text_of(screen.query_one("#fit-view")).splitlines() if line.strip().startswith("fp8")
+        )
         assert fp8_row.split()[1 + FIT_GPUS.index("h200")].rstrip("*") == str(plan["gpus"])
         await pilot.press("ctrl+s")
         await settle(app, pilot)

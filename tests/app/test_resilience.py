@@ -80,7 +80,8 @@ async def test_outside_text_is_shown_literally(catalog, tmp_path):
         'description = "hostile names"\nhostname = "[red]host[/red]"\nduration_s = 60\n\n[[gpus]]\nmodel = "h100"\n\n'
         '[[processes]]\nid = "evil"\nname = "[bold]evil[/bold]"\n'
         'cmdline = ["python3", "-c", "[link=http://x]click[/link]", "\\u001b[31mred"]\n'
-        'user = "[i]root[/i]"\ngpus = [0]\nmemory_gib = 1\nstart_s = 0\n')
+        'user = "[i]root[/i]"\ngpus = [0]\nmemory_gib = 1\nstart_s = 0\n'
+    )
     clock = ManualClock(30)
     feed = DemoFeed(str(scenario), clock)
     app = GpuMemApp(feed, Judge(catalog), poll=False, clock=lambda: feed.node.timestamp)

@@ -63,8 +63,18 @@ async def test_the_planner_opens_on_its_search_field(make_app):
         still_running(app)
 
 
-PLANNER_FIELDS = ["#model-search", "#config-path", "#context", "#users", "#utilization", "#gpu", "#weights", "#kv",
-                  "#split", "#model-list"]
+PLANNER_FIELDS = [
+    "#model-search",
+    "#config-path",
+    "#context",
+    "#users",
+    "#utilization",
+    "#gpu",
+    "#weights",
+    "#kv",
+    "#split",
+    "#model-list",
+]
 
 
 async def test_every_character_typed_into_a_planner_field_stays_there(make_app):

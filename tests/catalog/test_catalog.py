@@ -45,7 +45,8 @@ def test_active_parameter_counts_match_the_reference(catalog, reference):
 def test_kv_bytes_per_token_match_the_reference(catalog, reference):
     for mid, ref in reference["models"].items():
         expected = ref.get("kv_cache_bytes_per_token_bf16") or ref.get(
-            "kv_cache_bytes_per_token_bf16_if_all_layers_full")
+            "kv_cache_bytes_per_token_bf16_if_all_layers_full"
+        )
         if expected and catalog.model(mid).mla is None:
             assert kv_bytes_per_token(catalog.model(mid), "bf16") == expected, mid
 
@@ -93,7 +94,8 @@ def test_short_ids_and_aliases_resolve(catalog):
 def test_a_user_directory_adds_and_overrides_entries(tmp_path, monkeypatch):
     (tmp_path / "mine.toml").write_text(
         '[gpus.H100-SXM-80GB]\ntotal_mib = 80000\nnvml_names = ["NVIDIA H100 80GB HBM3"]\n\n'
-        '[gpus.my-card]\naliases = ["mine"]\ntotal_mib = 1024\n')
+        '[gpus.my-card]\naliases = ["mine"]\ntotal_mib = 1024\n'
+    )
     catalog = load_catalog([tmp_path])
     assert catalog.gpu("mine").capacity_bytes == 1024 * MIB
     assert catalog.gpu("H100-SXM-80GB").total_mib == 80000
@@ -101,13 +103,16 @@ def test_a_user_directory_adds_and_overrides_entries(tmp_path, monkeypatch):
     assert load_catalog().gpu("mine").key == "my-card"
 
 
-@pytest.mark.parametrize("text, where", [
-    ('[models.bad]\narchitecture = "x"\nlayers = "many"\n', "models.bad.layers"),
-    ('[gpus.nothing]\naliases = []\n', "gpus.nothing"),
-    ('[formats.f]\nbits_per_param = -1\n', "formats.f.bits_per_param"),
-    ('[widgets.x]\na = 1\n', "unknown section [widgets]"),
-    ('[gpus.x\n', "mine.toml"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ('[models.bad]\narchitecture = "x"\nlayers = "many"\n', "models.bad.layers"),
+        ("[gpus.nothing]\naliases = []\n", "gpus.nothing"),
+        ("[formats.f]\nbits_per_param = -1\n", "formats.f.bits_per_param"),
+        ("[widgets.x]\na = 1\n", "unknown section [widgets]"),
+        ("[gpus.x\n", "mine.toml"),
+    ],
+)
 def test_a_bad_entry_names_the_file_the_key_and_the_reason(tmp_path, text, where):
     (tmp_path / "mine.toml").write_text(text)
     with pytest.raises(CatalogError) as err:

@@ -16,13 +16,31 @@ from gpumem_tui.planner.params import count_params
 from tests.datafiles import REFERENCE
 from tests.disk_reads import listings
 
-MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
-               "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe",
-               "DeepseekV3ForCausalLM": "deepseek_v3", "GptOssForCausalLM": "gpt_oss",
-               "Gemma2ForCausalLM": "gemma2", "Phi3ForCausalLM": "phi3"}
-CONFIG_KEYS = ["hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-               "head_dim", "vocab_size", "tie_word_embeddings", "max_position_embeddings", "torch_dtype",
-               "attention_bias"]
+MODEL_TYPES = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GptOssForCausalLM": "gpt_oss",
+    "Gemma2ForCausalLM": "gemma2",
+    "Phi3ForCausalLM": "phi3",
+}
+CONFIG_KEYS = [
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+    "tie_word_embeddings",
+    "max_position_embeddings",
+    "torch_dtype",
+    "attention_bias",
+]
 
 
 def hf_config(ref: dict) -> dict:
@@ -63,10 +81,21 @@ def test_gpt_oss_and_deepseek_keep_their_checkpoint_format_and_attention():
 
 
 def test_gemma3_reads_text_config_and_names_the_defaults_it_used():
-    config = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
-              "text_config": {"model_type": "gemma3_text", "head_dim": 128, "hidden_size": 5376,
-                              "intermediate_size": 21504, "num_attention_heads": 32, "num_hidden_layers": 62,
-                              "num_key_value_heads": 16, "query_pre_attn_scalar": 168, "sliding_window": 1024}}
+    config = {
+        "architectures": ["Gemma3ForConditionalGeneration"],
+        "model_type": "gemma3",
+        "text_config": {
+            "model_type": "gemma3_text",
+            "head_dim": 128,
+            "hidden_size": 5376,
+            "intermediate_size": 21504,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 62,
+            "num_key_value_heads": 16,
+            "query_pre_attn_scalar": 168,
+            "sliding_window": 1024,
+        },
+    }
     spec, warnings = model_from_config(config, "google/gemma-3-27b-it")
     assert spec.head_size == 128 and spec.vocab_size == 262208 and spec.tie_word_embeddings
     assert spec.sliding_layer_count() == 52
@@ -74,8 +103,14 @@ def test_gemma3_reads_text_config_and_names_the_defaults_it_used():
 
 
 def test_unknown_architecture_is_a_best_effort_with_a_warning():
-    config = {"model_type": "brandnew", "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
-              "num_attention_heads": 16, "vocab_size": 1000}
+    config = {
+        "model_type": "brandnew",
+        "hidden_size": 1024,
+        "intermediate_size": 4096,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 16,
+        "vocab_size": 1000,
+    }
     spec, warnings = model_from_config(config, "lab/brandnew")
     assert spec.kv_heads == 16
     assert any("brandnew" in w for w in warnings) and any("num_key_value_heads" in w for w in warnings)
@@ -97,9 +132,18 @@ def write_safetensors(path: Path, tensors: dict[str, tuple[str, int]]) -> None:
 
 
 def small_model_dir(tmp_path: Path) -> Path:
-    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
-              "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-              "vocab_size": 1000, "torch_dtype": "bfloat16", "max_position_embeddings": 4096}
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 256,
+        "intermediate_size": 512,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 1000,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": 4096,
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
     write_safetensors(tmp_path / "model-00001-of-00002.safetensors", {"a": ("BF16", 1000), "s": ("F32", 64)})
     write_safetensors(tmp_path / "model-00002-of-00002.safetensors", {"b": ("F8_E4M3", 500)})

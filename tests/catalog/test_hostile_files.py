@@ -15,9 +15,18 @@ from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.kv import sequence_bytes_per_gpu
 from gpumem_tui.planner.records import PlanInput
 
-CONFIG = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 2048,
-          "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
-          "vocab_size": 128256, "torch_dtype": "bfloat16", "max_position_embeddings": 32768}
+CONFIG = {
+    "model_type": "llama",
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "torch_dtype": "bfloat16",
+    "max_position_embeddings": 32768,
+}
 GEMMA = {**CONFIG, "model_type": "gemma2", "head_dim": 256, "sliding_window": 4096}
 
 
@@ -50,13 +59,43 @@ def _one_line_exit_2(capsys, argv) -> str:
         (json.dumps({**CONFIG, "num_local_experts": 10**12, "num_experts_per_tok": 2}), "experts"),
         (json.dumps({**CONFIG, "num_local_experts": 8, "num_experts_per_tok": 9}), "more than the 8 experts"),
         (json.dumps({**CONFIG, "num_local_experts": 8, "first_k_dense_replace": 17}), "more than the 16 layers"),
-        (json.dumps({**CONFIG, "model_type": "deepseek_v3", "kv_lora_rank": -5, "qk_nope_head_dim": 1,
-                     "qk_rope_head_dim": 1, "v_head_dim": 1}), "kv_lora_rank"),
+        (
+            json.dumps(
+                {
+                    **CONFIG,
+                    "model_type": "deepseek_v3",
+                    "kv_lora_rank": -5,
+                    "qk_nope_head_dim": 1,
+                    "qk_rope_head_dim": 1,
+                    "v_head_dim": 1,
+                }
+            ),
+            "kv_lora_rank",
+        ),
         (b"\xff\xfe not text", "not UTF-8"),
     ],
-    ids=["deep-list", "deep-object", "600-deep", "4300-digits", "inf", "nan", "fraction", "bool", "hidden<heads",
-         "not-divisible", "kv>heads", "1e9-layers", "1e9-sliding-layers", "vocab", "context", "experts",
-         "per-token>experts", "dense>layers", "mla-negative", "not-utf8"],
+    ids=[
+        "deep-list",
+        "deep-object",
+        "600-deep",
+        "4300-digits",
+        "inf",
+        "nan",
+        "fraction",
+        "bool",
+        "hidden<heads",
+        "not-divisible",
+        "kv>heads",
+        "1e9-layers",
+        "1e9-sliding-layers",
+        "vocab",
+        "context",
+        "experts",
+        "per-token>experts",
+        "dense>layers",
+        "mla-negative",
+        "not-utf8",
+    ],
 )
 def test_a_malformed_config_is_one_line_and_exit_2(tmp_path, capsys, text, says):
     (tmp_path / "config.json").write_bytes(text if isinstance(text, bytes) else text.encode())
@@ -89,8 +128,20 @@ def _tensor(dtype="BF16", shape=(4,), offsets=(0, 8)) -> dict:
         ({"w": _tensor(offsets=(0,))}, b"\0" * 8, None, "two byte offsets"),
         ({"w": "BF16"}, b"", None, "not a table"),
     ],
-    ids=["length-past-file", "length-2^63", "not-json", "deep", "not-object", "dtype", "negative-shape",
-         "huge-shape", "offsets-past-data", "offsets-reversed", "one-offset", "entry-not-table"],
+    ids=[
+        "length-past-file",
+        "length-2^63",
+        "not-json",
+        "deep",
+        "not-object",
+        "dtype",
+        "negative-shape",
+        "huge-shape",
+        "offsets-past-data",
+        "offsets-reversed",
+        "one-offset",
+        "entry-not-table",
+    ],
 )
 def test_a_malformed_safetensors_header_is_one_line_and_exit_2(tmp_path, capsys, header, data, length, says):
     (tmp_path / "config.json").write_text(json.dumps(CONFIG))
@@ -106,8 +157,11 @@ def test_a_malformed_safetensors_header_is_one_line_and_exit_2(tmp_path, capsys,
         ("[formats.q]\nbits_per_param = " + "9" * 5000, "integer too long to read"),
         ("[formats.q]\nbits_per_param = inf", "finite number"),
         ("[gpus.g]\nnominal_gib = nan", "finite number"),
-        ('[models."a/b"]\narchitecture = "x"\nlayers = 1000000000\nhidden_size = 4096\nintermediate_size = 1\n'
-         "attention_heads = 32\nkv_heads = 8\nvocab_size = 10\nsliding_window = {size = 10}", "layers"),
+        (
+            '[models."a/b"]\narchitecture = "x"\nlayers = 1000000000\nhidden_size = 4096\nintermediate_size = 1\n'
+            "attention_heads = 32\nkv_heads = 8\nvocab_size = 10\nsliding_window = {size = 10}",
+            "layers",
+        ),
     ],
     ids=["deep", "4300-digits", "inf", "nan", "1e9-sliding-layers"],
 )
@@ -120,8 +174,16 @@ def test_a_malformed_catalog_file_is_one_line_and_exit_2(tmp_path, capsys, toml,
 def test_sliding_layers_are_counted_never_listed():
     window = SlidingWindowSpec(size=4096, global_every=6)
     huge = ModelSpec.model_construct(  # past the schema's bound, as an unchecked record would be
-        id="x", layers=10**12, hidden_size=4096, intermediate_size=1, attention_heads=32, kv_heads=8,
-        head_dim=None, vocab_size=10, sliding_window=window)
+        id="x",
+        layers=10**12,
+        hidden_size=4096,
+        intermediate_size=1,
+        attention_heads=32,
+        kv_heads=8,
+        head_dim=None,
+        vocab_size=10,
+        sliding_window=window,
+    )
     # a list per layer would need terabytes at 10^12 layers: counting is the only way this returns
     assert huge.sliding_layer_count() == 10**12 - 10**12 // 6
     assert sequence_bytes_per_gpu(huge, 8192, "bf16") > 0

@@ -28,8 +28,9 @@ COMMANDS = {
 
 def run(args: list[str], **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LC_ALL")}
-    return subprocess.run([sys.executable, "-m", "gpumem_tui", *args], capture_output=True,
-                          env={**clean, **env}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "gpumem_tui", *args], capture_output=True, env={**clean, **env}, timeout=120
+    )
 
 
 @pytest.mark.parametrize("name", COMMANDS)

@@ -82,8 +82,10 @@ def test_an_out_of_memory_message_keeps_its_clues(capsys) -> None:
     path = DATA / "torch_oom" / "torch_2.x_other_process.log"
     assert main(["log", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "FAILED (cuda_out_of_memory): CUDA out of memory on GPU 0 allocating 74.16 GiB: 29.89 GiB free of " \
-           "44.40 GiB" in out
+    assert (
+        "FAILED (cuda_out_of_memory): CUDA out of memory on GPU 0 allocating 74.16 GiB: 29.89 GiB free of "
+        "44.40 GiB" in out
+    )
     assert "process 2684311 holds 14.51 GiB" in out
     assert "PyTorch: 13.44 GiB allocated, 0.72 GiB reserved but unallocated" in out
     clues = [line for line in out.splitlines() if "GiB" in line]

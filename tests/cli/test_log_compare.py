@@ -39,10 +39,20 @@ def test_a_log_without_the_model_asks_for_it(tmp_path, capsys):
     assert abs(rows["kv_cache_gib"]["predicted"] - 3.81) <= 0.3
 
 
-PHI_4 = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 5120,
-         "intermediate_size": 17920, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
-         "vocab_size": 100352, "max_position_embeddings": 16384, "tie_word_embeddings": False,
-         "torch_dtype": "bfloat16", "_name_or_path": "microsoft/phi-4"}
+PHI_4 = {
+    "architectures": ["Phi3ForCausalLM"],
+    "model_type": "phi3",
+    "hidden_size": 5120,
+    "intermediate_size": 17920,
+    "num_hidden_layers": 40,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 10,
+    "vocab_size": 100352,
+    "max_position_embeddings": 16384,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "_name_or_path": "microsoft/phi-4",
+}
 
 
 def test_a_model_outside_the_catalog_is_compared_from_its_config(tmp_path, capsys):
@@ -97,8 +107,10 @@ def test_an_old_v0_log_is_predicted_with_its_release_and_says_so(capsys):
     assert "vLLM 0.7.3" in out
     assert "release inferred from the log's wording: 0.7.x (V0), predicted with 0.7.3's rules" in out
     assert "pass --vllm-version to override" in out
-    assert main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct", "--vllm-version", "0.6.3",
-                 "--json"]) == 0
+    assert (
+        main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct", "--vllm-version", "0.6.3", "--json"])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["release"]["source"] == "given" and out["notes"] == [] and out["engine"]["version"] == "0.6.3"
 
@@ -112,10 +124,12 @@ def test_compare_lists_what_the_log_does_not_state(tmp_path, capsys):
     out = capsys.readouterr().out
     first = out.splitlines()[0]
     assert first.startswith("meta-llama/Llama-3.1-8B-Instruct: vLLM ") and "the assumed ones below" in first
-    assert "assumed: max_model_len 131,072 (the model's default; the log does not state it) — pass --max-model-len" \
-        in out
-    assert main(["log", path, "--compare", "--model", "llama-3.1-8b-instruct", "--max-model-len", "35000",
-                 "--json"]) == 0
+    assert (
+        "assumed: max_model_len 131,072 (the model's default; the log does not state it) — pass --max-model-len" in out
+    )
+    assert (
+        main(["log", path, "--compare", "--model", "llama-3.1-8b-instruct", "--max-model-len", "35000", "--json"]) == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert not [line for line in data["assumed"] if "max_model_len" in line]
     assert data["engine"]["max_model_len"] == 35000

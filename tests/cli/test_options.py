@@ -18,9 +18,12 @@ def parsers(parser: argparse.ArgumentParser, name: str = "gpumem-tui"):
 
 
 def test_every_option_of_every_command_has_help():
-    missing = [f"{name} {' '.join(action.option_strings) or action.dest}"
-               for name, parser in parsers(build_parser()) for action in parser._actions
-               if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) and not action.help]
+    missing = [
+        f"{name} {' '.join(action.option_strings) or action.dest}"
+        for name, parser in parsers(build_parser())
+        for action in parser._actions
+        if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) and not action.help
+    ]
     assert missing == []
 
 

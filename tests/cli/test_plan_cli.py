@@ -10,9 +10,22 @@ import pytest
 
 from gpumem_tui.cli import main
 
-PLAN_KEYS = {"params_total", "params_active", "weights_bytes", "kv_bytes_per_token", "kv_bytes", "gpus", "per_gpu",
-             "fits", "spare_bytes", "spare_fraction", "fewest_gpus", "max_users_at_context", "max_context_at_users",
-             "warnings"}
+PLAN_KEYS = {
+    "params_total",
+    "params_active",
+    "weights_bytes",
+    "kv_bytes_per_token",
+    "kv_bytes",
+    "gpus",
+    "per_gpu",
+    "fits",
+    "spare_bytes",
+    "spare_fraction",
+    "fewest_gpus",
+    "max_users_at_context",
+    "max_context_at_users",
+    "warnings",
+}
 
 
 def run_json(capsys, *argv):
@@ -21,8 +34,24 @@ def run_json(capsys, *argv):
 
 
 def test_plan_json_has_the_documented_keys_and_consistent_numbers(capsys):
-    plan = run_json(capsys, "plan", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpu-memory", "80GB",
-                    "--weights", "fp8", "--kv-dtype", "fp8", "--users", "40", "--context", "8192")
+    plan = run_json(
+        capsys,
+        "plan",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "h100",
+        "--gpu-memory",
+        "80GB",
+        "--weights",
+        "fp8",
+        "--kv-dtype",
+        "fp8",
+        "--users",
+        "40",
+        "--context",
+        "8192",
+    )
     assert set(plan) >= PLAN_KEYS
     assert plan["gpus"] == 2 and plan["fewest_gpus"] == 2 and plan["fits"]
     gpu = plan["per_gpu"]
@@ -49,17 +78,20 @@ def test_check_exits_1_when_it_does_not_fit(capsys):
     assert "Does not" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["plan", "--model", "llama-3.1-7b", "--gpu", "h100"], "closest: meta-llama/Llama-3.1-70B"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h1000"], "unknown GPU 'h1000'; closest: H100"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu-memory", "80"], "write a number and a unit"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--users", "-3"], "must be from 1 to"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--overhead", "lots"], "cannot read size"),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--kv-dtype", "fp7"], "unknown KV dtype"),
-    (["plan", "--model", "llama-3.1-8b"], "--gpu KEY"),
-    (["plan", "--config", "/nonexistent/dir", "--gpu", "h100"], "not in the local Hugging Face cache"),
-    (["fit", "--weights", "fp9"], "unknown format 'fp9'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["plan", "--model", "llama-3.1-7b", "--gpu", "h100"], "closest: meta-llama/Llama-3.1-70B"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h1000"], "unknown GPU 'h1000'; closest: H100"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu-memory", "80"], "write a number and a unit"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--users", "-3"], "must be from 1 to"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--overhead", "lots"], "cannot read size"),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--kv-dtype", "fp7"], "unknown KV dtype"),
+        (["plan", "--model", "llama-3.1-8b"], "--gpu KEY"),
+        (["plan", "--config", "/nonexistent/dir", "--gpu", "h100"], "not in the local Hugging Face cache"),
+        (["fit", "--weights", "fp9"], "unknown format 'fp9'"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -73,11 +105,15 @@ def test_an_invalid_split_explains_the_head_count(capsys):
 
 
 def test_fit_json_has_one_cell_per_model_format_gpu(capsys):
-    cells = run_json(capsys, "fit", "--models", "deepseek-v3", "llama-3.1-8b", "--gpu", "h100", "h200",
-                     "--weights", "fp8")
+    cells = run_json(
+        capsys, "fit", "--models", "deepseek-v3", "llama-3.1-8b", "--gpu", "h100", "h200", "--weights", "fp8"
+    )
     assert [(c["model"], c["gpu"], c["gpus"]) for c in cells] == [
-        ("deepseek-ai/DeepSeek-V3", "H100-SXM-80GB", None), ("deepseek-ai/DeepSeek-V3", "H200-SXM-141GB", 8),
-        ("meta-llama/Llama-3.1-8B", "H100-SXM-80GB", 1), ("meta-llama/Llama-3.1-8B", "H200-SXM-141GB", 1)]
+        ("deepseek-ai/DeepSeek-V3", "H100-SXM-80GB", None),
+        ("deepseek-ai/DeepSeek-V3", "H200-SXM-141GB", 8),
+        ("meta-llama/Llama-3.1-8B", "H100-SXM-80GB", 1),
+        ("meta-llama/Llama-3.1-8B", "H200-SXM-141GB", 1),
+    ]
 
 
 def test_fit_table_marks_amber_cells(capsys):
@@ -101,32 +137,78 @@ def test_train_and_offload_commands(capsys):
 
 
 def test_the_console_script_runs_in_a_fresh_interpreter():
-    out = subprocess.run([sys.executable, "-m", "gpumem_tui", "plan", "--model", "llama-3.1-8b", "--gpu", "h100"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "gpumem_tui", "plan", "--model", "llama-3.1-8b", "--gpu", "h100"],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0 and "Fits on 1 x H100-SXM-80GB" in out.stdout
 
 
 def test_model_names_are_printed_literally_not_as_markup(tmp_path, capsys):
     (tmp_path / "m.toml").write_text(
         '[models."[bold red]evil[/]"]\narchitecture = "LlamaForCausalLM"\nlayers = 2\nhidden_size = 64\n'
-        'intermediate_size = 128\nattention_heads = 4\nkv_heads = 4\nvocab_size = 100\n')
+        "intermediate_size = 128\nattention_heads = 4\nkv_heads = 4\nvocab_size = 100\n"
+    )
     assert main(["plan", "--model", "[bold red]evil[/]", "--gpu", "t4", "--catalog", str(tmp_path)]) == 0
     assert "[bold red]evil[/]" in capsys.readouterr().out
 
 
-ENGINE_KEYS = {"name", "version", "total_gpu_memory_bytes", "weights_bytes", "non_torch_bytes",
-               "activation_peak_bytes", "cudagraph_bytes", "kv_cache_bytes", "num_gpu_blocks", "kv_cache_tokens",
-               "max_concurrency"}
+ENGINE_KEYS = {
+    "name",
+    "version",
+    "total_gpu_memory_bytes",
+    "weights_bytes",
+    "non_torch_bytes",
+    "activation_peak_bytes",
+    "cudagraph_bytes",
+    "kv_cache_bytes",
+    "num_gpu_blocks",
+    "kv_cache_tokens",
+    "max_concurrency",
+}
 
 
 def test_plan_engine_vllm_json_and_log_lines(capsys):
-    plan = run_json(capsys, "plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm",
-                    "--vllm-version", "0.19.0", "--utilization", "0.95", "--max-model-len", "8192")
+    plan = run_json(
+        capsys,
+        "plan",
+        "--model",
+        "llama-3.1-8b",
+        "--gpu",
+        "h100",
+        "--engine",
+        "vllm",
+        "--vllm-version",
+        "0.19.0",
+        "--utilization",
+        "0.95",
+        "--max-model-len",
+        "8192",
+    )
     engine = plan["engine"]
     assert set(engine) >= ENGINE_KEYS and engine["name"] == "vllm" and engine["version"] == "0.19.0"
     assert engine["kv_cache_tokens"] == engine["num_gpu_blocks"] * 16
-    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--vllm-version", "0.19.0",
-                 "--utilization", "0.95", "--max-model-len", "8192"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "h100",
+                "--engine",
+                "vllm",
+                "--vllm-version",
+                "0.19.0",
+                "--utilization",
+                "0.95",
+                "--max-model-len",
+                "8192",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Model loading took 14.99 GiB memory" in out and "Maximum concurrency for 8,192 tokens per request" in out
 
@@ -138,8 +220,23 @@ def test_plan_engine_bad_version_and_quantization(capsys):
     assert "unknown weight format or quantization 'q3'" in capsys.readouterr().err
 
 
-PLAN_70B_FP8 = ["plan", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpu-memory", "80GB", "--users", "40",
-                "--context", "8192", "--weights", "fp8", "--kv-dtype", "fp8"]
+PLAN_70B_FP8 = [
+    "plan",
+    "--model",
+    "llama-3.1-70b",
+    "--gpu",
+    "h100",
+    "--gpu-memory",
+    "80GB",
+    "--users",
+    "40",
+    "--context",
+    "8192",
+    "--weights",
+    "fp8",
+    "--kv-dtype",
+    "fp8",
+]
 
 
 def test_the_engine_sizes_the_plans_weights_on_the_plans_split_at_its_context(capsys):
@@ -183,12 +280,28 @@ def test_quantization_and_max_model_len_are_second_names_of_weights_and_context(
     assert awq["engine"]["weights_bytes"] > int4["engine"]["weights_bytes"]  # AWQ's zero points, sized as vLLM's
 
 
-@pytest.mark.parametrize("argv, code", [
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--quantization", "w4a16"], 2),
-    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "8192", "--max-model-len", "32768"], 2),
-    # check is a monitoring plugin: bad input is UNKNOWN (3)
-    (["check", "--demo", "healthy-8b", "--model", "llama-3.1-8b", "--context", "8192", "--max-model-len", "4096"], 3),
-])
+@pytest.mark.parametrize(
+    "argv, code",
+    [
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--quantization", "w4a16"], 2),
+        (["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "8192", "--max-model-len", "32768"], 2),
+        # check is a monitoring plugin: bad input is UNKNOWN (3)
+        (
+            [
+                "check",
+                "--demo",
+                "healthy-8b",
+                "--model",
+                "llama-3.1-8b",
+                "--context",
+                "8192",
+                "--max-model-len",
+                "4096",
+            ],
+            3,
+        ),
+    ],
+)
 def test_two_names_of_one_setting_with_different_values_are_a_usage_error(capsys, argv, code):
     assert main(argv) == code
     err = capsys.readouterr().err
@@ -203,8 +316,10 @@ def test_the_readme_plan_example_prints_what_the_readme_says(capsys):
     assert main(command) == 0
     assert f"Fits on 2 x H100-SXM-80GB with {stated} GB" in capsys.readouterr().out
     said = " ".join(readme.split())
-    engine_claim = (r"2 x H100 with (\d+\.\d+) GiB of weights per GPU and a KV pool of ([\d,]+) tokens for the "
-                    r"([\d,]+) needed \((\d+\.\d) % to spare")
+    engine_claim = (
+        r"2 x H100 with (\d+\.\d+) GiB of weights per GPU and a KV pool of ([\d,]+) tokens for the "
+        r"([\d,]+) needed \((\d+\.\d) % to spare"
+    )
     weights, pool, needed, spare = re.search(engine_claim, said).groups()
     runtime = re.search(r"CUDA graphs take (\d+\.\d+) GiB per GPU", said).group(1)
     assert main([*command, "--engine", "vllm"]) == 0
@@ -215,13 +330,40 @@ def test_the_readme_plan_example_prints_what_the_readme_says(capsys):
 
 
 def test_fit_by_the_engine_gives_the_split_plan_by_the_engine_gives(capsys):
-    cells = run_json(capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpu", "h100", "l40s",
-                     "--weights", "bf16", "fp8")
+    cells = run_json(
+        capsys,
+        "fit",
+        "--engine",
+        "vllm",
+        "--models",
+        "llama-3.1-70b",
+        "--gpu",
+        "h100",
+        "l40s",
+        "--weights",
+        "bf16",
+        "fp8",
+    )
     for cell in cells:
-        plan = run_json(capsys, "plan", "--model", "llama-3.1-70b", "--gpu", cell["gpu"], "--weights",
-                        cell["weights_format"], "--kv-dtype", cell["kv_dtype"], "--users", "8", "--engine", "vllm")
+        plan = run_json(
+            capsys,
+            "plan",
+            "--model",
+            "llama-3.1-70b",
+            "--gpu",
+            cell["gpu"],
+            "--weights",
+            cell["weights_format"],
+            "--kv-dtype",
+            cell["kv_dtype"],
+            "--users",
+            "8",
+            "--engine",
+            "vllm",
+        )
         assert cell["gpus"] == plan["fewest_gpus"] == plan["gpus"]
     plain = run_json(capsys, "fit", "--models", "llama-3.1-70b", "--gpu", "b200", "--weights", "bf16")
-    by_vllm = run_json(capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpu", "b200",
-                       "--weights", "bf16")
+    by_vllm = run_json(
+        capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpu", "b200", "--weights", "bf16"
+    )
     assert plain[0]["amber"] and not by_vllm[0]["amber"]  # the plain method's 4 % spare; vLLM's pool is roomier

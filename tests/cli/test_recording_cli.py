@@ -23,8 +23,13 @@ from gpumem_tui.sources.replay import Recorder, RecordingReader
 
 def _tui(*args: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run([sys.executable, "-m", "gpumem_tui", *args], capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "gpumem_tui", *args],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("the screen opened instead of refusing the arguments")
 
@@ -97,7 +102,7 @@ def test_long_names_never_push_the_numbers_out_of_the_process_table(busy, width,
     console = Console(width=width, file=io.StringIO(), markup=False, emoji=False, highlight=False, soft_wrap=False)
     render(Sample.model_validate(sample), console, "a replay")
     lines = console.file.getvalue().splitlines()
-    table = lines[next(i for i, line in enumerate(lines) if line.lstrip().startswith("PID")):][1:]
+    table = lines[next(i for i, line in enumerate(lines) if line.lstrip().startswith("PID")) :][1:]
     for process in sample["processes"]:
         row = next(line for line in table if line.split()[:2] == [str(process["pid"]), str(process["gpu_index"])])
         memory = f"{process['gpu_memory_bytes'] / 2**20:,.0f} MiB"
@@ -114,7 +119,7 @@ def test_gpu_sizes_stay_whole_with_their_unit_in_the_gpu_table(busy, width, name
     console = Console(width=width, file=io.StringIO(), markup=False, emoji=False, highlight=False, soft_wrap=False)
     render(Sample.model_validate(sample), console, "a replay")
     lines = console.file.getvalue().splitlines()
-    table = lines[next(i for i, line in enumerate(lines) if line.startswith("GPU ")) + 1:]
+    table = lines[next(i for i, line in enumerate(lines) if line.startswith("GPU ")) + 1 :]
     for gpu in sample["gpus"]:
         row = next(line for line in table if line.split()[:1] == [str(gpu["index"])])
         for size in (gpu["memory_used_bytes"], gpu["memory_total_bytes"]):

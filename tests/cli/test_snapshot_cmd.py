@@ -62,9 +62,7 @@ def test_no_nvml_exits_3_with_one_line_and_no_traceback():
 def test_record_then_replay(tmp_path, capsys):
     path = tmp_path / "incident.jsonl"
     for at in ("100", "200", "300"):
-        assert (
-            main(["snapshot", "--demo", "noisy-neighbour", "--at", at, "--record", str(path), "--json"]) == 0
-        )
+        assert main(["snapshot", "--demo", "noisy-neighbour", "--at", at, "--record", str(path), "--json"]) == 0
     capsys.readouterr()
     assert main(["snapshot", "--replay", str(path), "--at", "120", "--json"]) == 0
     replayed = json.loads(capsys.readouterr().out)

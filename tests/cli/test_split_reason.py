@@ -34,8 +34,10 @@ def test_a_split_grown_past_one_gpu_says_what_one_lacks(capsys):
 
 def test_by_the_engine_it_says_what_its_pool_lacks_on_one(capsys):
     one = json.loads(run(capsys, "--gpus", "1", "--engine", "vllm", "--json"))
-    said = (f"1 x L4 is too small by vLLM {one['engine']['version']}'s own sizing (needs 65,536 tokens of KV cache, "
-            f"its pool holds {one['kv_pool_tokens']:,}): 2 x L4")
+    said = (
+        f"1 x L4 is too small by vLLM {one['engine']['version']}'s own sizing (needs 65,536 tokens of KV cache, "
+        f"its pool holds {one['kv_pool_tokens']:,}): 2 x L4"
+    )
     assert json.loads(run(capsys, "--engine", "vllm", "--json"))["split_reason"] == said
 
 

@@ -74,12 +74,17 @@ def test_metrics_and_snapshot_name_every_value_that_cannot_be_true_as_check_does
     """`metrics` printed utilization 50 and KV 500 % as plain fact and snapshot questioned only the KV share,
     while check names each value engine_values judges (`engine_value_implausible`)."""
     payload = tmp_path / "m.prom"
-    payload.write_text('vllm:kv_cache_usage_perc{model_name="m",engine="0"} 5\n'
-                       'vllm:cache_config_info{engine="0",gpu_memory_utilization="50",block_size="0"} 1\n')
+    payload.write_text(
+        'vllm:kv_cache_usage_perc{model_name="m",engine="0"} 5\n'
+        'vllm:cache_config_info{engine="0",gpu_memory_utilization="50",block_size="0"} 1\n'
+    )
     assert main(["metrics", str(payload)]) == 0
     out = capsys.readouterr().out
-    for says in ("KV cache usage 5: not a fraction", "utilization 50: not a fraction of the GPU",
-                 "block size 0: not a block size"):
+    for says in (
+        "KV cache usage 5: not a fraction",
+        "utilization 50: not a fraction of the GPU",
+        "block size 0: not a block size",
+    ):
         assert f"cannot be true: the engine reports {says}" in out, out
     main(["snapshot", "--replay", str(non_finite)])
     out = capsys.readouterr().out

@@ -27,8 +27,13 @@ BAD = {
 def test_a_bad_tui_argument_is_one_line_and_exit_2(name):
     args, says = BAD[name]
     try:
-        done = subprocess.run([sys.executable, "-m", "gpumem_tui", *args], capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=30)
+        done = subprocess.run(
+            [sys.executable, "-m", "gpumem_tui", *args],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=30,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("the screen opened instead of refusing the argument")
     assert done.returncode == 2 and done.stdout == ""

@@ -39,8 +39,9 @@ MEASURED = [
 
 def _node(cmdline=BARE_CMD, **record):
     """A healthy 8B engine whose GPU is 91 % full (a headroom warning that must still appear)."""
-    return sample(gpus=[gpu(used_gib=72.5)], processes=[process(2100, 72.5, cmdline=cmdline)],
-                  engines=[engine(**record)])
+    return sample(
+        gpus=[gpu(used_gib=72.5)], processes=[process(2100, 72.5, cmdline=cmdline)], engines=[engine(**record)]
+    )
 
 
 @pytest.mark.parametrize(("field", "value", "says"), PLAN_FACTS + MEASURED)
@@ -76,8 +77,11 @@ def test_check_replay_of_such_a_recording_lists_every_finding(tmp_path, capsys):
     path = tmp_path / "rec.jsonl"
     with Recorder(path) as recorder:
         for t in range(3):
-            recorder.write(_node(gpu_memory_utilization=50.0, kv_usage_fraction=5.0, cache_dtype="weird")
-                           .model_copy(update={"timestamp": 1000.0 + t}))
+            recorder.write(
+                _node(gpu_memory_utilization=50.0, kv_usage_fraction=5.0, cache_dtype="weird").model_copy(
+                    update={"timestamp": 1000.0 + t}
+                )
+            )
     code = main(["check", "--replay", str(path), "--json"])
     out, err = capsys.readouterr()
     assert code == 1 and err == ""
@@ -91,8 +95,10 @@ def test_check_replay_of_such_a_recording_lists_every_finding(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("record", "shown"),
-    [({"gpu_memory_utilization": 50.0}, "utilization 50: not a fraction"),
-     ({"model": "/" + "x" * 256}, "only 9.0 % of memory free")],  # a name that is no path the system can look up
+    [
+        ({"gpu_memory_utilization": 50.0}, "utilization 50: not a fraction"),
+        ({"model": "/" + "x" * 256}, "only 9.0 % of memory free"),
+    ],  # a name that is no path the system can look up
     ids=["utilization-50", "name-256-bytes"],
 )
 async def test_the_tui_shows_findings_instead_of_crashing(catalog, tmp_path, record, shown):

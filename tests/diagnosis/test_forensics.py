@@ -54,16 +54,21 @@ def test_planned_start_up_ranks_below_the_notebook_that_was_not_planned(from_sta
     # the engine grew more (loading + KV pool), all of it within its plan
     assert engine.pid == 2100 and engine.growth_bytes > 2 * notebook.growth_bytes
     assert (engine.why, engine.unexpected_bytes, engine.expected_bytes) == (
-        "expected (planned: loading / KV pool)", 0, engine.growth_bytes)
+        "expected (planned: loading / KV pool)",
+        0,
+        engine.growth_bytes,
+    )
 
 
 def test_the_exit_is_explained_by_what_came_before_it(from_start, catalog, capsys):
     report = investigate(RecordingReader(from_start), catalog)
     [explained] = report.exits
     assert explained.code == "engine_exited" and explained.endpoint == "http://127.0.0.1:8000"
-    assert explained.title.startswith("meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0 exited "
-                                      "between 2026-01-01 00:00:56 and 00:00:57 UTC; just before, "
-                                      "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to")
+    assert explained.title.startswith(
+        "meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0 exited "
+        "between 2026-01-01 00:00:56 and 00:00:57 UTC; just before, "
+        "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to"
+    )
     assert "critical GPU 0: python3 (pid 3100) holds 20.00 GiB beside the engine" in explained.explanation
     capsys.readouterr()
     assert main(["check", "--replay", str(from_start), "--json"]) == 2

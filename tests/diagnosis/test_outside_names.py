@@ -13,14 +13,24 @@ from gpumem_tui.sources.replay import Recorder
 
 from .build import ENGINE_CMD, engine, gpu, process, sample
 
-CONFIG = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 2048,
-          "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
-          "vocab_size": 128256, "torch_dtype": "bfloat16", "max_position_embeddings": 32768}
+CONFIG = {
+    "model_type": "llama",
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "torch_dtype": "bfloat16",
+    "max_position_embeddings": 32768,
+}
 
 
 def _serving(name: str):
-    return sample(gpus=[gpu(used_gib=72)], processes=[process(2100, 72, cmdline=ENGINE_CMD)],
-                  engines=[engine(model=name)])
+    return sample(
+        gpus=[gpu(used_gib=72)], processes=[process(2100, 72, cmdline=ENGINE_CMD)], engines=[engine(model=name)]
+    )
 
 
 def _model_dir(tmp_path):
@@ -52,8 +62,16 @@ def test_only_repository_ids_reach_the_hf_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     assert find_cached("acme/tiny-1b") == snapshot / "config.json"
     climbing = "/".join(["acme", os.pardir, "acme", "tiny-1b"])
-    for name in (climbing, "/acme/tiny-1b", "acme/tiny-1b/", "acme", "a/b/c", "acme/" + "x" * 300,
-                 str(snapshot), "acme/tiny-1b\n"):
+    for name in (
+        climbing,
+        "/acme/tiny-1b",
+        "acme/tiny-1b/",
+        "acme",
+        "a/b/c",
+        "acme/" + "x" * 300,
+        str(snapshot),
+        "acme/tiny-1b\n",
+    ):
         assert not is_repo_id(name) and find_cached(name) is None, name
 
 

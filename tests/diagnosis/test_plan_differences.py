@@ -80,8 +80,7 @@ def test_16_bit_weights_by_another_name_are_the_same_format(catalog):
 def test_a_starting_engine_is_named_by_what_it_runs_and_loads_toward_its_own_weights(catalog):
     procs = [process(2100, 9.0, name="VLLM::EngineCore", cmdline=ENGINE_CMD)]
     s = sample(gpus=[gpu(used_gib=9.0)], processes=procs, engines=[engine(state="down")])
-    manual = ManualPlan(model=catalog.model("meta-llama/Llama-3.1-70B"), quantization="fp8", kv_cache_dtype="fp8",
-                        tp=2)
+    manual = ManualPlan(model=catalog.model("meta-llama/Llama-3.1-70B"), quantization="fp8", kv_cache_dtype="fp8", tp=2)
     _plans, findings = _judged(catalog, s, manual)
     [starting] = [f for f in findings if f.code == "engine_starting"]
     assert starting.title.startswith(f"{LLAMA_8B} at http://127.0.0.1:8000 on GPU 0 is starting")

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, settings
 from gpumem_tui.cli import main
 
 settings.register_profile(
-    "suite", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+    "suite", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
 settings.register_profile("deep", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 

@@ -64,7 +64,7 @@ def write_recording(path: Path, samples: list[Sample]) -> Path:
 
 def assert_no_raw_escape(text: str) -> None:
     for byte in RAW:
-        assert byte not in text, f"a raw {byte!r} reached the output: {text[max(0, text.find(byte) - 80):][:200]!r}"
+        assert byte not in text, f"a raw {byte!r} reached the output: {text[max(0, text.find(byte) - 80) :][:200]!r}"
 
 
 def leaves(node, path=()):

@@ -17,19 +17,59 @@ from gpumem_tui.sources.feed import LiveFeed
 
 THIS_NODE = frozenset({"10.1.2.3", "fd00::2", "gpu-node-7"})
 
-ENGINES = st.sampled_from([
-    ["vllm", "serve"], ["/usr/local/bin/vllm", "serve", "org/model"],
-    ["python3", "-m", "vllm.entrypoints.openai.api_server"],
-    ["python3", "-m", "sglang.launch_server"], ["sglang", "serve"], ["llama-server"], ["text-generation-launcher"],
-])
+ENGINES = st.sampled_from(
+    [
+        ["vllm", "serve"],
+        ["/usr/local/bin/vllm", "serve", "org/model"],
+        ["python3", "-m", "vllm.entrypoints.openai.api_server"],
+        ["python3", "-m", "sglang.launch_server"],
+        ["sglang", "serve"],
+        ["llama-server"],
+        ["text-generation-launcher"],
+    ]
+)
 FLAGS = st.sampled_from(["--port", "--host", "--hostname", "--metrics", "--model", "-m", "serve"])
-VALUES = st.sampled_from([
-    "8000", "99999", "0", "-1", "65536", "0x1f90", "1e3", "٨٠٠٠", "", " ", "::1", "[::1]", "[::1", "0.0.0.0", "::",
-    "localhost", "LOCALHOST", "10.1.2.3", "10.9.9.9", "169.254.169.254", "fe80::1%eth0", "gpu-node-7", "evil.example",
-    "a b", "http://x/", "\x1b[2J", "\x9b31m", "[red]x[/red]", "%00", "x" * 300,
-])
-WORD = st.one_of(FLAGS, VALUES, st.text(max_size=12), st.integers(-10, 10**6).map(str), FLAGS.flatmap(
-    lambda flag: VALUES.map(lambda value: f"{flag}={value}")))
+VALUES = st.sampled_from(
+    [
+        "8000",
+        "99999",
+        "0",
+        "-1",
+        "65536",
+        "0x1f90",
+        "1e3",
+        "٨٠٠٠",
+        "",
+        " ",
+        "::1",
+        "[::1]",
+        "[::1",
+        "0.0.0.0",
+        "::",
+        "localhost",
+        "LOCALHOST",
+        "10.1.2.3",
+        "10.9.9.9",
+        "169.254.169.254",
+        "fe80::1%eth0",
+        "gpu-node-7",
+        "evil.example",
+        "a b",
+        "http://x/",
+        "\x1b[2J",
+        "\x9b31m",
+        "[red]x[/red]",
+        "%00",
+        "x" * 300,
+    ]
+)
+WORD = st.one_of(
+    FLAGS,
+    VALUES,
+    st.text(max_size=12),
+    st.integers(-10, 10**6).map(str),
+    FLAGS.flatmap(lambda flag: VALUES.map(lambda value: f"{flag}={value}")),
+)
 ARGV = st.tuples(ENGINES, st.lists(WORD, max_size=8)).map(lambda parts: parts[0] + parts[1])
 CMDLINE = st.one_of(ARGV, ARGV.map(" ".join), st.text(max_size=40), st.none())
 PROCESS = st.one_of(

@@ -22,30 +22,69 @@ from tests.fuzz.conftest import assert_clean, run_cli
 
 CATALOG = load_catalog()
 BARE_CMD = ["vllm", "serve", LLAMA_8B]
-PREDICTED = ["weights_bytes", "non_torch_bytes", "activation_peak_bytes", "cudagraph_bytes", "total_gpu_memory_bytes",
-             "block_size", "max_model_len", "num_gpu_blocks", "kv_cache_tokens"]
+PREDICTED = [
+    "weights_bytes",
+    "non_torch_bytes",
+    "activation_peak_bytes",
+    "cudagraph_bytes",
+    "total_gpu_memory_bytes",
+    "block_size",
+    "max_model_len",
+    "num_gpu_blocks",
+    "kv_cache_tokens",
+]
 
-counts = st.one_of(st.none(), st.integers(min_value=-(10**20), max_value=10**20),
-                   st.sampled_from([0, 1, 16, 8192, 2**31, 10**9, -1]))
-fractions = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True),
-                      st.floats(min_value=-2, max_value=2), st.sampled_from([0.0, 1.0, 50.0, 1e-9, 1.0000001]))
-dtypes = st.one_of(st.none(), st.sampled_from(["auto", "fp8", "FP8_E4M3", "bf16", "int4", "", "fp3", "\x1b[2J"]),
-                   st.text(max_size=12))
-records = st.fixed_dictionaries({}, optional={
-    "gpu_memory_utilization": fractions, "kv_usage_fraction": fractions, "cpu_cache_usage_fraction": fractions,
-    "prefix_cache_hit_rate": fractions, "max_model_len": counts, "block_size": counts, "num_gpu_blocks": counts,
-    "kv_pool_tokens": counts, "requests_running": counts, "requests_waiting": counts, "cache_dtype": dtypes,
-    "preemptions_per_min": fractions,
-})
-flags = st.lists(st.tuples(st.sampled_from(["--gpu-memory-utilization", "--block-size", "--max-model-len",
-                                            "--kv-cache-dtype", "--quantization"]),
-                           st.one_of(st.text(max_size=6), counts.map(str), fractions.map(str))), max_size=3)
+counts = st.one_of(
+    st.none(), st.integers(min_value=-(10**20), max_value=10**20), st.sampled_from([0, 1, 16, 8192, 2**31, 10**9, -1])
+)
+fractions = st.one_of(
+    st.none(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=-2, max_value=2),
+    st.sampled_from([0.0, 1.0, 50.0, 1e-9, 1.0000001]),
+)
+dtypes = st.one_of(
+    st.none(), st.sampled_from(["auto", "fp8", "FP8_E4M3", "bf16", "int4", "", "fp3", "\x1b[2J"]), st.text(max_size=12)
+)
+records = st.fixed_dictionaries(
+    {},
+    optional={
+        "gpu_memory_utilization": fractions,
+        "kv_usage_fraction": fractions,
+        "cpu_cache_usage_fraction": fractions,
+        "prefix_cache_hit_rate": fractions,
+        "max_model_len": counts,
+        "block_size": counts,
+        "num_gpu_blocks": counts,
+        "kv_pool_tokens": counts,
+        "requests_running": counts,
+        "requests_waiting": counts,
+        "cache_dtype": dtypes,
+        "preemptions_per_min": fractions,
+    },
+)
+flags = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["--gpu-memory-utilization", "--block-size", "--max-model-len", "--kv-cache-dtype", "--quantization"]
+        ),
+        st.one_of(st.text(max_size=6), counts.map(str), fractions.map(str)),
+    ),
+    max_size=3,
+)
 
 
 def _samples(record: dict, extra_flags: list) -> list:
     cmd = BARE_CMD + [part for flag in extra_flags for part in flag]
-    return [sample(t=1000.0 + t, gpus=[gpu(used_gib=72)], processes=[process(2100, 72, cmdline=cmd)],
-                   engines=[engine(**record)]) for t in range(2)]
+    return [
+        sample(
+            t=1000.0 + t,
+            gpus=[gpu(used_gib=72)],
+            processes=[process(2100, 72, cmdline=cmd)],
+            engines=[engine(**record)],
+        )
+        for t in range(2)
+    ]
 
 
 @given(record=records, extra_flags=flags)

@@ -22,17 +22,45 @@ from tests.fuzz.conftest import assert_clean, assert_judged, run_cli
 from tests.fuzz.payload_server import PayloadServer
 
 WITH_FIXTURES = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-HOSTILE = "\x1b\x9b\x07\x00\u202e\"\\\n\r\t{}=,# [red]x[/red]"
+HOSTILE = '\x1b\x9b\x07\x00\u202e"\\\n\r\t{}=,# [red]x[/red]'
 NUMBERS = [
-    "0", "1", "0.5", "-1", "-0", "NaN", "+Inf", "-Inf", "1e308", "1e400", "-1e400", "4.2e-320",
-    "18446744073709551616", "9" * 400, "0x10", "1_000", "", "one",
+    "0",
+    "1",
+    "0.5",
+    "-1",
+    "-0",
+    "NaN",
+    "+Inf",
+    "-Inf",
+    "1e308",
+    "1e400",
+    "-1e400",
+    "4.2e-320",
+    "18446744073709551616",
+    "9" * 400,
+    "0x10",
+    "1_000",
+    "",
+    "one",
 ]
-LABELS = ("model_name", "engine", "name", "tp_rank", "block_size", "num_gpu_blocks", "kv_cache_size_tokens",
-          "cache_dtype", "gpu_memory_utilization")
+LABELS = (
+    "model_name",
+    "engine",
+    "name",
+    "tp_rank",
+    "block_size",
+    "num_gpu_blocks",
+    "kv_cache_size_tokens",
+    "cache_dtype",
+    "gpu_memory_utilization",
+)
 
 label_value = st.text(alphabet=st.sampled_from(HOSTILE + "abcAZ09/-._é漢"), max_size=24) | st.sampled_from(NUMBERS)
-number = st.sampled_from(NUMBERS) | st.floats(allow_nan=True, allow_infinity=True).map(repr) | st.integers(
-    -(2**80), 2**80).map(str)
+number = (
+    st.sampled_from(NUMBERS)
+    | st.floats(allow_nan=True, allow_infinity=True).map(repr)
+    | st.integers(-(2**80), 2**80).map(str)
+)
 family = st.sampled_from(sorted(ALL_FAMILIES)) | st.sampled_from(["vllm:other", "x", "vllm:kv_cache_usage_perc_x"])
 
 

@@ -17,12 +17,37 @@ from gpumem_tui.catalog import CatalogError
 from gpumem_tui.catalog.hfconfig import model_from_config
 from tests.fuzz.conftest import assert_clean, run_cli
 
-SHAPE_KEYS = ["hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-              "head_dim", "vocab_size", "max_position_embeddings", "sliding_window", "sliding_window_pattern",
-              "num_local_experts", "num_experts_per_tok", "moe_intermediate_size", "first_k_dense_replace",
-              "n_shared_experts", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"]
-BASE = {"model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
-        "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256}
+SHAPE_KEYS = [
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+    "max_position_embeddings",
+    "sliding_window",
+    "sliding_window_pattern",
+    "num_local_experts",
+    "num_experts_per_tok",
+    "moe_intermediate_size",
+    "first_k_dense_replace",
+    "n_shared_experts",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+]
+BASE = {
+    "model_type": "llama",
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+}
 WITH_CAPSYS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 """capsys is read (and so emptied) after every call: sharing it between examples is safe."""
 TERMS = ["params_total", "params_active", "weights_bytes", "kv_bytes_per_token", "kv_bytes"]
@@ -38,8 +63,25 @@ sizes = st.one_of(
     st.lists(st.integers(), max_size=3),
     st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
 )
-model_types = st.sampled_from(["llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma2", "gemma3",
-                               "gemma3_text", "deepseek_v2", "deepseek_v3", "gpt_oss", "phi3", "brandnew", ""])
+model_types = st.sampled_from(
+    [
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen3",
+        "qwen3_moe",
+        "gemma2",
+        "gemma3",
+        "gemma3_text",
+        "deepseek_v2",
+        "deepseek_v3",
+        "gpt_oss",
+        "phi3",
+        "brandnew",
+        "",
+    ]
+)
 
 
 @st.composite
@@ -86,14 +128,18 @@ def test_model_from_config_answers_a_spec_or_a_catalog_error(config):
     assert 0 <= spec.sliding_layer_count() <= spec.layers and all(isinstance(w, str) for w in warnings)
 
 
-nested = st.recursive(st.one_of(st.integers(), st.text(max_size=4), st.none()),
-                      lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                              st.dictionaries(st.text(max_size=4), inner, max_size=3)), max_leaves=20)
+nested = st.recursive(
+    st.one_of(st.integers(), st.text(max_size=4), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=20,
+)
 
 
 @WITH_CAPSYS
-@given(depth=st.one_of(st.integers(min_value=1, max_value=3_000), st.sampled_from([10_000, 100_000])),
-       opener=st.sampled_from(["[", '{"a":', '{"h":[']))
+@given(
+    depth=st.one_of(st.integers(min_value=1, max_value=3_000), st.sampled_from([10_000, 100_000])),
+    opener=st.sampled_from(["[", '{"a":', '{"h":[']),
+)
 def test_config_json_nested_to_any_depth(capsys, depth, opener):
     closer = {"[": "]", '{"a":': "}", '{"h":[': "]}"}[opener]
     with tempfile.TemporaryDirectory() as where:
@@ -103,12 +149,17 @@ def test_config_json_nested_to_any_depth(capsys, depth, opener):
 
 
 DTYPES = ["BF16", "F16", "F32", "F8_E4M3", "I64", "U8", "F4", "BOOL", "Q9", "", None, 3]
-tensor = st.fixed_dictionaries({
-    "dtype": st.sampled_from(DTYPES),
-    "shape": st.one_of(st.lists(st.integers(min_value=-3, max_value=10**12), max_size=3), nested),
-    "data_offsets": st.one_of(st.lists(st.integers(min_value=-10, max_value=2**64), min_size=0, max_size=3),
-                              st.tuples(st.just(0), st.integers(min_value=0, max_value=64)).map(list), nested),
-})
+tensor = st.fixed_dictionaries(
+    {
+        "dtype": st.sampled_from(DTYPES),
+        "shape": st.one_of(st.lists(st.integers(min_value=-3, max_value=10**12), max_size=3), nested),
+        "data_offsets": st.one_of(
+            st.lists(st.integers(min_value=-10, max_value=2**64), min_size=0, max_size=3),
+            st.tuples(st.just(0), st.integers(min_value=0, max_value=64)).map(list),
+            nested,
+        ),
+    }
+)
 
 
 @st.composite
@@ -141,28 +192,66 @@ def test_safetensors_headers_through_plan(capsys, file):
 
 toml_values = st.one_of(
     st.integers(min_value=-(10**30), max_value=10**30).map(str),
-    st.sampled_from(["inf", "-inf", "nan", "0", "-1", "1e308", "true", '"x"', "[]", "{}", "9" * 5000,
-                     "[" * 3000 + "]" * 3000, "1_000_000_000"]),
+    st.sampled_from(
+        [
+            "inf",
+            "-inf",
+            "nan",
+            "0",
+            "-1",
+            "1e308",
+            "true",
+            '"x"',
+            "[]",
+            "{}",
+            "9" * 5000,
+            "[" * 3000 + "]" * 3000,
+            "1_000_000_000",
+        ]
+    ),
     st.floats(allow_nan=False, allow_infinity=False).map(repr),
 )
-MODEL_KEYS = ["layers", "hidden_size", "intermediate_size", "attention_heads", "kv_heads", "head_dim", "vocab_size",
-              "max_context", "norms_per_layer", "params_total_published"]
+MODEL_KEYS = [
+    "layers",
+    "hidden_size",
+    "intermediate_size",
+    "attention_heads",
+    "kv_heads",
+    "head_dim",
+    "vocab_size",
+    "max_context",
+    "norms_per_layer",
+    "params_total_published",
+]
 
 
 @st.composite
 def catalog_files(draw) -> str:
-    model = {"architecture": '"x"', "layers": "32", "hidden_size": "4096", "intermediate_size": "14336",
-             "attention_heads": "32", "kv_heads": "8", "vocab_size": "128256"}
+    model = {
+        "architecture": '"x"',
+        "layers": "32",
+        "hidden_size": "4096",
+        "intermediate_size": "14336",
+        "attention_heads": "32",
+        "kv_heads": "8",
+        "vocab_size": "128256",
+    }
     for key in draw(st.lists(st.sampled_from(MODEL_KEYS), max_size=4, unique=True)):
         model[key] = draw(toml_values)
     if draw(st.booleans()):
         model["sliding_window"] = f"{{ size = {draw(toml_values)}, global_every = {draw(toml_values)} }}"
     if draw(st.booleans()):
-        model["moe"] = (f"{{ experts = {draw(toml_values)}, experts_per_token = {draw(toml_values)}, "
-                        f"expert_intermediate_size = {draw(toml_values)} }}")
+        model["moe"] = (
+            f"{{ experts = {draw(toml_values)}, experts_per_token = {draw(toml_values)}, "
+            f"expert_intermediate_size = {draw(toml_values)} }}"
+        )
     lines = ['[models."fuzz/model"]', *(f"{key} = {value}" for key, value in model.items())]
-    lines += ["[gpus.fuzz]", f"total_mib = {draw(toml_values)}",
-              "[formats.fuzz]", f"bits_per_param = {draw(toml_values)}"]
+    lines += [
+        "[gpus.fuzz]",
+        f"total_mib = {draw(toml_values)}",
+        "[formats.fuzz]",
+        f"bits_per_param = {draw(toml_values)}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -175,8 +264,9 @@ def test_catalog_toml_through_the_catalog_and_a_plan(capsys, text):
         assert_clean(code, out, err, exits={0, 2}, json_out=True)
         if code != 0:
             return
-        code, out, err = run_cli(capsys, ["plan", "--catalog", where, "--model", "fuzz/model", "--gpu", "h100",
-                                          "--json"])
+        code, out, err = run_cli(
+            capsys, ["plan", "--catalog", where, "--model", "fuzz/model", "--gpu", "h100", "--json"]
+        )
     assert_clean(code, out, err, exits={0, 2}, json_out=True)
     if code == 0:
         _assert_plan_terms(out)

@@ -18,11 +18,12 @@ from gpumem_tui.sources.engines.prometheus import MetricsError
 from tests.fuzz.conftest import assert_clean, assert_judged, run_cli
 from tests.fuzz.payload_server import PayloadServer
 
-HOSTILE_TEXT = st.text(alphabet=st.sampled_from("\x1b\x9b\x00\u202e\"\\\n[]/ab-Z9é"), max_size=20)
+HOSTILE_TEXT = st.text(alphabet=st.sampled_from('\x1b\x9b\x00\u202e"\\\n[]/ab-Z9é'), max_size=20)
 NUMBERS = st.sampled_from([0, -1, 1, 8192, 2**63, 10**300, -(10**30), 1.5, math.nan, math.inf, -math.inf, True])
 LEAF = st.none() | st.booleans() | NUMBERS | st.integers() | st.floats() | HOSTILE_TEXT
-JSON = st.recursive(LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE_TEXT, inner, max_size=4),
-                    max_leaves=12)
+JSON = st.recursive(
+    LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE_TEXT, inner, max_size=4), max_leaves=12
+)
 ENTRY = st.fixed_dictionaries(
     {}, optional={"id": HOSTILE_TEXT | JSON, "max_model_len": NUMBERS | JSON, "object": JSON, "root": JSON}
 )
@@ -61,8 +62,10 @@ def test_models_list_is_entries_or_a_worded_error(text: str) -> None:
 
 
 def test_an_impossible_length_is_missing_with_a_note() -> None:
-    served = parse_models('{"data": [{"id": "m", "max_model_len": -4096}, {"id": "n", "max_model_len": 8192},'
-                          ' {"id": "o", "max_model_len": 4096.5}]}')
+    served = parse_models(
+        '{"data": [{"id": "m", "max_model_len": -4096}, {"id": "n", "max_model_len": 8192},'
+        ' {"id": "o", "max_model_len": 4096.5}]}'
+    )
     m, n, o = merge_models([EngineRecord(engine="vllm", model=x) for x in "mno"], served)
     assert m.max_model_len is None and any("max_model_len negative (-4,096)" in x for x in m.notes)
     assert m.dropped == {"max_model_len": "negative (-4,096)"}
@@ -77,8 +80,10 @@ def server():
         yield running
 
 
-@settings(max_examples=min(12, settings.default.max_examples),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=min(12, settings.default.max_examples),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(bodies())
 def test_metrics_url_with_a_hostile_models_list_stays_clean(capsys, server, text: str) -> None:
     server.models = text.encode("utf-8", errors="surrogatepass")

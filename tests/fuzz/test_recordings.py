@@ -50,10 +50,18 @@ def test_every_text_field_is_shown_literally(capsys, tmp_path, demo_recording, c
 
 # Generated recordings: a real demo recording, then hostile numbers, text, types and damaged lines.
 
-NUMBERS = st.sampled_from([math.nan, math.inf, -math.inf, -1, -1.5, -(2**63), 2**64, 2**70, 10**30, 1e300, -1e300,
-                           0, 0.0, 1.5, 5.0, 50])
-TEXT = st.one_of(st.sampled_from(list(ESCAPES)), st.text(alphabet=st.sampled_from(
-    ["\x1b", "\x9b", "\x07", "\r", "\n", "\x00", "[", "]", "/", "|", "\u202e", "\ufffd", " ", "x", "é"]), max_size=30))
+NUMBERS = st.sampled_from(
+    [math.nan, math.inf, -math.inf, -1, -1.5, -(2**63), 2**64, 2**70, 10**30, 1e300, -1e300, 0, 0.0, 1.5, 5.0, 50]
+)
+TEXT = st.one_of(
+    st.sampled_from(list(ESCAPES)),
+    st.text(
+        alphabet=st.sampled_from(
+            ["\x1b", "\x9b", "\x07", "\r", "\n", "\x00", "[", "]", "/", "|", "\u202e", "\ufffd", " ", "x", "é"]
+        ),
+        max_size=30,
+    ),
+)
 CONFUSED = st.sampled_from([None, [], {}, "12", True, [1, 2], {"a": 1}])
 CAPTURED = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 """capsys and tmp_path are shared by a test's examples: each run reads its own output, each file is rewritten."""

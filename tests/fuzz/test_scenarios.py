@@ -28,8 +28,7 @@ BASE = {
     "gpus": [{"model": "h100", "count": 2}],
     "engines": [{"id": "e0", "model": "meta-llama/Llama-3.1-8B-Instruct", "gpus": [0], "port": 8000}],
     "processes": [{"id": "p", "name": "python3", "gpus": [1], "memory_gib": 3.0, "ramp_s": 5.0}],
-    "events": [{"at_s": 5, "kind": "traffic", "engine": "e0", "rate": 2.0},
-               {"at_s": 15, "kind": "gpu_lost", "gpu": 1}],
+    "events": [{"at_s": 5, "kind": "traffic", "engine": "e0", "rate": 2.0}, {"at_s": 15, "kind": "gpu_lost", "gpu": 1}],
     "host": {"memory_total_gib": 512.0, "cpu_count": 32},
 }
 
@@ -73,8 +72,9 @@ def _value(value) -> str:
     return "[" + ", ".join(_value(v) for v in value) + "]"
 
 
-NUMBERS = st.sampled_from([math.inf, -math.inf, math.nan, -1, -1.5, -(2**63), 2**63, 2**64, 10**30, 1e300, -1e300,
-                           0, 0.0, 99, 1e9, 86_401])
+NUMBERS = st.sampled_from(
+    [math.inf, -math.inf, math.nan, -1, -1.5, -(2**63), 2**63, 2**64, 10**30, 1e300, -1e300, 0, 0.0, 99, 1e9, 86_401]
+)
 TEXT = st.text(alphabet=st.sampled_from(["\x1b", "\x9b", "\x07", "\n", "[", "]", "x", "é", "\u202e", " "]), max_size=20)
 CONFUSED = st.sampled_from([[], {}, "12", True, [1, 2], {"a": 1}, [[1]], Digits(5000)])
 
@@ -115,8 +115,9 @@ def test_fuzz_parse_scenario_gives_a_scenario_or_a_scenario_error(text):
         assert "\n" not in str(exc)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(text=scenarios())
 def test_fuzz_snapshot_demo_file(capsys, tmp_path, text):
     path = tmp_path / "fuzz.toml"
@@ -143,8 +144,10 @@ NAMED = {  # TOML put before the base scenario's tables, and words the one line 
     "integer over 4,300 digits": ("seed = " + "9" * 5000, "an integer over 4,300 digits"),
     "inf": ("duration_s = inf", "duration_s: Input should be a finite number"),
     "nan": ("start_s = nan", "start_s: Input should be a finite number"),
-    "gpu_lost out of range": ('[[events]]\nat_s = 15\nkind = "gpu_lost"\ngpu = 9',
-                              "names GPU 9; the node has GPUs 0 to 1"),
+    "gpu_lost out of range": (
+        '[[events]]\nat_s = 15\nkind = "gpu_lost"\ngpu = 9',
+        "names GPU 9; the node has GPUs 0 to 1",
+    ),
     "gpu_lost negative": ('[[events]]\nat_s = 15\nkind = "gpu_lost"\ngpu = -1', "names GPU -1"),
     "negative memory": ('[[processes]]\nid = "q"\ngpus = [1]\nmemory_gib = -3', "memory_gib: Input should be greater"),
     "negative host": ("[host]\nmemory_total_gib = -5", "memory_total_gib: Input should be greater"),
@@ -164,8 +167,11 @@ def test_named_hostile_scenarios_are_one_line_exit_2(capsys, tmp_path, extra, wo
     assert words in err
 
 
-@pytest.mark.parametrize("content", [b'name = "\xff\xfe"\n', b"# " + b"x" * (MAX_FILE_BYTES + 1) + b"\n"],
-                         ids=["not UTF-8", "over the size a scenario can be"])
+@pytest.mark.parametrize(
+    "content",
+    [b'name = "\xff\xfe"\n', b"# " + b"x" * (MAX_FILE_BYTES + 1) + b"\n"],
+    ids=["not UTF-8", "over the size a scenario can be"],
+)
 def test_files_that_are_no_scenario_text_are_one_line_exit_2(capsys, tmp_path, content):
     path = tmp_path / "file.toml"
     path.write_bytes(content + toml(BASE).encode())

@@ -52,7 +52,7 @@ def mutated_line(draw) -> str:
             odd = draw(st.sampled_from(NUMBERS))
             if numbers and draw(st.booleans()):
                 hit = draw(st.sampled_from(numbers))
-                line = line[: hit.start()] + odd + line[hit.end():]
+                line = line[: hit.start()] + odd + line[hit.end() :]
             else:
                 line = re.sub(r"\d+(?:\.\d+)?", odd, line)
         elif kind == "repeat":

@@ -28,13 +28,22 @@ def test_mla_latent_is_replicated_on_every_gpu(catalog):
 
 
 def test_a_plan_on_an_invalid_split_says_why_and_does_not_fit(catalog):
-    plan = make_plan(PlanInput(model=catalog.model("qwen2.5-7b"), gpu=catalog.gpu("h100"),
-                               weights_format=catalog.format("bf16"), gpus=8))
+    plan = make_plan(
+        PlanInput(
+            model=catalog.model("qwen2.5-7b"), gpu=catalog.gpu("h100"), weights_format=catalog.format("bf16"), gpus=8
+        )
+    )
     assert not plan.fits and "28 attention heads" in plan.split_problem
     assert plan.warnings[0].startswith("invalid split")
 
 
 def test_replication_warning_names_the_factor(catalog):
-    plan = make_plan(PlanInput(model=catalog.model("qwen3-235b-a22b"), gpu=catalog.gpu("h200"),
-                               weights_format=catalog.format("fp8"), gpus=8))
+    plan = make_plan(
+        PlanInput(
+            model=catalog.model("qwen3-235b-a22b"),
+            gpu=catalog.gpu("h200"),
+            weights_format=catalog.format("fp8"),
+            gpus=8,
+        )
+    )
     assert any("4 KV heads" in w and "2 times" in w for w in plan.warnings)

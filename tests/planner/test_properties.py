@@ -18,8 +18,9 @@ splits = st.sampled_from([1, 2, 4, 8])
 
 
 @settings(max_examples=200, deadline=None)
-@given(models, kv_dtypes, st.integers(0, 64), st.integers(1, 200_000), st.integers(0, 8), st.integers(0, 50_000),
-       splits)
+@given(
+    models, kv_dtypes, st.integers(0, 64), st.integers(1, 200_000), st.integers(0, 8), st.integers(0, 50_000), splits
+)
 def test_more_context_or_users_never_needs_less(model, kv_dtype, users, context, more_users, more_context, tp):
     spec = CATALOG.models[model]
     base = kv_bytes_total(spec, users, context, kv_dtype, tp)
@@ -36,12 +37,31 @@ def test_more_gpus_never_need_more_weight_bytes_per_gpu(model, fmt):
 
 
 @settings(max_examples=200, deadline=None)
-@given(models, gpus, formats, kv_dtypes, st.integers(0, 256), st.integers(1, 300_000),
-       st.one_of(st.none(), splits), st.floats(0.05, 1.0), st.integers(0, 20 * 10**9))
+@given(
+    models,
+    gpus,
+    formats,
+    kv_dtypes,
+    st.integers(0, 256),
+    st.integers(1, 300_000),
+    st.one_of(st.none(), splits),
+    st.floats(0.05, 1.0),
+    st.integers(0, 20 * 10**9),
+)
 def test_bands_always_sum_to_capacity(model, gpu, fmt, kv_dtype, users, context, tp, utilization, overhead):
-    plan = make_plan(PlanInput(model=CATALOG.models[model], gpu=CATALOG.gpus[gpu], weights_format=CATALOG.formats[fmt],
-                               kv_dtype=kv_dtype, users=users, context=context, gpus=tp, utilization=utilization,
-                               overhead_bytes=overhead))
+    plan = make_plan(
+        PlanInput(
+            model=CATALOG.models[model],
+            gpu=CATALOG.gpus[gpu],
+            weights_format=CATALOG.formats[fmt],
+            kv_dtype=kv_dtype,
+            users=users,
+            context=context,
+            gpus=tp,
+            utilization=utilization,
+            overhead_bytes=overhead,
+        )
+    )
     assert sum(band.bytes for band in plan.per_gpu.bands) == plan.per_gpu.capacity_bytes
     assert plan.spare_bytes == plan.gpus * plan.per_gpu.usable_bytes - plan.weights_bytes - plan.kv_bytes
     if plan.fits:

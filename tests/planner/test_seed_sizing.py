@@ -12,8 +12,15 @@ from gpumem_tui.units import GB
 def seed_plan(catalog, gpu="h100", capacity_gb=80, **load):
     """The seeds reason with a round 80 GB per H100 (141 GB per H200), 0.9 utilization, 4 GB overhead."""
     fmt = load.pop("weights", "bf16")
-    return make_plan(PlanInput(model=catalog.model(load.pop("model", "llama-3.1-70b")), gpu=catalog.gpu(gpu),
-                               weights_format=catalog.format(fmt), capacity_bytes=capacity_gb * GB, **load))
+    return make_plan(
+        PlanInput(
+            model=catalog.model(load.pop("model", "llama-3.1-70b")),
+            gpu=catalog.gpu(gpu),
+            weights_format=catalog.format(fmt),
+            capacity_bytes=capacity_gb * GB,
+            **load,
+        )
+    )
 
 
 def test_40_conversations_of_8192_tokens_kv(catalog):
@@ -46,13 +53,13 @@ def test_fp8_needs_2_h100s_with_11_7_gb_spare_and_a_look_again(catalog):
 
 def test_one_h200_is_just_short(catalog):
     """141 x 0.9 - 4 = 122.9 GB usable against 124.3 GB needed."""
-    plan = seed_plan(catalog, gpu="h200", capacity_gb=141, weights="fp8", users=40, context=8192,
-                     kv_dtype="fp8", gpus=1)
+    plan = seed_plan(
+        catalog, gpu="h200", capacity_gb=141, weights="fp8", users=40, context=8192, kv_dtype="fp8", gpus=1
+    )
     assert plan.per_gpu.usable_bytes / GB == pytest.approx(122.9, abs=0.05)
     assert (plan.weights_bytes + plan.kv_bytes) / GB == pytest.approx(124.3, abs=0.1)
     assert not plan.fits
-    two = seed_plan(catalog, gpu="h200", capacity_gb=141, weights="fp8", users=40, context=8192,
-                    kv_dtype="fp8", gpus=2)
+    two = seed_plan(catalog, gpu="h200", capacity_gb=141, weights="fp8", users=40, context=8192, kv_dtype="fp8", gpus=2)
     assert two.fits and two.spare_fraction > 0.4
 
 

@@ -76,13 +76,16 @@ def test_hybrid_groups_tokens_as_the_reference_checks(catalog):
     assert gpt.kv_cache_tokens == gpt.num_gpu_blocks // 2 * 16
 
 
-@pytest.mark.parametrize("version, expected", [
-    ("0.7.3", "Loading model weights took 14.9888 GB"),
-    ("0.8.0", "Model loading took 14.9888 GB and … seconds"),
-    ("0.9.2", "Model loading took 14.9888 GiB and … seconds"),
-    ("0.12.0", "Model loading took 14.9888 GiB memory and … seconds"),
-    ("0.19.0", "Model loading took 14.99 GiB memory and … seconds"),
-])
+@pytest.mark.parametrize(
+    "version, expected",
+    [
+        ("0.7.3", "Loading model weights took 14.9888 GB"),
+        ("0.8.0", "Model loading took 14.9888 GB and … seconds"),
+        ("0.9.2", "Model loading took 14.9888 GiB and … seconds"),
+        ("0.12.0", "Model loading took 14.9888 GiB memory and … seconds"),
+        ("0.19.0", "Model loading took 14.99 GiB memory and … seconds"),
+    ],
+)
 def test_weights_line_in_each_release_wording(catalog, version, expected):
     assert predict(settings(catalog, version=version, max_model_len=8192)).log_lines[0] == expected
 

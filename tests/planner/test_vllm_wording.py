@@ -27,8 +27,10 @@ def test_a_07_v0_log_is_predicted_with_v0_rules():
 
 def test_a_v0_log_of_a_later_release_still_gets_v0_rules():
     """Without the old prefix, the V0 profile lines span 0.6.5 to 0.10; the planner's V0 rules end at 0.7.3."""
-    lines = ["the current vLLM instance can use total_gpu_memory (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB",
-             "# CUDA blocks: 0, # CPU blocks: 4681"]
+    lines = [
+        "the current vLLM instance can use total_gpu_memory (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB",
+        "# CUDA blocks: 0, # CPU blocks: 4681",
+    ]
     inferred = release_from_wording(lines)
     assert inferred is not None and inferred.family == "0.7 to 0.10.x (V0)" and inferred.version == "0.7.3"
 
@@ -39,15 +41,18 @@ def test_a_v019_log_is_within_018_and_019():
 
 
 def test_one_line_tokens_mean_030_or_later():
-    inferred = release_from_wording(["GPU KV cache size: 1,614,896 tokens, Maximum concurrency for 32,768 tokens "
-                                     "per request: 49.28x"])
+    inferred = release_from_wording(
+        ["GPU KV cache size: 1,614,896 tokens, Maximum concurrency for 32,768 tokens per request: 49.28x"]
+    )
     assert inferred is not None and inferred.family == "0.30 or later (V1)"
 
 
 def test_a_contradicting_line_is_left_out_and_silence_is_none():
     """A pasted mix: the narrower cue (0.6.4's profile line) wins over a V1 line that contradicts it."""
-    lines = ["Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB",
-             "Available KV cache memory: 1.71 GiB"]
+    lines = [
+        "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB",
+        "Available KV cache memory: 1.71 GiB",
+    ]
     inferred = release_from_wording(lines)
     assert inferred is not None and inferred.version == "0.6.4"
     assert release_from_wording(["nothing about vLLM here"]) is None

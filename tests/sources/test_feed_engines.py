@@ -54,8 +54,11 @@ async def test_a_command_line_discovery_cannot_read_is_a_note_and_the_refresh_go
     collector, _ = demo_collector("healthy-8b", clock=clock)
     with FaultServer() as engine:
         port = engine.url.rsplit(":", 1)[1]
-        lines = [(1, "vllm serve m --port 99999"), (2, ["vllm", "serve", "m", "--port"]),
-                 (3, f"vllm serve m --port {port}")]
+        lines = [
+            (1, "vllm serve m --port 99999"),
+            (2, ["vllm", "serve", "m", "--port"]),
+            (3, f"vllm serve m --port {port}"),
+        ]
         feed = LiveFeed(collector, lambda: lines, [], engine_wait_s=None)
         sample = await feed.sample()
         await feed.aclose()
@@ -87,10 +90,13 @@ async def test_discovery_probes_only_this_node_and_an_endpoint_given_by_hand_alw
     elsewhere = "192.0.2.1"  # TEST-NET-1: no node has it
     with FaultServer() as local:
         port = local.url.rsplit(":", 1)[1]
-        lines = [(1, f"vllm serve m --host {elsewhere} --port 8000"),
-                 (2, f"vllm serve m --host 127.0.0.1 --port {port}")]
-        feed = LiveFeed(collector, lambda: lines, [f"http://{elsewhere}:9000"], engine_wait_s=0.0,
-                        addresses=lambda: {"10.1.2.3"})
+        lines = [
+            (1, f"vllm serve m --host {elsewhere} --port 8000"),
+            (2, f"vllm serve m --host 127.0.0.1 --port {port}"),
+        ]
+        feed = LiveFeed(
+            collector, lambda: lines, [f"http://{elsewhere}:9000"], engine_wait_s=0.0, addresses=lambda: {"10.1.2.3"}
+        )
         sample = await feed.sample()
         await feed.aclose()
     assert [e.url for e in sample.engines] == [f"http://{elsewhere}:9000", local.url]

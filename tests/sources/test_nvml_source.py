@@ -16,10 +16,7 @@ def test_reads_every_gpu_and_its_processes(rig):
     assert first.memory_total_bytes == 81_559 * MIB
     assert first.memory_reserved_bytes == 470 * MIB
     assert first.memory_used_bytes == sum(p.gpu_memory_bytes for p in reading.processes) > 0
-    assert (
-        first.memory_free_bytes
-        == first.memory_total_bytes - first.memory_reserved_bytes - first.memory_used_bytes
-    )
+    assert first.memory_free_bytes == first.memory_total_bytes - first.memory_reserved_bytes - first.memory_used_bytes
     assert second.memory_used_bytes == 0
     assert [(p.pid, p.gpu_index, p.kind) for p in reading.processes] == [(2100, 0, "compute")]
     assert first.power_limit_w == 700.0 and first.temperature_c is not None
@@ -30,9 +27,7 @@ def test_memory_falls_back_to_v1_where_the_driver_lacks_v2(make_rig):
     rig = make_rig(make_rig.base.replace("count = 2", 'count = 2\nunsupported = ["memory_v2"]'))
     gpu = rig.source.read().gpus[0]
     assert gpu.memory_reserved_bytes is None
-    assert (
-        gpu.memory_used_bytes == gpu.memory_total_bytes - gpu.memory_free_bytes
-    )  # v1 counts reserved as used
+    assert gpu.memory_used_bytes == gpu.memory_total_bytes - gpu.memory_free_bytes  # v1 counts reserved as used
 
 
 def test_memory_v1_when_the_module_has_no_v2_version(rig):

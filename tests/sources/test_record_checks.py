@@ -19,9 +19,12 @@ BAD = [float("nan"), float("inf"), float("-inf"), -1, 2**64, -(2**70)]
 def _numeric_fields(cls: type[BaseModel]) -> list[str]:
     """Every int or float reading of a record class (identifiers aside), found from its annotations."""
     return [
-        name for name, field in cls.model_fields.items()
-        if name not in IDENTIFIERS and any(t in str(field.annotation) for t in ("int", "float"))
-        and "list" not in str(field.annotation) and "bool" not in str(field.annotation)
+        name
+        for name, field in cls.model_fields.items()
+        if name not in IDENTIFIERS
+        and any(t in str(field.annotation) for t in ("int", "float"))
+        and "list" not in str(field.annotation)
+        and "bool" not in str(field.annotation)
     ]
 
 
@@ -59,8 +62,13 @@ def test_every_unreadable_number_in_a_sample_becomes_missing_and_is_noted(cls, r
         if name in SIGNED and isinstance(value, int) and abs(value) < 2**64:
             continue
         sample = _in(cls(**required, **{name: value}))
-        records = [*sample.gpus, *[m for g in sample.gpus for m in g.mig_instances], *sample.processes,
-                   *([sample.host] if sample.host else []), *sample.engines]
+        records = [
+            *sample.gpus,
+            *[m for g in sample.gpus for m in g.mig_instances],
+            *sample.processes,
+            *([sample.host] if sample.host else []),
+            *sample.engines,
+        ]
         record = next(r for r in records if isinstance(r, cls))
         assert getattr(record, name) is None, name
         assert any(name in e.message and "not a reading" in e.message for e in sample.errors), name
@@ -105,7 +113,9 @@ def test_a_recorded_dropped_table_names_only_readings_in_a_few_words():
     reached the finding's title as written (`engine_value_implausible`)."""
     from gpumem_tui.engine_records import EngineRecord
 
-    record = EngineRecord(engine="vllm", dropped={"kv_usage_fraction": "negative (-2)" + "A" * 5000,
-                                                  "\x1b[2Jbogus": "x", "model": "not a number"})
+    record = EngineRecord(
+        engine="vllm",
+        dropped={"kv_usage_fraction": "negative (-2)" + "A" * 5000, "\x1b[2Jbogus": "x", "model": "not a number"},
+    )
     assert list(record.dropped) == ["kv_usage_fraction"]
     assert len(record.dropped["kv_usage_fraction"]) <= 60 and record.dropped["kv_usage_fraction"].endswith("...")

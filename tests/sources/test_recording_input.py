@@ -57,8 +57,9 @@ def test_invalid_utf8_is_read_as_replacement_characters_and_junk_lines_are_skipp
     first, second, third = _samples()
     named = first.model_dump_json().encode().replace(b'"hostname":"', b'"hostname":"\xff\xfe')
     path = tmp_path / "bytes.jsonl"
-    _write(path, named, b"\xff\xfe\x00 not json", second.model_dump_json().encode()[:-40],
-           third.model_dump_json().encode())
+    _write(
+        path, named, b"\xff\xfe\x00 not json", second.model_dump_json().encode()[:-40], third.model_dump_json().encode()
+    )
     reader = RecordingReader(path)
     samples = list(reader)
     assert [s.timestamp for s in samples] == [first.timestamp, third.timestamp]

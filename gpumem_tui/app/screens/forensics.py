@@ -68,8 +68,11 @@ class ForensicsScreen(ModalScreen[None]):
         parts: list = [Text(f"Forensics of {literal(self.what)}: {found.end_offset_s:,.0f} s", style="bold")]
         loud = tone(self.app, "error", True)
         for finding in found.exits:
-            parts += [Text(literal(finding.title), style=loud), Text(literal(finding.explanation)),
-                      Text(f"try: {literal(finding.try_this)}", style="dim")]
+            parts += [
+                Text(literal(finding.title), style=loud),
+                Text(literal(finding.explanation)),
+                Text(f"try: {literal(finding.try_this)}", style="dim"),
+            ]
         for timeline in found.timelines:
             parts += _timeline(timeline, found, owner(self).glyphs)
         markers = Table(title=Text("Markers (seconds from the start)"), title_justify="left", box=None)
@@ -77,8 +80,11 @@ class ForensicsScreen(ModalScreen[None]):
             markers.add_column(name, justify="right" if name == "at" else "left")
         for m in found.markers:
             style = severity_style(self.app, m.severity) if m.severity else ""
-            markers.add_row(f"{m.offset_s:,.0f} s", "" if m.gpu_index is None else str(m.gpu_index),
-                            Text(literal(m.text), style=style))
+            markers.add_row(
+                f"{m.offset_s:,.0f} s",
+                "" if m.gpu_index is None else str(m.gpu_index),
+                Text(literal(m.text), style=style),
+            )
         parts.append(markers)
         parts.append(_who_grew(found, loud))
         return Group(*parts)
@@ -98,23 +104,41 @@ def _timeline(timeline, found: Forensics, glyphs: Glyphs) -> list[Text]:
         if m.gpu_index == timeline.gpu_index:
             marks[min(WIDTH - 1, int(m.offset_s / end * WIDTH))] = mark[m.kind]
     levels = tuple(round(c * 8) for c in cells)
-    return [Text(f"GPU {timeline.gpu_index} {spark(levels, WIDTH, glyphs)} of {fmt(total, 'GiB')}"),
-            Text(f"      {''.join(marks)}  {glyphs.started} started {glyphs.exited} exited ! finding", style="dim")]
+    return [
+        Text(f"GPU {timeline.gpu_index} {spark(levels, WIDTH, glyphs)} of {fmt(total, 'GiB')}"),
+        Text(f"      {''.join(marks)}  {glyphs.started} started {glyphs.exited} exited ! finding", style="dim"),
+    ]
 
 
 def _who_grew(found: Forensics, loud) -> Text | Table:
     if found.first_critical is None and found.critical_forgotten:
-        return Text(f"The first critical finding (and who grew before it) fell out of the {found.end_offset_s:,.0f} s "
-                    "kept in memory; an exit above is explained in its own finding.", style=loud)
+        return Text(
+            f"The first critical finding (and who grew before it) fell out of the {found.end_offset_s:,.0f} s "
+            "kept in memory; an exit above is explained in its own finding.",
+            style=loud,
+        )
     if found.first_critical is None:
         return Text(f"Nothing critical was found in these {found.end_offset_s:,.0f} s.")
-    table = Table(title=Text(f"First critical at {found.first_critical_offset_s:,.0f} s: "
-                             f"{literal(found.first_critical.title)}. Who grew in the {found.window_s:,.0f} s "
-                             "before it:", style=loud), title_justify="left", box=None)
+    table = Table(
+        title=Text(
+            f"First critical at {found.first_critical_offset_s:,.0f} s: "
+            f"{literal(found.first_critical.title)}. Who grew in the {found.window_s:,.0f} s "
+            "before it:",
+            style=loud,
+        ),
+        title_justify="left",
+        box=None,
+    )
     for name in ("GPU", "pid", "name", "from", "to", "growth", "why"):
         table.add_column(name)
     for g in found.who_grew:
-        table.add_row(str(g.gpu_index), str(g.pid), Text(literal(g.name, "?")), fmt(g.start_bytes, "GiB"),
-                      fmt(g.end_bytes, "GiB"), f"+{fmt(g.growth_bytes, 'GiB')}",
-                      Text(g.why, style=loud if g.unexpected_bytes else "dim"))
+        table.add_row(
+            str(g.gpu_index),
+            str(g.pid),
+            Text(literal(g.name, "?")),
+            fmt(g.start_bytes, "GiB"),
+            fmt(g.end_bytes, "GiB"),
+            f"+{fmt(g.growth_bytes, 'GiB')}",
+            Text(g.why, style=loud if g.unexpected_bytes else "dim"),
+        )
     return table

@@ -115,9 +115,7 @@ class MainScreen(Screen):
         if self.view is None:
             return
         width = max(1, self.size.width - 4)
-        rows = sum(
-            full_height(g.overlay is not None, len(g.rows), width) + CARD_MARGIN for g in self.view.judged.gpus
-        )
+        rows = sum(full_height(g.overlay is not None, len(g.rows), width) + CARD_MARGIN for g in self.view.judged.gpus)
         fold = len(self.view.judged.gpus) > 1 and rows > (self.size.height - FIXED_ROWS) / 2
         for card in self.query_one("#gpus", Vertical).query(GpuCard):
             card.compact = fold and card.index != self.expanded

@@ -59,7 +59,8 @@ class EngineCard(Widget):
         if content is None:
             return Text("")
         trend = Text("KV history ", style="dim").append(
-            spark(content.history, max(1, self.size.width - 11), owner(self).glyphs), style="dim")
+            spark(content.history, max(1, self.size.width - 11), owner(self).glyphs), style="dim"
+        )
         return Text("\n").join([content.title, content.gauge, content.stats, trend])
 
 
@@ -97,7 +98,10 @@ def _reported(record: EngineRecord | None, judged: EngineRecord | None) -> float
 
 
 def _gauge(
-    record: EngineRecord | None, state: str | None, app, reported: float | None = None,
+    record: EngineRecord | None,
+    state: str | None,
+    app,
+    reported: float | None = None,
 ) -> Text:
     """`record` holds only values that can be true; `reported` is the usage as the engine sent it."""
     usage = record.kv_usage_fraction if record else None

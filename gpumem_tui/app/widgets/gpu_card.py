@@ -126,7 +126,13 @@ class GpuCard(Widget, can_focus=True):
             return Text("")
         content = self.content
         title, measured, planned, cells, history, tail = (
-            content.title, content.measured, content.planned, content.cells, content.history, content.tail)
+            content.title,
+            content.measured,
+            content.planned,
+            content.cells,
+            content.history,
+            content.tail,
+        )
         styles: dict[str, object] = {}
 
         def style(name: str):

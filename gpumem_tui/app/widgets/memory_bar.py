@@ -10,10 +10,21 @@ from rich.text import Text
 from gpumem_tui.glyphs import UNICODE, Glyphs
 
 LEGEND = {
-    "measured": (("engine", "engine"), ("process", "other process"), ("unattributed", "no process"),
-                 ("driver", "driver"), ("free", "free")),
-    "plan": (("weights", "weights"), ("runtime", "context"), ("activations", "activations"),
-             ("kv", "KV pool"), ("reserve", "utilization"), ("spare", "spare")),
+    "measured": (
+        ("engine", "engine"),
+        ("process", "other process"),
+        ("unattributed", "no process"),
+        ("driver", "driver"),
+        ("free", "free"),
+    ),
+    "plan": (
+        ("weights", "weights"),
+        ("runtime", "context"),
+        ("activations", "activations"),
+        ("kv", "KV pool"),
+        ("reserve", "utilization"),
+        ("spare", "spare"),
+    ),
 }
 """What each fill character stands for, per bar; `kind` names the character in the glyph set's fill."""
 COMPONENT_CLASSES = {f"bar--{kind}" for kind in UNICODE.fill} | {"bar--label", "bar--over"}

@@ -22,16 +22,18 @@ def engine_value_implausible(s: Situation) -> list[Finding]:
             continue
         record, first = bad[0]
         listed = "; ".join(str(value) for _, value in bad)
-        findings.append(Finding(
-            severity="warning",
-            code="engine_value_implausible",
-            title=f"{s.engine_name(endpoint.url, record.model)}: {first}",
-            explanation=f"{listed[0].upper()}{listed[1:]}. No plan is made from a value that cannot be true, and "
-            "none is judged as a measurement; the other findings stand.",
-            try_this="look at what the endpoint serves (`gpumem-tui metrics URL`): an exporter or proxy in "
-            "between may rescale or relabel it; pass the engine's settings by hand with --model and its options",
-            endpoint=endpoint.url,
-        ))
+        findings.append(
+            Finding(
+                severity="warning",
+                code="engine_value_implausible",
+                title=f"{s.engine_name(endpoint.url, record.model)}: {first}",
+                explanation=f"{listed[0].upper()}{listed[1:]}. No plan is made from a value that cannot be true, and "
+                "none is judged as a measurement; the other findings stand.",
+                try_this="look at what the endpoint serves (`gpumem-tui metrics URL`): an exporter or proxy in "
+                "between may rescale or relabel it; pass the engine's settings by hand with --model and its options",
+                endpoint=endpoint.url,
+            )
+        )
     return findings
 
 

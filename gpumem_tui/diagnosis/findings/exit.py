@@ -65,8 +65,10 @@ def engine_exited(
     if grew:
         words.append(
             f"Who grew in the {duration(window_s)} before: "
-            + "; ".join(f"{g.name or '?'} (pid {g.pid}) on GPU {g.gpu_index} +{gib(g.growth_bytes)}, {g.why}"
-                        for g in grew[:LISTED])
+            + "; ".join(
+                f"{g.name or '?'} (pid {g.pid}) on GPU {g.gpu_index} +{gib(g.growth_bytes)}, {g.why}"
+                for g in grew[:LISTED]
+            )
             + "."
         )
     if active:
@@ -84,8 +86,10 @@ def engine_exited(
 
 
 def _lost_advice(lost: Sequence[int]) -> str:
-    return (f"check `nvidia-smi` and the kernel log (dmesg: Xid) for {gpu_listing(list(lost))}; it may need a "
-            "reset: restart the engine once the card answers again, or on other GPUs")
+    return (
+        f"check `nvidia-smi` and the kernel log (dmesg: Xid) for {gpu_listing(list(lost))}; it may need a "
+        "reset: restart the engine once the card answers again, or on other GPUs"
+    )
 
 
 def _blame(g: Growth) -> str:
@@ -99,7 +103,11 @@ def _advice(top: Growth | None) -> str:
     if top is None:
         return "read the engine's log for the last error (CUDA out of memory, a lost GPU) before restarting it"
     if top.expected_bytes:
-        return ("the engine outgrew its plan: lower --gpu-memory-utilization or --max-num-seqs before restarting; "
-                "its log has the out-of-memory error")
-    return (f"free what pid {top.pid} holds on GPU {top.gpu_index} (stop it, or move it with CUDA_VISIBLE_DEVICES) "
-            "before restarting the engine; the engine's log has the out-of-memory error")
+        return (
+            "the engine outgrew its plan: lower --gpu-memory-utilization or --max-num-seqs before restarting; "
+            "its log has the out-of-memory error"
+        )
+    return (
+        f"free what pid {top.pid} holds on GPU {top.gpu_index} (stop it, or move it with CUDA_VISIBLE_DEVICES) "
+        "before restarting the engine; the engine's log has the out-of-memory error"
+    )

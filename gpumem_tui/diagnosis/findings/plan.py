@@ -102,10 +102,14 @@ def _fix_plan(plan: EnginePlan) -> str:
     if plan.source == "planner screen":
         return "size the plan for the engine's model, format, KV cache and split in the planner (p) and apply it"
     if plan.source == "scenario":
-        return ("the scenario planned this engine otherwise: relaunch it as planned, or pass --model (with "
-                "--weights, --kv-dtype, --gpus) to compare it with another plan")
-    return ("give the plan the engine's model, format, KV cache and split (--model, --weights, --kv-dtype, "
-            "--gpus), or leave out --model to compare with the plan made from what runs")
+        return (
+            "the scenario planned this engine otherwise: relaunch it as planned, or pass --model (with "
+            "--weights, --kv-dtype, --gpus) to compare it with another plan"
+        )
+    return (
+        "give the plan the engine's model, format, KV cache and split (--model, --weights, --kv-dtype, "
+        "--gpus), or leave out --model to compare with the plan made from what runs"
+    )
 
 
 def _other_card(plan: EnginePlan) -> Finding:
@@ -202,10 +206,15 @@ def _weights(
         explanation=f"The engine process holds {gib(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
         f"tokens = {gib(kv)}) and about {gib(others)} of context, non-torch memory and CUDA graphs, that leaves "
         f"about {gib(estimate)} of weights. The {plan.label} plan ({planned_as}) says {gib(p.weights_bytes)}."
-        + (f" The engine loaded {_runs_words(running).removeprefix('weights ')}, not the {planned_as} planned."
-           if running else "")
+        + (
+            f" The engine loaded {_runs_words(running).removeprefix('weights ')}, not the {planned_as} planned."
+            if running
+            else ""
+        )
         + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else ""),
-        try_this=_relaunch(plan) if running else f"check the launch flags: the plan assumes {planned_as}; restart "
+        try_this=_relaunch(plan)
+        if running
+        else f"check the launch flags: the plan assumes {planned_as}; restart "
         "vLLM with the matching --quantization / --dtype (or fix the plan)",
         gpu_index=gpu,
         endpoint=plan.endpoint,
@@ -217,8 +226,10 @@ def _relaunch(plan: EnginePlan) -> str:
     assert plan.settings is not None and plan.running is not None and plan.running.settings is not None
     method = plan.settings.quantization
     flag = f"with --quantization {method}" if method else "without --quantization (the checkpoint's own format)"
-    return (f"restart vLLM {flag}, as the {plan.label} plan ({_from(plan)}) says; if "
-            f"{_weights_format(plan.running.settings)} was meant, the plan is what to fix")
+    return (
+        f"restart vLLM {flag}, as the {plan.label} plan ({_from(plan)}) says; if "
+        f"{_weights_format(plan.running.settings)} was meant, the plan is what to fix"
+    )
 
 
 def kv_pool_short(s: Situation) -> list[Finding]:

@@ -106,6 +106,8 @@ def all_clear(compared: int, engines: int = 0) -> str:
     if compared:
         return "Nothing needs a look: the node agrees with the plan."
     if engines:
-        return ("Nothing needs a look; no engine could be compared with a plan yet (still loading, or its model "
-                "or GPU is not known).")
+        return (
+            "Nothing needs a look; no engine could be compared with a plan yet (still loading, or its model "
+            "or GPU is not known)."
+        )
     return "Nothing needs a look; no plan was compared (no engine runs, and none was given with --model)."

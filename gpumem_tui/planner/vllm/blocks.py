@@ -48,8 +48,9 @@ def blocks_per_request(spec: ModelSpec, lay: Layout, max_model_len: int, batched
     return sum(full if kind == "full" else slide for kind in lay.groups)
 
 
-def tokens_and_concurrency(rules: Rules, spec: ModelSpec, lay: Layout, blocks: int, max_model_len: int,
-                           batched_tokens: int) -> tuple[int, float]:
+def tokens_and_concurrency(
+    rules: Rules, spec: ModelSpec, lay: Layout, blocks: int, max_model_len: int, batched_tokens: int
+) -> tuple[int, float]:
     """("GPU KV cache size" tokens, "Maximum concurrency" x) in the release's own arithmetic."""
     if rules.token_rule in ("v0", "blocks"):
         tokens = blocks * lay.block_size

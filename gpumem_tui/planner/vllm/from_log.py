@@ -14,10 +14,24 @@ from gpumem_tui.planner.vllm.wording import release_from_wording
 from gpumem_tui.units import GIB
 
 # Suffixes that published quantized copies add to the base model's name, and the method each names.
-_QUANT_SUFFIXES = [(r"[-.]fp8[-_]dynamic$", "fp8"), (r"[-.]fp8$", "fp8"), (r"[-.]quantized\.w8a8$", "w8a8"),
-                   (r"[-.]quantized\.w4a16$", "w4a16"), (r"[-.](awq|gptq)(-int4)?$", "w4a16")]
-_GPU_WORDS = [("h200", "h200"), ("h100", "h100"), ("b200", "b200"), ("a100-40", "a100-40gb"),
-              ("a100", "a100"), ("l40s", "l40s"), ("4090", "rtx4090"), ("l4", "l4"), ("a10g", "a10g")]
+_QUANT_SUFFIXES = [
+    (r"[-.]fp8[-_]dynamic$", "fp8"),
+    (r"[-.]fp8$", "fp8"),
+    (r"[-.]quantized\.w8a8$", "w8a8"),
+    (r"[-.]quantized\.w4a16$", "w4a16"),
+    (r"[-.](awq|gptq)(-int4)?$", "w4a16"),
+]
+_GPU_WORDS = [
+    ("h200", "h200"),
+    ("h100", "h100"),
+    ("b200", "b200"),
+    ("a100-40", "a100-40gb"),
+    ("a100", "a100"),
+    ("l40s", "l40s"),
+    ("4090", "rtx4090"),
+    ("l4", "l4"),
+    ("a10g", "a10g"),
+]
 
 
 class Stated(BaseModel):
@@ -57,16 +71,23 @@ def release_of(named: str | None, lines: list[str], given: str | None = None) ->
     found = re.findall(r"v?(\d+\.\d+(?:\.\d+)?)", named or "")
     if found:
         one = len(found) == 1 and " " not in (named or "").strip()
-        return {"version": (named or "").strip() if one else found[-1], "source": "log", "family": None,
-                "note": None}
+        return {"version": (named or "").strip() if one else found[-1], "source": "log", "family": None, "note": None}
     inferred = release_from_wording(lines)
     if inferred is None:
-        return {"version": DEFAULT_VERSION, "source": "default", "family": None,
-                "note": f"the log does not name its vLLM version and its wording does not tell: predicting "
-                        f"{DEFAULT_VERSION} — pass --vllm-version to choose"}
-    return {"version": inferred.version, "source": "wording", "family": inferred.family,
-            "note": f"release inferred from the log's wording: {inferred.family}, predicted with "
-                    f"{inferred.version}'s rules — pass --vllm-version to override"}
+        return {
+            "version": DEFAULT_VERSION,
+            "source": "default",
+            "family": None,
+            "note": f"the log does not name its vLLM version and its wording does not tell: predicting "
+            f"{DEFAULT_VERSION} — pass --vllm-version to choose",
+        }
+    return {
+        "version": inferred.version,
+        "source": "wording",
+        "family": inferred.family,
+        "note": f"release inferred from the log's wording: {inferred.family}, predicted with "
+        f"{inferred.version}'s rules — pass --vllm-version to override",
+    }
 
 
 def resolve_model(catalog: Catalog, name: str) -> tuple[ModelSpec, str | None]:
@@ -121,8 +142,9 @@ def assumed(stated: Stated, settings: EngineSettings) -> list[str]:
     return out
 
 
-def settings_from(catalog: Catalog, stated: Stated, version: str, gpu: GpuSpec | None = None,
-                  model: ModelSpec | None = None) -> EngineSettings:
+def settings_from(
+    catalog: Catalog, stated: Stated, version: str, gpu: GpuSpec | None = None, model: ModelSpec | None = None
+) -> EngineSettings:
     """EngineSettings for a prediction; the GPU's own total unless the GPU is unknown and a total is stated."""
     if model is not None:
         implied = None
@@ -138,9 +160,18 @@ def settings_from(catalog: Catalog, stated: Stated, version: str, gpu: GpuSpec |
         gpu = GpuSpec(key=stated.gpu or "stated", nominal_gib=stated.total_gpu_memory_gib)
         total = round(stated.total_gpu_memory_gib * GIB)
     return EngineSettings(
-        model=model, gpu=gpu, version=version, tp=stated.tensor_parallel_size or 1,
-        pp=stated.pipeline_parallel_size or 1, dtype=(stated.dtype or "auto").removeprefix("torch."),
-        quantization=quantization_method(stated.quantization, implied), kv_cache_dtype=stated.kv_cache_dtype or "auto",
-        utilization=stated.gpu_memory_utilization or 0.9, max_model_len=stated.max_model_len,
-        max_num_seqs=stated.max_num_seqs, max_num_batched_tokens=stated.max_num_batched_tokens,
-        enforce_eager=bool(stated.enforce_eager), total_memory_bytes=total)
+        model=model,
+        gpu=gpu,
+        version=version,
+        tp=stated.tensor_parallel_size or 1,
+        pp=stated.pipeline_parallel_size or 1,
+        dtype=(stated.dtype or "auto").removeprefix("torch."),
+        quantization=quantization_method(stated.quantization, implied),
+        kv_cache_dtype=stated.kv_cache_dtype or "auto",
+        utilization=stated.gpu_memory_utilization or 0.9,
+        max_model_len=stated.max_model_len,
+        max_num_seqs=stated.max_num_seqs,
+        max_num_batched_tokens=stated.max_num_batched_tokens,
+        enforce_eager=bool(stated.enforce_eager),
+        total_memory_bytes=total,
+    )

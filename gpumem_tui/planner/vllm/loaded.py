@@ -23,8 +23,14 @@ QUANTIZATION = {
 }
 # A weight format of the catalog as vLLM's quantization method (16-bit formats load natively; nf4 is
 # bitsandbytes' 4-bit, sized like w4a16).
-FORMAT_TO_QUANTIZATION = {"fp8": "fp8", "int8": "w8a8", "int4": "w4a16", "int4-raw": "w4a16", "nf4": "w4a16",
-                          "mxfp4": "mxfp4"}
+FORMAT_TO_QUANTIZATION = {
+    "fp8": "fp8",
+    "int8": "w8a8",
+    "int4": "w4a16",
+    "int4-raw": "w4a16",
+    "nf4": "w4a16",
+    "mxfp4": "mxfp4",
+}
 DTYPE_BYTES = {"auto": 2, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2, "float32": 4, "fp32": 4}
 
 
@@ -58,8 +64,9 @@ def rope_cache_bytes(spec: ModelSpec, width: int) -> int:
     return (spec.max_context or 0) * rotary * width
 
 
-def loaded_weight_bytes(spec: ModelSpec, width: int, quantization: tuple[str, float] | None, tp: int = 1,
-                        stage: int = 0, stages: int = 1) -> int:
+def loaded_weight_bytes(
+    spec: ModelSpec, width: int, quantization: tuple[str, float] | None, tp: int = 1, stage: int = 0, stages: int = 1
+) -> int:
     """One rank's weights: its share of the layers of its pipeline stage, the embedding on the first
     stage, the LM head on the last, norms and routers whole, K/V heads replicated past their count."""
     params = count_params(spec)
@@ -74,8 +81,9 @@ def loaded_weight_bytes(spec: ModelSpec, width: int, quantization: tuple[str, fl
     plain = linear + experts - quantized + params.norms + params.router
     layer_bytes = (quantized * bits / 8 + plain * width) * share
     vocab = padded_vocab(spec, tp) * spec.hidden_size * width
-    ends = (vocab if stage == 0 else 0) + (vocab if stage == stages - 1 and not (
-        spec.tie_word_embeddings and stages == 1) else 0)
+    ends = (vocab if stage == 0 else 0) + (
+        vocab if stage == stages - 1 and not (spec.tie_word_embeddings and stages == 1) else 0
+    )
     return math.ceil(layer_bytes + ends + rope_cache_bytes(spec, width))
 
 

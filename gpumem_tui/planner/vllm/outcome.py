@@ -45,25 +45,37 @@ def outcome(prediction: EnginePrediction, log: dict, model: str) -> Outcome:
     reason = failures[0] if failures else ""
     if end == "not shown":
         agree = None
-        says = (f"predicted to fail: {reason} (the log does not show how the start ended)" if failures
-                else "predicted to start; the log does not show how the start ended")
+        says = (
+            f"predicted to fail: {reason} (the log does not show how the start ended)"
+            if failures
+            else "predicted to start; the log does not show how the start ended"
+        )
     elif end == "started" and failures:
         agree = False
-        says = (f"the log shows a complete start, but the prediction expected a failed one ({_why(reason)}): "
-                f"the prediction is wrong for {model} with these settings, not the node")
+        says = (
+            f"the log shows a complete start, but the prediction expected a failed one ({_why(reason)}): "
+            f"the prediction is wrong for {model} with these settings, not the node"
+        )
     elif end == "failed" and not failures and all(f["kind"] in NODE_KINDS for f in logged):
         agree = None
-        says = (f"the log shows a start stopped by the node ({logged[0]['message']}); the prediction from the "
-                "log's settings assumes a free GPU, so it neither agrees nor disagrees")
+        says = (
+            f"the log shows a start stopped by the node ({logged[0]['message']}); the prediction from the "
+            "log's settings assumes a free GPU, so it neither agrees nor disagrees"
+        )
     elif end == "failed" and not failures:
         first = logged[0]
         agree = False
-        says = (f"the log shows a failed start ({first['kind']}: {first['message']}), but the prediction "
-                f"expected a clean start: the prediction is wrong for {model} with these settings")
+        says = (
+            f"the log shows a failed start ({first['kind']}: {first['message']}), but the prediction "
+            f"expected a clean start: the prediction is wrong for {model} with these settings"
+        )
     else:
         agree = True
-        says = "the log shows a complete start, as predicted" if end == "started" else (
-            f"the log shows a failed start, as predicted: {reason}")
+        says = (
+            "the log shows a complete start, as predicted"
+            if end == "started"
+            else (f"the log shows a failed start, as predicted: {reason}")
+        )
     return Outcome(log=end, predicted=predicted, agree=agree, predicted_failures=failures, says=says)
 
 

@@ -39,8 +39,9 @@ class _Run:
 
     def layout(self, stage: int) -> kvblocks.Layout:
         spec, pp = self.settings.model, self.settings.pp
-        return kvblocks.layout(self.rules, spec, self.kv_width, self.settings.tp, self.block,
-                               stage_layers(spec.layers, stage, pp))
+        return kvblocks.layout(
+            self.rules, spec, self.kv_width, self.settings.tp, self.block, stage_layers(spec.layers, stage, pp)
+        )
 
 
 def resolve(settings: EngineSettings) -> _Run:
@@ -49,12 +50,19 @@ def resolve(settings: EngineSettings) -> _Run:
     max_len = settings.max_model_len or spec.max_context or 2048
     default_tokens, default_seqs = default_batching(rules, total / GIB, settings.gpu.key, max_len)
     width = dtype_bytes(settings.dtype)
-    return _Run(settings=settings, rules=rules, total=total, requested=int(total * settings.utilization),
-                max_len=max_len, tokens=settings.max_num_batched_tokens or default_tokens,
-                seqs=settings.max_num_seqs or default_seqs, width=width,
-                kv_width=KV_WIDTH.get(settings.kv_cache_dtype.lower(), width),
-                block=settings.block_size or (64 if spec.mla else 16),
-                graphs=cudagraph_bytes(spec, settings.pp, settings.enforce_eager))
+    return _Run(
+        settings=settings,
+        rules=rules,
+        total=total,
+        requested=int(total * settings.utilization),
+        max_len=max_len,
+        tokens=settings.max_num_batched_tokens or default_tokens,
+        seqs=settings.max_num_seqs or default_seqs,
+        width=width,
+        kv_width=KV_WIDTH.get(settings.kv_cache_dtype.lower(), width),
+        block=settings.block_size or (64 if spec.mla else 16),
+        graphs=cudagraph_bytes(spec, settings.pp, settings.enforce_eager),
+    )
 
 
 def predict(settings: EngineSettings) -> EnginePrediction:
@@ -64,19 +72,35 @@ def predict(settings: EngineSettings) -> EnginePrediction:
     binding = min(ranks, key=lambda rank: rank.num_gpu_blocks)
     lay = run.layout(binding.stage)
     kv_tokens, concurrency = kvblocks.tokens_and_concurrency(
-        run.rules, settings.model, lay, binding.num_gpu_blocks, run.max_len, run.tokens)
+        run.rules, settings.model, lay, binding.num_gpu_blocks, run.max_len, run.tokens
+    )
     first = ranks[0]
     prediction = EnginePrediction(
-        version=settings.version, total_gpu_memory_bytes=run.total, requested_memory_bytes=run.requested,
-        weights_bytes=first.weights_bytes, non_torch_bytes=first.non_torch_bytes,
-        activation_peak_bytes=first.activation_peak_bytes, cudagraph_bytes=run.graphs,
+        version=settings.version,
+        total_gpu_memory_bytes=run.total,
+        requested_memory_bytes=run.requested,
+        weights_bytes=first.weights_bytes,
+        non_torch_bytes=first.non_torch_bytes,
+        activation_peak_bytes=first.activation_peak_bytes,
+        cudagraph_bytes=run.graphs,
         cudagraph_charged=run.rules.charges_cudagraphs and not settings.enforce_eager,
-        kv_cache_bytes=first.kv_cache_bytes, num_gpu_blocks=binding.num_gpu_blocks, block_size=run.block,
-        kv_cache_tokens=kv_tokens, max_concurrency=concurrency, max_model_len=run.max_len, max_num_seqs=run.seqs,
-        max_num_batched_tokens=run.tokens, ranks=ranks, log_lines=[], failures=[], warnings=[])
+        kv_cache_bytes=first.kv_cache_bytes,
+        num_gpu_blocks=binding.num_gpu_blocks,
+        block_size=run.block,
+        kv_cache_tokens=kv_tokens,
+        max_concurrency=concurrency,
+        max_model_len=run.max_len,
+        max_num_seqs=run.seqs,
+        max_num_batched_tokens=run.tokens,
+        ranks=ranks,
+        log_lines=[],
+        failures=[],
+        warnings=[],
+    )
     failures, warnings = failures_and_warnings(settings, run.rules, prediction, lay)
     return prediction.model_copy(
-        update={"failures": failures, "warnings": warnings, "log_lines": log_lines(run.rules, prediction)})
+        update={"failures": failures, "warnings": warnings, "log_lines": log_lines(run.rules, prediction)}
+    )
 
 
 def _rank(run: _Run, stage: int) -> RankPrediction:
@@ -92,6 +116,11 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
         kv = settings.kv_cache_memory_bytes
     else:
         kv = run.requested - weights - activation - non_torch - graphs - others
-    return RankPrediction(stage=stage, weights_bytes=weights, activation_peak_bytes=activation,
-                          non_torch_bytes=non_torch, kv_cache_bytes=kv,
-                          num_gpu_blocks=kvblocks.num_blocks(kv, run.layout(stage)))
+    return RankPrediction(
+        stage=stage,
+        weights_bytes=weights,
+        activation_peak_bytes=activation,
+        non_torch_bytes=non_torch,
+        kv_cache_bytes=kv,
+        num_gpu_blocks=kvblocks.num_blocks(kv, run.layout(stage)),
+    )

@@ -38,8 +38,9 @@ def sampler_bytes(rules: Rules, spec: ModelSpec, tokens: int, seqs: int, width: 
     return tokens * spec.hidden_size * width * HIDDEN_COPIES + rows * spec.vocab_size * rules.sampler_bytes_per_logit
 
 
-def activation_peak(rules: Rules, spec: ModelSpec, tokens: int, seqs: int, width: int, tp: int,
-                    last_stage: bool = True) -> int:
+def activation_peak(
+    rules: Rules, spec: ModelSpec, tokens: int, seqs: int, width: int, tp: int, last_stage: bool = True
+) -> int:
     """The torch peak increase of the profile run: the larger of the forward pass and the sampler phase
     (only the last pipeline stage samples). v0 samples 4-byte logits for its `max_num_seqs` rows."""
     forward = forward_bytes(spec, tokens, width, tp)

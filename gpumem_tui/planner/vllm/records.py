@@ -76,13 +76,32 @@ class EnginePrediction(_Frozen):
 
     def engine_json(self) -> dict:
         """The documented `engine` object of `plan --engine vllm --json`."""
-        keys = ["name", "version", "total_gpu_memory_bytes", "weights_bytes", "non_torch_bytes",
-                "activation_peak_bytes", "cudagraph_bytes", "kv_cache_bytes", "num_gpu_blocks", "kv_cache_tokens",
-                "max_concurrency"]
+        keys = [
+            "name",
+            "version",
+            "total_gpu_memory_bytes",
+            "weights_bytes",
+            "non_torch_bytes",
+            "activation_peak_bytes",
+            "cudagraph_bytes",
+            "kv_cache_bytes",
+            "num_gpu_blocks",
+            "kv_cache_tokens",
+            "max_concurrency",
+        ]
         data = {key: getattr(self, key) for key in keys}
         data["max_concurrency"] = round(self.max_concurrency, 4)
-        extra = ["requested_memory_bytes", "cudagraph_charged", "block_size", "max_model_len", "max_num_seqs",
-                 "max_num_batched_tokens", "log_lines", "failures", "warnings"]
+        extra = [
+            "requested_memory_bytes",
+            "cudagraph_charged",
+            "block_size",
+            "max_model_len",
+            "max_num_seqs",
+            "max_num_batched_tokens",
+            "log_lines",
+            "failures",
+            "warnings",
+        ]
         data.update({key: getattr(self, key) for key in extra})
         data["ranks"] = [rank.model_dump() for rank in self.ranks]
         return data

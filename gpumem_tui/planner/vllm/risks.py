@@ -12,30 +12,45 @@ OOM_AT_START = "expect an out-of-memory error at start"
 """The words of a warning that predicts a failed start (what runs after the KV cache does not fit)."""
 
 
-def failures_and_warnings(settings: EngineSettings, rules: Rules, p: EnginePrediction,
-                          lay: kvblocks.Layout) -> tuple[list[str], list[str]]:
+def failures_and_warnings(
+    settings: EngineSettings, rules: Rules, p: EnginePrediction, lay: kvblocks.Layout
+) -> tuple[list[str], list[str]]:
     failures, warnings = [], []
     free = p.total_gpu_memory_bytes - settings.other_processes_bytes
     if settings.other_processes_bytes:
         if rules.refuses_low_free_memory and free < p.requested_memory_bytes:
-            failures.append(f"free memory at start ({gib(free)} of {gib(p.total_gpu_memory_bytes)}) is below the "
-                            f"requested {settings.utilization:.2f} x total = {gib(p.requested_memory_bytes)}: this "
-                            "release refuses to start; lower --gpu-memory-utilization or free the GPU")
+            failures.append(
+                f"free memory at start ({gib(free)} of {gib(p.total_gpu_memory_bytes)}) is below the "
+                f"requested {settings.utilization:.2f} x total = {gib(p.requested_memory_bytes)}: this "
+                "release refuses to start; lower --gpu-memory-utilization or free the GPU"
+            )
         elif rules.charges_other_processes:
-            warnings.append(f"this release charges other processes' {gib(settings.other_processes_bytes)} to the "
-                            "KV budget: the pool shrinks by that much")
+            warnings.append(
+                f"this release charges other processes' {gib(settings.other_processes_bytes)} to the "
+                "KV budget: the pool shrinks by that much"
+            )
         else:
-            warnings.append(f"other processes hold {gib(settings.other_processes_bytes)} that this release does not "
-                            "subtract: the engine may run out of memory after start")
+            warnings.append(
+                f"other processes hold {gib(settings.other_processes_bytes)} that this release does not "
+                "subtract: the engine may run out of memory after start"
+            )
     if p.kv_cache_bytes <= 0:
-        failures.append(f"no memory left for the KV cache ({gib(p.kv_cache_bytes)}): weights, activations and "
-                        "overheads exceed the budget; raise utilization, shorten batches or add GPUs")
-    elif p.num_gpu_blocks and kvblocks.blocks_per_request(settings.model, lay, p.max_model_len,
-                                                          p.max_num_batched_tokens) > p.num_gpu_blocks:
-        longest = kvblocks.longest_fitting_len(settings.model, lay, p.num_gpu_blocks, p.max_model_len,
-                                               p.max_num_batched_tokens)
-        failures.append(f"one request at max_model_len {p.max_model_len:,} needs more KV cache than the pool "
-                        f"({p.kv_cache_tokens:,} tokens); the longest that fits is about {longest:,} tokens")
+        failures.append(
+            f"no memory left for the KV cache ({gib(p.kv_cache_bytes)}): weights, activations and "
+            "overheads exceed the budget; raise utilization, shorten batches or add GPUs"
+        )
+    elif (
+        p.num_gpu_blocks
+        and kvblocks.blocks_per_request(settings.model, lay, p.max_model_len, p.max_num_batched_tokens)
+        > p.num_gpu_blocks
+    ):
+        longest = kvblocks.longest_fitting_len(
+            settings.model, lay, p.num_gpu_blocks, p.max_model_len, p.max_num_batched_tokens
+        )
+        failures.append(
+            f"one request at max_model_len {p.max_model_len:,} needs more KV cache than the pool "
+            f"({p.kv_cache_tokens:,} tokens); the longest that fits is about {longest:,} tokens"
+        )
     warnings += _headroom(settings, rules, p, free)
     return failures, warnings
 
@@ -51,7 +66,10 @@ def _headroom(settings: EngineSettings, rules: Rules, p: EnginePrediction, free:
     if need <= left:
         return []
     parts = ([f"CUDA graphs (~{gib(graphs)})"] if graphs else []) + (
-        [f"the sampler warm-up for {p.max_num_seqs} requests (~{gib(warmup)})"] if warmup else [])
-    return [f"{' and '.join(parts)} run after the KV cache is allocated and need about {gib(need)}, but "
-            f"utilization {settings.utilization:.2f} leaves {gib(left)}: {OOM_AT_START}; "
-            "lower --gpu-memory-utilization or --max-num-seqs"]
+        [f"the sampler warm-up for {p.max_num_seqs} requests (~{gib(warmup)})"] if warmup else []
+    )
+    return [
+        f"{' and '.join(parts)} run after the KV cache is allocated and need about {gib(need)}, but "
+        f"utilization {settings.utilization:.2f} leaves {gib(left)}: {OOM_AT_START}; "
+        "lower --gpu-memory-utilization or --max-num-seqs"
+    ]

@@ -85,8 +85,10 @@ def known_version(text: str) -> str:
     that says which do."""
     version = parse_version(text)
     if not FIRST_KNOWN <= version <= LAST_KNOWN:
-        raise PlanInputError(f"vLLM {str(text).strip()} is not a release the sizing rules know; "
-                             f"use one from {FIRST_KNOWN[0]}.{FIRST_KNOWN[1]} to {LAST_KNOWN[0]}.{LAST_KNOWN[1]}.x")
+        raise PlanInputError(
+            f"vLLM {str(text).strip()} is not a release the sizing rules know; "
+            f"use one from {FIRST_KNOWN[0]}.{FIRST_KNOWN[1]} to {LAST_KNOWN[0]}.{LAST_KNOWN[1]}.x"
+        )
     return str(text).strip().removeprefix("v")
 
 

@@ -18,8 +18,24 @@ LATEST: Version = (99, 0, 0)
 ANY_PATCH = 99
 LAST_V0: Version = (0, 7, 3)
 """The planner's V0 rules are those of releases before 0.8; later releases default to V1."""
-KNOWN = ("0.4.3", "0.5.5", "0.6.3", "0.6.4", "0.6.5", "0.6.6", "0.7.3", "0.8.0", "0.8.5", "0.9.2", "0.10.2",
-         "0.11.0", "0.11.2", "0.12.0", *(f"0.{minor}.0" for minor in range(13, 31)), DEFAULT_VERSION)
+KNOWN = (
+    "0.4.3",
+    "0.5.5",
+    "0.6.3",
+    "0.6.4",
+    "0.6.5",
+    "0.6.6",
+    "0.7.3",
+    "0.8.0",
+    "0.8.5",
+    "0.9.2",
+    "0.10.2",
+    "0.11.0",
+    "0.11.2",
+    "0.12.0",
+    *(f"0.{minor}.0" for minor in range(13, 31)),
+    DEFAULT_VERSION,
+)
 """Releases whose wheels the reference was read from: the prediction names one of these."""
 
 
@@ -45,8 +61,12 @@ CUES = (
     _cue(r"Memory profiling takes {N} seconds\s*$", (0, 6, 5), (0, 10, ANY_PATCH), "V0"),
     _cue(r"GPU blocks: \d+, # CPU blocks", (0, 0, 0), (0, 6, ANY_PATCH), "V0"),
     _cue(r"# (?:CUDA|cuda) blocks: \d+, # CPU blocks", (0, 7, 0), (0, 10, ANY_PATCH), "V0"),
-    _cue(r"The model's max seq len \(\d+\) is larger than the maximum number of tokens", (0, 0, 0),
-         (0, 10, ANY_PATCH), "V0"),
+    _cue(
+        r"The model's max seq len \(\d+\) is larger than the maximum number of tokens",
+        (0, 0, 0),
+        (0, 10, ANY_PATCH),
+        "V0",
+    ),
     _cue(r"No available memory for the cache blocks", (0, 0, 0), (0, 10, ANY_PATCH), "V0"),
     _cue(r"# GPU blocks: \d+\s*$", (0, 6, 6), (0, 7, ANY_PATCH), "V1"),
     _cue(r"Loading model weights took {N} GB", (0, 0, 0), (0, 7, ANY_PATCH)),

@@ -53,4 +53,3 @@ def number(flags: dict[str, str], name: str, kind: type = int) -> int | float | 
         return kind(flags[name])
     except (KeyError, ValueError):
         return None
-

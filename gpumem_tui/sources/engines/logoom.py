@@ -28,8 +28,9 @@ _ONE = {
     "free_bytes": re.compile(r"of which " + SIZE + " is free|; " + SIZE + r" free[;)]"),
     "allowed_bytes": re.compile(SIZE + " allowed; "),
     "this_process_bytes": re.compile(r"this process has " + SIZE + " memory in use"),
-    "allocated_by_pytorch_bytes": re.compile(r"Of the allocated memory " + SIZE + " is allocated by PyTorch|; "
-                                             + SIZE + " already allocated"),
+    "allocated_by_pytorch_bytes": re.compile(
+        r"Of the allocated memory " + SIZE + " is allocated by PyTorch|; " + SIZE + " already allocated"
+    ),
     "private_pools_bytes": re.compile(r"with " + SIZE + r" allocated in private pools"),
     "reserved_unallocated_bytes": re.compile(SIZE + " is reserved (?:by PyTorch )?but unallocated"),
     "reserved_by_pytorch_bytes": re.compile(SIZE + r" (?:reserved in total by PyTorch|cached)\)"),
@@ -82,8 +83,10 @@ def details(clues: OomClues) -> list[str]:
     torch = []
     if clues.allocated_by_pytorch_bytes is not None:
         pools = clues.private_pools_bytes
-        torch.append(f"{_size(clues.allocated_by_pytorch_bytes)} allocated" + (
-            f" ({_size(pools)} of it in private pools such as CUDA graphs)" if pools else ""))
+        torch.append(
+            f"{_size(clues.allocated_by_pytorch_bytes)} allocated"
+            + (f" ({_size(pools)} of it in private pools such as CUDA graphs)" if pools else "")
+        )
     if clues.reserved_unallocated_bytes is not None:
         torch.append(f"{_size(clues.reserved_unallocated_bytes)} reserved but unallocated")
     if clues.reserved_by_pytorch_bytes is not None:

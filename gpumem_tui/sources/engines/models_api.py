@@ -38,8 +38,9 @@ def _entry(entry: dict) -> ServedModel:
     if raw is None or (isinstance(raw, int) and not isinstance(raw, bool)):
         return ServedModel(entry["id"], raw)
     shown = f"{raw:g}" if isinstance(raw, float) else type(raw).__name__
-    return ServedModel(entry["id"], None, f"/v1/models states max_model_len {shown}; shown as missing (not a whole "
-                       "number of tokens)")
+    return ServedModel(
+        entry["id"], None, f"/v1/models states max_model_len {shown}; shown as missing (not a whole number of tokens)"
+    )
 
 
 def merge_models(records: list[EngineRecord], served: list[ServedModel]) -> list[EngineRecord]:
@@ -54,7 +55,9 @@ def merge_models(records: list[EngineRecord], served: list[ServedModel]) -> list
             continue
         notes = [*record.notes, match.note] if match.note and record.max_model_len is None else record.notes
         length = record.max_model_len if record.max_model_len is not None else match.max_model_len
-        out.append(EngineRecord.model_validate(
-            {**record.model_dump(), "model": record.model or match.id, "max_model_len": length, "notes": notes}
-        ))
+        out.append(
+            EngineRecord.model_validate(
+                {**record.model_dump(), "model": record.model or match.id, "max_model_len": length, "notes": notes}
+            )
+        )
     return out

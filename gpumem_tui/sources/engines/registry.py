@@ -116,10 +116,14 @@ register(Engine("vllm", "vLLM", _vllm, ("vllm",), 8000, vllm.FAMILIES, vllm.norm
 register(Engine("sglang", "SGLang", _sglang, ("sglang",), 30000, sglang.FAMILIES, sglang.normalize))
 register(
     Engine(
-        "llamacpp", "llama.cpp", _llamacpp, ("llama-server",), 8080, llamacpp.FAMILIES, llamacpp.normalize,
+        "llamacpp",
+        "llama.cpp",
+        _llamacpp,
+        ("llama-server",),
+        8080,
+        llamacpp.FAMILIES,
+        llamacpp.normalize,
         launch_notes=_llamacpp_notes,
     )
 )
-register(
-    Engine("tgi", "TGI", _tgi, ("text-generation",), 3000, tgi.FAMILIES, tgi.normalize, host_flag="--hostname")
-)
+register(Engine("tgi", "TGI", _tgi, ("text-generation",), 3000, tgi.FAMILIES, tgi.normalize, host_flag="--hostname"))

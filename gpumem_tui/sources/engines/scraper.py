@@ -129,7 +129,8 @@ class Scraper:
             await self._forget(url)
         self.poll()
         out = [
-            m.poll for m in self._memory.values()
+            m.poll
+            for m in self._memory.values()
             if m.poll is not None and not m.poll.done() and (wait_s is None or m.poll_look == self.looks)
         ]
         if out:
@@ -148,7 +149,8 @@ class Scraper:
         waited = time.monotonic() - memory.poll_started
         if memory.latest is None:
             return EndpointStatus(
-                url=point.url, state="down", error=f"no answer yet ({waited:.1f} s)", pids=list(point.pids))
+                url=point.url, state="down", error=f"no answer yet ({waited:.1f} s)", pids=list(point.pids)
+            )
         if memory.poll is not None:  # still out: its last answer, aged
             if waited > self.deadline_s:
                 return self._failed(point, memory, f"no answer for {waited:.0f} s")
@@ -252,7 +254,8 @@ class Scraper:
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self.max_bytes:
                 raise ScrapeError(
-                    f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit: not read")
+                    f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit: not read"
+                )
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk

@@ -30,7 +30,7 @@ async def test_trickling_answers_never_pile_up_connections_and_the_healthy_endpo
             if hostile.paths.count("/metrics") >= 6:
                 break
         assert hostile.paths.count("/metrics") >= 6, "six deadlines passed"
-        assert set(states[states.index("ok"):]) == {"ok"}, "up from its first answer on"
+        assert set(states[states.index("ok") :]) == {"ok"}, "up from its first answer on"
         assert bad.state == "down" and "no complete answer within 0.6 s" in bad.error
         assert hostile.peak <= AT_ONCE and healthy.peak <= AT_ONCE
         await scraper.aclose()

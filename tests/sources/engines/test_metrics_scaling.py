@@ -89,10 +89,8 @@ def test_a_line_longer_than_any_engine_writes_is_skipped_with_a_note() -> None:
 
 def test_cache_info_is_matched_per_engine_label() -> None:
     info = "".join(
-        f'vllm:cache_config_info{{engine="{e}",block_size="{16 * (e + 1)}",num_gpu_blocks="100"}} 1\n'
-        for e in range(3)
+        f'vllm:cache_config_info{{engine="{e}",block_size="{16 * (e + 1)}",num_gpu_blocks="100"}} 1\n' for e in range(3)
     )
     gauges = "".join(f'vllm:num_requests_running{{model_name="m",engine="{e}"}} 1\n' for e in range(3))
     records = parse_metrics(info + gauges)
     assert [(r.engine_index, r.block_size) for r in records] == [("0", 16), ("1", 32), ("2", 48)]
-

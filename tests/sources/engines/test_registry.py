@@ -88,7 +88,10 @@ def test_a_registered_engine_is_scraped_and_parsed(served, capsys):
     assert main(["metrics", served, "--json"]) == 0
     [record] = json.loads(capsys.readouterr().out)
     assert (record["engine"], record["model"], record["kv_usage_fraction"]) == (
-        "toyserve", "meta-llama/Llama-3.1-8B-Instruct", 0.25)
+        "toyserve",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        0.25,
+    )
 
 
 @pytest.mark.usefixtures("toyserve")
@@ -104,8 +107,11 @@ def test_an_engine_without_a_sizing_model_gets_its_facts_and_no_plan(catalog):
         timestamp=1000.0,
         hostname="node",
         source="test",
-        gpus=[GpuRecord(index=0, name="NVIDIA H100 80GB HBM3", memory_total_bytes=80 * 2**30,
-                        memory_used_bytes=60 * 2**30)],
+        gpus=[
+            GpuRecord(
+                index=0, name="NVIDIA H100 80GB HBM3", memory_total_bytes=80 * 2**30, memory_used_bytes=60 * 2**30
+            )
+        ],
         processes=[ProcessRecord(pid=10, gpu_index=0, gpu_memory_bytes=60 * 2**30, cmdline=["toyserve"])],
         engines=[EndpointStatus(url="http://127.0.0.1:9123", state="ok", pids=[10], records=[record])],
     )

@@ -56,7 +56,8 @@ async def test_nan_and_infinity_degrade_only_those_readings(faulty_server) -> No
     assert status.state == "ok" and record.kv_usage_fraction is None and record.requests_running is None
     assert record.dropped.keys() == {"kv_usage_fraction", "requests_running"}  # one note names both
     assert [n for n in record.notes if "shown as missing" in n] == [
-        "kv_usage_fraction not a number, requests_running infinite are not readings; shown as missing"]
+        "kv_usage_fraction not a number, requests_running infinite are not readings; shown as missing"
+    ]
 
 
 async def test_label_values_with_quotes_backslashes_newlines_arrive_intact(faulty_server, make_engine) -> None:
