@@ -23,6 +23,11 @@ from tests.app.conftest import settle
 
 BROKEN_APP = """
 import sys
+from gpumem_tui.app import GpuMemApp
+from gpumem_tui.cli.tui_cmd import exit_status
+from gpumem_tui.diagnosis.judge import Judge
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo import ManualClock
 
 app = GpuMemApp(DemoFeed("healthy-8b", ManualClock(300)), Judge(None), poll=False)  # no catalog to judge with
 app.run()
