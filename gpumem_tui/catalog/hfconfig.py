@@ -18,7 +18,7 @@ from gpumem_tui.catalog.loader import CatalogError, first_error
 from gpumem_tui.catalog.schema import MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-_KNOWN = {
+KNOWN_MODEL_TYPES = {
     "llama",
     "mistral",
     "mixtral",
@@ -167,7 +167,7 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
         if key not in config and key in ("vocab_size", "head_dim")
     ]
     config = {**defaults, **config}
-    if kind not in _KNOWN:
+    if kind not in KNOWN_MODEL_TYPES:
         warnings.append(
             f"unknown architecture {kind or '(no model_type)'!r}: read the common keys as a Llama-style decoder"
         )

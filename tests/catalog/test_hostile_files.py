@@ -14,19 +14,9 @@ from gpumem_tui.cli import main
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.kv import sequence_bytes_per_gpu
 from gpumem_tui.planner.records import PlanInput
+from tests.configs import SMALL_LLAMA
 
-CONFIG = {
-    "model_type": "llama",
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 2048,
-    "intermediate_size": 8192,
-    "num_hidden_layers": 16,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "torch_dtype": "bfloat16",
-    "max_position_embeddings": 32768,
-}
+CONFIG = SMALL_LLAMA
 GEMMA = {**CONFIG, "model_type": "gemma2", "head_dim": 256, "sliding_window": 4096}
 
 

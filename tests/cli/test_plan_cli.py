@@ -169,46 +169,16 @@ ENGINE_KEYS = {
 }
 
 
+VLLM_8B = ["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--engine", "vllm", "--vllm-version", "0.19.0"]
+VLLM_8B += ["--utilization", "0.95", "--max-model-len", "8192"]
+
+
 def test_plan_engine_vllm_json_and_log_lines(capsys):
-    plan = run_json(
-        capsys,
-        "plan",
-        "--model",
-        "llama-3.1-8b",
-        "--gpu",
-        "h100",
-        "--engine",
-        "vllm",
-        "--vllm-version",
-        "0.19.0",
-        "--utilization",
-        "0.95",
-        "--max-model-len",
-        "8192",
-    )
+    plan = run_json(capsys, *VLLM_8B)
     engine = plan["engine"]
     assert set(engine) >= ENGINE_KEYS and engine["name"] == "vllm" and engine["version"] == "0.19.0"
     assert engine["kv_cache_tokens"] == engine["num_gpu_blocks"] * 16
-    assert (
-        main(
-            [
-                "plan",
-                "--model",
-                "llama-3.1-8b",
-                "--gpu",
-                "h100",
-                "--engine",
-                "vllm",
-                "--vllm-version",
-                "0.19.0",
-                "--utilization",
-                "0.95",
-                "--max-model-len",
-                "8192",
-            ]
-        )
-        == 0
-    )
+    assert main(VLLM_8B) == 0
     out = capsys.readouterr().out
     assert "Model loading took 14.99 GiB memory" in out and "Maximum concurrency for 8,192 tokens per request" in out
 

@@ -10,6 +10,7 @@ from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.sources.engines.launch_flags import launch_flags
 from gpumem_tui.sources.engines.parse import parse_metrics
+from tests.configs import SMALL_LLAMA
 
 from .build import ENGINE_CMD, LLAMA_8B, engine, gpu, process, sample
 
@@ -62,22 +63,7 @@ def test_model_from_the_command_line_when_the_engine_is_down(catalog):
 def test_unknown_model_from_the_local_hf_cache(catalog, tmp_path, monkeypatch):
     snapshot = tmp_path / "models--acme--tiny-1b" / "snapshots" / "abc"
     snapshot.mkdir(parents=True)
-    (snapshot / "config.json").write_text(
-        json.dumps(
-            {
-                "model_type": "llama",
-                "architectures": ["LlamaForCausalLM"],
-                "hidden_size": 2048,
-                "intermediate_size": 8192,
-                "num_hidden_layers": 16,
-                "num_attention_heads": 32,
-                "num_key_value_heads": 8,
-                "vocab_size": 128256,
-                "torch_dtype": "bfloat16",
-                "max_position_embeddings": 32768,
-            }
-        )
-    )
+    (snapshot / "config.json").write_text(json.dumps(SMALL_LLAMA))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     s = sample(gpus=[gpu(used_gib=40)], processes=[process(2100, 40)], engines=[engine(model="acme/tiny-1b")])
     [plan] = engine_plans(s, catalog)

@@ -10,21 +10,11 @@ from gpumem_tui.catalog.hfconfig import MAX_CONFIG_BYTES, find_cached, is_repo_i
 from gpumem_tui.cli import main
 from gpumem_tui.diagnosis.autoplan import engine_plans
 from gpumem_tui.sources.replay import Recorder
+from tests.configs import SMALL_LLAMA
 
 from .build import ENGINE_CMD, engine, gpu, process, sample
 
-CONFIG = {
-    "model_type": "llama",
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 2048,
-    "intermediate_size": 8192,
-    "num_hidden_layers": 16,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "vocab_size": 128256,
-    "torch_dtype": "bfloat16",
-    "max_position_embeddings": 32768,
-}
+CONFIG = SMALL_LLAMA
 
 
 def _serving(name: str):

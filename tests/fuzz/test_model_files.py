@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpumem_tui.catalog import CatalogError
-from gpumem_tui.catalog.hfconfig import model_from_config
+from gpumem_tui.catalog.hfconfig import KNOWN_MODEL_TYPES, model_from_config
 from tests.fuzz.conftest import assert_clean, run_cli
 
 SHAPE_KEYS = [
@@ -63,25 +63,7 @@ sizes = st.one_of(
     st.lists(st.integers(), max_size=3),
     st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
 )
-model_types = st.sampled_from(
-    [
-        "llama",
-        "mistral",
-        "mixtral",
-        "qwen2",
-        "qwen3",
-        "qwen3_moe",
-        "gemma2",
-        "gemma3",
-        "gemma3_text",
-        "deepseek_v2",
-        "deepseek_v3",
-        "gpt_oss",
-        "phi3",
-        "brandnew",
-        "",
-    ]
-)
+model_types = st.sampled_from([*sorted(KNOWN_MODEL_TYPES), "brandnew", ""])
 
 
 @st.composite
