@@ -16,11 +16,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpumem_tui.demo import FakeNvml, ManualClock, SimulatedHost, SimulatedNode  # noqa: E402
+from gpumem_tui.demo import FakeDriver, ManualClock, SimulatedHost, SimulatedNode  # noqa: E402
 from gpumem_tui.demo.scenario import GpuGroup, ProcessSpec, Scenario  # noqa: E402
 from gpumem_tui.sources.collector import Collector  # noqa: E402
 from gpumem_tui.sources.host import HostSource  # noqa: E402
-from gpumem_tui.sources.nvml import NvmlSource, real_module  # noqa: E402
+from gpumem_tui.sources.nvml import NvmlSource, bind  # noqa: E402
 
 GPUS, PROCESSES, INTERVAL_S = 8, 64, 1.0
 
@@ -52,14 +52,14 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=500)
     samples = parser.parse_args().samples
     simulated = node()
-    fake = FakeNvml(simulated, real_module())
-    source = NvmlSource(fake)
+    fake = FakeDriver(simulated)
+    source = NvmlSource(bind(fake))
     reading = source.read()
     assert len(reading.gpus) == GPUS and len(reading.processes) == PROCESSES, "bench node is not 8 x 64"
     calls_before = fake.calls
     source.read()
     print(f"{GPUS} GPUs, {PROCESSES} processes, {samples} samples; NVML calls per sample: {fake.calls - calls_before}")
-    cost("NVML source over the fake (read)", source.read, samples)
+    cost("NVML source + binding over the fake driver", source.read, samples)
     collector = Collector(source, SimulatedHost(simulated), source="bench", hostname="bench", clock=time.time)
     cost("whole sample (NVML + simulated host)", collector.sample, samples)
     host, pids = HostSource(), [int(p) for p in os.listdir("/proc") if p.isdigit()][:PROCESSES]

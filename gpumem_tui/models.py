@@ -27,8 +27,11 @@ class GpuRecord(ReadingsRecord):
     """One GPU as NVML reports it. A field the driver does not report is None; a lost GPU keeps its index."""
 
     index: int
+    """NVML's index: the order of PCI bus ids, not necessarily CUDA's (CUDA_DEVICE_ORDER=FASTEST_FIRST)."""
     uuid: str | None = None
     name: str | None = None
+    bus_id: str | None = None
+    """PCI bus id (`00000000:18:00.0`), as nvidia-smi shows it: names the card whatever the index order."""
     memory_total_bytes: int | None = None
     memory_used_bytes: int | None = None
     memory_free_bytes: int | None = None
@@ -114,6 +117,8 @@ class Sample(ReadingsRecord):
     hostname: str
     source: str
     """Where the sample came from: `nvml`, `demo:SCENARIO`, `replay:FILE`."""
+    driver_version: str | None = None
+    """The NVIDIA driver's version as NVML reports it (`570.124.06`)."""
     gpus: list[GpuRecord] = []
     processes: list[ProcessRecord] = []
     host: HostRecord | None = None

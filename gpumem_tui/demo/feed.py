@@ -36,7 +36,8 @@ class DemoFeed(Feed):
         self.clock = clock
         self.intro: str | None = None
         """What the scenario is and when its story shows: the note the app opens with (a running demo's)."""
-        self.nvml = getattr(self.collector.gpu_reader, "module", None)  # the fake NVML: inject faults into a demo
+        self.driver = getattr(getattr(self.collector.gpu_reader, "module", None), "nvmlLib", None)
+        """The fake driver under the binding: inject faults into a demo."""
         self.name, self.live = f"demo {self.node.scenario.name}", True
         self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
         points = [_served(self.node, server, engine_id) for engine_id, server in self.servers.items()]

@@ -55,6 +55,7 @@ class Collector:
             timestamp=timestamp,
             hostname=self.hostname,
             source=self.source,
+            driver_version=reading.driver_version,
             gpus=reading.gpus,
             processes=[_join(process, infos.get(process.pid)) for process in reading.processes],
             host=self._host.host(),

@@ -1,12 +1,16 @@
 """NVML source: per-GPU memory, utilization, temperature, power, MIG and processes, via nvidia-ml-py.
 
-The NVML module is handed in (the real `pynvml`, or the simulator's fake with the same functions and
-the same exception classes), so tests run this exact code. This is the only module importing pynvml.
+The NVML module is handed in: the installed `pynvml` on a live node, or a private copy of that same
+binding loaded over another C library (`bind`: the simulated node's fake driver), so tests and the demo
+run the binding's own code as well as this one. This is the only module importing pynvml.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import itertools
+import sys
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -66,6 +70,7 @@ class _DeviceLost(Exception):
 class NvmlReading:
     """One pass over every device: GPU records, their processes (GPU fields only), and what went wrong."""
 
+    driver_version: str | None = None
     gpus: list[GpuRecord] = field(default_factory=list)
     processes: list[ProcessRecord] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)
@@ -74,6 +79,27 @@ class NvmlReading:
 def real_module() -> ModuleType:
     """The installed `pynvml` (nvidia-ml-py): what a live node uses, and whose error classes a fake copies."""
     return pynvml
+
+
+_copies = itertools.count()
+
+
+def bind(library: Any) -> ModuleType:
+    """A private copy of the installed binding whose C library is `library` instead of
+    libnvidia-ml.so.1: the binding keeps its library handle in the module attribute `nvmlLib` (and caches
+    function pointers per module), so each copy serves one library and two never share a cache."""
+    name = f"_gpumem_pynvml_{next(_copies)}"
+    spec = importlib.util.spec_from_file_location(name, pynvml.__file__)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load a copy of the NVML binding from {pynvml.__file__}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # the binding names its own error classes through sys.modules while it loads
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    module.nvmlLib = library
+    return module
 
 
 def _classes(nvml: Any, names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
@@ -136,10 +162,16 @@ class NvmlSource:
             count = self._nvml.nvmlDeviceGetCount()
         except self._nvml.NVMLError as exc:
             raise self._unavailable(exc) from None
-        reading = NvmlReading()
+        reading = NvmlReading(driver_version=self._driver_version())
         for index in range(count):
             self._read_device(index, reading)
         return reading
+
+    def _driver_version(self) -> str | None:
+        try:
+            return self._call(self._nvml.nvmlSystemGetDriverVersion)
+        except _DeviceLost:
+            return None
 
     def _unavailable(self, exc: BaseException) -> NvmlUnavailable:
         reason, hint = _UNAVAILABLE.get(
@@ -202,9 +234,11 @@ class NvmlSource:
         reading.processes.extend(processes)
 
     def _identity(self, handle: Any) -> dict[str, Any]:
+        pci = self._call(self._nvml.nvmlDeviceGetPciInfo, handle)
         return {
             "name": self._call(self._nvml.nvmlDeviceGetName, handle),
             "uuid": self._call(self._nvml.nvmlDeviceGetUUID, handle),
+            "bus_id": None if pci is None else pci.busId,
         }
 
     def _memory(self, handle: Any) -> dict[str, Any]:

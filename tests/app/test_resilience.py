@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.driver_abi import ERROR_DRIVER_NOT_LOADED
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import Feed
-from gpumem_tui.sources.nvml import real_module
 from tests.app.conftest import record_demo, refresh, settle, text_of
 
 
@@ -45,12 +45,12 @@ async def test_nvml_failing_mid_run_becomes_a_message(make_app):
     app = make_app("healthy-8b", at=100)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        nvml = app.demo_feed.nvml
-        nvml.inject("nvmlDeviceGetCount", real_module().NVMLError_DriverNotLoaded)
+        driver = app.demo_feed.driver
+        driver.fail("nvmlDeviceGetCount_v2", ERROR_DRIVER_NOT_LOADED)
         app.demo_clock.set(120)
         await refresh(app, pilot)
         assert "nvml:" in text_of(app.screen.query_one("#source-status"))
-        nvml.clear("nvmlDeviceGetCount")
+        driver.clear("nvmlDeviceGetCount_v2")
         app.demo_clock.set(130)
         await refresh(app, pilot)
         assert "GPU 0" in card_title(app, 0)

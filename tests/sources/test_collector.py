@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.demo import ManualClock, demo_collector
+from gpumem_tui.demo.driver_abi import ERROR_DRIVER_NOT_LOADED
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.host import HostSource
 
@@ -26,9 +27,9 @@ def test_a_pid_from_another_namespace_is_shown_as_not_visible(make_rig):
     assert process.note == "pid 4194303, not visible here" and process.gpu_memory_bytes > 0
 
 
-def test_unavailable_nvml_becomes_an_error_in_the_sample(pynvml, make_rig):
+def test_unavailable_nvml_becomes_an_error_in_the_sample(make_rig):
     rig = make_rig()
-    rig.fake.inject("nvmlInit", pynvml.NVMLError_DriverNotLoaded)
+    rig.driver.fail("nvmlInitWithFlags", ERROR_DRIVER_NOT_LOADED)
     sample = Collector(rig.source, HostSource(), source="nvml", clock=lambda: 0.0).sample()
     assert sample.gpus == [] and sample.errors[0].source == "nvml"
     assert "driver is not loaded" in sample.errors[0].message and sample.host is not None

@@ -1,9 +1,10 @@
-"""The real NVML source over the fake NVML: readings, fallbacks, and every error case."""
+"""The NVML source over the real pynvml binding over the fake driver: readings, fallbacks, and every error case."""
 
 from __future__ import annotations
 
 import pytest
 
+from gpumem_tui.demo import driver_abi as abi
 from gpumem_tui.demo.scenario import scenario_dir
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.units import MIB
@@ -21,6 +22,8 @@ def test_reads_every_gpu_and_its_processes(rig):
     assert [(p.pid, p.gpu_index, p.kind) for p in reading.processes] == [(2100, 0, "compute")]
     assert first.power_limit_w == 700.0 and first.temperature_c is not None
     assert first.mig_enabled is False and reading.errors == []
+    assert reading.driver_version == "570.124.06"
+    assert (first.bus_id, second.bus_id) == ("00000000:18:00.0", "00000000:26:00.0")
 
 
 def test_memory_falls_back_to_v1_where_the_driver_lacks_v2(make_rig):
@@ -30,9 +33,9 @@ def test_memory_falls_back_to_v1_where_the_driver_lacks_v2(make_rig):
     assert gpu.memory_used_bytes == gpu.memory_total_bytes - gpu.memory_free_bytes  # v1 counts reserved as used
 
 
-def test_memory_v1_when_the_module_has_no_v2_version(rig):
-    rig.fake.hide("nvmlMemory_v2")
-    gpu = NvmlSource(rig.fake).read().gpus[0]
+def test_memory_v1_when_the_driver_has_no_v2_symbol(rig):
+    rig.driver.hide("nvmlDeviceGetMemoryInfo_v2")
+    gpu = rig.source.read().gpus[0]
     assert gpu.memory_reserved_bytes is None and gpu.memory_total_bytes == 81_559 * MIB
 
 
@@ -54,25 +57,26 @@ def test_not_supported_makes_only_that_field_none(make_rig, reading, fields):
     assert gpu.memory_used_bytes and gpu.name and not gpu.lost and len(result.processes) == 1
 
 
-def test_function_not_found_falls_back_to_the_older_process_call(rig, pynvml):
-    rig.fake.inject("nvmlDeviceGetComputeRunningProcesses_v3", pynvml.NVMLError_FunctionNotFound)
+def test_function_not_found_falls_back_to_the_older_process_call(rig):
+    rig.driver.hide("nvmlDeviceGetComputeRunningProcesses_v3")
     assert [p.pid for p in rig.source.read().processes] == [2100]
 
 
-def test_a_module_without_v3_uses_v2(rig):
-    rig.fake.hide("nvmlDeviceGetComputeRunningProcesses_v3")
-    assert [p.pid for p in NvmlSource(rig.fake).read().processes] == [2100]
+def test_a_driver_without_v3_uses_v2(make_rig):
+    rig = make_rig(version="470.256.02")
+    assert [(p.pid, p.gpu_memory_bytes > 0) for p in rig.source.read().processes] == [(2100, True)]
+    assert rig.driver.crashes == []
 
 
-def test_function_not_found_on_a_field_makes_it_none(rig, pynvml):
-    rig.fake.inject("nvmlDeviceGetEnforcedPowerLimit", pynvml.NVMLError_FunctionNotFound)
+def test_function_not_found_on_a_field_makes_it_none(rig):
+    rig.driver.hide("nvmlDeviceGetEnforcedPowerLimit")
     gpu = rig.source.read().gpus[0]
     assert gpu.power_limit_w is None and gpu.power_w is not None
 
 
-@pytest.mark.parametrize("error", ["NVMLError_GpuIsLost", "NVMLError_Unknown"])
-def test_a_lost_gpu_is_marked_and_the_others_go_on(rig, pynvml, error):
-    rig.fake.inject("nvmlDeviceGetMemoryInfo", getattr(pynvml, error), gpu=0)
+@pytest.mark.parametrize("code", [abi.ERROR_GPU_IS_LOST, abi.ERROR_UNKNOWN])
+def test_a_lost_gpu_is_marked_and_the_others_go_on(rig, code):
+    rig.driver.fail("nvmlDeviceGetMemoryInfo_v2", code, gpu=0)
     reading = rig.source.read()
     lost, healthy = reading.gpus
     assert lost.lost and lost.name == "NVIDIA H100 80GB HBM3" and lost.memory_total_bytes is None
@@ -89,29 +93,62 @@ def test_gpu_lost_on_the_handle_itself(make_rig):
 
 
 @pytest.mark.parametrize(
-    "error, words",
+    "code, words",
     [
-        ("NVMLError_LibraryNotFound", "libnvidia-ml.so.1"),
-        ("NVMLError_DriverNotLoaded", "driver is not loaded"),
-        ("NVMLError_NoPermission", "no permission"),
+        (abi.ERROR_DRIVER_NOT_LOADED, "driver is not loaded"),
+        (abi.ERROR_NO_PERMISSION, "no permission"),
+        (abi.ERROR_LIB_RM_VERSION_MISMATCH, "different versions"),
     ],
 )
-def test_unusable_nvml_is_unavailable_with_a_reason_and_a_hint(rig, pynvml, error, words):
-    rig.fake.inject("nvmlInit", getattr(pynvml, error))
+def test_unusable_nvml_is_unavailable_with_a_reason_and_a_hint(rig, code, words):
+    rig.driver.fail("nvmlInitWithFlags", code)
     with pytest.raises(NvmlUnavailable) as caught:
         rig.source.read()
     assert words in caught.value.reason
     assert "--demo" in caught.value.hint
 
 
-def test_the_fake_raises_the_real_pynvml_classes(rig, pynvml):
-    rig.fake.inject("nvmlDeviceGetName", pynvml.NVMLError_GpuIsLost)
-    rig.fake.nvmlInit()
-    with pytest.raises(pynvml.NVMLError_GpuIsLost):
-        rig.fake.nvmlDeviceGetName(rig.fake.nvmlDeviceGetHandleByIndex(0))
-    rig.fake.nvmlShutdown()
-    with pytest.raises(pynvml.NVMLError_Uninitialized):
-        rig.fake.nvmlDeviceGetCount()
+def test_a_missing_library_is_unavailable_with_a_reason_and_a_hint(rig, monkeypatch):
+    """The binding's own loader: no library handle yet, and dlopen of libnvidia-ml.so.1 fails."""
+
+    def no_library(name):
+        raise OSError(f"{name}: cannot open shared object file: No such file or directory")
+
+    rig.binding.nvmlLib = None
+    monkeypatch.setattr(rig.binding, "CDLL", no_library)
+    with pytest.raises(NvmlUnavailable) as caught:
+        rig.source.read()
+    assert "libnvidia-ml.so.1" in caught.value.reason and "--demo" in caught.value.hint
+
+
+def test_the_binding_over_the_driver_raises_its_own_classes(rig):
+    nvml = rig.binding
+    rig.driver.fail("nvmlDeviceGetName", abi.ERROR_GPU_IS_LOST)
+    nvml.nvmlInit()
+    with pytest.raises(nvml.NVMLError_GpuIsLost):
+        nvml.nvmlDeviceGetName(nvml.nvmlDeviceGetHandleByIndex(0))
+    nvml.nvmlShutdown()
+    with pytest.raises(nvml.NVMLError_Uninitialized):
+        nvml.nvmlDeviceGetCount()
+    with pytest.raises(nvml.NVMLError_FunctionNotFound):
+        nvml.nvmlDeviceGetNvLinkState(None, 0)
+
+
+def test_the_binding_reads_the_driver_through_ctypes(rig):
+    """The structs the driver fills are the binding's: strings decoded, memory v2 versioned, handles opaque."""
+    nvml = rig.binding
+    nvml.nvmlInit()
+    handle = nvml.nvmlDeviceGetHandleByIndex(1)
+    assert nvml.nvmlSystemGetDriverVersion() == "570.124.06"
+    assert nvml.nvmlDeviceGetName(handle) == "NVIDIA H100 80GB HBM3"
+    assert nvml.nvmlDeviceGetUUID(handle).startswith("GPU-")
+    assert nvml.nvmlDeviceGetPciInfo(handle).busId == "00000000:26:00.0"
+    memory = nvml.nvmlDeviceGetMemoryInfo(handle, version=nvml.nvmlMemory_v2)
+    assert (memory.total, memory.reserved, memory.used) == (81_559 * MIB, 470 * MIB, 0)
+    assert nvml.nvmlDeviceGetComputeRunningProcesses(handle) == []
+    (engine,) = nvml.nvmlDeviceGetComputeRunningProcesses(nvml.nvmlDeviceGetHandleByIndex(0))
+    assert engine.pid == 2100 and engine.usedGpuMemory > 0 and engine.gpuInstanceId == abi.NO_INSTANCE
+    nvml.nvmlShutdown()
 
 
 def test_mig_instances_and_the_processes_inside_them(make_rig):
