@@ -44,7 +44,12 @@ class FakeDriver:
         self.root = root
         self.denied: set[int] = set()
         self.name_bytes: dict[int, bytes] = {}
-        """Raw name bytes per GPU index, as a broken VBIOS or driver may report (not valid UTF-8)."""
+        """Raw name bytes per GPU index, as a broken VBIOS or driver may report (not valid UTF-8). NVML copies
+        the string it holds into the caller's buffer as it is; the binding decodes it as strict UTF-8."""
+        self.uuid_bytes: dict[int, bytes] = {}
+        """Raw UUID bytes per GPU index, the same way."""
+        self.bus_id_bytes: dict[int, bytes] = {}
+        """Raw PCI bus id bytes per GPU index (the `busId` of nvmlPciInfo_t), the same way."""
         self.calls = 0
         self.missed: dict[str, int] = {}
         """Symbol lookups that found nothing, by name (each one is a dlsym miss in the binding)."""
@@ -180,13 +185,16 @@ class FakeDriver:
 
     def _nvmlDeviceGetUUID(self, handle: int, buffer: int | None, length: int) -> None:
         gpu, slot = self._device(handle)
-        uuid = gpu.uuid if slot is None else f"MIG-{gpu.uuid[4:]}-{slot}"
-        self._put_text(buffer, length, uuid.encode())
+        if slot is None:
+            uuid = self.uuid_bytes.get(gpu.index, gpu.uuid.encode())
+        else:
+            uuid = f"MIG-{gpu.uuid[4:]}-{slot}".encode()
+        self._put_text(buffer, length, uuid)
 
     def _nvmlDeviceGetPciInfo_v3(self, handle: int, info: int | None) -> None:
         gpu, _ = self._device(handle)
         domain, bus = gpu.index // 16, 0x18 + (gpu.index % 16) * 0x0E
-        bus_id = f"{domain:08X}:{bus:02X}:00.0".encode()
+        bus_id = self.bus_id_bytes.get(gpu.index, f"{domain:08X}:{bus:02X}:00.0".encode())
         self._put(info, abi.PciInfo(busIdLegacy=bus_id, domain=domain, bus=bus, device=0, busId=bus_id))
 
     def _nvmlDeviceGetMemoryInfo(self, handle: int, memory: int | None) -> None:
