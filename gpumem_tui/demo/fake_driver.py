@@ -135,7 +135,7 @@ class FakeDriver:
         return (gpu.index + 1) << 8 | (0 if slot is None else slot + 1)
 
     @staticmethod
-    def _put(pointer: int | None, value: ctypes._SimpleCData) -> None:
+    def _put(pointer: int | None, value: ctypes._SimpleCData | ctypes.Structure) -> None:
         if not pointer:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
         ctypes.memmove(pointer, ctypes.byref(value), ctypes.sizeof(value))

@@ -114,7 +114,7 @@ def bind(library: Any) -> ModuleType:
         spec.loader.exec_module(module)
     finally:
         del sys.modules[name]
-    module.nvmlLib = library
+    vars(module)["nvmlLib"] = library  # the binding's own global, which it reads on every call
     return module
 
 
