@@ -35,14 +35,16 @@ class FakeDriver:
 
     `root`: the caller's privilege (a MIG parent's process list is aggregate-only as root, refused
     otherwise). `denied`: NVML indices whose device node this process may not open (a Slurm or container
-    cgroup); they are counted but their handle is refused.
+    cgroup; the scenario's `denied` GPU groups to start with). NVML counts every GPU of the node
+    (nvmlDeviceGetCount) but nvmlDeviceGetHandleByIndex returns NVML_ERROR_NO_PERMISSION for those ("the
+    user doesn't have permission to talk to this device", nvml.h).
     """
 
     def __init__(self, node: SimulatedNode, version: str = DRIVER_VERSION, *, root: bool = True):
         self._node = node
         self.version = version
         self.root = root
-        self.denied: set[int] = set()
+        self.denied: set[int] = set(node.denied_gpus)
         self.name_bytes: dict[int, bytes] = {}
         """Raw name bytes per GPU index, as a broken VBIOS or driver may report (not valid UTF-8). NVML copies
         the string it holds into the caller's buffer as it is; the binding decodes it as strict UTF-8."""
