@@ -76,7 +76,9 @@ class FakeDriver:
 
     # Test controls.
     def fail(self, symbol: str, code: int, gpu: int | None = None) -> None:
-        """Make `symbol` return `code` on every GPU, or only for handles of GPU `gpu`."""
+        """Make `symbol` return `code` on every GPU, or only for handles of GPU `gpu` (the handle call itself
+        by its index). The codes mean what nvml.h says: TIMEOUT, INSUFFICIENT_SIZE, NO_DATA, MEMORY and
+        UNKNOWN ("any unexpected error") fail one call; GPU_IS_LOST and RESET_REQUIRED are the card gone."""
         self._faults[symbol] = (code, gpu)
 
     def clear(self, symbol: str) -> None:
@@ -209,6 +211,9 @@ class FakeDriver:
         self._put(memory, abi.Memory(total=gpu.total_bytes, free=gpu.free_bytes, used=gpu.total_bytes - gpu.free_bytes))
 
     def _nvmlDeviceGetMemoryInfo_v2(self, handle: int, memory: int | None) -> None:
+        """nvml.h: ARGUMENT_VERSION_MISMATCH when the caller's struct version is not one this driver knows
+        (a fact of the driver, the same for every device); NOT_SUPPORTED from a device that cannot report it
+        (a card listing `memory_v2` as unsupported, a MIG device here), while other devices still answer."""
         gpu, slot = self._device(handle)
         if not memory or abi.MemoryV2.from_address(memory).version != abi.MEMORY_V2:
             raise _Refused(abi.ERROR_ARGUMENT_VERSION_MISMATCH)

@@ -173,3 +173,5 @@ def test_an_unreadable_mig_instance_id_keeps_every_gpu(tmp_path, monkeypatch, ca
     assert main(["snapshot", "--demo", str(scenario)]) == 0
     out = capsys.readouterr().out
     assert "0:?" in out and "None" not in out
+    assert main(["check", "--demo", str(scenario)]) == 0  # a driver field is never bad input, nor critical
+    assert capsys.readouterr().out.startswith("OK - ")
