@@ -92,11 +92,6 @@ class NvmlReading:
     errors: list[SourceError] = field(default_factory=list)
 
 
-def real_module() -> ModuleType:
-    """The installed `pynvml` (nvidia-ml-py): what a live node uses, and whose error classes a fake copies."""
-    return pynvml
-
-
 _copies = itertools.count()
 
 

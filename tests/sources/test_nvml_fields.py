@@ -72,6 +72,7 @@ def test_an_unreadable_gpu_instance_id_keeps_every_gpu(make_rig, code):
         (abi.ERROR_TIMEOUT, "Timeout"),
         (abi.ERROR_INSUFFICIENT_SIZE, "Insufficient Size"),
         (abi.ERROR_NO_DATA, "code 21"),  # the binding has no words for No Data
+        (abi.ERROR_MEMORY, "Insufficient Memory"),
         (abi.ERROR_UNKNOWN, "Unknown Error"),
     ],
 )
@@ -167,8 +168,9 @@ model = "h100"
         assert v2.memory_reserved_bytes == 470 * MIB
 
 
-def test_a_version_mismatch_on_memory_v2_means_v1_from_then_on(rig):
-    rig.driver.fail("nvmlDeviceGetMemoryInfo_v2", abi.ERROR_ARGUMENT_VERSION_MISMATCH)
+@pytest.mark.parametrize("code", [abi.ERROR_ARGUMENT_VERSION_MISMATCH, abi.ERROR_FUNCTION_NOT_FOUND])
+def test_a_driver_without_memory_v2_gets_v1_from_then_on(rig, code):
+    rig.driver.fail("nvmlDeviceGetMemoryInfo_v2", code)
     assert [g.memory_reserved_bytes for g in rig.source.read().gpus] == [None, None]
     rig.driver.clear("nvmlDeviceGetMemoryInfo_v2")
     assert rig.source.read().gpus[0].memory_reserved_bytes is None  # a driver fact: not asked again
