@@ -15,7 +15,8 @@ ProcessKind = Literal["compute", "graphics", "compute+graphics"]
 class MigInstance(ReadingsRecord):
     """One MIG GPU instance of a card in MIG mode, with its own slice of memory."""
 
-    gpu_instance_id: int
+    gpu_instance_id: int | None = None
+    """None when the driver would not say (the instance's memory is still shown)."""
     name: str | None = None
     uuid: str | None = None
     memory_total_bytes: int | None = None
@@ -45,8 +46,18 @@ class GpuRecord(ReadingsRecord):
     mig_enabled: bool | None = None
     mig_instances: list[MigInstance] = []
     lost: bool = False
-    """The GPU stopped answering (fell off the bus, or an unknown driver error): its readings are gone."""
+    """The GPU stopped answering (fell off the bus, or needs a reset): its readings are gone."""
+    accessible: bool = True
+    """False when NVML counts the GPU but this process may not open it (No Permission on its handle): a
+    cgroup or a container's device list (Slurm ConstrainDevices, `docker --gpus`) allows only some of the
+    node's GPUs. Not lost: it has no readings here because it belongs to someone else."""
     error: str | None = None
+    """Why the GPU has no readings: the driver's words when it is lost or not accessible."""
+
+    @property
+    def readable(self) -> bool:
+        """Its readings can be had from here: neither lost nor closed to this process."""
+        return self.accessible and not self.lost
 
 
 class ProcessInfo(ReadingsRecord):

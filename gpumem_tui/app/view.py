@@ -178,6 +178,8 @@ def _verdict(gpu: GpuRecord, overlay: GpuOverlay | None, loading: bool, findings
     was compared with a plan at all."""
     if gpu.lost:
         return "lost", "critical"
+    if not gpu.accessible:
+        return "no access", "info"
     loud = [f for f in findings if f.severity != "info"]
     severity = worst(loud)
     if severity is not None:

@@ -88,6 +88,8 @@ def _gpu_table(sample: Sample) -> Table:
 def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
     if gpu.lost:
         return [[str(gpu.index), literal(gpu.name), "LOST", "-", "-", "-", "-", "-", "-", "-"]]
+    if not gpu.accessible:
+        return [[str(gpu.index), literal(gpu.name), "not accessible", "-", "-", "-", "-", "-", "-", "-"]]
     share = (
         "-"
         if not gpu.memory_total_bytes or gpu.memory_used_bytes is None
@@ -119,7 +121,7 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
     for mig in gpu.mig_instances:
         rows.append(
             [
-                f"{gpu.index}:{mig.gpu_instance_id}",
+                f"{gpu.index}:{'?' if mig.gpu_instance_id is None else mig.gpu_instance_id}",
                 literal(mig.name),
                 mib(mig.memory_used_bytes),
                 mib(mig.memory_total_bytes),

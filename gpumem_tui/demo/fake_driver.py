@@ -35,16 +35,23 @@ class FakeDriver:
 
     `root`: the caller's privilege (a MIG parent's process list is aggregate-only as root, refused
     otherwise). `denied`: NVML indices whose device node this process may not open (a Slurm or container
-    cgroup); they are counted but their handle is refused.
+    cgroup; the scenario's `denied` GPU groups to start with). NVML counts every GPU of the node
+    (nvmlDeviceGetCount) but nvmlDeviceGetHandleByIndex returns NVML_ERROR_NO_PERMISSION for those ("the
+    user doesn't have permission to talk to this device", nvml.h).
     """
 
     def __init__(self, node: SimulatedNode, version: str = DRIVER_VERSION, *, root: bool = True):
         self._node = node
         self.version = version
         self.root = root
-        self.denied: set[int] = set()
+        self.denied: set[int] = set(node.denied_gpus)
         self.name_bytes: dict[int, bytes] = {}
-        """Raw name bytes per GPU index, as a broken VBIOS or driver may report (not valid UTF-8)."""
+        """Raw name bytes per GPU index, as a broken VBIOS or driver may report (not valid UTF-8). NVML copies
+        the string it holds into the caller's buffer as it is; the binding decodes it as strict UTF-8."""
+        self.uuid_bytes: dict[int, bytes] = {}
+        """Raw UUID bytes per GPU index, the same way."""
+        self.bus_id_bytes: dict[int, bytes] = {}
+        """Raw PCI bus id bytes per GPU index (the `busId` of nvmlPciInfo_t), the same way."""
         self.calls = 0
         self.missed: dict[str, int] = {}
         """Symbol lookups that found nothing, by name (each one is a dlsym miss in the binding)."""
@@ -69,7 +76,9 @@ class FakeDriver:
 
     # Test controls.
     def fail(self, symbol: str, code: int, gpu: int | None = None) -> None:
-        """Make `symbol` return `code` on every GPU, or only for handles of GPU `gpu`."""
+        """Make `symbol` return `code` on every GPU, or only for handles of GPU `gpu` (the handle call itself
+        by its index). The codes mean what nvml.h says: TIMEOUT, INSUFFICIENT_SIZE, NO_DATA, MEMORY and
+        UNKNOWN ("any unexpected error") fail one call; GPU_IS_LOST and RESET_REQUIRED are the card gone."""
         self._faults[symbol] = (code, gpu)
 
     def clear(self, symbol: str) -> None:
@@ -130,7 +139,7 @@ class FakeDriver:
         return (gpu.index + 1) << 8 | (0 if slot is None else slot + 1)
 
     @staticmethod
-    def _put(pointer: int | None, value: ctypes._SimpleCData) -> None:
+    def _put(pointer: int | None, value: ctypes._SimpleCData | ctypes.Structure) -> None:
         if not pointer:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
         ctypes.memmove(pointer, ctypes.byref(value), ctypes.sizeof(value))
@@ -180,13 +189,16 @@ class FakeDriver:
 
     def _nvmlDeviceGetUUID(self, handle: int, buffer: int | None, length: int) -> None:
         gpu, slot = self._device(handle)
-        uuid = gpu.uuid if slot is None else f"MIG-{gpu.uuid[4:]}-{slot}"
-        self._put_text(buffer, length, uuid.encode())
+        if slot is None:
+            uuid = self.uuid_bytes.get(gpu.index, gpu.uuid.encode())
+        else:
+            uuid = f"MIG-{gpu.uuid[4:]}-{slot}".encode()
+        self._put_text(buffer, length, uuid)
 
     def _nvmlDeviceGetPciInfo_v3(self, handle: int, info: int | None) -> None:
         gpu, _ = self._device(handle)
         domain, bus = gpu.index // 16, 0x18 + (gpu.index % 16) * 0x0E
-        bus_id = f"{domain:08X}:{bus:02X}:00.0".encode()
+        bus_id = self.bus_id_bytes.get(gpu.index, f"{domain:08X}:{bus:02X}:00.0".encode())
         self._put(info, abi.PciInfo(busIdLegacy=bus_id, domain=domain, bus=bus, device=0, busId=bus_id))
 
     def _nvmlDeviceGetMemoryInfo(self, handle: int, memory: int | None) -> None:
@@ -199,6 +211,9 @@ class FakeDriver:
         self._put(memory, abi.Memory(total=gpu.total_bytes, free=gpu.free_bytes, used=gpu.total_bytes - gpu.free_bytes))
 
     def _nvmlDeviceGetMemoryInfo_v2(self, handle: int, memory: int | None) -> None:
+        """nvml.h: ARGUMENT_VERSION_MISMATCH when the caller's struct version is not one this driver knows
+        (a fact of the driver, the same for every device); NOT_SUPPORTED from a device that cannot report it
+        (a card listing `memory_v2` as unsupported, a MIG device here), while other devices still answer."""
         gpu, slot = self._device(handle)
         if not memory or abi.MemoryV2.from_address(memory).version != abi.MEMORY_V2:
             raise _Refused(abi.ERROR_ARGUMENT_VERSION_MISMATCH)

@@ -49,9 +49,13 @@ class SimulatedNode:
 
     def _build(self, catalog: Catalog) -> None:
         self.gpus: list[SimGpu] = []
+        self.denied_gpus: set[int] = set()
+        """Indices of the cards the watching process may not open (`denied` groups)."""
         for group in self.scenario.gpus:
             spec = catalog.gpu(group.model)
             for _ in range(group.count):
+                if group.denied:
+                    self.denied_gpus.add(len(self.gpus))
                 self.gpus.append(
                     SimGpu(
                         len(self.gpus),

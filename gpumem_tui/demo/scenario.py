@@ -49,6 +49,10 @@ class GpuGroup(_Spec):
     """Readings these cards do not report (NVML answers Not Supported)."""
     mig_instances_mib: list[Annotated[int, Field(gt=0, le=2**20)]] = Field(default=[], max_length=7)
     """MIG mode on, with one GPU instance of each size (MiB)."""
+    denied: bool = Field(default=False, strict=True)
+    """This process may not open these cards: its cgroup or container allows only the node's other GPUs
+    (Slurm ConstrainDevices, `docker --gpus`). NVML counts them and refuses their handle (No Permission);
+    what runs on them is someone else's and stays out of sight. A TOML boolean: `"yes"` is refused."""
 
 
 class EngineSpec(_Spec):

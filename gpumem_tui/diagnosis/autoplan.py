@@ -85,7 +85,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         gpus = (
             running.gpu_indices
             if running
-            else [g.index for g in sample.gpus if not g.lost][: manual_split(manual, sample, catalog)]
+            else [g.index for g in sample.gpus if g.readable][: manual_split(manual, sample, catalog)]
         )
         found.append(_by_hand(manual, len(gpus)))
         if running is not None:
@@ -131,8 +131,8 @@ def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: 
         return "the engine has not said which model it serves"
     if not gpus:
         return "no process of this engine holds GPU memory now"
-    if not any(g.index in gpus and not g.lost for g in sample.gpus):
-        return "none of the engine's GPUs answers NVML"
+    if not any(g.index in gpus and g.readable for g in sample.gpus):
+        return "none of the engine's GPUs answers NVML here"
     return None
 
 
@@ -146,7 +146,7 @@ def _predicted(
     flags: dict,
 ) -> EnginePlan:
     found, assumed = list(base.found), list(base.assumed)
-    card = next(g for g in sample.gpus if g.index in base.gpu_indices and not g.lost)
+    card = next(g for g in sample.gpus if g.index in base.gpu_indices and g.readable)
     gpu = gpu_spec_for(card.name, card.memory_total_bytes, catalog)
     if gpu is None:
         return base.model_copy(update={"missing": f"GPU {card.index} reports neither a known name nor its total"})

@@ -102,7 +102,7 @@ def manual_settings(
 def manual_split(plan: ManualPlan, sample: Sample, catalog: Catalog) -> int:
     """The split a manual plan takes on a node where no engine runs: its own, else the fewest of the node's
     first GPU that hold its load."""
-    first = next((g for g in sample.gpus if not g.lost), None)
+    first = next((g for g in sample.gpus if g.readable), None)
     gpu = gpu_spec_for(first.name, first.memory_total_bytes, catalog) if first else None
     if plan.tp or gpu is None:
         return plan.tp or 1

@@ -8,6 +8,7 @@ run the binding's own code as well as this one. This is the only module importin
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import itertools
 import sys
@@ -41,17 +42,23 @@ _UNAVAILABLE = {
         "reboot or reload the driver after an upgrade, or try `--demo healthy-8b`",
     ),
 }
-# Errors that mean "this reading does not exist here": the field becomes None.
+# Errors that mean "this reading does not exist here": the field becomes None, quietly.
 _MISSING = (
     "NVMLError_NotSupported",
     "NVMLError_FunctionNotFound",
     "NVMLError_NotFound",
-    "NVMLError_NoData",
     "NVMLError_NoPermission",
     "NVMLError_ArgumentVersionMismatch",
 )
-# Errors that mean the device itself stopped answering.
-_LOST = ("NVMLError_GpuIsLost", "NVMLError_Unknown", "NVMLError_ResetRequired")
+# A version of a call this driver does not have: its symbol (FunctionNotFound), or the struct version the
+# binding passes (ArgumentVersionMismatch). A fact of the driver, the same for every GPU and the whole run.
+_ABSENT = ("NVMLError_FunctionNotFound", "NVMLError_ArgumentVersionMismatch", "NVMLLibraryMismatchError")
+# Errors that mean the device itself stopped answering. Any other NVML error (Timeout, Insufficient Size,
+# No Data, Insufficient Memory, Unknown: "any unexpected error") fails that one reading, said in a SourceError.
+_LOST = ("NVMLError_GpuIsLost", "NVMLError_ResetRequired")
+# What the binding itself raises on an answer it cannot take in: strict UTF-8 decoding of a string (a
+# UnicodeDecodeError is a ValueError), a value ctypes refuses.
+_BINDING_FAULTS = (ValueError, TypeError, OverflowError, ctypes.ArgumentError)
 
 
 class NvmlUnavailable(RuntimeError):
@@ -66,6 +73,15 @@ class _DeviceLost(Exception):
     """Raised inside one device's read to abandon it; carries the driver's words."""
 
 
+class _Denied(Exception):
+    """NVML counts this GPU but refuses this process its handle (No Permission): a cgroup or a container's
+    device list (Slurm ConstrainDevices, `docker --gpus`) lets it open only some of the node's GPUs."""
+
+
+class _Absent(Exception):
+    """This version of a call does not exist in this driver (raised only where the caller asked to know)."""
+
+
 @dataclass
 class NvmlReading:
     """One pass over every device: GPU records, their processes (GPU fields only), and what went wrong."""
@@ -74,11 +90,6 @@ class NvmlReading:
     gpus: list[GpuRecord] = field(default_factory=list)
     processes: list[ProcessRecord] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)
-
-
-def real_module() -> ModuleType:
-    """The installed `pynvml` (nvidia-ml-py): what a live node uses, and whose error classes a fake copies."""
-    return pynvml
 
 
 _copies = itertools.count()
@@ -98,7 +109,7 @@ def bind(library: Any) -> ModuleType:
         spec.loader.exec_module(module)
     finally:
         del sys.modules[name]
-    module.nvmlLib = library
+    vars(module)["nvmlLib"] = library  # the binding's own global, which it reads on every call
     return module
 
 
@@ -118,10 +129,11 @@ class NvmlSource:
     def __init__(self, nvml: Any | None = None):
         self._nvml = nvml if nvml is not None else pynvml
         self._missing = _classes(self._nvml, _MISSING)
+        self._absent = _classes(self._nvml, _ABSENT)
         self._lost = _classes(self._nvml, _LOST)
-        self._not_found = _classes(self._nvml, ("NVMLError_FunctionNotFound",))
-        self._mismatch = _classes(self._nvml, ("NVMLLibraryMismatchError",))
+        self._denied = _classes(self._nvml, ("NVMLError_NoPermission",))
         self._memory_v2 = hasattr(self._nvml, "nvmlMemory_v2")
+        """Ask memory v2 until the driver shows it has none (then never again: see `_memory`)."""
         self._compute = _versions(self._nvml, "nvmlDeviceGetComputeRunningProcesses")
         self._graphics = _versions(self._nvml, "nvmlDeviceGetGraphicsRunningProcesses")
         self._temperature = [
@@ -133,6 +145,10 @@ class NvmlSource:
             if f
         ]
         self._open = False
+        self._reading = NvmlReading()
+        """The reading under way: where one failed field records its SourceError."""
+        self._gpu: int | None = None
+        """The GPU being read, named in those errors (None for a system call)."""
 
     @property
     def module(self) -> Any:
@@ -162,14 +178,18 @@ class NvmlSource:
             count = self._nvml.nvmlDeviceGetCount()
         except self._nvml.NVMLError as exc:
             raise self._unavailable(exc) from None
-        reading = NvmlReading(driver_version=self._driver_version())
+        reading = self._reading = NvmlReading()
+        self._gpu = None
+        reading.driver_version = self._driver_version()
         for index in range(count):
+            self._gpu = index
             self._read_device(index, reading)
+        self._gpu = None
         return reading
 
     def _driver_version(self) -> str | None:
         try:
-            return self._call(self._nvml.nvmlSystemGetDriverVersion)
+            return self._call(self._nvml.nvmlSystemGetDriverVersion, what="driver version")
         except _DeviceLost:
             return None
 
@@ -180,39 +200,68 @@ class NvmlSource:
         )
         return NvmlUnavailable(reason, hint)
 
-    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """One NVML call: None where the reading is unsupported; _DeviceLost when the card stops answering."""
+    def _call(self, fn: Any, *args: Any, what: str | None = None, versioned: bool = False, **kwargs: Any) -> Any:
+        """Every NVML call goes through here. The reading, or None: quietly where this GPU or driver does not
+        have it; with one SourceError (the GPU, `what`, the driver's words) where the call failed. Raises
+        _DeviceLost when the card stops answering, and _Absent for a version the driver lacks if `versioned`."""
         try:
             return fn(*args, **kwargs)
+        except self._absent:
+            if versioned:
+                raise _Absent from None
+            return None
         except self._missing:
             return None
         except self._lost as exc:
             raise _DeviceLost(str(exc)) from None
-
-    def _first(self, calls: list[Any], *args: Any) -> Any:
-        """The newest version of a call the driver has: a version it lacks falls through to the next."""
-        for fn in calls:
-            try:
-                return fn(*args)
-            except self._not_found + self._mismatch:
-                continue
-            except self._missing:
-                return None
-            except self._lost as exc:
-                raise _DeviceLost(str(exc)) from None
+        except self._nvml.NVMLError as exc:
+            self._note(what or _named(fn), str(exc))
+        except _BINDING_FAULTS as exc:
+            self._note(what or _named(fn), f"the driver's answer could not be read ({type(exc).__name__}: {exc})")
         return None
+
+    def _note(self, what: str, words: str) -> None:
+        where = f"GPU {self._gpu} {what}" if self._gpu is not None else what
+        self._reading.errors.append(
+            SourceError(
+                source="nvml",
+                gpu_index=self._gpu,
+                message=f"{where}: {words}",
+                hint="this reading is left out; the GPU's other readings and processes are shown",
+            )
+        )
+
+    def _first(self, calls: list[Any], *args: Any, what: str | None = None) -> Any:
+        """The newest version of a call the driver has. A version it lacks is dropped from `calls` (the
+        source's own list) the first time, so later samples never look it up again: the binding caches the
+        symbols it finds, not the ones it misses."""
+        for fn in list(calls):
+            try:
+                return self._call(fn, *args, what=what, versioned=True)
+            except _Absent:
+                calls.remove(fn)
+        return None
+
+    def _text(self, fn: Any, handle: Any, what: str) -> str | None:
+        """A string NVML copies from the card as it is (a name, a UUID). The binding decodes it as strict
+        UTF-8, so bytes that are not UTF-8 would fail the field; read the bytes through the binding's own
+        undecoded call (its decorator keeps it as `__wrapped__`) and show them with replacement characters."""
+        raw = getattr(fn, "__wrapped__", fn)
+        value = self._call(raw, handle, what=what)
+        return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
 
     def _read_device(self, index: int, reading: NvmlReading) -> None:
         found: dict[str, Any] = {"index": index}
         try:
-            handle = self._call(self._nvml.nvmlDeviceGetHandleByIndex, index)
-            if handle is None:
-                raise _DeviceLost("no handle for this index")
+            handle = self._handle(index)
             found.update(self._identity(handle))
             found.update(self._memory(handle))
             found.update(self._activity(handle))
             found.update(self._mig(handle))
             processes = self._processes(handle, index)
+        except _Denied as exc:
+            reading.gpus.append(GpuRecord(index=index, accessible=False, error=f"not accessible from here: {exc}"))
+            return
         except _DeviceLost as exc:
             message = f"GPU {index} lost: {exc}"
             reading.gpus.append(GpuRecord(**found, lost=True, error=message))
@@ -233,18 +282,39 @@ class NvmlSource:
         reading.gpus.append(GpuRecord(**found))
         reading.processes.extend(processes)
 
+    def _handle(self, index: int) -> Any:
+        try:
+            return self._nvml.nvmlDeviceGetHandleByIndex(index)
+        except self._denied as exc:
+            raise _Denied(str(exc)) from None
+        except self._lost as exc:
+            raise _DeviceLost(str(exc)) from None
+
     def _identity(self, handle: Any) -> dict[str, Any]:
-        pci = self._call(self._nvml.nvmlDeviceGetPciInfo, handle)
+        pci = self._call(self._nvml.nvmlDeviceGetPciInfo, handle, what="bus id")
         return {
-            "name": self._call(self._nvml.nvmlDeviceGetName, handle),
-            "uuid": self._call(self._nvml.nvmlDeviceGetUUID, handle),
-            "bus_id": None if pci is None else pci.busId,
+            "name": self._text(self._nvml.nvmlDeviceGetName, handle, "name"),
+            "uuid": self._text(self._nvml.nvmlDeviceGetUUID, handle, "UUID"),
+            # the binding's struct decodes busId when it is read: strict UTF-8 again
+            "bus_id": None if pci is None else self._call(getattr, pci, "busId", what="bus id"),
         }
 
     def _memory(self, handle: Any) -> dict[str, Any]:
-        """Memory v2 where the driver has it (reserved apart from used), else v1 (reserved inside used)."""
+        """Memory v2 where the driver has it (reserved apart from used), else v1 (reserved inside used).
+        A driver without v2 (no symbol, or not this struct version) gets v1 on every GPU from then on; one GPU
+        refusing v2 (Not Supported, or any failure) gets v1 for this call only, and the next GPU asks v2."""
         if self._memory_v2:
-            info = self._call(self._nvml.nvmlDeviceGetMemoryInfo, handle, version=self._nvml.nvmlMemory_v2)
+            try:
+                info = self._call(
+                    self._nvml.nvmlDeviceGetMemoryInfo,
+                    handle,
+                    version=self._nvml.nvmlMemory_v2,
+                    what="memory (v2)",
+                    versioned=True,
+                )
+            except _Absent:
+                self._memory_v2 = False
+                info = None
             if info is not None:
                 return {
                     "memory_total_bytes": info.total,
@@ -252,8 +322,7 @@ class NvmlSource:
                     "memory_free_bytes": info.free,
                     "memory_reserved_bytes": info.reserved,
                 }
-            self._memory_v2 = False
-        info = self._call(self._nvml.nvmlDeviceGetMemoryInfo, handle)
+        info = self._call(self._nvml.nvmlDeviceGetMemoryInfo, handle, what="memory")
         if info is None:
             return {}
         return {
@@ -264,20 +333,20 @@ class NvmlSource:
 
     def _activity(self, handle: Any) -> dict[str, Any]:
         nvml = self._nvml
-        rates = self._call(nvml.nvmlDeviceGetUtilizationRates, handle)
-        power_mw = self._call(nvml.nvmlDeviceGetPowerUsage, handle)
-        limit_mw = self._call(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+        rates = self._call(nvml.nvmlDeviceGetUtilizationRates, handle, what="utilization")
+        power_mw = self._call(nvml.nvmlDeviceGetPowerUsage, handle, what="power")
+        limit_mw = self._call(nvml.nvmlDeviceGetEnforcedPowerLimit, handle, what="power limit")
         return {
             "utilization_gpu_percent": None if rates is None else rates.gpu,
             "utilization_memory_percent": None if rates is None else rates.memory,
-            "temperature_c": self._first(self._temperature, handle, nvml.NVML_TEMPERATURE_GPU),
+            "temperature_c": self._first(self._temperature, handle, nvml.NVML_TEMPERATURE_GPU, what="temperature"),
             "power_w": None if power_mw is None else power_mw / 1000,
             "power_limit_w": None if limit_mw is None else limit_mw / 1000,
         }
 
     def _mig(self, handle: Any) -> dict[str, Any]:
         nvml = self._nvml
-        modes = self._call(nvml.nvmlDeviceGetMigMode, handle)
+        modes = self._call(nvml.nvmlDeviceGetMigMode, handle, what="MIG mode")
         if modes is None:
             return {}
         enabled = modes[0] == nvml.NVML_DEVICE_MIG_ENABLE
@@ -288,16 +357,18 @@ class NvmlSource:
     def _mig_instances(self, handle: Any) -> list[MigInstance]:
         nvml = self._nvml
         instances = []
-        for slot in range(self._call(nvml.nvmlDeviceGetMaxMigDeviceCount, handle) or 0):
-            mig = self._call(nvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot)
+        for slot in range(self._call(nvml.nvmlDeviceGetMaxMigDeviceCount, handle, what="MIG device count") or 0):
+            mig = self._call(nvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot, what=f"MIG device {slot}")
             if mig is None:
                 continue
-            memory = self._call(nvml.nvmlDeviceGetMemoryInfo, mig)
+            memory = self._call(nvml.nvmlDeviceGetMemoryInfo, mig, what=f"MIG device {slot} memory")
             instances.append(
                 MigInstance(
-                    gpu_instance_id=self._call(nvml.nvmlDeviceGetGpuInstanceId, mig),
-                    name=self._call(nvml.nvmlDeviceGetName, mig),
-                    uuid=self._call(nvml.nvmlDeviceGetUUID, mig),
+                    gpu_instance_id=self._call(
+                        nvml.nvmlDeviceGetGpuInstanceId, mig, what=f"MIG device {slot} GPU instance id"
+                    ),
+                    name=self._text(nvml.nvmlDeviceGetName, mig, f"MIG device {slot} name"),
+                    uuid=self._text(nvml.nvmlDeviceGetUUID, mig, f"MIG device {slot} UUID"),
                     memory_total_bytes=None if memory is None else memory.total,
                     memory_used_bytes=None if memory is None else memory.used,
                     memory_free_bytes=None if memory is None else memory.free,
@@ -313,6 +384,11 @@ class NvmlSource:
                 record = _process_record(entry, index, kind)
                 merged[record.pid] = _merge(merged.get(record.pid), record)
         return list(merged.values())
+
+
+def _named(fn: Any) -> str:
+    """A call's name as the driver spells it, for an error about a call nobody named."""
+    return str(getattr(fn, "__name__", fn)).removeprefix("nvmlDevice")
 
 
 def _process_record(entry: Any, index: int, kind: str) -> ProcessRecord:

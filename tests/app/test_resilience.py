@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.demo import ManualClock
-from gpumem_tui.demo.driver_abi import ERROR_DRIVER_NOT_LOADED
+from gpumem_tui.demo.driver_abi import ERROR_DRIVER_NOT_LOADED, ERROR_NOT_SUPPORTED, ERROR_TIMEOUT
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import Feed
@@ -39,6 +39,31 @@ async def test_a_lost_gpu_is_one_card_not_the_app(make_app):
         assert "LOST" in card_title(app, 2)
         assert "LOST" not in card_title(app, 1)
         assert "GPU 2 lost" in text_of(app.screen.query_one("#findings"))
+
+
+async def test_gpus_the_job_may_not_open_are_not_accessible_not_lost(make_app):
+    app = make_app("slurm-denied", at=100)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await settle(app, pilot)
+        for index in (2, 3):
+            assert "not accessible from here" in card_title(app, index)
+        assert "GPU 0 H100" in card_title(app, 0) and "LOST" not in card_title(app, 2)
+        findings = text_of(app.screen.query_one("#findings"))
+        assert "GPUs 2 and 3 are not accessible from here" in findings and "lost" not in findings
+
+
+async def test_an_unreadable_field_is_one_field_not_the_card(make_app, tmp_path):
+    scenario = tmp_path / "mig.toml"
+    scenario.write_text('[[gpus]]\nmodel = "a100-sxm4-80gb"\nmig_instances_mib = [40192]\n\n[[gpus]]\nmodel = "h100"\n')
+    app = make_app(str(scenario), at=5)
+    app.demo_feed.driver.fail("nvmlDeviceGetGpuInstanceId", ERROR_NOT_SUPPORTED)
+    app.demo_feed.driver.fail("nvmlDeviceGetPowerUsage", ERROR_TIMEOUT, gpu=1)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        assert "GPU 0 A100" in card_title(app, 0) and "GPU 1 H100" in card_title(app, 1)
+        assert "/ 85.5 GB" in card_title(app, 1) and "W" not in card_title(app, 1)  # only the power is gone
+        assert "refresh failed" not in text_of(app.screen.query_one("#findings"))
+        assert "GPU 1 power: Timeout" in text_of(app.screen.query_one("#source-status"))
 
 
 async def test_nvml_failing_mid_run_becomes_a_message(make_app):

@@ -251,3 +251,11 @@ def test_piped_tables_of_every_command_lose_only_their_padding(capsys):
     assert main(["catalog", "gpus"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 3 and [line for line in lines if line != line.rstrip()] == []
+
+
+def test_gpus_the_job_may_not_open_are_said_plainly_and_are_not_critical(capsys):
+    assert main(["check", "--demo", "slurm-denied"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK - ") and "gpu2_used=U;;;0;" in out
+    assert "INFO     gpu_not_accessible  GPUs 2 and 3 are not accessible from here" in out
+    assert "lost" not in out and "reset" not in out

@@ -24,6 +24,8 @@ STORIES = {
     # the story is the exit: the engine is gone, and the finding names the notebook that caused it
     "noisy-neighbour": lambda findings: (findings[0]["code"], findings[0]["pid"]) == ("engine_exited", 3100),
     "gpu-lost": lambda findings: {"gpu_lost", "engine_exited"} <= {f["code"] for f in findings},
+    # the story is what is not there: two GPUs this job may not open, said at info level, never as lost
+    "slurm-denied": lambda findings: _calm(findings) and "gpu_not_accessible" in {f["code"] for f in findings},
     "busy-node": lambda findings: (
         [(f["code"], f["endpoint"]) for f in findings if f["severity"] != "info"]
         == [("kv_saturated", "http://127.0.0.1:8003")]

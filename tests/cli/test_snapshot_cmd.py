@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+import gpumem_tui.demo
 from gpumem_tui.cli import main
+from gpumem_tui.demo import FakeDriver
+from gpumem_tui.demo.driver_abi import ERROR_NOT_SUPPORTED
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.units import MIB
@@ -121,3 +124,54 @@ memory_gib = 1
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b[31mred[/] [bold]x" in out and "[link=http://x]u" in out
+
+
+def test_gpus_the_job_may_not_open_show_as_not_accessible_not_lost(capsys):
+    assert main(["snapshot", "--demo", "slurm-denied"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines() if line[:1].isdigit() and "MiB" not in line}
+    assert "not accessible" in rows["2"] and "not accessible" in rows["3"]
+    assert "LOST" not in out and "reset" not in out and "lost" not in out
+    assert main(["snapshot", "--demo", "slurm-denied", "--json"]) == 0
+    gpus = json.loads(capsys.readouterr().out)["gpus"]
+    assert [(g["accessible"], g["lost"]) for g in gpus] == [
+        (True, False),
+        (True, False),
+        (False, False),
+        (False, False),
+    ]
+
+
+MIG_NODE = """
+description = "a MIG card and a plain one"
+
+[[gpus]]
+model = "a100-sxm4-80gb"
+mig_instances_mib = [40192, 19968]
+
+[[gpus]]
+model = "a100-sxm4-80gb"
+"""
+
+
+class NoInstanceIds(FakeDriver):
+    """A driver that will not say which GPU instance a MIG device is."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fail("nvmlDeviceGetGpuInstanceId", ERROR_NOT_SUPPORTED)
+
+
+def test_an_unreadable_mig_instance_id_keeps_every_gpu(tmp_path, monkeypatch, capsys):
+    scenario = tmp_path / "mig.toml"
+    scenario.write_text(MIG_NODE)
+    monkeypatch.setattr(gpumem_tui.demo, "FakeDriver", NoInstanceIds)
+    assert main(["snapshot", "--demo", str(scenario), "--json"]) == 0
+    gpus = json.loads(capsys.readouterr().out)["gpus"]
+    assert [g["index"] for g in gpus] == [0, 1]
+    assert [m["gpu_instance_id"] for m in gpus[0]["mig_instances"]] == [None, None]
+    assert main(["snapshot", "--demo", str(scenario)]) == 0
+    out = capsys.readouterr().out
+    assert "0:?" in out and "None" not in out
+    assert main(["check", "--demo", str(scenario)]) == 0  # a driver field is never bad input, nor critical
+    assert capsys.readouterr().out.startswith("OK - ")

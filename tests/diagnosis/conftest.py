@@ -14,15 +14,19 @@ from gpumem_tui.diagnosis.history import History
 
 @pytest.fixture
 def run_demo(catalog):
-    """`await run_demo(scenario, at, manual=None)` -> (plans, findings), after two minutes of history."""
+    """`await run_demo(scenario, at, manual=None)` -> (plans, findings), after two minutes of history.
+    `faults`: (symbol, return code, GPU) the fake driver answers with for the last sample."""
 
-    async def run(name: str, at: float, manual=None, step: float = 5.0):
+    async def run(name: str, at: float, manual=None, step: float = 5.0, faults=()):
         clock, history = ManualClock(), History()
         feed = DemoFeed(name, clock)
         try:
             moment = max(0.0, at - 120)
             while moment <= at:
                 clock.set(moment)
+                if moment + step > at:
+                    for symbol, code, gpu in faults:
+                        feed.driver.fail(symbol, code, gpu)
                 sample = await feed.sample()
                 history.add(sample)
                 moment += step

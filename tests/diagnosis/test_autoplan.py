@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.engine_records import EndpointStatus
@@ -110,3 +112,18 @@ def test_an_sglang_engine_that_has_not_answered_is_known_by_its_command_line(cat
     [plan] = engine_plans(s, catalog)
     assert plan.missing == "SGLang engines are not sized; the plan shows the measurement only"
     assert plan.prediction is None
+
+
+async def test_a_manual_plan_is_not_drawn_on_gpus_this_process_may_not_open(catalog, tmp_path):
+    """Through the real binding over the fake driver: the cgroup allows GPUs 2 and 3 only."""
+    scenario = tmp_path / "job.toml"
+    scenario.write_text('[[gpus]]\nmodel = "h100"\ncount = 2\ndenied = true\n\n[[gpus]]\nmodel = "h100"\ncount = 2\n')
+    feed = DemoFeed(str(scenario), ManualClock(10))
+    try:
+        s = await feed.sample()
+    finally:
+        await feed.aclose()
+    assert [(g.accessible, g.lost) for g in s.gpus] == [(False, False), (False, False), (True, False), (True, False)]
+    manual = ManualPlan(model=catalog.model("meta-llama/Llama-3.1-70B"), tp=2)
+    [plan] = engine_plans(s, catalog, manual)
+    assert plan.gpu_indices == [2, 3] and plan.missing is None and plan.settings.tp == 2

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from gpumem_tui.demo import load_scenario
+from gpumem_tui.demo.driver_abi import ERROR_INSUFFICIENT_SIZE, ERROR_TIMEOUT
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.findings import worst
 from gpumem_tui.diagnosis.overlays import ManualPlan
@@ -87,6 +88,21 @@ async def test_gpu_lost_and_its_engine(run_demo):
     assert [f.gpu_index for f in lost] == [2] and lost[0].severity == "critical"
     down = [f for f in findings if f.code == "engine_down"]
     assert len(down) == 1 and down[0].severity == "critical"
+
+
+@pytest.mark.parametrize("symbol", ["nvmlDeviceGetUtilizationRates", "nvmlDeviceGetPowerUsage", "nvmlDeviceGetUUID"])
+async def test_one_reading_timing_out_is_not_memory_nobody_holds(run_demo, symbol):
+    """A Timeout on one reading used to drop the card's processes: its memory then looked unattributed."""
+    _plans, findings = await run_demo("healthy-8b", 300, faults=[(symbol, ERROR_TIMEOUT, 0)])
+    assert worst(findings) == "info" and "unattributed_memory" not in codes(findings)
+
+
+@pytest.mark.parametrize("code", [ERROR_TIMEOUT, ERROR_INSUFFICIENT_SIZE])
+async def test_a_process_list_that_failed_is_not_memory_nobody_holds(run_demo, code):
+    """The list grew past the binding's second call, or timed out: who holds the memory is unknown this
+    sample, which is not the same as nobody."""
+    _plans, findings = await run_demo("healthy-8b", 300, faults=[("nvmlDeviceGetComputeRunningProcesses_v3", code, 0)])
+    assert "unattributed_memory" not in codes(findings)
 
 
 async def test_a_manual_plan_for_another_model_applies_to_every_engine(run_demo, catalog):

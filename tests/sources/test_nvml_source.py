@@ -74,8 +74,9 @@ def test_function_not_found_on_a_field_makes_it_none(rig):
     assert gpu.power_limit_w is None and gpu.power_w is not None
 
 
-@pytest.mark.parametrize("code", [abi.ERROR_GPU_IS_LOST, abi.ERROR_UNKNOWN])
+@pytest.mark.parametrize("code", [abi.ERROR_GPU_IS_LOST, abi.ERROR_RESET_REQUIRED])
 def test_a_lost_gpu_is_marked_and_the_others_go_on(rig, code):
+    """Unknown Error is no longer here: NVML means "any unexpected error" by it, one reading's, not the card's."""
     rig.driver.fail("nvmlDeviceGetMemoryInfo_v2", code, gpu=0)
     reading = rig.source.read()
     lost, healthy = reading.gpus
@@ -83,6 +84,7 @@ def test_a_lost_gpu_is_marked_and_the_others_go_on(rig, code):
     assert not healthy.lost and healthy.memory_total_bytes == 81_559 * MIB
     assert reading.processes == []  # the lost card's processes cannot be read
     assert [e.gpu_index for e in reading.errors] == [0] and "lost" in reading.errors[0].message
+    assert "may need a reset" in (reading.errors[0].hint or "")
 
 
 def test_gpu_lost_on_the_handle_itself(make_rig):

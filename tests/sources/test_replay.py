@@ -10,9 +10,9 @@ from gpumem_tui.demo import ManualClock, demo_collector
 from gpumem_tui.sources.replay import Recorder, RecordingError, RecordingReader, ReplaySource
 
 
-def record(path, seconds=(0, 10, 20, 30, 40)):
+def record(path, seconds=(0, 10, 20, 30, 40), scenario="kv-pressure"):
     clock = ManualClock()
-    collector, _ = demo_collector("kv-pressure", clock=clock)
+    collector, _ = demo_collector(scenario, clock=clock)
     samples = []
     with Recorder(path) as recorder:
         for t in seconds:
@@ -104,3 +104,10 @@ def test_an_unrelated_session_appended_is_read_apart(tmp_path):
     assert len(list(RecordingReader(path, session=1))) == 3
     with pytest.raises(RecordingError, match="no session 3"):
         RecordingReader(path, session=3)
+
+
+def test_a_gpu_this_process_may_not_open_replays_the_same(tmp_path):
+    path = tmp_path / "run.jsonl"
+    samples = record(path, (90, 100), scenario="slurm-denied")
+    assert [g.accessible for g in samples[-1].gpus] == [True, True, False, False]
+    assert list(RecordingReader(path)) == samples

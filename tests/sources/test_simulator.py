@@ -16,6 +16,7 @@ SHIPPED = [
     "idle-node",
     "kv-pressure",
     "noisy-neighbour",
+    "slurm-denied",
     "tp4-70b",
     "wrong-precision",
 ]
@@ -39,7 +40,7 @@ def states_over(name: str, engine: str, seconds: range) -> list:
     return states
 
 
-def test_the_seven_scenarios_ship():
+def test_the_shipped_scenarios_ship():
     assert set(SHIPPED) <= set(scenario_names())
 
 
@@ -167,6 +168,7 @@ def test_the_clock_only_moves_forward():
         ("[[gpus]]\nmodel = 'h100'\n[[engines]]\nid='x'\nmodel='no-such-model'\ngpus=[0]", "unknown model"),
         ("[[gpus]]\nmodel = ", "scenario"),
         ("[[gpus]]\nmodel = 'h100'\n[[events]]\nat_s=1\nkind='traffic'", "needs `engine` and `rate`"),
+        ("[[gpus]]\nmodel = 'h100'\ndenied = 'yes'", "gpus.0.denied: Input should be a valid boolean"),
     ],
 )
 def test_bad_scenarios_say_what_is_wrong(text, words):

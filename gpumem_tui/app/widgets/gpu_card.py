@@ -217,6 +217,10 @@ def spark(levels: tuple[int, ...], width: int, glyphs: Glyphs = UNICODE) -> str:
 
 def _title(gpu: GpuRecord, unit: Unit, app) -> Text:
     text = Text(f"GPU {gpu.index} ", style="bold")
+    if not gpu.accessible:  # NVML gives no name for a GPU it will not open
+        text.append(" not accessible from here", style="bold")
+        text.append(" (a cgroup or container lets this process open only some GPUs)", style="dim")
+        return text
     text.append(literal(gpu.name, "unknown").removeprefix("NVIDIA "))
     if gpu.lost:
         text.append("  LOST: ", style=tone(app, "error", True))
@@ -238,6 +242,8 @@ def _row_tail(gpu: GpuRecord, unit: Unit, verdict: tuple[str, str], app) -> Text
     """What follows the compact line's bar: used / total with its share, then the verdict."""
     if gpu.lost:
         return Text(f"  {'LOST':<{VERDICT_WIDTH}}", style=tone(app, "error", True))
+    if not gpu.accessible:
+        return Text(f"  {'no access':<{VERDICT_WIDTH}}", style="dim")
     used, total = gpu.memory_used_bytes, gpu.memory_total_bytes
     share = f" {used / total:.0%}" if used is not None and total else ""
     text = Text(f" {fmt(used, unit)} / {fmt(total, unit)}{share:>5}")

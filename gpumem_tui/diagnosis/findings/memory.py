@@ -99,9 +99,12 @@ def _foreign(s: Situation, gpu: GpuRecord | None, process, held: int) -> Finding
 
 
 def unattributed_memory(s: Situation) -> list[Finding]:
+    """Used memory the listed processes do not account for. Not on a GPU NVML read only in part this sample
+    (a SourceError names it): a process list that failed is unknown, not empty."""
     findings = []
+    partial = {e.gpu_index for e in s.sample.errors if e.source == "nvml" and e.gpu_index is not None}
     for gpu in s.live_gpus():
-        if gpu.memory_used_bytes is None:
+        if gpu.memory_used_bytes is None or gpu.index in partial:
             continue
         listed = sum(p.gpu_memory_bytes or 0 for p in s.processes_on(gpu.index))
         missing = gpu.memory_used_bytes - listed

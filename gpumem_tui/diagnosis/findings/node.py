@@ -1,4 +1,5 @@
-"""Findings about the node itself: NVML unusable, a GPU lost, the last refresh failed."""
+"""Findings about the node itself: NVML unusable, a GPU lost or closed to this process, the last refresh
+failed."""
 
 from __future__ import annotations
 
@@ -41,6 +42,29 @@ def gpu_lost(s: Situation) -> list[Finding]:
             )
         )
     return findings
+
+
+def gpu_not_accessible(s: Situation) -> list[Finding]:
+    """GPUs NVML counts but will not open for this process: one info finding for all of them. Nothing is wrong
+    with them; on-call needs to know why they are blank (and that no reset is called for)."""
+    closed = [gpu.index for gpu in s.sample.gpus if not gpu.accessible]
+    if not closed:
+        return []
+    listed = ", ".join(str(i) for i in closed[:-1])
+    named = f"GPU {closed[0]} is" if len(closed) == 1 else f"GPUs {listed} and {closed[-1]} are"
+    return [
+        Finding(
+            severity="info",
+            code="gpu_not_accessible",
+            title=f"{named} not accessible from here",
+            explanation="NVML counts every GPU of the node but refuses this process their handles (no "
+            "permission): its cgroup or container lets it open only some of them (Slurm ConstrainDevices, "
+            "`docker --gpus`, Kubernetes device plugin). They belong to other jobs; they are not read here, and "
+            "nothing says they are unwell.",
+            try_this="to see every GPU, run gpumem-tui outside the job (on the node itself, with access to all "
+            "of /dev/nvidia*)",
+        )
+    ]
 
 
 def refresh_failed(error: str) -> Finding:

@@ -11,6 +11,7 @@ Severity = Literal["info", "warning", "critical"]
 FindingCode = Literal[
     "nvml_unavailable",
     "gpu_lost",
+    "gpu_not_accessible",
     "engine_down",
     "engine_starting",
     "plan_mismatch",

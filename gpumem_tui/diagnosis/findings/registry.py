@@ -34,6 +34,12 @@ FINDINGS: tuple[FindingKind, ...] = (
     FindingKind("nvml_unavailable", ("critical",), "NVML gave no GPU at all", node.nvml_unavailable),
     FindingKind("gpu_lost", ("critical",), "a GPU stopped answering", node.gpu_lost),
     FindingKind(
+        "gpu_not_accessible",
+        ("info",),
+        "NVML counts GPUs this process may not open (a cgroup or container device list)",
+        node.gpu_not_accessible,
+    ),
+    FindingKind(
         "engine_down",
         ("warning", "critical"),
         "an engine endpoint does not answer and is not starting",
