@@ -10,7 +10,7 @@ from rich.table import Table
 from gpumem_tui.cli.output import table
 from gpumem_tui.diagnosis.engine_values import questioned
 from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
-from gpumem_tui.text import literal
+from gpumem_tui.text import literal, short_bus_id
 from gpumem_tui.units import MIB, fmt_auto, gib
 
 MIN_COMMAND_WIDTH = 20
@@ -35,7 +35,8 @@ def _or_dash(value: object, unit: str = "") -> str:
 
 def render(sample: Sample, console: Console, where: str) -> None:
     when = datetime.fromtimestamp(sample.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    console.print(f"{literal(sample.hostname)}  {when}  {literal(where)}", soft_wrap=True)
+    driver = f"  driver {literal(sample.driver_version)}" if sample.driver_version else ""
+    console.print(f"{literal(sample.hostname)}  {when}  {literal(where)}{driver}", soft_wrap=True)
     console.print()
     console.print(_gpu_table(sample))
     console.print()
@@ -69,25 +70,27 @@ def render(sample: Sample, console: Console, where: str) -> None:
 
 def _gpu_table(sample: Sample) -> Table:
     """Sizes stay whole, each with its unit; a name (from the driver or a recording) is cut, and on a narrow
-    screen it gives way, never a number."""
+    screen it gives way, never a number. The bus id beside NVML's index says which card it is, as nvidia-smi's
+    Bus-Id does: NVML's order is not CUDA's."""
     rows = [row for gpu in sample.gpus for row in _gpu_rows(gpu)]
     for row in rows:
-        row[1] = _cut(row[1], NAME_WIDTH)
+        row[2] = _cut(row[2], NAME_WIDTH)
     out = table(
         None,
-        ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"],
+        ["GPU", "Bus-Id", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"],
         rows,
-        right=set(range(2, 10)),
+        right=set(range(3, 11)),
     )
     for i, column in enumerate(out.columns):
-        column.no_wrap = i != 1
+        column.no_wrap = i != 2
         column.overflow = "ellipsis"
     return out
 
 
 def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
+    bus_id = short_bus_id(gpu.bus_id) or "-"
     if gpu.lost:
-        return [[str(gpu.index), literal(gpu.name), "LOST", "-", "-", "-", "-", "-", "-", "-"]]
+        return [[str(gpu.index), bus_id, literal(gpu.name), "LOST", "-", "-", "-", "-", "-", "-", "-"]]
     share = (
         "-"
         if not gpu.memory_total_bytes or gpu.memory_used_bytes is None
@@ -105,6 +108,7 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
     rows = [
         [
             str(gpu.index),
+            bus_id,
             literal(gpu.name),
             mib(gpu.memory_used_bytes),
             mib(gpu.memory_total_bytes),
@@ -120,6 +124,7 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
         rows.append(
             [
                 f"{gpu.index}:{mig.gpu_instance_id}",
+                "",
                 literal(mig.name),
                 mib(mig.memory_used_bytes),
                 mib(mig.memory_total_bytes),
