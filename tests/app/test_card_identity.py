@@ -8,8 +8,9 @@ import json
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.app.widgets.header_bar import HeaderBar
+from gpumem_tui.demo import ManualClock, demo_collector
 from gpumem_tui.diagnosis.judge import Judge
-from gpumem_tui.sources.feed import ReplayFeed
+from gpumem_tui.sources.feed import LiveFeed, ReplayFeed
 from gpumem_tui.sources.replay import ReplaySource
 from tests.app.conftest import record_demo, settle
 from tests.app.screen_text import screen_text
@@ -97,3 +98,18 @@ async def test_a_bus_id_from_a_recording_is_shown_literally(catalog, tmp_path):
         await settle(app, pilot)
         assert title(app).startswith("GPU 0 [bold]\\x1b]0;pwned\\x07 "), title(app)
         assert "driver 570[red]\\x1b[2J" in header(app)
+
+
+async def test_a_live_node_says_once_that_cuda_numbers_the_cards_otherwise(catalog, monkeypatch):
+    """The real collector over the fake driver, as the live TUI reads a node: CUDA_VISIBLE_DEVICES in the
+    app's environment brings one note, not one per sample."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    collector, _node = demo_collector("healthy-8b", clock=ManualClock(60))
+    collector.source = "nvml"
+    app = GpuMemApp(LiveFeed(collector, None, [], engine_wait_s=0, addresses=list), Judge(catalog), poll=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        app.refresh_now()
+        await settle(app, pilot)
+        notes = [n.message for n in app._notifications if "CUDA" in n.message]
+        assert len(notes) == 1 and "CUDA_VISIBLE_DEVICES=1" in notes[0], notes
