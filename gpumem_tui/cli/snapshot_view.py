@@ -38,7 +38,7 @@ def render(sample: Sample, console: Console, where: str) -> None:
     driver = f"  driver {literal(sample.driver_version)}" if sample.driver_version else ""
     console.print(f"{literal(sample.hostname)}  {when}  {literal(where)}{driver}", soft_wrap=True)
     console.print()
-    console.print(_gpu_table(sample))
+    console.print(_gpu_table(sample, console.width))
     console.print()
     if sample.processes:
         console.print(_process_table(sample.processes, console.width))
@@ -68,21 +68,22 @@ def render(sample: Sample, console: Console, where: str) -> None:
         )
 
 
-def _gpu_table(sample: Sample) -> Table:
+def _gpu_table(sample: Sample, width: int) -> Table:
     """Sizes stay whole, each with its unit; a name (from the driver or a recording) is cut, and on a narrow
     screen it gives way, never a number. The bus id beside NVML's index says which card it is, as nvidia-smi's
-    Bus-Id does: NVML's order is not CUDA's."""
+    Bus-Id does (NVML's order is not CUDA's); where the numbers would not fit beside it (80 columns), it
+    gives way before them."""
+    headers = ["GPU", "Bus-Id", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"]
     rows = [row for gpu in sample.gpus for row in _gpu_rows(gpu)]
     for row in rows:
         row[2] = _cut(row[2], NAME_WIDTH)
-    out = table(
-        None,
-        ["GPU", "Bus-Id", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"],
-        rows,
-        right=set(range(3, 11)),
-    )
+    widths = [max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers))]
+    if sum(widths) - widths[2] + 2 * (len(headers) - 1) > width:
+        headers, rows = headers[:1] + headers[2:], [row[:1] + row[2:] for row in rows]
+    name = headers.index("Name")
+    out = table(None, headers, rows, right=set(range(name + 1, len(headers))))
     for i, column in enumerate(out.columns):
-        column.no_wrap = i != 2
+        column.no_wrap = i != name
         column.overflow = "ellipsis"
     return out
 
