@@ -132,8 +132,8 @@ class GpuMemApp(App[None]):
 
     def on_sample_ready(self, message: SampleReady) -> None:
         self.sample, self.judged, self.last_error = message.sample, message.judged, None
-        if message.sample.source == "nvml" and not self._index_noted:  # this node, not a simulation or a recording
-            self._index_noted = True
+        if self.feed.live and message.sample.source == "nvml" and not self._index_noted:
+            self._index_noted = True  # this node, read now: not a simulation, nor a recording of a node
             note = index_note(os.environ, [gpu.name for gpu in message.sample.gpus])
             if note:
                 self.notify(note, title="GPU numbers", timeout=INTRO_S, markup=False)

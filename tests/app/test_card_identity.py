@@ -113,3 +113,20 @@ async def test_a_live_node_says_once_that_cuda_numbers_the_cards_otherwise(catal
         await settle(app, pilot)
         notes = [n.message for n in app._notifications if "CUDA" in n.message]
         assert len(notes) == 1 and "CUDA_VISIBLE_DEVICES=1" in notes[0], notes
+
+
+async def test_a_recording_of_a_live_node_brings_no_note_about_this_shell(catalog, tmp_path, monkeypatch):
+    """Its samples say `nvml`, but the cards were numbered in another shell, on another node perhaps."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    path = await _old_recording(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i in range(1, len(lines)):
+        sample = json.loads(lines[i])
+        sample["source"] = "nvml"
+        lines[i] = json.dumps(sample)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    app = GpuMemApp(ReplayFeed(ReplaySource(path, clock=lambda: 0.0), str(path)), Judge(catalog), poll=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        assert app.sample is not None and app.sample.source == "nvml"
+        assert [n.message for n in app._notifications if "CUDA" in n.message] == []
