@@ -40,7 +40,10 @@ MIB = 2**20
 
 def child(gpu: int, sizes_gib: list[int]) -> int:
     """The CUDA side: context, then each allocation on `go`, freed on `free`; one line per step on stdout."""
-    cuda = ctypes.CDLL("libcuda.so.1")
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        raise SystemExit(f"child: no CUDA driver library (libcuda.so.1): {exc}") from None
 
     def check(what: str, code: int) -> None:
         if code != 0:
@@ -54,7 +57,8 @@ def child(gpu: int, sizes_gib: list[int]) -> int:
     check("cuCtxCreate_v2", cuda.cuCtxCreate_v2(ctypes.byref(context), 0, device))
     print("context", flush=True)
     for size in sizes_gib:
-        sys.stdin.readline()  # the parent has read the row before this allocation
+        if not sys.stdin.readline():  # the parent has read the row before this allocation, or has gone
+            break
         check(f"cuMemAlloc_v2 {size} GiB", cuda.cuMemAlloc_v2(ctypes.byref(pointer), ctypes.c_size_t(size * GIB)))
         print(f"allocated {size}", flush=True)
         sys.stdin.readline()  # the parent has read the row with it
