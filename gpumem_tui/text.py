@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 def literal(value: object, missing: str = "-") -> str:
     """Process names, command lines, model names and labels exactly as written, minus their power:
@@ -14,3 +16,20 @@ def literal(value: object, missing: str = "-") -> str:
 def _escape(ch: str) -> str:
     escaped = ch.encode("unicode_escape").decode("ascii")
     return escaped if escaped != ch else f"\\x{ord(ch):02x}"
+
+
+_BUS_ID = re.compile(r"([0-9A-Fa-f]{4}|[0-9A-Fa-f]{8}):([0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
+"""domain:bus:device.function, the domain in 4 (lspci) or 8 (NVML) hex digits."""
+
+
+def short_bus_id(bus_id: str | None) -> str | None:
+    """A PCI bus id as lspci writes it: `00000000:18:00.0` -> `18:00.0` (domain 0 left out), else the
+    domain in four digits (`0001:18:00.0`); anything else from the driver or a recording, literally."""
+    if not bus_id:
+        return None
+    match = _BUS_ID.fullmatch(bus_id)
+    if match is None:
+        return literal(bus_id)
+    domain, rest = match.groups()
+    number = int(domain, 16)
+    return rest if number == 0 else f"{number:04X}:{rest}"

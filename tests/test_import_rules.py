@@ -29,6 +29,7 @@ AT_ROOT = {  # modules at the package root, by layer
     "units": "base",
     "text": "base",
     "glyphs": "base",
+    "cuda_order": "base",
 }
 ROW = {layer: row for row, layers in enumerate(LAYERS) for layer in layers}
 

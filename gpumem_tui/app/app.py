@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from gpumem_tui.app.screens.help import HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.view import Header, Judged, build_view, lay_out
 from gpumem_tui.app.widgets.process_table import ProcessTable
+from gpumem_tui.cuda_order import index_note
 from gpumem_tui.diagnosis.autoplan import plan_by_gpu
 from gpumem_tui.diagnosis.findings.node import refresh_failed
 from gpumem_tui.diagnosis.forensics import Investigation, memory_window_s, result
@@ -74,6 +76,8 @@ class GpuMemApp(App[None]):
         self.record_path = record_path
         self.recorder: Recorder | None = None
         self._timer: Timer | None = None
+        self._index_noted = False
+        """Whether this node's GPU numbering was looked at: the note on CUDA's numbers is said once."""
 
     def _handle_exception(self, error: Exception) -> None:
         """A crash: the app exits as Textual does, but its traceback (with local variables, which may
@@ -128,6 +132,11 @@ class GpuMemApp(App[None]):
 
     def on_sample_ready(self, message: SampleReady) -> None:
         self.sample, self.judged, self.last_error = message.sample, message.judged, None
+        if self.feed.live and message.sample.source == "nvml" and not self._index_noted:
+            self._index_noted = True  # this node, read now: not a simulation, nor a recording of a node
+            note = index_note(os.environ, [gpu.name for gpu in message.sample.gpus])
+            if note:
+                self.notify(note, title="GPU numbers", timeout=INTRO_S, markup=False)
         if self.recorder:
             self._record(message.sample)
         self.redraw()

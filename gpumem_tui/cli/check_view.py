@@ -16,6 +16,8 @@ from gpumem_tui.cli.check_status import plugin_text, ranked, status_line
 from gpumem_tui.cli.output import table
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.forensics import Forensics
+from gpumem_tui.models import Sample
+from gpumem_tui.text import short_bus_id
 from gpumem_tui.units import fmt
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
@@ -33,7 +35,14 @@ def rendered(checked: Checked, out: Console, verbose: bool = False) -> str:
 
 def render(checked: Checked, out: Console, verbose: bool = False) -> None:
     out.print(Text(status_line(checked.findings, checked.plans, checked.sample), style="bold"), soft_wrap=True)
-    out.print(Text(f"check: {plugin_text(checked.where)}"), soft_wrap=True)
+    driver = checked.sample.driver_version
+    out.print(
+        Text(f"check: {plugin_text(checked.where)}" + (f", driver {plugin_text(driver)}" if driver else "")),
+        soft_wrap=True,
+    )
+    cards = _cards(checked.sample)
+    if cards:
+        out.print(Text(f"GPUs: {cards}"))
     for finding in ranked(checked.findings):
         out.print(
             Text(f"{finding.severity.upper():{INDENT - 1}}", style=STYLE[finding.severity])
@@ -48,6 +57,14 @@ def render(checked: Checked, out: Console, verbose: bool = False) -> None:
         _plan(plan, out)
     if checked.forensics is not None:
         _forensics(checked.forensics, out)
+
+
+def _cards(sample: Sample) -> str:
+    """`0 18:00.0, 1 26:00.0`: which card each NVML index the findings name is (NVML's order is not CUDA's),
+    as the TUI's cards and `snapshot` name them; empty when the driver (or an older recording) gave no bus id."""
+    if not any(gpu.bus_id for gpu in sample.gpus):
+        return ""
+    return ", ".join(f"{gpu.index} {plugin_text(short_bus_id(gpu.bus_id))}" for gpu in sample.gpus)
 
 
 def _indented(out: Console, text: Text) -> None:

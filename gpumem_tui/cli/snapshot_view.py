@@ -10,7 +10,7 @@ from rich.table import Table
 from gpumem_tui.cli.output import table
 from gpumem_tui.diagnosis.engine_values import questioned
 from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
-from gpumem_tui.text import literal
+from gpumem_tui.text import literal, short_bus_id
 from gpumem_tui.units import MIB, fmt_auto, gib
 
 MIN_COMMAND_WIDTH = 20
@@ -35,9 +35,10 @@ def _or_dash(value: object, unit: str = "") -> str:
 
 def render(sample: Sample, console: Console, where: str) -> None:
     when = datetime.fromtimestamp(sample.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    console.print(f"{literal(sample.hostname)}  {when}  {literal(where)}", soft_wrap=True)
+    driver = f"  driver {literal(sample.driver_version)}" if sample.driver_version else ""
+    console.print(f"{literal(sample.hostname)}  {when}  {literal(where)}{driver}", soft_wrap=True)
     console.print()
-    console.print(_gpu_table(sample))
+    console.print(_gpu_table(sample, console.width))
     console.print()
     if sample.processes:
         console.print(_process_table(sample.processes, console.width))
@@ -67,29 +68,32 @@ def render(sample: Sample, console: Console, where: str) -> None:
         )
 
 
-def _gpu_table(sample: Sample) -> Table:
+def _gpu_table(sample: Sample, width: int) -> Table:
     """Sizes stay whole, each with its unit; a name (from the driver or a recording) is cut, and on a narrow
-    screen it gives way, never a number."""
+    screen it gives way, never a number. The bus id beside NVML's index says which card it is, as nvidia-smi's
+    Bus-Id does (NVML's order is not CUDA's); where the numbers would not fit beside it (80 columns), it
+    gives way before them."""
+    headers = ["GPU", "Bus-Id", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"]
     rows = [row for gpu in sample.gpus for row in _gpu_rows(gpu)]
     for row in rows:
-        row[1] = _cut(row[1], NAME_WIDTH)
-    out = table(
-        None,
-        ["GPU", "Name", "Used", "Total", "Use", "Free", "Reserved", "Util", "Temp", "Power"],
-        rows,
-        right=set(range(2, 10)),
-    )
+        row[2] = _cut(row[2], NAME_WIDTH)
+    widths = [max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers))]
+    if sum(widths) - widths[2] + 2 * (len(headers) - 1) > width:
+        headers, rows = headers[:1] + headers[2:], [row[:1] + row[2:] for row in rows]
+    name = headers.index("Name")
+    out = table(None, headers, rows, right=set(range(name + 1, len(headers))))
     for i, column in enumerate(out.columns):
-        column.no_wrap = i != 1
+        column.no_wrap = i != name
         column.overflow = "ellipsis"
     return out
 
 
 def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
+    bus_id = short_bus_id(gpu.bus_id) or "-"
     if gpu.lost:
-        return [[str(gpu.index), literal(gpu.name), "LOST", "-", "-", "-", "-", "-", "-", "-"]]
+        return [[str(gpu.index), bus_id, literal(gpu.name), "LOST", "-", "-", "-", "-", "-", "-", "-"]]
     if not gpu.accessible:
-        return [[str(gpu.index), literal(gpu.name), "not accessible", "-", "-", "-", "-", "-", "-", "-"]]
+        return [[str(gpu.index), bus_id, literal(gpu.name), "not accessible", "-", "-", "-", "-", "-", "-", "-"]]
     share = (
         "-"
         if not gpu.memory_total_bytes or gpu.memory_used_bytes is None
@@ -107,6 +111,7 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
     rows = [
         [
             str(gpu.index),
+            bus_id,
             literal(gpu.name),
             mib(gpu.memory_used_bytes),
             mib(gpu.memory_total_bytes),
@@ -122,6 +127,7 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
         rows.append(
             [
                 f"{gpu.index}:{'?' if mig.gpu_instance_id is None else mig.gpu_instance_id}",
+                "",
                 literal(mig.name),
                 mib(mig.memory_used_bytes),
                 mib(mig.memory_total_bytes),

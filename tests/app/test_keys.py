@@ -28,7 +28,7 @@ async def test_first_frame_shows_gpu_engine_and_process(make_app):
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
         assert isinstance(app.screen, MainScreen)
-        assert "GPU 0 H100 80GB HBM3" in title(app) and "/ 85.5 GB" in title(app)
+        assert "GPU 0 18:00.0 H100 80GB HBM3" in title(app) and "/ 85.5 GB" in title(app)
         engine = str(app.screen.query_one("EngineCard").render()).splitlines()[0]
         assert "meta-llama/Llama-3.1-8B-Instruct" in engine and " ok" in engine
         assert app.screen.query_one(ProcessTable).row_count == 1

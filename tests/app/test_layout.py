@@ -68,7 +68,7 @@ async def test_eight_gpus_at_80x24_take_a_line_each_and_enter_opens_one(make_app
         assert not card.compact and card.size.height > 5
         assert sum(c.compact for c in app.screen.query(GpuCard)) == 7
         text = "\n".join(screen_text(app))
-        assert "plan (auto) vs measured" in text and "GPU 3 H100" in text
+        assert "plan (auto) vs measured" in text and "GPU 3 42:00.0 H100" in text
         await pilot.press("escape")
         await pilot.pause()
         assert card.compact
@@ -88,7 +88,7 @@ async def test_the_wide_layout_gives_the_bars_the_width_and_the_title_its_number
         lines = screen_text(app)
         findings = app.screen.query_one(FindingsPanel)
         assert findings.size.width >= 80  # not a 52-column strip
-    title = next(line for line in lines if "GPU 0 H100" in line)
+    title = next(line for line in lines if "GPU 0 18:00.0 H100" in line)
     assert "°C" in title and title.rstrip().endswith("W")
     measured = next(line for line in lines if line.strip().startswith("measured ██"))
     cells = len(measured.strip().split()[1])

@@ -50,8 +50,10 @@ def test_status_line_names_the_worst_finding_and_counts_them(capsys):
     counts = f"{len(criticals)} critical" + (f", {len(warnings)} warning" if warnings else "")
     assert status == "CRITICAL" and summary.startswith(counts)
     assert summary.endswith(f": {data['headline']['title']}")
-    # the findings follow, the headline first, each with its numbers and what to try
-    assert out.splitlines()[2].split() == ["CRITICAL", "foreign_process", *data["headline"]["title"].split()]
+    # the findings follow (after the line naming each GPU's bus id), the headline first, each with its
+    # numbers and what to try
+    assert out.splitlines()[2].startswith("GPUs: 0 18:00.0")
+    assert out.splitlines()[3].split() == ["CRITICAL", "foreign_process", *data["headline"]["title"].split()]
     for finding in data["findings"]:
         assert f"          {finding['explanation']}\n" in out and f"try: {finding['try_this']}" in out
 

@@ -19,12 +19,14 @@ from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
 from gpumem_tui.diagnosis.compare import CompareRow
 from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.models import GpuRecord
-from gpumem_tui.text import literal
+from gpumem_tui.text import literal, short_bus_id
 from gpumem_tui.units import Unit, fmt
 
 SCALE = 1000  # bars are drawn from sizes in thousandths of the card
 HISTORY_BUCKET = 5  # samples per history cell
 COMPARE_WIDTH = 44
+NAMED_ROW_WIDTH = 100
+"""A one-line card this wide names its bus id beside the index; a narrower one keeps the width for the bar."""
 VERDICT_WIDTH = 11
 """`as planned`, `2 critical`, `3 warnings` and `no plan` all fit: the one-line bars end in one column."""
 TAIL = ("driver", "reserve", "spare")
@@ -40,6 +42,8 @@ class GpuCardContent:
     """What the card draws, at the bars' resolution: an equal content is not drawn again."""
 
     title: Text
+    label: str
+    """`GPU 0 18:00.0`: NVML's index and the card's bus id, when the driver gave one."""
     total_bytes: int
     measured: tuple[Slice, ...]
     planned: tuple[str, tuple[Slice, ...]] | None
@@ -96,6 +100,7 @@ class GpuCard(Widget, can_focus=True):
         total = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else 1)
         self.content = GpuCardContent(
             title=_title(gpu, unit, self.app),
+            label=" ".join(part for part in (f"GPU {gpu.index}", short_bus_id(gpu.bus_id)) if part),
             total_bytes=total,
             measured=tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in view.slices),
             planned=(
@@ -142,7 +147,7 @@ class GpuCard(Widget, can_focus=True):
 
         glyphs = owner(self).glyphs
         if self.compact:
-            label = f"GPU {self.index}"
+            label = content.label if self.size.width >= NAMED_ROW_WIDTH else f"GPU {self.index}"
             line = bar(label, measured, SCALE, self.size.width - tail.cell_len, style, glyphs, len(label) + 1)
             return line.append_text(tail)
         wide = _wide(cells, self.size.width)
@@ -221,6 +226,9 @@ def _title(gpu: GpuRecord, unit: Unit, app) -> Text:
         text.append(" not accessible from here", style="bold")
         text.append(" (a cgroup or container lets this process open only some GPUs)", style="dim")
         return text
+    bus_id = short_bus_id(gpu.bus_id)
+    if bus_id:  # NVML's index is not CUDA's: the bus id says which card whatever the order
+        text.append(f"{bus_id} ", style="dim")
     text.append(literal(gpu.name, "unknown").removeprefix("NVIDIA "))
     if gpu.lost:
         text.append("  LOST: ", style=tone(app, "error", True))

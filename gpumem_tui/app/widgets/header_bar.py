@@ -1,5 +1,6 @@
 """HeaderBar: source (live / demo / replay and position), paused, recording, unit, interval, sample age,
-host and time, in one line. When the line is too narrow the optional parts go first, the state flags last."""
+host, driver version and time, in one line. When the line is too narrow the optional parts go first, the
+state flags last."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class HeaderBar(Static):
         parts.append((f"every {interval_s:g} s", dim, 3))
         if sample is not None:
             parts.append((literal(sample.hostname), Style(), 4))
+            if sample.driver_version:  # as nvidia-smi's header; gives way before the app's name
+                parts.append((f"driver {literal(sample.driver_version)}", dim, 5))
             when = datetime.fromtimestamp(sample.timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             parts.append((when, Style(), 6))
         self.parts = parts
