@@ -9,13 +9,17 @@ from pydantic import Field, model_validator
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.readings import ReadingsRecord, dropped, settle
 
-ProcessKind = Literal["compute", "graphics", "compute+graphics"]
+ProcessKind = Literal["compute", "graphics", "compute+graphics", "mps"]
+"""Which NVML lists name the process; `mps`: an MPS client (nvidia-smi's type M), whose MPS server is `compute`."""
 
 
 class MigInstance(ReadingsRecord):
-    """One MIG GPU instance of a card in MIG mode, with its own slice of memory."""
+    """One MIG GPU instance of a card in MIG mode, with its own slice of memory. Its compute instances share
+    that memory: each is a MIG device of its own to NVML, and all of them report the instance's memory, which
+    is held here once."""
 
     gpu_instance_id: int
+    compute_instance_ids: list[int] = []
     name: str | None = None
     uuid: str | None = None
     memory_total_bytes: int | None = None
@@ -71,6 +75,8 @@ class ProcessRecord(ReadingsRecord):
     gpu_memory_bytes: int | None = None
     gpu_instance_id: int | None = None
     """The MIG GPU instance the process runs in, when the card is in MIG mode."""
+    compute_instance_id: int | None = None
+    """The compute instance inside that GPU instance (nvidia-smi's CI ID), when the card is in MIG mode."""
     name: str | None = None
     user: str | None = None
     cmdline: list[str] | None = None

@@ -113,7 +113,8 @@ class FakeDriver:
             return self._node.gpus[index] if 0 <= index < len(self._node.gpus) else None
         return self._device(args[0])[0]
 
-    # Handles: (GPU index + 1) << 8 | (MIG device slot + 1), never 0.
+    # Handles: (GPU index + 1) << 8 | (MIG device slot + 1), never 0. A MIG device is one compute instance of
+    # one GPU instance (`SimGpu.mig_devices`).
     def _device(self, handle: int | None) -> tuple[SimGpu, int | None]:
         if not handle:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
@@ -121,7 +122,7 @@ class FakeDriver:
         if not 0 <= index < len(self._node.gpus):
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
         gpu = self._node.gpus[index]
-        if slot >= len(gpu.mig_instances_mib):
+        if slot >= len(gpu.mig_devices):
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
         return gpu, None if slot < 0 else slot
 
@@ -175,7 +176,7 @@ class FakeDriver:
         if slot is None:
             name = self.name_bytes.get(gpu.index, gpu.name.encode())
         else:
-            name = f"{gpu.name} MIG {gpu.mig_instances_mib[slot] // 1024}gb".encode()
+            name = f"{gpu.name} MIG {gpu.mig_instances_mib[gpu.mig_devices[slot][0]] // 1024}gb".encode()
         self._put_text(buffer, length, name)
 
     def _nvmlDeviceGetUUID(self, handle: int, buffer: int | None, length: int) -> None:
@@ -191,9 +192,10 @@ class FakeDriver:
 
     def _nvmlDeviceGetMemoryInfo(self, handle: int, memory: int | None) -> None:
         gpu, slot = self._device(handle)
-        if slot is not None:
-            total = gpu.mig_instances_mib[slot] * MIB
-            used = sum(held for pid, held in gpu.held.items() if self._slot_of(pid) == slot)
+        if slot is not None:  # every compute instance of a GPU instance reports the instance's memory
+            instance = gpu.mig_devices[slot][0]
+            total = gpu.mig_instances_mib[instance] * MIB
+            used = sum(held for pid, held in gpu.held.items() if (self._slot_of(pid) or (None,))[0] == instance)
             self._put(memory, abi.Memory(total=total, free=total - used, used=used))
             return
         self._put(memory, abi.Memory(total=gpu.total_bytes, free=gpu.free_bytes, used=gpu.total_bytes - gpu.free_bytes))
@@ -270,21 +272,21 @@ class FakeDriver:
         gpu, slot = self._device(handle)
         if slot is not None:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
-        if index >= len(gpu.mig_instances_mib):
+        if index >= len(gpu.mig_devices):
             raise _Refused(abi.ERROR_NOT_FOUND)
         self._put(device, ctypes.c_void_p(self._handle(gpu, index)))
 
     def _nvmlDeviceGetGpuInstanceId(self, handle: int, gpu_instance: int | None) -> None:
-        _, slot = self._device(handle)
+        gpu, slot = self._device(handle)
         if slot is None:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
-        self._put(gpu_instance, ctypes.c_uint(slot + 1))
+        self._put(gpu_instance, ctypes.c_uint(gpu.mig_devices[slot][0] + 1))
 
     def _nvmlDeviceGetComputeInstanceId(self, handle: int, compute_instance: int | None) -> None:
-        _, slot = self._device(handle)
+        gpu, slot = self._device(handle)
         if slot is None:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
-        self._put(compute_instance, ctypes.c_uint(0))
+        self._put(compute_instance, ctypes.c_uint(gpu.mig_devices[slot][1]))
 
     def _nvmlDeviceGetConfComputeMemSizeInfo(self, handle: int, info: int | None) -> None:  # noqa: ARG002
         raise _Refused(abi.ERROR_NOT_SUPPORTED)
@@ -321,7 +323,8 @@ class FakeDriver:
 
     def _rows(self, gpu: SimGpu, slot: int | None, kind: str) -> list[tuple[int, int, int, int]]:
         """(pid, bytes, GI id, CI id) of the processes of `kind` on this card or MIG device. A MIG card's
-        parent handle gives no per-process memory as root and is refused to other users (nvml.h)."""
+        parent handle gives no per-process memory as root and is refused to other users; each MIG device
+        lists its own processes with their memory, to any user (nvml.h)."""
         if gpu.mig_instances_mib and slot is None and not self.root:
             raise _Refused(abi.ERROR_NO_PERMISSION)
         rows = []
@@ -329,13 +332,13 @@ class FakeDriver:
             if kind not in self._kind(pid).split("+"):
                 continue
             owner = self._slot_of(pid)
-            if slot is not None and owner != slot:
+            if slot is not None and owner != gpu.mig_devices[slot]:
                 continue
             if owner is None:
                 rows.append((pid, held, abi.NO_INSTANCE, abi.NO_INSTANCE))
             else:
                 memory = abi.VALUE_NOT_AVAILABLE if slot is None else held
-                rows.append((pid, memory, owner + 1, 0))
+                rows.append((pid, memory, owner[0] + 1, owner[1]))
         return rows
 
     def _kind(self, pid: int) -> str:
@@ -344,8 +347,9 @@ class FakeDriver:
                 return process.spec.nvml_kind
         return "compute"
 
-    def _slot_of(self, pid: int) -> int | None:
+    def _slot_of(self, pid: int) -> tuple[int, int] | None:
+        """(GPU instance, compute instance) the pid runs in; None outside MIG."""
         for process in self._node.processes:
-            if process.pid == pid:
-                return process.spec.mig_instance
+            if process.pid == pid and process.spec.mig_instance is not None:
+                return process.spec.mig_instance, process.spec.mig_compute_instance or 0
         return None
