@@ -86,6 +86,15 @@ class ProcessRecord(ReadingsRecord):
     """Whether the pid is visible in this PID namespace (the driver reports host PIDs inside containers)."""
     note: str | None = None
 
+    @property
+    def device(self) -> str:
+        """Where it runs, as nvidia-smi's GPU, GI ID and CI ID columns say it: `0`, or `0:1.0` (GPU 0, GPU
+        instance 1, compute instance 0) on a card in MIG mode."""
+        if self.gpu_instance_id is None:
+            return str(self.gpu_index)
+        compute = "" if self.compute_instance_id is None else f".{self.compute_instance_id}"
+        return f"{self.gpu_index}:{self.gpu_instance_id}{compute}"
+
 
 class HostRecord(ReadingsRecord):
     """The host's memory and CPU."""

@@ -176,7 +176,9 @@ class FakeDriver:
         if slot is None:
             name = self.name_bytes.get(gpu.index, gpu.name.encode())
         else:
-            name = f"{gpu.name} MIG {gpu.mig_instances_mib[gpu.mig_devices[slot][0]] // 1024}gb".encode()
+            # the profile's size as NVIDIA rounds it (40192 MiB is a "40gb" instance), in steps of 5 GB
+            size_gb = max(5, 5 * round(gpu.mig_instances_mib[gpu.mig_devices[slot][0]] / 1024 / 5))
+            name = f"{gpu.name} MIG {size_gb}gb".encode()
         self._put_text(buffer, length, name)
 
     def _nvmlDeviceGetUUID(self, handle: int, buffer: int | None, length: int) -> None:
