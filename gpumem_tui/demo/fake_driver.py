@@ -51,6 +51,7 @@ class FakeDriver:
         self.crashes: list[str] = []
         """Python errors inside a C function of this fake (a bug here, never a driver behaviour)."""
         self._faults: dict[str, tuple[int, int | None]] = {}
+        self._after: dict[str, Callable[..., None]] = {}
         self._exported = abi.exported(version)
         self._inits = 0
         self._symbols: dict[str, Any] = {}
@@ -75,6 +76,11 @@ class FakeDriver:
     def clear(self, symbol: str) -> None:
         self._faults.pop(symbol, None)
 
+    def after(self, symbol: str, hook: Callable[..., None]) -> None:
+        """Run `hook(*args)` after each call of `symbol` that reached the driver: a test's way to change the
+        node between two calls (a process list that grows between its count call and its fill call)."""
+        self._after[symbol] = hook
+
     def hide(self, symbol: str) -> None:
         """Stop exporting `symbol`, as an older driver would not have it."""
         self._exported.discard(symbol)
@@ -94,7 +100,11 @@ class FakeDriver:
                 if gpu is not None and gpu.lost:
                     return abi.ERROR_GPU_IS_LOST
                 self._node.sync()
-                body(*args)
+                try:
+                    body(*args)
+                finally:
+                    if name in self._after:
+                        self._after[name](*args)
             except _Refused as refused:
                 return refused.code
             except Exception:  # noqa: BLE001 - a Python error must not cross into C as "success"

@@ -74,6 +74,9 @@ class _EntryR535(ctypes.Structure):
 
 
 ENTRIES: dict[int, type[ctypes.Structure]] = {ctypes.sizeof(e): e for e in (_EntryV1, _EntryV2, _EntryR535)}
+STRIDES = {"": (16,), "_v2": (24,), "_v3": (24, 32)}
+"""The strides a probe may find per call version (nvml.h); any other measure (a list that changed between
+the two probe calls) is no measure, and the exported symbols decide that time."""
 
 
 @dataclass(frozen=True)
@@ -190,18 +193,19 @@ class ProcessLists:
         raise self._nvml.NVMLError(code)
 
     def _fill(self, fn: Any, handle: Any, room: int, fill: int) -> tuple[int, ctypes.c_uint, bytes]:
-        buffer = (ctypes.c_ubyte * (room * WIDEST))(*([fill] * (room * WIDEST)))
+        buffer = ctypes.create_string_buffer(room * WIDEST)
+        ctypes.memset(buffer, fill, len(buffer))
         count = ctypes.c_uint(room)
         code = fn(handle, ctypes.byref(count), buffer)
-        return code, count, bytes(buffer)
+        return code, count, buffer.raw
 
     def _probe(self, fn: Any, handle: Any, room: int, suffix: str, count: int, zeros: bytes) -> int:
         """Bytes per entry: where the 0x00-filled and the 0xFF-filled buffers stop agreeing (module doc)."""
         code, again, ones = self._fill(fn, handle, room, 0xFF)
         if code == SUCCESS and again.value == count and count:
-            written = max(i for i in range(len(zeros)) if zeros[i] == ones[i]) + 1 if zeros != ones else 0
+            written = 1 + max((i for i in range(len(zeros)) if zeros[i] == ones[i]), default=-1)
             stride, rest = divmod(written, count)
-            if not rest and stride in ENTRIES:
+            if not rest and stride in STRIDES[suffix]:
                 self._strides[suffix] = stride
                 return stride
         return self._guess(suffix)
@@ -210,7 +214,7 @@ class ProcessLists:
         """nvitop's symbol tree: `_v3` entries are 32 bytes on drivers that export the confidential-computing
         memory call but not yet the process detail list (535.43 to 535.86), else 24."""
         if suffix not in self._guesses:
-            stride = {"": 16, "_v2": 24}.get(suffix, 24)
+            stride = STRIDES[suffix][0]
             if suffix == "_v3" and self._has("nvmlDeviceGetConfComputeMemSizeInfo"):
                 stride = 24 if self._has("nvmlDeviceGetRunningProcessDetailList") else 32
             self._guesses[suffix] = stride

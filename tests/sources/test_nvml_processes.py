@@ -203,3 +203,44 @@ def test_the_layout_is_measured_where_the_symbol_table_would_guess_wrong(make_ri
     rig = make_rig(THREE_JOBS, at=5, version="535.54.03")
     rig.driver.hide("nvmlDeviceGetConfComputeMemSizeInfo")
     assert _rows(rig.source.read()) == EXPECTED
+
+
+def test_a_list_that_outgrows_its_buffer_between_the_two_calls_is_read_whole(make_rig):
+    """Twelve processes start between the count call (one process) and the fill call (room for seven): the
+    driver answers INSUFFICIENT_SIZE with the new count, and the fill is asked again."""
+    crowd = "".join(f'\n[[processes]]\nid = "p{k}"\ngpus = [0]\nmemory_gib = 1\nstart_s = 1\n' for k in range(12))
+    rig = make_rig(
+        THREE_JOBS.split("[[processes]]")[0] + '[[processes]]\nid = "first"\ngpus = [0]\nmemory_gib = 1\n' + crowd, at=0
+    )
+    symbol = "nvmlDeviceGetComputeRunningProcesses_v3"
+    fills = []
+
+    def count_call(_handle, _count, infos):
+        if not infos and rig.clock() == 0:
+            rig.clock.set(1)  # the crowd starts between this call and the next
+        fills.extend([infos] if infos else [])
+
+    rig.driver.after(symbol, count_call)
+    reading = rig.source.read()
+    assert sorted(p.pid for p in reading.processes) == [3100 + 100 * k for k in range(13)]
+    assert all(p.gpu_memory_bytes == GIB for p in reading.processes)
+    assert len(fills) >= 2  # the first fill was refused for room, and asked again
+
+
+def test_a_probe_that_cannot_tell_falls_back_to_the_exported_symbols(make_rig):
+    """A process starts between the two probe calls (the counts differ): that sample's layout comes from
+    nvitop's symbol tree (32 bytes on 535.54), and the next sample measures it."""
+    text = THREE_JOBS + '\n[[processes]]\nid = "late"\ngpus = [0]\nmemory_gib = 1\nstart_s = 6\n'
+    rig = make_rig(text, at=5, version="535.54.03")
+    fills = []
+
+    def start_one_between_probes(_handle, _count, infos):
+        fills.extend([infos] if infos else [])
+        if len(fills) == 1:
+            rig.clock.set(6)
+
+    rig.driver.after("nvmlDeviceGetComputeRunningProcesses_v3", start_one_between_probes)
+    assert _rows(rig.source.read()) == EXPECTED  # the first fill's rows, read at the symbol tree's stride
+    assert rig.source._lists._strides == {}
+    assert _rows(rig.source.read()) == [*EXPECTED, (3400, GIB)]
+    assert rig.source._lists._strides == {"_v3": 32}
