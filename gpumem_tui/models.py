@@ -9,14 +9,18 @@ from pydantic import Field, model_validator
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.readings import ReadingsRecord, dropped, settle
 
-ProcessKind = Literal["compute", "graphics", "compute+graphics"]
+ProcessKind = Literal["compute", "graphics", "compute+graphics", "mps"]
+"""Which NVML lists name the process; `mps`: an MPS client (nvidia-smi's type M), whose MPS server is `compute`."""
 
 
 class MigInstance(ReadingsRecord):
-    """One MIG GPU instance of a card in MIG mode, with its own slice of memory."""
+    """One MIG GPU instance of a card in MIG mode, with its own slice of memory. Its compute instances share
+    that memory: each is a MIG device of its own to NVML, and all of them report the instance's memory, which
+    is held here once."""
 
     gpu_instance_id: int | None = None
     """None when the driver would not say (the instance's memory is still shown)."""
+    compute_instance_ids: list[int] = []
     name: str | None = None
     uuid: str | None = None
     memory_total_bytes: int | None = None
@@ -82,6 +86,8 @@ class ProcessRecord(ReadingsRecord):
     gpu_memory_bytes: int | None = None
     gpu_instance_id: int | None = None
     """The MIG GPU instance the process runs in, when the card is in MIG mode."""
+    compute_instance_id: int | None = None
+    """The compute instance inside that GPU instance (nvidia-smi's CI ID), when the card is in MIG mode."""
     name: str | None = None
     user: str | None = None
     cmdline: list[str] | None = None
@@ -90,6 +96,15 @@ class ProcessRecord(ReadingsRecord):
     visible: bool | None = None
     """Whether the pid is visible in this PID namespace (the driver reports host PIDs inside containers)."""
     note: str | None = None
+
+    @property
+    def device(self) -> str:
+        """Where it runs, as nvidia-smi's GPU, GI ID and CI ID columns say it: `0`, or `0:1.0` (GPU 0, GPU
+        instance 1, compute instance 0) on a card in MIG mode."""
+        if self.gpu_instance_id is None:
+            return str(self.gpu_index)
+        compute = "" if self.compute_instance_id is None else f".{self.compute_instance_id}"
+        return f"{self.gpu_index}:{self.gpu_instance_id}{compute}"
 
 
 class HostRecord(ReadingsRecord):

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 LIMIT = 2**64
 """NVML and the engines count in 64 bits at most."""
 SIGNED = frozenset({"temperature_c"})
-IDENTIFIERS = frozenset({"index", "pid", "gpu_index", "gpu_instance_id", "timestamp"})
+IDENTIFIERS = frozenset({"index", "pid", "gpu_index", "gpu_instance_id", "compute_instance_id", "timestamp"})
 """Not readings: a record without them is no record (a GPU index reported twice is the sample's to drop,
 a timestamp that is no moment refuses its sample)."""
 

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from gpumem_tui.cli.output import table
 from gpumem_tui.diagnosis.engine_values import questioned
-from gpumem_tui.models import GpuRecord, HostRecord, ProcessRecord, Sample
+from gpumem_tui.models import GpuRecord, HostRecord, MigInstance, ProcessRecord, Sample
 from gpumem_tui.text import literal, short_bus_id
 from gpumem_tui.units import MIB, fmt_auto, gib
 
@@ -18,7 +18,8 @@ NAME_WIDTH, USER_WIDTH = 32, 16
 """Process names and users come from outside: a long one is cut here so the columns after it stay on screen."""
 TEXT_COLUMNS = (4, 5, 8)
 """Name, user and command: the columns that are cut to fit; the others are numbers, always whole."""
-_KIND = {"compute": "C", "graphics": "G", "compute+graphics": "C+G"}
+_KIND = {"compute": "C", "graphics": "G", "compute+graphics": "C+G", "mps": "M"}
+"""nvidia-smi's process types: an MPS client is M (its server, nvidia-cuda-mps-server, is C)."""
 
 
 def mib(n_bytes: int | None) -> str:
@@ -118,7 +119,7 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
             share,
             mib(gpu.memory_free_bytes),
             mib(gpu.memory_reserved_bytes),
-            _or_dash(gpu.utilization_gpu_percent, " %"),
+            utilization(gpu),
             _or_dash(gpu.temperature_c, " C"),
             power,
         ]
@@ -128,7 +129,7 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
             [
                 f"{gpu.index}:{'?' if mig.gpu_instance_id is None else mig.gpu_instance_id}",
                 "",
-                literal(mig.name),
+                mig_name(gpu, mig),
                 mib(mig.memory_used_bytes),
                 mib(mig.memory_total_bytes),
                 "",
@@ -140,6 +141,24 @@ def _gpu_rows(gpu: GpuRecord) -> list[list[str]]:
             ]
         )
     return rows
+
+
+def utilization(gpu: GpuRecord) -> str:
+    """NVML has no utilization for a card in MIG mode: said so, not a blank to wonder about."""
+    if gpu.utilization_gpu_percent is None and gpu.mig_enabled:
+        return "n/a (MIG)"
+    return _or_dash(gpu.utilization_gpu_percent, " %")
+
+
+def mig_name(gpu: GpuRecord, mig: MigInstance) -> str:
+    """`MIG 40gb`, the card's own name left out; a GPU instance split into compute instances names them
+    (`MIG 40gb, CI 0+1`): they share its memory, shown once on its row."""
+    name = literal(mig.name, "MIG")
+    if gpu.name and name.startswith(literal(gpu.name) + " "):
+        name = name[len(literal(gpu.name)) + 1 :]
+    if len(mig.compute_instance_ids) > 1:
+        name += ", CI " + "+".join(str(ci) for ci in mig.compute_instance_ids)
+    return name
 
 
 def _process_table(processes: list[ProcessRecord], width: int) -> Table:
@@ -169,14 +188,11 @@ def _cut(text: str, room: int) -> str:
 
 
 def _process_row(process: ProcessRecord) -> list[str]:
-    gpu = (
-        str(process.gpu_index) if process.gpu_instance_id is None else f"{process.gpu_index}:{process.gpu_instance_id}"
-    )
     name = literal(process.name) if process.visible is not False else literal(process.note)
     command = _command(process.cmdline)
     return [
         str(process.pid),
-        gpu,
+        process.device,
         _KIND[process.kind],
         mib(process.gpu_memory_bytes),
         name,

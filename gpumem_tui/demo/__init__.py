@@ -47,7 +47,7 @@ def demo_collector(
     the simulated host."""
     spec = load_scenario(scenario) if isinstance(scenario, str) else scenario
     node = SimulatedNode(spec, clock=clock, seed=seed)
-    nvml = NvmlSource(bind(FakeDriver(node)))
+    nvml = NvmlSource(bind(FakeDriver(node, root=spec.nvml_root)))
     collector = Collector(
         nvml,
         SimulatedHost(node),

@@ -58,6 +58,7 @@ class FakeDriver:
         self.crashes: list[str] = []
         """Python errors inside a C function of this fake (a bug here, never a driver behaviour)."""
         self._faults: dict[str, tuple[int, int | None]] = {}
+        self._after: dict[str, Callable[..., None]] = {}
         self._exported = abi.exported(version)
         self._inits = 0
         self._symbols: dict[str, Any] = {}
@@ -84,6 +85,11 @@ class FakeDriver:
     def clear(self, symbol: str) -> None:
         self._faults.pop(symbol, None)
 
+    def after(self, symbol: str, hook: Callable[..., None]) -> None:
+        """Run `hook(*args)` after each call of `symbol` that reached the driver: a test's way to change the
+        node between two calls (a process list that grows between its count call and its fill call)."""
+        self._after[symbol] = hook
+
     def hide(self, symbol: str) -> None:
         """Stop exporting `symbol`, as an older driver would not have it."""
         self._exported.discard(symbol)
@@ -103,7 +109,11 @@ class FakeDriver:
                 if gpu is not None and gpu.lost:
                     return abi.ERROR_GPU_IS_LOST
                 self._node.sync()
-                body(*args)
+                try:
+                    body(*args)
+                finally:
+                    if name in self._after:
+                        self._after[name](*args)
             except _Refused as refused:
                 return refused.code
             except Exception:  # noqa: BLE001 - a Python error must not cross into C as "success"
@@ -122,7 +132,8 @@ class FakeDriver:
             return self._node.gpus[index] if 0 <= index < len(self._node.gpus) else None
         return self._device(args[0])[0]
 
-    # Handles: (GPU index + 1) << 8 | (MIG device slot + 1), never 0.
+    # Handles: (GPU index + 1) << 8 | (MIG device slot + 1), never 0. A MIG device is one compute instance of
+    # one GPU instance (`SimGpu.mig_devices`).
     def _device(self, handle: int | None) -> tuple[SimGpu, int | None]:
         if not handle:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
@@ -130,7 +141,7 @@ class FakeDriver:
         if not 0 <= index < len(self._node.gpus):
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
         gpu = self._node.gpus[index]
-        if slot >= len(gpu.mig_instances_mib):
+        if slot >= len(gpu.mig_devices):
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
         return gpu, None if slot < 0 else slot
 
@@ -184,7 +195,9 @@ class FakeDriver:
         if slot is None:
             name = self.name_bytes.get(gpu.index, gpu.name.encode())
         else:
-            name = f"{gpu.name} MIG {gpu.mig_instances_mib[slot] // 1024}gb".encode()
+            # the profile's size as NVIDIA rounds it (40192 MiB is a "40gb" instance), in steps of 5 GB
+            size_gb = max(5, 5 * round(gpu.mig_instances_mib[gpu.mig_devices[slot][0]] / 1024 / 5))
+            name = f"{gpu.name} MIG {size_gb}gb".encode()
         self._put_text(buffer, length, name)
 
     def _nvmlDeviceGetUUID(self, handle: int, buffer: int | None, length: int) -> None:
@@ -203,9 +216,10 @@ class FakeDriver:
 
     def _nvmlDeviceGetMemoryInfo(self, handle: int, memory: int | None) -> None:
         gpu, slot = self._device(handle)
-        if slot is not None:
-            total = gpu.mig_instances_mib[slot] * MIB
-            used = sum(held for pid, held in gpu.held.items() if self._slot_of(pid) == slot)
+        if slot is not None:  # every compute instance of a GPU instance reports the instance's memory
+            instance = gpu.mig_devices[slot][0]
+            total = gpu.mig_instances_mib[instance] * MIB
+            used = sum(held for pid, held in gpu.held.items() if (self._slot_of(pid) or (None,))[0] == instance)
             self._put(memory, abi.Memory(total=total, free=total - used, used=used))
             return
         self._put(memory, abi.Memory(total=gpu.total_bytes, free=gpu.free_bytes, used=gpu.total_bytes - gpu.free_bytes))
@@ -285,21 +299,21 @@ class FakeDriver:
         gpu, slot = self._device(handle)
         if slot is not None:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
-        if index >= len(gpu.mig_instances_mib):
+        if index >= len(gpu.mig_devices):
             raise _Refused(abi.ERROR_NOT_FOUND)
         self._put(device, ctypes.c_void_p(self._handle(gpu, index)))
 
     def _nvmlDeviceGetGpuInstanceId(self, handle: int, gpu_instance: int | None) -> None:
-        _, slot = self._device(handle)
+        gpu, slot = self._device(handle)
         if slot is None:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
-        self._put(gpu_instance, ctypes.c_uint(slot + 1))
+        self._put(gpu_instance, ctypes.c_uint(gpu.mig_devices[slot][0] + 1))
 
     def _nvmlDeviceGetComputeInstanceId(self, handle: int, compute_instance: int | None) -> None:
-        _, slot = self._device(handle)
+        gpu, slot = self._device(handle)
         if slot is None:
             raise _Refused(abi.ERROR_INVALID_ARGUMENT)
-        self._put(compute_instance, ctypes.c_uint(0))
+        self._put(compute_instance, ctypes.c_uint(gpu.mig_devices[slot][1]))
 
     def _nvmlDeviceGetConfComputeMemSizeInfo(self, handle: int, info: int | None) -> None:  # noqa: ARG002
         raise _Refused(abi.ERROR_NOT_SUPPORTED)
@@ -336,7 +350,8 @@ class FakeDriver:
 
     def _rows(self, gpu: SimGpu, slot: int | None, kind: str) -> list[tuple[int, int, int, int]]:
         """(pid, bytes, GI id, CI id) of the processes of `kind` on this card or MIG device. A MIG card's
-        parent handle gives no per-process memory as root and is refused to other users (nvml.h)."""
+        parent handle gives no per-process memory as root and is refused to other users; each MIG device
+        lists its own processes with their memory, to any user (nvml.h)."""
         if gpu.mig_instances_mib and slot is None and not self.root:
             raise _Refused(abi.ERROR_NO_PERMISSION)
         rows = []
@@ -344,13 +359,13 @@ class FakeDriver:
             if kind not in self._kind(pid).split("+"):
                 continue
             owner = self._slot_of(pid)
-            if slot is not None and owner != slot:
+            if slot is not None and owner != gpu.mig_devices[slot]:
                 continue
             if owner is None:
                 rows.append((pid, held, abi.NO_INSTANCE, abi.NO_INSTANCE))
             else:
                 memory = abi.VALUE_NOT_AVAILABLE if slot is None else held
-                rows.append((pid, memory, owner + 1, 0))
+                rows.append((pid, memory, owner[0] + 1, owner[1]))
         return rows
 
     def _kind(self, pid: int) -> str:
@@ -359,8 +374,9 @@ class FakeDriver:
                 return process.spec.nvml_kind
         return "compute"
 
-    def _slot_of(self, pid: int) -> int | None:
+    def _slot_of(self, pid: int) -> tuple[int, int] | None:
+        """(GPU instance, compute instance) the pid runs in; None outside MIG."""
         for process in self._node.processes:
-            if process.pid == pid:
-                return process.spec.mig_instance
+            if process.pid == pid and process.spec.mig_instance is not None:
+                return process.spec.mig_instance, process.spec.mig_compute_instance or 0
         return None

@@ -17,6 +17,7 @@ class SimGpu:
         unsupported: list[str],
         mig_instances_mib: list[int],
         seed: int,
+        compute_instances: list[int] | None = None,
     ):
         self.index, self.spec = index, spec
         self.name = spec.nvml_names[0] if spec.nvml_names else spec.key
@@ -25,6 +26,9 @@ class SimGpu:
         self.reserved_bytes = reserved_mib * MIB
         self.unsupported = set(unsupported)
         self.mig_instances_mib = list(mig_instances_mib)
+        split = compute_instances or [1] * len(mig_instances_mib)
+        self.mig_devices = [(gi, ci) for gi, count in enumerate(split) for ci in range(count)]
+        """(GPU instance, compute instance) of each MIG device, in NVML's MIG device index order."""
         self.lost = False
         self.held: dict[int, int] = {}
         self.utilization_percent = 0

@@ -64,6 +64,7 @@ class SimulatedNode:
                         list(group.unsupported),
                         group.mig_instances_mib,
                         self.seed,
+                        group.compute_instances,
                     )
                 )
         self.engines = [

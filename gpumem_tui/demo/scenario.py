@@ -22,6 +22,8 @@ from gpumem_tui.text import literal
 MAX_DURATION_S = 86_400
 """A day of simulated time: the node steps once a second, so a demo opens in seconds at most."""
 MAX_GPUS = 64
+MAX_MIG_DEVICES = 7
+"""An A100 or H100 has seven compute slices: at most seven MIG devices (compute instances) per card."""
 MAX_FILE_BYTES = 2**20
 """A scenario is a few KiB of TOML."""
 PID = Field(default=None, gt=0, le=2**22)
@@ -53,6 +55,26 @@ class GpuGroup(_Spec):
     """This process may not open these cards: its cgroup or container allows only the node's other GPUs
     (Slurm ConstrainDevices, `docker --gpus`). NVML counts them and refuses their handle (No Permission);
     what runs on them is someone else's and stays out of sight. A TOML boolean: `"yes"` is refused."""
+    mig_compute_instances: list[Annotated[int, Field(gt=0, le=MAX_MIG_DEVICES)]] = Field(default=[], max_length=7)
+    """How many compute instances each GPU instance is split into (one each when not given); they share
+    their instance's memory, and each is a MIG device of its own to NVML."""
+
+    @model_validator(mode="after")
+    def _compute_instances_match(self) -> GpuGroup:
+        split = self.mig_compute_instances
+        if split and len(split) != len(self.mig_instances_mib):
+            raise ValueError(
+                f"mig_compute_instances names {len(split)} GPU instances; mig_instances_mib has "
+                f"{len(self.mig_instances_mib)}"
+            )
+        if sum(split) > MAX_MIG_DEVICES:
+            raise ValueError(f"{sum(split)} compute instances; a card has at most {MAX_MIG_DEVICES}")
+        return self
+
+    @property
+    def compute_instances(self) -> list[int]:
+        """Compute instances per GPU instance."""
+        return list(self.mig_compute_instances) or [1] * len(self.mig_instances_mib)
 
 
 class EngineSpec(_Spec):
@@ -104,10 +126,13 @@ class ProcessSpec(_Spec):
     stop_s: float | None = None
     host_rss_gib: float = Field(default=2.0, ge=0)
     pid: int | None = PID
-    nvml_kind: Literal["compute", "graphics", "compute+graphics"] = "compute"
-    """Which NVML process lists it appears in (a desktop session is graphics; PyTorch is compute)."""
+    nvml_kind: Literal["compute", "graphics", "compute+graphics", "mps"] = "compute"
+    """Which NVML process lists it appears in (a desktop session is graphics; PyTorch is compute; a client of
+    an MPS server is mps, and the server itself, nvidia-cuda-mps-server, is compute)."""
     mig_instance: int | None = Field(default=None, ge=0)
     """Index into its GPU's `mig_instances_mib` when the card is in MIG mode."""
+    mig_compute_instance: int | None = Field(default=None, ge=0)
+    """Index of the compute instance inside that GPU instance (0 when not given)."""
 
 
 class Event(_Spec):
@@ -158,6 +183,9 @@ class Scenario(_Spec):
     processes: list[ProcessSpec] = []
     events: list[Event] = []
     host: HostSpec = HostSpec()
+    nvml_root: bool = True
+    """Whether the demo reads NVML as root: as another user a MIG card's own process list is refused, and
+    processes are read per MIG device only."""
 
     @model_validator(mode="after")
     def _story_in_time(self) -> Scenario:
@@ -179,6 +207,29 @@ class Scenario(_Spec):
                 raise ValueError(f"a gpu_lost event names GPU {event.gpu}; the node has GPUs 0 to {gpus - 1}")
             if event.kind == "traffic" and event.engine not in engines:
                 raise ValueError(f"a traffic event names engine {event.engine!r}, which the scenario lacks")
+        return self
+
+    @model_validator(mode="after")
+    def _processes_name_slices_that_exist(self) -> Scenario:
+        cards = [group for group in self.gpus for _ in range(group.count)]
+        for process in self.processes:
+            gi, ci = process.mig_instance, process.mig_compute_instance
+            if gi is None:
+                if ci is not None:
+                    raise ValueError(f"process {process.id!r} names a compute instance but no mig_instance")
+                continue
+            for index in (i for i in process.gpus if 0 <= i < len(cards)):  # others: the node says so
+                split = cards[index].compute_instances
+                if gi >= len(split):
+                    raise ValueError(
+                        f"process {process.id!r} names MIG instance {gi}; GPU {index} has {len(split)} "
+                        "(mig_instances_mib)"
+                    )
+                if (ci or 0) >= split[gi]:
+                    raise ValueError(
+                        f"process {process.id!r} names compute instance {ci} of MIG instance {gi}; it has "
+                        f"{split[gi]} (mig_compute_instances)"
+                    )
         return self
 
 

@@ -18,10 +18,8 @@ from typing import Any
 
 import pynvml
 
-from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, SourceError
-
-NO_INSTANCE = 0xFFFFFFFF
-"""gpuInstanceId of a process on a card that is not in MIG mode."""
+from gpumem_tui.models import GpuRecord, ProcessRecord, SourceError
+from gpumem_tui.sources.nvml_processes import MigDevice, ProcessLists
 
 # Errors that make the whole source unavailable: (reason, what to try).
 _UNAVAILABLE = {
@@ -117,12 +115,6 @@ def _classes(nvml: Any, names: tuple[str, ...]) -> tuple[type[BaseException], ..
     return tuple(getattr(nvml, name) for name in names if hasattr(nvml, name))
 
 
-def _versions(nvml: Any, base: str) -> list[Any]:
-    """The module's versions of a call, newest first (`_v3`, `_v2`, then the unversioned one)."""
-    names = [f"{base}_v3", f"{base}_v2", base]
-    return [getattr(nvml, name) for name in names if hasattr(nvml, name)]
-
-
 class NvmlSource:
     """Reads every GPU through an NVML module; a field one card lacks is None, a lost card is marked lost."""
 
@@ -134,8 +126,7 @@ class NvmlSource:
         self._denied = _classes(self._nvml, ("NVMLError_NoPermission",))
         self._memory_v2 = hasattr(self._nvml, "nvmlMemory_v2")
         """Ask memory v2 until the driver shows it has none (then never again: see `_memory`)."""
-        self._compute = _versions(self._nvml, "nvmlDeviceGetComputeRunningProcesses")
-        self._graphics = _versions(self._nvml, "nvmlDeviceGetGraphicsRunningProcesses")
+        self._lists = ProcessLists(self._nvml, self._call, self._text)
         self._temperature = [
             f
             for f in (
@@ -257,8 +248,9 @@ class NvmlSource:
             found.update(self._identity(handle))
             found.update(self._memory(handle))
             found.update(self._activity(handle))
-            found.update(self._mig(handle))
-            processes = self._processes(handle, index)
+            mig, migs = self._mig(handle)
+            found.update(mig)
+            processes = self._lists.processes(handle, index, migs)
         except _Denied as exc:
             reading.gpus.append(GpuRecord(index=index, accessible=False, error=f"not accessible from here: {exc}"))
             return
@@ -344,66 +336,18 @@ class NvmlSource:
             "power_limit_w": None if limit_mw is None else limit_mw / 1000,
         }
 
-    def _mig(self, handle: Any) -> dict[str, Any]:
+    def _mig(self, handle: Any) -> tuple[dict[str, Any], list[MigDevice]]:
+        """MIG mode, and on a card in MIG mode its instances and MIG devices (processes are read per device)."""
         nvml = self._nvml
         modes = self._call(nvml.nvmlDeviceGetMigMode, handle, what="MIG mode")
         if modes is None:
-            return {}
-        enabled = modes[0] == nvml.NVML_DEVICE_MIG_ENABLE
-        if not enabled:
-            return {"mig_enabled": False}
-        return {"mig_enabled": True, "mig_instances": self._mig_instances(handle)}
-
-    def _mig_instances(self, handle: Any) -> list[MigInstance]:
-        nvml = self._nvml
-        instances = []
-        for slot in range(self._call(nvml.nvmlDeviceGetMaxMigDeviceCount, handle, what="MIG device count") or 0):
-            mig = self._call(nvml.nvmlDeviceGetMigDeviceHandleByIndex, handle, slot, what=f"MIG device {slot}")
-            if mig is None:
-                continue
-            memory = self._call(nvml.nvmlDeviceGetMemoryInfo, mig, what=f"MIG device {slot} memory")
-            instances.append(
-                MigInstance(
-                    gpu_instance_id=self._call(
-                        nvml.nvmlDeviceGetGpuInstanceId, mig, what=f"MIG device {slot} GPU instance id"
-                    ),
-                    name=self._text(nvml.nvmlDeviceGetName, mig, f"MIG device {slot} name"),
-                    uuid=self._text(nvml.nvmlDeviceGetUUID, mig, f"MIG device {slot} UUID"),
-                    memory_total_bytes=None if memory is None else memory.total,
-                    memory_used_bytes=None if memory is None else memory.used,
-                    memory_free_bytes=None if memory is None else memory.free,
-                )
-            )
-        return instances
-
-    def _processes(self, handle: Any, index: int) -> list[ProcessRecord]:
-        """Compute and graphics lists merged by pid: a pid in both is `compute+graphics`."""
-        merged: dict[int, ProcessRecord] = {}
-        for kind, calls in (("compute", self._compute), ("graphics", self._graphics)):
-            for entry in self._first(calls, handle) or []:
-                record = _process_record(entry, index, kind)
-                merged[record.pid] = _merge(merged.get(record.pid), record)
-        return list(merged.values())
+            return {}, []
+        if modes[0] != nvml.NVML_DEVICE_MIG_ENABLE:
+            return {"mig_enabled": False}, []
+        devices = self._lists.mig_devices(handle)
+        return {"mig_enabled": True, "mig_instances": self._lists.mig_instances(devices)}, devices
 
 
 def _named(fn: Any) -> str:
     """A call's name as the driver spells it, for an error about a call nobody named."""
     return str(getattr(fn, "__name__", fn)).removeprefix("nvmlDevice")
-
-
-def _process_record(entry: Any, index: int, kind: str) -> ProcessRecord:
-    instance = getattr(entry, "gpuInstanceId", NO_INSTANCE)
-    return ProcessRecord(
-        pid=entry.pid,
-        gpu_index=index,
-        kind=kind,
-        gpu_memory_bytes=entry.usedGpuMemory,
-        gpu_instance_id=None if instance in (None, NO_INSTANCE) else instance,
-    )
-
-
-def _merge(seen: ProcessRecord | None, new: ProcessRecord) -> ProcessRecord:
-    if seen is None:
-        return new
-    sizes = [s for s in (seen.gpu_memory_bytes, new.gpu_memory_bytes) if s is not None]
-    return seen.model_copy(update={"kind": "compute+graphics", "gpu_memory_bytes": max(sizes) if sizes else None})

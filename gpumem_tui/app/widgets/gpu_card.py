@@ -239,6 +239,7 @@ def _title(gpu: GpuRecord, unit: Unit, app) -> Text:
     text.append(f"  {fmt(used, unit)} / {fmt(total, unit)}{share}", style="bold")
     extras = [
         f"util {gpu.utilization_gpu_percent}%" if gpu.utilization_gpu_percent is not None else None,
+        "util n/a (MIG)" if gpu.utilization_gpu_percent is None and gpu.mig_enabled else None,
         f"{gpu.temperature_c}{app.glyphs.degree}C" if gpu.temperature_c is not None else None,
         f"{gpu.power_w:.0f}W" if gpu.power_w is not None else None,
     ]

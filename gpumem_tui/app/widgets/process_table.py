@@ -51,7 +51,7 @@ class ProcessTable(DataTable):
         return {
             "GPU memory": -(p.gpu_memory_bytes or 0),
             "pid": p.pid,
-            "GPU": (p.gpu_index, p.pid),
+            "GPU": (p.gpu_index, p.gpu_instance_id or 0, p.compute_instance_id or 0, p.pid),
             "host RSS": -(p.host_rss_bytes or 0),
             "user": (p.user or "", p.pid),
         }[self.sort_by]
@@ -62,7 +62,7 @@ def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit) -> tuple[Text, .
     return (
         Text(str(p.pid)),
         Text(literal(p.user, "?")),
-        Text(str(p.gpu_index)),
+        Text(p.device),
         Text(fmt(p.gpu_memory_bytes, unit)),
         Text(fmt(p.host_rss_bytes, "GiB")),
         Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
