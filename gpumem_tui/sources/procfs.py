@@ -37,6 +37,22 @@ class Listening:
     port: int
 
 
+@dataclass(frozen=True)
+class Whereabouts:
+    """Where a process lives, as far as /proc tells: what engine discovery needs to reach and place it."""
+
+    pod: str | None = None
+    """`namespace/name` of its pod, or None outside one."""
+    other_network: bool | None = None
+    """True: its network namespace is not ours; None: that cannot be read (not root)."""
+    addresses: tuple[str, ...] = ()
+    """Its network namespace's own addresses (not loopback), when it is another namespace."""
+    listening: tuple[Listening, ...] | None = None
+    """Listening sockets of its network namespace; None when unreadable."""
+    devices: tuple[str, ...] | None = None
+    """The GPUs its environment gives it (UUIDs or indices); None: all, or not said, or unreadable."""
+
+
 def pod_uid(cgroup: str | None) -> str | None:
     """The pod UID a process's cgroup names (`kubepods...pod<uid>...`), with dashes; None outside a pod.
 
@@ -212,6 +228,19 @@ class ProcFiles:
 
     def devices(self, pid: int | str) -> list[str] | None:
         return visible_devices(environment(self.text(pid, "environ")))
+
+    def whereabouts(self, pid: int) -> Whereabouts:
+        """What discovery asks of an engine process; sockets and addresses only when its network is not ours."""
+        other = self.other_network(pid)
+        found = self.listening(pid) if other else None
+        devices = self.devices(pid)
+        return Whereabouts(
+            pod=self.pod(pid),
+            other_network=other,
+            addresses=tuple(self.addresses(pid)) if other else (),
+            listening=tuple(found) if found is not None else None,
+            devices=tuple(devices) if devices is not None else None,
+        )
 
     def nested(self) -> bool:
         """True when our own NSpid has more than one entry: we run in a PID namespace under the one this
