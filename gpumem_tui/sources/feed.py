@@ -28,6 +28,7 @@ from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.host import own_addresses
 from gpumem_tui.sources.pace import Pace
+from gpumem_tui.sources.placement import placed
 from gpumem_tui.sources.replay import ReplaySource
 
 DISCOVERY_EVERY_S = 10.0
@@ -110,7 +111,7 @@ class LiveFeed(Feed):
             known = {e.url for e in self.given}
             self.scraper.endpoints = self.given + [e for e in found.endpoints if e.url not in known]
         engines = await engine_answers(self.scraper, self.engine_wait_s)  # also lets go of endpoints gone
-        return sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *self._notes]})
+        return placed(sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *self._notes]}))
 
     async def _discover(self) -> Discovery | None:
         """Engines among the host's processes, every DISCOVERY_EVERY_S; None when not due. Never raises:
