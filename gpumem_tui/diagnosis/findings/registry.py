@@ -77,8 +77,8 @@ FINDINGS: tuple[FindingKind, ...] = (
     ),
     FindingKind(
         "unattributed_memory",
-        ("warning",),
-        "used memory no listed process accounts for",
+        ("warning", "info"),
+        "used memory no listed process accounts for (info: PID namespaces differ, likely the engine's own)",
         memory.unattributed_memory,
     ),
     FindingKind(
