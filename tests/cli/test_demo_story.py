@@ -24,6 +24,12 @@ STORIES = {
     # the story is the exit: the engine is gone, and the finding names the notebook that caused it
     "noisy-neighbour": lambda findings: (findings[0]["code"], findings[0]["pid"]) == ("engine_exited", 3100),
     "gpu-lost": lambda findings: {"gpu_lost", "engine_exited"} <= {f["code"] for f in findings},
+    # seen from the host, each pod's engine is reached at its pod address and agrees with its plan
+    "k8s-two-pods": _calm,
+    # inside the engine's container: the one thing to say is why NVML's pids are not the ones seen here
+    "container-view": lambda findings: (
+        [(f["code"], f["severity"]) for f in findings] == [("pid_namespaces_differ", "info")]
+    ),
     "busy-node": lambda findings: (
         [(f["code"], f["endpoint"]) for f in findings if f["severity"] != "info"]
         == [("kv_saturated", "http://127.0.0.1:8003")]

@@ -83,3 +83,20 @@ def test_gpus_by_uuid_short_uuid_mig_or_index():
 def test_a_plan_is_drawn_where_nvml_does_not_say_what_the_engines_pids_hold(catalog):
     plans, _ = _judge(catalog, placed(_container(memory_listed=False)))
     assert plans[0].gpu_indices == [1]
+
+
+def test_pid_namespaces_differ_is_said_with_what_to_do(catalog):
+    _, findings = _judge(catalog, placed(_container()))
+    [said] = [f for f in findings if f.code == "pid_namespaces_differ"]
+    assert said.severity == "info" and "NVML reports host pids (812345, 812401)" in said.explanation
+    assert "is pid 1 here; it is placed on GPU 1 by the GPU UUIDs its environment names" in said.explanation
+    assert "hostPID: true" in said.try_this
+    unplaced = _container().model_copy(update={"engines": [engine(pids=(1,))]})
+    [said] = [f for f in _judge(catalog, unplaced)[1] if f.code == "pid_namespaces_differ"]
+    assert "its environment names no GPU that NVML reports, so it is on no GPU here" in said.explanation
+
+
+def test_on_the_host_nothing_is_said_of_namespaces(catalog):
+    """The API server's pid is not NVML's (its EngineCore child holds the memory): that is no namespace."""
+    host = sample(gpus=[gpu(0)], processes=[process(2101, 60, 0)], engines=[engine(pids=(2100, 2101))])
+    assert "pid_namespaces_differ" not in {f.code for f in _judge(catalog, host)[1]}

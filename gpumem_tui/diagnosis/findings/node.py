@@ -1,9 +1,10 @@
-"""Findings about the node itself: NVML unusable, a GPU lost, the last refresh failed."""
+"""Findings about the node itself: NVML unusable, a GPU lost, PID namespaces that differ, the last refresh failed."""
 
 from __future__ import annotations
 
 from gpumem_tui.diagnosis.findings.records import Finding
 from gpumem_tui.diagnosis.findings.situation import Situation
+from gpumem_tui.diagnosis.measured import gpu_listing
 
 
 def nvml_unavailable(s: Situation) -> list[Finding]:
@@ -38,6 +39,39 @@ def gpu_lost(s: Situation) -> list[Finding]:
                 "anything running on it has most likely died.",
                 try_this=hint or "check `nvidia-smi` and the kernel log (dmesg: Xid); the card may need a reset",
                 gpu_index=gpu.index,
+            )
+        )
+    return findings
+
+
+def pid_namespaces_differ(s: Situation) -> list[Finding]:
+    """NVML lists pids this namespace cannot see, and an engine found here has none of its own among those
+    NVML lists and can see: we run in a container, whose pids are not the driver's (host) pids."""
+    sample = s.sample
+    seen = {p.pid for p in sample.processes if p.visible is not False}
+    unseen = {p.pid for p in sample.processes if p.visible is False}
+    findings = []
+    for endpoint in sample.engines:
+        if not unseen or not endpoint.pids or seen & set(endpoint.pids):
+            continue
+        gpus = s.gpus_of(endpoint.url)
+        here = [pid for pid in endpoint.pids if pid not in unseen]
+        where = (
+            f"it is placed on {gpu_listing(gpus)} by the GPU UUIDs its environment names"
+            if unseen & set(endpoint.pids)
+            else "its environment names no GPU that NVML reports, so it is on no GPU here"
+        )
+        findings.append(
+            Finding(
+                severity="info",
+                code="pid_namespaces_differ",
+                title=f"PID namespaces differ: NVML's pids are not the ones seen here ({endpoint.url})",
+                explanation=f"NVML reports host pids ({', '.join(map(str, sorted(unseen)))}), which this PID "
+                f"namespace cannot see: gpumem-tui runs in a container. The engine at {endpoint.url} is pid "
+                f"{', '.join(map(str, here))} here; {where}.",
+                try_this="run gpumem-tui on the host, or in a pod with hostPID: true, to see every process by "
+                "name; inside the container, NVIDIA_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES) with GPU UUIDs "
+                "places the engine",
             )
         )
     return findings

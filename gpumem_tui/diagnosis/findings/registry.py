@@ -82,6 +82,12 @@ FINDINGS: tuple[FindingKind, ...] = (
         memory.unattributed_memory,
     ),
     FindingKind(
+        "pid_namespaces_differ",
+        ("info",),
+        "NVML's pids are not the ones seen here (a container): engines are placed by their GPUs' UUIDs",
+        node.pid_namespaces_differ,
+    ),
+    FindingKind(
         "engine_value_implausible",
         ("warning",),
         "an engine reports a value that cannot be true",
