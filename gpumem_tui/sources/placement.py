@@ -47,7 +47,7 @@ def placed(sample: Sample) -> Sample:
     engines: list[EndpointStatus] = []
     notes: list[SourceError] = []
     for status in sample.engines:
-        gpus = device_gpus(status.devices or (), sample.gpus)
+        gpus = device_gpus(status.devices, sample.gpus)
         if not status.pids or set(status.pids) & reported or not unseen or not gpus:
             engines.append(status)
             continue

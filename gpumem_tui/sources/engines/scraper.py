@@ -316,4 +316,4 @@ def _reason(exc: BaseException) -> str:
 
 def _joined(point: Endpoint) -> dict:
     """What an endpoint's status carries from discovery: its processes and its GPUs' identities."""
-    return {"pids": list(point.pids), "devices": list(point.devices) if point.devices is not None else None}
+    return {"pids": list(point.pids), "devices": list(point.devices or ())}
