@@ -210,11 +210,18 @@ class ProcFiles:
         return f"pod {uid}"
 
     def other_network(self, pid: int) -> bool | None:
-        """True when the process's network namespace is not ours; None when either cannot be read."""
+        """True when the process's network namespace is not ours; None when that cannot be read.
+
+        The `ns/net` links tell (root may read another user's); else the namespaces' routing tables
+        (`net/fib_trie`, which anyone may read) differing tells, as two namespaces never hold the same
+        addresses in practice."""
         theirs, ours = self.link(pid, "ns/net"), self.link("self", "ns/net")
-        if theirs is None or ours is None:
+        if theirs is not None and ours is not None:
+            return theirs != ours
+        their_routes, our_routes = self.text(pid, "net/fib_trie"), self.text("self", "net/fib_trie")
+        if not their_routes or not our_routes:
             return None
-        return theirs != ours
+        return their_routes != our_routes
 
     def listening(self, pid: int) -> list[Listening] | None:
         """Listening sockets of the process's network namespace (tcp and tcp6); None when unreadable."""

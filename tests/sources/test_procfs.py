@@ -139,3 +139,13 @@ def test_the_real_proc_root_is_read_and_unreadable_is_none():
     files = ProcFiles()
     assert files.other_network(os.getpid()) is False
     assert files.text(4_194_304 + 17, "cgroup") is None
+
+
+def test_without_the_ns_links_the_routing_tables_tell_the_namespaces_apart(tmp_path):
+    """Not root, another user's `ns/net` cannot be read, but every process's `net/fib_trie` can."""
+    write(tmp_path, "self", "net/fib_trie", fib_trie("192.0.2.2"))
+    pod_process(tmp_path, 4242, "0::/\n", "10.244.1.7", [("0.0.0.0", 8000)])
+    (tmp_path / "4242" / "ns" / "net").unlink()
+    write(tmp_path, 77, "net/fib_trie", fib_trie("192.0.2.2"))
+    files = ProcFiles(tmp_path)
+    assert files.other_network(4242) is True and files.other_network(77) is False
