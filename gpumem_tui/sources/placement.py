@@ -6,6 +6,10 @@ NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES name its GPUs (UUIDs, or indices),
 GPU's UUID: the engine is placed on those GPUs, and the pids NVML lists there that this namespace cannot
 see are counted as the engine's (a guess, said in a note: another container sharing the card would be
 counted too). A note says "PID namespaces differ", and what to do.
+
+That the namespaces differ is read from the sample (NVML's pids not visible here while an engine found here
+has none among them), not from our own `NSpid`: a container mounts its own /proc, whose NSpid lines start
+at the container's namespace and so show one entry.
 """
 
 from __future__ import annotations

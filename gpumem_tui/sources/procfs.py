@@ -1,7 +1,7 @@
 """Containers and pods as /proc shows them: small pure parsers over a file's text, and a reader of a proc root.
 
-Every parser takes the text of one file (`/proc/PID/cgroup`, `net/tcp`, `net/fib_trie`, `environ`,
-`status`) and returns what it found, or None when the text says nothing. `ProcFiles` reads those files
+Every parser takes the text of one file (`/proc/PID/cgroup`, `net/tcp`, `net/fib_trie`, `environ`) and
+returns what it found, or None when the text says nothing. `ProcFiles` reads those files
 under a proc root (`/proc` by default; a test's tmp_path tree, or text the simulated host builds): a file
 that is absent or unreadable (not root, the pid exited) is None, never an exception.
 """
@@ -26,7 +26,6 @@ LISTEN = "0A"
 
 _UID = r"[0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12}"
 _POD = re.compile(rf"kubepods.*?pod({_UID})(?![0-9a-fA-F])")
-_NS_PID = re.compile(r"^NSpid:\s*(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -153,18 +152,6 @@ def _device_list(value: str | None) -> list[str] | None:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def ns_pids(status: str | None) -> list[int] | None:
-    """The `NSpid` line of `/proc/PID/status`: the pid in each PID namespace from the reader's down to the
-    process's own; more than one entry: the process lives in a namespace nested under ours."""
-    found = _NS_PID.search(status or "")
-    if not found:
-        return None
-    try:
-        return [int(word) for word in found.group(1).split()] or None
-    except ValueError:
-        return None
-
-
 class ProcFiles:
     """Reads files under a proc root and a kubelet pod-log root; anything unreadable is None."""
 
@@ -248,9 +235,3 @@ class ProcFiles:
             listening=tuple(found) if found is not None else None,
             devices=tuple(devices) if devices is not None else None,
         )
-
-    def nested(self) -> bool:
-        """True when our own NSpid has more than one entry: we run in a PID namespace under the one this
-        proc root was mounted from."""
-        pids = ns_pids(self.text("self", "status"))
-        return pids is not None and len(pids) > 1

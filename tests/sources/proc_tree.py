@@ -69,4 +69,3 @@ def pod_process(root: Path, pid: int, cgroup: str, address: str, listening: list
 
 def ourselves(root: Path) -> None:
     write(root, "self", "ns/net", OUR_NET)
-    write(root, "self", "status", "Name:\tgpumem-tui\nNSpid:\t3318\n")

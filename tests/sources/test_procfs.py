@@ -12,7 +12,6 @@ from gpumem_tui.sources.procfs import (
     environment,
     listening,
     local_addresses,
-    ns_pids,
     pod_uid,
     visible_devices,
 )
@@ -113,15 +112,6 @@ def test_environ_with_nul_separators_and_visible_devices():
     assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "none"}) == []
     assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "void"}) == []
     assert visible_devices({}) is None
-
-
-def test_nspid_says_a_nested_pid_namespace(tmp_path):
-    assert ns_pids("Name:\tpython3\nNSpid:\t812345\t57\n") == [812345, 57]
-    assert ns_pids("Name:\tpython3\n") is None
-    write(tmp_path, "self", "status", "NSpid:\t812345\t57\n")
-    assert ProcFiles(tmp_path).nested()
-    write(tmp_path, "self", "status", "NSpid:\t3318\n")
-    assert not ProcFiles(tmp_path).nested()
 
 
 def test_another_network_namespace_its_sockets_and_address(tmp_path):
