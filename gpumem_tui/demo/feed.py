@@ -116,6 +116,8 @@ class DemoFeed(Feed):
             server.update([self.node.engine_state(engine_id)])
         if self.pods:
             self._discover()
+        elif self.host.proc.container:  # the engine's pids and GPUs are seen here once it runs
+            self.scraper.endpoints = [self._served(server, id_) for id_, server in self.servers.items()] + self.given
         if not self.scraper.endpoints:
             return sample
         answers = await engine_answers(self.scraper, self.engine_wait_s)
