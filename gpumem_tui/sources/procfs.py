@@ -26,6 +26,8 @@ LISTEN = "0A"
 
 _UID = r"[0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12}"
 _POD = re.compile(rf"kubepods.*?pod({_UID})(?![0-9a-fA-F])")
+_K8S_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
+"""A Kubernetes namespace or pod name (DNS-1123): what the container's own files may name, nothing else."""
 
 
 @dataclass(frozen=True)
@@ -190,9 +192,11 @@ class ProcFiles:
         named = pod_from_log_dirs(self.log_dirs(), uid)
         if named:
             return named
+        # Files inside the container are its own to write (a symlink there may even point at one of ours):
+        # only a Kubernetes name is taken from them.
         namespace = (self.text(pid, f"root/{SERVICE_ACCOUNT}") or "").strip()
         hostname = (self.text(pid, "root/etc/hostname") or "").strip()
-        if namespace and hostname and "/" not in namespace + hostname:
+        if _K8S_NAME.fullmatch(namespace) and _K8S_NAME.fullmatch(hostname):
             return f"{namespace}/{hostname}"
         return f"pod {uid}"
 

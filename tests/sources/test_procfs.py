@@ -67,6 +67,8 @@ def test_else_from_the_containers_own_files_else_by_uid(tmp_path):
     write(proc, 4242, "root/etc/hostname", "vllm-chat-7d9f\n")
     write(proc, 4242, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace", "team-a")
     assert files.pod(4242) == "team-a/vllm-chat-7d9f"
+    write(proc, 4242, "root/etc/hostname", "root:$6$salt$hash:19000:0:99999:7:::\n")  # not a pod's name
+    assert files.pod(4242) == f"pod {UID}"
 
 
 def test_a_process_outside_pods_or_unreadable_has_no_pod(tmp_path):
