@@ -100,3 +100,11 @@ def test_on_the_host_nothing_is_said_of_namespaces(catalog):
     """The API server's pid is not NVML's (its EngineCore child holds the memory): that is no namespace."""
     host = sample(gpus=[gpu(0)], processes=[process(2101, 60, 0)], engines=[engine(pids=(2100, 2101))])
     assert "pid_namespaces_differ" not in {f.code for f in _judge(catalog, host)[1]}
+
+
+def test_a_foreign_process_in_a_pod_is_named_with_its_pod(catalog):
+    """On a Kubernetes node the one to ask is the pod's owner: check's explanation names the pod, literally."""
+    procs = [process(2100, 60), process(3100, 8, name="python3", user="ana", pod="team-b/[red]x")]
+    s = sample(gpus=[gpu(used_gib=68)], processes=procs, engines=[engine()])
+    [finding] = [f for f in _judge(catalog, s)[1] if f.code == "foreign_process"]
+    assert finding.explanation.startswith("pid 3100 (python3, user ana, pod team-b/[red]x) is not the engine")

@@ -81,7 +81,10 @@ def _foreign(s: Situation, gpu: GpuRecord | None, process, held: int) -> Finding
     free = free_bytes(gpu) if gpu else None
     tight = total is not None and free is not None and free < s.thresholds.headroom_critical_fraction * total
     name = process.name or "a process this namespace cannot see"
-    who = f"pid {process.pid} ({name}" + (f", user {process.user})" if process.user else ")")
+    about = (
+        [name] + ([f"user {process.user}"] if process.user else []) + ([f"pod {process.pod}"] if process.pod else [])
+    )
+    who = f"pid {process.pid} ({', '.join(about)})"
     share = f" ({percent(held / total)} of the card)" if total else ""
     command = " ".join(process.cmdline or [])[:160]
     return Finding(
