@@ -114,3 +114,14 @@ async def test_the_live_feed_reaches_a_pod_at_its_address(tmp_path):
         "pid 4242 runs in another network namespace (pod team-a/vllm-chat-7d9f); probed at its pod address "
         f"127.0.0.2:{port} from its socket table (its command line says 8000)"
     ]
+
+
+def test_an_engine_listening_only_on_its_pods_loopback_is_said_unreachable(tmp_path):
+    files = _two_pods(tmp_path)
+    pod_process(files.proc, 4242, _cgroup(UID_A), "10.244.1.7", [("127.0.0.1", 8000)])
+    found = survey([(4242, "vllm serve m --host 127.0.0.1 --port 8000")], (), files.whereabouts)
+    assert [e.url for e in found.endpoints] == ["http://10.244.1.7:8000"]
+    assert found.notes[0].endswith(
+        "probed at its pod address 10.244.1.7:8000 as its command line says (its socket table shows no listener "
+        "reachable from here)"
+    )
