@@ -48,11 +48,13 @@ def placed(sample: Sample) -> Sample:
     module's docstring), and a note for each; unchanged when every engine's pids are NVML's."""
     reported = {p.pid for p in sample.processes}
     unseen = [p for p in sample.processes if p.visible is False]
+    if not unseen or len(unseen) < len(sample.processes):
+        return sample  # some pid of NVML's is seen here: one namespace (an invisible pid has exited)
     engines: list[EndpointStatus] = []
     notes: list[SourceError] = []
     for status in sample.engines:
         gpus = device_gpus(status.devices, sample.gpus)
-        if not status.pids or set(status.pids) & reported or not unseen or not gpus:
+        if not status.pids or set(status.pids) & reported or not gpus:
             engines.append(status)
             continue
         theirs = sorted({p.pid for p in unseen if p.gpu_index in gpus})

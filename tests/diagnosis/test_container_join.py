@@ -108,3 +108,14 @@ def test_a_foreign_process_in_a_pod_is_named_with_its_pod(catalog):
     s = sample(gpus=[gpu(used_gib=68)], processes=procs, engines=[engine()])
     [finding] = [f for f in _judge(catalog, s)[1] if f.code == "foreign_process"]
     assert finding.explanation.startswith("pid 3100 (python3, user ana, pod team-b/[red]x) is not the engine")
+
+
+def test_on_the_host_an_exited_pid_is_no_namespace_and_is_not_the_engines(catalog):
+    """An engine not yet on NVML's list beside a pid that has just exited: one namespace, nothing placed."""
+    host = sample(
+        gpus=[gpu(0, used_gib=10, uuid=UUID_0)],
+        processes=[process(3100, 2, 0), process(3200, 8, 0, visible=False)],
+        engines=[engine(pids=(2100,)).model_copy(update={"devices": [UUID_0]})],
+    )
+    assert placed(host) is host
+    assert "pid_namespaces_differ" not in {f.code for f in _judge(catalog, host)[1]}

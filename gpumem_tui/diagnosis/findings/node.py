@@ -45,14 +45,16 @@ def gpu_lost(s: Situation) -> list[Finding]:
 
 
 def pid_namespaces_differ(s: Situation) -> list[Finding]:
-    """NVML lists pids this namespace cannot see, and an engine found here has none of its own among those
-    NVML lists and can see: we run in a container, whose pids are not the driver's (host) pids."""
+    """NVML lists pids, none of which this namespace can see, while an engine is found here: we run in a
+    container, whose pids are not the driver's (host) pids. (One pid of NVML's seen here: one namespace, and
+    the invisible ones have exited.)"""
     sample = s.sample
-    seen = {p.pid for p in sample.processes if p.visible is not False}
     unseen = {p.pid for p in sample.processes if p.visible is False}
+    if not unseen or len(unseen) < len({p.pid for p in sample.processes}):
+        return []
     findings = []
     for endpoint in sample.engines:
-        if not unseen or not endpoint.pids or seen & set(endpoint.pids):
+        if not endpoint.pids or not set(endpoint.pids) - unseen:
             continue
         gpus = s.gpus_of(endpoint.url)
         here = [pid for pid in endpoint.pids if pid not in unseen]
