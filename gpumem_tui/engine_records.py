@@ -76,4 +76,8 @@ class EndpointStatus(ReadingsRecord):
     error: str | None = None
     age_s: float | None = None
     pids: list[int] = []
+    devices: list[str] = []
+    """The GPUs the engine's environment names (`GPU-...`/`MIG-...` UUIDs or indices), when discovery read it
+    (empty: not read, or every GPU): what places the engine on its GPUs when NVML's pids are not the ones seen
+    here (a container)."""
     records: list[EngineRecord] = []

@@ -75,6 +75,8 @@ class ProcessInfo(ReadingsRecord):
     cpu_percent: float | None = None
     visible: bool = True
     note: str | None = None
+    pod: str | None = None
+    """`namespace/name` of the Kubernetes pod the process runs in (`pod <uid>` when unnamed), from its cgroup."""
 
 
 class ProcessRecord(ReadingsRecord):
@@ -96,6 +98,8 @@ class ProcessRecord(ReadingsRecord):
     visible: bool | None = None
     """Whether the pid is visible in this PID namespace (the driver reports host PIDs inside containers)."""
     note: str | None = None
+    pod: str | None = None
+    """`namespace/name` of the Kubernetes pod the process runs in, when its cgroup says so."""
 
     @property
     def device(self) -> str:

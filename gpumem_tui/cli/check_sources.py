@@ -113,7 +113,13 @@ async def from_live(
     except NvmlUnavailable as exc:
         raise NoSourceError(str(exc)) from None
     # one sample, so it waits for every engine's answer (each bounded by the scraper's deadline)
-    feed = LiveFeed(Collector(nvml, host, source="nvml"), host.command_lines, endpoints, engine_wait_s=None)
+    feed = LiveFeed(
+        Collector(nvml, host, source="nvml"),
+        host.command_lines,
+        endpoints,
+        engine_wait_s=None,
+        look=host.proc.whereabouts,
+    )
     try:
         sample = await feed.sample()
     finally:

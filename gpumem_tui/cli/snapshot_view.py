@@ -16,8 +16,10 @@ from gpumem_tui.units import MIB, fmt_auto, gib
 MIN_COMMAND_WIDTH = 20
 NAME_WIDTH, USER_WIDTH = 32, 16
 """Process names and users come from outside: a long one is cut here so the columns after it stay on screen."""
-TEXT_COLUMNS = (4, 5, 8)
-"""Name, user and command: the columns that are cut to fit; the others are numbers, always whole."""
+TEXT_COLUMNS = (4, 5)
+"""Name and user: with the command (the last column), the columns that are cut to fit; the numbers stay whole."""
+POD_WIDTH = 40
+"""A pod's `namespace/name` (outside text) is cut here when shown."""
 _KIND = {"compute": "C", "graphics": "G", "compute+graphics": "C+G", "mps": "M"}
 """nvidia-smi's process types: an MPS client is M (its server, nvidia-cuda-mps-server, is C)."""
 
@@ -163,20 +165,27 @@ def mig_name(gpu: GpuRecord, mig: MigInstance) -> str:
 
 def _process_table(processes: list[ProcessRecord], width: int) -> Table:
     """The numbers whole (pid, GPU, type, memory, RSS, CPU); names and users (each cut at a width of its
-    own) and the command share what is left of the screen's width and are cut there, never the numbers."""
+    own) and the command share what is left of the screen's width and are cut there, never the numbers.
+    A Pod column (cut at POD_WIDTH) comes before the command when some process runs in a Kubernetes pod."""
     headers = ["PID", "GPU", "Type", "GPU memory", "Name", "User", "Host RSS", "CPU", "Command"]
     rows = [_process_row(p) for p in processes]
+    if any(p.pod for p in processes):
+        headers.insert(8, "Pod")
+        for row, process in zip(rows, processes, strict=True):
+            row.insert(8, _cut(literal(process.pod) if process.pod else "-", POD_WIDTH))
+    last = len(headers) - 1
+    text = {*TEXT_COLUMNS, last}
     widths = [max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers))]
-    free = width - sum(w for i, w in enumerate(widths) if i not in TEXT_COLUMNS) - 2 * (len(headers) - 1)
+    free = width - sum(w for i, w in enumerate(widths) if i not in text) - 2 * (len(headers) - 1)
     name, user = min(widths[4], NAME_WIDTH), min(widths[5], USER_WIDTH)
     short = MIN_COMMAND_WIDTH - (free - name - user)
     if short > 0:  # a narrow screen: names and users give way before the command goes under its minimum
         name -= min(short, max(0, name - len(headers[4]) - 4))
         short = MIN_COMMAND_WIDTH - (free - name - user)
         user -= min(max(short, 0), max(0, user - len(headers[5])))
-    room = max(len(headers[8]), free - name - user)
+    room = max(len(headers[last]), free - name - user)
     for row in rows:
-        row[4], row[5], row[8] = _cut(row[4], name), _cut(row[5], user), _cut(row[8], room)
+        row[4], row[5], row[last] = _cut(row[4], name), _cut(row[5], user), _cut(row[last], room)
     out = table(None, headers, rows, right={0, 3, 6, 7})
     for column in out.columns:
         column.no_wrap = True

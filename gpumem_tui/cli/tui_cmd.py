@@ -74,7 +74,7 @@ def build_feed(args: argparse.Namespace) -> Feed:
         return ReplayFeed(ReplaySource(args.replay, clock=pace, speed=args.speed), args.replay, pace)
     host = HostSource()
     collector = Collector(NvmlSource(), host, source="nvml")
-    return LiveFeed(collector, host.command_lines, args.endpoint)
+    return LiveFeed(collector, host.command_lines, args.endpoint, look=host.proc.whereabouts)
 
 
 def build_judge(args: argparse.Namespace) -> Judge:

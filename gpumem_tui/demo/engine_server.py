@@ -1,4 +1,5 @@
-"""A real HTTP server on 127.0.0.1 (ephemeral port) serving a simulated engine's /metrics and /v1/models.
+"""A real HTTP server on 127.0.0.1 (or another loopback address: a simulated pod's), on an ephemeral port,
+serving a simulated engine's /metrics and /v1/models.
 
 Its input is the simulated node's `EngineState`: a fixed list, or a callable asked on every request
 (`MockEngineServer(lambda: [node.engine_state("llama")])`). Only engines that serve (`phase == ready`)
@@ -27,7 +28,7 @@ Fault = Literal["none", "http_500", "html", "garbage", "truncated", "cut_off", "
 class MockEngineServer:
     """Serves the current engine states; `update` and `set_fault` may be called from any thread."""
 
-    def __init__(self, engines: States, flavour: Flavour = "vllm-v1") -> None:
+    def __init__(self, engines: States, flavour: Flavour = "vllm-v1", host: str = "127.0.0.1") -> None:
         self.flavour = flavour
         self._engines = engines
         self._fault: Fault = "none"
@@ -35,7 +36,7 @@ class MockEngineServer:
         self._lock = threading.Lock()
         self.release = threading.Event()
         self.stopped = False
-        self._httpd = _QuietServer(("127.0.0.1", 0), _Handler)
+        self._httpd = _QuietServer((host, 0), _Handler)
         self._httpd.owner = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="mock-engine", daemon=True

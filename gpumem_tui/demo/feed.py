@@ -1,18 +1,26 @@
 """`DemoFeed`: the simulated node through the same Collector and NVML source as a live node, its engines
 served by real HTTP servers on 127.0.0.1 and scraped by the same scraper. Waiting for engines works as
-in `gpumem_tui.sources.feed`."""
+in `gpumem_tui.sources.feed`.
+
+A scenario with engines in pods (seen from the host) serves each pod's engine on a loopback address of
+its own and finds them by the live feed's discovery, over the simulated host's command lines and /proc: each
+engine is reached at its pod address from its socket table, as on a real node. Inside a container
+(`view = "container"`), the engine's endpoint carries the container's pids and its environment's GPUs."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
 
-from gpumem_tui.demo import SimulatedNode, WallClock, demo_collector, intro, load_scenario
+from gpumem_tui.demo import SimulatedHost, WallClock, demo_collector, intro, load_scenario
 from gpumem_tui.demo.engine_server import MockEngineServer
-from gpumem_tui.models import Sample
+from gpumem_tui.demo.proc import pod_address
+from gpumem_tui.models import Sample, SourceError
+from gpumem_tui.sources.engines.discovery import survey
 from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.feed import ENGINE_WAIT_S, Feed, engine_answers
+from gpumem_tui.sources.placement import placed
 
 
 class DemoFeed(Feed):
@@ -39,17 +47,30 @@ class DemoFeed(Feed):
         self.driver = getattr(getattr(self.collector.gpu_reader, "module", None), "nvmlLib", None)
         """The fake driver under the binding: inject faults into a demo."""
         self.name, self.live = f"demo {self.node.scenario.name}", True
-        self.servers = {state.id: MockEngineServer([]).start() for state in self.node.engine_states()}
-        points = [_served(self.node, server, engine_id) for engine_id, server in self.servers.items()]
-        points += [endpoint(url) for url in endpoints]
+        self.host: SimulatedHost = self.collector.host_reader  # type: ignore[assignment]
+        spec = self.node.scenario
+        self.pods = spec.view == "host" and any(engine.pod for engine in spec.engines)
+        """Engines in pods: found by discovery, each at its pod's own address."""
+        addresses = {e.id: pod_address(k) for k, e in enumerate(e for e in spec.engines if e.pod)} if self.pods else {}
+        self.servers = {
+            engine.id: MockEngineServer([], host=addresses.get(engine.id, "127.0.0.1")).start()
+            for engine in spec.engines
+        }
+        for engine_id, server in self.servers.items():
+            address, port = server.url.removeprefix("http://").rsplit(":", 1)
+            self.host.proc.servers[engine_id] = (address, int(port))
+        self.given = [endpoint(url) for url in endpoints]
+        points = [] if self.pods else [self._served(server, engine_id) for engine_id, server in self.servers.items()]
         self.engine_wait_s = engine_wait_s
+        self.notes: list[SourceError] = []
         # The scraper keeps simulated time too, so preemption rates and staleness follow the scenario's clock.
-        self.scraper = Scraper(points, clock=clock)
+        self.scraper = Scraper(points + self.given, clock=clock)
         self.shown = (
             {}
             if reachable
             else {
-                server.url: f"http://127.0.0.1:{self.node.engine_state(engine_id).port}"
+                server.url: f"http://{server.url.removeprefix('http://').rsplit(':', 1)[0]}:"
+                f"{self.node.engine_state(engine_id).port}"
                 for engine_id, server in self.servers.items()
             }
         )
@@ -94,18 +115,40 @@ class DemoFeed(Feed):
         sample = await asyncio.to_thread(self.collector.sample)
         for engine_id, server in self.servers.items():
             server.update([self.node.engine_state(engine_id)])
+        if self.pods:
+            self._discover()
+        elif self.host.proc.container:  # the engine's pids and GPUs are seen here once it runs
+            self.scraper.endpoints = [self._served(server, id_) for id_, server in self.servers.items()] + self.given
         if not self.scraper.endpoints:
             return sample
         answers = await engine_answers(self.scraper, self.engine_wait_s)
         engines = [e.model_copy(update={"url": self.shown.get(e.url, e.url)}) for e in answers]
-        return sample.model_copy(update={"engines": engines})
+        return placed(sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *self.notes]}))
+
+    def _discover(self) -> None:
+        """The live feed's discovery over the simulated host: its command lines and its /proc."""
+        found = survey(self.host.command_lines(), (), self.host.proc.whereabouts)
+        known = {e.url for e in self.given}
+        self.scraper.endpoints = self.given + [e for e in found.endpoints if e.url not in known]
+        self.notes = [SourceError(source="discovery", message=self._as_shown(note)) for note in found.notes]
+
+    def _as_shown(self, text: str) -> str:
+        """A note naming a server's real address and port names the ones shown instead (the same every run),
+        as a real node's note would: the port its socket table shows is the one its command line says."""
+        for real, shown in self.shown.items():
+            port = shown.rsplit(":", 1)[1]
+            said = f"{real.removeprefix('http://')} from its socket table (its command line says {port})"
+            text = text.replace(said, f"{shown.removeprefix('http://')} from its socket table")
+        return text
+
+    def _served(self, server: MockEngineServer, engine_id: str) -> Endpoint:
+        """An engine's endpoint as this view knows it: its pids here and, inside a container, its GPUs."""
+        state = self.node.engine_state(engine_id)
+        pids = self.host.pids_here(engine_id) if self.host.proc.container else state.pids
+        devices = self.host.proc.devices(pids[0]) if self.host.proc.container and pids else None
+        return endpoint(server.url, engine=state.engine, pids=tuple(pids), devices=tuple(devices) if devices else None)
 
     async def aclose(self) -> None:
         await self.scraper.aclose()
         for server in self.servers.values():
             server.stop()
-
-
-def _served(node: SimulatedNode, server: MockEngineServer, engine_id: str) -> Endpoint:
-    state = node.engine_state(engine_id)
-    return endpoint(server.url, engine=state.engine, pids=tuple(state.pids))

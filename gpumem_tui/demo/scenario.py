@@ -77,6 +77,14 @@ class GpuGroup(_Spec):
         return list(self.mig_compute_instances) or [1] * len(self.mig_instances_mib)
 
 
+class PodSpec(_Spec):
+    """The Kubernetes pod a process runs in (its cgroup names the UID; the kubelet's log directory the rest)."""
+
+    namespace: str = Field(min_length=1, max_length=253)
+    name: str = Field(min_length=1, max_length=253)
+    uid: str = Field(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
 class EngineSpec(_Spec):
     """An inference engine (vLLM) serving one model, split over `gpus` by tensor parallelism."""
 
@@ -109,6 +117,11 @@ class EngineSpec(_Spec):
     """Mean time a request stays running."""
     pid: int | None = PID
     user: str = "vllm"
+    pod: PodSpec | None = None
+    """Runs in this pod, in its own network namespace: the demo serves it on a loopback address of its own
+    (127.0.0.2, 127.0.0.3, ...), which plays the pod's address."""
+    container_pid: int = Field(default=1, gt=0, le=2**22)
+    """Its pid inside its container, what a `view = "container"` scenario sees (NVML reports `pid`)."""
 
 
 class ProcessSpec(_Spec):
@@ -126,6 +139,10 @@ class ProcessSpec(_Spec):
     stop_s: float | None = None
     host_rss_gib: float = Field(default=2.0, ge=0)
     pid: int | None = PID
+    pod: PodSpec | None = None
+    container_pid: int | None = Field(default=None, gt=0, le=2**22)
+    """Its pid inside the first engine's container, where a `view = "container"` scenario runs: visible there
+    (by this pid) when set, otherwise in another container."""
     nvml_kind: Literal["compute", "graphics", "compute+graphics", "mps"] = "compute"
     """Which NVML process lists it appears in (a desktop session is graphics; PyTorch is compute; a client of
     an MPS server is mps, and the server itself, nvidia-cuda-mps-server, is compute)."""
@@ -186,6 +203,9 @@ class Scenario(_Spec):
     nvml_root: bool = True
     """Whether the demo reads NVML as root: as another user a MIG card's own process list is refused, and
     processes are read per MIG device only."""
+    view: Literal["host", "container"] = "host"
+    """Where gpumem-tui runs: on the host, or inside the first engine's container, where NVML's pids are host
+    pids that its PID namespace cannot see."""
 
     @model_validator(mode="after")
     def _story_in_time(self) -> Scenario:
@@ -194,6 +214,12 @@ class Scenario(_Spec):
                 f"story_s ({self.story_s:g}) must lie between start_s ({self.start_s:g}) and duration_s "
                 f"({self.duration_s:g})"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _a_container_view_has_its_engine(self) -> Scenario:
+        if self.view == "container" and not self.engines:
+            raise ValueError('view = "container" runs inside the first engine\'s container; the scenario has none')
         return self
 
     @model_validator(mode="after")

@@ -29,10 +29,11 @@ def engine_pids(sample: Sample) -> set[int]:
 
 
 def endpoint_gpus(sample: Sample, endpoint: EndpointStatus, history: History | None = None) -> list[int]:
-    """GPUs the endpoint's processes hold memory on, in order; when they hold none now (the engine exited,
-    its GPU was lost), those the history last saw them on."""
+    """GPUs the endpoint's processes hold memory on (or may: NVML does not always say how much, as for host
+    pids seen from a container), in order; when they hold none now (the engine exited, its GPU was lost),
+    those the history last saw them on."""
     pids = set(endpoint.pids)
-    held = sorted({p.gpu_index for p in sample.processes if p.pid in pids and p.gpu_memory_bytes})
+    held = sorted({p.gpu_index for p in sample.processes if p.pid in pids and p.gpu_memory_bytes != 0})
     if held or history is None:
         return held
     return sorted({gpu for gpu, pid in history.process_points if pid in pids})

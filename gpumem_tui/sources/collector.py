@@ -42,6 +42,10 @@ class Collector:
     def gpu_reader(self) -> GpuReader:
         return self._gpus
 
+    @property
+    def host_reader(self) -> HostReader:
+        return self._host
+
     def sample(self) -> Sample:
         timestamp = self._clock()
         errors: list[SourceError] = []

@@ -23,11 +23,12 @@ from pathlib import Path
 
 from gpumem_tui.models import Sample, SourceError
 from gpumem_tui.sources.collector import Collector
-from gpumem_tui.sources.engines.discovery import Discovery, survey
+from gpumem_tui.sources.engines.discovery import Discovery, Look, survey
 from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.host import own_addresses
 from gpumem_tui.sources.pace import Pace
+from gpumem_tui.sources.placement import placed
 from gpumem_tui.sources.replay import ReplaySource
 
 DISCOVERY_EVERY_S = 10.0
@@ -91,13 +92,15 @@ class LiveFeed(Feed):
         clock: Callable[[], float] = time.monotonic,
         engine_wait_s: float | None = ENGINE_WAIT_S,
         addresses: Callable[[], Iterable[str]] = own_addresses,
+        look: Look | None = None,
     ):
         """`engine_wait_s`: see the module's docstring; `addresses`: this node's own, where discovery may
-        probe (endpoints given by hand are probed wherever they are)."""
+        probe (endpoints given by hand are probed wherever they are); `look`: what /proc says of an engine
+        process (`ProcFiles.whereabouts`), to reach engines in pods and place them on their GPUs."""
         self.collector, self.command_lines, self.name, self.live = collector, command_lines, label, True
         self.given = [endpoint(url) for url in endpoints]
         self.scraper = Scraper(self.given)
-        self.engine_wait_s, self.addresses = engine_wait_s, addresses
+        self.engine_wait_s, self.addresses, self.look = engine_wait_s, addresses, look
         self._clock, self._discovered_at = clock, float("-inf")
         self._notes: list[SourceError] = []
 
@@ -108,7 +111,7 @@ class LiveFeed(Feed):
             known = {e.url for e in self.given}
             self.scraper.endpoints = self.given + [e for e in found.endpoints if e.url not in known]
         engines = await engine_answers(self.scraper, self.engine_wait_s)  # also lets go of endpoints gone
-        return sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *self._notes]})
+        return placed(sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *self._notes]}))
 
     async def _discover(self) -> Discovery | None:
         """Engines among the host's processes, every DISCOVERY_EVERY_S; None when not due. Never raises:
@@ -118,7 +121,7 @@ class LiveFeed(Feed):
             return None
         self._discovered_at = self._clock()
         try:
-            found = await asyncio.to_thread(lambda: survey(lines(), set(self.addresses())))
+            found = await asyncio.to_thread(lambda: survey(lines(), set(self.addresses()), self.look))
         except Exception as exc:  # noqa: BLE001 - discovery is a convenience; the GPUs and --endpoint go on
             failed = f"engine discovery failed: {type(exc).__name__}: {exc}"
             self._notes = [SourceError(source="discovery", message=failed)]

@@ -14,6 +14,7 @@ from typing import Any
 import psutil
 
 from gpumem_tui.models import HostRecord, ProcessInfo
+from gpumem_tui.sources.procfs import ProcFiles
 
 
 def not_visible(pid: int) -> ProcessInfo:
@@ -41,11 +42,13 @@ def own_addresses() -> set[str]:
 class HostSource:
     """Reads this machine. CPU percentages need two looks, so the first sample of a pid has CPU None.
 
-    Name, user and command line are read once per pid and kept while the pid stays on a GPU; RSS and
-    CPU are read every time (this halves the cost of a refresh).
+    Name, user, command line and pod are read once per pid and kept while the pid stays on a GPU; RSS and
+    CPU are read every time (this halves the cost of a refresh). Container and pod facts come from `proc`
+    (the real /proc and /var/log/pods by default).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, proc: ProcFiles | None = None) -> None:
+        self.proc = proc or ProcFiles()
         self._seen: dict[int, psutil.Process] = {}
         self._fixed: dict[int, dict[str, Any]] = {}
         self._host_cpu_primed = False
@@ -68,6 +71,7 @@ class HostSource:
                     "name": _read(proc.name),
                     "user": _read(proc.username),
                     "cmdline": _read(proc.cmdline),
+                    "pod": self.proc.pod(pid),
                 }
             self._fixed[pid] = fixed
             return ProcessInfo(

@@ -28,6 +28,12 @@ STORIES = {
     "gpu-lost": lambda findings: {"gpu_lost", "engine_exited"} <= {f["code"] for f in findings},
     # the story is what is not there: two GPUs this job may not open, said at info level, never as lost
     "slurm-denied": lambda findings: _calm(findings) and "gpu_not_accessible" in {f["code"] for f in findings},
+    # seen from the host, each pod's engine is reached at its pod address and agrees with its plan
+    "k8s-two-pods": _calm,
+    # inside the engine's container: the one thing to say is why NVML's pids are not the ones seen here
+    "container-view": lambda findings: (
+        [(f["code"], f["severity"]) for f in findings] == [("pid_namespaces_differ", "info")]
+    ),
     "busy-node": lambda findings: (
         [(f["code"], f["endpoint"]) for f in findings if f["severity"] != "info"]
         == [("kv_saturated", "http://127.0.0.1:8003")]

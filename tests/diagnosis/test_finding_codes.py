@@ -56,6 +56,13 @@ def test_a_code_made_outside_the_rules_is_registered_like_any_other():
 def test_every_finding_of_a_scenario_is_registered_at_a_named_severity(name, capsys):
     main(["check", "--demo", name, "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert report["findings"] or name in ("healthy-8b", "idle-node", "tp4-70b", "mig-node")
+    assert report["findings"] or name in (
+        "healthy-8b",
+        "idle-node",
+        "tp4-70b",
+        "mig-node",
+        "k8s-two-pods",
+        "container-view",
+    )
     for finding in report["findings"]:
         assert finding["severity"] in BY_CODE[finding["code"]].severities, finding["title"]

@@ -11,6 +11,8 @@ from gpumem_tui.text import literal
 from gpumem_tui.units import Unit, fmt
 
 COLUMNS = ("pid", "user", "GPU", "GPU memory", "host RSS", "CPU", "engine", "name", "command")
+WITH_POD = (*COLUMNS[:-1], "pod", COLUMNS[-1])
+"""The columns once some process runs in a Kubernetes pod: its `namespace/name` before the command."""
 SORTS = ("GPU memory", "pid", "GPU", "host RSS", "user")
 
 
@@ -20,6 +22,7 @@ class ProcessTable(DataTable):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
+        self.shown_columns: tuple[str, ...] = COLUMNS
         for name in COLUMNS:
             self.add_column(name, key=name)
         self.sort_by = SORTS[0]
@@ -31,10 +34,18 @@ class ProcessTable(DataTable):
     def show(self, processes: list[ProcessRecord], engine_pids: set[int], unit: Unit) -> None:
         """Rows as the strings shown; cells are rewritten in place while the same processes stay, so a
         refresh that changes a few numbers does not rebuild (and lay out) the table."""
-        rows = {f"{p.pid}:{p.gpu_index}": _cells(p, engine_pids, unit) for p in sorted(processes, key=self._key)}
+        columns = WITH_POD if any(p.pod for p in processes) else COLUMNS
+        if columns != self.shown_columns:
+            self.clear(columns=True)
+            for name in columns:
+                self.add_column(name, key=name)
+            self.shown_columns = columns
+        pods = columns == WITH_POD
+        ordered = sorted(processes, key=self._key)
+        rows = {f"{p.pid}:{p.gpu_index}": _cells(p, engine_pids, unit, pods) for p in ordered}
         if list(rows) == [key.value for key in self.rows]:
             for row_key, cells in rows.items():
-                for column, cell in zip(COLUMNS, cells, strict=True):
+                for column, cell in zip(columns, cells, strict=True):
                     if self.get_cell(row_key, column) != cell:
                         # a wider value (`6 %` becoming `100 %`) widens its column; columns never shrink
                         wider = cell.cell_len > self.columns[ColumnKey(column)].content_width
@@ -57,8 +68,9 @@ class ProcessTable(DataTable):
         }[self.sort_by]
 
 
-def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit) -> tuple[Text, ...]:
+def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit, pods: bool = False) -> tuple[Text, ...]:
     command = " ".join(p.cmdline) if p.cmdline else (p.note or "")
+    pod = (Text(literal(p.pod, "")[:64]),) if pods else ()
     return (
         Text(str(p.pid)),
         Text(literal(p.user, "?")),
@@ -68,5 +80,6 @@ def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit) -> tuple[Text, .
         Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
         Text("yes" if p.pid in engine_pids else ""),
         Text(literal(p.name, "")[:32]),
+        *pod,
         Text(literal(command)[:200]),
     )

@@ -81,7 +81,10 @@ def _foreign(s: Situation, gpu: GpuRecord | None, process, held: int) -> Finding
     free = free_bytes(gpu) if gpu else None
     tight = total is not None and free is not None and free < s.thresholds.headroom_critical_fraction * total
     name = process.name or "a process this namespace cannot see"
-    who = f"pid {process.pid} ({name}" + (f", user {process.user})" if process.user else ")")
+    about = (
+        [name] + ([f"user {process.user}"] if process.user else []) + ([f"pod {process.pod}"] if process.pod else [])
+    )
+    who = f"pid {process.pid} ({', '.join(about)})"
     share = f" ({percent(held / total)} of the card)" if total else ""
     command = " ".join(process.cmdline or [])[:160]
     return Finding(
@@ -110,6 +113,10 @@ def unattributed_memory(s: Situation) -> list[Finding]:
         missing = gpu.memory_used_bytes - listed
         if missing < s.thresholds.unattributed_min_bytes:
             continue
+        placed = [p.pid for p in s.processes_on(gpu.index) if p.visible is False and p.pid in s.engine_pids]
+        if placed:
+            findings.append(_across_namespaces(s, gpu, listed, missing, placed))
+            continue
         findings.append(
             Finding(
                 severity="warning",
@@ -124,3 +131,20 @@ def unattributed_memory(s: Situation) -> list[Finding]:
             )
         )
     return findings
+
+
+def _across_namespaces(s: Situation, gpu: GpuRecord, listed: int, missing: int, placed: list[int]) -> Finding:
+    """Memory NVML does not put on a pid, on a GPU whose engine was placed there by its UUID: PID namespaces
+    differ (this runs in a container), so it is most likely that engine's own, not another container's."""
+    engine = next((e.url for e in s.sample.engines if set(e.pids) & set(placed)), "the engine")
+    return Finding(
+        severity="info",
+        code="unattributed_memory",
+        title=f"GPU {gpu.index}: {gib(missing)} used that NVML puts on no pid here (PID namespaces differ)",
+        explanation=f"NVML says {gib(gpu.memory_used_bytes or 0)} used; the processes it lists hold {gib(listed)}. "
+        "PID namespaces differ: NVML reports host pids, which this namespace cannot see, and puts the rest on "
+        f"none of them. The engine at {engine} is placed on this GPU by its UUID, so the rest is most likely its "
+        "own memory.",
+        try_this="run gpumem-tui on the host, or in a pod with hostPID: true, to see every process and what it holds",
+        gpu_index=gpu.index,
+    )

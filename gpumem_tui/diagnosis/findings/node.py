@@ -1,10 +1,11 @@
-"""Findings about the node itself: NVML unusable, a GPU lost or closed to this process, the last refresh
-failed."""
+"""Findings about the node itself: NVML unusable, a GPU lost or closed to this process, PID namespaces
+that differ, the last refresh failed."""
 
 from __future__ import annotations
 
 from gpumem_tui.diagnosis.findings.records import Finding
 from gpumem_tui.diagnosis.findings.situation import Situation
+from gpumem_tui.diagnosis.measured import gpu_listing
 
 
 def nvml_unavailable(s: Situation) -> list[Finding]:
@@ -65,6 +66,41 @@ def gpu_not_accessible(s: Situation) -> list[Finding]:
             "of /dev/nvidia*)",
         )
     ]
+
+
+def pid_namespaces_differ(s: Situation) -> list[Finding]:
+    """NVML lists pids, none of which this namespace can see, while an engine is found here: we run in a
+    container, whose pids are not the driver's (host) pids. (One pid of NVML's seen here: one namespace, and
+    the invisible ones have exited.)"""
+    sample = s.sample
+    unseen = {p.pid for p in sample.processes if p.visible is False}
+    if not unseen or len(unseen) < len({p.pid for p in sample.processes}):
+        return []
+    findings = []
+    for endpoint in sample.engines:
+        if not endpoint.pids or not set(endpoint.pids) - unseen:
+            continue
+        gpus = s.gpus_of(endpoint.url)
+        here = [pid for pid in endpoint.pids if pid not in unseen]
+        where = (
+            f"it is placed on {gpu_listing(gpus)} by the GPU UUIDs its environment names"
+            if unseen & set(endpoint.pids)
+            else "its environment names no GPU that NVML reports, so it is on no GPU here"
+        )
+        findings.append(
+            Finding(
+                severity="info",
+                code="pid_namespaces_differ",
+                title=f"PID namespaces differ: NVML's pids are not the ones seen here ({endpoint.url})",
+                explanation=f"NVML reports host pids ({', '.join(map(str, sorted(unseen)))}), which this PID "
+                f"namespace cannot see: gpumem-tui runs in a container. The engine at {endpoint.url} is pid "
+                f"{', '.join(map(str, here))} here; {where}.",
+                try_this="run gpumem-tui on the host, or in a pod with hostPID: true, to see every process by "
+                "name; inside the container, NVIDIA_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES) with GPU UUIDs "
+                "places the engine",
+            )
+        )
+    return findings
 
 
 def refresh_failed(error: str) -> Finding:

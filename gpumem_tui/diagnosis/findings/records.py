@@ -21,6 +21,7 @@ FindingCode = Literal[
     "headroom_low",
     "foreign_process",
     "unattributed_memory",
+    "pid_namespaces_differ",
     "engine_value_implausible",
     "kv_saturated",
     "context_too_long",

@@ -83,9 +83,15 @@ FINDINGS: tuple[FindingKind, ...] = (
     ),
     FindingKind(
         "unattributed_memory",
-        ("warning",),
-        "used memory no listed process accounts for",
+        ("warning", "info"),
+        "used memory no listed process accounts for (info: PID namespaces differ, likely the engine's own)",
         memory.unattributed_memory,
+    ),
+    FindingKind(
+        "pid_namespaces_differ",
+        ("info",),
+        "NVML's pids are not the ones seen here (a container): engines are placed by their GPUs' UUIDs",
+        node.pid_namespaces_differ,
     ),
     FindingKind(
         "engine_value_implausible",

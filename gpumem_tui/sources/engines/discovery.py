@@ -3,6 +3,11 @@
 Pure: it takes (pid, cmdline[, ppid]) tuples, so the host source supplies them and tests can too.
 A child process (vLLM's EngineCore and workers hold the GPU memory) is tied to its server's
 endpoint through its parent pid.
+
+Given a `look` (what /proc says of an engine process), an engine in another network namespace (a pod,
+seen from the host) is probed where it can be reached: its own address, on the port its socket table
+shows listening; a note says which address was used and why. Its environment's visible devices go
+with the endpoint, so an engine whose pids NVML does not report can still be placed on its GPUs.
 """
 
 from __future__ import annotations
@@ -10,11 +15,16 @@ from __future__ import annotations
 import ipaddress
 import re
 import shlex
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from gpumem_tui.sources.engines.endpoints import Endpoint, EndpointError, endpoint
 from gpumem_tui.sources.engines.registry import started_by
+from gpumem_tui.sources.procfs import Whereabouts
+
+Look = Callable[[int], Whereabouts]
+"""Where an engine process lives (its pod, network namespace, sockets, GPUs): `ProcFiles.whereabouts`."""
 
 WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]", "*"}
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
@@ -47,17 +57,19 @@ class Discovery:
     notes: list[str] = field(default_factory=list)
 
 
-def discover(processes: Iterable[Sequence], local: Collection[str] = ()) -> list[Endpoint]:
+def discover(processes: Iterable[Sequence], local: Collection[str] = (), look: Look | None = None) -> list[Endpoint]:
     """Endpoints of the engine servers among these processes, each with its own and its children's pids."""
-    return survey(processes, local).endpoints
+    return survey(processes, local, look).endpoints
 
 
-def survey(processes: Iterable[Sequence], local: Collection[str] = ()) -> Discovery:
-    """Endpoints of the engine servers among these processes, and notes on the ones skipped. Each process is
-    read on its own: one whose arguments cannot be understood is skipped with a note, never the rest.
+def survey(processes: Iterable[Sequence], local: Collection[str] = (), look: Look | None = None) -> Discovery:
+    """Endpoints of the engine servers among these processes, and notes on the ones skipped or reached in
+    another network namespace. Each process is read on its own: one whose arguments cannot be understood is
+    skipped with a note, never the rest.
 
     `local`: this node's own addresses and names; loopback always counts. A command line naming any other
-    host is not probed: the user names such an endpoint with `--endpoint`."""
+    host is not probed: the user names such an endpoint with `--endpoint`. An engine in another network
+    namespace also counts that namespace's own addresses as its node's."""
     lines: list[ProcessLine] = []
     skipped: list[str] = []
     for process in processes:
@@ -66,10 +78,13 @@ def survey(processes: Iterable[Sequence], local: Collection[str] = ()) -> Discov
         except (TypeError, ValueError):
             skipped.append(f"a process entry that is not (pid, command line): {_short(str(process))}")
     found: dict[str, tuple[str, list[int], tuple[str, ...]]] = {}
+    devices: dict[str, tuple[str, ...] | None] = {}
+    reached: list[str] = []
     server_of: dict[int, str] = {}
     for line in lines:
+        where = _where(look, line)
         try:
-            hit = engine_address(line.argv, local)
+            hit = engine_address(line.argv, [*local, *where.addresses] if where.other_network else local)
         except AddressError as exc:
             skipped.append(f"pid {line.pid}: {exc}")
             continue
@@ -79,17 +94,66 @@ def survey(processes: Iterable[Sequence], local: Collection[str] = ()) -> Discov
         if hit is None:
             continue
         engine, url, notes = hit
+        url, said = reach(line.pid, url, where)
         if url not in found and len(found) >= MAX_ENDPOINTS:
             skipped.append(f"pid {line.pid}: more than {MAX_ENDPOINTS} engine servers; not probed")
             continue
-        found.setdefault(url, (engine, [], notes))[1].append(line.pid)
+        if said and url not in found:
+            reached.append(said)
+        found.setdefault(url, (engine, [], (*notes, *([said] if said else []))))[1].append(line.pid)
+        devices.setdefault(url, where.devices)
         server_of[line.pid] = url
     _tie_children(lines, found, server_of)
     endpoints = [
-        endpoint(url, engine=engine, pids=tuple(sorted(pids)), notes=notes)
+        endpoint(url, engine=engine, pids=tuple(sorted(pids)), notes=notes, devices=devices[url])
         for url, (engine, pids, notes) in found.items()
     ]
-    return Discovery(endpoints, _summary(skipped))
+    return Discovery(endpoints, [*reached, *_summary(skipped)])
+
+
+def _where(look: Look | None, line: ProcessLine) -> Whereabouts:
+    """What /proc says of an engine process (nothing for other processes, or without a `look`); a look that
+    fails says nothing, and the engine is probed as its command line says."""
+    if look is None or started_by(line.argv) is None:
+        return Whereabouts()
+    try:
+        return look(line.pid)
+    except Exception:  # noqa: BLE001 - /proc is outside input: the command line still says where to probe
+        return Whereabouts()
+
+
+def reach(pid: int, url: str, where: Whereabouts) -> tuple[str, str | None]:
+    """The URL to probe an engine at and, when that is not what its command line says or cannot be checked,
+    a note saying which address was used and why. An engine in another network namespace is reached at that
+    namespace's own address, on the port its socket table shows listening where we can reach it."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port or 0
+    pod = f" (pod {where.pod})" if where.pod else ""
+    if where.other_network is None:
+        if where.pod is None:
+            return url, None
+        return url, (
+            f"pid {pid} runs in pod {where.pod}, whose network namespace cannot be read: probed at {host}:{port} "
+            "as its command line says (run as root to reach engines in pods)"
+        )
+    if not where.other_network:
+        return url, None
+    if not where.addresses or where.listening is None:
+        return url, (
+            f"pid {pid} runs in another network namespace{pod} whose addresses or sockets cannot be read: probed "
+            f"at {host}:{port} as its command line says (run as root to reach engines in pods)"
+        )
+    address = host if host in where.addresses else where.addresses[0]
+    ports = sorted({s.port for s in where.listening if s.address in WILDCARD_HOSTS or s.address in where.addresses})
+    if port in ports:
+        chosen, how = port, "from its socket table"
+    elif len(ports) == 1:
+        chosen, how = ports[0], f"from its socket table (its command line says {port})"
+    else:
+        chosen, how = port, "as its command line says (its socket table shows no listener reachable from here)"
+    kind = "pod address" if where.pod else "own address"
+    note = f"pid {pid} runs in another network namespace{pod}; probed at its {kind} {address}:{chosen} {how}"
+    return f"http://{address}:{chosen}", note
 
 
 def engine_address(argv: Sequence[str], local: Collection[str] = ()) -> tuple[str, str, tuple[str, ...]] | None:

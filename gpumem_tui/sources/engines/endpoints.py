@@ -20,9 +20,17 @@ class Endpoint:
     engine: str | None = None
     pids: tuple[int, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    devices: tuple[str, ...] | None = None
+    """The GPUs the engine's environment gives it (UUIDs or indices); None when it does not say."""
 
 
-def endpoint(url: str, engine: str | None = None, pids: tuple[int, ...] = (), notes: tuple[str, ...] = ()) -> Endpoint:
+def endpoint(
+    url: str,
+    engine: str | None = None,
+    pids: tuple[int, ...] = (),
+    notes: tuple[str, ...] = (),
+    devices: tuple[str, ...] | None = None,
+) -> Endpoint:
     """`host:8000`, `http://host:8000` or `http://host:8000/metrics` -> an Endpoint."""
     text = url.strip()
     if "://" not in text:
@@ -47,5 +55,11 @@ def endpoint(url: str, engine: str | None = None, pids: tuple[int, ...] = (), no
         )
     )
     return Endpoint(
-        url=base, metrics_url=metrics, models_url=base + "/v1/models", engine=engine, pids=pids, notes=notes
+        url=base,
+        metrics_url=metrics,
+        models_url=base + "/v1/models",
+        engine=engine,
+        pids=pids,
+        notes=notes,
+        devices=devices,
     )

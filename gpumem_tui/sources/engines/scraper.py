@@ -149,14 +149,14 @@ class Scraper:
         waited = time.monotonic() - memory.poll_started
         if memory.latest is None:
             return EndpointStatus(
-                url=point.url, state="down", error=f"no answer yet ({waited:.1f} s)", pids=list(point.pids)
+                url=point.url, state="down", error=f"no answer yet ({waited:.1f} s)", **_joined(point)
             )
         if memory.poll is not None:  # still out: its last answer, aged
             if waited > self.deadline_s:
                 return self._failed(point, memory, f"no answer for {waited:.0f} s")
             if memory.latest.state != "ok":
                 return self._failed(point, memory, memory.latest.error or "no answer")
-        return memory.latest.model_copy(update={"pids": list(point.pids)})
+        return memory.latest.model_copy(update=_joined(point))
 
     async def _forget(self, url: str) -> None:
         """Cancel and await this endpoint's poll, close its connections, drop what was kept for it."""
@@ -178,7 +178,7 @@ class Scraper:
                 await _shielded_close(client)
         now = self.clock()
         memory.last_good, memory.last_good_at = memory.rates.apply(records, now), now
-        return EndpointStatus(url=point.url, state="ok", age_s=0.0, pids=list(point.pids), records=memory.last_good)
+        return EndpointStatus(url=point.url, state="ok", age_s=0.0, **_joined(point), records=memory.last_good)
 
     def _failed(self, point: Endpoint, memory: _Memory, error: str) -> EndpointStatus:
         age = self.clock() - memory.last_good_at
@@ -188,10 +188,10 @@ class Scraper:
                 state="stale",
                 error=error,
                 age_s=age,
-                pids=list(point.pids),
+                **_joined(point),
                 records=memory.last_good,
             )
-        return EndpointStatus(url=point.url, state="down", error=error, pids=list(point.pids))
+        return EndpointStatus(url=point.url, state="down", error=error, **_joined(point))
 
     async def _fetch(self, point: Endpoint, memory: _Memory) -> list[EngineRecord]:
         """/metrics within the deadline, with `/v1/models` beside it while none was read; both requests
@@ -312,3 +312,8 @@ def _in_words(exc: BaseException, scraper: Scraper) -> str:
 def _reason(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _joined(point: Endpoint) -> dict:
+    """What an endpoint's status carries from discovery: its processes and its GPUs' identities."""
+    return {"pids": list(point.pids), "devices": list(point.devices or ())}

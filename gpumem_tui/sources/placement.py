@@ -1,0 +1,75 @@
+"""Engines placed on their GPUs by the UUIDs their environment names, when NVML's pids are not theirs.
+
+Inside a container the driver still reports host pids, which the container's PID namespace cannot see,
+while discovery finds the engine under its container pid: nothing joins them by pid. The engine's
+NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES name its GPUs (UUIDs, or indices), and NVML names every
+GPU's UUID: the engine is placed on those GPUs, and the pids NVML lists there that this namespace cannot
+see are counted as the engine's (a guess, said in a note: another container sharing the card would be
+counted too). A note says "PID namespaces differ", and what to do.
+
+That the namespaces differ is read from the sample (NVML's pids not visible here while an engine found here
+has none among them), not from our own `NSpid`: a container mounts its own /proc, whose NSpid lines start
+at the container's namespace and so show one entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpumem_tui.engine_records import EndpointStatus
+from gpumem_tui.models import GpuRecord, Sample, SourceError
+
+DIFFER_HINT = (
+    "run gpumem-tui on the host, or in a pod with hostPID: true, to see every process by name; here the "
+    "engine is placed by its GPUs' UUIDs"
+)
+
+
+def device_gpus(devices: Sequence[str], gpus: Sequence[GpuRecord]) -> list[int]:
+    """Indices of the GPUs these selectors name: `GPU-<uuid>` (or its first part, as CUDA accepts),
+    `MIG-<uuid>` (its card), or an index."""
+    found: list[int] = []
+    for item in devices:
+        for gpu in gpus:
+            migs = {m.uuid for m in gpu.mig_instances if m.uuid}
+            if item.isdigit():
+                hit = gpu.index == int(item)
+            elif item.startswith("MIG-"):
+                hit = item in migs
+            else:
+                hit = bool(gpu.uuid) and len(item) >= 8 and gpu.uuid.startswith(item)  # type: ignore[union-attr]
+            if hit and gpu.index not in found:
+                found.append(gpu.index)
+    return sorted(found)
+
+
+def placed(sample: Sample) -> Sample:
+    """The sample with each engine that NVML knows by no pid placed on its GPUs by their UUIDs (see the
+    module's docstring), and a note for each; unchanged when every engine's pids are NVML's."""
+    reported = {p.pid for p in sample.processes}
+    unseen = [p for p in sample.processes if p.visible is False]
+    if not unseen or len(unseen) < len(sample.processes):
+        return sample  # some pid of NVML's is seen here: one namespace (an invisible pid has exited)
+    engines: list[EndpointStatus] = []
+    notes: list[SourceError] = []
+    for status in sample.engines:
+        gpus = device_gpus(status.devices, sample.gpus)
+        if not status.pids or set(status.pids) & reported or not gpus:
+            engines.append(status)
+            continue
+        theirs = sorted({p.pid for p in unseen if p.gpu_index in gpus})
+        engines.append(status.model_copy(update={"pids": [*status.pids, *theirs]}))
+        where = "GPU " + ", ".join(map(str, gpus))
+        counted = f"; NVML's pids there ({', '.join(map(str, theirs))}) are counted as its own" if theirs else ""
+        notes.append(
+            SourceError(
+                source="host",
+                message=f"PID namespaces differ: NVML reports host pids, which this namespace cannot see, and "
+                f"the engine at {status.url} is pid {', '.join(map(str, status.pids))} here. It is placed on "
+                f"{where} by the GPU UUIDs its environment names{counted}",
+                hint=DIFFER_HINT,
+            )
+        )
+    if not notes:
+        return sample
+    return sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *notes]})

@@ -1,0 +1,241 @@
+"""Containers and pods as /proc shows them: small pure parsers over a file's text, and a reader of a proc root.
+
+Every parser takes the text of one file (`/proc/PID/cgroup`, `net/tcp`, `net/fib_trie`, `environ`) and
+returns what it found, or None when the text says nothing. `ProcFiles` reads those files
+under a proc root (`/proc` by default; a test's tmp_path tree, or text the simulated host builds): a file
+that is absent or unreadable (not root, the pid exited) is None, never an exception.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+POD_LOGS = Path("/var/log/pods")
+"""Where the kubelet keeps one directory per pod, named `<namespace>_<name>_<uid>`."""
+SERVICE_ACCOUNT = "var/run/secrets/kubernetes.io/serviceaccount/namespace"
+"""The pod's namespace, as the kubelet mounts it in every container (under the process's own root)."""
+MAX_READ_BYTES = 2**20
+"""A /proc file is a few KiB; a socket table of a busy pod a few hundred."""
+LISTEN = "0A"
+"""The state column of a listening socket in `net/tcp` and `net/tcp6`."""
+
+_UID = r"[0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12}"
+_POD = re.compile(rf"kubepods.*?pod({_UID})(?![0-9a-fA-F])")
+_K8S_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
+"""A Kubernetes namespace or pod name (DNS-1123): what the container's own files may name, nothing else."""
+
+
+@dataclass(frozen=True)
+class Listening:
+    """A socket in the LISTEN state: its address (`0.0.0.0`, `::`, `10.244.1.7`) and port."""
+
+    address: str
+    port: int
+
+
+@dataclass(frozen=True)
+class Whereabouts:
+    """Where a process lives, as far as /proc tells: what engine discovery needs to reach and place it."""
+
+    pod: str | None = None
+    """`namespace/name` of its pod, or None outside one."""
+    other_network: bool | None = None
+    """True: its network namespace is not ours; None: that cannot be read (not root)."""
+    addresses: tuple[str, ...] = ()
+    """Its network namespace's own addresses (not loopback), when it is another namespace."""
+    listening: tuple[Listening, ...] | None = None
+    """Listening sockets of its network namespace; None when unreadable."""
+    devices: tuple[str, ...] | None = None
+    """The GPUs its environment gives it (UUIDs or indices); None: all, or not said, or unreadable."""
+
+
+def pod_uid(cgroup: str | None) -> str | None:
+    """The pod UID a process's cgroup names (`kubepods...pod<uid>...`), with dashes; None outside a pod.
+
+    cgroup v2 with systemd writes the UID with underscores (`kubepods-burstable-pod1a2b_....slice`), cgroup v1
+    with dashes (`/kubepods/besteffort/pod1a2b-.../<container>`); docker, containerd and CRI-O alike."""
+    if not cgroup:
+        return None
+    for line in cgroup.splitlines():
+        found = _POD.search(line)
+        if found:
+            return found.group(1).replace("_", "-").lower()
+    return None
+
+
+def pod_from_log_dirs(names: Iterable[str], uid: str) -> str | None:
+    """`namespace/name` from the kubelet's `/var/log/pods/<namespace>_<name>_<uid>` directory of this pod.
+    Kubernetes names hold no `_`, so the three parts split cleanly."""
+    for name in names:
+        parts = name.split("_")
+        if len(parts) == 3 and parts[2].lower() == uid and parts[0] and parts[1]:
+            return f"{parts[0]}/{parts[1]}"
+    return None
+
+
+def listening(table: str | None) -> list[Listening]:
+    """Listening sockets of one `net/tcp` or `net/tcp6` table (hex address:port, state 0A), in table order."""
+    found: list[Listening] = []
+    for line in (table or "").splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 4 or fields[3] != LISTEN or ":" not in fields[1]:
+            continue
+        address, _, port = fields[1].partition(":")
+        try:
+            found.append(Listening(_hex_address(address), int(port, 16)))
+        except ValueError:
+            continue  # a line this parser does not understand says nothing
+    return found
+
+
+def _hex_address(text: str) -> str:
+    """The kernel's hex address: 8 digits (IPv4, little-endian) or 32 (IPv6, four little-endian words)."""
+    raw = bytes.fromhex(text)
+    if len(raw) == 4:
+        return str(ipaddress.IPv4Address(raw[::-1]))
+    if len(raw) == 16:
+        return str(ipaddress.IPv6Address(b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))))
+    raise ValueError(f"not an address: {text}")
+
+
+def local_addresses(fib_trie: str | None) -> list[str]:
+    """The namespace's own IPv4 addresses: the `/32 host LOCAL` entries of `net/fib_trie`, in order.
+
+    127.0.0.1 is left out: in another network namespace it is that namespace's loopback, which this one
+    cannot reach. (Another 127/8 address given to an interface is kept: the demo's pods live there.)"""
+    found: list[str] = []
+    last = None
+    for line in (fib_trie or "").splitlines():
+        text = line.strip()
+        if text.startswith("|--"):
+            last = text[3:].strip()
+        elif last and text.startswith("/32 host LOCAL") and last != "127.0.0.1" and last not in found:
+            try:
+                ipaddress.IPv4Address(last)
+            except ValueError:
+                continue
+            found.append(last)
+    return found
+
+
+def environment(environ: str | None) -> dict[str, str]:
+    """`/proc/PID/environ`: NUL-separated `NAME=value` entries; an entry without `=` is skipped."""
+    found = {}
+    for entry in (environ or "").split("\0"):
+        name, sep, value = entry.partition("=")
+        if sep and name:
+            found[name] = value
+    return found
+
+
+def visible_devices(env: dict[str, str]) -> list[str] | None:
+    """The GPUs a process was given: UUIDs (`GPU-...`, `MIG-...`) or indices. NVIDIA_VISIBLE_DEVICES says
+    which cards the container has; CUDA_VISIBLE_DEVICES narrows that (its indices count within the
+    container's cards). None: every GPU, or the environment does not say; []: none."""
+    cards = _device_list(env.get("NVIDIA_VISIBLE_DEVICES"))
+    chosen = _device_list(env.get("CUDA_VISIBLE_DEVICES"))
+    if chosen is None:
+        return cards
+    if cards and all(item.isdigit() for item in chosen) and all(int(item) < len(cards) for item in chosen):
+        return [cards[int(item)] for item in chosen]
+    return chosen
+
+
+def _device_list(value: str | None) -> list[str] | None:
+    if value is None or value.strip() == "all":
+        return None
+    if value.strip() in ("none", "void", "NoDevFiles"):
+        return []
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+class ProcFiles:
+    """Reads files under a proc root and a kubelet pod-log root; anything unreadable is None."""
+
+    def __init__(self, proc: Path | str = "/proc", pod_logs: Path | str = POD_LOGS):
+        self.proc, self.pod_logs = Path(proc), Path(pod_logs)
+
+    def text(self, pid: int | str, name: str) -> str | None:
+        """`<proc>/<pid>/<name>` as text (NUL bytes kept), or None."""
+        try:
+            with (self.proc / str(pid) / name).open("rb") as handle:
+                return handle.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
+        except (OSError, ValueError):
+            return None
+
+    def link(self, pid: int | str, name: str) -> str | None:
+        """Where `<proc>/<pid>/<name>` points (`net:[4026531840]`); a plain file's text serves a test tree."""
+        path = self.proc / str(pid) / name
+        try:
+            return os.readlink(path)
+        except OSError:
+            text = self.text(pid, name)
+            return text.strip() if text else None
+
+    def log_dirs(self) -> list[str]:
+        try:
+            return [entry.name for entry in os.scandir(self.pod_logs) if entry.is_dir()]
+        except OSError:
+            return []
+
+    def pod(self, pid: int) -> str | None:
+        """`namespace/name` of the pod the process runs in, `pod <uid>` when its names cannot be read, or
+        None when its cgroup names no pod (or cannot be read)."""
+        uid = pod_uid(self.text(pid, "cgroup"))
+        if uid is None:
+            return None
+        named = pod_from_log_dirs(self.log_dirs(), uid)
+        if named:
+            return named
+        # Files inside the container are its own to write (a symlink there may even point at one of ours):
+        # only a Kubernetes name is taken from them.
+        namespace = (self.text(pid, f"root/{SERVICE_ACCOUNT}") or "").strip()
+        hostname = (self.text(pid, "root/etc/hostname") or "").strip()
+        if _K8S_NAME.fullmatch(namespace) and _K8S_NAME.fullmatch(hostname):
+            return f"{namespace}/{hostname}"
+        return f"pod {uid}"
+
+    def other_network(self, pid: int) -> bool | None:
+        """True when the process's network namespace is not ours; None when that cannot be read.
+
+        The `ns/net` links tell (root may read another user's); else the namespaces' routing tables
+        (`net/fib_trie`, which anyone may read) differing tells, as two namespaces never hold the same
+        addresses in practice."""
+        theirs, ours = self.link(pid, "ns/net"), self.link("self", "ns/net")
+        if theirs is not None and ours is not None:
+            return theirs != ours
+        their_routes, our_routes = self.text(pid, "net/fib_trie"), self.text("self", "net/fib_trie")
+        if not their_routes or not our_routes:
+            return None
+        return their_routes != our_routes
+
+    def listening(self, pid: int) -> list[Listening] | None:
+        """Listening sockets of the process's network namespace (tcp and tcp6); None when unreadable."""
+        tables = [self.text(pid, "net/tcp"), self.text(pid, "net/tcp6")]
+        if all(table is None for table in tables):
+            return None
+        return [entry for table in tables for entry in listening(table)]
+
+    def addresses(self, pid: int) -> list[str]:
+        return local_addresses(self.text(pid, "net/fib_trie"))
+
+    def devices(self, pid: int | str) -> list[str] | None:
+        return visible_devices(environment(self.text(pid, "environ")))
+
+    def whereabouts(self, pid: int) -> Whereabouts:
+        """What discovery asks of an engine process; sockets and addresses only when its network is not ours."""
+        other = self.other_network(pid)
+        found = self.listening(pid) if other else None
+        devices = self.devices(pid)
+        return Whereabouts(
+            pod=self.pod(pid),
+            other_network=other,
+            addresses=tuple(self.addresses(pid)) if other else (),
+            listening=tuple(found) if found is not None else None,
+            devices=tuple(devices) if devices is not None else None,
+        )

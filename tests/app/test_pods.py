@@ -1,0 +1,46 @@
+"""The TUI on a Kubernetes node: the process table gains a pod column, whose outside text is shown
+literally; a node without pods keeps its columns (issue 14)."""
+
+from __future__ import annotations
+
+from gpumem_tui.app.widgets.process_table import COLUMNS, WITH_POD, ProcessTable
+from gpumem_tui.demo.scenario import scenario_dir
+from tests.app.conftest import settle
+from tests.app.screen_text import screen_text
+
+
+def _cells(app) -> list[list[str]]:
+    table = app.screen.query_one(ProcessTable)
+    return [[str(cell) for cell in table.get_row_at(row)] for row in range(table.row_count)]
+
+
+async def test_the_process_table_names_each_pod_literally(make_app, tmp_path):
+    text = (scenario_dir() / "k8s-two-pods.toml").read_text()
+    hostile = tmp_path / "hostile-pods.toml"
+    hostile.write_text(text.replace('name = "vllm-chat-7d9f8c6b5-x2k4q"', 'name = "[red]x"'))
+    app = make_app(str(hostile), 60)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(ProcessTable)
+        assert tuple(str(c.label) for c in table.columns.values()) == WITH_POD
+        pod = WITH_POD.index("pod")
+        assert [row[pod] for row in _cells(app)] == ["team-a/[red]x", "team-b/vllm-code-5c4b7d9f6-m8n2p"]
+        assert app.is_running
+
+
+async def test_a_node_without_pods_keeps_its_columns(make_app):
+    app = make_app("healthy-8b", 300)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(ProcessTable)
+        assert tuple(str(c.label) for c in table.columns.values()) == COLUMNS
+
+
+async def test_inside_a_container_the_engine_is_drawn_on_its_gpu(make_app):
+    app = make_app("container-view", 60)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(app, pilot)
+        shown = "\n".join(screen_text(app))
+        assert [plan.gpu_indices for plan in app.judged.plans] == [[1]]
+        assert app.judged.engine_pids == {1, 812345}
+    assert "PID namespaces differ" in shown

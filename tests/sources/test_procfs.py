@@ -1,0 +1,143 @@
+"""The container and pod parsers over real /proc-shaped files in a tmp_path tree (issue 14, section 3)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gpumem_tui.sources.procfs import (
+    Listening,
+    ProcFiles,
+    environment,
+    listening,
+    local_addresses,
+    pod_uid,
+    visible_devices,
+)
+from tests.sources.proc_tree import TCP_HEADER, fib_trie, ourselves, pod_process, tcp_line, write
+
+UID = "4a1f2c3d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+SYSTEMD_UID = UID.replace("-", "_")
+CONTAINER = "3f9a0c1e5b7d2a4c6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d"
+
+
+@pytest.mark.parametrize(
+    "cgroup",
+    [
+        # cgroup v2, systemd driver, containerd
+        f"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{SYSTEMD_UID}.slice/"
+        f"cri-containerd-{CONTAINER}.scope\n",
+        # cgroup v2, CRI-O, a guaranteed pod
+        f"0::/kubepods.slice/kubepods-pod{SYSTEMD_UID}.slice/crio-{CONTAINER}.scope\n",
+        # cgroup v2, docker (dockershim)
+        f"0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{SYSTEMD_UID}.slice/docker-{CONTAINER}.scope\n",
+        # cgroup v1, cgroupfs driver: one line per controller
+        f"12:pids:/kubepods/besteffort/pod{UID}/{CONTAINER}\n11:memory:/kubepods/besteffort/pod{UID}/{CONTAINER}\n",
+        f"4:memory:/kubepods/pod{UID}/{CONTAINER}\n",
+    ],
+)
+def test_the_pod_uid_from_every_kind_of_kubepods_cgroup(cgroup):
+    assert pod_uid(cgroup) == UID
+
+
+@pytest.mark.parametrize(
+    "cgroup",
+    ["0::/user.slice/user-1000.slice/session-3.scope\n", f"0::/system.slice/docker-{CONTAINER}.scope\n", "", None],
+)
+def test_no_pod_outside_kubepods(cgroup):
+    assert pod_uid(cgroup) is None
+
+
+def test_the_pod_is_named_from_the_kubelets_log_directories(tmp_path):
+    proc, logs = tmp_path / "proc", tmp_path / "pods"
+    write(
+        proc, 4242, "cgroup", f"0::/kubepods.slice/kubepods-pod{SYSTEMD_UID}.slice/cri-containerd-{CONTAINER}.scope\n"
+    )
+    (logs / f"team-a_vllm-chat-7d9f_{UID}").mkdir(parents=True)
+    (logs / "kube-system_coredns-5d78_0b2c3d4e-0000-4000-8000-000000000001").mkdir()
+    assert ProcFiles(proc, logs).pod(4242) == "team-a/vllm-chat-7d9f"
+
+
+def test_else_from_the_containers_own_files_else_by_uid(tmp_path):
+    proc, logs = tmp_path / "proc", tmp_path / "absent"
+    write(proc, 4242, "cgroup", f"4:memory:/kubepods/pod{UID}/{CONTAINER}\n")
+    files = ProcFiles(proc, logs)
+    assert files.pod(4242) == f"pod {UID}"
+    write(proc, 4242, "root/etc/hostname", "vllm-chat-7d9f\n")
+    write(proc, 4242, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace", "team-a")
+    assert files.pod(4242) == "team-a/vllm-chat-7d9f"
+    write(proc, 4242, "root/etc/hostname", "root:$6$salt$hash:19000:0:99999:7:::\n")  # not a pod's name
+    assert files.pod(4242) == f"pod {UID}"
+
+
+def test_a_process_outside_pods_or_unreadable_has_no_pod(tmp_path):
+    write(tmp_path, 7, "cgroup", "0::/user.slice/user-1000.slice/session-3.scope\n")
+    files = ProcFiles(tmp_path, tmp_path / "pods")
+    assert files.pod(7) is None and files.pod(8) is None  # 8: no such pid, never an exception
+
+
+def test_listening_sockets_of_tcp_and_tcp6():
+    table = (
+        TCP_HEADER
+        + tcp_line(0, "0.0.0.0", 8000)
+        + tcp_line(1, "10.244.1.7", 8000, state="01")  # an established connection: not listening
+        + tcp_line(2, "127.0.0.1", 9090)
+    )
+    assert listening(table) == [Listening("0.0.0.0", 8000), Listening("127.0.0.1", 9090)]
+    assert listening(TCP_HEADER + tcp_line(0, "::", 8001)) == [Listening("::", 8001)]
+    assert listening(TCP_HEADER + tcp_line(0, "fd00::7", 8002)) == [Listening("fd00::7", 8002)]
+    assert listening(TCP_HEADER + "   0: ZZZ:1F40 00000000:0000 0A\n") == []
+    assert listening(None) == []
+
+
+def test_the_real_kernels_socket_table_parses():
+    """This machine's own /proc/net/tcp: whatever listens here is read without error."""
+    with open("/proc/net/tcp") as handle:
+        for entry in listening(handle.read()):
+            assert 0 < entry.port < 65536
+
+
+def test_a_pods_own_address_from_fib_trie():
+    assert local_addresses(fib_trie("10.244.1.7")) == ["10.244.1.7"]
+    assert local_addresses(fib_trie("127.0.0.2")) == ["127.0.0.2"]  # the demo's pods; 127.0.0.1 never
+    assert local_addresses("") == [] and local_addresses(None) == []
+
+
+def test_environ_with_nul_separators_and_visible_devices():
+    env = environment("PATH=/usr/bin\0NVIDIA_VISIBLE_DEVICES=GPU-aa,GPU-bb\0JUNK\0CUDA_VISIBLE_DEVICES=1\0")
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "GPU-aa,GPU-bb" and "JUNK" not in env
+    assert visible_devices(env) == ["GPU-bb"]  # CUDA's index counts within the container's cards
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "MIG-1c2d-0"}) == ["MIG-1c2d-0"]
+    assert visible_devices({"CUDA_VISIBLE_DEVICES": "0,2"}) == ["0", "2"]
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "all"}) is None
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "none"}) == []
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "void"}) == []
+    assert visible_devices({}) is None
+
+
+def test_another_network_namespace_its_sockets_and_address(tmp_path):
+    ourselves(tmp_path)
+    pod_process(tmp_path, 4242, "0::/\n", "10.244.1.7", [("0.0.0.0", 8000), ("::", 8001)])
+    write(tmp_path, 77, "ns/net", "net:[4026531840]")
+    files = ProcFiles(tmp_path)
+    assert files.other_network(4242) is True and files.other_network(77) is False
+    assert files.other_network(99) is None
+    assert files.listening(4242) == [Listening("0.0.0.0", 8000), Listening("::", 8001)]
+    assert files.addresses(4242) == ["10.244.1.7"] and files.listening(99) is None
+
+
+def test_the_real_proc_root_is_read_and_unreadable_is_none():
+    files = ProcFiles()
+    assert files.other_network(os.getpid()) is False
+    assert files.text(4_194_304 + 17, "cgroup") is None
+
+
+def test_without_the_ns_links_the_routing_tables_tell_the_namespaces_apart(tmp_path):
+    """Not root, another user's `ns/net` cannot be read, but every process's `net/fib_trie` can."""
+    write(tmp_path, "self", "net/fib_trie", fib_trie("192.0.2.2"))
+    pod_process(tmp_path, 4242, "0::/\n", "10.244.1.7", [("0.0.0.0", 8000)])
+    (tmp_path / "4242" / "ns" / "net").unlink()
+    write(tmp_path, 77, "net/fib_trie", fib_trie("192.0.2.2"))
+    files = ProcFiles(tmp_path)
+    assert files.other_network(4242) is True and files.other_network(77) is False
