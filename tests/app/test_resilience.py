@@ -47,7 +47,7 @@ async def test_gpus_the_job_may_not_open_are_not_accessible_not_lost(make_app):
         await settle(app, pilot)
         for index in (2, 3):
             assert "not accessible from here" in card_title(app, index)
-        assert "GPU 0 H100" in card_title(app, 0) and "LOST" not in card_title(app, 2)
+        assert "GPU 0 18:00.0 H100" in card_title(app, 0) and "LOST" not in card_title(app, 2)
         findings = text_of(app.screen.query_one("#findings"))
         assert "GPUs 2 and 3 are not accessible from here" in findings and "lost" not in findings
 
@@ -60,7 +60,7 @@ async def test_an_unreadable_field_is_one_field_not_the_card(make_app, tmp_path)
     app.demo_feed.driver.fail("nvmlDeviceGetPowerUsage", ERROR_TIMEOUT, gpu=1)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        assert "GPU 0 A100" in card_title(app, 0) and "GPU 1 H100" in card_title(app, 1)
+        assert "GPU 0 18:00.0 A100" in card_title(app, 0) and "GPU 1 26:00.0 H100" in card_title(app, 1)
         assert "/ 85.5 GB" in card_title(app, 1) and "W" not in card_title(app, 1)  # only the power is gone
         assert "refresh failed" not in text_of(app.screen.query_one("#findings"))
         assert "GPU 1 power: Timeout" in text_of(app.screen.query_one("#source-status"))
