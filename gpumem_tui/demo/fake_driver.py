@@ -33,9 +33,10 @@ class _Refused(Exception):
 class FakeDriver:
     """Looks like the loaded `CDLL("libnvidia-ml.so.1")` to the binding; answers from a SimulatedNode.
 
-    `root`: the caller's privilege (a MIG parent's process list is aggregate-only as root, refused
-    otherwise). `denied`: NVML indices whose device node this process may not open (a Slurm or container
-    cgroup; the scenario's `denied` GPU groups to start with). NVML counts every GPU of the node
+    `root`: the caller's privilege over a MIG card (root, or a container given NVIDIA_MIG_MONITOR_DEVICES):
+    the card's own memory and process lists (aggregate only: no per-process memory) are refused otherwise.
+    `denied`: NVML indices whose device node this process may not open (a Slurm or container cgroup; the
+    scenario's `denied` GPU groups to start with). NVML counts every GPU of the node
     (nvmlDeviceGetCount) but nvmlDeviceGetHandleByIndex returns NVML_ERROR_NO_PERMISSION for those ("the
     user doesn't have permission to talk to this device", nvml.h).
     """
@@ -214,8 +215,16 @@ class FakeDriver:
         bus_id = self.bus_id_bytes.get(gpu.index, f"{domain:08X}:{bus:02X}:00.0".encode())
         self._put(info, abi.PciInfo(busIdLegacy=bus_id, domain=domain, bus=bus, device=0, busId=bus_id))
 
+    def _refuse_mig_aggregate(self, gpu: SimGpu, slot: int | None) -> None:
+        """nvml.h on the memory and process-list calls: "In MIG mode, if device handle is provided, the API
+        returns aggregate information, only if the caller has appropriate privileges"; a MIG device's own
+        handle answers anyone."""
+        if gpu.mig_instances_mib and slot is None and not self.root:
+            raise _Refused(abi.ERROR_NO_PERMISSION)
+
     def _nvmlDeviceGetMemoryInfo(self, handle: int, memory: int | None) -> None:
         gpu, slot = self._device(handle)
+        self._refuse_mig_aggregate(gpu, slot)
         if slot is not None:  # every compute instance of a GPU instance reports the instance's memory
             instance = gpu.mig_devices[slot][0]
             total = gpu.mig_instances_mib[instance] * MIB
@@ -231,6 +240,7 @@ class FakeDriver:
         gpu, slot = self._device(handle)
         if not memory or abi.MemoryV2.from_address(memory).version != abi.MEMORY_V2:
             raise _Refused(abi.ERROR_ARGUMENT_VERSION_MISMATCH)
+        self._refuse_mig_aggregate(gpu, slot)
         self._unsupported(gpu, "memory_v2")
         if slot is not None:
             raise _Refused(abi.ERROR_NOT_SUPPORTED)
@@ -352,8 +362,7 @@ class FakeDriver:
         """(pid, bytes, GI id, CI id) of the processes of `kind` on this card or MIG device. A MIG card's
         parent handle gives no per-process memory as root and is refused to other users; each MIG device
         lists its own processes with their memory, to any user (nvml.h)."""
-        if gpu.mig_instances_mib and slot is None and not self.root:
-            raise _Refused(abi.ERROR_NO_PERMISSION)
+        self._refuse_mig_aggregate(gpu, slot)
         rows = []
         for pid, held in gpu.held.items():
             if kind not in self._kind(pid).split("+"):

@@ -1,0 +1,38 @@
+"""The fake driver answers as nvml.h says a driver does, seen through the real binding (not through the NVML
+source): where it is kinder than a real driver, the source is never tested against the real behaviour."""
+
+from __future__ import annotations
+
+import pytest
+
+MIG_ONE = """
+[[gpus]]
+model = "a100-sxm4-80gb"
+mig_instances_mib = [40192, 19968]
+
+[[processes]]
+id = "train"
+gpus = [0]
+memory_gib = 20
+mig_instance = 0
+"""
+
+
+def test_a_mig_cards_own_memory_is_refused_without_the_monitor_privilege(make_rig):
+    """nvml.h on nvmlDeviceGetMemoryInfo: "In MIG mode, if device handle is provided, the API returns aggregate
+    information, only if the caller has appropriate privileges. Per-instance information can be queried by
+    using specific MIG device handles." (NVIDIA k8s-device-plugin #1683: 'error getting parent memory info:
+    Insufficient Permissions' in a container.) Each MIG device's memory is still there."""
+    user = _opened(make_rig(MIG_ONE, at=5, root=False))
+    card = user.nvmlDeviceGetHandleByIndex(0)
+    for version in (None, user.nvmlMemory_v2):
+        with pytest.raises(user.NVMLError_NoPermission):
+            user.nvmlDeviceGetMemoryInfo(card, version=version)
+    assert user.nvmlDeviceGetMemoryInfo(user.nvmlDeviceGetMigDeviceHandleByIndex(card, 0)).total == 40192 * 2**20
+    root = _opened(make_rig(MIG_ONE, at=5))
+    assert root.nvmlDeviceGetMemoryInfo(root.nvmlDeviceGetHandleByIndex(0)).total == 80 * 2**30
+
+
+def _opened(rig):
+    rig.binding.nvmlInit()
+    return rig.binding
