@@ -1,9 +1,10 @@
-"""Cost of one collection over the fake NVML with 8 GPUs and 64 processes: ms per sample, share of a core.
+"""Cost of one collection over the fake NVML driver, 8 GPUs and 64 processes: ms per sample, share of a core.
 
     python3 bench/collect_nvml.py [--samples N]
 
-Runs the real NVML source over the fake NVML (so the Python work per sample is the source's own plus
-the fake's bookkeeping; a real driver adds its ioctl time per call, listed as `NVML calls per sample`).
+Runs the real NVML source and the real pynvml binding over the fake NVML driver (so the Python work per
+sample is the source's and the binding's own plus the fake driver's bookkeeping; a real driver adds its
+ioctl time per call, listed as `NVML calls per sample`).
 """
 
 from __future__ import annotations

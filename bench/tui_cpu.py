@@ -34,7 +34,7 @@ class Timed(GpuMemApp):
 
 
 async def feed_only(scenario: str, seconds: float) -> float:
-    """CPU seconds of the feed alone over the same time at the same interval: simulator, fake NVML,
+    """CPU seconds of the feed alone over the same time at the same interval: simulator, fake NVML driver,
     engine servers (whose threads also wake while idle) and scraper, without the TUI."""
     feed = DemoFeed.running(scenario)
     await feed.sample()
@@ -67,7 +67,7 @@ def main() -> int:
     print(f"scenario {args.scenario}: {len(feed.node.gpus)} GPUs, {len(feed.servers)} engines, {wall:.1f} s at 1 s")
     print(f"first frame: {app.first_frame_s:.3f} s after start")
     print(f"whole process: {cpu:.2f} CPU s in {wall:.1f} s = {cpu / wall:.2%} of one core; peak RSS {rss_mib:.0f} MiB")
-    print(f"of which the simulated node, fake NVML, engine servers and scraper: {feed_cpu:.2f} CPU s")
+    print(f"of which the simulated node, fake NVML driver, engine servers and scraper: {feed_cpu:.2f} CPU s")
     share = steady_cpu / steady_wall
     print(f"after the first frame: {steady_cpu:.2f} CPU s in {steady_wall:.1f} s = {share:.2%} of one core")
     print(f"TUI alone after the first frame (less the feed): {(steady_cpu - feed_cpu) / steady_wall:.2%} of one core")

@@ -24,7 +24,8 @@ from gpumem_tui.sources.placement import placed
 
 
 class DemoFeed(Feed):
-    """A simulated node: the real NVML source over the fake NVML, engines behind real local servers."""
+    """A simulated node: the real NVML source and binding over the fake NVML driver, engines behind real local
+    servers."""
 
     def __init__(
         self,
