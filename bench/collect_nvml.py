@@ -24,6 +24,9 @@ from gpumem_tui.sources.host import HostSource  # noqa: E402
 from gpumem_tui.sources.nvml import NvmlSource, bind  # noqa: E402
 
 GPUS, PROCESSES, INTERVAL_S = 8, 64, 1.0
+RELEASES = ("470.256.02", "535.54.03", "550.127.05", "570.124.06")
+"""Drivers whose missing symbols differ: no _v3 lists or memory v2 (470), 32-byte _v3 entries (535.54), no
+TemperatureV (before 565)."""
 
 
 def node() -> SimulatedNode:
@@ -32,6 +35,19 @@ def node() -> SimulatedNode:
     simulated = SimulatedNode(scenario, clock=ManualClock(5))
     simulated.sync()
     return simulated
+
+
+def lookups(version: str, samples: int = 5) -> str:
+    """Symbol lookups that found nothing on the first sample and on the later ones: a version of a call the
+    driver lacks is looked up once, never per sample."""
+    fake = FakeDriver(node(), version)
+    source = NvmlSource(bind(fake))
+    source.read()
+    first = sum(fake.missed.values())
+    for _ in range(samples - 1):
+        source.read()
+    later = sum(fake.missed.values()) - first
+    return f"driver {version:<11} symbols missing: {first} looked up on sample 1, {later} on samples 2-{samples}"
 
 
 def cost(label: str, action, samples: int) -> float:
@@ -60,6 +76,8 @@ def main() -> None:
     calls_before = fake.calls
     source.read()
     print(f"{GPUS} GPUs, {PROCESSES} processes, {samples} samples; NVML calls per sample: {fake.calls - calls_before}")
+    for version in RELEASES:
+        print(lookups(version))
     cost("NVML source + binding over the fake driver", source.read, samples)
     collector = Collector(source, SimulatedHost(simulated), source="bench", hostname="bench", clock=time.time)
     cost("whole sample (NVML + simulated host)", collector.sample, samples)
