@@ -7,7 +7,7 @@ import re
 import pytest
 
 from gpumem_tui.demo import load_scenario
-from gpumem_tui.demo.driver_abi import ERROR_INSUFFICIENT_SIZE, ERROR_TIMEOUT
+from gpumem_tui.demo.driver_abi import ERROR_INSUFFICIENT_SIZE, ERROR_NOT_FOUND, ERROR_TIMEOUT
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.findings import worst
 from gpumem_tui.diagnosis.overlays import ManualPlan
@@ -109,3 +109,12 @@ async def test_a_manual_plan_for_another_model_applies_to_every_engine(run_demo,
     manual = ManualPlan(model=catalog.model("meta-llama/Llama-3.1-70B"), users=4)
     plans, _findings = await run_demo("healthy-8b", 300, manual=manual)
     assert [p.label for p in plans] == ["manual"] and plans[0].model == "meta-llama/Llama-3.1-70B"
+
+
+async def test_a_mig_card_whose_mig_devices_cannot_be_opened_is_not_memory_nobody_holds(run_demo):
+    """As root the MIG card's own list names its processes with no memory each (nvml.h: aggregate only);
+    read from there when no MIG device handle answers, what they hold is unknown, not nothing."""
+    _plans, findings = await run_demo(
+        "mig-node", 20, faults=[("nvmlDeviceGetMigDeviceHandleByIndex", ERROR_NOT_FOUND, 0)]
+    )
+    assert "unattributed_memory" not in codes(findings)

@@ -103,7 +103,9 @@ def _foreign(s: Situation, gpu: GpuRecord | None, process, held: int) -> Finding
 
 def unattributed_memory(s: Situation) -> list[Finding]:
     """Used memory the listed processes do not account for. Not on a GPU NVML read only in part this sample
-    (a SourceError names it): a process list that failed is unknown, not empty."""
+    (a SourceError names it): a process list that failed is unknown, not empty. Nor where NVML lists a
+    process without its memory (a MIG card's own list, read when its MIG devices could not be): what it
+    holds is unknown, not nothing."""
     findings = []
     partial = {e.gpu_index for e in s.sample.errors if e.source == "nvml" and e.gpu_index is not None}
     for gpu in s.live_gpus():
@@ -116,6 +118,8 @@ def unattributed_memory(s: Situation) -> list[Finding]:
         placed = [p.pid for p in s.processes_on(gpu.index) if p.visible is False and p.pid in s.engine_pids]
         if placed:
             findings.append(_across_namespaces(s, gpu, listed, missing, placed))
+            continue
+        if any(p.gpu_memory_bytes is None for p in s.processes_on(gpu.index)):
             continue
         findings.append(
             Finding(
