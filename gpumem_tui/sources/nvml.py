@@ -294,7 +294,11 @@ class NvmlSource:
     def _memory(self, handle: Any) -> dict[str, Any]:
         """Memory v2 where the driver has it (reserved apart from used), else v1 (reserved inside used).
         A driver without v2 (no symbol, or not this struct version) gets v1 on every GPU from then on; one GPU
-        refusing v2 (Not Supported, or any failure) gets v1 for this call only, and the next GPU asks v2."""
+        refusing v2 (Not Supported, or any failure) gets v1 for this call only, and the next GPU asks v2.
+        Memory is one field, so one error: v2's failure, saying v1 was read, or v1's when that failed too."""
+        errors = self._reading.errors
+        v2_failed: SourceError | None = None
+        before = len(errors)
         if self._memory_v2:
             try:
                 info = self._call(
@@ -314,9 +318,17 @@ class NvmlSource:
                     "memory_free_bytes": info.free,
                     "memory_reserved_bytes": info.reserved,
                 }
+            if len(errors) > before:  # v2 failed on this GPU (it is not absent): kept only if v1 answers
+                v2_failed = errors.pop()
         info = self._call(self._nvml.nvmlDeviceGetMemoryInfo, handle, what="memory")
         if info is None:
             return {}
+        if v2_failed is not None:
+            errors.append(
+                v2_failed.model_copy(
+                    update={"hint": "read with memory v1 this sample: reserved memory is counted in used"}
+                )
+            )
         return {
             "memory_total_bytes": info.total,
             "memory_used_bytes": info.used,
