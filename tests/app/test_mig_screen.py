@@ -3,9 +3,12 @@ MPS clients beside their server, and a MIG card's missing utilization said plain
 
 from __future__ import annotations
 
-from gpumem_tui.app.widgets.gpu_card import GpuCard
+from pathlib import Path
+
+from gpumem_tui.app.widgets.gpu_card import SCALE, GpuCard
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from tests.app.conftest import settle
+from tests.app.screen_text import screen_text
 
 
 async def test_the_process_table_names_gpu_and_compute_instances(make_app):
@@ -32,3 +35,18 @@ async def test_a_mig_card_says_its_utilization_is_not_reported(make_app):
         await settle(app, pilot)
         mig, h100 = [str(card.render()) for card in app.screen.query(GpuCard)]
         assert "util n/a (MIG)" in mig and "util n/a" not in h100
+
+
+async def test_a_mig_card_whose_own_memory_is_refused_draws_no_bar_past_its_end(make_app, tmp_path):
+    """Without the MIG monitor privilege (a container) NVML refuses the card's own memory but lists each
+    slice's processes with theirs: with no total to draw against, a bar of 45 GB over nothing ran off the card."""
+    shipped = Path(__file__).resolve().parents[2] / "catalog" / "scenarios" / "mig-node.toml"
+    user = tmp_path / "mig-user.toml"
+    user.write_text("nvml_root = false\n" + shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    app = make_app(str(user), at=60)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        mig = app.screen.query(GpuCard).first()
+        assert "n/a / n/a" in str(mig.render())
+        assert sum(width for _name, _kind, width in mig.content.measured) <= SCALE
+        assert not any("»" in line for line in screen_text(app))

@@ -97,12 +97,15 @@ class GpuCard(Widget, can_focus=True):
     def show(self, view: GpuView, unit: Unit) -> None:
         """Only what is drawn goes into `content`, so an unchanged card is not redrawn."""
         gpu, overlay = view.gpu, view.overlay
-        total = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else 1)
+        known = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else None)
+        total = known or 1
+        # no size to draw against (NVML refused the card's memory: a MIG card without the monitor privilege):
+        # no bar, rather than its processes' bytes over one byte
         self.content = GpuCardContent(
             title=_title(gpu, unit, self.app),
             label=" ".join(part for part in (f"GPU {gpu.index}", short_bus_id(gpu.bus_id)) if part),
             total_bytes=total,
-            measured=tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in view.slices),
+            measured=tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in view.slices) if known else (),
             planned=(
                 overlay.label,
                 tuple((b.name, b.kind, _per_mille(b.bytes, total)) for b in drawn_order(overlay.bands)),
@@ -110,7 +113,7 @@ class GpuCard(Widget, can_focus=True):
             if overlay
             else None,
             cells=_compare_cells(view.rows, unit),
-            history=history_levels(view.history, total),
+            history=history_levels(view.history, total) if known else (),
             tail=_row_tail(gpu, unit, view.verdict, self.app),
         )
 
