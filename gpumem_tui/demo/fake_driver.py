@@ -213,7 +213,8 @@ class FakeDriver:
         gpu, _ = self._device(handle)
         domain, bus = gpu.index // 16, 0x18 + (gpu.index % 16) * 0x0E
         bus_id = self.bus_id_bytes.get(gpu.index, f"{domain:08X}:{bus:02X}:00.0".encode())
-        self._put(info, abi.PciInfo(busIdLegacy=bus_id, domain=domain, bus=bus, device=0, busId=bus_id))
+        legacy = f"{domain:04X}:{bus:02X}:00.0".encode()  # nvml.h's legacy format: a 4-digit domain
+        self._put(info, abi.PciInfo(busIdLegacy=legacy, domain=domain, bus=bus, device=0, busId=bus_id))
 
     def _refuse_mig_aggregate(self, gpu: SimGpu, slot: int | None) -> None:
         """nvml.h on the memory and process-list calls: "In MIG mode, if device handle is provided, the API

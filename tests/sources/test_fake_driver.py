@@ -36,3 +36,11 @@ def test_a_mig_cards_own_memory_is_refused_without_the_monitor_privilege(make_ri
 def _opened(rig):
     rig.binding.nvmlInit()
     return rig.binding
+
+
+def test_the_legacy_bus_id_has_a_four_digit_domain(rig):
+    """nvml.h: busIdLegacy is NVML_DEVICE_PCI_BUS_ID_LEGACY_FMT ("%04X:%02X:%02X.0", 16 bytes with its NUL),
+    busId NVML_DEVICE_PCI_BUS_ID_FMT ("%08X:%02X:%02X.0")."""
+    nvml = _opened(rig)
+    pci = nvml.nvmlDeviceGetPciInfo(nvml.nvmlDeviceGetHandleByIndex(1))
+    assert (pci.busIdLegacy, pci.busId) == ("0000:26:00.0", "00000000:26:00.0")
