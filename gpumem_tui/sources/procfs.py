@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,10 @@ SERVICE_ACCOUNT = "var/run/secrets/kubernetes.io/serviceaccount/namespace"
 """The pod's namespace, as the kubelet mounts it in every container (under the process's own root)."""
 MAX_READ_BYTES = 2**20
 """A /proc file is a few KiB; a socket table of a busy pod a few hundred."""
+MAX_INSIDE_BYTES = 2**12
+"""A container's hostname or namespace file: a name of at most 253 characters."""
+MAX_SYMLINKS = 40
+"""As the kernel's own limit on symlinks followed in one path walk."""
 LISTEN = "0A"
 """The state column of a listening socket in `net/tcp` and `net/tcp6`."""
 
@@ -168,6 +173,54 @@ class ProcFiles:
         except (OSError, ValueError):
             return None
 
+    def inside(self, pid: int | str, path: str) -> str | None:
+        """A regular file at `path` in the process's own filesystem (`<proc>/<pid>/root`), or None.
+
+        That tree is the container's to write: an absolute symlink under /proc/PID/root would resolve
+        against our root (a host file), `..` could climb out of it, and a FIFO would block the open. So the
+        path is walked one component at a time without following links, a symlink is resolved as the
+        container sees it (absolute from its root, `..` stopping there), and only a regular file is read,
+        at most MAX_INSIDE_BYTES of it."""
+        try:
+            root = os.open(self.proc / str(pid) / "root", os.O_RDONLY | os.O_DIRECTORY)
+        except (OSError, ValueError):
+            return None
+        opened = [root]  # the directories walked so far, root first: `..` pops one, never the root
+        try:
+            parts = [p for p in path.split("/") if p not in ("", ".")]
+            links = 0
+            while parts:
+                part = parts.pop(0)
+                if part == "..":
+                    if len(opened) > 1:
+                        os.close(opened.pop())
+                    continue
+                here = opened[-1]
+                try:
+                    target = os.readlink(part, dir_fd=here)
+                except OSError:
+                    target = None  # not a symlink (or absent: the open below says so)
+                if target is not None:
+                    links += 1
+                    if links > MAX_SYMLINKS:
+                        return None
+                    if target.startswith("/"):
+                        while len(opened) > 1:
+                            os.close(opened.pop())
+                    parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+                    continue
+                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                fd = os.open(part, flags | (os.O_DIRECTORY if parts else 0), dir_fd=here)
+                opened.append(fd)
+            if len(opened) < 2 or not stat.S_ISREG(os.fstat(opened[-1]).st_mode):
+                return None
+            return os.read(opened[-1], MAX_INSIDE_BYTES).decode("utf-8", errors="replace")
+        except (OSError, ValueError):
+            return None
+        finally:
+            for fd in opened:
+                os.close(fd)
+
     def link(self, pid: int | str, name: str) -> str | None:
         """Where `<proc>/<pid>/<name>` points (`net:[4026531840]`); a plain file's text serves a test tree."""
         path = self.proc / str(pid) / name
@@ -194,8 +247,8 @@ class ProcFiles:
             return named
         # Files inside the container are its own to write (a symlink there may even point at one of ours):
         # only a Kubernetes name is taken from them.
-        namespace = (self.text(pid, f"root/{SERVICE_ACCOUNT}") or "").strip()
-        hostname = (self.text(pid, "root/etc/hostname") or "").strip()
+        namespace = (self.inside(pid, SERVICE_ACCOUNT) or "").strip()
+        hostname = (self.inside(pid, "etc/hostname") or "").strip()
         if _K8S_NAME.fullmatch(namespace) and _K8S_NAME.fullmatch(hostname):
             return f"{namespace}/{hostname}"
         return f"pod {uid}"

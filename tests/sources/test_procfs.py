@@ -141,3 +141,46 @@ def test_without_the_ns_links_the_routing_tables_tell_the_namespaces_apart(tmp_p
     write(tmp_path, 77, "net/fib_trie", fib_trie("192.0.2.2"))
     files = ProcFiles(tmp_path)
     assert files.other_network(4242) is True and files.other_network(77) is False
+
+
+def test_a_containers_symlink_to_a_host_file_is_resolved_inside_its_root(tmp_path):
+    """An absolute symlink under /proc/PID/root resolves against the reader's root (the host's): a pod that
+    makes its /etc/hostname point at a host file must not get that file read and shown as its name."""
+    proc, host_file = tmp_path / "proc", tmp_path / "host-secret"
+    host_file.write_text("node-machine-id-0123\n")  # a Kubernetes-shaped name, as /etc/machine-id is
+    write(proc, 4242, "cgroup", f"4:memory:/kubepods/pod{UID}/{CONTAINER}\n")
+    write(proc, 4242, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace", "team-a")
+    (proc / "4242/root/etc").mkdir(parents=True)
+    (proc / "4242/root/etc/hostname").symlink_to(host_file)
+    (proc / "4242/root/etc/escape").symlink_to("../../../../host-secret")
+    files = ProcFiles(proc, tmp_path / "absent")
+    assert files.pod(4242) == f"pod {UID}"
+    (proc / "4242/root/etc/hostname").unlink()
+    (proc / "4242/root/etc/hostname").symlink_to("escape")  # relative, climbing out with ..
+    assert files.pod(4242) == f"pod {UID}"
+    # a symlink that stays inside the container's root is the container's own file
+    write(proc, 4242, "root/etc/real-hostname", "vllm-chat-7d9f\n")
+    (proc / "4242/root/etc/hostname").unlink()
+    (proc / "4242/root/etc/hostname").symlink_to("/etc/real-hostname")
+    assert files.pod(4242) == "team-a/vllm-chat-7d9f"
+
+
+def test_a_fifo_or_device_in_the_containers_root_is_not_read(tmp_path):
+    """A FIFO as /etc/hostname would block open() until someone writes it: the reader would hang."""
+    import threading
+
+    proc = tmp_path / "proc"
+    write(proc, 4242, "cgroup", f"4:memory:/kubepods/pod{UID}/{CONTAINER}\n")
+    write(proc, 4242, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace", "team-a")
+    (proc / "4242/root/etc").mkdir(parents=True)
+    os.mkfifo(proc / "4242/root/etc/hostname")
+    found: list[str | None] = []
+    reader = threading.Thread(target=lambda: found.append(ProcFiles(proc, tmp_path / "absent").pod(4242)), daemon=True)
+    reader.start()
+    reader.join(timeout=20)
+    if reader.is_alive():
+        with open(proc / "4242/root/etc/hostname", "w"):  # unblock the stuck reader before failing
+            pass
+        pytest.fail("pod() blocked opening a FIFO under the container's root")
+    assert found == [f"pod {UID}"]
+
