@@ -29,7 +29,8 @@ MAX_SYMLINKS = 40
 LISTEN = "0A"
 """The state column of a listening socket in `net/tcp` and `net/tcp6`."""
 
-_UID = r"[0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12}"
+_UID = r"[0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12}|[0-9a-fA-F]{32}"
+"""A pod UID: a UUID (dashes, or underscores in a systemd slice), or a static pod's manifest hash (32 hex digits)."""
 _POD = re.compile(rf"kubepods.*?pod({_UID})(?![0-9a-fA-F])")
 _K8S_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
 """A Kubernetes namespace or pod name (DNS-1123): what the container's own files may name, nothing else."""

@@ -184,3 +184,18 @@ def test_a_fifo_or_device_in_the_containers_root_is_not_read(tmp_path):
         pytest.fail("pod() blocked opening a FIFO under the container's root")
     assert found == [f"pod {UID}"]
 
+
+STATIC_UID = "8d5c2bc7a8b2a1e67d49d2b3c37e6c1c"
+"""A static (mirror) pod's UID is the hash of its manifest: 32 hex digits, no dashes."""
+
+
+@pytest.mark.parametrize(
+    "cgroup",
+    [
+        f"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{STATIC_UID}.slice/"
+        f"cri-containerd-{CONTAINER}.scope\n",
+        f"4:memory:/kubepods/burstable/pod{STATIC_UID}/{CONTAINER}\n",
+    ],
+)
+def test_a_static_pods_hash_uid(cgroup):
+    assert pod_uid(cgroup) == STATIC_UID
