@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import GpuRecord, Sample, SourceError
 
+DIFFER = "PID namespaces differ"
+"""How the note starts: the TUI, which lists the finding that says the same, leaves the note out."""
 DIFFER_HINT = (
     "run gpumem-tui on the host, or in a pod with hostPID: true, to see every process by name; here the "
     "engine is placed by its GPUs' UUIDs"
@@ -64,7 +66,7 @@ def placed(sample: Sample) -> Sample:
         notes.append(
             SourceError(
                 source="host",
-                message=f"PID namespaces differ: NVML reports host pids, which this namespace cannot see, and "
+                message=f"{DIFFER}: NVML reports host pids, which this namespace cannot see, and "
                 f"the engine at {status.url} is pid {', '.join(map(str, status.pids))} here. It is placed on "
                 f"{where} by the GPU UUIDs its environment names{counted}",
                 hint=DIFFER_HINT,

@@ -119,3 +119,10 @@ def test_on_the_host_an_exited_pid_is_no_namespace_and_is_not_the_engines(catalo
     )
     assert placed(host) is host
     assert "pid_namespaces_differ" not in {f.code for f in _judge(catalog, host)[1]}
+
+
+def test_the_finding_names_the_pids_counted_as_the_engines(catalog):
+    """The finding is what the TUI and check show: it says which of NVML's pids were taken as the engine's."""
+    _, findings = _judge(catalog, placed(_container()))
+    [finding] = [f for f in findings if f.code == "pid_namespaces_differ"]
+    assert "NVML's pid 812345 there is counted as its own" in finding.explanation

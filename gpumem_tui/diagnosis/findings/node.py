@@ -82,9 +82,12 @@ def pid_namespaces_differ(s: Situation) -> list[Finding]:
             continue
         gpus = s.gpus_of(endpoint.url)
         here = [pid for pid in endpoint.pids if pid not in unseen]
+        counted = sorted(unseen & set(endpoint.pids))
         where = (
-            f"it is placed on {gpu_listing(gpus)} by the GPU UUIDs its environment names"
-            if unseen & set(endpoint.pids)
+            f"it is placed on {gpu_listing(gpus)} by the GPU UUIDs its environment names; NVML's "
+            + (f"pid {counted[0]} there is" if len(counted) == 1 else f"pids {', '.join(map(str, counted))} there are")
+            + " counted as its own (a guess: another container sharing that GPU would be counted too)"
+            if counted
             else "its environment names no GPU that NVML reports, so it is on no GPU here"
         )
         findings.append(
