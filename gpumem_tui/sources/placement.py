@@ -33,7 +33,7 @@ def device_gpus(devices: Sequence[str], gpus: Sequence[GpuRecord]) -> list[int]:
     found: list[int] = []
     for item in devices:
         for gpu in gpus:
-            migs = {m.uuid for m in gpu.mig_instances if m.uuid}
+            migs = {uuid for m in gpu.mig_instances for uuid in [m.uuid, *m.device_uuids] if uuid}
             if item.isdigit():
                 hit = gpu.index == int(item)
             elif item.startswith("MIG-"):
