@@ -140,11 +140,11 @@ def environment(environ: str | None) -> dict[str, str]:
 
 
 def visible_devices(env: dict[str, str]) -> list[str] | None:
-    """The GPUs a process was given: UUIDs (`GPU-...`, `MIG-...`) or indices. NVIDIA_VISIBLE_DEVICES says
-    which cards the container has; CUDA_VISIBLE_DEVICES narrows that (its indices count within the
-    container's cards). None: every GPU, or the environment does not say; []: none."""
-    cards = _device_list(env.get("NVIDIA_VISIBLE_DEVICES"))
-    chosen = _device_list(env.get("CUDA_VISIBLE_DEVICES"))
+    """The GPUs a process was given: UUIDs (`GPU-...`, `MIG-...`) or indices as NVML numbers the cards here.
+    NVIDIA_VISIBLE_DEVICES says which cards the container has; CUDA_VISIBLE_DEVICES narrows that (its indices
+    count within the container's cards). None: every GPU, or the environment does not say; []: none."""
+    cards = _container_cards(_device_list(env.get("NVIDIA_VISIBLE_DEVICES")))
+    chosen = _cuda_devices(env.get("CUDA_VISIBLE_DEVICES"))
     if chosen is None:
         return cards
     if cards and all(item.isdigit() for item in chosen) and all(int(item) < len(cards) for item in chosen):
@@ -158,6 +158,29 @@ def _device_list(value: str | None) -> list[str] | None:
     if value.strip() in ("none", "void", "NoDevFiles"):
         return []
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _container_cards(cards: list[str] | None) -> list[str] | None:
+    """NVIDIA_VISIBLE_DEVICES's indices (`2`, or `2:0` for card 2's MIG device 0) are the host's numbers;
+    inside the container NVML and CUDA number its cards from 0 in the host's (PCI) order, so `2,3` is `0,1`
+    there. UUIDs name the same card anywhere and stay."""
+    if not cards or not all(item.partition(":")[0].isdigit() for item in cards):
+        return cards
+    host = sorted({int(item.partition(":")[0]) for item in cards})
+    return [str(rank) for rank in range(len(host))]
+
+
+def _cuda_devices(value: str | None) -> list[str] | None:
+    """CUDA_VISIBLE_DEVICES as CUDA reads it: entries up to the first it cannot read (`0,-1,2` is GPU 0 only,
+    `-1` or an empty value is no GPU). None: not set."""
+    if value is None:
+        return None
+    found: list[str] = []
+    for item in (part.strip() for part in value.split(",")):
+        if not (item.isdigit() or item.startswith(("GPU-", "MIG-"))):
+            break
+        found.append(item)
+    return found
 
 
 class ProcFiles:

@@ -199,3 +199,18 @@ STATIC_UID = "8d5c2bc7a8b2a1e67d49d2b3c37e6c1c"
 )
 def test_a_static_pods_hash_uid(cgroup):
     assert pod_uid(cgroup) == STATIC_UID
+
+
+def test_nvidia_visible_devices_indices_are_the_hosts_and_the_container_numbers_its_cards_from_0():
+    """`docker run --gpus '"device=2,3"'` sets NVIDIA_VISIBLE_DEVICES=2,3 (host numbers); inside, NVML and
+    CUDA number the container's two cards 0 and 1, in the host's (PCI) order."""
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "2,3"}) == ["0", "1"]
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "3,2", "CUDA_VISIBLE_DEVICES": "1"}) == ["1"]
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "2:0,2:1"}) == ["0"]  # MIG devices by index: card 2's
+
+
+def test_cuda_visible_devices_stops_at_the_first_entry_it_cannot_read():
+    """CUDA reads the list up to the first invalid entry: `0,-1,2` is GPU 0 only, `-1` hides every GPU."""
+    assert visible_devices({"CUDA_VISIBLE_DEVICES": "0,-1,2"}) == ["0"]
+    assert visible_devices({"CUDA_VISIBLE_DEVICES": "-1"}) == []
+    assert visible_devices({"CUDA_VISIBLE_DEVICES": "GPU-aa,junk,GPU-bb"}) == ["GPU-aa"]
