@@ -29,13 +29,15 @@ DIFFER_HINT = (
 
 def device_gpus(devices: Sequence[str], gpus: Sequence[GpuRecord]) -> list[int]:
     """Indices of the GPUs these selectors name: `GPU-<uuid>` (or its first part, as CUDA accepts),
-    `MIG-<uuid>` (its card), or an index."""
+    `MIG-<uuid>` or the older `MIG-GPU-<uuid>/<GI>/<CI>` (its card), or an index."""
     found: list[int] = []
     for item in devices:
         for gpu in gpus:
             migs = {uuid for m in gpu.mig_instances for uuid in [m.uuid, *m.device_uuids] if uuid}
             if item.isdigit():
                 hit = gpu.index == int(item)
+            elif item.startswith("MIG-GPU-"):  # before R470: MIG-<card's UUID>/<GI>/<CI>
+                hit = bool(gpu.uuid) and gpu.uuid == item[4:].partition("/")[0]
             elif item.startswith("MIG-"):
                 hit = item in migs
             else:

@@ -126,3 +126,9 @@ def test_the_finding_names_the_pids_counted_as_the_engines(catalog):
     _, findings = _judge(catalog, placed(_container()))
     [finding] = [f for f in findings if f.code == "pid_namespaces_differ"]
     assert "NVML's pid 812345 there is counted as its own" in finding.explanation
+
+
+def test_a_legacy_mig_selector_names_its_parent_card():
+    """Drivers before R470 named MIG devices `MIG-GPU-<card's uuid>/<GI>/<CI>`, as CUDA still accepts."""
+    cards = [gpu(0, used_gib=1, uuid=UUID_0), gpu(1, used_gib=1, uuid=UUID_1)]
+    assert device_gpus([f"MIG-{UUID_1}/1/0"], cards) == [1]
