@@ -132,3 +132,21 @@ def test_a_legacy_mig_selector_names_its_parent_card():
     """Drivers before R470 named MIG devices `MIG-GPU-<card's uuid>/<GI>/<CI>`, as CUDA still accepts."""
     cards = [gpu(0, used_gib=1, uuid=UUID_0), gpu(1, used_gib=1, uuid=UUID_1)]
     assert device_gpus([f"MIG-{UUID_1}/1/0"], cards) == [1]
+
+
+def test_an_engine_whose_gpu_this_container_may_not_open_is_not_said_to_name_no_reported_gpu(catalog):
+    """A Slurm job in a container: NVML counts GPU 1 but refuses its handle, so its UUID cannot be read here.
+    The engine's environment names it: the finding says the GPU may be one not accessible from here, not that
+    NVML reports no such GPU."""
+    denied = gpu(1, accessible=False, memory_used_bytes=None, memory_total_bytes=None, memory_free_bytes=None)
+    s = sample(
+        gpus=[gpu(0, used_gib=18, uuid=UUID_0), denied],
+        processes=[process(812401, 18, 0, visible=False, note="pid 812401, not visible here")],
+        engines=[engine(pids=(1,)).model_copy(update={"devices": [UUID_1]})],
+    )
+    _, findings = _judge(catalog, placed(s))
+    codes = {f.code for f in findings}
+    assert {"pid_namespaces_differ", "gpu_not_accessible"} <= codes
+    [finding] = [f for f in findings if f.code == "pid_namespaces_differ"]
+    assert "names no GPU that NVML reports" not in finding.explanation
+    assert "GPU 1 is not accessible from here" in finding.explanation
