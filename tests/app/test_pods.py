@@ -55,3 +55,14 @@ async def test_inside_a_container_the_screen_says_pid_namespaces_differ_once(mak
         shown = "\n".join(screen_text(app))
     assert shown.count("PID namespaces differ") == 1
     assert "host: PID namespaces differ" not in shown
+
+
+async def test_at_80_columns_each_processs_pod_is_told_apart(make_app):
+    """On a Kubernetes node every engine is `VLLM::EngineCore`: the pod is what tells the rows apart, so it
+    comes before the name and is read at 80 columns (the table scrolls sideways for the rest)."""
+    app = make_app("k8s-two-pods", 60)
+    async with app.run_test(size=(80, 70)) as pilot:
+        await settle(app, pilot)
+        rows = [line for line in screen_text(app) if line.startswith(("  2100 ", "  2200 "))]
+    assert any("team-a/vllm-chat" in line for line in rows), rows
+    assert any("team-b/vllm-code" in line for line in rows), rows
