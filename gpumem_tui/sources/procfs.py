@@ -109,21 +109,25 @@ def _hex_address(text: str) -> str:
     raise ValueError(f"not an address: {text}")
 
 
-def local_addresses(fib_trie: str | None) -> list[str]:
+def local_addresses(fib_trie: str | None, loopback: bool = False) -> list[str]:
     """The namespace's own IPv4 addresses: the `/32 host LOCAL` entries of `net/fib_trie`, in order.
 
-    127.0.0.1 is left out: in another network namespace it is that namespace's loopback, which this one
-    cannot reach. (Another 127/8 address given to an interface is kept: the demo's pods live there.)"""
+    Loopback (127/8) and link-local (169.254/16) addresses are left out: probed from our namespace they are
+    our own loopback or our link's neighbours (a cloud's metadata service), never the other namespace's, and
+    a pod may give itself any of them. `loopback=True` keeps 127/8 other than 127.0.0.1, where the demo's and
+    the tests' pods live."""
     found: list[str] = []
     last = None
     for line in (fib_trie or "").splitlines():
         text = line.strip()
         if text.startswith("|--"):
             last = text[3:].strip()
-        elif last and text.startswith("/32 host LOCAL") and last != "127.0.0.1" and last not in found:
+        elif last and text.startswith("/32 host LOCAL") and last not in found:
             try:
-                ipaddress.IPv4Address(last)
+                address = ipaddress.IPv4Address(last)
             except ValueError:
+                continue
+            if address.is_link_local or (address.is_loopback and (not loopback or last == "127.0.0.1")):
                 continue
             found.append(last)
     return found
@@ -186,8 +190,10 @@ def _cuda_devices(value: str | None) -> list[str] | None:
 class ProcFiles:
     """Reads files under a proc root and a kubelet pod-log root; anything unreadable is None."""
 
-    def __init__(self, proc: Path | str = "/proc", pod_logs: Path | str = POD_LOGS):
+    def __init__(self, proc: Path | str = "/proc", pod_logs: Path | str = POD_LOGS, loopback: bool = False):
         self.proc, self.pod_logs = Path(proc), Path(pod_logs)
+        self.loopback = loopback
+        """Take a namespace's 127/8 addresses as its own: the demo's and the tests' pods live there."""
 
     def text(self, pid: int | str, name: str) -> str | None:
         """`<proc>/<pid>/<name>` as text (NUL bytes kept), or None."""
@@ -299,7 +305,7 @@ class ProcFiles:
         return [entry for table in tables for entry in listening(table)]
 
     def addresses(self, pid: int) -> list[str]:
-        return local_addresses(self.text(pid, "net/fib_trie"))
+        return local_addresses(self.text(pid, "net/fib_trie"), self.loopback)
 
     def devices(self, pid: int | str) -> list[str] | None:
         return visible_devices(environment(self.text(pid, "environ")))

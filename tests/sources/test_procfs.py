@@ -100,7 +100,8 @@ def test_the_real_kernels_socket_table_parses():
 
 def test_a_pods_own_address_from_fib_trie():
     assert local_addresses(fib_trie("10.244.1.7")) == ["10.244.1.7"]
-    assert local_addresses(fib_trie("127.0.0.2")) == ["127.0.0.2"]  # the demo's pods; 127.0.0.1 never
+    assert local_addresses(fib_trie("127.0.0.2"), loopback=True) == ["127.0.0.2"]  # the demo's; 127.0.0.1 never
+    assert local_addresses(fib_trie("127.0.0.2")) == [] and local_addresses(fib_trie("169.254.169.254")) == []
     assert local_addresses("") == [] and local_addresses(None) == []
 
 
