@@ -150,3 +150,28 @@ def test_an_engine_whose_gpu_this_container_may_not_open_is_not_said_to_name_no_
     [finding] = [f for f in findings if f.code == "pid_namespaces_differ"]
     assert "names no GPU that NVML reports" not in finding.explanation
     assert "GPU 1 is not accessible from here" in finding.explanation
+
+
+def test_an_engine_given_one_mig_slice_takes_only_that_slices_pids():
+    """On a MIG card each GPU instance is usually another tenant's: an engine whose container names the MIG
+    device of GPU instance 1 is placed on the card, and only NVML's pids on instance 1 are counted as its own."""
+    mig_a, mig_b = f"MIG-{UUID_0[4:-1]}a", f"MIG-{UUID_0[4:-1]}b"
+    card = gpu(
+        0,
+        used_gib=30,
+        uuid=UUID_0,
+        mig_enabled=True,
+        mig_instances=[
+            MigInstance(gpu_instance_id=1, compute_instance_ids=[0], uuid=mig_a),
+            MigInstance(gpu_instance_id=2, compute_instance_ids=[0], uuid=mig_b),
+        ],
+    )
+    s = sample(
+        gpus=[card],
+        processes=[
+            process(812345, 20, 0, visible=False, gpu_instance_id=1, compute_instance_id=0),
+            process(812401, 10, 0, visible=False, gpu_instance_id=2, compute_instance_id=0),
+        ],
+        engines=[engine(pids=(1,)).model_copy(update={"devices": [mig_a]})],
+    )
+    assert placed(s).engines[0].pids == [1, 812345]
