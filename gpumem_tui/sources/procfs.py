@@ -24,6 +24,8 @@ MAX_READ_BYTES = 2**20
 """A /proc file is a few KiB; a socket table of a busy pod a few hundred."""
 MAX_INSIDE_BYTES = 2**12
 """A container's hostname or namespace file: a name of at most 253 characters."""
+MAX_DEVICES = 128
+"""Selectors read from one device list: more than a node's GPUs and MIG devices (8 cards of 7 slices is 56)."""
 MAX_SYMLINKS = 40
 """As the kernel's own limit on symlinks followed in one path walk."""
 LISTEN = "0A"
@@ -161,7 +163,7 @@ def _device_list(value: str | None) -> list[str] | None:
         return None
     if value.strip() in ("none", "void", "NoDevFiles"):
         return []
-    return [item.strip() for item in value.split(",") if item.strip()]
+    return [item.strip() for item in value.split(",", MAX_DEVICES)[:MAX_DEVICES] if item.strip()]
 
 
 def _container_cards(cards: list[str] | None) -> list[str] | None:
@@ -180,7 +182,7 @@ def _cuda_devices(value: str | None) -> list[str] | None:
     if value is None:
         return None
     found: list[str] = []
-    for item in (part.strip() for part in value.split(",")):
+    for item in (part.strip() for part in value.split(",", MAX_DEVICES)[:MAX_DEVICES]):
         if not (item.isdigit() or item.startswith(("GPU-", "MIG-"))):
             break
         found.append(item)

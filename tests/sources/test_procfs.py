@@ -215,3 +215,11 @@ def test_cuda_visible_devices_stops_at_the_first_entry_it_cannot_read():
     assert visible_devices({"CUDA_VISIBLE_DEVICES": "0,-1,2"}) == ["0"]
     assert visible_devices({"CUDA_VISIBLE_DEVICES": "-1"}) == []
     assert visible_devices({"CUDA_VISIBLE_DEVICES": "GPU-aa,junk,GPU-bb"}) == ["GPU-aa"]
+
+
+def test_a_huge_device_list_is_read_only_as_far_as_a_node_has_devices():
+    """environ is the process's own memory to rewrite: a million selectors would be matched against every
+    GPU on every sample. A node has at most a few dozen GPUs and MIG devices."""
+    huge = ",".join(f"GPU-{i:08x}" for i in range(100_000))
+    assert len(visible_devices({"NVIDIA_VISIBLE_DEVICES": huge}) or []) <= 128
+    assert len(visible_devices({"CUDA_VISIBLE_DEVICES": huge}) or []) <= 128
