@@ -153,7 +153,8 @@ def test_a_containers_symlink_to_a_host_file_is_resolved_inside_its_root(tmp_pat
     write(proc, 4242, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace", "team-a")
     (proc / "4242/root/etc").mkdir(parents=True)
     (proc / "4242/root/etc/hostname").symlink_to(host_file)
-    (proc / "4242/root/etc/escape").symlink_to("../../../../host-secret")
+    # from root/etc, four levels up is tmp_path: the link climbs out of the container's root to host_file
+    (proc / "4242/root/etc/escape").symlink_to(os.path.join(*[os.pardir] * 4, host_file.name))
     files = ProcFiles(proc, tmp_path / "absent")
     assert files.pod(4242) == f"pod {UID}"
     (proc / "4242/root/etc/hostname").unlink()
