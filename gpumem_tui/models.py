@@ -23,6 +23,9 @@ class MigInstance(ReadingsRecord):
     compute_instance_ids: list[int] = []
     name: str | None = None
     uuid: str | None = None
+    """The first MIG device's UUID (`MIG-...`)."""
+    device_uuids: list[str] = []
+    """Every MIG device's UUID, one per compute instance: a container's NVIDIA_VISIBLE_DEVICES may name any."""
     memory_total_bytes: int | None = None
     memory_used_bytes: int | None = None
     memory_free_bytes: int | None = None

@@ -18,6 +18,7 @@ from gpumem_tui.diagnosis.measured import MeasuredSlice, endpoint_gpus, engine_p
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.planner.overlay import GpuOverlay
+from gpumem_tui.sources.placement import DIFFER
 from gpumem_tui.text import literal
 from gpumem_tui.units import Unit
 
@@ -157,7 +158,7 @@ def lay_out(
         gpus=gpus,
         engines=engines,
         engine_pids=engine_pids(sample),
-        status_text=_status(sample),
+        status_text=_status(sample, findings),
     )
 
 
@@ -204,9 +205,13 @@ def _engine_on(sample: Sample, index: int, records) -> EngineRecord | None:
     return records[0][1] if len(records) == 1 and records[0][1] and sample.gpus and len(sample.gpus) == 1 else None
 
 
-def _status(sample: Sample) -> Text:
+def _status(sample: Sample, findings: Sequence[Finding] = ()) -> Text:
+    """Each source's notes, but the placement note when the findings already say PID namespaces differ."""
+    said = any(f.code == "pid_namespaces_differ" for f in findings)
     text = Text()
     for error in sample.errors:
+        if said and error.source == "host" and error.message.startswith(DIFFER):
+            continue
         if text:
             text.append("\n")
         text.append(f"{literal(error.source)}: ", style="bold")

@@ -18,8 +18,9 @@ NAME_WIDTH, USER_WIDTH = 32, 16
 """Process names and users come from outside: a long one is cut here so the columns after it stay on screen."""
 TEXT_COLUMNS = (4, 5)
 """Name and user: with the command (the last column), the columns that are cut to fit; the numbers stay whole."""
-POD_WIDTH = 40
-"""A pod's `namespace/name` (outside text) is cut here when shown."""
+POD_WIDTH, POD_MIN_WIDTH, POD_FLOOR_WIDTH = 40, 20, 9
+"""A pod's `namespace/name` (outside text) is cut at POD_WIDTH when shown; on a narrow screen it gives way to
+POD_MIN_WIDTH before the user does, and to POD_FLOOR_WIDTH (`team-a...`) before a number is cut."""
 _KIND = {"compute": "C", "graphics": "G", "compute+graphics": "C+G", "mps": "M"}
 """nvidia-smi's process types: an MPS client is M (its server, nvidia-cuda-mps-server, is C)."""
 
@@ -169,23 +170,36 @@ def _process_table(processes: list[ProcessRecord], width: int) -> Table:
     A Pod column (cut at POD_WIDTH) comes before the command when some process runs in a Kubernetes pod."""
     headers = ["PID", "GPU", "Type", "GPU memory", "Name", "User", "Host RSS", "CPU", "Command"]
     rows = [_process_row(p) for p in processes]
+    at = None  # the Pod column, when there is one
     if any(p.pod for p in processes):
-        headers.insert(8, "Pod")
+        at = 8
+        headers.insert(at, "Pod")
         for row, process in zip(rows, processes, strict=True):
-            row.insert(8, _cut(literal(process.pod) if process.pod else "-", POD_WIDTH))
+            row.insert(at, literal(process.pod) if process.pod else "-")
     last = len(headers) - 1
-    text = {*TEXT_COLUMNS, last}
+    text = {*TEXT_COLUMNS, last, *([] if at is None else [at])}
     widths = [max(len(cell) for cell in [headers[i], *(row[i] for row in rows)]) for i in range(len(headers))]
     free = width - sum(w for i, w in enumerate(widths) if i not in text) - 2 * (len(headers) - 1)
     name, user = min(widths[4], NAME_WIDTH), min(widths[5], USER_WIDTH)
-    short = MIN_COMMAND_WIDTH - (free - name - user)
-    if short > 0:  # a narrow screen: names and users give way before the command goes under its minimum
+    pod = 0 if at is None else min(widths[at], POD_WIDTH)
+    short = MIN_COMMAND_WIDTH - (free - name - user - pod)
+    if short > 0:  # a narrow screen: names, pods and users give way before the command goes under its minimum
         name -= min(short, max(0, name - len(headers[4]) - 4))
-        short = MIN_COMMAND_WIDTH - (free - name - user)
+        short = MIN_COMMAND_WIDTH - (free - name - user - pod)
+        if at is not None:  # the pod tells processes apart on a Kubernetes node: it keeps its namespace longest
+            pod -= min(max(short, 0), max(0, pod - POD_MIN_WIDTH))
+            short = MIN_COMMAND_WIDTH - (free - name - user - pod)
         user -= min(max(short, 0), max(0, user - len(headers[5])))
-    room = max(len(headers[last]), free - name - user)
+    over = name + user + pod + len(headers[last]) - free
+    if over > 0 and at is not None:  # still too wide: the pod down to its namespace's start, then the name
+        cut = min(over, max(0, pod - POD_FLOOR_WIDTH))
+        pod, over = pod - cut, over - cut
+        name -= min(max(over, 0), max(0, name - len(headers[4])))
+    room = max(len(headers[last]), free - name - user - pod)
     for row in rows:
         row[4], row[5], row[last] = _cut(row[4], name), _cut(row[5], user), _cut(row[last], room)
+        if at is not None:
+            row[at] = _cut(row[at], pod)
     out = table(None, headers, rows, right={0, 3, 6, 7})
     for column in out.columns:
         column.no_wrap = True

@@ -29,7 +29,7 @@ class SimulatedProc(ProcFiles):
     """Answers the reads of `ProcFiles` from the simulated node; every parser above them is the real one."""
 
     def __init__(self, node: SimulatedNode):
-        super().__init__("/nonexistent/simulated-proc", "/nonexistent/simulated-pods")
+        super().__init__("/nonexistent/simulated-proc", "/nonexistent/simulated-pods", loopback=True)
         self.node = node
         self.container = node.scenario.view == "container"
         self.servers: dict[str, tuple[str, int]] = {}

@@ -162,6 +162,7 @@ class ProcessLists:
             first, gpu_instance_id = members[0].handle, members[0].gpu_instance_id
             where = f"MIG {'?' if gpu_instance_id is None else gpu_instance_id}"
             memory = self._call(nvml.nvmlDeviceGetMemoryInfo, first, what=f"{where} memory")
+            uuids = [self._text(nvml.nvmlDeviceGetUUID, m.handle, f"{where} UUID") for m in members]
             instances.append(
                 MigInstance(
                     gpu_instance_id=gpu_instance_id,
@@ -169,7 +170,8 @@ class ProcessLists:
                         m.compute_instance_id for m in members if m.compute_instance_id is not None
                     ),
                     name=self._text(nvml.nvmlDeviceGetName, first, f"{where} name"),
-                    uuid=self._text(nvml.nvmlDeviceGetUUID, first, f"{where} UUID"),
+                    uuid=uuids[0],
+                    device_uuids=[uuid for uuid in uuids if uuid],
                     memory_total_bytes=None if memory is None else memory.total,
                     memory_used_bytes=None if memory is None else memory.used,
                     memory_free_bytes=None if memory is None else memory.free,

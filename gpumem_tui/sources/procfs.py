@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +22,17 @@ SERVICE_ACCOUNT = "var/run/secrets/kubernetes.io/serviceaccount/namespace"
 """The pod's namespace, as the kubelet mounts it in every container (under the process's own root)."""
 MAX_READ_BYTES = 2**20
 """A /proc file is a few KiB; a socket table of a busy pod a few hundred."""
+MAX_INSIDE_BYTES = 2**12
+"""A container's hostname or namespace file: a name of at most 253 characters."""
+MAX_DEVICES = 128
+"""Selectors read from one device list: more than a node's GPUs and MIG devices (8 cards of 7 slices is 56)."""
+MAX_SYMLINKS = 40
+"""As the kernel's own limit on symlinks followed in one path walk."""
 LISTEN = "0A"
 """The state column of a listening socket in `net/tcp` and `net/tcp6`."""
 
-_UID = r"[0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12}"
+_UID = r"[0-9a-fA-F]{8}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{4}[-_][0-9a-fA-F]{12}|[0-9a-fA-F]{32}"
+"""A pod UID: a UUID (dashes, or underscores in a systemd slice), or a static pod's manifest hash (32 hex digits)."""
 _POD = re.compile(rf"kubepods.*?pod({_UID})(?![0-9a-fA-F])")
 _K8S_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
 """A Kubernetes namespace or pod name (DNS-1123): what the container's own files may name, nothing else."""
@@ -103,21 +111,25 @@ def _hex_address(text: str) -> str:
     raise ValueError(f"not an address: {text}")
 
 
-def local_addresses(fib_trie: str | None) -> list[str]:
+def local_addresses(fib_trie: str | None, loopback: bool = False) -> list[str]:
     """The namespace's own IPv4 addresses: the `/32 host LOCAL` entries of `net/fib_trie`, in order.
 
-    127.0.0.1 is left out: in another network namespace it is that namespace's loopback, which this one
-    cannot reach. (Another 127/8 address given to an interface is kept: the demo's pods live there.)"""
+    Loopback (127/8) and link-local (169.254/16) addresses are left out: probed from our namespace they are
+    our own loopback or our link's neighbours (a cloud's metadata service), never the other namespace's, and
+    a pod may give itself any of them. `loopback=True` keeps 127/8 other than 127.0.0.1, where the demo's and
+    the tests' pods live."""
     found: list[str] = []
     last = None
     for line in (fib_trie or "").splitlines():
         text = line.strip()
         if text.startswith("|--"):
             last = text[3:].strip()
-        elif last and text.startswith("/32 host LOCAL") and last != "127.0.0.1" and last not in found:
+        elif last and text.startswith("/32 host LOCAL") and last not in found:
             try:
-                ipaddress.IPv4Address(last)
+                address = ipaddress.IPv4Address(last)
             except ValueError:
+                continue
+            if address.is_link_local or (address.is_loopback and (not loopback or last == "127.0.0.1")):
                 continue
             found.append(last)
     return found
@@ -134,11 +146,11 @@ def environment(environ: str | None) -> dict[str, str]:
 
 
 def visible_devices(env: dict[str, str]) -> list[str] | None:
-    """The GPUs a process was given: UUIDs (`GPU-...`, `MIG-...`) or indices. NVIDIA_VISIBLE_DEVICES says
-    which cards the container has; CUDA_VISIBLE_DEVICES narrows that (its indices count within the
-    container's cards). None: every GPU, or the environment does not say; []: none."""
-    cards = _device_list(env.get("NVIDIA_VISIBLE_DEVICES"))
-    chosen = _device_list(env.get("CUDA_VISIBLE_DEVICES"))
+    """The GPUs a process was given: UUIDs (`GPU-...`, `MIG-...`) or indices as NVML numbers the cards here.
+    NVIDIA_VISIBLE_DEVICES says which cards the container has; CUDA_VISIBLE_DEVICES narrows that (its indices
+    count within the container's cards). None: every GPU, or the environment does not say; []: none."""
+    cards = _container_cards(_device_list(env.get("NVIDIA_VISIBLE_DEVICES")))
+    chosen = _cuda_devices(env.get("CUDA_VISIBLE_DEVICES"))
     if chosen is None:
         return cards
     if cards and all(item.isdigit() for item in chosen) and all(int(item) < len(cards) for item in chosen):
@@ -151,14 +163,39 @@ def _device_list(value: str | None) -> list[str] | None:
         return None
     if value.strip() in ("none", "void", "NoDevFiles"):
         return []
-    return [item.strip() for item in value.split(",") if item.strip()]
+    return [item.strip() for item in value.split(",", MAX_DEVICES)[:MAX_DEVICES] if item.strip()]
+
+
+def _container_cards(cards: list[str] | None) -> list[str] | None:
+    """NVIDIA_VISIBLE_DEVICES's indices (`2`, or `2:0` for card 2's MIG device 0) are the host's numbers;
+    inside the container NVML and CUDA number its cards from 0 in the host's (PCI) order, so `2,3` is `0,1`
+    there. UUIDs name the same card anywhere and stay."""
+    if not cards or not all(item.partition(":")[0].isdigit() for item in cards):
+        return cards
+    host = sorted({int(item.partition(":")[0]) for item in cards})
+    return [str(rank) for rank in range(len(host))]
+
+
+def _cuda_devices(value: str | None) -> list[str] | None:
+    """CUDA_VISIBLE_DEVICES as CUDA reads it: entries up to the first it cannot read (`0,-1,2` is GPU 0 only,
+    `-1` or an empty value is no GPU). None: not set."""
+    if value is None:
+        return None
+    found: list[str] = []
+    for item in (part.strip() for part in value.split(",", MAX_DEVICES)[:MAX_DEVICES]):
+        if not (item.isdigit() or item.startswith(("GPU-", "MIG-"))):
+            break
+        found.append(item)
+    return found
 
 
 class ProcFiles:
     """Reads files under a proc root and a kubelet pod-log root; anything unreadable is None."""
 
-    def __init__(self, proc: Path | str = "/proc", pod_logs: Path | str = POD_LOGS):
+    def __init__(self, proc: Path | str = "/proc", pod_logs: Path | str = POD_LOGS, loopback: bool = False):
         self.proc, self.pod_logs = Path(proc), Path(pod_logs)
+        self.loopback = loopback
+        """Take a namespace's 127/8 addresses as its own: the demo's and the tests' pods live there."""
 
     def text(self, pid: int | str, name: str) -> str | None:
         """`<proc>/<pid>/<name>` as text (NUL bytes kept), or None."""
@@ -167,6 +204,54 @@ class ProcFiles:
                 return handle.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
         except (OSError, ValueError):
             return None
+
+    def inside(self, pid: int | str, path: str) -> str | None:
+        """A regular file at `path` in the process's own filesystem (`<proc>/<pid>/root`), or None.
+
+        That tree is the container's to write: an absolute symlink under /proc/PID/root would resolve
+        against our root (a host file), `..` could climb out of it, and a FIFO would block the open. So the
+        path is walked one component at a time without following links, a symlink is resolved as the
+        container sees it (absolute from its root, `..` stopping there), and only a regular file is read,
+        at most MAX_INSIDE_BYTES of it."""
+        try:
+            root = os.open(self.proc / str(pid) / "root", os.O_RDONLY | os.O_DIRECTORY)
+        except (OSError, ValueError):
+            return None
+        opened = [root]  # the directories walked so far, root first: `..` pops one, never the root
+        try:
+            parts = [p for p in path.split("/") if p not in ("", ".")]
+            links = 0
+            while parts:
+                part = parts.pop(0)
+                if part == "..":
+                    if len(opened) > 1:
+                        os.close(opened.pop())
+                    continue
+                here = opened[-1]
+                try:
+                    target = os.readlink(part, dir_fd=here)
+                except OSError:
+                    target = None  # not a symlink (or absent: the open below says so)
+                if target is not None:
+                    links += 1
+                    if links > MAX_SYMLINKS:
+                        return None
+                    if target.startswith("/"):
+                        while len(opened) > 1:
+                            os.close(opened.pop())
+                    parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+                    continue
+                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+                fd = os.open(part, flags | (os.O_DIRECTORY if parts else 0), dir_fd=here)
+                opened.append(fd)
+            if len(opened) < 2 or not stat.S_ISREG(os.fstat(opened[-1]).st_mode):
+                return None
+            return os.read(opened[-1], MAX_INSIDE_BYTES).decode("utf-8", errors="replace")
+        except (OSError, ValueError):
+            return None
+        finally:
+            for fd in opened:
+                os.close(fd)
 
     def link(self, pid: int | str, name: str) -> str | None:
         """Where `<proc>/<pid>/<name>` points (`net:[4026531840]`); a plain file's text serves a test tree."""
@@ -194,8 +279,8 @@ class ProcFiles:
             return named
         # Files inside the container are its own to write (a symlink there may even point at one of ours):
         # only a Kubernetes name is taken from them.
-        namespace = (self.text(pid, f"root/{SERVICE_ACCOUNT}") or "").strip()
-        hostname = (self.text(pid, "root/etc/hostname") or "").strip()
+        namespace = (self.inside(pid, SERVICE_ACCOUNT) or "").strip()
+        hostname = (self.inside(pid, "etc/hostname") or "").strip()
         if _K8S_NAME.fullmatch(namespace) and _K8S_NAME.fullmatch(hostname):
             return f"{namespace}/{hostname}"
         return f"pod {uid}"
@@ -222,7 +307,7 @@ class ProcFiles:
         return [entry for table in tables for entry in listening(table)]
 
     def addresses(self, pid: int) -> list[str]:
-        return local_addresses(self.text(pid, "net/fib_trie"))
+        return local_addresses(self.text(pid, "net/fib_trie"), self.loopback)
 
     def devices(self, pid: int | str) -> list[str] | None:
         return visible_devices(environment(self.text(pid, "environ")))

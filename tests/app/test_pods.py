@@ -44,3 +44,25 @@ async def test_inside_a_container_the_engine_is_drawn_on_its_gpu(make_app):
         assert [plan.gpu_indices for plan in app.judged.plans] == [[1]]
         assert app.judged.engine_pids == {1, 812345}
     assert "PID namespaces differ" in shown
+
+
+async def test_inside_a_container_the_screen_says_pid_namespaces_differ_once(make_app):
+    """The placement note (for snapshot, which lists no findings) and the finding say the same thing: the TUI
+    lists the finding and leaves the note out of its status line."""
+    app = make_app("container-view", 60)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(app, pilot)
+        shown = "\n".join(screen_text(app))
+    assert shown.count("PID namespaces differ") == 1
+    assert "host: PID namespaces differ" not in shown
+
+
+async def test_at_80_columns_each_processs_pod_is_told_apart(make_app):
+    """On a Kubernetes node every engine is `VLLM::EngineCore`: the pod is what tells the rows apart, so it
+    comes before the name and is read at 80 columns (the table scrolls sideways for the rest)."""
+    app = make_app("k8s-two-pods", 60)
+    async with app.run_test(size=(80, 70)) as pilot:
+        await settle(app, pilot)
+        rows = [line for line in screen_text(app) if line.startswith(("  2100 ", "  2200 "))]
+    assert any("team-a/vllm-chat" in line for line in rows), rows
+    assert any("team-b/vllm-code" in line for line in rows), rows

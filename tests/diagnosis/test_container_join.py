@@ -119,3 +119,59 @@ def test_on_the_host_an_exited_pid_is_no_namespace_and_is_not_the_engines(catalo
     )
     assert placed(host) is host
     assert "pid_namespaces_differ" not in {f.code for f in _judge(catalog, host)[1]}
+
+
+def test_the_finding_names_the_pids_counted_as_the_engines(catalog):
+    """The finding is what the TUI and check show: it says which of NVML's pids were taken as the engine's."""
+    _, findings = _judge(catalog, placed(_container()))
+    [finding] = [f for f in findings if f.code == "pid_namespaces_differ"]
+    assert "NVML's pid 812345 there is counted as its own" in finding.explanation
+
+
+def test_a_legacy_mig_selector_names_its_parent_card():
+    """Drivers before R470 named MIG devices `MIG-GPU-<card's uuid>/<GI>/<CI>`, as CUDA still accepts."""
+    cards = [gpu(0, used_gib=1, uuid=UUID_0), gpu(1, used_gib=1, uuid=UUID_1)]
+    assert device_gpus([f"MIG-{UUID_1}/1/0"], cards) == [1]
+
+
+def test_an_engine_whose_gpu_this_container_may_not_open_is_not_said_to_name_no_reported_gpu(catalog):
+    """A Slurm job in a container: NVML counts GPU 1 but refuses its handle, so its UUID cannot be read here.
+    The engine's environment names it: the finding says the GPU may be one not accessible from here, not that
+    NVML reports no such GPU."""
+    denied = gpu(1, accessible=False, memory_used_bytes=None, memory_total_bytes=None, memory_free_bytes=None)
+    s = sample(
+        gpus=[gpu(0, used_gib=18, uuid=UUID_0), denied],
+        processes=[process(812401, 18, 0, visible=False, note="pid 812401, not visible here")],
+        engines=[engine(pids=(1,)).model_copy(update={"devices": [UUID_1]})],
+    )
+    _, findings = _judge(catalog, placed(s))
+    codes = {f.code for f in findings}
+    assert {"pid_namespaces_differ", "gpu_not_accessible"} <= codes
+    [finding] = [f for f in findings if f.code == "pid_namespaces_differ"]
+    assert "names no GPU that NVML reports" not in finding.explanation
+    assert "GPU 1 is not accessible from here" in finding.explanation
+
+
+def test_an_engine_given_one_mig_slice_takes_only_that_slices_pids():
+    """On a MIG card each GPU instance is usually another tenant's: an engine whose container names the MIG
+    device of GPU instance 1 is placed on the card, and only NVML's pids on instance 1 are counted as its own."""
+    mig_a, mig_b = f"MIG-{UUID_0[4:-1]}a", f"MIG-{UUID_0[4:-1]}b"
+    card = gpu(
+        0,
+        used_gib=30,
+        uuid=UUID_0,
+        mig_enabled=True,
+        mig_instances=[
+            MigInstance(gpu_instance_id=1, compute_instance_ids=[0], uuid=mig_a),
+            MigInstance(gpu_instance_id=2, compute_instance_ids=[0], uuid=mig_b),
+        ],
+    )
+    s = sample(
+        gpus=[card],
+        processes=[
+            process(812345, 20, 0, visible=False, gpu_instance_id=1, compute_instance_id=0),
+            process(812401, 10, 0, visible=False, gpu_instance_id=2, compute_instance_id=0),
+        ],
+        engines=[engine(pids=(1,)).model_copy(update={"devices": [mig_a]})],
+    )
+    assert placed(s).engines[0].pids == [1, 812345]

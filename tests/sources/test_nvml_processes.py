@@ -244,3 +244,15 @@ def test_a_probe_that_cannot_tell_falls_back_to_the_exported_symbols(make_rig):
     assert rig.source._lists._strides == {}
     assert _rows(rig.source.read()) == [*EXPECTED, (3400, GIB)]
     assert rig.source._lists._strides == {"_v3": 32}
+
+
+def test_every_compute_instances_mig_uuid_places_an_engine_on_its_card(make_rig):
+    """Each MIG device (one per compute instance) has a UUID of its own, and a container's
+    NVIDIA_VISIBLE_DEVICES may name any of them: all are kept, so the engine is placed on the parent card."""
+    from gpumem_tui.sources.placement import device_gpus
+
+    reading = make_rig(MIG_SPLIT, at=5).source.read()
+    mig_uuids = [f"MIG-{reading.gpus[0].uuid[4:]}-{slot}" for slot in range(3)]  # the fake driver's MIG UUIDs
+    for uuid in mig_uuids:
+        assert device_gpus([uuid], reading.gpus) == [0], uuid
+    assert device_gpus(["MIG-00000000-dead-4000-8000-000000000000"], reading.gpus) == []

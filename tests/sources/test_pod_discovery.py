@@ -105,7 +105,7 @@ async def test_the_live_feed_reaches_a_pod_at_its_address(tmp_path):
             lambda: [(4242, VLLM.split() + ["--host", "0.0.0.0"])],
             [],
             engine_wait_s=None,
-            look=ProcFiles(proc, logs).whereabouts,
+            look=ProcFiles(proc, logs, loopback=True).whereabouts,
         )
         sample = await feed.sample()
         await feed.aclose()
@@ -125,3 +125,15 @@ def test_an_engine_listening_only_on_its_pods_loopback_is_said_unreachable(tmp_p
         "probed at its pod address 10.244.1.7:8000 as its command line says (its socket table shows no listener "
         "reachable from here)"
     )
+
+
+def test_a_pod_cannot_send_the_probe_to_the_hosts_loopback_or_link_local_addresses(tmp_path):
+    """A pod with NET_ADMIN may give itself any address. 127.0.0.5 or 169.254.169.254 in its own namespace
+    is, probed from the host, the host's loopback or its link-local neighbour (a cloud metadata service): not
+    the pod. Such an address is never taken as the pod's; the engine is probed as its command line says."""
+    files = _two_pods(tmp_path)
+    for hostile in ("127.0.0.5", "169.254.169.254"):
+        pod_process(files.proc, 4242, _cgroup(UID_A), hostile, [("0.0.0.0", 8000)])
+        found = survey([(4242, "vllm serve m --port 8000")], [], files.whereabouts)
+        assert [e.url for e in found.endpoints] == ["http://127.0.0.1:8000"], (hostile, found)
+        assert "cannot be read: probed at 127.0.0.1:8000 as its command line says" in found.notes[0]

@@ -100,7 +100,8 @@ def test_the_real_kernels_socket_table_parses():
 
 def test_a_pods_own_address_from_fib_trie():
     assert local_addresses(fib_trie("10.244.1.7")) == ["10.244.1.7"]
-    assert local_addresses(fib_trie("127.0.0.2")) == ["127.0.0.2"]  # the demo's pods; 127.0.0.1 never
+    assert local_addresses(fib_trie("127.0.0.2"), loopback=True) == ["127.0.0.2"]  # the demo's; 127.0.0.1 never
+    assert local_addresses(fib_trie("127.0.0.2")) == [] and local_addresses(fib_trie("169.254.169.254")) == []
     assert local_addresses("") == [] and local_addresses(None) == []
 
 
@@ -141,3 +142,85 @@ def test_without_the_ns_links_the_routing_tables_tell_the_namespaces_apart(tmp_p
     write(tmp_path, 77, "net/fib_trie", fib_trie("192.0.2.2"))
     files = ProcFiles(tmp_path)
     assert files.other_network(4242) is True and files.other_network(77) is False
+
+
+def test_a_containers_symlink_to_a_host_file_is_resolved_inside_its_root(tmp_path):
+    """An absolute symlink under /proc/PID/root resolves against the reader's root (the host's): a pod that
+    makes its /etc/hostname point at a host file must not get that file read and shown as its name."""
+    proc, host_file = tmp_path / "proc", tmp_path / "host-secret"
+    host_file.write_text("node-machine-id-0123\n")  # a Kubernetes-shaped name, as /etc/machine-id is
+    write(proc, 4242, "cgroup", f"4:memory:/kubepods/pod{UID}/{CONTAINER}\n")
+    write(proc, 4242, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace", "team-a")
+    (proc / "4242/root/etc").mkdir(parents=True)
+    (proc / "4242/root/etc/hostname").symlink_to(host_file)
+    # from root/etc, four levels up is tmp_path: the link climbs out of the container's root to host_file
+    (proc / "4242/root/etc/escape").symlink_to(os.path.join(*[os.pardir] * 4, host_file.name))
+    files = ProcFiles(proc, tmp_path / "absent")
+    assert files.pod(4242) == f"pod {UID}"
+    (proc / "4242/root/etc/hostname").unlink()
+    (proc / "4242/root/etc/hostname").symlink_to("escape")  # relative, climbing out with ..
+    assert files.pod(4242) == f"pod {UID}"
+    # a symlink that stays inside the container's root is the container's own file
+    write(proc, 4242, "root/etc/real-hostname", "vllm-chat-7d9f\n")
+    (proc / "4242/root/etc/hostname").unlink()
+    (proc / "4242/root/etc/hostname").symlink_to("/etc/real-hostname")
+    assert files.pod(4242) == "team-a/vllm-chat-7d9f"
+
+
+def test_a_fifo_or_device_in_the_containers_root_is_not_read(tmp_path):
+    """A FIFO as /etc/hostname would block open() until someone writes it: the reader would hang."""
+    import threading
+
+    proc = tmp_path / "proc"
+    write(proc, 4242, "cgroup", f"4:memory:/kubepods/pod{UID}/{CONTAINER}\n")
+    write(proc, 4242, "root/var/run/secrets/kubernetes.io/serviceaccount/namespace", "team-a")
+    (proc / "4242/root/etc").mkdir(parents=True)
+    os.mkfifo(proc / "4242/root/etc/hostname")
+    found: list[str | None] = []
+    reader = threading.Thread(target=lambda: found.append(ProcFiles(proc, tmp_path / "absent").pod(4242)), daemon=True)
+    reader.start()
+    reader.join(timeout=20)
+    if reader.is_alive():
+        with open(proc / "4242/root/etc/hostname", "w"):  # unblock the stuck reader before failing
+            pass
+        pytest.fail("pod() blocked opening a FIFO under the container's root")
+    assert found == [f"pod {UID}"]
+
+
+STATIC_UID = "8d5c2bc7a8b2a1e67d49d2b3c37e6c1c"
+"""A static (mirror) pod's UID is the hash of its manifest: 32 hex digits, no dashes."""
+
+
+@pytest.mark.parametrize(
+    "cgroup",
+    [
+        f"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{STATIC_UID}.slice/"
+        f"cri-containerd-{CONTAINER}.scope\n",
+        f"4:memory:/kubepods/burstable/pod{STATIC_UID}/{CONTAINER}\n",
+    ],
+)
+def test_a_static_pods_hash_uid(cgroup):
+    assert pod_uid(cgroup) == STATIC_UID
+
+
+def test_nvidia_visible_devices_indices_are_the_hosts_and_the_container_numbers_its_cards_from_0():
+    """`docker run --gpus '"device=2,3"'` sets NVIDIA_VISIBLE_DEVICES=2,3 (host numbers); inside, NVML and
+    CUDA number the container's two cards 0 and 1, in the host's (PCI) order."""
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "2,3"}) == ["0", "1"]
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "3,2", "CUDA_VISIBLE_DEVICES": "1"}) == ["1"]
+    assert visible_devices({"NVIDIA_VISIBLE_DEVICES": "2:0,2:1"}) == ["0"]  # MIG devices by index: card 2's
+
+
+def test_cuda_visible_devices_stops_at_the_first_entry_it_cannot_read():
+    """CUDA reads the list up to the first invalid entry: `0,-1,2` is GPU 0 only, `-1` hides every GPU."""
+    assert visible_devices({"CUDA_VISIBLE_DEVICES": "0,-1,2"}) == ["0"]
+    assert visible_devices({"CUDA_VISIBLE_DEVICES": "-1"}) == []
+    assert visible_devices({"CUDA_VISIBLE_DEVICES": "GPU-aa,junk,GPU-bb"}) == ["GPU-aa"]
+
+
+def test_a_huge_device_list_is_read_only_as_far_as_a_node_has_devices():
+    """environ is the process's own memory to rewrite: a million selectors would be matched against every
+    GPU on every sample. A node has at most a few dozen GPUs and MIG devices."""
+    huge = ",".join(f"GPU-{i:08x}" for i in range(100_000))
+    assert len(visible_devices({"NVIDIA_VISIBLE_DEVICES": huge}) or []) <= 128
+    assert len(visible_devices({"CUDA_VISIBLE_DEVICES": huge}) or []) <= 128

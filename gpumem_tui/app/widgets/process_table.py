@@ -11,8 +11,9 @@ from gpumem_tui.text import literal
 from gpumem_tui.units import Unit, fmt
 
 COLUMNS = ("pid", "user", "GPU", "GPU memory", "host RSS", "CPU", "engine", "name", "command")
-WITH_POD = (*COLUMNS[:-1], "pod", COLUMNS[-1])
-"""The columns once some process runs in a Kubernetes pod: its `namespace/name` before the command."""
+WITH_POD = (*COLUMNS[:-2], "pod", *COLUMNS[-2:])
+"""The columns once some process runs in a Kubernetes pod: its `namespace/name` before the process name, as
+on such a node the pod is what tells processes apart (every engine is `VLLM::EngineCore`)."""
 SORTS = ("GPU memory", "pid", "GPU", "host RSS", "user")
 
 
@@ -79,7 +80,7 @@ def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit, pods: bool = Fal
         Text(fmt(p.host_rss_bytes, "GiB")),
         Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
         Text("yes" if p.pid in engine_pids else ""),
-        Text(literal(p.name, "")[:32]),
         *pod,
+        Text(literal(p.name, "")[:32]),
         Text(literal(command)[:200]),
     )

@@ -45,14 +45,35 @@ def gpu_lost(s: Situation) -> list[Finding]:
     return findings
 
 
+def _closed(s: Situation) -> list[int]:
+    return [gpu.index for gpu in s.sample.gpus if not gpu.accessible]
+
+
+def _closed_named(closed: list[int]) -> str:
+    """`GPU 1 is`, `GPUs 1, 2 and 3 are`."""
+    listed = ", ".join(str(i) for i in closed[:-1])
+    return f"GPU {closed[0]} is" if len(closed) == 1 else f"GPUs {listed} and {closed[-1]} are"
+
+
+def _unplaced(s: Situation) -> str:
+    """Why an engine in another PID namespace is on no GPU: its environment names none NVML reports here,
+    or names one this process may not open (whose UUID cannot be read to tell)."""
+    closed = _closed(s)
+    if closed:
+        return (
+            f"its environment names no GPU this process can read: {_closed_named(closed)} not accessible from "
+            "here, and the engine's may be among them, so it is on no GPU here"
+        )
+    return "its environment names no GPU that NVML reports, so it is on no GPU here"
+
+
 def gpu_not_accessible(s: Situation) -> list[Finding]:
     """GPUs NVML counts but will not open for this process: one info finding for all of them. Nothing is wrong
     with them; on-call needs to know why they are blank (and that no reset is called for)."""
-    closed = [gpu.index for gpu in s.sample.gpus if not gpu.accessible]
+    closed = _closed(s)
     if not closed:
         return []
-    listed = ", ".join(str(i) for i in closed[:-1])
-    named = f"GPU {closed[0]} is" if len(closed) == 1 else f"GPUs {listed} and {closed[-1]} are"
+    named = _closed_named(closed)
     return [
         Finding(
             severity="info",
@@ -82,10 +103,13 @@ def pid_namespaces_differ(s: Situation) -> list[Finding]:
             continue
         gpus = s.gpus_of(endpoint.url)
         here = [pid for pid in endpoint.pids if pid not in unseen]
+        counted = sorted(unseen & set(endpoint.pids))
         where = (
-            f"it is placed on {gpu_listing(gpus)} by the GPU UUIDs its environment names"
-            if unseen & set(endpoint.pids)
-            else "its environment names no GPU that NVML reports, so it is on no GPU here"
+            f"it is placed on {gpu_listing(gpus)} by the GPU UUIDs its environment names; NVML's "
+            + (f"pid {counted[0]} there is" if len(counted) == 1 else f"pids {', '.join(map(str, counted))} there are")
+            + " counted as its own (a guess: another container sharing that GPU would be counted too)"
+            if counted
+            else _unplaced(s)
         )
         findings.append(
             Finding(
