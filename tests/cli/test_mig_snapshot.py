@@ -8,24 +8,13 @@ import json
 import pytest
 
 from gpumem_tui.cli import main
-
-MIG_CARD = """
-[[gpus]]
-model = "a100-sxm4-80gb"
-mig_instances_mib = [40192, 19968]
-
-[[processes]]
-id = "train"
-gpus = [0]
-memory_gib = 20
-mig_instance = 0
-"""
+from tests.configs import MIG_ONE_JOB
 
 
 @pytest.mark.parametrize("root", [True, False], ids=["root", "user"])
 def test_snapshot_shows_a_slice_process_with_its_memory(tmp_path, capsys, root):
     path = tmp_path / "mig.toml"
-    path.write_text(MIG_CARD if root else "nvml_root = false\n" + MIG_CARD)
+    path.write_text(MIG_ONE_JOB if root else "nvml_root = false\n" + MIG_ONE_JOB)
     assert main(["snapshot", "--demo", str(path), "--at", "5"]) == 0
     out = capsys.readouterr().out
     assert "No processes on any GPU" not in out

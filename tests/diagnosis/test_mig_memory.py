@@ -10,24 +10,18 @@ from gpumem_tui.demo.scenario import parse_scenario
 from gpumem_tui.diagnosis.diagnose import diagnose
 from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.history import History
+from tests.configs import MIG_ONE_JOB
 
-MIG_CARD = """
-[[gpus]]
-model = "a100-sxm4-80gb"
-mig_instances_mib = [40192, 19968]
-
-[[processes]]
-id = "train"
-gpus = [0]
-memory_gib = 20
-mig_instance = 0
-
+MIG_CARD = (
+    MIG_ONE_JOB
+    + """
 [[processes]]
 id = "notebook"
 gpus = [0]
 memory_gib = 6
 mig_instance = 1
 """
+)
 
 
 @pytest.mark.parametrize("root", [True, False], ids=["root", "user"])

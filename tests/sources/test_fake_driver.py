@@ -5,17 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-MIG_ONE = """
-[[gpus]]
-model = "a100-sxm4-80gb"
-mig_instances_mib = [40192, 19968]
-
-[[processes]]
-id = "train"
-gpus = [0]
-memory_gib = 20
-mig_instance = 0
-"""
+from tests.configs import MIG_ONE_JOB
 
 
 def test_a_mig_cards_own_memory_is_refused_without_the_monitor_privilege(make_rig):
@@ -23,13 +13,13 @@ def test_a_mig_cards_own_memory_is_refused_without_the_monitor_privilege(make_ri
     information, only if the caller has appropriate privileges. Per-instance information can be queried by
     using specific MIG device handles." (NVIDIA k8s-device-plugin #1683: 'error getting parent memory info:
     Insufficient Permissions' in a container.) Each MIG device's memory is still there."""
-    user = _opened(make_rig(MIG_ONE, at=5, root=False))
+    user = _opened(make_rig(MIG_ONE_JOB, at=5, root=False))
     card = user.nvmlDeviceGetHandleByIndex(0)
     for version in (None, user.nvmlMemory_v2):
         with pytest.raises(user.NVMLError_NoPermission):
             user.nvmlDeviceGetMemoryInfo(card, version=version)
     assert user.nvmlDeviceGetMemoryInfo(user.nvmlDeviceGetMigDeviceHandleByIndex(card, 0)).total == 40192 * 2**20
-    root = _opened(make_rig(MIG_ONE, at=5))
+    root = _opened(make_rig(MIG_ONE_JOB, at=5))
     assert root.nvmlDeviceGetMemoryInfo(root.nvmlDeviceGetHandleByIndex(0)).total == 80 * 2**30
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from gpumem_tui.demo import driver_abi as abi
 from gpumem_tui.units import GIB, MIB
+from tests.configs import MIG_ONE_JOB
 
 THREE_JOBS = """
 [[gpus]]
@@ -55,19 +56,6 @@ id = "notebook"
 gpus = [0]
 memory_gib = 5
 mig_instance = 1
-"""
-
-# One slice, one process: the schema before compute instances could say this.
-MIG_ONE = """
-[[gpus]]
-model = "a100-sxm4-80gb"
-mig_instances_mib = [40192, 19968]
-
-[[processes]]
-id = "job"
-gpus = [0]
-memory_gib = 20
-mig_instance = 0
 """
 
 MPS = """
@@ -158,7 +146,7 @@ def _process_misses(driver) -> dict[str, int]:
 def test_mig_processes_carry_their_slice_memory(make_rig, root):
     """Per-process memory on a MIG card exists only on each MIG device: the parent's list has none as root
     and is refused otherwise (nvml.h, nvmlDeviceGetComputeRunningProcesses_v3)."""
-    rig = make_rig(MIG_ONE, at=5, root=root)
+    rig = make_rig(MIG_ONE_JOB, at=5, root=root)
     reading = rig.source.read()
     assert [(p.pid, p.gpu_memory_bytes, p.gpu_instance_id) for p in reading.processes] == [(3100, 20 * GIB, 1)]
     assert reading.errors == []
