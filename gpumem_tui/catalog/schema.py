@@ -158,6 +158,10 @@ class GpuSpec(_Entry):
     fp8_tflops_dense: float | None = None
     nvlink_gbps_per_direction: float | None = None
     pcie_gen: int | None = None
+    interconnect: Literal["nvlink", "pcie"] | None = None
+    """How the cards of one node talk to each other: NVLink/NVSwitch, or PCIe only; None where unknown."""
+    compute_capability: str | None = Field(default=None, pattern=r"^\d+\.\d+$")
+    """CUDA compute capability, "major.minor" (9.0 Hopper, 10.0 Blackwell B200)."""
     power_limit_w: float | None = None
     notes: str = ""
     sources: list[str] = []
@@ -178,6 +182,11 @@ class GpuSpec(_Entry):
     @property
     def capacity_is_nominal(self) -> bool:
         return self.total_mib is None
+
+    @property
+    def cc_major(self) -> int | None:
+        """The compute capability's major number (the GPU generation engines choose kernels by)."""
+        return int(self.compute_capability.split(".")[0]) if self.compute_capability else None
 
 
 class FormatSpec(_Entry):
