@@ -82,3 +82,5 @@ def print_engine(out, p: EnginePrediction, tp: int) -> None:
         say(out, f"  x will fail: {line}", style="bold red")
     for line in p.warnings:
         say(out, f"  ! {line}", style="yellow")
+    for line in p.assumed:
+        say(out, f"  ~ {line}")

@@ -63,7 +63,7 @@ def test_tp_non_torch_and_replicated_mla(catalog):
     split = predict(settings(catalog, tp=2, max_model_len=8192))
     assert single.non_torch_bytes / GIB == pytest.approx(0.25) and split.non_torch_bytes / GIB == pytest.approx(2.1)
     deepseek = predict(settings(catalog, model="deepseek-v3", gpu="h200", tp=8, max_model_len=8192))
-    page = 64 * 576 * 2  # one latent per token, no K/V factor, 64-token blocks
+    page = 16 * 576 * 2  # one latent per token, no K/V factor, 16-token blocks (FLASH_ATTN_MLA on Hopper)
     assert deepseek.num_gpu_blocks == deepseek.kv_cache_bytes // (page * 61)
 
 

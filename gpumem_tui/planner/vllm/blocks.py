@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpumem_tui.catalog.schema import ModelSpec
+from gpumem_tui.catalog.schema import GpuSpec, ModelSpec
 from gpumem_tui.planner.kv import kv_heads_per_gpu
 from gpumem_tui.planner.vllm.versions import Rules
 
@@ -18,6 +18,40 @@ class Layout:
     group_layers: int
     groups: list[str]  # "full" or "sliding", one entry per group
     block_size: int
+
+
+DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE (config/cache.py:34 at 0.19.0)
+FLASHMLA_BLOCK = 64  # FlashMLA kernels page only 64 tokens (v1/attention/backends/mla/flashmla.py:57-58)
+FLASHINFER_MLA_BLOCKS = (32, 64)  # v1/attention/backends/mla/flashinfer_mla.py:49-50
+FLASHINFER_MLA_NOPE = (64, 128, 192)  # qk_nope_head_dim its kernel takes (flashinfer_mla.py:80-89)
+CUTLASS_MLA_BLOCK = 128  # v1/attention/backends/mla/cutlass_mla.py:49-50
+READ_RELEASES = ((0, 11), (0, 19))  # the releases whose MLA backend choice was read
+
+
+def default_block_size(rules: Rules, spec: ModelSpec, gpu: GpuSpec, kv_cache_dtype: str) -> tuple[int, str | None]:
+    """The block size vLLM picks when `--block-size` is not given, and a note when the source read does
+    not decide it. Non-MLA models keep the default 16. For MLA, 0.19.0 walks a backend list per GPU
+    generation (platforms/cuda.py:50-97) and keeps 16 if the first usable backend's kernel takes it, else
+    that backend's smallest size (platforms/interface.py:430-475, v1/attention/backend.py:189-197):
+    Hopper (9.x) FLASH_ATTN_MLA, 16-bit caches only, multiples of 16 (mla/flashattn_mla.py:45-53,68-69),
+    then FLASHMLA, 64; Blackwell (10.x) FLASHINFER_MLA, 32, where its kernel takes qk_nope_head_dim, else
+    CUTLASS_MLA, 128; any other generation TRITON_MLA, multiples of 16 (mla/triton_mla.py:43-44,61-62).
+    Before 0.19 FlashMLA's 64 (0.11.0 platforms/cuda.py:126-182)."""
+    if spec.mla is None:
+        return DEFAULT_BLOCK, None
+    release = rules.version[:2]
+    unread = None if release in READ_RELEASES else f"vLLM {release[0]}.{release[1]}'s MLA backend choice was not read"
+    if release < (0, 19):
+        size = FLASHMLA_BLOCK
+    elif gpu.cc_major is None:
+        size, unread = DEFAULT_BLOCK, f"{gpu.key}'s compute capability is not in the catalog"
+    elif gpu.cc_major == 10:
+        size = FLASHINFER_MLA_BLOCKS[0] if spec.mla.qk_nope_head_dim in FLASHINFER_MLA_NOPE else CUTLASS_MLA_BLOCK
+    elif gpu.cc_major == 9 and kv_cache_dtype.lower().startswith("fp8"):
+        size = FLASHMLA_BLOCK
+    else:
+        size = DEFAULT_BLOCK
+    return size, (f"MLA block size {size} assumed ({unread})" if unread else None)
 
 
 def layout(rules: Rules, spec: ModelSpec, kv_width: int, tp: int, block_size: int, stage_layers: int) -> Layout:

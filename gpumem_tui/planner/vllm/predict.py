@@ -11,6 +11,7 @@ from gpumem_tui.planner.vllm.profile import (
     activation_peak,
     cudagraph_bytes,
     non_torch_bytes,
+    non_torch_note,
     torch_total_bytes,
 )
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
@@ -35,6 +36,7 @@ class _Run:
     width: int
     kv_width: int
     block: int
+    block_note: str | None
     graphs: int
 
     def layout(self, stage: int) -> kvblocks.Layout:
@@ -50,6 +52,9 @@ def resolve(settings: EngineSettings) -> _Run:
     max_len = settings.max_model_len or spec.max_context or 2048
     default_tokens, default_seqs = default_batching(rules, total / GIB, settings.gpu.key, max_len)
     width = dtype_bytes(settings.dtype)
+    block, block_note = kvblocks.default_block_size(rules, spec, settings.gpu, settings.kv_cache_dtype)
+    if settings.block_size:
+        block, block_note = settings.block_size, None
     return _Run(
         settings=settings,
         rules=rules,
@@ -60,7 +65,8 @@ def resolve(settings: EngineSettings) -> _Run:
         seqs=settings.max_num_seqs or default_seqs,
         width=width,
         kv_width=KV_WIDTH.get(settings.kv_cache_dtype.lower(), width),
-        block=settings.block_size or (64 if spec.mla else 16),
+        block=block,
+        block_note=block_note,
         graphs=cudagraph_bytes(spec, settings.pp, settings.enforce_eager),
     )
 
@@ -96,6 +102,7 @@ def predict(settings: EngineSettings) -> EnginePrediction:
         log_lines=[],
         failures=[],
         warnings=[],
+        assumed=[note for note in (run.block_note, non_torch_note(settings.gpu, settings.tp)) if note],
     )
     failures, warnings = failures_and_warnings(settings, run.rules, prediction, lay)
     return prediction.model_copy(
@@ -109,7 +116,7 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
     spec, tp, pp = settings.model, settings.tp, settings.pp
     weights = loaded_weight_bytes(spec, run.width, quantization_of(settings.quantization, spec), tp, stage, pp)
     activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last_stage=stage == pp - 1)
-    non_torch = non_torch_bytes(rules, tp, pp)
+    non_torch = non_torch_bytes(rules, tp, pp, settings.gpu.interconnect)
     others = settings.other_processes_bytes if rules.charges_other_processes else 0
     graphs = run.graphs if rules.charges_cudagraphs else 0
     if settings.kv_cache_memory_bytes and rules.kv_cache_memory_flag:

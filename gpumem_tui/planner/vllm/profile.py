@@ -11,7 +11,9 @@ DRIVER_RESERVED_BYTES = 470 * MIB
 # Hidden-state-sized tensors alive at the profile's peak: residual, normed input, attention in/out, buffers.
 HIDDEN_COPIES = 6
 NON_TORCH_SINGLE = {"v0": round(0.35 * GIB), "v1": round(0.25 * GIB)}
-NON_TORCH_TP = round(2.1 * GIB)  # NCCL and custom all-reduce buffers per GPU at TP >= 2
+NON_TORCH_TP = round(2.1 * GIB)  # NCCL and custom all-reduce buffers per GPU at TP >= 2 over NVLink/NVSwitch
+# PCIe-only cards at TP 2 (RTX 4090, L4, L40S on 0.19, as issue 15 reports; no such log is in tests/data).
+NON_TORCH_TP_PCIE = round(0.25 * GIB)
 NON_TORCH_PP = round(0.07 * GIB)
 CUDAGRAPH_PER_LAYER = round(0.024 * GIB)  # measured 0.5-1.8 GiB on H100 for the default capture sizes
 
@@ -51,13 +53,25 @@ def activation_peak(
     return max(forward, sampler_bytes(rules, spec, tokens, seqs, width))
 
 
-def non_torch_bytes(rules: Rules, tp: int, pp: int) -> int:
-    """CUDA context growth, cuBLAS workspaces and, with TP, NCCL / custom all-reduce buffers."""
+def non_torch_bytes(rules: Rules, tp: int, pp: int, interconnect: str | None = None) -> int:
+    """CUDA context growth, cuBLAS workspaces and, with TP, NCCL / custom all-reduce buffers. Those
+    buffers depend on the links: vLLM sets up its custom all-reduce by whether the GPUs are fully
+    NVLink-connected (distributed/device_communicators/custom_all_reduce.py:152-193 at 0.19.0), and
+    PCIe-only cards show about 0.25 GiB. An unknown interconnect keeps the NVLink figure (see
+    `non_torch_note`)."""
     if tp > 1:
-        return NON_TORCH_TP
+        return NON_TORCH_TP_PCIE if interconnect == "pcie" else NON_TORCH_TP
     if pp > 1:
         return NON_TORCH_PP
     return NON_TORCH_SINGLE["v1" if rules.v1 else "v0"]
+
+
+def non_torch_note(gpu: GpuSpec, tp: int) -> str | None:
+    """The line that says the TP non-torch figure is assumed, when the catalog does not know the links."""
+    if tp > 1 and gpu.interconnect is None:
+        links = f"{gpu.key}'s interconnect, NVLink or PCIe, is not in the catalog"
+        return f"non-torch {NON_TORCH_TP / GIB:.2f} GiB at TP {tp} assumed ({links})"
+    return None
 
 
 def cudagraph_bytes(spec: ModelSpec, pp: int, enforce_eager: bool) -> int:

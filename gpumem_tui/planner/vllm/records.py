@@ -73,6 +73,8 @@ class EnginePrediction(_Frozen):
     log_lines: list[str]
     failures: list[str]
     warnings: list[str]
+    assumed: list[str] = []
+    """Figures the vLLM source read does not decide for this GPU or release, each said as assumed."""
 
     def engine_json(self) -> dict:
         """The documented `engine` object of `plan --engine vllm --json`."""
@@ -101,6 +103,7 @@ class EnginePrediction(_Frozen):
             "log_lines",
             "failures",
             "warnings",
+            "assumed",
         ]
         data.update({key: getattr(self, key) for key in extra})
         data["ranks"] = [rank.model_dump() for rank in self.ranks]

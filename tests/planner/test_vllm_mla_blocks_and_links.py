@@ -1,0 +1,85 @@
+"""vLLM sizing terms 5 (MLA block size by GPU generation) and 8 (non-torch memory at TP >= 2 by interconnect)."""
+
+import pytest
+
+from gpumem_tui.catalog.schema import GpuSpec, MlaSpec, ModelSpec
+from gpumem_tui.planner.vllm import EngineSettings, predict
+from gpumem_tui.units import GIB
+
+# A small DeepSeek-V2-Lite-shaped dense MLA model, made by hand so it fits one card (the cache shape is
+# what matters: one 512 + 64 latent per layer and token).
+MLA_SMALL = ModelSpec(
+    id="hand-made/mla-small",
+    architecture="DeepseekV2ForCausalLM",
+    layers=27,
+    hidden_size=2048,
+    intermediate_size=10944,
+    attention_heads=16,
+    kv_heads=16,
+    head_dim=192,
+    vocab_size=102400,
+    max_context=32768,
+    native_dtype="bfloat16",
+    mla=MlaSpec(kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128),
+)
+
+
+def mla(catalog, gpu="h100", **kw):
+    return predict(EngineSettings(model=MLA_SMALL, gpu=catalog.gpu(gpu), max_model_len=8192, **kw))
+
+
+def test_mla_on_hopper_at_0_19_pages_16_tokens_four_times_the_blocks_of_64(catalog):
+    """0.19.0 picks FLASH_ATTN_MLA first on Hopper (platforms/cuda.py:91-97), which keeps the default 16."""
+    hopper = mla(catalog, version="0.19.0")
+    forced = mla(catalog, version="0.19.0", block_size=64)
+    assert hopper.block_size == 16
+    assert hopper.kv_cache_bytes == forced.kv_cache_bytes
+    assert hopper.num_gpu_blocks == hopper.kv_cache_bytes // (16 * 576 * 2 * 27)
+    assert hopper.num_gpu_blocks // 4 == forced.num_gpu_blocks
+
+
+def test_mla_block_size_by_generation_and_cache_dtype_at_0_19(catalog):
+    assert mla(catalog, gpu="b200", version="0.19.0").block_size == 32  # FLASHINFER_MLA: 32 or 64
+    assert mla(catalog, gpu="a100", version="0.19.0").block_size == 16  # TRITON_MLA: multiples of 16
+    assert mla(catalog, version="0.19.0", kv_cache_dtype="fp8").block_size == 64  # FLASHMLA: 64 only
+
+
+def test_mla_before_0_19_keeps_flashmla_64(catalog):
+    assert mla(catalog, version="0.11.0").block_size == 64
+
+
+def test_a_gpu_of_unknown_generation_says_the_mla_block_size_is_assumed():
+    unknown = GpuSpec(key="stated", nominal_gib=80)
+    p = predict(EngineSettings(model=MLA_SMALL, gpu=unknown, version="0.19.0", max_model_len=8192))
+    assert p.block_size == 16
+    assert any("block size 16" in note and "assumed" in note for note in p.assumed)
+
+
+def test_non_mla_models_keep_16_token_blocks(catalog):
+    for gpu in ("h100", "b200", "a100"):
+        p = predict(EngineSettings(model=catalog.model("llama-3.1-8b"), gpu=catalog.gpu(gpu), version="0.19.0"))
+        assert p.block_size == 16
+
+
+def dense_tp2(catalog, gpu):
+    model = catalog.model("qwen2.5-7b")
+    return predict(EngineSettings(model=model, gpu=gpu, version="0.19.0", tp=2, max_model_len=8192))
+
+
+def test_non_torch_at_tp2_on_pcie_cards_is_a_quarter_gib(catalog):
+    for gpu in ("l4", "l40s", "rtx-4090"):
+        p = dense_tp2(catalog, catalog.gpu(gpu))
+        assert p.non_torch_bytes / GIB == pytest.approx(0.25), gpu
+        assert not any("interconnect" in note for note in p.assumed)
+
+
+def test_non_torch_at_tp2_on_nvlink_is_2_1_gib(catalog):
+    p = dense_tp2(catalog, catalog.gpu("h100"))
+    assert p.non_torch_bytes / GIB == pytest.approx(2.1)
+    assert not any("interconnect" in note for note in p.assumed)
+
+
+def test_an_unknown_interconnect_keeps_2_1_gib_and_says_assumed(catalog):
+    p = dense_tp2(catalog, catalog.gpu("h100-pcie"))
+    assert p.non_torch_bytes / GIB == pytest.approx(2.1)
+    assert any("interconnect" in note and "assumed" in note for note in p.assumed)
