@@ -57,7 +57,7 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     out = console()
     also = " and the assumed ones below" if guessed else ""
     say(out, f"{model}: vLLM {release['version']}, predicted from the settings the log states{also}", style="bold")
-    for line in guessed:
+    for line in guessed + prediction.assumed:
         say(out, f"  assumed: {line}", style="yellow")
     cells = [
         [row.label, _num(row.predicted), _num(row.stated), "-" if row.error is None else f"{row.error:+.2%}"]

@@ -208,6 +208,7 @@ def _plan_view(serving: Serving, warn) -> Group:
     verdict = Text(literal(serving_verdict(serving)), style="bold")
     lines: list[RenderableType] = [table, verdict, Text(literal(cross_check(serving)))]
     lines += [Text(f"! {literal(w)}", style=warn) for w in [*p.failures, *p.warnings, *serving.warnings]]
+    lines += [Text(f"~ {literal(note)}") for note in p.assumed]
     return Group(*lines)
 
 
