@@ -1,8 +1,11 @@
 """vLLM sizing terms 5 (MLA block size by GPU generation) and 8 (non-torch memory at TP >= 2 by interconnect)."""
 
+import json
+
 import pytest
 
 from gpumem_tui.catalog.schema import GpuSpec, MlaSpec, ModelSpec
+from gpumem_tui.cli import main
 from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.units import GIB
 
@@ -83,3 +86,13 @@ def test_an_unknown_interconnect_keeps_2_1_gib_and_says_assumed(catalog):
     p = dense_tp2(catalog, catalog.gpu("h100-pcie"))
     assert p.non_torch_bytes / GIB == pytest.approx(2.1)
     assert any("interconnect" in note and "assumed" in note for note in p.assumed)
+
+
+def test_plan_says_the_assumed_figures_in_text_and_json(capsys):
+    args = ["plan", "--model", "qwen2.5-7b", "--gpu", "h100-pcie", "--gpus", "2", "--engine", "vllm"]
+    args += ["--vllm-version", "0.19.0", "--max-model-len", "8192"]
+    assert main(args) == 0
+    assert "~ non-torch 2.10 GiB at TP 2 assumed (H100-PCIe-80GB's interconnect" in capsys.readouterr().out
+    assert main([*args, "--json"]) == 0
+    engine = json.loads(capsys.readouterr().out)["engine"]
+    assert engine["non_torch_bytes"] == round(2.1 * GIB) and "assumed" in engine["assumed"][0]
