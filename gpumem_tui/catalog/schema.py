@@ -174,6 +174,9 @@ class GpuSpec(_Entry):
     nvlink_gbps_per_direction: float | None = None
     pcie_gen: int | None = None
     power_limit_w: float | None = None
+    sm_count: int | None = Field(default=None, gt=0, le=4096)
+    """Streaming multiprocessors the product enables (not the full die), from a source that says so; None
+    where none was found. vLLM sizes its Triton top-k/top-p buffer by it."""
     notes: str = ""
     sources: list[str] = []
 
