@@ -247,13 +247,13 @@ def _moe(kind: str, config: dict, warnings: list[str]) -> MoeSpec | None:
         return None
     per_token = config.get("num_experts_per_tok") or config.get("experts_per_token") or 1
     size = config.get("moe_intermediate_size") or config["intermediate_size"]
-    shared = {"shared_experts": whole("n_shared_experts", config.get("n_shared_experts") or 0)}
+    shared: dict | None = {"shared_experts": whole("n_shared_experts", config.get("n_shared_experts") or 0)}
     if kind == "qwen2_moe":
         shared = _qwen2_moe_shared(config, warnings)
     elif kind in ("llama4", "llama4_text"):
         shared = _llama4_shared(config)
-        if shared["moe_every"] == 0:
-            return None
+    if shared is None:
+        return None
     return MoeSpec(
         experts=whole("experts", experts),
         experts_per_token=whole("num_experts_per_tok", per_token),
@@ -272,20 +272,23 @@ def _qwen2_moe_shared(config: dict, warnings: list[str]) -> dict:
     width = whole("shared_expert_intermediate_size", config.get("shared_expert_intermediate_size") or 0) or 0
     if config.get("mlp_only_layers"):
         warnings.append("mlp_only_layers not read: those layers are counted with experts")
+    step = whole("decoder_sparse_step", config.get("decoder_sparse_step", 1)) or 0
+    if step < 1:
+        raise CatalogError(f"decoder_sparse_step is {step}; vLLM needs a positive step")
     return {
         "shared_experts": 1 if width else 0,
         "shared_expert_intermediate_size": width or None,
         "shared_expert_gate": True,
-        "moe_every": whole("decoder_sparse_step", config.get("decoder_sparse_step") or 1),
+        "moe_every": step,
     }
 
 
-def _llama4_shared(config: dict) -> dict:
-    """Llama 4's MoE layers: one shared expert as wide as a routed one (`intermediate_size`), and a layer
-    has experts when (index + 1) % interleave_moe_layer_step == 0 (none when the step is 0); the others are
-    dense. vLLM 0.19.0 model_executor/models/llama4.py:96-125, 347-363."""
-    step = config.get("interleave_moe_layer_step")
-    return {"shared_experts": 1, "moe_every": whole("interleave_moe_layer_step", 1 if step is None else step)}
+def _llama4_shared(config: dict) -> dict | None:
+    """Llama 4's MoE layers: one shared expert as wide as a routed one (`intermediate_size`); a layer has
+    experts when (index + 1) % interleave_moe_layer_step == 0, none when the step is below 1, and the
+    others are dense. vLLM 0.19.0 model_executor/models/llama4.py:96-125, 347-363."""
+    step = whole("interleave_moe_layer_step", config.get("interleave_moe_layer_step", 1)) or 0
+    return {"shared_experts": 1, "moe_every": step} if step >= 1 else None
 
 
 def _window(kind: str, config: dict) -> SlidingWindowSpec | None:

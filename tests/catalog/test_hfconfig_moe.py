@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from gpumem_tui.catalog import CatalogError
 from gpumem_tui.catalog.hfconfig import model_from_config
 from gpumem_tui.planner.params import count_params
 from tests.datafiles import HUB_CONFIGS
@@ -94,3 +95,19 @@ def test_mlp_only_layers_are_named_as_not_read():
     config = {**read("Qwen2-57B-A14B.json"), "mlp_only_layers": [0, 1]}
     _, warnings = model_from_config(config, "hand-made")
     assert any("mlp_only_layers" in w for w in warnings)
+
+
+@pytest.mark.parametrize("step", [0, -2])
+def test_a_bad_decoder_sparse_step_is_named_by_its_key(step):
+    config = {**read("Qwen2-57B-A14B.json"), "decoder_sparse_step": step}
+    with pytest.raises(CatalogError, match="decoder_sparse_step"):
+        model_from_config(config, "hand-made")
+
+
+@pytest.mark.parametrize("step", [0, -1])
+def test_llama4_with_no_interleave_step_has_no_moe_layers(step):
+    """llama4.py:347-350: `interleave_moe_layer_step > 0 and ...`; otherwise every layer is dense."""
+    config = read("Llama-4-Scout-17B-16E.json")
+    config["text_config"]["interleave_moe_layer_step"] = step
+    spec, _ = model_from_config(config, "hand-made")
+    assert spec.moe is None and count_params(spec).dense_mlp == 48 * 3 * 5120 * 16384
