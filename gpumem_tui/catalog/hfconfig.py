@@ -25,6 +25,9 @@ KNOWN_MODEL_TYPES = {
     "qwen2",
     "qwen3",
     "qwen3_moe",
+    "qwen2_moe",
+    "llama4",
+    "llama4_text",
     "gemma2",
     "gemma3",
     "gemma3_text",
@@ -172,7 +175,7 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
             f"unknown architecture {kind or '(no model_type)'!r}: read the common keys as a Llama-style decoder"
         )
     fields = _common(config, warnings)
-    fields.update(_specifics(kind, config))
+    fields.update(_specifics(kind, config, warnings))
     fields["sliding_window"] = _window(kind, config)
     spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
     return spec, warnings
@@ -217,10 +220,14 @@ def _common(config: dict, warnings: list[str]) -> dict:
     }
 
 
-def _specifics(kind: str, config: dict) -> dict:
+def _specifics(kind: str, config: dict, warnings: list[str]) -> dict:
     extra: dict = {}
-    if kind == "qwen2":
+    if kind in ("qwen2", "qwen2_moe"):  # vLLM qwen2_moe.py:233-241: QKVParallelLinear(bias=True)
         extra["qkv_bias"] = True
+    if kind in ("llama4", "llama4_text") and config.get("intermediate_size_mlp") is not None:
+        # vLLM llama4.py:356-363: the dense layers' MLP is intermediate_size_mlp wide; intermediate_size is
+        # the experts' width.
+        extra["intermediate_size"] = whole("intermediate_size_mlp", config["intermediate_size_mlp"])
     if kind in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text"):
         extra["qk_norm"] = True
     if kind.startswith("gemma"):
@@ -230,25 +237,58 @@ def _specifics(kind: str, config: dict) -> dict:
     if kind in ("deepseek_v2", "deepseek_v3"):
         ranks = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
         extra["mla"] = MlaSpec(**{key: whole(key, config.get(key)) for key in ranks})
-    extra["moe"] = _moe(kind, config)
+    extra["moe"] = _moe(kind, config, warnings)
     return extra
 
 
-def _moe(kind: str, config: dict) -> MoeSpec | None:
+def _moe(kind: str, config: dict, warnings: list[str]) -> MoeSpec | None:
     experts = config.get("n_routed_experts") or config.get("num_local_experts") or config.get("num_experts")
     if not experts:
         return None
     per_token = config.get("num_experts_per_tok") or config.get("experts_per_token") or 1
     size = config.get("moe_intermediate_size") or config["intermediate_size"]
+    shared: dict | None = {"shared_experts": whole("n_shared_experts", config.get("n_shared_experts") or 0)}
+    if kind == "qwen2_moe":
+        shared = _qwen2_moe_shared(config, warnings)
+    elif kind in ("llama4", "llama4_text"):
+        shared = _llama4_shared(config)
+    if shared is None:
+        return None
     return MoeSpec(
         experts=whole("experts", experts),
         experts_per_token=whole("num_experts_per_tok", per_token),
         expert_intermediate_size=whole("moe_intermediate_size", size),
-        shared_experts=whole("n_shared_experts", config.get("n_shared_experts") or 0),
         first_dense_layers=whole("first_k_dense_replace", config.get("first_k_dense_replace") or 0),
         router_bias=kind == "gpt_oss" or config.get("topk_method") == "noaux_tc",
         expert_bias=kind == "gpt_oss",
+        **shared,
     )
+
+
+def _qwen2_moe_shared(config: dict, warnings: list[str]) -> dict:
+    """Qwen2-MoE's shared expert: one MLP of `shared_expert_intermediate_size` (none when 0) behind a
+    hidden -> 1 gate that is built either way; a layer has experts when (index + 1) % decoder_sparse_step
+    == 0 and it is not in mlp_only_layers. vLLM 0.19.0 model_executor/models/qwen2_moe.py:143-162, 313-321."""
+    width = whole("shared_expert_intermediate_size", config.get("shared_expert_intermediate_size") or 0) or 0
+    if config.get("mlp_only_layers"):
+        warnings.append("mlp_only_layers not read: those layers are counted with experts")
+    step = whole("decoder_sparse_step", config.get("decoder_sparse_step", 1)) or 0
+    if step < 1:
+        raise CatalogError(f"decoder_sparse_step is {step}; vLLM needs a positive step")
+    return {
+        "shared_experts": 1 if width else 0,
+        "shared_expert_intermediate_size": width or None,
+        "shared_expert_gate": True,
+        "moe_every": step,
+    }
+
+
+def _llama4_shared(config: dict) -> dict | None:
+    """Llama 4's MoE layers: one shared expert as wide as a routed one (`intermediate_size`); a layer has
+    experts when (index + 1) % interleave_moe_layer_step == 0, none when the step is below 1, and the
+    others are dense. vLLM 0.19.0 model_executor/models/llama4.py:96-125, 347-363."""
+    step = whole("interleave_moe_layer_step", config.get("interleave_moe_layer_step", 1)) or 0
+    return {"shared_experts": 1, "moe_every": step} if step >= 1 else None
 
 
 def _window(kind: str, config: dict) -> SlidingWindowSpec | None:

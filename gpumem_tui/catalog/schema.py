@@ -34,6 +34,14 @@ class MoeSpec(_Entry):
     experts_per_token: int = Field(gt=0, le=MAX_EXPERTS)
     expert_intermediate_size: int = Field(gt=0, le=MAX_WIDTH)
     shared_experts: int = Field(default=0, ge=0, le=MAX_EXPERTS)
+    shared_expert_intermediate_size: int | None = Field(default=None, gt=0, le=MAX_WIDTH)
+    """Width of each shared expert where it is not `expert_intermediate_size` (Qwen2-MoE's
+    `shared_expert_intermediate_size`)."""
+    shared_expert_gate: bool = False
+    """Each MoE layer gates its shared expert through a hidden -> 1 linear (Qwen2-MoE)."""
+    moe_every: int = Field(default=1, gt=0, le=MAX_LAYERS)
+    """In each run of this many layers the last one is MoE, the others dense (Llama 4's
+    `interleave_moe_layer_step`, Qwen2-MoE's `decoder_sparse_step`)."""
     first_dense_layers: int = Field(default=0, ge=0, le=MAX_LAYERS)
     """Leading layers with a plain dense MLP of `intermediate_size` (DeepSeek `first_k_dense_replace`)."""
     router_bias: bool = False
@@ -121,6 +129,13 @@ class ModelSpec(_Entry):
     def head_size(self) -> int:
         return self.head_dim or self.hidden_size // self.attention_heads
 
+    def moe_layer_count(self) -> int:
+        """How many layers carry experts: past the leading dense layers, the last of each `moe_every`."""
+        moe = self.moe
+        if moe is None:
+            return 0
+        return self.layers // moe.moe_every - moe.first_dense_layers // moe.moe_every
+
     def sliding_layer_count(self) -> int:
         """How many layers use the sliding window: counted, never listed (a file may declare many layers)."""
         window = self.sliding_window
@@ -163,6 +178,9 @@ class GpuSpec(_Entry):
     compute_capability: str | None = Field(default=None, pattern=r"^\d+\.\d+$")
     """CUDA compute capability, "major.minor" (9.0 Hopper, 10.0 Blackwell B200)."""
     power_limit_w: float | None = None
+    sm_count: int | None = Field(default=None, gt=0, le=4096)
+    """Streaming multiprocessors the product enables (not the full die), from a source that says so; None
+    where none was found. vLLM sizes its Triton top-k/top-p buffer by it."""
     notes: str = ""
     sources: list[str] = []
 

@@ -50,14 +50,15 @@ def count_params(spec: ModelSpec) -> ParamCounts:
     hidden, layers = spec.hidden_size, spec.layers
     attention, kv_proj = _attention_per_layer(spec)
     moe = spec.moe
-    moe_layers = 0 if moe is None else layers - moe.first_dense_layers
+    moe_layers = spec.moe_layer_count()
     dense_layers = layers - moe_layers
     per_expert = 0 if moe is None else 3 * hidden * moe.expert_intermediate_size
     per_expert_bias = 2 * moe.expert_intermediate_size + hidden if moe and moe.expert_bias else 0
     experts = 0 if moe is None else moe_layers * moe.experts * per_expert
     expert_biases = 0 if moe is None else moe_layers * moe.experts * per_expert_bias
-    shared = 0 if moe is None else moe_layers * moe.shared_experts * 3 * hidden * moe.expert_intermediate_size
+    shared, shared_gate = _shared_expert_params(spec)
     router = 0 if moe is None else moe_layers * (hidden * moe.experts + (moe.experts if moe.router_bias else 0))
+    router += moe_layers * shared_gate
     embedding = spec.vocab_size * hidden
     counts = ParamCounts(
         embedding=embedding,
@@ -76,6 +77,20 @@ def count_params(spec: ModelSpec) -> ParamCounts:
         0 if moe is None else moe_layers * (moe.experts - moe.experts_per_token) * (per_expert + per_expert_bias)
     )
     return ParamCounts(**{**counts.__dict__, "active": counts.total - idle_experts})
+
+
+def _shared_expert_params(spec: ModelSpec) -> tuple[int, int]:
+    """(all shared-expert weights, the shared-expert gate of one MoE layer). A shared expert is a gated MLP
+    (3 x hidden x width) that every token runs; its width is its own where config.json gives one.
+    vLLM 0.19.0: qwen2_moe.py:143-162 (one Qwen2MoeMLP of shared_expert_intermediate_size, gated by
+    ReplicatedLinear(hidden, 1), built even when the width is 0), llama4.py:96-112 (one LlamaMLP of
+    intermediate_size), deepseek_v2.py:293-305 (n_shared_experts x moe_intermediate_size)."""
+    moe = spec.moe
+    if moe is None:
+        return 0, 0
+    width = moe.shared_expert_intermediate_size or moe.expert_intermediate_size
+    per_layer = moe.shared_experts * 3 * spec.hidden_size * width
+    return spec.moe_layer_count() * per_layer, spec.hidden_size if moe.shared_expert_gate else 0
 
 
 def _attention_per_layer(spec: ModelSpec) -> tuple[int, int]:
