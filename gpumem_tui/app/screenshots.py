@@ -24,6 +24,9 @@ SHOTS = [
     ("monitor-gpu-lost", "gpu-lost", 75, (160, 48), ()),
     ("monitor-busy-node-80x24", "busy-node", 300, (80, 24), ()),
     ("monitor-busy-node", "busy-node", 300, (160, 48), ()),
+    ("monitor-mig-node", "mig-node", 60, (120, 40), ()),
+    ("monitor-slurm-denied", "slurm-denied", 60, (120, 40), ()),
+    ("monitor-k8s-two-pods", "k8s-two-pods", 60, (160, 48), ()),
     ("planner", "healthy-8b", 300, (160, 48), ("p",)),
     ("help", "healthy-8b", 300, (100, 30), ("question_mark",)),
 ]
