@@ -3,18 +3,14 @@ a recording made before either was read prints without them."""
 
 from __future__ import annotations
 
-import asyncio
-import io
 import json
 
-from rich.console import Console
-
 from gpumem_tui.cli import main
-from gpumem_tui.cli.snapshot_view import render
 from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.sources.replay import Recorder
 from gpumem_tui.text import short_bus_id
+from tests.cli.snapshot_text import snapshot_lines
 
 
 def test_snapshot_names_the_driver_and_each_bus_id(capsys):
@@ -72,21 +68,9 @@ def test_a_bus_id_is_written_as_lspci_writes_it():
     assert short_bus_id(None) is None and short_bus_id("") is None
 
 
-def _table_at(width: int) -> list[str]:
-    async def one():
-        feed = DemoFeed("busy-node", ManualClock(110))
-        sample = await feed.sample()
-        await feed.aclose()
-        return sample
-
-    out = Console(file=io.StringIO(), width=width, markup=False, highlight=False, color_system=None)
-    render(asyncio.run(one()), out, "here")
-    return out.file.getvalue().splitlines()
-
-
 def test_an_80_column_terminal_keeps_every_number_whole_and_drops_the_bus_id_first():
-    lines = _table_at(80)
+    lines = snapshot_lines("busy-node", 110, 80)
     assert "Bus-Id" not in lines[2] and "Reserved" in lines[2], lines[2]
     assert "73,790 MiB  81,559 MiB" in lines[3] and "606 / 700 W" in lines[3], lines[3]
-    wide = _table_at(120)
+    wide = snapshot_lines("busy-node", 110, 120)
     assert wide[2].split()[:3] == ["GPU", "Bus-Id", "Name"] and "606 / 700 W" in wide[3]

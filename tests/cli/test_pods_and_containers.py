@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from gpumem_tui.cli import main
+from tests.cli.snapshot_text import snapshot_lines
 
 
 def test_snapshot_on_a_kubernetes_node_names_each_pod_and_reaches_it_at_its_address(capsys):
@@ -49,31 +50,10 @@ def test_check_inside_a_container_draws_the_plan_on_the_engines_gpu_and_says_why
     assert "host: PID namespaces differ" in capsys.readouterr().out
 
 
-def _snapshot_at(scenario: str, width: int) -> list[str]:
-    import asyncio
-    import io
-
-    from rich.console import Console
-
-    from gpumem_tui.cli.snapshot_view import render
-    from gpumem_tui.demo import ManualClock
-    from gpumem_tui.demo.feed import DemoFeed
-
-    async def one():
-        feed = DemoFeed(scenario, ManualClock(60))
-        sample = await feed.sample()
-        await feed.aclose()
-        return sample
-
-    out = Console(file=io.StringIO(), width=width, markup=False, highlight=False, color_system=None)
-    render(asyncio.run(one()), out, "here")
-    return out.file.getvalue().splitlines()
-
-
 def test_snapshot_at_80_columns_keeps_every_number_whole_beside_the_pod_column():
     """The pod (up to 40 characters) gives way as the name and user do: before, at 80 columns the PID, the
     GPU memory and the header were cut to 'P…', '2…', '72,635 …'."""
-    lines = _snapshot_at("k8s-two-pods", 80)
+    lines = snapshot_lines("k8s-two-pods", 60, 80)
     header = next(line for line in lines if "Pod" in line)
     assert header.split()[:4] == ["PID", "GPU", "Type", "GPU"], header
     rows = [line for line in lines if line.startswith(("2100 ", "2200 "))]
@@ -81,5 +61,5 @@ def test_snapshot_at_80_columns_keeps_every_number_whole_beside_the_pod_column()
     assert "72,635 MiB" in rows[0] and "4.5 GiB" in rows[0] and "100 %" in rows[0], rows[0]
     assert "team-a" in rows[0] and "team-b" in rows[1], rows  # each pod still told apart by its namespace
     assert all(len(line) <= 80 for line in rows), rows
-    wide = [line for line in _snapshot_at("k8s-two-pods", 160) if line.startswith("2100 ")]
+    wide = [line for line in snapshot_lines("k8s-two-pods", 60, 160) if line.startswith("2100 ")]
     assert "team-a/vllm-chat-7d9f8c6b5-x2k4q" in wide[0], wide  # whole where there is room
