@@ -75,6 +75,8 @@ def print_engine(out, p: EnginePrediction, tp: int) -> None:
             f"max_num_batched_tokens {p.max_num_batched_tokens:,}, max_model_len {p.max_model_len:,}"
         )
     )
+    for line in p.term_lines():
+        say(out, f"  + {line}")
     say(out, "Predicted log lines:", style="bold")
     for line in p.log_lines:
         say(out, f"  {line}")

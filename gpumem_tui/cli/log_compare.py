@@ -59,6 +59,8 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     say(out, f"{model}: vLLM {release['version']}, predicted from the settings the log states{also}", style="bold")
     for line in guessed + prediction.assumed:
         say(out, f"  assumed: {line}", style="yellow")
+    for line in prediction.term_lines():
+        say(out, f"  term: {line}")
     cells = [
         [row.label, _num(row.predicted), _num(row.stated), "-" if row.error is None else f"{row.error:+.2%}"]
         for row in rows

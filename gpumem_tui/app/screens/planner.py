@@ -209,6 +209,7 @@ def _plan_view(serving: Serving, warn) -> Group:
     lines: list[RenderableType] = [table, verdict, Text(literal(cross_check(serving)))]
     lines += [Text(f"! {literal(w)}", style=warn) for w in [*p.failures, *p.warnings, *serving.warnings]]
     lines += [Text(f"~ {literal(note)}") for note in p.assumed]
+    lines += [Text(f"+ {literal(line)}") for line in p.term_lines()]
     return Group(*lines)
 
 

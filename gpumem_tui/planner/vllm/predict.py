@@ -12,6 +12,7 @@ from gpumem_tui.planner.vllm.profile import (
     cudagraph_bytes,
     non_torch_bytes,
     non_torch_note,
+    sampler_bytes,
     torch_total_bytes,
 )
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
@@ -103,6 +104,7 @@ def predict(settings: EngineSettings) -> EnginePrediction:
         failures=[],
         warnings=[],
         assumed=[note for note in (run.block_note, non_torch_note(settings.gpu, settings.tp)) if note],
+        terms=dict(first.terms),
     )
     failures, warnings = failures_and_warnings(settings, run.rules, prediction, lay)
     return prediction.model_copy(
@@ -116,6 +118,11 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
     spec, tp, pp = settings.model, settings.tp, settings.pp
     weights = loaded_weight_bytes(spec, run.width, quantization_of(settings.quantization, spec), tp, stage, pp)
     activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last_stage=stage == pp - 1)
+    terms: dict[str, int] = {}
+    if rules.v1 and stage == pp - 1:
+        sampler = sampler_bytes(rules, spec, run.tokens, run.seqs, run.width)
+        if sampler >= activation:
+            terms["sampler_peak"] = sampler
     non_torch = non_torch_bytes(rules, tp, pp, settings.gpu.interconnect)
     others = settings.other_processes_bytes if rules.charges_other_processes else 0
     graphs = run.graphs if rules.charges_cudagraphs else 0
@@ -130,4 +137,5 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
         non_torch_bytes=non_torch,
         kv_cache_bytes=kv,
         num_gpu_blocks=kvblocks.num_blocks(kv, run.layout(stage)),
+        terms=terms,
     )

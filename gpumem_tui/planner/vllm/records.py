@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpumem_tui.catalog.schema import GpuSpec, ModelSpec
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
+from gpumem_tui.units import GIB
 
 
 class _Frozen(BaseModel):
@@ -36,6 +37,17 @@ class EngineSettings(_Frozen):
     """GPU memory other processes hold when the engine starts."""
 
 
+TERM_LABELS = {
+    "sampler_peak": "sampler peak",
+}
+"""What each named sizing term is called on screen (`engine.terms` keys are the JSON names)."""
+
+
+def term_line(key: str, value: int) -> str:
+    """One applied term as the human output says it: 'sampler peak: 0.79 GiB'."""
+    return f"{TERM_LABELS.get(key, key)}: {value / GIB:,.2f} GiB"
+
+
 class RankPrediction(_Frozen):
     """One GPU of the deployment (TP ranks are alike; PP stages differ)."""
 
@@ -45,6 +57,8 @@ class RankPrediction(_Frozen):
     non_torch_bytes: int
     kv_cache_bytes: int
     num_gpu_blocks: int
+    terms: dict[str, int] = {}
+    """The named sizing terms that applied on this rank (see `EnginePrediction.terms`)."""
 
 
 class EnginePrediction(_Frozen):
@@ -75,6 +89,15 @@ class EnginePrediction(_Frozen):
     warnings: list[str]
     assumed: list[str] = []
     """Figures the vLLM source read does not decide for this GPU or release, each said as assumed."""
+    terms: dict[str, int] = {}
+    """The named sizing terms that applied (the first rank's, plus the deployment's own), name -> bytes per
+    GPU: each is a part of weights, activation peak, non-torch, CUDA graphs or the KV page that a model
+    class or setting brings (a vision tower, a MoE workspace, the sampler's peak)."""
+
+    def term_lines(self) -> list[str]:
+        """The applied terms as the human output says them, largest first."""
+        ranked = sorted(self.terms.items(), key=lambda item: -item[1])
+        return [term_line(key, value) for key, value in ranked]
 
     def engine_json(self) -> dict:
         """The documented `engine` object of `plan --engine vllm --json`."""
@@ -104,6 +127,7 @@ class EnginePrediction(_Frozen):
             "failures",
             "warnings",
             "assumed",
+            "terms",
         ]
         data.update({key: getattr(self, key) for key in extra})
         data["ranks"] = [rank.model_dump() for rank in self.ranks]
