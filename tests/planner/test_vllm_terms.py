@@ -16,7 +16,7 @@ def test_a_term_that_decides_the_peak_is_named_with_its_bytes(catalog):
     assert p.term_lines()[0] == f"sampler peak: {p.activation_peak_bytes / GIB:,.2f} GiB"
 
 
-def test_plan_prints_and_carries_the_terms(catalog, capsys):
+def test_plan_prints_and_carries_the_terms(capsys):
     args = ["plan", "--model", "google/gemma-2-9b", "--gpu", "h100", "--engine", "vllm", "--vllm-version", "0.19.0"]
     assert main([*args, "--json"]) == 0
     engine = json.loads(capsys.readouterr().out)["engine"]
