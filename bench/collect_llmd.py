@@ -241,6 +241,8 @@ def _base(source: str, kind: str, model: str | None) -> dict:
         "source_kind": kind,
         "status": "ok",
         "split": "dev" if model in DEV_MODELS else "heldout",
+        "peak_torch_gib": None,  # what the 0.6.4 one-line profile states; V1 logs do not
+        "reported_in_text": None,  # figures the seen set took from an issue's prose; these are log lines
     }
 
 

@@ -97,6 +97,11 @@ def test_no_case_repeats_a_log_of_the_seen_set() -> None:
     assert not seen & set(names) and len(names) == len(set(names))
 
 
+def test_every_case_has_the_keys_of_the_seen_set_and_two_more() -> None:
+    seen = set(json.loads(CALIBRATION.read_text(encoding="utf-8"))[24])
+    assert all(set(case) == seen | {"classes", "split"} for case in CASES)
+
+
 def test_split_names_exactly_the_dev_models() -> None:
     assert {case["split"] for case in CASES} == {"dev", "heldout"}
     assert {case["model"] for case in CASES if case["split"] == "dev"} == DEV
