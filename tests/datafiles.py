@@ -9,6 +9,8 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent / "data"
 CALIBRATION = DATA / "calibration" / "vllm_startup_logs.json"
 """Real vLLM startup cases: settings, memory log lines verbatim, the numbers those lines state."""
+LLMD_SWEEP = DATA / "calibration" / "vllm_0.19_llmd_sweep.json"
+"""The llm-d planner's v0.19.0 H100 startups that CALIBRATION lacks, each with `classes` and `split`."""
 METRICS = DATA / "calibration" / "metrics"
 """/metrics payloads from real servers or their docs, each opening with a `# source:` line."""
 REFERENCE = DATA / "reference" / "catalog_reference.json"

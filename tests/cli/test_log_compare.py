@@ -56,9 +56,11 @@ PHI_4 = {
 
 
 def test_a_model_outside_the_catalog_is_compared_from_its_config(tmp_path, capsys):
-    """phi-4 is not in the catalog: the log names it, --config gives its shapes, and the prediction lands
-    within 1 % of the weights and the pool the real log states."""
+    """A model the catalog does not hold: phi-4's real log with the model renamed to a name no catalog entry
+    has (the catalog now holds phi-4 itself); --config gives its shapes, and the prediction lands within 1 %
+    of the weights and the pool the real log states."""
     path = write_case(tmp_path, 32)
+    path.write_text(path.read_text().replace("microsoft/phi-4", "example-org/phi-4-renamed"))
     assert main(["log", str(path), "--compare"]) == 2
     assert "--config PATH" in capsys.readouterr().err
     (tmp_path / "phi-4").mkdir()
