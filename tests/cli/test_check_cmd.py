@@ -261,3 +261,13 @@ def test_gpus_the_job_may_not_open_are_said_plainly_and_are_not_critical(capsys)
     assert out.startswith("OK - ") and "gpu2_used=U;;;0;" in out
     assert "INFO     gpu_not_accessible  GPUs 2 and 3 are not accessible from here" in out
     assert "lost" not in out and "reset" not in out
+
+
+def test_check_names_the_sizing_terms_its_plan_applied(capsys):
+    """The live judgment uses the startup model's terms, and says which, as `plan --engine vllm` does."""
+    assert main(["check", "--demo", "healthy-8b", "--json"]) == 0
+    [plan] = json.loads(capsys.readouterr().out)["plans"]
+    assert plan["terms"]["sampler_peak"] > 0
+    assert main(["check", "--demo", "healthy-8b", "--verbose"]) == 0
+    gib = plan["terms"]["sampler_peak"] / 2**30
+    assert f"  term:    sampler peak: {gib:,.2f} GiB" in capsys.readouterr().out
