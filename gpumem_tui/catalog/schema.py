@@ -82,10 +82,11 @@ class VisionSpec(_Entry):
     (then the tower is not counted, and a prediction says so)."""
     modalities: list[str] = ["image"]
     """What the tower encodes: `--limit-mm-per-prompt` at 0 for all of them skips it."""
-    tokens_per_image: int = Field(gt=0, le=MAX_CONTEXT)
+    tokens_per_image: int | None = Field(default=None, gt=0, le=MAX_CONTEXT)
     """Embeddings the largest image becomes (Gemma 3's `mm_tokens_per_image`): the encoder budget's item."""
-    pixels_per_image: int = Field(gt=0, le=MAX_PARAMS)
-    """Input values of the largest dummy image the processor makes (channels x height x width x tiles)."""
+    pixels_per_image: int | None = Field(default=None, gt=0, le=MAX_PARAMS)
+    """Input values of the largest dummy image the processor makes (channels x height x width x tiles).
+    The encoder's dummy inputs are counted only where both are known."""
     sources: list[str] = []
 
 

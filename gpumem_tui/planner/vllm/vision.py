@@ -70,9 +70,9 @@ def rope_cache_bytes(spec: ModelSpec, width: int) -> int:
 def encoder_items(spec: ModelSpec, batched_tokens: int) -> int:
     """Dummy images the profile encodes: the encoder budget (the batched tokens, at least one item) over the
     tokens one image becomes (multimodal/encoder_budget.py:153-178, v1/core/encoder_cache_manager.py:309-314)."""
-    if spec.vision is None:
+    per_item = spec.vision.tokens_per_image if spec.vision else None
+    if per_item is None:
         return 0
-    per_item = spec.vision.tokens_per_image
     return max(1, max(batched_tokens, per_item) // per_item)
 
 
@@ -81,9 +81,11 @@ def encoder_profile_bytes(spec: ModelSpec, batched_tokens: int, width: int, limi
     pixel values (cast to the model dtype, multimodal/processing/context.py:226-233) and the encoder's
     outputs, one LM-hidden row per image token, held in the encoder cache until the profile ends
     (v1/worker/gpu_model_runner.py:5734-5794)."""
-    if spec.vision is None or not tower_loaded(spec, limits):
-        return 0
     vision = spec.vision
+    if vision is None or vision.pixels_per_image is None or vision.tokens_per_image is None:
+        return 0
+    if not tower_loaded(spec, limits):
+        return 0
     per_item = vision.pixels_per_image + vision.tokens_per_image * spec.hidden_size
     return encoder_items(spec, batched_tokens) * per_item * width
 
@@ -113,6 +115,8 @@ def vision_notes(spec: ModelSpec, rules: Rules, tp: int, limits: dict[str, int] 
     notes = []
     if spec.vision.params is None:
         notes.append(f"{spec.id}'s vision tower is not counted: the catalog does not know its size")
+    if rules.v1 and (spec.vision.tokens_per_image is None or spec.vision.pixels_per_image is None):
+        notes.append(f"{spec.id}'s encoder dummy inputs are not counted: its image size is not known")
     if rules.version[:2] not in ((0, 19), (0, 20)):
         notes.append("vision tower loaded and its encoder profiled as vLLM 0.19/0.20 do (this release not read)")
     if tp > 1:
