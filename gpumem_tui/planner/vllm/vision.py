@@ -14,6 +14,8 @@ from gpumem_tui.planner.vllm.versions import Rules
 
 FLAG = "--limit-mm-per-prompt"
 MAX_ITEMS = 10**6
+NO_MODALITIES = {"image": 0, "video": 0, "audio": 0}
+"""`--language-model-only`: every modality limited to 0 (config/multimodal.py:79-80, 259-265)."""
 
 
 def mm_limits(text: str) -> dict[str, int]:
