@@ -8,8 +8,8 @@ from rich.text import Text
 
 from gpumem_tui.cli.output import say, table
 from gpumem_tui.cli.planargs import Resolved, count, size, vllm_version
-from gpumem_tui.planner.serving import EngineOptions
 from gpumem_tui.planner.dtypes import PlanInputError
+from gpumem_tui.planner.serving import EngineOptions
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction
 from gpumem_tui.planner.vllm.vision import NO_MODALITIES, mm_limits
 from gpumem_tui.units import GIB
