@@ -34,6 +34,27 @@ def mm_limits(text: str) -> dict[str, int]:
     return {str(key): _count(str(key), value) for key, value in parsed.items()}
 
 
+def limits_from_flags(flags: dict[str, str]) -> dict[str, int] | None:
+    """The limits an engine's command line sets: `--language-model-only`, the JSON flag, and its dotted
+    form (`--limit-mm-per-prompt.image 0`, `--limit-mm-per-prompt.image.count 0`) over it, as vLLM's parser
+    merges them (utils/argparse_utils.py:271-344). None when the command line sets none."""
+    if flags.get("--language-model-only") == "true":
+        return dict(NO_MODALITIES)
+    found = mm_limits(flags[FLAG]) if FLAG in flags else None
+    for name, value in flags.items():
+        if name.startswith(FLAG + "."):
+            modality = name[len(FLAG) + 1 :].removesuffix(".count")
+            found = {**(found or {}), **mm_limits(json.dumps({modality: _whole(value)}))}
+    return found
+
+
+def _whole(text: str) -> object:
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def _count(modality: str, value: object) -> int:
     if isinstance(value, dict):
         value = value.get("count", 999)  # config/multimodal.py:19: an object without a count allows 999
