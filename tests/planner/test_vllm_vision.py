@@ -14,12 +14,12 @@ SIGLIP_LAYER = 4 * (1152 * 1152 + 1152) + (1152 * 4304 + 4304) + (4304 * 1152 + 
 SIGLIP = 27 * SIGLIP_LAYER + (3 * 14 * 14 * 1152 + 1152) + (896 // 14) ** 2 * 1152 + 2 * 1152
 
 
-def _gemma_12b(catalog, **flags) -> EngineSettings:
+def _gemma_12b(catalog, version: str = "0.19.0", **flags) -> EngineSettings:
     """The DEV startup: google/gemma-3-12b-it on one H100, vLLM 0.19.0, utilization 0.95, 8,192 tokens."""
     return EngineSettings(
         model=catalog.model("google/gemma-3-12b-it"),
         gpu=catalog.gpu("h100"),
-        version="0.19.0",
+        version=version,
         utilization=0.95,
         max_model_len=8192,
         **flags,
@@ -82,3 +82,16 @@ def test_the_flag_is_read_in_the_spellings_vllm_accepts(text, limits):
 def test_a_bad_flag_is_one_clear_error(text):
     with pytest.raises(PlanInputError, match="--limit-mm-per-prompt"):
         mm_limits(text)
+
+
+def test_before_0_15_a_limit_of_zero_still_loads_the_tower(catalog):
+    """0.12-0.14 build Gemma 3's tower unconditionally (gemma3_mm.py:525 at 0.14.0); 0.15 marks it skippable."""
+    old = predict(_gemma_12b(catalog, version="0.14.0", limit_mm_per_prompt={"image": 0}))
+    assert "vision_tower" in old.terms and "encoder_profile" not in old.terms
+    assert "vision_tower" not in predict(_gemma_12b(catalog, version="0.15.0", limit_mm_per_prompt={"image": 0})).terms
+
+
+def test_a_release_whose_source_was_not_read_says_so(catalog):
+    p = predict(_gemma_12b(catalog, version="0.11.0"))
+    assert any("vision tower" in line and "not read" in line for line in p.assumed)
+    assert not any("vision" in line for line in predict(_gemma_12b(catalog, version="0.33.0")).assumed)

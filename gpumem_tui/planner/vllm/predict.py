@@ -125,7 +125,7 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
         sampler = sampler_bytes(rules, spec, run.tokens, run.seqs, run.width)
         if sampler >= activation:
             terms["sampler_peak"] = sampler
-    terms.update(vision_terms(spec, run.tokens, run.width, tp, settings.limit_mm_per_prompt, rules.v1))
+    terms.update(vision_terms(spec, run.tokens, run.width, tp, settings.limit_mm_per_prompt, rules))
     weights += terms.get("vision_tower", 0)
     activation += terms.get("encoder_profile", 0)
     non_torch = non_torch_bytes(rules, tp, pp, settings.gpu.interconnect)

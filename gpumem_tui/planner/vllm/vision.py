@@ -14,6 +14,8 @@ from gpumem_tui.planner.vllm.versions import Rules
 
 FLAG = "--limit-mm-per-prompt"
 MAX_ITEMS = 10**6
+READ_FROM = (0, 12, 0)
+"""The releases whose tower, RoPE and encoder-profile code was read: 0.12.0 to 0.33.0."""
 NO_MODALITIES = {"image": 0, "video": 0, "audio": 0}
 """`--language-model-only`: every modality limited to 0 (config/multimodal.py:79-80, 259-265)."""
 
@@ -63,19 +65,25 @@ def _count(modality: str, value: object) -> int:
     return value
 
 
-def tower_loaded(spec: ModelSpec, limits: dict[str, int] | None) -> bool:
-    """The tower is built unless every modality it serves is limited to 0; an unnamed modality allows 999
-    (models/interfaces.py:249-288, config/multimodal.py:259-273; gemma3_mm.py:515-521 marks its tower)."""
+def wanted(spec: ModelSpec, limits: dict[str, int] | None) -> bool:
+    """Some modality the tower serves allows an item; an unnamed modality allows 999
+    (config/multimodal.py:259-273)."""
     if spec.vision is None:
         return False
     return any((limits or {}).get(modality, 999) > 0 for modality in spec.vision.modalities)
 
 
-def vision_tower_bytes(spec: ModelSpec, width: int, limits: dict[str, int] | None) -> int:
+def tower_loaded(spec: ModelSpec, limits: dict[str, int] | None, rules: Rules) -> bool:
+    """From 0.15 the tower is built unless every modality it serves is limited to 0 (models/interfaces.py:
+    249-288; gemma3_mm.py:515-521 marks its tower); before, it is built whatever the limits."""
+    return spec.vision is not None and (wanted(spec, limits) or not rules.skips_unused_towers)
+
+
+def vision_tower_bytes(spec: ModelSpec, width: int, limits: dict[str, int] | None, rules: Rules) -> int:
     """Tower and projector weights, in the model dtype, whole on every rank (0 when skipped or unknown).
     "Weights" is torch's allocation across `load_model` (v1/worker/gpu_model_runner.py:4746-4808), and
     gemma3_mm.py:515-521 builds the SigLIP tower and projector inside it."""
-    if spec.vision is None or spec.vision.params is None or not tower_loaded(spec, limits):
+    if spec.vision is None or spec.vision.params is None or not tower_loaded(spec, limits, rules):
         return 0
     return spec.vision.params * width
 
@@ -107,25 +115,25 @@ def encoder_profile_bytes(spec: ModelSpec, batched_tokens: int, width: int, limi
     vision = spec.vision
     if vision is None or vision.pixels_per_image is None or vision.tokens_per_image is None:
         return 0
-    if not tower_loaded(spec, limits):
+    if not wanted(spec, limits):  # all limits 0: no encoder budget, nothing profiled (encoder_cache_manager.py:288-294)
         return 0
     per_item = vision.pixels_per_image + vision.tokens_per_image * spec.hidden_size
     return encoder_items(spec, batched_tokens) * per_item * width
 
 
 def vision_terms(
-    spec: ModelSpec, batched_tokens: int, width: int, tp: int, limits: dict[str, int] | None, v1: bool
+    spec: ModelSpec, batched_tokens: int, width: int, tp: int, limits: dict[str, int] | None, rules: Rules
 ) -> dict[str, int]:
     """The named terms one rank carries: the tower (split over TP: its linear layers are TP-parallel unless
     the encoder runs data-parallel, siglip.py:382-468), the RoPE caches where they are more than one plain
     cache, and the encoder's dummy inputs (V1's profile run only)."""
     terms = {}
-    tower = vision_tower_bytes(spec, width, limits)
+    tower = vision_tower_bytes(spec, width, limits, rules)
     if tower:
         terms["vision_tower"] = math.ceil(tower / tp)
     if spec.rope_caches != [1.0] and spec.max_context:
         terms["rope_cache"] = rope_cache_bytes(spec, width)
-    encoder = encoder_profile_bytes(spec, batched_tokens, width, limits) if v1 else 0
+    encoder = encoder_profile_bytes(spec, batched_tokens, width, limits) if rules.v1 else 0
     if encoder:
         terms["encoder_profile"] = encoder
     return terms
@@ -133,15 +141,15 @@ def vision_terms(
 
 def vision_notes(spec: ModelSpec, rules: Rules, tp: int, limits: dict[str, int] | None) -> list[str]:
     """What the source read does not decide for this prediction, each said as assumed."""
-    if spec.vision is None or not tower_loaded(spec, limits):
+    if spec.vision is None or not tower_loaded(spec, limits, rules):
         return []
     notes = []
     if spec.vision.params is None:
         notes.append(f"{spec.id}'s vision tower is not counted: the catalog does not know its size")
     if rules.v1 and (spec.vision.tokens_per_image is None or spec.vision.pixels_per_image is None):
         notes.append(f"{spec.id}'s encoder dummy inputs are not counted: its image size is not known")
-    if rules.version[:2] not in ((0, 19), (0, 20)):
-        notes.append("vision tower loaded and its encoder profiled as vLLM 0.19/0.20 do (this release not read)")
+    if rules.version < READ_FROM:
+        notes.append("vision tower loaded and its encoder profiled as vLLM 0.12-0.33 do (this release not read)")
     if tp > 1:
         notes.append(f"vision tower split evenly over the {tp} TP ranks (its norms and embeddings are whole on each)")
     return notes
