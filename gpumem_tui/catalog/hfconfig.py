@@ -321,20 +321,48 @@ def _rope_caches(kind: str, config: dict) -> list[float]:
 
 def _vision(outer: dict, text_hidden: int, warnings: list[str]) -> VisionSpec | None:
     """The vision tower of a `...ForConditionalGeneration` config, counted where its builder is known (Gemma
-    3's SigLIP and projector, vLLM 0.19.0 models/gemma3_mm.py:515-521); another tower is kept as present but
-    not counted, with a warning."""
+    3's SigLIP, Mistral 3's Pixtral, with their projectors); another tower is kept as present but not
+    counted, with a warning."""
     vision = outer.get("vision_config")
     if not isinstance(vision, dict):
         return None
     kind, tower = str(outer.get("model_type", "")), str(vision.get("model_type", ""))
-    if kind != "gemma3" or tower not in ("siglip_vision_model", "") or vision.get("vision_use_head"):
-        warnings.append(f"vision tower {tower or '(no model_type)'!r} of {kind!r} not counted: its size is not read")
-        return VisionSpec()
+    if kind == "gemma3" and tower in ("siglip_vision_model", "") and not vision.get("vision_use_head"):
+        return _gemma3_vision(outer, vision, text_hidden)
+    if kind == "mistral3" and tower == "pixtral":
+        return _mistral3_vision(outer, vision, text_hidden)
+    warnings.append(f"vision tower {tower or '(no model_type)'!r} of {kind!r} not counted: its size is not read")
+    return VisionSpec()
+
+
+def _gemma3_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec:
+    """SigLIP and Gemma3MultiModalProjector, its projection and input norm (vLLM 0.19.0
+    models/gemma3_mm.py:515-521); `mm_tokens_per_image` embeddings per image."""
     hidden, size, channels, _ = _siglip_shape(vision)
-    projector = hidden * text_hidden + hidden  # Gemma3MultiModalProjector: the projection and its input norm
     return VisionSpec(
-        params=siglip_params(vision) + projector,
+        params=siglip_params(vision) + hidden * text_hidden + hidden,
         tokens_per_image=whole("mm_tokens_per_image", outer.get("mm_tokens_per_image", 256)),
+        pixels_per_image=channels * size * size,
+    )
+
+
+def _mistral3_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec:
+    """Pixtral and Mistral3MultiModalProjector (vLLM 0.19.0 models/pixtral.py, mistral3.py:130-170): per layer
+    q/k/v/o and gate/up/down without biases and two RMSNorms, the patch convolution and ln_pre; then an
+    RMSNorm, the merger of `spatial_merge_size`^2 patches and two linears to the text width. The largest
+    image (`image_size` square) becomes (image_size / (patch x merge))^2 embeddings."""
+    hidden, size, channels, patch = _siglip_shape(vision)
+    inner = whole("vision_config.intermediate_size", vision.get("intermediate_size")) or 0
+    layers = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers")) or 0
+    merge = whole("spatial_merge_size", outer.get("spatial_merge_size", 1)) or 1
+    tower = (
+        layers * (4 * hidden * hidden + 3 * hidden * inner + 2 * hidden) + channels * patch * patch * hidden + hidden
+    )
+    bias = (text_hidden + text_hidden) if outer.get("multimodal_projector_bias", True) else 0
+    projector = hidden + merge * merge * hidden * hidden + hidden * text_hidden + text_hidden * text_hidden + bias
+    return VisionSpec(
+        params=tower + projector,
+        tokens_per_image=(size // (patch * merge)) ** 2,
         pixels_per_image=channels * size * size,
     )
 

@@ -42,3 +42,21 @@ def test_an_unknown_tower_is_said_not_counted():
     spec, warnings = model_from_config(config, "lab/new-vlm")
     assert spec.vision is not None and spec.vision.params is None
     assert any("brand_new_vit" in w and "not counted" in w for w in warnings)
+
+
+# Pixtral as vLLM 0.19.0 builds it for Mistral Small 3.1 (models/pixtral.py, mistral3.py): per layer q/k/v/o
+# and gate/up/down without biases and two RMSNorms; the patch convolution without bias and ln_pre. The
+# projector: an RMSNorm, the 2 x 2 patch merger (4096 -> 1024) and two linears 1024 -> 5120 -> 5120, no bias.
+PIXTRAL_LAYER = 4 * 1024 * 1024 + 3 * 1024 * 4096 + 2 * 1024
+PIXTRAL = 24 * PIXTRAL_LAYER + 3 * 14 * 14 * 1024 + 1024
+PIXTRAL_PROJECTOR = 1024 + 4 * 1024 * 1024 + 1024 * 5120 + 5120 * 5120
+
+
+def test_mistral_small_3_1_counts_pixtral_and_its_projector(catalog):
+    spec, warnings = model_from_config(read("Mistral-Small-3.1-24B-Instruct-2503.json"), "mistral-small-3.1")
+    assert spec.vision is not None and spec.vision.params == PIXTRAL + PIXTRAL_PROJECTOR == 438_958_080
+    # 1540 px in 14 px patches merged 2 x 2: 55 x 55 image embeddings (the row breaks are text tokens)
+    assert (spec.vision.tokens_per_image, spec.vision.pixels_per_image) == (55 * 55, 3 * 1540 * 1540)
+    assert warnings == [] and spec.rope_caches == [1.0]
+    entry = catalog.model("mistralai/Mistral-Small-3.1-24B-Instruct-2503")
+    assert spec.vision.model_copy(update={"sources": []}) == entry.vision.model_copy(update={"sources": []})
