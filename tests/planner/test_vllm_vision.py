@@ -3,6 +3,7 @@ as vLLM 0.19.0 loads and profiles them (planner/vllm/vision.py cites the source 
 
 import pytest
 
+from gpumem_tui.catalog.schema import VisionSpec
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.planner.vllm.vision import mm_limits
@@ -95,3 +96,11 @@ def test_a_release_whose_source_was_not_read_says_so(catalog):
     p = predict(_gemma_12b(catalog, version="0.11.0"))
     assert any("vision tower" in line and "not read" in line for line in p.assumed)
     assert not any("vision" in line for line in predict(_gemma_12b(catalog, version="0.33.0")).assumed)
+
+
+def test_a_tower_of_unknown_size_is_said_not_counted(catalog):
+    """A config.json whose tower the reader does not size (`VisionSpec()`): no term, one assumed line."""
+    spec = catalog.model("google/gemma-3-12b-it").model_copy(update={"vision": VisionSpec(), "id": "lab/new\x1b-vlm"})
+    p = predict(_gemma_12b(catalog).model_copy(update={"model": spec}))
+    assert "vision_tower" not in p.terms and "encoder_profile" not in p.terms
+    assert "lab/new\\x1b-vlm's vision tower is not counted: the catalog does not know its size" in p.assumed

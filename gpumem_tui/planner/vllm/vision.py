@@ -11,6 +11,7 @@ import math
 from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.vllm.versions import Rules
+from gpumem_tui.text import literal
 
 FLAG = "--limit-mm-per-prompt"
 MAX_ITEMS = 10**6
@@ -80,7 +81,7 @@ def tower_loaded(spec: ModelSpec, limits: dict[str, int] | None, rules: Rules) -
 
 
 def vision_tower_bytes(spec: ModelSpec, width: int, limits: dict[str, int] | None, rules: Rules) -> int:
-    """Tower and projector weights, in the model dtype, whole on every rank (0 when skipped or unknown).
+    """Tower and projector weights, in the model dtype, before any TP split (0 when skipped or unknown).
     "Weights" is torch's allocation across `load_model` (v1/worker/gpu_model_runner.py:4746-4808), and
     gemma3_mm.py:515-521 builds the SigLIP tower and projector inside it."""
     if spec.vision is None or spec.vision.params is None or not tower_loaded(spec, limits, rules):
@@ -145,9 +146,9 @@ def vision_notes(spec: ModelSpec, rules: Rules, tp: int, limits: dict[str, int] 
         return []
     notes = []
     if spec.vision.params is None:
-        notes.append(f"{spec.id}'s vision tower is not counted: the catalog does not know its size")
+        notes.append(f"{literal(spec.id)}'s vision tower is not counted: the catalog does not know its size")
     if rules.v1 and (spec.vision.tokens_per_image is None or spec.vision.pixels_per_image is None):
-        notes.append(f"{spec.id}'s encoder dummy inputs are not counted: its image size is not known")
+        notes.append(f"{literal(spec.id)}'s encoder dummy inputs are not counted: its image size is not known")
     if rules.version < READ_FROM:
         notes.append("vision tower loaded and its encoder profiled as vLLM 0.12-0.33 do (this release not read)")
     if tp > 1:
