@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from gpumem_tui.catalog.jsonfile import read_json
 from gpumem_tui.catalog.loader import CatalogError, first_error
-from gpumem_tui.catalog.schema import MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec
+from gpumem_tui.catalog.schema import MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec, VisionSpec
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 KNOWN_MODEL_TYPES = {
@@ -159,7 +159,7 @@ def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]
 
 
 def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
-    outer_type = str(config.get("model_type", ""))
+    outer, outer_type = config, str(config.get("model_type", ""))
     if isinstance(config.get("text_config"), dict):
         config = {"model_type": outer_type, **config["text_config"], "architectures": config.get("architectures")}
     kind = str(config.get("model_type") or outer_type)
@@ -177,6 +177,8 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
     fields = _common(config, warnings)
     fields.update(_specifics(kind, config, warnings))
     fields["sliding_window"] = _window(kind, config)
+    fields["rope_caches"] = _rope_caches(kind, config)
+    fields["vision"] = _vision(outer, fields["hidden_size"], warnings)
     spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
     return spec, warnings
 
@@ -305,6 +307,87 @@ def _window(kind: str, config: dict) -> SlidingWindowSpec | None:
     else:
         every = 2
     return SlidingWindowSpec(size=whole("sliding_window", size), global_every=every)
+
+
+def _rope_caches(kind: str, config: dict) -> list[float]:
+    """The RoPE caches vLLM builds, as linear factors: a `linear` rope_scaling scales the cache's positions
+    (layers/rotary_embedding/linear_scaling_rope.py:79-109); Gemma 3's local layers add a plain one of their
+    own base (vLLM 0.19.0 models/gemma3.py:167-186)."""
+    scaling = config.get("rope_scaling")
+    linear = isinstance(scaling, dict) and (scaling.get("rope_type") or scaling.get("type")) == "linear"
+    factor = float(scaling.get("factor", 1.0)) if linear and isinstance(scaling, dict) else 1.0
+    return [factor, 1.0] if kind in ("gemma3", "gemma3_text") else [factor]
+
+
+def _vision(outer: dict, text_hidden: int, warnings: list[str]) -> VisionSpec | None:
+    """The vision tower of a `...ForConditionalGeneration` config, counted where its builder is known (Gemma
+    3's SigLIP, Mistral 3's Pixtral, with their projectors); another tower is kept as present but not
+    counted, with a warning."""
+    vision = outer.get("vision_config")
+    if not isinstance(vision, dict):
+        return None
+    kind, tower = str(outer.get("model_type", "")), str(vision.get("model_type", ""))
+    if kind == "gemma3" and tower in ("siglip_vision_model", "") and not vision.get("vision_use_head"):
+        return _gemma3_vision(outer, vision, text_hidden)
+    if kind == "mistral3" and tower == "pixtral":
+        return _mistral3_vision(outer, vision, text_hidden)
+    warnings.append(f"vision tower {tower or '(no model_type)'!r} of {kind!r} not counted: its size is not read")
+    return VisionSpec()
+
+
+def _gemma3_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec:
+    """SigLIP and Gemma3MultiModalProjector, its projection and input norm (vLLM 0.19.0
+    models/gemma3_mm.py:515-521); `mm_tokens_per_image` embeddings per image."""
+    hidden, size, channels, _ = _siglip_shape(vision)
+    return VisionSpec(
+        params=siglip_params(vision) + hidden * text_hidden + hidden,
+        tokens_per_image=whole("mm_tokens_per_image", outer.get("mm_tokens_per_image", 256)),
+        pixels_per_image=channels * size * size,
+    )
+
+
+def _mistral3_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec:
+    """Pixtral and Mistral3MultiModalProjector (vLLM 0.19.0 models/pixtral.py, mistral3.py:130-170): per layer
+    q/k/v/o and gate/up/down without biases and two RMSNorms, the patch convolution and ln_pre; then an
+    RMSNorm, the merger of `spatial_merge_size`^2 patches and two linears to the text width. The largest
+    image (`image_size` square) becomes (image_size / (patch x merge))^2 embeddings."""
+    hidden, size, channels, patch = _siglip_shape(vision)
+    inner = whole("vision_config.intermediate_size", vision.get("intermediate_size")) or 0
+    layers = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers")) or 0
+    merge = whole("spatial_merge_size", outer.get("spatial_merge_size", 1)) or 1
+    tower = (
+        layers * (4 * hidden * hidden + 3 * hidden * inner + 2 * hidden) + channels * patch * patch * hidden + hidden
+    )
+    bias = (text_hidden + text_hidden) if outer.get("multimodal_projector_bias", True) else 0
+    projector = hidden + merge * merge * hidden * hidden + hidden * text_hidden + text_hidden * text_hidden + bias
+    return VisionSpec(
+        params=tower + projector,
+        tokens_per_image=(size // (patch * merge)) ** 2,
+        pixels_per_image=channels * size * size,
+    )
+
+
+def _siglip_shape(vision: dict) -> tuple[int, int, int, int]:
+    """(hidden, image size, channels, patch) with SiglipVisionConfig's defaults as Gemma 3 sets them."""
+    hidden = whole("vision_config.hidden_size", vision.get("hidden_size", 1152)) or 0
+    size = whole("vision_config.image_size", vision.get("image_size", 896)) or 0
+    channels = whole("vision_config.num_channels", vision.get("num_channels", 3)) or 0
+    patch = whole("vision_config.patch_size", vision.get("patch_size", 14)) or 0
+    if min(hidden, size, channels, patch) < 1:
+        raise CatalogError("vision_config: hidden_size, image_size, num_channels and patch_size must be positive")
+    return hidden, size, channels, patch
+
+
+def siglip_params(vision: dict) -> int:
+    """SigLIP's parameters as vLLM 0.19.0 builds them (models/siglip.py): per layer the q/k/v/out projections
+    and fc1/fc2 with biases and two LayerNorms; the patch convolution, the position embeddings and the post
+    LayerNorm (no pooling head)."""
+    hidden, size, channels, patch = _siglip_shape(vision)
+    inner = whole("vision_config.intermediate_size", vision.get("intermediate_size", 4304)) or 0
+    layers = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers", 27)) or 0
+    layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inner + inner + hidden + 4 * hidden
+    embeddings = channels * patch * patch * hidden + hidden + (size // patch) ** 2 * hidden
+    return layers * layer + embeddings + 2 * hidden
 
 
 def whole(key: str, value: object) -> int | None:

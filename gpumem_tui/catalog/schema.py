@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -73,6 +73,23 @@ class SlidingWindowSpec(_Entry):
     """In each run of this many layers the last one is full attention; None means every layer slides."""
 
 
+class VisionSpec(_Entry):
+    """A multimodal checkpoint's vision tower and projector (`...ForConditionalGeneration`): vLLM loads them
+    beside the language model unless every modality they serve is limited to 0 items per prompt."""
+
+    params: int | None = Field(default=None, gt=0, le=MAX_PARAMS)
+    """Tower and projector parameters, loaded in the model dtype; None where the entry does not know them
+    (then the tower is not counted, and a prediction says so)."""
+    modalities: list[str] = ["image"]
+    """What the tower encodes: `--limit-mm-per-prompt` at 0 for all of them skips it."""
+    tokens_per_image: int | None = Field(default=None, gt=0, le=MAX_CONTEXT)
+    """Embeddings the largest image becomes (Gemma 3's `mm_tokens_per_image`): the encoder budget's item."""
+    pixels_per_image: int | None = Field(default=None, gt=0, le=MAX_PARAMS)
+    """Input values of the largest dummy image the processor makes (channels x height x width x tiles).
+    The encoder's dummy inputs are counted only where both are known."""
+    sources: list[str] = []
+
+
 class ModelSpec(_Entry):
     """A transformer's architecture, enough to count parameters and KV bytes exactly."""
 
@@ -100,6 +117,10 @@ class ModelSpec(_Entry):
     moe: MoeSpec | None = None
     mla: MlaSpec | None = None
     sliding_window: SlidingWindowSpec | None = None
+    rope_caches: list[Annotated[float, Field(gt=0, le=1024)]] = Field(default=[1.0], max_length=16)
+    """The RoPE cos/sin caches vLLM builds, each as its linear scaling factor (max position x factor rows):
+    Gemma 3 builds a scaled one for its global layers and a plain one for its local layers."""
+    vision: VisionSpec | None = None
     params_total_published: int | None = Field(default=None, gt=0, le=MAX_PARAMS)
     """A published or independently computed count, kept to check the arithmetic against."""
     notes: str = ""

@@ -8,8 +8,10 @@ from rich.text import Text
 
 from gpumem_tui.cli.output import say, table
 from gpumem_tui.cli.planargs import Resolved, count, size, vllm_version
+from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.serving import EngineOptions
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction
+from gpumem_tui.planner.vllm.vision import NO_MODALITIES, mm_limits
 from gpumem_tui.units import GIB
 
 
@@ -33,10 +35,27 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         help="tokens in one scheduler step (default: the release's)",
     )
     group.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs")
+    group.add_argument(
+        "--limit-mm-per-prompt",
+        type=limits,
+        metavar="JSON",
+        help="items per prompt by modality, as vLLM takes it: '{\"image\": 0}' loads no vision tower",
+    )
+    group.add_argument("--language-model-only", action="store_true", help="as vLLM's flag: every modality limited to 0")
     group.add_argument("--kv-cache-memory", type=size, metavar="SIZE", help="fixed KV cache size (0.10.2+)")
     group.add_argument(
         "--other-processes", type=size, default=0, metavar="SIZE", help="GPU memory other processes hold at start"
     )
+
+
+def limits(text: str) -> dict[str, int]:
+    """`--limit-mm-per-prompt` as counts per modality; a bad value is argparse's one-line error."""
+    try:
+        return mm_limits(text)
+    except PlanInputError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc).removeprefix("--limit-mm-per-prompt: ").removeprefix("--limit-mm-per-prompt ")
+        ) from None
 
 
 def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
@@ -52,6 +71,7 @@ def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
         enforce_eager=args.enforce_eager,
         kv_cache_memory_bytes=args.kv_cache_memory,
         other_processes_bytes=args.other_processes,
+        limit_mm_per_prompt=NO_MODALITIES if args.language_model_only else args.limit_mm_per_prompt,
     )
 
 

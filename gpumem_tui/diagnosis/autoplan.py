@@ -18,11 +18,14 @@ from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.diagnosis.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, Sample
+from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.planner.vllm.vision import limits_from_flags
 from gpumem_tui.sources.engines.launch_flags import launch_flags, number
 from gpumem_tui.sources.engines.registry import looks_like_engine, registered, started_by
+from gpumem_tui.text import literal
 
 PlanLabel = Literal["auto", "manual"]
 
@@ -331,7 +334,22 @@ def _auto_settings(
     else:
         assumed.append("weights as the checkpoint ships them (no --quantization seen)")
     assumed.append(f"vLLM {DEFAULT_VERSION} sizing rules (the metrics do not name the release)")
-    return EngineSettings(model=spec, gpu=gpu, tp=tp, quantization=quantization, **values)
+    limits = _mm_limits(flags, found, assumed) if spec.vision else None
+    return EngineSettings(model=spec, gpu=gpu, tp=tp, quantization=quantization, limit_mm_per_prompt=limits, **values)
+
+
+def _mm_limits(flags: dict, found: list, assumed: list) -> dict[str, int] | None:
+    """`--limit-mm-per-prompt` from the command line (0 for every modality: no vision tower), said found; an
+    unreadable one is said and vLLM's default kept."""
+    try:
+        limits = limits_from_flags(flags)
+    except PlanInputError as exc:
+        assumed.append(f"{literal(str(exc))}: each modality at vLLM's default of 999 items")
+        return None
+    if limits is not None:
+        shown = ", ".join(f"{literal(k)} {v}" for k, v in limits.items())
+        found.append(f"limit_mm_per_prompt {shown} (from the command line)")
+    return limits
 
 
 class _Picker:

@@ -48,6 +48,8 @@ class EngineOptions(_Frozen):
     enforce_eager: bool = False
     kv_cache_memory_bytes: int | None = Field(default=None, gt=0)
     other_processes_bytes: int = Field(default=0, ge=0)
+    limit_mm_per_prompt: dict[str, int] | None = None
+    """`--limit-mm-per-prompt` as counts per modality; None: vLLM's default (999 each)."""
 
 
 def default_format(model: ModelSpec) -> str:
@@ -106,6 +108,7 @@ def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineSet
         kv_cache_memory_bytes=engine.kv_cache_memory_bytes,
         total_memory_bytes=inp.capacity_bytes,
         other_processes_bytes=engine.other_processes_bytes,
+        limit_mm_per_prompt=engine.limit_mm_per_prompt,
     )
 
 

@@ -41,7 +41,7 @@ def test_log_json_has_the_issue_keys_and_ranks(tmp_path, capsys) -> None:
     path.write_text("\n".join(case["log_lines"]))
     assert main(["log", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) - KEYS == {"engine", "ranks", "startup_complete"} and set(data) >= KEYS
+    assert set(data) - KEYS == {"engine", "ranks", "startup_complete", "limit_mm_per_prompt"} and set(data) >= KEYS
     assert data["kv_cache_gib"] == case["kv_cache_gib"] and [r["rank"] for r in data["ranks"]] == ["TP0", "TP1"]
 
 

@@ -8,8 +8,10 @@ from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec
 from gpumem_tui.catalog.schema import GpuSpec
+from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.vllm.records import EngineSettings
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
+from gpumem_tui.planner.vllm.vision import mm_limits
 from gpumem_tui.planner.vllm.wording import release_from_wording
 from gpumem_tui.units import GIB
 
@@ -53,6 +55,7 @@ class Stated(BaseModel):
     max_num_batched_tokens: int | None = None
     enforce_eager: bool | None = None
     total_gpu_memory_gib: float | None = None
+    limit_mm_per_prompt: str | None = None
 
     @classmethod
     def from_case(cls, case: dict) -> Stated:
@@ -174,4 +177,16 @@ def settings_from(
         max_num_batched_tokens=stated.max_num_batched_tokens,
         enforce_eager=bool(stated.enforce_eager),
         total_memory_bytes=total,
+        limit_mm_per_prompt=stated_limits(stated.limit_mm_per_prompt),
     )
+
+
+def stated_limits(text: str | None) -> dict[str, int] | None:
+    """`--limit-mm-per-prompt` as the log states it; None when it does not, or when a collector cut the
+    dict short (then vLLM's default, 999 each, is what the prediction uses)."""
+    if not text:
+        return None
+    try:
+        return mm_limits(text)
+    except PlanInputError:
+        return None

@@ -7,6 +7,7 @@ import math
 from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.params import count_params
+from gpumem_tui.planner.vllm.vision import rope_cache_bytes
 
 # Bits per quantized weight, scales included, and which weights the method converts. Embeddings and
 # the LM head stay in the model dtype for all of them (vLLM quantizes linear layers only).
@@ -56,12 +57,6 @@ def padded_vocab(spec: ModelSpec, tp: int) -> int:
     """Vocab rows one rank holds: padded to a multiple of 64, then split."""
     padded = math.ceil(spec.vocab_size / 64) * 64
     return math.ceil(padded / tp)
-
-
-def rope_cache_bytes(spec: ModelSpec, width: int) -> int:
-    """The cos/sin cache vLLM builds for the full max position, in the model dtype."""
-    rotary = spec.mla.qk_rope_head_dim if spec.mla else spec.head_size
-    return (spec.max_context or 0) * rotary * width
 
 
 def loaded_weight_bytes(

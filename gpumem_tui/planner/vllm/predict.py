@@ -18,6 +18,7 @@ from gpumem_tui.planner.vllm.profile import (
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
 from gpumem_tui.planner.vllm.risks import failures_and_warnings
 from gpumem_tui.planner.vllm.versions import Rules, default_batching, rules_for
+from gpumem_tui.planner.vllm.vision import vision_notes, vision_terms
 from gpumem_tui.units import GIB
 
 KV_WIDTH = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "int8": 1}
@@ -103,7 +104,8 @@ def predict(settings: EngineSettings) -> EnginePrediction:
         log_lines=[],
         failures=[],
         warnings=[],
-        assumed=[note for note in (run.block_note, non_torch_note(settings.gpu, settings.tp)) if note],
+        assumed=[note for note in (run.block_note, non_torch_note(settings.gpu, settings.tp)) if note]
+        + vision_notes(settings.model, run.rules, settings.tp, settings.limit_mm_per_prompt),
         terms=dict(first.terms),
     )
     failures, warnings = failures_and_warnings(settings, run.rules, prediction, lay)
@@ -123,6 +125,9 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
         sampler = sampler_bytes(rules, spec, run.tokens, run.seqs, run.width)
         if sampler >= activation:
             terms["sampler_peak"] = sampler
+    terms.update(vision_terms(spec, run.tokens, run.width, tp, settings.limit_mm_per_prompt, rules))
+    weights += terms.get("vision_tower", 0)
+    activation += terms.get("encoder_profile", 0)
     non_torch = non_torch_bytes(rules, tp, pp, settings.gpu.interconnect)
     others = settings.other_processes_bytes if rules.charges_other_processes else 0
     graphs = run.graphs if rules.charges_cudagraphs else 0

@@ -35,10 +35,16 @@ class EngineSettings(_Frozen):
     """What CUDA reports as the device total, when known better than the catalog (a log states it)."""
     other_processes_bytes: int = Field(default=0, ge=0)
     """GPU memory other processes hold when the engine starts."""
+    limit_mm_per_prompt: dict[str, int] | None = None
+    """`--limit-mm-per-prompt` as counts per modality (`vision.mm_limits`); 0 for every modality the vision
+    tower serves loads no tower and profiles no encoder."""
 
 
 TERM_LABELS = {
     "sampler_peak": "sampler peak",
+    "vision_tower": "vision tower counted",
+    "rope_cache": "RoPE caches",
+    "encoder_profile": "encoder dummy inputs",
 }
 """What each named sizing term is called on screen (`engine.terms` keys are the JSON names)."""
 

@@ -71,6 +71,12 @@ class Rules:
         return "groups" if self.version < (0, 20, 0) else "concurrency"
 
     @property
+    def skips_unused_towers(self) -> bool:
+        """From 0.15 a tower whose modalities are all limited to 0 is not built (models/interfaces.py
+        `_mark_tower_model`); 0.12-0.14 build Gemma 3's tower regardless (gemma3_mm.py:525 at 0.14.0)."""
+        return self.version >= (0, 15, 0)
+
+    @property
     def kv_cache_memory_flag(self) -> bool:
         return self.version >= (0, 10, 2)
 

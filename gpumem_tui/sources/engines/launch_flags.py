@@ -14,7 +14,12 @@ FLAGS = (
     "--gpu-memory-utilization",
     "--block-size",
     "--dtype",
+    "--limit-mm-per-prompt",
 )
+SWITCHES = ("--language-model-only",)
+"""Flags that take no value: present means on."""
+DOTTED = ("--limit-mm-per-prompt.",)
+"""vLLM's parser also takes a JSON flag one key at a time: `--limit-mm-per-prompt.image 0`."""
 SHORT = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-q": "--quantization"}
 
 
@@ -25,7 +30,10 @@ def launch_flags(argv: Sequence[str] | None) -> dict[str, str]:
     for i, arg in enumerate(args):
         name, _, inline = arg.partition("=")
         name = SHORT.get(name, name)
-        if name not in FLAGS:
+        if name in SWITCHES:
+            found[name] = "true"
+            continue
+        if name not in FLAGS and not name.startswith(DOTTED):
             continue
         if inline:
             found[name] = inline

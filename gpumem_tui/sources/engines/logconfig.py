@@ -25,6 +25,7 @@ VLLM_ARGS = {
     "quantization": "quantization",
     "kv_cache_dtype": "kv_cache_dtype",
     "gpu_memory_utilization": "gpu_memory_utilization",
+    "limit_mm_per_prompt": "limit_mm_per_prompt",
 }
 PROFILE_064 = {
     "total_gpu_memory": "total_gpu_memory_gib",

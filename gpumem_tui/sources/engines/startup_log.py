@@ -21,7 +21,7 @@ PER_RANK_KEYS = (
 LOWEST_WINS = ("total_gpu_memory_gib", "kv_cache_gib")
 """The engine sizes every rank's pool from the smallest KV budget and GPU; other keys take the largest."""
 INT_KEYS = ("tensor_parallel_size", "max_model_len", "num_gpu_blocks", "kv_cache_tokens")
-TEXT_KEYS = ("vllm_version", "model", "dtype", "quantization", "kv_cache_dtype")
+TEXT_KEYS = ("vllm_version", "model", "dtype", "quantization", "kv_cache_dtype", "limit_mm_per_prompt")
 KEYS = (
     "vllm_version",
     "model",
@@ -116,6 +116,9 @@ class StartupLog(BaseModel):
     num_gpu_blocks: int | None = None
     kv_cache_tokens: int | None = None
     max_concurrency: float | None = None
+    limit_mm_per_prompt: str | None = None
+    """`--limit-mm-per-prompt` as the non-default args print it (`{'image': 0}`): an addition to the issue's
+    keys, read by `log --compare` (issue 15, term 3)."""
     failures: list[Failure] = []
     engine: Literal["vllm", "sglang"] | None = None
     """Which engine's lines were found (an addition to the issue's keys)."""

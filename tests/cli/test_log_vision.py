@@ -1,0 +1,30 @@
+"""`log --compare` of a multimodal startup (issue 15, term 3): the tower and the encoder's dummy inputs are
+predicted from the settings the log states, `--limit-mm-per-prompt` among them."""
+
+import json
+
+from gpumem_tui.cli import main
+from tests.datafiles import DATA
+
+GEMMA_3 = DATA / "vllm_0.19_gemma-3-12b_started.log"
+
+
+def _compare(capsys, path) -> dict:
+    assert main(["log", str(path), "--compare", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_gemma_3_startup_is_compared_with_its_tower(capsys):
+    out = _compare(capsys, GEMMA_3)
+    rows = {row["key"]: row for row in out["compare"]}
+    assert out["engine"]["terms"]["vision_tower"] == 421_290_864 * 2
+    assert abs(rows["weights_gib"]["error"]) < 0.005 and abs(rows["kv_cache_gib"]["error"]) < 0.03
+
+
+def test_a_limit_the_log_states_drops_the_tower(capsys, tmp_path):
+    text = GEMMA_3.read_text().replace("'enable_prefix_caching': False", "'limit_mm_per_prompt': {'image': 0}", 1)
+    path = tmp_path / "text_only.log"
+    path.write_text(text)
+    out = _compare(capsys, path)
+    assert out["log"]["limit_mm_per_prompt"] == "{'image': 0}"
+    assert "vision_tower" not in out["engine"]["terms"] and "encoder_profile" not in out["engine"]["terms"]
