@@ -31,6 +31,8 @@ FORMAT_TO_QUANTIZATION = {
     "nf4": "w4a16",
     "mxfp4": "mxfp4",
 }
+# Models that build their RoPE cache in fp32 whatever the serving dtype (vLLM 0.19.0 models/gpt_oss.py:82-85).
+FP32_ROPE_ARCHITECTURES = {"GptOssForCausalLM"}
 DTYPE_BYTES = {"auto": 2, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2, "float32": 4, "fp32": 4}
 
 
@@ -59,8 +61,10 @@ def padded_vocab(spec: ModelSpec, tp: int) -> int:
 
 
 def rope_cache_bytes(spec: ModelSpec, width: int) -> int:
-    """The cos/sin cache vLLM builds for the full max position, in the model dtype."""
+    """The cos/sin cache vLLM builds for the full max position, in the model dtype (fp32 for some models)."""
     rotary = spec.mla.qk_rope_head_dim if spec.mla else spec.head_size
+    if spec.architecture in FP32_ROPE_ARCHITECTURES:
+        width = 4
     return (spec.max_context or 0) * rotary * width
 
 
@@ -85,6 +89,11 @@ def loaded_weight_bytes(
         vocab if stage == stages - 1 and not (spec.tie_word_embeddings and stages == 1) else 0
     )
     return math.ceil(layer_bytes + ends + rope_cache_bytes(spec, width))
+
+
+def stage_moe_layers(spec: ModelSpec, stage: int, stages: int) -> float:
+    """The MoE layers of one pipeline stage, in the same proportional share the weights use."""
+    return spec.moe_layer_count() * stage_layers(spec.layers, stage, stages) / spec.layers
 
 
 def stage_layers(layers: int, stage: int, stages: int) -> int:
