@@ -118,7 +118,16 @@ def predict(settings: EngineSettings) -> EnginePrediction:
         log_lines=[],
         failures=[],
         warnings=[],
-        assumed=[note for note in (run.block_note, run.mxfp4_note, non_torch_note(settings.gpu, settings.tp)) if note],
+        assumed=[
+            note
+            for note in (
+                run.block_note,
+                run.mxfp4_note,
+                kvblocks.chunked_note(run.rules, settings.model),
+                non_torch_note(settings.gpu, settings.tp),
+            )
+            if note
+        ],
         terms=dict(first.terms),
     )
     failures, warnings = failures_and_warnings(settings, run.rules, prediction, lay)

@@ -63,6 +63,18 @@ class Rules:
         return self.version >= (0, 9, 0)
 
     @property
+    def chunked_groups(self) -> bool:
+        """Chunked local attention layers get their own KV groups from 0.14, where
+        VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE defaults to "1" (envs.py; "0" at 0.12-0.13,
+        where they join the full-attention group). Releases before 0.12 were not read (see
+        `chunked_groups_read`)."""
+        return self.version >= (0, 14, 0)
+
+    @property
+    def chunked_groups_read(self) -> bool:
+        return self.version >= (0, 12, 0)
+
+    @property
     def token_rule(self) -> str:
         if not self.v1:
             return "v0"
