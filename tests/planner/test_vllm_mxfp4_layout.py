@@ -64,8 +64,51 @@ def test_other_generations_keep_the_plain_count_and_say_it_is_assumed(catalog):
         assert any("MXFP4" in note and "assumed" in note for note in p.assumed)
 
 
-def test_an_unread_release_keeps_the_hopper_layout_and_says_so(catalog):
+def test_an_unread_release_takes_the_nearest_read_one_s_layout_and_says_so(catalog):
     p = oss20(catalog, version="0.11.0")
-    assert p.terms["mxfp4_layout"] == oss20(catalog).terms["mxfp4_layout"]
+    assert p.terms["mxfp4_layout"] == oss20(catalog, version="0.12.0").terms["mxfp4_layout"]
     assert any("MXFP4" in note and "0.11" in note and "assumed" in note for note in p.assumed)
-    assert not any("MXFP4" in note for note in oss20(catalog).assumed)
+    assert (
+        oss20(catalog, version="0.28.0").terms["mxfp4_layout"] == oss20(catalog, version="0.25.0").terms["mxfp4_layout"]
+    )
+    for read in ("0.12.0", "0.16.0", "0.19.0", "0.22.0", "0.25.0", "0.33.0"):
+        assert not any("MXFP4" in note for note in oss20(catalog, version=read).assumed)
+
+
+# vLLM 0.14.1, openai/gpt-oss-120b on one H100, "Using Triton backend": "Model loading took 64.38 GiB memory"
+# (https://github.com/vllm-project/vllm/issues/33155, the log in its description).
+OSS120_TP1_H100_WEIGHTS_GIB_0_14 = 64.38
+
+
+def test_before_0_17_the_values_pad_only_to_the_mma_tiles_and_gpt_oss_120b_matches_0_14(catalog):
+    """0.12-0.16 and from 0.22 the value layout pads N to 16 and K/2 to 32, its mma packing (hopper_value.py
+    swizzle_data: k_tile x warp_tile x threads x scott_trick x contig per dim); 0.17-0.21 pad both to 64 first.
+    gpt-oss-120b at TP 1 (K/2 = 1440, N = 5760 and 2880) needs no tile padding, and 0.14 lands on the log."""
+    p = predict(
+        EngineSettings(
+            model=catalog.model("openai/gpt-oss-120b"), gpu=catalog.gpu("h100"), version="0.14.0", max_model_len=8192
+        )
+    )
+    assert p.weights_bytes / GIB == pytest.approx(OSS120_TP1_H100_WEIGHTS_GIB_0_14, rel=0.005)
+    values_0_19 = 32 * 1472 * 2944 + 32 * 768 * 2880
+    values_0_14 = 32 * 1440 * 2944 + 32 * 736 * 2880  # 20b at TP 2: 2944, 1440, 2880 and 736 fit the tiles
+    assert oss20(catalog).terms["mxfp4_layout"] - oss20(catalog, version="0.14.0").terms["mxfp4_layout"] == 24 * (
+        values_0_19 - values_0_14
+    )
+    assert (
+        oss20(catalog, version="0.22.0").terms["mxfp4_layout"] == oss20(catalog, version="0.14.0").terms["mxfp4_layout"]
+    )
+
+
+def test_from_0_25_the_loaded_scales_are_freed_and_0_33_pads_scale_groups_to_4(catalog):
+    """0.25 deletes w13/w2_weight_scale once swizzled (fused_moe/oracle/mxfp4.py: 'drop the now-dead
+    weight/scale Parameters'); 0.33 pads the scale groups to a multiple of 4 on Hopper (mxfp4_utils.py,
+    'pad K (num scale groups) to 0 mod 4'): 46 groups of w2 become 48 in 3072 swizzled rows."""
+    kept_scales = 32 * 2944 * 90 + 32 * 2880 * 46
+    assert (
+        oss20(catalog, version="0.24.0").terms["mxfp4_layout"] - oss20(catalog, version="0.25.0").terms["mxfp4_layout"]
+        == 24 * kept_scales
+    )
+    assert oss20(catalog, version="0.33.0").terms["mxfp4_layout"] - oss20(catalog, version="0.25.0").terms[
+        "mxfp4_layout"
+    ] == 24 * 32 * 3072 * (92 - 90 + 48 - 46)
