@@ -55,3 +55,15 @@ def test_before_0_14_chunked_layers_share_the_full_attention_group(catalog):
 def test_an_unread_release_says_the_chunked_grouping_is_assumed(catalog):
     assert any("chunked" in note and "assumed" in note for note in scout(catalog, version="0.11.0").assumed)
     assert not any("chunked" in note for note in scout(catalog).assumed)
+
+
+def test_from_0_33_a_chunked_group_keeps_pages_for_two_batches_in_flight(catalog):
+    """0.33 sizes a chunked (and a sliding) group's pages per request by max_in_flight_tokens, the batch
+    size times max_concurrent_batches: 2 with async scheduling, its default (config/vllm.py:588-609,
+    v1/kv_cache_interface.py:864-888): min(8192 + 2 x 8192, 32768) / 16 = 1536 pages per chunked group."""
+    pool = 8192 * 12 * LAYER_PAGE
+    p = scout(catalog, version="0.33.0", max_model_len=32768, kv_cache_memory_bytes=pool)
+    assert p.max_num_batched_tokens == 8192
+    assert p.max_concurrency == 8192 / (2048 + 3 * 1536)
+    assert not any("in flight" in note for note in p.assumed)
+    assert any("in flight" in note for note in scout(catalog, version="0.28.0").assumed)

@@ -18,6 +18,8 @@ class Layout:
     group_layers: int
     groups: list[str]  # "full", "sliding" or "chunked", one entry per group
     block_size: int
+    in_flight_batches: int = 1
+    """Scheduler batches a sliding or chunked group keeps a request's pages for (`Rules.in_flight_batches`)."""
 
 
 DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE (config/cache.py:34 at 0.19.0)
@@ -54,7 +56,9 @@ def default_block_size(rules: Rules, spec: ModelSpec, gpu: GpuSpec, kv_cache_dty
     return size, (f"MLA block size {size} assumed ({unread})" if unread else None)
 
 
-def layout(rules: Rules, spec: ModelSpec, kv_width: int, tp: int, block_size: int, stage_layers: int) -> Layout:
+def layout(
+    rules: Rules, spec: ModelSpec, kv_width: int, tp: int, block_size: int, stage_layers: int, pp: int = 1
+) -> Layout:
     """V1 (0.9+) puts sliding-window and full layers in equal-sized groups sharing one pool, and from 0.14
     chunked local attention layers too (`layer_kinds`); a group size is the fewest layers of any kind
     (v1/core/kv_cache_utils.py:1043-1075 at 0.19.0). Otherwise every layer is full attention. MLA caches
@@ -68,7 +72,7 @@ def layout(rules: Rules, spec: ModelSpec, kv_width: int, tp: int, block_size: in
         return Layout(page, stage_layers, ["full"], block_size)
     size = min(kinds.values())
     groups = [kind for kind, count in kinds.items() for _ in range(math.ceil(count / size))]
-    return Layout(page, size, groups, block_size)
+    return Layout(page, size, groups, block_size, rules.in_flight_batches(pp))
 
 
 def layer_kinds(rules: Rules, spec: ModelSpec, stage_layers: int) -> dict[str, int]:
@@ -92,19 +96,29 @@ def chunked_note(rules: Rules, spec: ModelSpec) -> str | None:
     return f"chunked local attention layers in the full-attention KV group at vLLM {release} assumed (not read)"
 
 
+def in_flight_note(rules: Rules, spec: ModelSpec) -> str | None:
+    """The line that says how many batches a sliding or chunked group keeps pages for is assumed."""
+    if rules.in_flight_read or not (spec.sliding_window or spec.chunked_attention):
+        return None
+    release = f"{rules.version[0]}.{rules.version[1]}"
+    pages = "sliding/chunked KV pages"
+    return f"one batch in flight per request for {pages} at vLLM {release} assumed (0.25 keeps one, 0.33 two)"
+
+
 def num_blocks(kv_bytes: int, lay: Layout) -> int:
     return max(0, kv_bytes // (lay.page_bytes * lay.group_layers))
 
 
 def blocks_per_request(spec: ModelSpec, lay: Layout, max_model_len: int, batched_tokens: int) -> int:
     """Pages one request at the max length can need, over all groups: a chunked group holds at most one
-    chunk plus a batch (v1/kv_cache_interface.py:232-244), a sliding one the window less one plus a batch
-    and a page for the window's start (:251-270)."""
+    chunk plus the batches in flight (v1/kv_cache_interface.py:232-244 at 0.19.0), a sliding one the
+    window less one plus the batches in flight and a page for the window's start (:251-270)."""
     full = math.ceil(max_model_len / lay.block_size)
+    in_flight = batched_tokens * lay.in_flight_batches
     window = spec.sliding_window.size if spec.sliding_window else max_model_len
-    slide = math.ceil(min(window - 1 + batched_tokens, max_model_len) / lay.block_size) + 1
+    slide = math.ceil(min(window - 1 + in_flight, max_model_len) / lay.block_size) + 1
     chunk = spec.chunked_attention.size if spec.chunked_attention else max_model_len
-    chunked = math.ceil(min(chunk + batched_tokens, max_model_len) / lay.block_size)
+    chunked = math.ceil(min(chunk + in_flight, max_model_len) / lay.block_size)
     pages = {"full": full, "sliding": slide, "chunked": chunked}
     return sum(pages[kind] for kind in lay.groups)
 

@@ -51,7 +51,7 @@ class _Run:
     def layout(self, stage: int) -> kvblocks.Layout:
         spec, pp = self.settings.model, self.settings.pp
         return kvblocks.layout(
-            self.rules, spec, self.kv_width, self.settings.tp, self.block, stage_layers(spec.layers, stage, pp)
+            self.rules, spec, self.kv_width, self.settings.tp, self.block, stage_layers(spec.layers, stage, pp), pp
         )
 
 
@@ -124,6 +124,7 @@ def predict(settings: EngineSettings) -> EnginePrediction:
                 run.block_note,
                 run.mxfp4_note,
                 kvblocks.chunked_note(run.rules, settings.model),
+                kvblocks.in_flight_note(run.rules, settings.model),
                 non_torch_note(settings.gpu, settings.tp),
             )
             if note
