@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from gpumem_tui.catalog.jsonfile import read_json
 from gpumem_tui.catalog.loader import CatalogError, first_error
-from gpumem_tui.catalog.schema import MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec, VisionSpec
+from gpumem_tui.catalog.schema import ChunkedAttentionSpec, MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec, VisionSpec
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 KNOWN_MODEL_TYPES = {
@@ -179,6 +179,7 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
     fields["sliding_window"] = _window(kind, config)
     fields["rope_caches"] = _rope_caches(kind, config)
     fields["vision"] = _vision(outer, fields["hidden_size"], warnings)
+    fields["chunked_attention"] = _chunks(kind, config)
     spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
     return spec, warnings
 
@@ -388,6 +389,31 @@ def siglip_params(vision: dict) -> int:
     layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inner + inner + hidden + 4 * hidden
     embeddings = channels * patch * patch * hidden + hidden + (size // patch) ** 2 * hidden
     return layers * layer + embeddings + 2 * hidden
+
+
+LLAMA4_NO_ROPE_INTERVAL = 4  # transformers' Llama4TextConfig default for no_rope_layer_interval
+
+
+def _chunks(kind: str, config: dict) -> ChunkedAttentionSpec | None:
+    """Llama 4's chunked local attention: a layer whose `no_rope_layers` entry is 0 (NoPE) attends to
+    everything, the others within `attention_chunk_size` (vLLM 0.19.0 llama4.py:188-189, 258-259). Without
+    a list, transformers fills it from `no_rope_layer_interval`: every interval-th layer is NoPE. A list
+    that is not every k-th layer is refused: the KV layout counts the layers by that rule."""
+    size = whole("attention_chunk_size", config.get("attention_chunk_size"))
+    if kind not in ("llama4", "llama4_text") or not size:
+        return None
+    layers = whole("num_hidden_layers", config.get("num_hidden_layers")) or 0
+    flags = config.get("no_rope_layers")
+    if not flags:
+        every = whole("no_rope_layer_interval", config.get("no_rope_layer_interval", LLAMA4_NO_ROPE_INTERVAL))
+        return ChunkedAttentionSpec(size=size, full_every=every)
+    if not isinstance(flags, list) or len(flags) != layers:
+        raise CatalogError(f"no_rope_layers is not a list of {layers} entries, one per layer")
+    full = [index for index, flag in enumerate(flags) if flag == 0]
+    every = full[0] + 1 if full else None
+    if [index for index in range(layers) if every and (index + 1) % every == 0] != full:
+        raise CatalogError("no_rope_layers does not mark every k-th layer as NoPE (full attention)")
+    return ChunkedAttentionSpec(size=size, full_every=every)
 
 
 def whole(key: str, value: object) -> int | None:

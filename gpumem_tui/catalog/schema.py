@@ -90,6 +90,15 @@ class VisionSpec(_Entry):
     sources: list[str] = []
 
 
+class ChunkedAttentionSpec(_Entry):
+    """Layers that attend only within their `size`-token chunk of the sequence (Llama 4's
+    `attention_chunk_size`); the others, the last of each run of `full_every`, attend to everything."""
+
+    size: int = Field(gt=0, le=MAX_CONTEXT)
+    full_every: int | None = Field(default=None, gt=0, le=MAX_LAYERS)
+    """In each run of this many layers the last one is full attention; None means every layer is chunked."""
+
+
 class ModelSpec(_Entry):
     """A transformer's architecture, enough to count parameters and KV bytes exactly."""
 
@@ -121,6 +130,7 @@ class ModelSpec(_Entry):
     """The RoPE cos/sin caches vLLM builds, each as its linear scaling factor (max position x factor rows):
     Gemma 3 builds a scaled one for its global layers and a plain one for its local layers."""
     vision: VisionSpec | None = None
+    chunked_attention: ChunkedAttentionSpec | None = None
     params_total_published: int | None = Field(default=None, gt=0, le=MAX_PARAMS)
     """A published or independently computed count, kept to check the arithmetic against."""
     notes: str = ""
@@ -165,6 +175,15 @@ class ModelSpec(_Entry):
         if window.global_every is None:
             return self.layers
         return self.layers - self.layers // window.global_every
+
+    def chunked_layer_count(self) -> int:
+        """How many layers use chunked local attention (counted, like the sliding ones)."""
+        chunks = self.chunked_attention
+        if chunks is None:
+            return 0
+        if chunks.full_every is None:
+            return self.layers
+        return self.layers - self.layers // chunks.full_every
 
     def slides(self, layer: int) -> bool:
         """Whether the layer at this index (from 0) uses the sliding window: the last of each run of

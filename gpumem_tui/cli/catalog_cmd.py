@@ -55,11 +55,22 @@ def _models(catalog) -> list[dict]:
                 "layers": spec.layers,
                 "kv_heads": spec.kv_heads,
                 "head_dim": spec.head_size,
-                "attention": "MLA" if spec.mla else ("sliding+full" if spec.sliding_window else "full"),
+                "attention": _attention_kind(spec),
                 "max_context": spec.max_context,
             }
         )
     return rows
+
+
+def _attention_kind(spec) -> str:
+    """MLA, or which layers attend to less than everything: a sliding window or a chunk (Llama 4)."""
+    if spec.mla:
+        return "MLA"
+    if spec.sliding_window:
+        return "sliding+full"
+    if spec.chunked_attention:
+        return "chunked+full" if spec.chunked_attention.full_every else "chunked"
+    return "full"
 
 
 def _gpus(catalog) -> list[dict]:

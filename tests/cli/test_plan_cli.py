@@ -337,3 +337,11 @@ def test_fit_by_the_engine_gives_the_split_plan_by_the_engine_gives(capsys):
         capsys, "fit", "--engine", "vllm", "--models", "llama-3.1-70b", "--gpu", "b200", "--weights", "bf16"
     )
     assert plain[0]["amber"] and not by_vllm[0]["amber"]  # the plain method's 4 % spare; vLLM's pool is roomier
+
+
+def test_catalog_names_each_model_s_attention_kind(capsys):
+    """Llama 4's chunked local attention is its own kind beside MLA and sliding windows."""
+    rows = {row["id"]: row["attention"] for row in run_json(capsys, "catalog", "models")}
+    assert rows["meta-llama/Llama-4-Scout-17B-16E-Instruct"] == "chunked+full"
+    assert rows["deepseek-ai/DeepSeek-V2-Lite-Chat"] == "MLA"
+    assert rows["openai/gpt-oss-20b"] == "sliding+full"

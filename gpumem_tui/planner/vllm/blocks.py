@@ -16,8 +16,10 @@ class Layout:
 
     page_bytes: int
     group_layers: int
-    groups: list[str]  # "full" or "sliding", one entry per group
+    groups: list[str]  # "full", "sliding" or "chunked", one entry per group
     block_size: int
+    in_flight_batches: int = 1
+    """Scheduler batches a sliding or chunked group keeps a request's pages for (`Rules.in_flight_batches`)."""
 
 
 DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE (config/cache.py:34 at 0.19.0)
@@ -54,20 +56,53 @@ def default_block_size(rules: Rules, spec: ModelSpec, gpu: GpuSpec, kv_cache_dty
     return size, (f"MLA block size {size} assumed ({unread})" if unread else None)
 
 
-def layout(rules: Rules, spec: ModelSpec, kv_width: int, tp: int, block_size: int, stage_layers: int) -> Layout:
-    """V1 (0.9+) puts sliding-window and full layers in equal-sized groups sharing one pool; older
-    releases treat every layer as full attention. MLA caches one latent, no K/V factor, on every rank."""
+def layout(
+    rules: Rules, spec: ModelSpec, kv_width: int, tp: int, block_size: int, stage_layers: int, pp: int = 1
+) -> Layout:
+    """V1 (0.9+) puts sliding-window and full layers in equal-sized groups sharing one pool, and from 0.14
+    chunked local attention layers too (`layer_kinds`); a group size is the fewest layers of any kind
+    (v1/core/kv_cache_utils.py:1043-1075 at 0.19.0). Otherwise every layer is full attention. MLA caches
+    one latent, no K/V factor, on every rank."""
     if spec.mla is not None:
         page = block_size * (spec.mla.kv_lora_rank + spec.mla.qk_rope_head_dim) * kv_width
     else:
         page = 2 * block_size * kv_heads_per_gpu(spec, tp) * spec.head_size * kv_width
-    sliding = round(spec.sliding_layer_count() * stage_layers / spec.layers)
-    full = stage_layers - sliding
-    if not (rules.hybrid_groups and sliding and full):
+    kinds = layer_kinds(rules, spec, stage_layers)
+    if len(kinds) < 2:
         return Layout(page, stage_layers, ["full"], block_size)
-    size = min(sliding, full)
-    groups = ["full"] * math.ceil(full / size) + ["sliding"] * math.ceil(sliding / size)
-    return Layout(page, size, groups, block_size)
+    size = min(kinds.values())
+    groups = [kind for kind, count in kinds.items() for _ in range(math.ceil(count / size))]
+    return Layout(page, size, groups, block_size, rules.in_flight_batches(pp))
+
+
+def layer_kinds(rules: Rules, spec: ModelSpec, stage_layers: int) -> dict[str, int]:
+    """A stage's layers by the KV group kind they form, the kinds with no layers left out. Sliding-window
+    layers group apart from 0.9. Chunked local attention layers (ChunkedLocalAttentionSpec,
+    v1/kv_cache_interface.py:229-244) group apart only where the hybrid manager is on for them: 0.12-0.13
+    turn it off unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE is set (envs.py default "0",
+    config/vllm.py), and unify_hybrid_kv_cache_specs then makes them full attention
+    (v1/core/kv_cache_utils.py:1129-1180); 0.14 to 0.33 default it to "1"."""
+    sliding = round(spec.sliding_layer_count() * stage_layers / spec.layers) if rules.hybrid_groups else 0
+    chunked = round(spec.chunked_layer_count() * stage_layers / spec.layers) if rules.chunked_groups else 0
+    kinds = {"full": stage_layers - sliding - chunked, "sliding": sliding, "chunked": chunked}
+    return {kind: count for kind, count in kinds.items() if count}
+
+
+def chunked_note(rules: Rules, spec: ModelSpec) -> str | None:
+    """The line that says a release's grouping of chunked local attention layers is assumed (not read)."""
+    if spec.chunked_attention is None or rules.chunked_groups_read:
+        return None
+    release = f"{rules.version[0]}.{rules.version[1]}"
+    return f"chunked local attention layers in the full-attention KV group at vLLM {release} assumed (not read)"
+
+
+def in_flight_note(rules: Rules, spec: ModelSpec) -> str | None:
+    """The line that says how many batches a sliding or chunked group keeps pages for is assumed."""
+    if rules.in_flight_read or not (spec.sliding_window or spec.chunked_attention):
+        return None
+    release = f"{rules.version[0]}.{rules.version[1]}"
+    pages = "sliding/chunked KV pages"
+    return f"one batch in flight per request for {pages} at vLLM {release} assumed (0.25 keeps one, 0.33 two)"
 
 
 def num_blocks(kv_bytes: int, lay: Layout) -> int:
@@ -75,11 +110,17 @@ def num_blocks(kv_bytes: int, lay: Layout) -> int:
 
 
 def blocks_per_request(spec: ModelSpec, lay: Layout, max_model_len: int, batched_tokens: int) -> int:
-    """Pages one request at the max length can need, over all groups."""
+    """Pages one request at the max length can need, over all groups: a chunked group holds at most one
+    chunk plus the batches in flight (v1/kv_cache_interface.py:232-244 at 0.19.0), a sliding one the
+    window less one plus the batches in flight and a page for the window's start (:251-270)."""
     full = math.ceil(max_model_len / lay.block_size)
+    in_flight = batched_tokens * lay.in_flight_batches
     window = spec.sliding_window.size if spec.sliding_window else max_model_len
-    slide = math.ceil(min(window - 1 + batched_tokens, max_model_len) / lay.block_size) + 1
-    return sum(full if kind == "full" else slide for kind in lay.groups)
+    slide = math.ceil(min(window - 1 + in_flight, max_model_len) / lay.block_size) + 1
+    chunk = spec.chunked_attention.size if spec.chunked_attention else max_model_len
+    chunked = math.ceil(min(chunk + in_flight, max_model_len) / lay.block_size)
+    pages = {"full": full, "sliding": slide, "chunked": chunked}
+    return sum(pages[kind] for kind in lay.groups)
 
 
 def tokens_and_concurrency(

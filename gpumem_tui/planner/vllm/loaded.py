@@ -82,6 +82,11 @@ def loaded_weight_bytes(
     return math.ceil(layer_bytes + ends + rope_cache_bytes(spec, width))
 
 
+def stage_moe_layers(spec: ModelSpec, stage: int, stages: int) -> float:
+    """The MoE layers of one pipeline stage, in the same proportional share the weights use."""
+    return spec.moe_layer_count() * stage_layers(spec.layers, stage, stages) / spec.layers
+
+
 def stage_layers(layers: int, stage: int, stages: int) -> int:
     """vLLM's even partition; the remainder goes to the last stages."""
     base, extra = divmod(layers, stages)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpumem_tui.planner.vllm import blocks as kvblocks
-from gpumem_tui.planner.vllm.loaded import dtype_bytes, loaded_weight_bytes, quantization_of, stage_layers
+from gpumem_tui.planner.vllm import mxfp4
+from gpumem_tui.planner.vllm.loaded import (
+    dtype_bytes,
+    loaded_weight_bytes,
+    quantization_of,
+    stage_layers,
+    stage_moe_layers,
+)
 from gpumem_tui.planner.vllm.loglines import log_lines
 from gpumem_tui.planner.vllm.profile import (
     activation_peak,
@@ -40,11 +47,12 @@ class _Run:
     block: int
     block_note: str | None
     graphs: int
+    mxfp4_note: str | None
 
     def layout(self, stage: int) -> kvblocks.Layout:
         spec, pp = self.settings.model, self.settings.pp
         return kvblocks.layout(
-            self.rules, spec, self.kv_width, self.settings.tp, self.block, stage_layers(spec.layers, stage, pp)
+            self.rules, spec, self.kv_width, self.settings.tp, self.block, stage_layers(spec.layers, stage, pp), pp
         )
 
 
@@ -57,6 +65,12 @@ def resolve(settings: EngineSettings) -> _Run:
     block, block_note = kvblocks.default_block_size(rules, spec, settings.gpu, settings.kv_cache_dtype)
     if settings.block_size:
         block, block_note = settings.block_size, None
+    quantization = quantization_of(settings.quantization, spec)
+    _, mxfp4_note = (
+        mxfp4.layout_padding(rules, spec, settings.gpu, settings.tp, spec.moe_layer_count())
+        if quantization == mxfp4.QUANTIZATION
+        else (0, None)
+    )
     return _Run(
         settings=settings,
         rules=rules,
@@ -70,6 +84,7 @@ def resolve(settings: EngineSettings) -> _Run:
         block=block,
         block_note=block_note,
         graphs=cudagraph_bytes(spec, settings.pp, settings.enforce_eager),
+        mxfp4_note=mxfp4_note,
     )
 
 
@@ -104,7 +119,17 @@ def predict(settings: EngineSettings) -> EnginePrediction:
         log_lines=[],
         failures=[],
         warnings=[],
-        assumed=[note for note in (run.block_note, non_torch_note(settings.gpu, settings.tp)) if note]
+        assumed=[
+            note
+            for note in (
+                run.block_note,
+                run.mxfp4_note,
+                kvblocks.chunked_note(run.rules, settings.model),
+                kvblocks.in_flight_note(run.rules, settings.model),
+                non_torch_note(settings.gpu, settings.tp),
+            )
+            if note
+        ]
         + vision_notes(settings.model, run.rules, settings.tp, settings.limit_mm_per_prompt),
         terms=dict(first.terms),
     )
@@ -118,9 +143,15 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
     """One pipeline stage: its weights and profile, and the KV budget they leave."""
     settings, rules = run.settings, run.rules
     spec, tp, pp = settings.model, settings.tp, settings.pp
-    weights = loaded_weight_bytes(spec, run.width, quantization_of(settings.quantization, spec), tp, stage, pp)
+    quantization = quantization_of(settings.quantization, spec)
+    weights = loaded_weight_bytes(spec, run.width, quantization, tp, stage, pp)
     activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last_stage=stage == pp - 1)
     terms: dict[str, int] = {}
+    if quantization == mxfp4.QUANTIZATION:
+        padding, _ = mxfp4.layout_padding(rules, spec, settings.gpu, tp, stage_moe_layers(spec, stage, pp))
+        if padding:
+            terms["mxfp4_layout"] = padding
+            weights += padding
     if rules.v1 and stage == pp - 1:
         sampler = sampler_bytes(rules, spec, run.tokens, run.seqs, run.width)
         if sampler >= activation:

@@ -45,6 +45,7 @@ TERM_LABELS = {
     "vision_tower": "vision tower counted",
     "rope_cache": "RoPE caches",
     "encoder_profile": "encoder dummy inputs",
+    "mxfp4_layout": "MXFP4 Hopper layout padding",
 }
 """What each named sizing term is called on screen (`engine.terms` keys are the JSON names)."""
 

@@ -63,6 +63,31 @@ class Rules:
         return self.version >= (0, 9, 0)
 
     @property
+    def chunked_groups(self) -> bool:
+        """Chunked local attention layers get their own KV groups from 0.14, where
+        VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE defaults to "1" (envs.py; "0" at 0.12-0.13,
+        where they join the full-attention group). Releases before 0.12 were not read (see
+        `chunked_groups_read`)."""
+        return self.version >= (0, 14, 0)
+
+    @property
+    def chunked_groups_read(self) -> bool:
+        return self.version >= (0, 12, 0)
+
+    def in_flight_batches(self, pp: int) -> int:
+        """Batches a request's sliding-window or chunked pages are kept for: from 0.33 max_in_flight_tokens
+        is the batch times max_concurrent_batches, 2 with async scheduling (on by default) on one stage and
+        the stage count with PP on the V1 runner (config/vllm.py:588-609 at 0.33.0; the V2 runner keeps one
+        more with PP); one batch through 0.25 (v1/kv_cache_interface.py). 0.26-0.32 were not read."""
+        if self.version < (0, 33, 0):
+            return 1
+        return 2 if pp == 1 else pp
+
+    @property
+    def in_flight_read(self) -> bool:
+        return not (0, 26, 0) <= self.version < (0, 33, 0)
+
+    @property
     def token_rule(self) -> str:
         if not self.v1:
             return "v0"

@@ -89,12 +89,19 @@ def vision_tower_bytes(spec: ModelSpec, width: int, limits: dict[str, int] | Non
     return spec.vision.params * width
 
 
+# Models that build their RoPE cache in fp32 whatever the serving dtype (vLLM 0.19.0 models/gpt_oss.py:82-85).
+FP32_ROPE_ARCHITECTURES = {"GptOssForCausalLM"}
+
+
 def rope_cache_bytes(spec: ModelSpec, width: int) -> int:
     """The cos/sin caches, in the model dtype: one per distinct RoPE (get_rope keeps one per parameter set),
     each max position x its linear factor rows of the rotary width
     (layers/rotary_embedding/linear_scaling_rope.py:79-109, base.py:58-63). Gemma 3 builds a x8 cache for
-    its global layers and a plain one for its local layers (models/gemma3.py:167-186)."""
+    its global layers and a plain one for its local layers (models/gemma3.py:167-186). gpt-oss builds its
+    cache in fp32."""
     rotary = spec.mla.qk_rope_head_dim if spec.mla else spec.head_size
+    if spec.architecture in FP32_ROPE_ARCHITECTURES:
+        width = 4
     rows = sum(math.floor((spec.max_context or 0) * factor) for factor in spec.rope_caches)
     return rows * rotary * width
 
