@@ -144,6 +144,10 @@ def _loopback(listen: Listen) -> bool:
 
 
 async def _export(args: argparse.Namespace, judge: Judge) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for name in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(name, stop.set)
     feed, nvml = _feed(args, judge)
     evaluator = Evaluator(feed, judge, _Said().failed)
     try:
@@ -152,7 +156,9 @@ async def _export(args: argparse.Namespace, judge: Judge) -> None:
             print(
                 f"gpumem-tui export: serving {server.url} ({literal(feed.name)}, every {args.interval:g} s)", flush=True
             )
-            await _run(evaluator, feed, args.interval)
+            if isinstance(feed, Stepped):
+                await evaluator.catch_up(feed.lead_in())
+            await evaluator.run(args.interval, stop)
         finally:
             server.close()
     finally:
@@ -182,19 +188,10 @@ def _serve(evaluator: Evaluator, args: argparse.Namespace) -> ExportServer:
         raise UsageError(f"--listen {args.listen}: {why}") from None
 
 
-async def _run(evaluator: Evaluator, feed: Feed, interval_s: float) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for name in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(name, stop.set)
-    if isinstance(feed, Stepped):
-        await evaluator.catch_up(feed.lead_in())
-    await evaluator.run(interval_s, stop)
-
-
 class _Said:
-    """Says each failed refresh on stderr once while it repeats: a source's error as it is, a fault in
-    the judge as a crash line (its traceback in a file)."""
+    """Says a failed refresh on stderr unless the last failure said the same (a source down for an hour is
+    one line, not one per refresh): a source's error as it is, a fault in the judge as a crash line (its
+    traceback in a file)."""
 
     def __init__(self):
         self.last: str | None = None

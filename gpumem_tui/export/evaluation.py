@@ -95,7 +95,7 @@ class Evaluator:
 
     def _judge(self, sample: Sample) -> tuple[list[EnginePlan], list[Finding]]:
         self.investigation.add(sample)
-        return self.investigation.plans, self.investigation.findings
+        return list(self.investigation.plans), list(self.investigation.findings)
 
     async def run(self, interval_s: float, stop: asyncio.Event) -> None:
         """A refresh every `interval_s` seconds (from the start of one to the next; never two at once)

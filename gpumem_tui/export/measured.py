@@ -60,7 +60,8 @@ def process_rows(evaluation: Evaluation, top: int) -> Rows:
         ids = {"Hostname": sample.hostname, "gpu": gpu.index, "UUID": gpu.uuid}
         others = [piece for piece in measured_slices(sample, gpu) if piece.kind == "process"]  # largest first
         for piece in others[:top]:
-            process = by_pid[(gpu.index, piece.pid)]  # type: ignore[index]  # a process slice has its pid
+            assert piece.pid is not None  # a process's slice carries its pid
+            process = by_pid[(gpu.index, piece.pid)]
             named = {"pid": process.pid, "process_name": process.name, **split_pod(process.pod)}
             rows.add({**ids, **named}, piece.bytes)
         rows.add({**ids, "pid": OTHER}, sum(piece.bytes for piece in others[top:]))

@@ -8,6 +8,7 @@ import socket
 import pytest
 
 from gpumem_tui.cli import build_parser, main
+from tests.cli.test_snapshot_cmd import nvml_works
 
 
 def _one_line(capsys) -> str:
@@ -65,3 +66,11 @@ def test_bad_numbers(option, capsys):
     assert main(["export", "--demo", "healthy-8b", "--listen", "127.0.0.1:0", *option]) == 2
     line = _one_line(capsys)
     assert option[0] in line and "invalid choice" not in line
+
+
+def test_no_nvml_exits_3_before_serving(capsys):
+    if nvml_works():
+        pytest.skip("this machine has a working NVIDIA driver")
+    assert main(["export", "--listen", "127.0.0.1:0"]) == 3
+    line = _one_line(capsys)
+    assert line.startswith("gpumem-tui: NVML unavailable:") and "--demo" in line
