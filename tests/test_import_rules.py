@@ -13,7 +13,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Top to bottom. A module may import its own layer or any layer on a lower row; layers on one row
     # are siblings and never import each other.
     ("cli",),  # composition root: arguments, feeds, plans; prints or runs the app
-    ("app",),  # Textual: state, workers, screens, widgets
+    ("app", "export"),  # front ends of a feed and a judge: Textual (state, workers, screens, widgets) | Prometheus
     ("demo",),  # the simulated node, its feed and its plans
     ("diagnosis",),  # plan versus actual -> findings
     ("planner", "sources"),  # pure arithmetic | data collection (NVML, host, engines, recordings)

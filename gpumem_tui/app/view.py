@@ -14,7 +14,14 @@ from gpumem_tui.diagnosis.findings.differ import mismatched
 from gpumem_tui.diagnosis.findings.headline import clear, count, level, ranked, summary
 from gpumem_tui.diagnosis.findings.starting import starting_endpoints
 from gpumem_tui.diagnosis.history import History
-from gpumem_tui.diagnosis.measured import MeasuredSlice, endpoint_gpus, engine_pids, measured_slices
+from gpumem_tui.diagnosis.measured import (
+    MeasuredSlice,
+    endpoint_gpus,
+    engine_on,
+    engine_pids,
+    measured_slices,
+    served_records,
+)
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, Sample
 from gpumem_tui.planner.overlay import GpuOverlay
@@ -122,7 +129,7 @@ def lay_out(
     plans = list(plans)
     if sample is None:
         return Judged(sample=None, plans=plans, findings=list(findings))
-    records = _records(sample)
+    records = served_records(sample)
     starting = starting_endpoints(findings)
     loading = {index for e in sample.engines if e.url in starting for index in endpoint_gpus(sample, e)}
     served = {e.url: endpoint_gpus(sample, e, history) for e in sample.engines}
@@ -130,7 +137,8 @@ def lay_out(
     for gpu in sample.gpus:
         slices = measured_slices(sample, gpu)
         overlay = overlays.get(gpu.index)
-        engine = _engine_on(sample, gpu.index, records)
+        on = engine_on(sample, gpu.index, records)
+        engine = on[1] if on else None
         rows = compare_rows(overlay, slices, engine, gpu.index in loading) if overlay and not gpu.lost else []
         mine = [f for f in findings if _concerns(f, gpu.index, served)]
         verdict = _verdict(gpu, overlay, gpu.index in loading, mine)
@@ -188,21 +196,6 @@ def _verdict(gpu: GpuRecord, overlay: GpuOverlay | None, loading: bool, findings
     if overlay is None:
         return "no plan", "info"
     return ("loading", "info") if loading else ("as planned", "info")
-
-
-def _records(sample: Sample) -> list[tuple[EndpointStatus, EngineRecord | None]]:
-    out: list[tuple[EndpointStatus, EngineRecord | None]] = []
-    for endpoint in sample.engines:
-        out += [(endpoint, record) for record in endpoint.records] or [(endpoint, None)]
-    return out
-
-
-def _engine_on(sample: Sample, index: int, records) -> EngineRecord | None:
-    pids = {p.pid for p in sample.processes if p.gpu_index == index}
-    for endpoint, record in records:
-        if record is not None and pids & set(endpoint.pids):
-            return record
-    return records[0][1] if len(records) == 1 and records[0][1] and sample.gpus and len(sample.gpus) == 1 else None
 
 
 def _status(sample: Sample, findings: Sequence[Finding] = ()) -> Text:

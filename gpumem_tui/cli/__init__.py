@@ -8,7 +8,17 @@ import sys
 from collections.abc import Sequence
 
 from gpumem_tui import __version__
-from gpumem_tui.cli import catalog_cmd, check_cmd, fit_cmd, log_cmd, metrics_cmd, plan_cmd, snapshot_cmd, train_cmd
+from gpumem_tui.cli import (
+    catalog_cmd,
+    check_cmd,
+    export_cmd,
+    fit_cmd,
+    log_cmd,
+    metrics_cmd,
+    plan_cmd,
+    snapshot_cmd,
+    train_cmd,
+)
 from gpumem_tui.cli.errors import CRASH, UsageError, crashed, exit_code_for, one_line, report
 from gpumem_tui.cli.output import stdout_gone
 from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
@@ -18,7 +28,7 @@ DESCRIPTION = (
     "Will it fit, and what is in GPU memory right now? With no command, opens the TUI on this node "
     "(NVML plus the engines it finds); --demo opens it on a simulated node, --replay on a recording."
 )
-COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd, check_cmd]
+COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd, check_cmd, export_cmd]
 FAILURE_HANDLERS = {"check": check_cmd.failed}
 """Commands with their own exit codes for failures: `check` is a monitoring plugin, where any failure
 (bad input included) is UNKNOWN, 3. The others use `exit_code_for`: 2 for bad input, 3 for no data source,

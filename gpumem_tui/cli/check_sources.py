@@ -55,7 +55,7 @@ async def from_demo(
     walk = Investigation(catalog, plan, thresholds)  # judged sample by sample, as the app does: exits explained
     feed = DemoFeed(name, clock, seed=seed)
     try:
-        for moment in _moments(_first_moment(scenario, at, thresholds.forensics_window_s), at):
+        for moment in demo_moments(scenario, at, thresholds.forensics_window_s):
             clock.set(moment)
             walk.add(await feed.sample())
     finally:
@@ -74,14 +74,12 @@ def checked(walk: Investigation, source: str, where: str, warnings: list[str] | 
     return Checked(walk.previous, walk.plans, walk.findings, source, where, result(walk), warnings or [])
 
 
-def _first_moment(scenario: Scenario, at: float, history_s: float) -> float:
-    """Where the walk starts: where the TUI's first frame is (the story's start), so both judge the same
-    history; from the scenario's beginning when asked about a moment before that."""
+def demo_moments(scenario: Scenario, at: float, history_s: float) -> list[float]:
+    """The moments a simulated node is sampled at to judge it at `at` (the last), every DEMO_STEP_S from
+    where the TUI's first frame is (the story's start), so both judge the same history; from the scenario's
+    beginning when asked about a moment before that. `check` and `export` walk the same."""
     opens = scenario.start_s if at >= scenario.start_s else 0.0
-    return max(opens, at - history_s)
-
-
-def _moments(start: float, at: float) -> list[float]:
+    start = max(opens, at - history_s)
     steps = int((at - start) // DEMO_STEP_S)
     return [start + k * DEMO_STEP_S for k in range(steps)] + [at]
 

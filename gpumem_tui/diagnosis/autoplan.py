@@ -407,15 +407,29 @@ def measured_facts(plan: EnginePlan) -> EnginePlan:
     return plan.running or plan
 
 
-def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
-    """The overlay drawn over each GPU: the first plan that claims it. Each overlay carries the running
-    model's KV bytes per token, so the measured pool is counted with the engine's facts, not the plan's."""
-    drawn: dict[int, GpuOverlay] = {}
+def drawn_plans(plans: list[EnginePlan]) -> dict[int, EnginePlan]:
+    """The plan drawn over each GPU: the first with an overlay that claims it (the TUI draws it, the
+    exporter publishes its bands)."""
+    drawn: dict[int, EnginePlan] = {}
     for plan in plans:
         for index in plan.gpu_indices[: plan.settings.tp if plan.settings else None]:
             if plan.overlay is not None:
-                drawn.setdefault(index, plan.overlay)
+                drawn.setdefault(index, plan)
     return drawn
 
 
-__all__ = ["DEFAULT_VERSION", "EnginePlan", "engine_plans", "kv_bytes_per_token", "measured_facts", "plan_by_gpu"]
+def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
+    """The overlay drawn over each GPU (`drawn_plans`). Each overlay carries the running model's KV bytes
+    per token, so the measured pool is counted with the engine's facts, not the plan's."""
+    return {index: plan.overlay for index, plan in drawn_plans(plans).items() if plan.overlay is not None}
+
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "EnginePlan",
+    "drawn_plans",
+    "engine_plans",
+    "kv_bytes_per_token",
+    "measured_facts",
+    "plan_by_gpu",
+]

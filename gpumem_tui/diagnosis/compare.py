@@ -37,7 +37,7 @@ def compare_rows(
     for piece in slices:
         by_kind[piece.kind] = by_kind.get(piece.kind, 0) + piece.bytes
     engine_bytes = by_kind.get("engine")
-    kv = _measured_kv(overlay, engine)
+    kv = measured_kv(overlay, engine)
     return [
         CompareRow(
             name="engine process", planned_bytes=overlay.engine_bytes, measured_bytes=engine_bytes, loading=loading
@@ -49,7 +49,7 @@ def compare_rows(
     ]
 
 
-def _measured_kv(overlay: GpuOverlay, engine: EngineRecord | None) -> int | None:
+def measured_kv(overlay: GpuOverlay, engine: EngineRecord | None) -> int | None:
     """The engine's pool in tokens, turned into bytes per GPU with the running model's bytes per token
     (the plan's, when the overlay does not carry them)."""
     if engine is None or engine.kv_pool_tokens is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.diagnosis.history import History
-from gpumem_tui.engine_records import EndpointStatus
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 
 
@@ -37,6 +37,29 @@ def endpoint_gpus(sample: Sample, endpoint: EndpointStatus, history: History | N
     if held or history is None:
         return held
     return sorted({gpu for gpu, pid in history.process_points if pid in pids})
+
+
+def served_records(sample: Sample) -> list[tuple[EndpointStatus, EngineRecord | None]]:
+    """Each endpoint with each record it gave (one pair with None for an endpoint that gave none)."""
+    out: list[tuple[EndpointStatus, EngineRecord | None]] = []
+    for endpoint in sample.engines:
+        out += [(endpoint, record) for record in endpoint.records] or [(endpoint, None)]
+    return out
+
+
+def engine_on(
+    sample: Sample, index: int, records: list[tuple[EndpointStatus, EngineRecord | None]]
+) -> tuple[EndpointStatus, EngineRecord] | None:
+    """The engine serving on GPU `index` (`records`: `served_records(sample)`): the first record of an
+    endpoint whose pids are there; on a node of one GPU and one record, that record."""
+    pids = {p.pid for p in sample.processes if p.gpu_index == index}
+    for endpoint, record in records:
+        if record is not None and pids & set(endpoint.pids):
+            return endpoint, record
+    if len(records) == 1 and len(sample.gpus) == 1:
+        endpoint, record = records[0]
+        return (endpoint, record) if record is not None else None
+    return None
 
 
 def gpu_listing(indices: list[int]) -> str:

@@ -121,8 +121,8 @@ FINDINGS: tuple[FindingKind, ...] = (
     FindingKind(
         "refresh_failed",
         ("warning",),
-        "the TUI's last refresh failed; the screen shows the last sample",
-        made_by="the app (node.refresh_failed)",
+        "the last refresh failed; the TUI shows the last sample, the exporter no series of the node",
+        made_by="the app and the exporter (node.refresh_failed)",
     ),
 )
 

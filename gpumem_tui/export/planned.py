@@ -1,0 +1,102 @@
+"""What was judged, as metric families: the plan drawn over each GPU as bands (the overlay the TUI draws),
+each plan's facts, and each finding as one series of value 1 while it is raised (the shape of Prometheus'
+own `ALERTS`). An engine is named by its labels as vLLM gives them (`labels.ENGINE`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from gpumem_tui.diagnosis.autoplan import EnginePlan, drawn_plans
+from gpumem_tui.export.evaluation import Evaluation
+from gpumem_tui.export.labels import ENGINE, InfoRows, Rows, engine_labels
+from gpumem_tui.models import Sample
+
+BANDS = {
+    "driver": "driver_reserved",
+    "weights": "weights",
+    "runtime": "non_torch",
+    "activations": "activations",
+    "graphs": "cuda_graphs",
+    "kv": "kv_cache",
+    "reserve": "reserve",
+    "spare": "spare",
+}
+"""The overlay's band kinds (`planner/overlay.py`) and the `band` label each is published under."""
+
+
+def plan_rows(evaluation: Evaluation) -> list[Rows | InfoRows]:
+    """`gpumem_plan_bytes{band}` per GPU, and per plan its facts, its KV pool in tokens and its utilization."""
+    bands = Rows(
+        "gpumem_plan_bytes",
+        "what the plan drawn over this GPU says it should hold, per band, in bytes; the bands sum to the card's total",
+        (*ENGINE, "gpu", "UUID", "band"),
+    )
+    info = InfoRows(
+        "gpumem_plan",
+        "the facts behind each plan: auto (from what the engine reports) or manual (set by hand)",
+        ENGINE,
+    )
+    tokens = Rows("gpumem_plan_kv_cache_tokens", "the KV cache pool the plan predicts, in tokens", ENGINE)
+    utilization = Rows(
+        "gpumem_plan_gpu_memory_utilization_ratio", "the gpu_memory_utilization the plan is made with (0-1)", ENGINE
+    )
+    sample = evaluation.sample
+    if sample is None:
+        return [bands, info, tokens, utilization]
+    uuids = {gpu.index: gpu.uuid for gpu in sample.gpus}
+    for index, plan in drawn_plans(evaluation.plans).items():
+        assert plan.overlay is not None  # drawn_plans keeps plans with an overlay
+        by_band: dict[str, int] = defaultdict(int)
+        for band in plan.overlay.bands:
+            by_band[BANDS[band.kind]] += band.bytes
+        where = {**_plan_labels(sample, plan), "gpu": index, "UUID": uuids.get(index)}
+        for name, size in by_band.items():
+            bands.add({**where, "band": name}, size)
+    for plan in evaluation.plans:
+        labels = _plan_labels(sample, plan)
+        settings, prediction = plan.settings, plan.prediction
+        facts: dict[str, object] = {"source": plan.label, "set_by": plan.source, "catalog_model": plan.model}
+        if settings is not None:
+            facts |= {
+                "quantization": settings.quantization,
+                "kv_cache_dtype": settings.kv_cache_dtype,
+                "tensor_parallel_size": settings.tp,
+                "pipeline_parallel_size": settings.pp,
+                "max_model_len": prediction.max_model_len if prediction else settings.max_model_len,
+                "vllm_version": settings.version,
+            }
+        info.add(labels, facts)
+        tokens.add(labels, prediction.kv_cache_tokens if prediction else None)
+        utilization.add(labels, settings.utilization if settings else None)
+    return [bands, info, tokens, utilization]
+
+
+def finding_rows(evaluation: Evaluation) -> Rows:
+    """`gpumem_finding_active`: 1 per finding raised now, named as `check --json` names it."""
+    rows = Rows(
+        "gpumem_finding_active",
+        "1 while the finding is raised: its code and severity, the GPU, process and engine it names",
+        (*ENGINE, "code", "severity", "gpu", "pid"),
+    )
+    sample, plans = evaluation.sample, {plan.endpoint: plan for plan in evaluation.plans if plan.endpoint}
+    for finding in evaluation.findings:
+        plan = plans.get(finding.endpoint) if finding.endpoint else None
+        named = _plan_labels(sample, plan) if sample and plan else {"endpoint": finding.endpoint}
+        labels = {
+            **named,
+            "Hostname": evaluation.hostname,
+            "code": finding.code,
+            "severity": finding.severity,
+            "gpu": finding.gpu_index,
+            "pid": finding.pid,
+        }
+        rows.add(labels, 1)
+    return rows
+
+
+def _plan_labels(sample: Sample, plan: EnginePlan) -> dict[str, object]:
+    """The labels of the engine a plan is for, as its KV series carry them (the plan's model when the
+    engine has not said which it serves); a plan made by hand for a node with no engine has no endpoint."""
+    endpoint = next((e for e in sample.engines if e.url == plan.endpoint), None)
+    record = endpoint.records[0] if endpoint and endpoint.records else None
+    return engine_labels(sample, endpoint, record, plan.model)

@@ -1,0 +1,76 @@
+"""`gpumem-tui export` as a process on a free loopback port, scraped over real HTTP (urllib: httpx lives in
+one module of the package) and parsed with prometheus_client's own parser."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from gpumem_tui.demo.scenario import scenario_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = 'evil"} 1\ngpumem_fake{x="y"} 2 \\ \x1b]0;pwned\x07 \r [bold] ünï'
+"""A process name with a quote and brace that would end the label set, a newline and a second series, a
+backslash, terminal escapes, a carriage return, markup and letters beyond ASCII."""
+SERVING = re.compile(r"serving (http://\S+/metrics)")
+Series = dict[str, list[tuple[dict[str, str], float]]]
+"""Sample name -> (labels, value) of each series."""
+
+
+def hostile_scenario(folder: Path) -> Path:
+    """noisy-neighbour with its notebook named HOSTILE, written as a scenario file in `folder`."""
+    text = (scenario_dir() / "noisy-neighbour.toml").read_text(encoding="utf-8")
+    assert 'name = "python3"' in text
+    path = folder / "hostile-neighbour.toml"
+    path.write_text(text.replace('name = "python3"', f"name = {json.dumps(HOSTILE)}"), encoding="utf-8")
+    return path
+
+
+def scrape(url: str) -> Series:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode("utf-8")
+    series: Series = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            series.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
+    return series
+
+
+def value(series: Series, name: str, **labels: str) -> float | None:
+    """The value of the one series of `name` whose labels include `labels`; None when there is none."""
+    found = [v for have, v in series.get(name, []) if all(have.get(k) == want for k, want in labels.items())]
+    assert len(found) <= 1, f"{name}{labels}: {len(found)} series"
+    return found[0] if found else None
+
+
+@contextmanager
+def exporter(*args: str, evaluations: int = 1) -> Iterator[str]:
+    """The exporter's /metrics URL once it has published `evaluations` evaluations; stopped (SIGTERM) after."""
+    command = [sys.executable, "-m", "gpumem_tui", "export", "--listen", "127.0.0.1:0", "--interval", "3600", *args]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        found = SERVING.search(line)
+        assert found, f"no 'serving' line: {line!r}, stderr: {process.stderr.read() if process.stderr else ''}"
+        url = found.group(1)
+        deadline = time.monotonic() + 120
+        while (value(scrape(url), "gpumem_exporter_samples_total") or 0) < evaluations:
+            assert time.monotonic() < deadline, "the exporter published no evaluation in 120 s"
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert process.returncode == 0, process.stderr.read() if process.stderr else ""
