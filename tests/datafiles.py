@@ -9,6 +9,8 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent / "data"
 CALIBRATION = DATA / "calibration" / "vllm_startup_logs.json"
 """Real vLLM startup cases: settings, memory log lines verbatim, the numbers those lines state."""
+GRAPH_ESTIMATES = DATA / "calibration" / "vllm_0.19_cudagraph_estimates.json"
+"""Six v0.19.0 H100 startups' CUDA-graph profiling lines verbatim (per mode: first capture, per-graph cost)."""
 METRICS = DATA / "calibration" / "metrics"
 """/metrics payloads from real servers or their docs, each opening with a `# source:` line."""
 REFERENCE = DATA / "reference" / "catalog_reference.json"

@@ -39,6 +39,7 @@ class EngineSettings(_Frozen):
 
 TERM_LABELS = {
     "sampler_peak": "sampler peak",
+    "graph_split_buffers": "CUDA-graph split buffers",
 }
 """What each named sizing term is called on screen (`engine.terms` keys are the JSON names)."""
 

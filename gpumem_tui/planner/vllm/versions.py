@@ -52,6 +52,32 @@ class Rules:
         return self.version >= (0, 18, 0)
 
     @property
+    def graphs_from_captures(self) -> bool:
+        """The CUDA-graph figure built from what is captured (planner/vllm/cudagraphs.py): FULL_AND_PIECEWISE
+        by default and FlashAttention 3 split buffers, as read at 0.14, 0.16, 0.17, 0.19, 0.20, 0.25, 0.33
+        (config/attention.py `flash_attn_max_num_splits_for_cuda_graph = 32` in each); before, a per-layer
+        figure."""
+        return self.version >= (0, 14, 0)
+
+    def largest_capture(self, cc_major: int | None) -> int:
+        """The largest batch size captured by default before max_num_seqs caps it: 512; 1,024 on
+        data-center Blackwell (compute capability 10) at 0.33 (config/vllm.py:2463-2465 at 0.33.0;
+        0.25.0 config/vllm.py:1669-1770 still 512)."""
+        return 1024 if self.version >= (0, 33, 0) and cc_major == 10 else 512
+
+    @property
+    def captures_batched_tokens(self) -> bool:
+        """max_num_batched_tokens is captured as one more size when it is below the largest and off the
+        stride (0.25.0 config/vllm.py:1768-1773; not at 0.20.0)."""
+        return self.version >= (0, 25, 0)
+
+    @property
+    def captures_max_num_seqs(self) -> bool:
+        """max_num_seqs is captured as one more size (the widest uniform decode batch) when below the
+        largest (0.33.0 config/vllm.py:2549-2550, 2598-2603; not at 0.25.0)."""
+        return self.version >= (0, 33, 0)
+
+    @property
     def sampler_bytes_per_logit(self) -> int:
         """Bytes per (request x vocab) element at the sampler's peak: fp32 logits, probabilities and a
         working copy (12); before 0.17 the top-k/top-p sort added values, int64 indices and a scatter (36)."""
