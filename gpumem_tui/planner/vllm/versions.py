@@ -84,6 +84,38 @@ class Rules:
         return 12 if self.version >= (0, 17, 0) else 36
 
     @property
+    def triton_top_k_top_p_from(self) -> int | None:
+        """The fewest requests the sampler's top-k/top-p runs its Triton kernel for (and keeps its
+        SM-count x vocab buffer); below it PyTorch sorts. None before 0.17 (no such kernel: always the sort).
+        8 at 0.17-0.25 (v1/sample/ops/topk_topp_sampler.py:251 at 0.19.0, :356 at 0.25.0); every batch at
+        0.33 (:515-517 at 0.33.0)."""
+        if self.version < (0, 17, 0):
+            return None
+        return 1 if self.version >= (0, 33, 0) else 8
+
+    def unquantized_moe_kernel(self, cc_major: int | None) -> str:
+        """The fused-MoE kernel a 16-bit (or FP8) MoE gets on CUDA, "triton" or "flashinfer" (whose
+        workspace is not the Triton one). 0.19: Triton unless VLLM_USE_FLASHINFER_MOE_FP16
+        (fused_moe/oracle/unquantized.py:71-170). 0.20: FlashInfer TRT-LLM/CUTLASS first on every CUDA
+        GPU they support, 9.0 and 10+ (oracle/unquantized.py:47-72 at 0.20.0; flashinfer_cutlass_moe.py:125-133).
+        0.25 and 0.33 move them behind Triton on Hopper (oracle/unquantized.py:75-79 at 0.25.0, :76-80 at
+        0.33.0). 0.21-0.24 were not read: they follow 0.20."""
+        flashinfer_gpu = cc_major is not None and cc_major >= 9
+        if self.version < (0, 20, 0) or not flashinfer_gpu:
+            return "triton"
+        if cc_major == 9 and self.version >= (0, 25, 0):
+            return "triton"
+        return "flashinfer"
+
+    @property
+    def mxfp4_hopper_value_align(self) -> tuple[int, int]:
+        """What the Triton MXFP4 layout on Hopper pads the two packed weight dimensions to: 64 and 64 at 0.19
+        and 0.20 (third_party/triton_kernels/tensor_details/layout_details/hopper_value.py:130-134), only the
+        swizzle's own 16 x 32 tiles at 0.25 and 0.33 (hopper_value.py:127-140 at 0.25.0: k_tile x warp_tile x
+        threads x scott_trick x contig). 0.21-0.24 were not read: they follow 0.20."""
+        return (64, 64) if self.version < (0, 25, 0) else (16, 32)
+
+    @property
     def hybrid_groups(self) -> bool:
         """V1 from 0.9 groups sliding-window and full-attention layers into one shared block pool."""
         return self.version >= (0, 9, 0)
