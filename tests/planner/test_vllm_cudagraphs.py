@@ -206,3 +206,19 @@ def test_calibration_estimates_stay_close(catalog):
         if abs(predicted - logged) > max(0.2, 0.2 * logged):
             misses.append((index, round(predicted, 2), logged))
     assert misses == []
+
+
+def test_the_split_buffers_are_a_named_term_and_off_hopper_the_estimate_says_assumed(catalog):
+    """`engine.terms` carries the split buffers inside the estimate; an A100 plan says its per-graph figures
+    are H100's; no term and no note with --enforce-eager."""
+    qwen = catalog.model("Qwen/Qwen3-30B-A3B")
+    hopper = predict(EngineSettings(model=qwen, gpu=catalog.gpu("h100"), version="0.19.0", max_model_len=8192))
+    assert hopper.terms["graph_split_buffers"] == split_buffers(qwen, catalog.gpu("h100"), 512, 1)
+    assert not any("CUDA-graph" in note for note in hopper.assumed)
+    ampere = predict(EngineSettings(model=qwen, gpu=catalog.gpu("a100"), version="0.19.0", max_model_len=8192))
+    assert "graph_split_buffers" not in ampere.terms
+    assert any("measured on H100, not A100" in note for note in ampere.assumed)
+    eager = predict(
+        EngineSettings(model=qwen, gpu=catalog.gpu("a100"), version="0.19.0", max_model_len=8192, enforce_eager=True)
+    )
+    assert eager.cudagraph_bytes == 0 and not any("CUDA-graph" in note for note in eager.assumed)

@@ -132,7 +132,10 @@ def estimate_bytes(
 
 
 def assumed_note(gpu: GpuSpec) -> str | None:
-    """The line that says the per-graph figures are H100's where the GPU is another generation."""
+    """The line that says what the estimate assumes off Hopper: per-graph figures measured on H100, and no
+    split buffers where the GPU generation is unknown."""
     if gpu.cc_major == 9:
         return None
+    if gpu.cc_major is None:
+        return "CUDA-graph estimate assumed: the GPU's generation is not known, so no FlashAttention 3 split buffers"
     return f"CUDA-graph estimate assumed: its per-graph figures were measured on H100, not {gpu.key}"
