@@ -56,3 +56,11 @@ def test_the_hopper_mxfp4_value_padding_by_release():
     """0.19 and 0.20 pad both packed dimensions to 64; 0.25 and 0.33 only to the swizzle's 16 x 32."""
     assert rules_for("0.20.0").mxfp4_hopper_value_align == (64, 64)
     assert rules_for("0.25.0").mxfp4_hopper_value_align == (16, 32)
+
+
+def test_the_original_mxfp4_scales_are_kept_until_0_20():
+    """0.19 and 0.20 keep the checkpoint's uint8 scales beside the swizzled copies; from 0.25 the Triton path
+    drops them once swizzled."""
+    assert rules_for("0.20.0").mxfp4_keeps_original_scales
+    assert not rules_for("0.25.0").mxfp4_keeps_original_scales
+    assert not rules_for("0.33.0").mxfp4_keeps_original_scales

@@ -116,6 +116,15 @@ class Rules:
         return (64, 64) if self.version < (0, 25, 0) else (16, 32)
 
     @property
+    def mxfp4_keeps_original_scales(self) -> bool:
+        """Whether the Triton MXFP4 path keeps the checkpoint's uint8 expert scales beside the swizzled copies:
+        yes at 0.19 and 0.20 (quantization/mxfp4.py:296-311 at 0.19.0), no from 0.25, which deletes them once
+        swizzled (fused_moe/oracle/mxfp4.py:1150-1155 at 0.25.0, :1466-1471 at 0.33.0). The fp32 biases, the
+        intermediate size rounded up to 64 and gpt-oss's fp32 RoPE cache are unchanged through 0.33
+        (oracle/mxfp4.py:916, :1393-1395 and models/gpt_oss.py:111-114 at 0.33.0). 0.21-0.24 follow 0.20."""
+        return self.version < (0, 25, 0)
+
+    @property
     def hybrid_groups(self) -> bool:
         """V1 from 0.9 groups sliding-window and full-attention layers into one shared block pool."""
         return self.version >= (0, 9, 0)
