@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpumem_tui.planner.vllm import blocks as kvblocks
-from gpumem_tui.planner.vllm import mxfp4
+from gpumem_tui.planner.vllm import cudagraphs, mxfp4
 from gpumem_tui.planner.vllm.loaded import (
     dtype_bytes,
     loaded_weight_bytes,
@@ -48,6 +48,8 @@ class _Run:
     block_note: str | None
     graphs: int
     mxfp4_note: str | None
+    graph_terms: dict[str, int]
+    graph_note: str | None
 
     def layout(self, stage: int) -> kvblocks.Layout:
         spec, pp = self.settings.model, self.settings.pp
@@ -71,21 +73,43 @@ def resolve(settings: EngineSettings) -> _Run:
         if quantization == mxfp4.QUANTIZATION
         else (0, None)
     )
+    tokens = settings.max_num_batched_tokens or default_tokens
+    seqs = settings.max_num_seqs or default_seqs
+    graphs, graph_terms, graph_note = _graphs(settings, rules, tokens, seqs, width)
     return _Run(
         settings=settings,
         rules=rules,
         total=total,
         requested=int(total * settings.utilization),
         max_len=max_len,
-        tokens=settings.max_num_batched_tokens or default_tokens,
-        seqs=settings.max_num_seqs or default_seqs,
+        tokens=tokens,
+        seqs=seqs,
         width=width,
         kv_width=KV_WIDTH.get(settings.kv_cache_dtype.lower(), width),
         block=block,
         block_note=block_note,
-        graphs=cudagraph_bytes(spec, settings.pp, settings.enforce_eager),
+        graphs=graphs,
+        graph_terms=graph_terms,
+        graph_note=graph_note,
         mxfp4_note=mxfp4_note,
     )
+
+
+def _graphs(settings: EngineSettings, rules: Rules, tokens: int, seqs: int, width: int) -> tuple[int, dict, str | None]:
+    """The CUDA-graph estimate for the first rank (the one whose log line shows it), the split-buffer term
+    inside it, and the note when its per-graph figures are assumed; none with --enforce-eager."""
+    spec, gpu = settings.model, settings.gpu
+    if settings.enforce_eager:
+        return 0, {}, None
+    if not (rules.v1 and rules.graphs_from_captures):
+        return cudagraph_bytes(spec, settings.pp, False), {}, None
+    layers = stage_layers(spec.layers, 0, settings.pp)
+    graphs = cudagraphs.estimate_bytes(rules, spec, gpu, seqs, tokens, width, settings.tp, layers)
+    decode = cudagraphs.full_sizes(cudagraphs.capture_sizes(rules, spec, gpu, seqs, tokens), seqs)
+    split = (
+        cudagraphs.split_buffers(spec, gpu, decode[-1], settings.tp) if decode and cudagraphs.full_graphs(spec) else 0
+    )
+    return graphs, ({"graph_split_buffers": split} if split else {}), cudagraphs.assumed_note(gpu)
 
 
 def predict(settings: EngineSettings) -> EnginePrediction:
@@ -127,11 +151,12 @@ def predict(settings: EngineSettings) -> EnginePrediction:
                 kvblocks.chunked_note(run.rules, settings.model),
                 kvblocks.in_flight_note(run.rules, settings.model),
                 non_torch_note(settings.gpu, settings.tp),
+                run.graph_note,
             )
             if note
         ]
         + vision_notes(settings.model, run.rules, settings.tp, settings.limit_mm_per_prompt),
-        terms=dict(first.terms),
+        terms={**first.terms, **run.graph_terms},
     )
     failures, warnings = failures_and_warnings(settings, run.rules, prediction, lay)
     return prediction.model_copy(

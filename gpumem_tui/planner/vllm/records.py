@@ -46,6 +46,7 @@ TERM_LABELS = {
     "rope_cache": "RoPE caches",
     "encoder_profile": "encoder dummy inputs",
     "mxfp4_layout": "MXFP4 Hopper layout padding",
+    "graph_split_buffers": "CUDA-graph split buffers",
 }
 """What each named sizing term is called on screen (`engine.terms` keys are the JSON names)."""
 

@@ -52,10 +52,77 @@ class Rules:
         return self.version >= (0, 18, 0)
 
     @property
+    def graphs_from_captures(self) -> bool:
+        """The CUDA-graph figure built from what is captured (planner/vllm/cudagraphs.py): FULL_AND_PIECEWISE
+        by default and FlashAttention 3 split buffers, as read at 0.14, 0.16, 0.17, 0.19, 0.20, 0.25, 0.33
+        (config/attention.py `flash_attn_max_num_splits_for_cuda_graph = 32` in each); before, a per-layer
+        figure."""
+        return self.version >= (0, 14, 0)
+
+    def largest_capture(self, cc_major: int | None) -> int:
+        """The largest batch size captured by default before max_num_seqs caps it: 512; 1,024 on
+        data-center Blackwell (compute capability 10) at 0.33 (config/vllm.py:2463-2465 at 0.33.0;
+        0.25.0 config/vllm.py:1669-1770 still 512)."""
+        return 1024 if self.version >= (0, 33, 0) and cc_major == 10 else 512
+
+    @property
+    def captures_batched_tokens(self) -> bool:
+        """max_num_batched_tokens is captured as one more size when it is below the largest and off the
+        stride (0.25.0 config/vllm.py:1768-1773; not at 0.20.0)."""
+        return self.version >= (0, 25, 0)
+
+    @property
+    def captures_max_num_seqs(self) -> bool:
+        """max_num_seqs is captured as one more size (the widest uniform decode batch) when below the
+        largest (0.33.0 config/vllm.py:2549-2550, 2598-2603; not at 0.25.0)."""
+        return self.version >= (0, 33, 0)
+
+    @property
     def sampler_bytes_per_logit(self) -> int:
         """Bytes per (request x vocab) element at the sampler's peak: fp32 logits, probabilities and a
         working copy (12); before 0.17 the top-k/top-p sort added values, int64 indices and a scatter (36)."""
         return 12 if self.version >= (0, 17, 0) else 36
+
+    @property
+    def triton_top_k_top_p_from(self) -> int | None:
+        """The fewest requests the sampler's top-k/top-p runs its Triton kernel for (and keeps its
+        SM-count x vocab buffer); below it PyTorch sorts. None before 0.17 (no such kernel: always the sort).
+        8 at 0.17-0.25 (v1/sample/ops/topk_topp_sampler.py:251 at 0.19.0, :356 at 0.25.0); every batch at
+        0.33 (:515-517 at 0.33.0)."""
+        if self.version < (0, 17, 0):
+            return None
+        return 1 if self.version >= (0, 33, 0) else 8
+
+    def unquantized_moe_kernel(self, cc_major: int | None) -> str:
+        """The fused-MoE kernel a 16-bit (or FP8) MoE gets on CUDA, "triton" or "flashinfer" (whose
+        workspace is not the Triton one). 0.19: Triton unless VLLM_USE_FLASHINFER_MOE_FP16
+        (fused_moe/oracle/unquantized.py:71-170). 0.20: FlashInfer TRT-LLM/CUTLASS first on every CUDA
+        GPU they support, 9.0 and 10+ (oracle/unquantized.py:47-72 at 0.20.0; flashinfer_cutlass_moe.py:125-133).
+        0.25 and 0.33 move them behind Triton on Hopper (oracle/unquantized.py:75-79 at 0.25.0, :76-80 at
+        0.33.0). 0.21-0.24 were not read: they follow 0.20."""
+        flashinfer_gpu = cc_major is not None and cc_major >= 9
+        if self.version < (0, 20, 0) or not flashinfer_gpu:
+            return "triton"
+        if cc_major == 9 and self.version >= (0, 25, 0):
+            return "triton"
+        return "flashinfer"
+
+    @property
+    def mxfp4_hopper_value_align(self) -> tuple[int, int]:
+        """What the Triton MXFP4 layout on Hopper pads the two packed weight dimensions to: 64 and 64 at 0.19
+        and 0.20 (third_party/triton_kernels/tensor_details/layout_details/hopper_value.py:130-134), only the
+        swizzle's own 16 x 32 tiles at 0.25 and 0.33 (hopper_value.py:127-140 at 0.25.0: k_tile x warp_tile x
+        threads x scott_trick x contig). 0.21-0.24 were not read: they follow 0.20."""
+        return (64, 64) if self.version < (0, 25, 0) else (16, 32)
+
+    @property
+    def mxfp4_keeps_original_scales(self) -> bool:
+        """Whether the Triton MXFP4 path keeps the checkpoint's uint8 expert scales beside the swizzled copies:
+        yes at 0.19 and 0.20 (quantization/mxfp4.py:296-311 at 0.19.0), no from 0.25, which deletes them once
+        swizzled (fused_moe/oracle/mxfp4.py:1150-1155 at 0.25.0, :1466-1471 at 0.33.0). The fp32 biases, the
+        intermediate size rounded up to 64 and gpt-oss's fp32 RoPE cache are unchanged through 0.33
+        (oracle/mxfp4.py:916, :1393-1395 and models/gpt_oss.py:111-114 at 0.33.0). 0.21-0.24 follow 0.20."""
+        return self.version < (0, 25, 0)
 
     @property
     def hybrid_groups(self) -> bool:

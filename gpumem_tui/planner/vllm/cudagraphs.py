@@ -1,0 +1,141 @@
+"""The CUDA-graph memory vLLM estimates before it captures ("Estimated CUDA graph memory: X GiB total").
+
+How 0.19.0 measures it (v1/worker/gpu_model_runner.py:5862-5961): for each capture mode, PIECEWISE then
+FULL (v1/cudagraph_dispatcher.py:325-349), it captures the two largest batch sizes into one shared pool;
+the first capture's growth is that mode's shared cost, the second's is taken as the cost of every further
+graph. The total is the largest first capture plus (graphs - 1) x the per-graph cost, summed over modes
+(:5950-5954). So the estimate is decided by how many sizes are captured, in which modes, what the largest
+FULL capture allocates, and what each graph costs; each is one function below.
+"""
+
+from __future__ import annotations
+
+from gpumem_tui.catalog.schema import GpuSpec, ModelSpec
+from gpumem_tui.planner.vllm.versions import Rules
+from gpumem_tui.units import MIB
+
+FULL_SPLITS = 32
+"""FlashAttention 3 split-KV pieces a FULL graph is captured with
+(`flash_attn_max_num_splits_for_cuda_graph`, config/attention.py:27 at 0.19.0)."""
+GPT_OSS_LARGEST = 1024  # gpt-oss raises the largest capture size (model_executor/models/config.py:113-133)
+GRAPH_BYTES_PER_LAYER = round(0.2 * MIB)
+"""What one more captured graph costs per decoder layer in one mode (its kernel nodes, which the driver keeps).
+Not in the source: measured on H100 by the six llm-d v0.19.0 DEV logs ("Estimated PIECEWISE/FULL CUDA graph
+memory: ... per-graph"), 0.17-0.23 MiB per layer for models without shared experts."""
+FIRST_CAPTURE_BYTES = 64 * MIB
+"""What the first PIECEWISE capture adds besides the pieces' activations and the graph itself (the capture
+stream's own cuBLAS workspaces, 32 MiB each on Hopper): the six DEV logs leave 35-80 MiB."""
+
+
+def capture_sizes(
+    rules: Rules, spec: ModelSpec, gpu: GpuSpec, max_num_seqs: int, max_num_batched_tokens: int
+) -> list[int]:
+    """The batch sizes vLLM captures by default (config/vllm.py:1386-1444 at 0.19.0): 1, 2, 4, then every 8
+    below 256, then every 16, up to min(2 x max_num_seqs, 512) (or the model's own largest), capped at
+    max_num_batched_tokens; later releases add the batched tokens and max_num_seqs as sizes (see `Rules`)."""
+    top = min(
+        max_num_batched_tokens, largest_capture(spec) or min(2 * max_num_seqs, rules.largest_capture(gpu.cc_major))
+    )
+    sizes = {size for size in (1, 2, 4) if size <= top}
+    sizes.update(range(8, min(top + 1, 256), 8))
+    sizes.update(range(256, top + 1, 16))
+    if rules.captures_batched_tokens and max_num_batched_tokens <= top:
+        sizes.add(max_num_batched_tokens)
+    if rules.captures_max_num_seqs and max_num_seqs <= top:
+        sizes.add(max_num_seqs)
+    return sorted(sizes)
+
+
+def largest_capture(spec: ModelSpec) -> int | None:
+    """The model's own largest capture size where its config class sets one (gpt-oss: 1024)."""
+    return GPT_OSS_LARGEST if spec.architecture.startswith("GptOss") else None
+
+
+def full_graphs(spec: ModelSpec) -> bool:
+    """Whether FULL graphs are captured beside PIECEWISE (the default FULL_AND_PIECEWISE). Llama 4's chunked
+    local attention supports none (model_executor/layers/attention/chunked_local_attention.py:41-48), so
+    vLLM falls back to PIECEWISE only (v1/worker/gpu_model_runner.py:6310-6330)."""
+    return not spec.architecture.startswith("Llama4")
+
+
+MM_PREFIX_ARCHITECTURES = ("Gemma3ForConditionalGeneration", "PaliGemmaForConditionalGeneration", "Molmo2", "Bagel")
+"""Multimodal models whose image tokens attend both ways (config/model.py:1194-1208 at 0.19.0: model types
+gemma3, paligemma, molmo2, bagel): only Triton attention takes that prefix, so FlashAttention is not used."""
+
+
+def flash_splits(spec: ModelSpec, gpu: GpuSpec) -> bool:
+    """Whether FULL graphs run FlashAttention 3 with forced splits: Hopper only (vLLM forces the split count
+    where FA3 runs, v1/attention/backends/flash_attn.py:326-346 and :391-401; FA3 is Hopper's,
+    v1/attention/backends/fa_utils.py:74-83), not for bidirectional-prefix multimodal models (Triton
+    attention). Models with attention sinks (gpt-oss) showed none in their DEV log (8 MiB first FULL
+    capture), so none is counted for them."""
+    prefix = spec.architecture.startswith(MM_PREFIX_ARCHITECTURES)
+    return gpu.cc_major == 9 and not prefix and not spec.attention_sinks
+
+
+def full_sizes(sizes: list[int], max_num_seqs: int) -> list[int]:
+    """FULL graphs are uniform decode batches: the capture sizes up to max_num_seqs
+    (v1/cudagraph_dispatcher.py:205-229)."""
+    return [size for size in sizes if size <= max_num_seqs]
+
+
+def split_buffers(spec: ModelSpec, gpu: GpuSpec, batch: int, tp: int) -> int:
+    """The FlashAttention 3 split-KV buffers the largest FULL graph allocates (see `flash_splits`):
+    FULL_SPLITS x batch x query heads per rank x (V head dim + 1) in fp32, out_accum and softmax_lse_accum
+    (FA3's mha_fwd, hopper/flash_api.cpp). MLA decodes the absorbed latent, so its V width is kv_lora_rank
+    (v1/attention/backends/mla/flashattn_mla.py:148-176)."""
+    if not flash_splits(spec, gpu):
+        return 0
+    width = spec.mla.kv_lora_rank if spec.mla else spec.head_size
+    heads = max(1, spec.attention_heads // tp)
+    return FULL_SPLITS * batch * heads * (width + 1) * 4
+
+
+def per_graph_bytes(spec: ModelSpec, stage_layers: int) -> int:
+    """One more graph in one mode: GRAPH_BYTES_PER_LAYER per layer, a layer with a shared expert counting
+    twice (its second MLP's kernels; DeepSeek-V2-Lite and Llama 4 Scout in the DEV logs)."""
+    shared = 0
+    if spec.moe and (spec.moe.shared_experts or spec.moe.shared_expert_intermediate_size):
+        shared = spec.moe_layer_count() * stage_layers // spec.layers
+    return GRAPH_BYTES_PER_LAYER * (stage_layers + shared)
+
+
+def first_piecewise_bytes(spec: ModelSpec, batch: int, width: int, tp: int, stage_layers: int) -> int:
+    """The first PIECEWISE capture: the widest piece's activations at the largest size (gate/up output,
+    activation, hidden copies), one graph, and FIRST_CAPTURE_BYTES."""
+    mlp = spec.moe.expert_intermediate_size * spec.moe.experts_per_token if spec.moe else spec.intermediate_size
+    activations = batch * width * (3 * mlp // tp + 3 * spec.hidden_size)
+    return activations + per_graph_bytes(spec, stage_layers) + FIRST_CAPTURE_BYTES
+
+
+def estimate_bytes(
+    rules: Rules,
+    spec: ModelSpec,
+    gpu: GpuSpec,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    width: int,
+    tp: int,
+    stage_layers: int,
+) -> int:
+    """The logged estimate: the larger first capture plus (graphs - 1) x per-graph cost in each mode
+    (v1/worker/gpu_model_runner.py:5921-5954 at 0.19.0)."""
+    sizes = capture_sizes(rules, spec, gpu, max_num_seqs, max_num_batched_tokens)
+    per_graph = per_graph_bytes(spec, stage_layers)
+    firsts = [first_piecewise_bytes(spec, sizes[-1], width, tp, stage_layers)]
+    total = (len(sizes) - 1) * per_graph
+    decode = full_sizes(sizes, max_num_seqs) if full_graphs(spec) else []
+    if decode:
+        firsts.append(split_buffers(spec, gpu, decode[-1], tp) + per_graph)
+        total += (len(decode) - 1) * per_graph
+    return max(firsts) + total
+
+
+def assumed_note(gpu: GpuSpec) -> str | None:
+    """The line that says what the estimate assumes off Hopper: per-graph figures measured on H100, and no
+    split buffers where the GPU generation is unknown."""
+    if gpu.cc_major == 9:
+        return None
+    if gpu.cc_major is None:
+        return "CUDA-graph estimate assumed: the GPU's generation is not known, so no FlashAttention 3 split buffers"
+    return f"CUDA-graph estimate assumed: its per-graph figures were measured on H100, not {gpu.key}"

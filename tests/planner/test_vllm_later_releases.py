@@ -1,0 +1,66 @@
+"""Rules read from vLLM 0.20.0, 0.25.0 and 0.33.0 (docs/vllm-sizing.md, "By release"): each flag the
+sizing reads where a later release changed a figure of issue 15's terms."""
+
+from gpumem_tui.planner.vllm import EngineSettings, predict
+from gpumem_tui.planner.vllm.cudagraphs import capture_sizes
+from gpumem_tui.planner.vllm.versions import rules_for
+
+
+def sizes(catalog, version, gpu="h100", seqs=1024, tokens=8192):
+    return capture_sizes(rules_for(version), catalog.model("llama-3.1-8b"), catalog.gpu(gpu), seqs, tokens)
+
+
+def test_the_batched_tokens_are_captured_from_0_25(catalog):
+    """0.25 appends max_num_batched_tokens when it is below the largest size and off the stride."""
+    assert 300 not in sizes(catalog, "0.20.0", tokens=300)
+    assert sizes(catalog, "0.25.0", tokens=300)[-1] == 300
+
+
+def test_max_num_seqs_is_captured_and_blackwell_goes_to_1024_from_0_33(catalog):
+    """0.33 appends max_num_seqs (the widest decode batch) and captures up to 1,024 on compute capability 10."""
+    assert 100 not in sizes(catalog, "0.25.0", seqs=100)
+    assert 100 in sizes(catalog, "0.33.0", seqs=100)
+    assert sizes(catalog, "0.25.0", gpu="b200")[-1] == 512
+    assert sizes(catalog, "0.33.0", gpu="b200")[-1] == 1024
+    assert sizes(catalog, "0.33.0", gpu="h100")[-1] == 512
+
+
+def test_the_estimate_charged_at_0_33_on_b200_counts_83_graphs(catalog):
+    """From 0.20 the estimate comes out of the KV pool, so 0.33's extra Blackwell graphs shrink it."""
+    settings = dict(model=catalog.model("llama-3.1-8b"), gpu=catalog.gpu("b200"), max_model_len=8192)
+    at_25 = predict(EngineSettings(version="0.25.0", **settings))
+    at_33 = predict(EngineSettings(version="0.33.0", **settings))
+    assert at_25.cudagraph_charged and at_33.cudagraph_charged
+    assert at_33.cudagraph_bytes > at_25.cudagraph_bytes
+
+
+def test_the_top_k_top_p_kernel_by_release():
+    """Triton top-k/top-p from 0.17 at 8 requests or more (PyTorch's sort below), at any count from 0.33."""
+    assert rules_for("0.16.0").triton_top_k_top_p_from is None
+    assert rules_for("0.19.0").triton_top_k_top_p_from == 8
+    assert rules_for("0.25.0").triton_top_k_top_p_from == 8
+    assert rules_for("0.33.0").triton_top_k_top_p_from == 1
+
+
+def test_the_unquantized_moe_kernel_by_release_and_gpu():
+    """Triton at 0.19; FlashInfer first on Hopper and Blackwell at 0.20; Hopper back on Triton from 0.25;
+    Ampere on Triton throughout (FlashInfer's CUTLASS MoE needs 9.0 or 10+)."""
+    assert rules_for("0.19.0").unquantized_moe_kernel(9) == "triton"
+    assert rules_for("0.20.0").unquantized_moe_kernel(9) == "flashinfer"
+    assert rules_for("0.25.0").unquantized_moe_kernel(9) == "triton"
+    assert rules_for("0.33.0").unquantized_moe_kernel(10) == "flashinfer"
+    assert rules_for("0.33.0").unquantized_moe_kernel(8) == "triton"
+
+
+def test_the_hopper_mxfp4_value_padding_by_release():
+    """0.19 and 0.20 pad both packed dimensions to 64; 0.25 and 0.33 only to the swizzle's 16 x 32."""
+    assert rules_for("0.20.0").mxfp4_hopper_value_align == (64, 64)
+    assert rules_for("0.25.0").mxfp4_hopper_value_align == (16, 32)
+
+
+def test_the_original_mxfp4_scales_are_kept_until_0_20():
+    """0.19 and 0.20 keep the checkpoint's uint8 scales beside the swizzled copies; from 0.25 the Triton path
+    drops them once swizzled."""
+    assert rules_for("0.20.0").mxfp4_keeps_original_scales
+    assert not rules_for("0.25.0").mxfp4_keeps_original_scales
+    assert not rules_for("0.33.0").mxfp4_keeps_original_scales
