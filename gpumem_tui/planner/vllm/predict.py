@@ -17,6 +17,7 @@ from gpumem_tui.planner.vllm.profile import (
 )
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
 from gpumem_tui.planner.vllm.risks import failures_and_warnings
+from gpumem_tui.planner.vllm.sampler import sampler_peak_bytes, sm_count_note
 from gpumem_tui.planner.vllm.versions import Rules, default_batching, rules_for
 from gpumem_tui.units import GIB
 
@@ -103,7 +104,7 @@ def predict(settings: EngineSettings) -> EnginePrediction:
         log_lines=[],
         failures=[],
         warnings=[],
-        assumed=[note for note in (run.block_note, non_torch_note(settings.gpu, settings.tp)) if note],
+        assumed=[note for note in _notes(run) if note],
         terms=dict(first.terms),
     )
     failures, warnings = failures_and_warnings(settings, run.rules, prediction, lay)
@@ -112,17 +113,36 @@ def predict(settings: EngineSettings) -> EnginePrediction:
     )
 
 
+def _notes(run: _Run) -> list[str | None]:
+    """The figures the source read does not decide for this GPU or release."""
+    settings = run.settings
+    return [
+        run.block_note,
+        non_torch_note(settings.gpu, settings.tp),
+        sm_count_note(run.rules, settings.gpu, run.width),
+    ]
+
+
+def _sampler(run: _Run) -> int:
+    """The sampler phase: sized tensor by tensor from 0.17 in 16-bit, today's estimate otherwise."""
+    settings, rules = run.settings, run.rules
+    if rules.sampler_from_source and run.width < 4:
+        return sampler_peak_bytes(rules, settings.model, settings.gpu, run.tokens, run.seqs, run.width)
+    return sampler_bytes(rules, settings.model, run.tokens, run.seqs, run.width)
+
+
 def _rank(run: _Run, stage: int) -> RankPrediction:
     """One pipeline stage: its weights and profile, and the KV budget they leave."""
     settings, rules = run.settings, run.rules
     spec, tp, pp = settings.model, settings.tp, settings.pp
     weights = loaded_weight_bytes(spec, run.width, quantization_of(settings.quantization, spec), tp, stage, pp)
-    activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last_stage=stage == pp - 1)
+    last = stage == pp - 1
+    sampler = _sampler(run) if rules.v1 and last else None
+    kept = 0
+    activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last, sampler, kept)
     terms: dict[str, int] = {}
-    if rules.v1 and stage == pp - 1:
-        sampler = sampler_bytes(rules, spec, run.tokens, run.seqs, run.width)
-        if sampler >= activation:
-            terms["sampler_peak"] = sampler
+    if sampler is not None and sampler + kept >= activation:
+        terms["sampler_peak"] = sampler
     non_torch = non_torch_bytes(rules, tp, pp, settings.gpu.interconnect)
     others = settings.other_processes_bytes if rules.charges_other_processes else 0
     graphs = run.graphs if rules.charges_cudagraphs else 0

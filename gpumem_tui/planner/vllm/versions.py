@@ -58,6 +58,20 @@ class Rules:
         return 12 if self.version >= (0, 17, 0) else 36
 
     @property
+    def sampler_from_source(self) -> bool:
+        """From 0.17 the sampler phase is sized tensor by tensor (planner/vllm/sampler.py): 0.17.0 brought the
+        Triton top-k/top-p kernel (v1/sample/ops/topk_topp_triton.py; 0.16.0 has none). Read at 0.17, 0.19
+        and 0.20 (the same sampler code); later releases are assumed to keep it for the V1 model runner."""
+        return self.version >= (0, 17, 0)
+
+    @property
+    def sampler_sort_below(self) -> int:
+        """Below this many requests the PyTorch sort path masks top-k/top-p instead of the Triton kernel
+        (topk_topp_sampler.py:251 at 0.19.0, the same at 0.25.0); 0.33.0 always takes the Triton path
+        (0.26 to 0.32 not read: taken as 0.33)."""
+        return 8 if self.version < (0, 26, 0) else 0
+
+    @property
     def hybrid_groups(self) -> bool:
         """V1 from 0.9 groups sliding-window and full-attention layers into one shared block pool."""
         return self.version >= (0, 9, 0)
