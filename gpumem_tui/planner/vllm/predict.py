@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from gpumem_tui.planner.vllm import blocks as kvblocks
 from gpumem_tui.planner.vllm.loaded import dtype_bytes, loaded_weight_bytes, quantization_of, stage_layers
 from gpumem_tui.planner.vllm.loglines import log_lines
+from gpumem_tui.planner.vllm.moe_workspace import moe_workspace_bytes, moe_workspace_note
 from gpumem_tui.planner.vllm.profile import (
     activation_peak,
     cudagraph_bytes,
@@ -120,6 +121,7 @@ def _notes(run: _Run) -> list[str | None]:
         run.block_note,
         non_torch_note(settings.gpu, settings.tp),
         sm_count_note(run.rules, settings.gpu, run.width),
+        moe_workspace_note(run.rules, settings.model, settings.gpu, settings.quantization),
     ]
 
 
@@ -138,11 +140,13 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
     weights = loaded_weight_bytes(spec, run.width, quantization_of(settings.quantization, spec), tp, stage, pp)
     last = stage == pp - 1
     sampler = _sampler(run) if rules.v1 and last else None
-    kept = 0
+    kept = moe_workspace_bytes(rules, spec, settings.gpu, settings.quantization, run.tokens, run.width, tp)
     activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last, sampler, kept)
     terms: dict[str, int] = {}
     if sampler is not None and sampler + kept >= activation:
         terms["sampler_peak"] = sampler
+        if kept:
+            terms["moe_workspace"] = kept
     non_torch = non_torch_bytes(rules, tp, pp, settings.gpu.interconnect)
     others = settings.other_processes_bytes if rules.charges_other_processes else 0
     graphs = run.graphs if rules.charges_cudagraphs else 0

@@ -39,6 +39,7 @@ class EngineSettings(_Frozen):
 
 TERM_LABELS = {
     "sampler_peak": "sampler peak",
+    "moe_workspace": "MoE workspace",
 }
 """What each named sizing term is called on screen (`engine.terms` keys are the JSON names)."""
 

@@ -71,6 +71,25 @@ class Rules:
         (0.26 to 0.32 not read: taken as 0.33)."""
         return 8 if self.version < (0, 26, 0) else 0
 
+    def moe_kernel(self, compute_capability: str | None) -> str | None:
+        """The default kernel of 16-bit MoE layers, when it keeps its buffers in the worker's workspace
+        (v1/worker/workspace.py, from 0.14; 0.13 calls `fused_experts`, whose caches are freed per layer):
+        'triton' (fused_moe.py TritonExperts), or 'flashinfer' (FlashInfer CUTLASS, flashinfer_cutlass_moe.py)
+        where 0.20 puts FlashInfer first: compute capability 9.0 until 0.22 (0.23 moves it behind Triton
+        on 9.x) and 10.x to 12.x from 0.20 (read at 0.19-0.25 and 0.33; oracle/unquantized.py)."""
+        if self.version < (0, 14, 0):
+            return None
+        major = int(compute_capability.split(".")[0]) if compute_capability else 0
+        if self.version >= (0, 20, 0) and (major >= 10 or major == 9 and self.version < (0, 23, 0)):
+            return "flashinfer"
+        return "triton"
+
+    @property
+    def moe_chunk_tokens(self) -> int | None:
+        """VLLM_FUSED_MOE_CHUNK_SIZE's default (16,384 tokens) splits the Triton workspace until 0.15; 0.16
+        has no chunking."""
+        return 16 * 1024 if self.version < (0, 16, 0) else None
+
     @property
     def hybrid_groups(self) -> bool:
         """V1 from 0.9 groups sliding-window and full-attention layers into one shared block pool."""
