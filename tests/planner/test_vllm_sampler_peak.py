@@ -102,3 +102,9 @@ def test_releases_before_0_17_keep_the_sort_estimate(catalog):
         predict(_settings(catalog, version="0.20.0")).terms["sampler_peak"]
         == (predict(_settings(catalog)).terms["sampler_peak"])
     )
+
+
+def test_releases_after_0_20_say_the_sampler_is_assumed(catalog):
+    """0.21 on were not read for the sampler; 0.33 makes Model Runner V2 the default."""
+    assert any("Model Runner V2" in note for note in predict(_settings(catalog, version="0.33.0")).assumed)
+    assert not any("Model Runner V2" in note for note in predict(_settings(catalog, version="0.20.0")).assumed)

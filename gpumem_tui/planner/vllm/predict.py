@@ -18,7 +18,7 @@ from gpumem_tui.planner.vllm.profile import (
 )
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
 from gpumem_tui.planner.vllm.risks import failures_and_warnings
-from gpumem_tui.planner.vllm.sampler import sampler_peak_bytes, sm_count_note
+from gpumem_tui.planner.vllm.sampler import runner_note, sampler_peak_bytes, sm_count_note
 from gpumem_tui.planner.vllm.versions import Rules, default_batching, rules_for
 from gpumem_tui.units import GIB
 
@@ -121,6 +121,7 @@ def _notes(run: _Run) -> list[str | None]:
         run.block_note,
         non_torch_note(settings.gpu, settings.tp),
         sm_count_note(run.rules, settings.gpu, run.width),
+        runner_note(run.rules, run.width),
         moe_workspace_note(run.rules, settings.model, settings.gpu, settings.quantization),
     ]
 

@@ -92,6 +92,16 @@ def sampler_peak_bytes(rules: Rules, spec: ModelSpec, gpu: GpuSpec, tokens: int,
     return sampler_parts(rules, spec, gpu, tokens, seqs, width).total
 
 
+def runner_note(rules: Rules, width: int) -> str | None:
+    """The line that says a release after 0.20 is sized as the V1 model runner read at 0.17-0.20: 0.25.0
+    makes Model Runner V2 the default for some models and 0.33.0 for all it supports
+    (config/vllm.py `use_v2_model_runner`), and V2's sampler (v1/worker/gpu/sample/) was not read."""
+    if not rules.sampler_from_source or width == FP32 or rules.version < (0, 21, 0):
+        return None
+    release = ".".join(map(str, rules.version))
+    return f"sampler peak of vLLM {release} assumed as read at 0.17-0.20 (the V1 model runner, not Model Runner V2)"
+
+
 def sm_count_note(rules: Rules, gpu: GpuSpec, width: int) -> str | None:
     """The line that says the Triton buffer's SM count is assumed, where the catalog lacks it."""
     if not rules.sampler_from_source or width == FP32 or gpu.sm_count:
