@@ -67,10 +67,9 @@ def moe_workspace_note(rules: Rules, spec: ModelSpec, gpu: GpuSpec, quantization
         return None
     method = _method(quantization, spec)
     if method == "fp8":
-        return (
-            "MoE workspace of the Triton kernel assumed for FP8 experts (vLLM picks it for block-scaled FP8 "
-            "on Hopper; per-tensor FP8 may run FlashInfer or CUTLASS kernels with other workspaces)"
-        )
+        # vLLM picks Triton for block-scaled FP8 on Hopper; per-tensor FP8 may run FlashInfer or CUTLASS
+        # kernels with other workspaces (fused_moe/oracle/fp8.py:57-102 at 0.19.0).
+        return "MoE workspace of the Triton kernel assumed for FP8 experts (per-tensor FP8 may run another)"
     if method == "mxfp4":
         if gpu.compute_capability == "9.0":
             return None
