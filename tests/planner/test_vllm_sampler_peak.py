@@ -9,7 +9,7 @@ from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.planner.vllm.from_log import Stated, release_of, settings_from
 from gpumem_tui.planner.vllm.sampler import CUBLAS_WORKSPACE_HOPPER, sampler_parts, topk_buffer_rows
 from gpumem_tui.planner.vllm.versions import rules_for
-from gpumem_tui.units import GIB, MIB
+from gpumem_tui.units import GIB, MIB, gib
 from tests.datafiles import CALIBRATION
 
 
@@ -108,3 +108,12 @@ def test_releases_after_0_20_say_the_sampler_is_assumed(catalog):
     """0.21 on were not read for the sampler; 0.33 makes Model Runner V2 the default."""
     assert any("Model Runner V2" in note for note in predict(_settings(catalog, version="0.33.0")).assumed)
     assert not any("Model Runner V2" in note for note in predict(_settings(catalog, version="0.20.0")).assumed)
+
+
+def test_the_warm_up_after_the_pool_counts_what_the_profile_did_not_keep(catalog):
+    """The warm-up samples min(max_num_seqs, batched tokens) rows after the KV cache is carved; the Triton
+    buffer and cuBLAS workspace are already there, so logits, fp32 work and hidden states are new."""
+    p = predict(_settings(catalog, utilization=0.99))
+    parts = sampler_parts(rules_for("0.19.0"), catalog.model("llama-3.1-8b"), catalog.gpu("h100"), 1024, 1024, 2)
+    new = parts.logits + parts.fp32_work + parts.hidden
+    assert any(f"the sampler warm-up for 1024 requests (~{gib(new)})" in w for w in p.warnings)
