@@ -119,14 +119,15 @@ def encoder_profile_bytes(spec: ModelSpec, batched_tokens: int, width: int, limi
     """What the encoder profile keeps alive through the LM dummy run and the sampler: the dummy images'
     pixel values (cast to the model dtype, multimodal/processing/context.py:226-233) and the encoder's
     outputs, one LM-hidden row per image token, held in the encoder cache until the profile ends
-    (v1/worker/gpu_model_runner.py:5734-5794)."""
+    (v1/worker/gpu_model_runner.py:5734-5794); and a table the encoder builds on that first run and keeps
+    (MoonViT's RoPE table: models/moonvit.py:217-245, a cached property on the GPU)."""
     vision = spec.vision
     if vision is None or vision.pixels_per_image is None or vision.tokens_per_image is None:
         return 0
     if not wanted(spec, limits):  # all limits 0: no encoder budget, nothing profiled (encoder_cache_manager.py:288-294)
         return 0
     per_item = vision.pixels_per_image + vision.tokens_per_image * spec.hidden_size
-    return encoder_items(spec, batched_tokens) * per_item * width
+    return encoder_items(spec, batched_tokens) * per_item * width + vision.encoder_buffer_bytes
 
 
 def vision_terms(
