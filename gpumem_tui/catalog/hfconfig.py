@@ -434,8 +434,11 @@ def kimi_vl_vision(vision: dict, text_hidden: int) -> VisionSpec:
     merged = hidden * merge_rows * merge_cols
     projector = 2 * hidden + merged * merged + merged + merged * text_hidden + text_hidden
     rows, cols = _kimi_patch_grid(patch, merge_rows, merge_cols)
+    # Whole on every TP rank: the patch conv, positions, LayerNorms, wo/fc1 biases, the ReplicatedLinear projector.
+    whole_params = tower - layers * (4 * hidden * hidden + 3 * hidden + 2 * hidden * inner + inner) + projector
     return VisionSpec(
         params=tower + projector,
+        replicated_params=whole_params,
         tokens_per_image=rows * cols // (merge_rows * merge_cols),
         pixels_per_image=rows * cols * 3 * patch * patch,
         encoder_buffer_bytes=MOONVIT_ROPE_GRID**2 * (hidden // heads // 2) * COMPLEX64_BYTES,
@@ -458,6 +461,7 @@ def llava_next_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec
     layers to the text width and on (llava.py:128-160), one text-width newline vector. The dummy image is the
     pinpoint with the most embeddings (llava_next.py:98-190)."""
     hidden, size, channels, patch = _siglip_shape(vision)
+    inner = whole("vision_config.intermediate_size", vision.get("intermediate_size", 4304)) or 0
     total = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers", 27)) or 0
     feature = outer.get("vision_feature_layer", -2)
     features = feature if isinstance(feature, list) else [feature]
@@ -481,8 +485,13 @@ def llava_next_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec
         tokens = base + _unpadded_features(height, width, grid, tiles_high, tiles_wide)
         if tokens > best_tokens:
             best_tokens, best_tiles = tokens, tiles_high * tiles_wide
+    # Whole on every TP rank: SigLIP's patch conv, positions, LayerNorms and out_proj/fc2 biases, the
+    # projector's linear_2 bias, image_newline.
+    split = built * (4 * hidden * hidden + 3 * hidden + 2 * hidden * inner + inner)
+    split += len(features) * hidden * text_hidden + text_hidden * text_hidden + bias // 2
     return VisionSpec(
         params=tower + projector + text_hidden,
+        replicated_params=tower + projector + text_hidden - split,
         tokens_per_image=best_tokens,
         pixels_per_image=(best_tiles + 1) * channels * size * size,
     )

@@ -132,3 +132,14 @@ def test_granite_vision_largest_image_follows_its_pinpoints():
     # 768 x 768: 2 x 2 tiles, 54 rows of newlines, the base image's 729 features.
     assert spec.vision.tokens_per_image == 4 * 729 + 54 + 729
     assert spec.vision.pixels_per_image == 5 * 3 * 384 * 384
+
+
+def test_each_tower_says_which_of_its_parameters_every_tp_rank_holds_whole():
+    """Kimi-VL: MoonViT's patch conv, position embedding, LayerNorms, row-parallel biases and the
+    ReplicatedLinear projector. granite-vision: SigLIP's patch conv, position embedding, LayerNorms and
+    row-parallel biases, the projector's linear_2 bias and image_newline (siglip.py:285-470, llava.py:128-160)."""
+    kimi, _ = model_from_config(read("Kimi-VL-A3B-Instruct.json"), "kimi")
+    granite, _ = model_from_config(read("granite-vision-3.3-2b.json"), "granite-vision")
+    assert kimi.vision is not None and granite.vision is not None
+    assert kimi.vision.replicated_params == 678_528 + 4_718_592 + 27 * 6 * 1152 + 2 * 1152 + KIMI_PROJECTOR
+    assert granite.vision.replicated_params == 678_528 + 27 * 27 * 1152 + 27 * 6 * 1152 + 2048 + 2048

@@ -136,3 +136,21 @@ def test_kimi_vl_loads_moonvit_and_its_projector_beside_the_deepseek_text_model(
     p = predict(_kimi_vl(catalog))
     assert p.terms["vision_tower"] == 447_545_840 * 2
     assert p.block_size == 16  # MLA on Hopper: FLASH_ATTN_MLA's 16-token blocks
+
+
+def test_at_tp_2_each_rank_holds_moonvits_replicated_parts_whole(catalog):
+    """MoonViT's linears are TP-parallel (moonvit.py MLP2, wqkv, wo) but its patch conv, 64 x 64 position
+    embedding, LayerNorms and row-parallel biases are whole on each rank, and KimiVLMultiModalProjector is
+    ReplicatedLinear (kimi_vl.py:94-126): each of 2 ranks holds half the rest and all of these."""
+    replicated = (
+        (3 * 14 * 14 * 1152 + 1152)  # patch conv
+        + 64 * 64 * 1152  # learned position embedding
+        + 27 * (4 * 1152 + 2 * 1152)  # norm0, norm1; wo and fc1 biases
+        + 2 * 1152  # final LayerNorm
+        + 2 * 1152
+        + (4608 * 4608 + 4608)
+        + (4608 * 2048 + 2048)  # the projector
+    )
+    p = predict(_kimi_vl(catalog).model_copy(update={"tp": 2}))
+    assert p.terms["vision_tower"] == (447_545_840 - replicated) * 2 // 2 + replicated * 2
+    assert not any("split evenly" in line for line in p.assumed)
