@@ -477,7 +477,10 @@ def llava_next_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec
     grid = size // patch
     base = grid * grid - (1 if outer.get("vision_feature_select_strategy", "default") == "default" else 0)
     best_tokens, best_tiles = 0, 0
-    for pinpoint in outer.get("image_grid_pinpoints") or [[size, size]]:
+    pinpoints = outer.get("image_grid_pinpoints") or [[size, size]]
+    if not isinstance(pinpoints, list) or not all(isinstance(p, list) and len(p) == 2 for p in pinpoints):
+        raise CatalogError("image_grid_pinpoints is not a list of [height, width] pairs")
+    for pinpoint in pinpoints:
         height, width = (whole("image_grid_pinpoints", value) or 0 for value in pinpoint)
         if min(height, width) < size:
             raise CatalogError(f"image_grid_pinpoints entry {pinpoint!r} is smaller than the {size} px tile")

@@ -3,7 +3,10 @@
 
 import json
 
+import pytest
+
 from gpumem_tui.catalog.hfconfig import model_from_config
+from gpumem_tui.catalog.loader import CatalogError
 from tests.datafiles import HUB_CONFIGS
 
 # SigLIP as vLLM's siglip.py builds it for hidden 1152, intermediate 4304, 27 layers, 896 px in 14 px
@@ -143,3 +146,28 @@ def test_each_tower_says_which_of_its_parameters_every_tp_rank_holds_whole():
     assert kimi.vision is not None and granite.vision is not None
     assert kimi.vision.replicated_params == 678_528 + 4_718_592 + 27 * 6 * 1152 + 2 * 1152 + KIMI_PROJECTOR
     assert granite.vision.replicated_params == 678_528 + 27 * 27 * 1152 + 27 * 6 * 1152 + 2048 + 2048
+
+
+@pytest.mark.parametrize(
+    "key, value, named",
+    [
+        ("image_grid_pinpoints", [384], "image_grid_pinpoints"),
+        ("image_grid_pinpoints", [[384, 384, 384]], "image_grid_pinpoints"),
+        ("image_grid_pinpoints", "anyres", "image_grid_pinpoints"),
+        ("image_grid_pinpoints", [[100, 384]], "image_grid_pinpoints"),
+        ("vision_feature_layer", [-40], "vision_feature_layer"),
+        ("vision_feature_layer", "last", "vision_feature_layer"),
+    ],
+)
+def test_a_bad_llava_next_key_is_one_clear_error(key, value, named):
+    config = read("granite-vision-3.3-2b.json")
+    config[key] = value
+    with pytest.raises(CatalogError, match=named):
+        model_from_config(config, "bad")
+
+
+def test_a_bad_merge_kernel_is_one_clear_error():
+    config = read("Kimi-VL-A3B-Instruct.json")
+    config["vision_config"]["merge_kernel_size"] = "2x2"
+    with pytest.raises(CatalogError, match="merge_kernel_size"):
+        model_from_config(config, "bad")
