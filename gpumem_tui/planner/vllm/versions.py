@@ -108,6 +108,13 @@ class Rules:
         return self.version >= (0, 17, 0)
 
     @property
+    def forward_from_source(self) -> bool:
+        """From 0.17 the compiled forward pass counts the cuBLAS workspace and Inductor's autotuning buffer
+        (planner/vllm/forward.py): read at 0.19.0 with torch 2.10, which 0.17 ships too (0.20 to 0.33 ship
+        torch 2.11, whose Inductor benchmarker allocates the same buffer); before, today's estimate."""
+        return self.version >= (0, 17, 0)
+
+    @property
     def sampler_sort_below(self) -> int:
         """Below this many requests the PyTorch sort path masks top-k/top-p instead of the Triton kernel
         (topk_topp_sampler.py:251 at 0.19.0, the same at 0.25.0); 0.33.0 always takes the Triton path
