@@ -381,8 +381,9 @@ def _llama4_vision(vision: dict, text_hidden: int) -> VisionSpec:
     the class embedding, (size / patch)^2 + 1 position embeddings, the pre and post LayerNorms; the
     pixel-shuffle MLP (intermediate -> projector_input_dim -> projector_output_dim, biases as
     `multi_modal_projector_bias`) and the projector to the text width without bias. The largest dummy image
-    is max tiles x 1 tiles and a global tile (mllama4.py:565-582, 613-616), each tile (size / patch)^2
-    patches shuffled into `pixel_shuffle_ratio`^2 as many embeddings (:559-568)."""
+    is max tiles x 1 tiles and a global tile (mllama4.py:574-582, 631-633), each tile (size / patch)^2
+    patches shuffled into `pixel_shuffle_ratio`^2 as many embeddings (:562-572). The same code at 0.20, 0.25
+    and 0.33."""
     hidden, size, channels, patch = _siglip_shape(vision)
     inner = whole("vision_config.intermediate_size", vision.get("intermediate_size")) or 0
     layers = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers")) or 0

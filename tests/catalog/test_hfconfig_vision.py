@@ -77,7 +77,7 @@ def test_llama_4_scout_counts_its_vision_model_and_projector(catalog):
     assert spec.vision is not None
     assert spec.vision.params == LLAMA4_TOWER + LLAMA4_PROJECTOR == 871_932_416
     # The largest dummy image is 16 tiles of 336 px and a global tile (transformers' max_patches 16,
-    # mllama4.py:565-582); each tile becomes 24 x 24 patches shuffled 2 x 2 into 144 embeddings.
+    # mllama4.py:574-582, 631-633); each tile becomes 24 x 24 patches shuffled 2 x 2 into 144 embeddings.
     assert (spec.vision.tokens_per_image, spec.vision.pixels_per_image) == (17 * 144, 17 * 3 * 336 * 336)
     assert not [w for w in warnings if "not counted" in w]
     entry = catalog.model("meta-llama/Llama-4-Scout-17B-16E-Instruct")

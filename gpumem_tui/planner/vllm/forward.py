@@ -4,7 +4,9 @@ Read at 0.19.0: `profile_run` calls `_dummy_run(max_num_tokens, is_profile=True)
 gpu_model_runner.py:5782-5784), the first call of the model, so torch.compile compiles it there and Inductor
 autotunes each generated Triton kernel on its first launch with the real inputs. The profile's peak is
 `allocated_bytes.all.peak` during `profile_run` less what was allocated before it (v1/worker/gpu_worker.py:
-366-382, utils/mem_utils.py:252-273), so the autotuning buffers count.
+366-386, utils/mem_utils.py:252-273), so the autotuning buffers count. Inductor keeps each kernel's best
+config in its cache directory: a warm cache skips the timing and its buffer, 50 MiB less than predicted
+(the calibration logs compile anew: "Compiling a graph for compile range (1, 8192) takes 4.21 s").
 """
 
 from __future__ import annotations
