@@ -110,8 +110,9 @@ class Rules:
     @property
     def forward_from_source(self) -> bool:
         """From 0.17 the compiled forward pass counts the cuBLAS workspace and Inductor's autotuning buffer
-        (planner/vllm/forward.py): read at 0.19.0 with torch 2.10, which 0.17 ships too (0.20 to 0.33 ship
-        torch 2.11, whose Inductor benchmarker allocates the same buffer); before, today's estimate."""
+        (planner/vllm/forward.py): read at 0.19.0, which ships torch 2.10 as 0.17 does; 0.20-0.25 ship torch
+        2.11 and 0.33 torch 2.14, taken to keep the benchmarker read on torch's main branch. Before 0.17
+        (torch 2.9) not read: today's estimate."""
         return self.version >= (0, 17, 0)
 
     @property
