@@ -25,7 +25,7 @@ def autotune_buffer_bytes(gpu: GpuSpec) -> int:
     """Inductor's benchmarker zeroes an L2-sized int32 buffer between timed launches to flush the cache
     (`torch.empty(self.L2_cache_size // 4, dtype=torch.int)` in InductorBenchmarker.benchmark_gpu,
     torch/_inductor/runtime/benchmarking.py, the default benchmarker: `use_experimental_benchmarker` is True
-    in torch/_inductor/config.py; Triton's own do_bench would flush with 256 MB, which the logs do not show).
+    in torch/_inductor/config.py; Triton's own do_bench would flush with about 256 MiB, which the logs do not show).
     CachingAutotuner.bench times each kernel with more than one config, Inductor's pointwise kernels among
     them; the buffer lives while the kernel is timed, on top of the kernel's arguments."""
     return gpu.l2_cache_mib * MIB if gpu.l2_cache_mib else ASSUMED_L2_BYTES
