@@ -327,8 +327,8 @@ def _rope_caches(kind: str, config: dict) -> list[float]:
 
 def _vision(outer: dict, text_hidden: int, warnings: list[str]) -> VisionSpec | None:
     """The vision tower of a `...ForConditionalGeneration` config, counted where its builder is known (Gemma
-    3's SigLIP, Mistral 3's Pixtral, with their projectors); another tower is kept as present but not
-    counted, with a warning."""
+    3's SigLIP, Mistral 3's Pixtral, Llama 4's vision model, with their projectors); another tower is kept as
+    present but not counted, with a warning."""
     vision = outer.get("vision_config")
     if not isinstance(vision, dict):
         return None
@@ -341,6 +341,8 @@ def _vision(outer: dict, text_hidden: int, warnings: list[str]) -> VisionSpec | 
         return kimi_vl_vision(vision, text_hidden)
     if kind == "llava_next" and tower == "siglip_vision_model" and not vision.get("vision_use_head"):
         return llava_next_vision(outer, vision, text_hidden)
+    if kind == "llama4" and tower == "llama4_vision_model":
+        return _llama4_vision(vision, text_hidden)
     warnings.append(f"vision tower {tower or '(no model_type)'!r} of {kind!r} not counted: its size is not read")
     return VisionSpec()
 
@@ -374,6 +376,42 @@ def _mistral3_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec:
         params=tower + projector,
         tokens_per_image=(size // (patch * merge)) ** 2,
         pixels_per_image=channels * size * size,
+    )
+
+
+LLAMA4_MAX_TILES = 16
+"""transformers' Llama4ImageProcessorFast.max_patches: the image processor's setting (preprocessor_config.json,
+which this reader does not see); with it vLLM 0.19.0 profiles Scout with 3 images, as its log says."""
+
+
+def _llama4_vision(vision: dict, text_hidden: int) -> VisionSpec:
+    """Llama4VisionModel and Llama4MultiModalProjector (vLLM 0.19.0 models/mllama4.py:117-545, 760-771): per
+    layer q/k/v/o and fc1/fc2 with biases and two LayerNorms; the unfold convolution's linear without bias,
+    the class embedding, (size / patch)^2 + 1 position embeddings, the pre and post LayerNorms; the
+    pixel-shuffle MLP (intermediate -> projector_input_dim -> projector_output_dim, biases as
+    `multi_modal_projector_bias`) and the projector to the text width without bias. The largest dummy image
+    is max tiles x 1 tiles and a global tile (mllama4.py:574-582, 631-633), each tile (size / patch)^2
+    patches shuffled into `pixel_shuffle_ratio`^2 as many embeddings (:562-572). The same code at 0.20, 0.25
+    and 0.33."""
+    hidden, size, channels, patch = _siglip_shape(vision)
+    inner = whole("vision_config.intermediate_size", vision.get("intermediate_size")) or 0
+    layers = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers")) or 0
+    adapter_in = whole("vision_config.projector_input_dim", vision.get("projector_input_dim")) or 0
+    adapter_out = whole("vision_config.projector_output_dim", vision.get("projector_output_dim")) or 0
+    output = whole("vision_config.vision_output_dim", vision.get("vision_output_dim")) or 0
+    ratio = vision.get("pixel_shuffle_ratio", 0.5)
+    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1:
+        raise CatalogError("vision_config.pixel_shuffle_ratio must be a number in (0, 1]")
+    bias = bool(vision.get("multi_modal_projector_bias", False))
+    patches = (size // patch) ** 2
+    layer = 4 * (hidden * hidden + hidden) + (hidden * inner + inner) + (inner * hidden + hidden) + 4 * hidden
+    embeddings = channels * patch * patch * hidden + hidden + (patches + 1) * hidden + 4 * hidden
+    adapter = inner * adapter_in + adapter_in * adapter_out + (adapter_in + adapter_out if bias else 0)
+    tiles = LLAMA4_MAX_TILES + 1 if LLAMA4_MAX_TILES > 1 else 1
+    return VisionSpec(
+        params=layers * layer + embeddings + adapter + output * text_hidden,
+        tokens_per_image=tiles * patches // round(1 / (ratio * ratio)),
+        pixels_per_image=tiles * channels * size * size,
     )
 
 

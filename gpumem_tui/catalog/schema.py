@@ -227,6 +227,9 @@ class GpuSpec(_Entry):
     sm_count: int | None = Field(default=None, gt=0, le=4096)
     """Streaming multiprocessors the product enables (not the full die), from a source that says so; None
     where none was found. vLLM sizes its Triton top-k/top-p buffer by it."""
+    l2_cache_mib: int | None = Field(default=None, gt=0, le=4096)
+    """The L2 cache as CUDA reports it, MiB, from a source that says so; None where none was found. Inductor
+    flushes it with a buffer of this size while it autotunes a kernel (vLLM's compiled forward pass)."""
     notes: str = ""
     sources: list[str] = []
 

@@ -171,3 +171,26 @@ def test_a_bad_merge_kernel_is_one_clear_error():
     config["vision_config"]["merge_kernel_size"] = "2x2"
     with pytest.raises(CatalogError, match="merge_kernel_size"):
         model_from_config(config, "bad")
+
+
+# Llama 4's vision model as vLLM 0.19.0 builds it for Scout (models/mllama4.py): 34 layers of hidden 1408 with
+# q/k/v/o and fc1/fc2 (5632), all with biases, and two LayerNorms; the unfold-convolution linear 588 -> 1408
+# without bias, the class embedding, 577 position embeddings (24 x 24 patches and the class token) and the
+# pre and post LayerNorms; the pixel-shuffle MLP 5632 -> 4096 -> 4096 without biases
+# (multi_modal_projector_bias false); the projector 4096 -> 5120 without bias.
+LLAMA4_LAYER = 4 * (1408 * 1408 + 1408) + (1408 * 5632 + 5632) + (5632 * 1408 + 1408) + 4 * 1408
+LLAMA4_TOWER = 34 * LLAMA4_LAYER + 3 * 14 * 14 * 1408 + 1408 + 577 * 1408 + 4 * 1408 + 5632 * 4096 + 4096 * 4096
+LLAMA4_PROJECTOR = 4096 * 5120
+
+
+def test_llama_4_scout_counts_its_vision_model_and_projector(catalog):
+    spec, warnings = model_from_config(read("Llama-4-Scout-17B-16E.json"), "meta-llama/Llama-4-Scout-17B-16E")
+    assert spec.vision is not None
+    assert spec.vision.params == LLAMA4_TOWER + LLAMA4_PROJECTOR == 871_932_416
+    # The largest dummy image is 16 tiles of 336 px and a global tile (transformers' max_patches 16,
+    # mllama4.py:574-582, 631-633); each tile becomes 24 x 24 patches shuffled 2 x 2 into 144 embeddings.
+    assert (spec.vision.tokens_per_image, spec.vision.pixels_per_image) == (17 * 144, 17 * 3 * 336 * 336)
+    assert not [w for w in warnings if "not counted" in w]
+    entry = catalog.model("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    assert entry.vision is not None
+    assert spec.vision.model_copy(update={"sources": []}) == entry.vision.model_copy(update={"sources": []})
