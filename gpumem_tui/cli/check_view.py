@@ -89,6 +89,8 @@ def _plan(plan: EnginePlan, out: Console) -> None:
         out.print(Text(f"  found:   {plugin_text(fact)}"))
     for fact in plan.assumed:
         out.print(Text(f"  assumed: {plugin_text(fact)}"))
+    for line in plan.prediction.assumed if plan.prediction else []:
+        out.print(Text(f"  assumed: {plugin_text(line)}"))
     for line in plan.prediction.term_lines() if plan.prediction else []:
         out.print(Text(f"  term:    {line}"))
 
@@ -148,4 +150,5 @@ def plan_json(plan: EnginePlan) -> dict:
         "kv_cache_tokens": p.kv_cache_tokens if p else None,
         "max_model_len": p.max_model_len if p else None,
         "terms": p.terms if p else {},
+        "engine_assumed": p.assumed if p else [],
     }

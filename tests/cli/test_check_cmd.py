@@ -268,6 +268,10 @@ def test_check_names_the_sizing_terms_its_plan_applied(capsys):
     assert main(["check", "--demo", "healthy-8b", "--json"]) == 0
     [plan] = json.loads(capsys.readouterr().out)["plans"]
     assert plan["terms"]["sampler_peak"] > 0
+    assert any(line.startswith("sampler peak of vLLM 0.33.0 assumed") for line in plan["engine_assumed"])
     assert main(["check", "--demo", "healthy-8b", "--verbose"]) == 0
     gib = plan["terms"]["sampler_peak"] / 2**30
-    assert f"  term:    sampler peak: {gib:,.2f} GiB" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"  term:    sampler peak: {gib:,.2f} GiB" in out
+    # what the startup model itself assumes is said here as `plan --engine vllm` says it ('~' lines)
+    assert "  assumed: sampler peak of vLLM 0.33.0 assumed as read at 0.17-0.20" in out
