@@ -202,6 +202,9 @@ async def test_the_planner_reads_a_config_path(make_app, tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("p")
+        # The form scrolls: with the catalog's models listed above it, the field may start below the screen.
+        app.screen.query_one("#config-path").scroll_visible(animate=False)
+        await pilot.pause()
         await pilot.click("#config-path")
         await pilot.press(*str(tmp_path / "nope"))
         await pilot.pause()

@@ -35,21 +35,23 @@ def test_the_estimate_charged_at_0_33_on_b200_counts_83_graphs(catalog):
 
 
 def test_the_top_k_top_p_kernel_by_release():
-    """Triton top-k/top-p from 0.17 at 8 requests or more (PyTorch's sort below), at any count from 0.33."""
-    assert rules_for("0.16.0").triton_top_k_top_p_from is None
-    assert rules_for("0.19.0").triton_top_k_top_p_from == 8
-    assert rules_for("0.25.0").triton_top_k_top_p_from == 8
-    assert rules_for("0.33.0").triton_top_k_top_p_from == 1
+    """Triton top-k/top-p from 0.17 at 8 requests or more (PyTorch's sort below) through 0.25, at any count
+    by 0.33 (the sampler rules themselves live beside the sampler term: versions.sampler_sort_below)."""
+    assert not rules_for("0.16.0").sampler_from_source
+    assert rules_for("0.19.0").sampler_sort_below == 8
+    assert rules_for("0.25.0").sampler_sort_below == 8
+    assert rules_for("0.33.0").sampler_sort_below == 0
 
 
 def test_the_unquantized_moe_kernel_by_release_and_gpu():
-    """Triton at 0.19; FlashInfer first on Hopper and Blackwell at 0.20; Hopper back on Triton from 0.25;
-    Ampere on Triton throughout (FlashInfer's CUTLASS MoE needs 9.0 or 10+)."""
-    assert rules_for("0.19.0").unquantized_moe_kernel(9) == "triton"
-    assert rules_for("0.20.0").unquantized_moe_kernel(9) == "flashinfer"
-    assert rules_for("0.25.0").unquantized_moe_kernel(9) == "triton"
-    assert rules_for("0.33.0").unquantized_moe_kernel(10) == "flashinfer"
-    assert rules_for("0.33.0").unquantized_moe_kernel(8) == "triton"
+    """None before 0.14 (no kept workspace); Triton at 0.19; FlashInfer first on Hopper at 0.20-0.22 and on
+    Blackwell from 0.20; Hopper back on Triton from 0.23; Ampere on Triton throughout."""
+    assert rules_for("0.13.0").moe_kernel("9.0") is None
+    assert rules_for("0.19.0").moe_kernel("9.0") == "triton"
+    assert rules_for("0.20.0").moe_kernel("9.0") == "flashinfer"
+    assert rules_for("0.25.0").moe_kernel("9.0") == "triton"
+    assert rules_for("0.33.0").moe_kernel("10.0") == "flashinfer"
+    assert rules_for("0.33.0").moe_kernel("8.0") == "triton"
 
 
 def test_the_hopper_mxfp4_value_padding_by_release():

@@ -14,6 +14,7 @@ from gpumem_tui.planner.vllm.loaded import (
     stage_moe_layers,
 )
 from gpumem_tui.planner.vllm.loglines import log_lines
+from gpumem_tui.planner.vllm.moe_workspace import moe_workspace_bytes, moe_workspace_note
 from gpumem_tui.planner.vllm.profile import (
     activation_peak,
     cudagraph_bytes,
@@ -24,6 +25,7 @@ from gpumem_tui.planner.vllm.profile import (
 )
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
 from gpumem_tui.planner.vllm.risks import failures_and_warnings
+from gpumem_tui.planner.vllm.sampler import runner_note, sampler_peak_bytes, sm_count_note
 from gpumem_tui.planner.vllm.versions import Rules, default_batching, rules_for
 from gpumem_tui.planner.vllm.vision import vision_notes, vision_terms
 from gpumem_tui.units import GIB
@@ -143,18 +145,7 @@ def predict(settings: EngineSettings) -> EnginePrediction:
         log_lines=[],
         failures=[],
         warnings=[],
-        assumed=[
-            note
-            for note in (
-                run.block_note,
-                run.mxfp4_note,
-                kvblocks.chunked_note(run.rules, settings.model),
-                kvblocks.in_flight_note(run.rules, settings.model),
-                non_torch_note(settings.gpu, settings.tp),
-                run.graph_note,
-            )
-            if note
-        ]
+        assumed=[note for note in _notes(run) if note]
         + vision_notes(settings.model, run.rules, settings.tp, settings.limit_mm_per_prompt),
         terms={**first.terms, **run.graph_terms},
     )
@@ -164,23 +155,50 @@ def predict(settings: EngineSettings) -> EnginePrediction:
     )
 
 
+def _notes(run: _Run) -> list[str | None]:
+    """The figures the source read does not decide for this GPU or release."""
+    settings = run.settings
+    return [
+        run.block_note,
+        run.mxfp4_note,
+        kvblocks.chunked_note(run.rules, settings.model),
+        kvblocks.in_flight_note(run.rules, settings.model),
+        non_torch_note(settings.gpu, settings.tp),
+        run.graph_note,
+        sm_count_note(run.rules, settings.gpu, run.width),
+        runner_note(run.rules, run.width),
+        moe_workspace_note(run.rules, settings.model, settings.gpu, settings.quantization),
+    ]
+
+
+def _sampler(run: _Run) -> int:
+    """The sampler phase: sized tensor by tensor from 0.17 in 16-bit, today's estimate otherwise."""
+    settings, rules = run.settings, run.rules
+    if rules.sampler_from_source and run.width < 4:
+        return sampler_peak_bytes(rules, settings.model, settings.gpu, run.tokens, run.seqs, run.width)
+    return sampler_bytes(rules, settings.model, run.tokens, run.seqs, run.width)
+
+
 def _rank(run: _Run, stage: int) -> RankPrediction:
     """One pipeline stage: its weights and profile, and the KV budget they leave."""
     settings, rules = run.settings, run.rules
     spec, tp, pp = settings.model, settings.tp, settings.pp
     quantization = quantization_of(settings.quantization, spec)
     weights = loaded_weight_bytes(spec, run.width, quantization, tp, stage, pp)
-    activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last_stage=stage == pp - 1)
+    last = stage == pp - 1
+    sampler = _sampler(run) if rules.v1 and last else None
+    kept = moe_workspace_bytes(rules, spec, settings.gpu, settings.quantization, run.tokens, run.width, tp)
+    activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last, sampler, kept)
     terms: dict[str, int] = {}
     if quantization == mxfp4.QUANTIZATION:
         padding, _ = mxfp4.layout_padding(rules, spec, settings.gpu, tp, stage_moe_layers(spec, stage, pp))
         if padding:
             terms["mxfp4_layout"] = padding
             weights += padding
-    if rules.v1 and stage == pp - 1:
-        sampler = sampler_bytes(rules, spec, run.tokens, run.seqs, run.width)
-        if sampler >= activation:
-            terms["sampler_peak"] = sampler
+    if sampler is not None and sampler + kept >= activation:
+        terms["sampler_peak"] = sampler
+        if kept:
+            terms["moe_workspace"] = kept
     terms.update(vision_terms(spec, run.tokens, run.width, tp, settings.limit_mm_per_prompt, rules))
     weights += terms.get("vision_tower", 0)
     activation += terms.get("encoder_profile", 0)

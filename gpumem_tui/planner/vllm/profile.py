@@ -35,22 +35,35 @@ def forward_bytes(spec: ModelSpec, tokens: int, width: int, tp: int) -> int:
 
 
 def sampler_bytes(rules: Rules, spec: ModelSpec, tokens: int, seqs: int, width: int) -> int:
-    """The last stage's peak: hidden copies for the batch plus fp32 logits work for one row per request."""
+    """The last stage's peak before 0.17 and for fp32 serving: hidden copies for the batch plus fp32 logits
+    work for one row per request (from 0.17, 16-bit: planner/vllm/sampler.py)."""
     rows = min(seqs, tokens)
     return tokens * spec.hidden_size * width * HIDDEN_COPIES + rows * spec.vocab_size * rules.sampler_bytes_per_logit
 
 
 def activation_peak(
-    rules: Rules, spec: ModelSpec, tokens: int, seqs: int, width: int, tp: int, last_stage: bool = True
+    rules: Rules,
+    spec: ModelSpec,
+    tokens: int,
+    seqs: int,
+    width: int,
+    tp: int,
+    last_stage: bool = True,
+    sampler: int | None = None,
+    kept: int = 0,
 ) -> int:
     """The torch peak increase of the profile run: the larger of the forward pass and the sampler phase
-    (only the last pipeline stage samples). v0 samples 4-byte logits for its `max_num_seqs` rows."""
+    (only the last pipeline stage samples). v0 samples 4-byte logits for its `max_num_seqs` rows.
+    `sampler` is the sampler phase where the caller sized it (planner/vllm/sampler.py), today's estimate
+    otherwise; `kept` is what the forward pass leaves allocated through it (the MoE workspace)."""
     forward = forward_bytes(spec, tokens, width, tp)
     if not last_stage:
         return forward
     if not rules.v1:
         return max(forward, min(seqs, tokens) * spec.vocab_size * 12 + tokens * spec.hidden_size * width * 6)
-    return max(forward, sampler_bytes(rules, spec, tokens, seqs, width))
+    if sampler is None:
+        sampler = sampler_bytes(rules, spec, tokens, seqs, width)
+    return max(forward, sampler + kept)
 
 
 def non_torch_bytes(rules: Rules, tp: int, pp: int, interconnect: str | None = None) -> int:

@@ -47,6 +47,7 @@ TERM_LABELS = {
     "encoder_profile": "encoder dummy inputs",
     "mxfp4_layout": "MXFP4 Hopper layout padding",
     "graph_split_buffers": "CUDA-graph split buffers",
+    "moe_workspace": "MoE workspace",
 }
 """What each named sizing term is called on screen (`engine.terms` keys are the JSON names)."""
 

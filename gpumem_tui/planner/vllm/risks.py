@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpumem_tui.planner.vllm import blocks as kvblocks
 from gpumem_tui.planner.vllm.profile import sampler_bytes
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings
+from gpumem_tui.planner.vllm.sampler import sampler_parts
 from gpumem_tui.planner.vllm.versions import Rules
 from gpumem_tui.units import gib
 
@@ -60,7 +61,7 @@ def _headroom(settings: EngineSettings, rules: Rules, p: EnginePrediction, free:
     left = free - p.requested_memory_bytes
     if left < 0:
         return []
-    warmup = sampler_bytes(rules, settings.model, p.max_num_seqs, p.max_num_seqs, 2) if rules.v1 else 0
+    warmup = warmup_bytes(settings, rules, p) if rules.v1 else 0
     graphs = 0 if p.cudagraph_charged else p.cudagraph_bytes
     need = graphs + warmup
     if need <= left:
@@ -73,3 +74,17 @@ def _headroom(settings: EngineSettings, rules: Rules, p: EnginePrediction, free:
         f"utilization {settings.utilization:.2f} leaves {gib(left)}: {OOM_AT_START}; "
         "lower --gpu-memory-utilization or --max-num-seqs"
     ]
+
+
+def warmup_bytes(settings: EngineSettings, rules: Rules, p: EnginePrediction) -> int:
+    """What the V1 sampler warm-up allocates after the KV cache: a dummy run of min(max_num_seqs, batched
+    tokens) tokens and the sampler over as many rows (v1/worker/gpu_worker.py:666-686 at 0.19.0). From
+    0.17 in 16-bit the Triton buffer and the cuBLAS workspace already exist from the profile, so only the
+    logits, their fp32 work and the hidden states are new (planner/vllm/sampler.py); before, the old
+    estimate."""
+    rows = min(p.max_num_seqs, p.max_num_batched_tokens)
+    width = 4 if settings.dtype.lower().removeprefix("torch.") in ("float32", "fp32") else 2
+    if not rules.sampler_from_source or width == 4:
+        return sampler_bytes(rules, settings.model, rows, rows, 2)
+    parts = sampler_parts(rules, settings.model, settings.gpu, rows, rows, width)
+    return parts.logits + parts.fp32_work + parts.hidden

@@ -84,30 +84,6 @@ class Rules:
         return 12 if self.version >= (0, 17, 0) else 36
 
     @property
-    def triton_top_k_top_p_from(self) -> int | None:
-        """The fewest requests the sampler's top-k/top-p runs its Triton kernel for (and keeps its
-        SM-count x vocab buffer); below it PyTorch sorts. None before 0.17 (no such kernel: always the sort).
-        8 at 0.17-0.25 (v1/sample/ops/topk_topp_sampler.py:251 at 0.19.0, :356 at 0.25.0); every batch at
-        0.33 (:515-517 at 0.33.0)."""
-        if self.version < (0, 17, 0):
-            return None
-        return 1 if self.version >= (0, 33, 0) else 8
-
-    def unquantized_moe_kernel(self, cc_major: int | None) -> str:
-        """The fused-MoE kernel a 16-bit (or FP8) MoE gets on CUDA, "triton" or "flashinfer" (whose
-        workspace is not the Triton one). 0.19: Triton unless VLLM_USE_FLASHINFER_MOE_FP16
-        (fused_moe/oracle/unquantized.py:71-170). 0.20: FlashInfer TRT-LLM/CUTLASS first on every CUDA
-        GPU they support, 9.0 and 10+ (oracle/unquantized.py:47-72 at 0.20.0; flashinfer_cutlass_moe.py:125-133).
-        0.25 and 0.33 move them behind Triton on Hopper (oracle/unquantized.py:75-79 at 0.25.0, :76-80 at
-        0.33.0). 0.21-0.24 were not read: they follow 0.20."""
-        flashinfer_gpu = cc_major is not None and cc_major >= 9
-        if self.version < (0, 20, 0) or not flashinfer_gpu:
-            return "triton"
-        if cc_major == 9 and self.version >= (0, 25, 0):
-            return "triton"
-        return "flashinfer"
-
-    @property
     def mxfp4_layout_read(self) -> bool:
         """Whether the Triton MXFP4 layout on Hopper was read for this release: every release 0.12-0.25, and
         0.33. An unread one gets the flags below by the same release bounds, so it follows the nearest read
@@ -139,6 +115,39 @@ class Rules:
         layout's hopper_scale.py:30-34), 4 from 0.33 (quantization/utils/mxfp4_utils.py:134 at 0.33.0:
         'pad K (num scale groups) to 0 mod 4')."""
         return 4 if self.version >= (0, 33, 0) else 2
+
+    @property
+    def sampler_from_source(self) -> bool:
+        """From 0.17 the sampler phase is sized tensor by tensor (planner/vllm/sampler.py): 0.17.0 brought the
+        Triton top-k/top-p kernel (v1/sample/ops/topk_topp_triton.py; 0.16.0 has none). Read at 0.17, 0.19
+        and 0.20 (the same sampler code); later releases are assumed to keep it for the V1 model runner."""
+        return self.version >= (0, 17, 0)
+
+    @property
+    def sampler_sort_below(self) -> int:
+        """Below this many requests the PyTorch sort path masks top-k/top-p instead of the Triton kernel
+        (topk_topp_sampler.py:251 at 0.19.0, the same at 0.25.0); 0.33.0 always takes the Triton path
+        (0.26 to 0.32 not read: taken as 0.33)."""
+        return 8 if self.version < (0, 26, 0) else 0
+
+    def moe_kernel(self, compute_capability: str | None) -> str | None:
+        """The default kernel of 16-bit MoE layers, when it keeps its buffers in the worker's workspace
+        (v1/worker/workspace.py, from 0.14; 0.13 calls `fused_experts`, whose caches are freed per layer):
+        'triton' (fused_moe.py TritonExperts), or 'flashinfer' (FlashInfer CUTLASS, flashinfer_cutlass_moe.py)
+        where 0.20 puts FlashInfer first: compute capability 9.0 until 0.22 (0.23 moves it behind Triton
+        on 9.x) and 10.x to 12.x from 0.20 (read at 0.19-0.25 and 0.33; oracle/unquantized.py)."""
+        if self.version < (0, 14, 0):
+            return None
+        major = int(compute_capability.split(".")[0]) if compute_capability else 0
+        if self.version >= (0, 20, 0) and (major >= 10 or major == 9 and self.version < (0, 23, 0)):
+            return "flashinfer"
+        return "triton"
+
+    @property
+    def moe_chunk_tokens(self) -> int | None:
+        """VLLM_FUSED_MOE_CHUNK_SIZE's default (16,384 tokens) splits the Triton workspace until 0.15; 0.16
+        has no chunking."""
+        return 16 * 1024 if self.version < (0, 16, 0) else None
 
     @property
     def hybrid_groups(self) -> bool:
