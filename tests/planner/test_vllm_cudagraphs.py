@@ -7,6 +7,7 @@ import re
 import pytest
 
 from gpumem_tui.catalog import MlaSpec, ModelSpec, MoeSpec
+from gpumem_tui.catalog.hfconfig import model_from_config
 from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.planner.vllm.cudagraphs import (
     FIRST_CAPTURE_BYTES,
@@ -15,17 +16,19 @@ from gpumem_tui.planner.vllm.cudagraphs import (
     capture_sizes,
     estimate_bytes,
     first_piecewise_bytes,
+    flash_splits,
+    full_graphs,
     per_graph_bytes,
     split_buffers,
 )
 from gpumem_tui.planner.vllm.from_log import Stated, release_of, settings_from
 from gpumem_tui.planner.vllm.versions import rules_for
 from gpumem_tui.units import GIB, MIB
-from tests.datafiles import CALIBRATION, GRAPH_ESTIMATES
+from tests.datafiles import CALIBRATION, GRAPH_ESTIMATES, HUB_CONFIGS
 
 RULES_19 = rules_for("0.19.0")
 
-# config.json shapes of the DEV models the catalog does not hold (the Hub's config.json of each).
+# The config.json shape of a DEV model, made by hand before the catalog held it (the Hub's config.json).
 DEEPSEEK_V2_LITE = ModelSpec(
     id="deepseek-ai/DeepSeek-V2-Lite-Chat",
     architecture="DeepseekV2ForCausalLM",
@@ -38,37 +41,12 @@ DEEPSEEK_V2_LITE = ModelSpec(
     moe=MoeSpec(experts=64, experts_per_token=6, expert_intermediate_size=1408, shared_experts=2, first_dense_layers=1),
     mla=MlaSpec(kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128),
 )
-LLAMA_4_SCOUT = ModelSpec(
-    id="meta-llama/Llama-4-Scout-17B-16E-Instruct",
-    architecture="Llama4ForConditionalGeneration",
-    layers=48,
-    hidden_size=5120,
-    intermediate_size=16384,
-    attention_heads=40,
-    kv_heads=8,
-    head_dim=128,
-    vocab_size=202048,
-    moe=MoeSpec(experts=16, experts_per_token=1, expert_intermediate_size=8192, shared_experts=1),
-)
-GEMMA_3_12B = ModelSpec(
-    id="google/gemma-3-12b-it",
-    architecture="Gemma3ForConditionalGeneration",
-    layers=48,
-    hidden_size=3840,
-    intermediate_size=15360,
-    attention_heads=16,
-    kv_heads=8,
-    head_dim=256,
-    vocab_size=262208,
-)
 
 
 def dev_cases(catalog):
     """Each DEV startup of tests/data with the model it ran (catalog entry or config.json shape)."""
     specs = {
         "deepseek-ai/DeepSeek-V2-Lite-Chat": DEEPSEEK_V2_LITE,
-        "meta-llama/Llama-4-Scout-17B-16E-Instruct": LLAMA_4_SCOUT,
-        "google/gemma-3-12b-it": GEMMA_3_12B,
         "RedHatAI/Llama-3.3-70B-Instruct-fp8-dynamic": catalog.model("meta-llama/Llama-3.3-70B-Instruct"),
     }
     for case in json.loads(GRAPH_ESTIMATES.read_text()):
@@ -144,7 +122,7 @@ def test_no_split_buffers_off_hopper_with_triton_attention_or_sinks(catalog):
     qwen = catalog.model("Qwen/Qwen3-30B-A3B")
     assert split_buffers(qwen, catalog.gpu("a100"), 512, 1) == 0
     assert split_buffers(qwen, catalog.gpu("b200"), 512, 1) == 0
-    assert split_buffers(GEMMA_3_12B, catalog.gpu("h100"), 512, 1) == 0
+    assert split_buffers(catalog.model("google/gemma-3-12b-it"), catalog.gpu("h100"), 512, 1) == 0
     assert split_buffers(catalog.model("openai/gpt-oss-20b"), catalog.gpu("h100"), 1024, 2) == 0
 
 
@@ -257,3 +235,34 @@ def test_the_split_buffers_are_a_named_term_and_off_hopper_the_estimate_says_ass
         EngineSettings(model=qwen, gpu=catalog.gpu("a100"), version="0.19.0", max_model_len=8192, enforce_eager=True)
     )
     assert eager.cudagraph_bytes == 0 and not any("CUDA-graph" in note for note in eager.assumed)
+
+
+def _read(name: str, drop_architectures: bool = False) -> ModelSpec:
+    config = json.loads((HUB_CONFIGS / name).read_text())
+    if drop_architectures:
+        config.pop("architectures", None)
+    return model_from_config(config, name)[0]
+
+
+def test_a_config_json_model_captures_as_its_catalog_twin(catalog):
+    """Gemma 3's bidirectional image prefix (Triton attention, no FA3 splits) and Llama 4's chunked local
+    attention (PIECEWISE only) follow the model's vision tower and chunk size as read, not its class name:
+    the config.json read gives the catalog twin's estimate, with or without an `architectures` key (where
+    it is missing the class is the model_type, `gemma3` or `llama4`). Mistral 3's tower attends causally,
+    so its FULL graphs keep FA3's splits; Maverick's text_config alone still has chunked attention."""
+    h100 = catalog.gpu("h100")
+    twins = {
+        "gemma-3-12b-it.json": catalog.model("google/gemma-3-12b-it"),
+        "Llama-4-Scout-17B-16E.json": catalog.model("meta-llama/Llama-4-Scout-17B-16E-Instruct"),
+    }
+    for name, twin in twins.items():
+        for drop in (False, True):
+            read = _read(name, drop)
+            assert (flash_splits(read, h100), full_graphs(read)) == (flash_splits(twin, h100), full_graphs(twin))
+            assert estimate_bytes(RULES_19, read, h100, 1024, 8192, 2, 4, read.layers) == estimate_bytes(
+                RULES_19, twin, h100, 1024, 8192, 2, 4, twin.layers
+            ), (name, drop)
+    assert not flash_splits(_read("gemma-3-12b-it.json", True), h100)
+    assert not full_graphs(_read("Llama-4-Scout-17B-16E.json", True))
+    assert flash_splits(_read("Mistral-Small-3.1-24B-Instruct-2503.json"), h100)
+    assert not full_graphs(_read("Llama-4-Maverick-17B-128E.json"))

@@ -70,25 +70,32 @@ def largest_capture(spec: ModelSpec) -> int | None:
 
 
 def full_graphs(spec: ModelSpec) -> bool:
-    """Whether FULL graphs are captured beside PIECEWISE (the default FULL_AND_PIECEWISE). Llama 4's chunked
-    local attention supports none (model_executor/layers/attention/chunked_local_attention.py:41-48), so
-    vLLM falls back to PIECEWISE only (v1/worker/gpu_model_runner.py:6310-6330)."""
-    return not spec.architecture.startswith("Llama4")
+    """Whether FULL graphs are captured beside PIECEWISE (the default FULL_AND_PIECEWISE). Chunked local
+    attention layers (Llama 4's `attention_chunk_size`, `spec.chunked_attention`) support none
+    (model_executor/layers/attention/chunked_local_attention.py:41-48), so vLLM falls back to PIECEWISE only
+    (v1/worker/gpu_model_runner.py:6310-6330)."""
+    return spec.chunked_attention is None
 
 
-MM_PREFIX_ARCHITECTURES = ("Gemma3ForConditionalGeneration", "PaliGemmaForConditionalGeneration", "Molmo2", "Bagel")
-"""Multimodal models whose image tokens attend both ways (config/model.py:1194-1208 at 0.19.0: model types
-gemma3, paligemma, molmo2, bagel): only Triton attention takes that prefix, so FlashAttention is not used."""
+MM_PREFIX_TYPES = ("bagel", "gemma3", "molmo2", "paligemma")
+"""The model types whose image tokens attend both ways (`is_mm_prefix_lm`, config/model.py:1194-1208 at
+0.19.0); only Triton attention takes that prefix (platforms/cuda.py:195), so FlashAttention is not used."""
+
+
+def image_prefix(spec: ModelSpec) -> bool:
+    """Whether the model is one of MM_PREFIX_TYPES with its vision tower: its class name (or, where a
+    config.json names no class, its model_type, which the reader takes instead) starts with one of them and
+    it has a tower (`spec.vision`); Gemma 3's text-only checkpoints (gemma3_text) attend causally."""
+    return spec.vision is not None and spec.architecture.lower().startswith(MM_PREFIX_TYPES)
 
 
 def flash_splits(spec: ModelSpec, gpu: GpuSpec) -> bool:
     """Whether FULL graphs run FlashAttention 3 with forced splits: Hopper only (vLLM forces the split count
     where FA3 runs, v1/attention/backends/flash_attn.py:326-346 and :391-401; FA3 is Hopper's,
-    v1/attention/backends/fa_utils.py:74-83), not for bidirectional-prefix multimodal models (Triton
-    attention). Models with attention sinks (gpt-oss) showed none in their DEV log (8 MiB first FULL
-    capture), so none is counted for them."""
-    prefix = spec.architecture.startswith(MM_PREFIX_ARCHITECTURES)
-    return gpu.cc_major == 9 and not prefix and not spec.attention_sinks
+    v1/attention/backends/fa_utils.py:74-83), not for bidirectional-prefix multimodal models (`image_prefix`).
+    Models with attention sinks (gpt-oss) showed none in their DEV log (8 MiB first FULL capture), so none
+    is counted for them."""
+    return gpu.cc_major == 9 and not image_prefix(spec) and not spec.attention_sinks
 
 
 def full_sizes(sizes: list[int], max_num_seqs: int) -> list[int]:
