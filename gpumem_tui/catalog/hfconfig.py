@@ -35,7 +35,11 @@ KNOWN_MODEL_TYPES = {
     "deepseek_v3",
     "gpt_oss",
     "phi3",
+    "granite",
 }
+TEXT_KINDS = {"kimi_vl": "deepseek_v2"}
+"""A multimodal config whose text_config may omit its model_type: the kind vLLM builds it as (Kimi-VL's
+text_config becomes transformers' DeepseekV2Config: vLLM 0.19.0 transformers_utils/configs/kimi_vl.py:31-34)."""
 # transformers' Gemma 3 text defaults: the official config lists only keys that differ from these.
 _GEMMA3_DEFAULTS = {
     "vocab_size": 262208,
@@ -161,7 +165,8 @@ def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]
 def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
     outer, outer_type = config, str(config.get("model_type", ""))
     if isinstance(config.get("text_config"), dict):
-        config = {"model_type": outer_type, **config["text_config"], "architectures": config.get("architectures")}
+        text_kind = TEXT_KINDS.get(outer_type, outer_type)
+        config = {"model_type": text_kind, **config["text_config"], "architectures": config.get("architectures")}
     kind = str(config.get("model_type") or outer_type)
     defaults = _defaults_for(kind)
     warnings = [
@@ -322,8 +327,8 @@ def _rope_caches(kind: str, config: dict) -> list[float]:
 
 def _vision(outer: dict, text_hidden: int, warnings: list[str]) -> VisionSpec | None:
     """The vision tower of a `...ForConditionalGeneration` config, counted where its builder is known (Gemma
-    3's SigLIP, Mistral 3's Pixtral, with their projectors); another tower is kept as present but not
-    counted, with a warning."""
+    3's SigLIP, Mistral 3's Pixtral, Llama 4's vision model, with their projectors); another tower is kept as
+    present but not counted, with a warning."""
     vision = outer.get("vision_config")
     if not isinstance(vision, dict):
         return None
@@ -332,6 +337,12 @@ def _vision(outer: dict, text_hidden: int, warnings: list[str]) -> VisionSpec | 
         return _gemma3_vision(outer, vision, text_hidden)
     if kind == "mistral3" and tower == "pixtral":
         return _mistral3_vision(outer, vision, text_hidden)
+    if kind == "kimi_vl" and tower in ("moonvit", ""):
+        return kimi_vl_vision(vision, text_hidden)
+    if kind == "llava_next" and tower == "siglip_vision_model" and not vision.get("vision_use_head"):
+        return llava_next_vision(outer, vision, text_hidden)
+    if kind == "llama4" and tower == "llama4_vision_model":
+        return _llama4_vision(vision, text_hidden)
     warnings.append(f"vision tower {tower or '(no model_type)'!r} of {kind!r} not counted: its size is not read")
     return VisionSpec()
 
@@ -368,6 +379,42 @@ def _mistral3_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec:
     )
 
 
+LLAMA4_MAX_TILES = 16
+"""transformers' Llama4ImageProcessorFast.max_patches: the image processor's setting (preprocessor_config.json,
+which this reader does not see); with it vLLM 0.19.0 profiles Scout with 3 images, as its log says."""
+
+
+def _llama4_vision(vision: dict, text_hidden: int) -> VisionSpec:
+    """Llama4VisionModel and Llama4MultiModalProjector (vLLM 0.19.0 models/mllama4.py:117-545, 760-771): per
+    layer q/k/v/o and fc1/fc2 with biases and two LayerNorms; the unfold convolution's linear without bias,
+    the class embedding, (size / patch)^2 + 1 position embeddings, the pre and post LayerNorms; the
+    pixel-shuffle MLP (intermediate -> projector_input_dim -> projector_output_dim, biases as
+    `multi_modal_projector_bias`) and the projector to the text width without bias. The largest dummy image
+    is max tiles x 1 tiles and a global tile (mllama4.py:574-582, 631-633), each tile (size / patch)^2
+    patches shuffled into `pixel_shuffle_ratio`^2 as many embeddings (:562-572). The same code at 0.20, 0.25
+    and 0.33."""
+    hidden, size, channels, patch = _siglip_shape(vision)
+    inner = whole("vision_config.intermediate_size", vision.get("intermediate_size")) or 0
+    layers = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers")) or 0
+    adapter_in = whole("vision_config.projector_input_dim", vision.get("projector_input_dim")) or 0
+    adapter_out = whole("vision_config.projector_output_dim", vision.get("projector_output_dim")) or 0
+    output = whole("vision_config.vision_output_dim", vision.get("vision_output_dim")) or 0
+    ratio = vision.get("pixel_shuffle_ratio", 0.5)
+    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1:
+        raise CatalogError("vision_config.pixel_shuffle_ratio must be a number in (0, 1]")
+    bias = bool(vision.get("multi_modal_projector_bias", False))
+    patches = (size // patch) ** 2
+    layer = 4 * (hidden * hidden + hidden) + (hidden * inner + inner) + (inner * hidden + hidden) + 4 * hidden
+    embeddings = channels * patch * patch * hidden + hidden + (patches + 1) * hidden + 4 * hidden
+    adapter = inner * adapter_in + adapter_in * adapter_out + (adapter_in + adapter_out if bias else 0)
+    tiles = LLAMA4_MAX_TILES + 1 if LLAMA4_MAX_TILES > 1 else 1
+    return VisionSpec(
+        params=layers * layer + embeddings + adapter + output * text_hidden,
+        tokens_per_image=tiles * patches // round(1 / (ratio * ratio)),
+        pixels_per_image=tiles * channels * size * size,
+    )
+
+
 def _siglip_shape(vision: dict) -> tuple[int, int, int, int]:
     """(hidden, image size, channels, patch) with SiglipVisionConfig's defaults as Gemma 3 sets them."""
     hidden = whole("vision_config.hidden_size", vision.get("hidden_size", 1152)) or 0
@@ -389,6 +436,118 @@ def siglip_params(vision: dict) -> int:
     layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inner + inner + hidden + 4 * hidden
     embeddings = channels * patch * patch * hidden + hidden + (size // patch) ** 2 * hidden
     return layers * layer + embeddings + 2 * hidden
+
+
+KIMI_DUMMY_IMAGE = 1024
+"""The side of Kimi-VL's dummy image (vLLM 0.19.0 models/kimi_vl.py:87-91, MaxImageTokenMeta)."""
+KIMI_IN_TOKEN_LIMIT = 4096
+"""KimiVLImageProcessor's in_token_limit in Kimi-VL-A3B-Instruct's preprocessor_config.json (not in config.json):
+an image of more patches is scaled down to about this many."""
+MOONVIT_ROPE_GRID = 512
+"""MoonViT's 2-D RoPE table covers 512 x 512 patch positions (models/moonvit.py:467-469)."""
+COMPLEX64_BYTES = 8
+
+
+def kimi_vl_vision(vision: dict, text_hidden: int) -> VisionSpec:
+    """MoonViT and KimiVLMultiModalProjector as vLLM 0.19.0 builds them (models/moonvit.py:90-589,
+    models/kimi_vl.py:94-126): per layer two LayerNorms, wqkv and wo with biases, fc0/fc1 with biases; the
+    patch conv with a bias, a learned init_pos_emb_height x width position embedding, a final LayerNorm;
+    the projector a LayerNorm, then merge^2 x hidden -> the same -> the text width, with biases. The
+    dummy image's patches and embeddings follow get_num_image_tokens (kimi_vl.py:163-198)."""
+    hidden = whole("vision_config.hidden_size", vision.get("hidden_size", 1152)) or 0
+    inner = whole("vision_config.intermediate_size", vision.get("intermediate_size", 4304)) or 0
+    layers = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers", 27)) or 0
+    heads = whole("vision_config.num_attention_heads", vision.get("num_attention_heads", 16)) or 0
+    patch = whole("vision_config.patch_size", vision.get("patch_size", 14)) or 0
+    pos_rows = whole("vision_config.init_pos_emb_height", vision.get("init_pos_emb_height", 64)) or 0
+    pos_cols = whole("vision_config.init_pos_emb_width", vision.get("init_pos_emb_width", 64)) or 0
+    merge = vision.get("merge_kernel_size", [2, 2])
+    if not isinstance(merge, list) or len(merge) != 2:
+        raise CatalogError("vision_config.merge_kernel_size is not a pair of numbers")
+    merge_rows, merge_cols = (whole("vision_config.merge_kernel_size", value) or 0 for value in merge)
+    if min(hidden, inner, heads, patch, pos_rows, pos_cols, merge_rows, merge_cols) < 1 or hidden % heads:
+        raise CatalogError("vision_config: MoonViT's sizes must be positive, hidden_size a multiple of the heads")
+    layer = 4 * (hidden * hidden + hidden) + 2 * hidden * inner + inner + hidden + 4 * hidden
+    tower = layers * layer + 3 * patch * patch * hidden + hidden + pos_rows * pos_cols * hidden + 2 * hidden
+    merged = hidden * merge_rows * merge_cols
+    projector = 2 * hidden + merged * merged + merged + merged * text_hidden + text_hidden
+    rows, cols = _kimi_patch_grid(patch, merge_rows, merge_cols)
+    # Whole on every TP rank: the patch conv, positions, LayerNorms, wo/fc1 biases, the ReplicatedLinear projector.
+    whole_params = tower - layers * (4 * hidden * hidden + 3 * hidden + 2 * hidden * inner + inner) + projector
+    return VisionSpec(
+        params=tower + projector,
+        replicated_params=whole_params,
+        tokens_per_image=rows * cols // (merge_rows * merge_cols),
+        pixels_per_image=rows * cols * 3 * patch * patch,
+        encoder_buffer_bytes=MOONVIT_ROPE_GRID**2 * (hidden // heads // 2) * COMPLEX64_BYTES,
+    )
+
+
+def _kimi_patch_grid(patch: int, merge_rows: int, merge_cols: int) -> tuple[int, int]:
+    """Patch rows and columns of the dummy image: scaled to the token limit, padded to whole merge windows."""
+    height = width = KIMI_DUMMY_IMAGE
+    if (width // patch) * (height // patch) > KIMI_IN_TOKEN_LIMIT:
+        scale = math.sqrt(KIMI_IN_TOKEN_LIMIT / ((width // patch) * (height // patch)))
+        width, height = int(width * scale), int(height * scale)
+    return math.ceil(height / (merge_rows * patch)) * merge_rows, math.ceil(width / (merge_cols * patch)) * merge_cols
+
+
+def llava_next_vision(outer: dict, vision: dict, text_hidden: int) -> VisionSpec:
+    """A LLaVA-NeXT checkpoint's SigLIP tower, projector and image_newline as vLLM 0.19.0 builds them
+    (models/llava_next.py:246-296): SigLIP up to the deepest vision_feature_layer, without its post
+    LayerNorm or head (llava.py:438-495, siglip.py:684-745), a projector from the concatenated feature
+    layers to the text width and on (llava.py:128-160), one text-width newline vector. The dummy image is the
+    pinpoint with the most embeddings (llava_next.py:98-190)."""
+    hidden, size, channels, patch = _siglip_shape(vision)
+    inner = whole("vision_config.intermediate_size", vision.get("intermediate_size", 4304)) or 0
+    total = whole("vision_config.num_hidden_layers", vision.get("num_hidden_layers", 27)) or 0
+    feature = outer.get("vision_feature_layer", -2)
+    features = feature if isinstance(feature, list) else [feature]
+    built = max(
+        (total + index + 1 if index < 0 else index)
+        for index in (whole("vision_feature_layer", f) or 0 for f in features)
+    )
+    if not 1 <= built <= total:
+        raise CatalogError(f"vision_feature_layer {feature!r} is outside the tower's {total} layers")
+    tower = siglip_params({**vision, "num_hidden_layers": built}) - 2 * hidden  # no post LayerNorm
+    bias = 2 * text_hidden if outer.get("multimodal_projector_bias", True) else 0
+    projector = len(features) * hidden * text_hidden + text_hidden * text_hidden + bias
+    grid = size // patch
+    base = grid * grid - (1 if outer.get("vision_feature_select_strategy", "default") == "default" else 0)
+    best_tokens, best_tiles = 0, 0
+    pinpoints = outer.get("image_grid_pinpoints") or [[size, size]]
+    if not isinstance(pinpoints, list) or not all(isinstance(p, list) and len(p) == 2 for p in pinpoints):
+        raise CatalogError("image_grid_pinpoints is not a list of [height, width] pairs")
+    for pinpoint in pinpoints:
+        height, width = (whole("image_grid_pinpoints", value) or 0 for value in pinpoint)
+        if min(height, width) < size:
+            raise CatalogError(f"image_grid_pinpoints entry {pinpoint!r} is smaller than the {size} px tile")
+        tiles_high, tiles_wide = height // size, width // size
+        tokens = base + _unpadded_features(height, width, grid, tiles_high, tiles_wide)
+        if tokens > best_tokens:
+            best_tokens, best_tiles = tokens, tiles_high * tiles_wide
+    # Whole on every TP rank: SigLIP's patch conv, positions, LayerNorms and out_proj/fc2 biases, the
+    # projector's linear_2 bias, image_newline.
+    split = built * (4 * hidden * hidden + 3 * hidden + 2 * hidden * inner + inner)
+    split += len(features) * hidden * text_hidden + text_hidden * text_hidden + bias // 2
+    return VisionSpec(
+        params=tower + projector + text_hidden,
+        replicated_params=tower + projector + text_hidden - split,
+        tokens_per_image=best_tokens,
+        pixels_per_image=(best_tiles + 1) * channels * size * size,
+    )
+
+
+def _unpadded_features(height: int, width: int, grid: int, tiles_high: int, tiles_wide: int) -> int:
+    """The tiles' features left after unpadding, and one newline per feature row (llava_next.py:142-173)."""
+    rows, cols = grid * tiles_high, grid * tiles_wide
+    if width / height > cols / rows:
+        kept = int(round(height * (cols / width), 7))
+        rows -= 2 * ((rows - kept) // 2)
+    else:
+        kept = int(round(width * (rows / height), 7))
+        cols -= 2 * ((cols - kept) // 2)
+    return rows * cols + rows
 
 
 LLAMA4_NO_ROPE_INTERVAL = 4  # transformers' Llama4TextConfig default for no_rope_layer_interval

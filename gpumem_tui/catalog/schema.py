@@ -87,6 +87,12 @@ class VisionSpec(_Entry):
     pixels_per_image: int | None = Field(default=None, gt=0, le=MAX_PARAMS)
     """Input values of the largest dummy image the processor makes (channels x height x width x tiles).
     The encoder's dummy inputs are counted only where both are known."""
+    replicated_params: int = Field(default=0, ge=0, le=MAX_PARAMS)
+    """Of `params`, those every TP rank holds whole (patch convolutions, position embeddings, norms,
+    row-parallel biases, replicated projectors); 0 where the entry does not say (then all are split)."""
+    encoder_buffer_bytes: int = Field(default=0, ge=0, le=MAX_PARAMS)
+    """A table the encoder builds on its first run and keeps, alive through the profile's peak whatever the
+    model dtype (MoonViT's 2-D RoPE table, complex64)."""
     sources: list[str] = []
 
 
@@ -221,6 +227,9 @@ class GpuSpec(_Entry):
     sm_count: int | None = Field(default=None, gt=0, le=4096)
     """Streaming multiprocessors the product enables (not the full die), from a source that says so; None
     where none was found. vLLM sizes its Triton top-k/top-p buffer by it."""
+    l2_cache_mib: int | None = Field(default=None, gt=0, le=4096)
+    """The L2 cache as CUDA reports it, MiB, from a source that says so; None where none was found. Inductor
+    flushes it with a buffer of this size while it autotunes a kernel (vLLM's compiled forward pass)."""
     notes: str = ""
     sources: list[str] = []
 

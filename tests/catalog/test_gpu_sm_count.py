@@ -36,3 +36,11 @@ def test_the_datacenter_parts_carry_their_sm_count(gpus, key, sms):
 
 def test_an_unsourced_part_says_none(gpus):
     assert gpus["L4"].sm_count is None
+
+
+def test_every_l2_size_is_sourced(gpus):
+    """Inductor's autotuning flush buffer is the L2's size (planner/vllm/forward.py)."""
+    for key, gpu in gpus.items():
+        if gpu.l2_cache_mib is not None:
+            assert any(f"L2: {gpu.l2_cache_mib} MiB" in source for source in gpu.sources), key
+    assert gpus["H100-SXM-80GB"].l2_cache_mib == gpus["H100-PCIe-80GB"].l2_cache_mib == 50

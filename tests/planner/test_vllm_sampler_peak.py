@@ -76,7 +76,8 @@ def _v019_h100_cases(catalog):
 
 def test_the_v019_h100_logs_peak_to_the_hundredth(catalog):
     """Every 16-bit single-stage v0.19 case the catalog knows whose peak is the sampler phase: the predicted
-    peak rounds to what the log prints (Llama 3.1 8B 1.89, Qwen2.5 7B 2.21, Gemma 2 27B 3.66, Qwen2.5 72B at TP 2 2.29 GiB), within
+    peak rounds to what the log prints (Llama 3.1 8B 1.89, Qwen2.5 7B 2.21, Gemma 2 27B 3.66, Qwen2.5 72B
+    at TP 2 2.29 GiB), within
     half a hundredth and 1 MiB: the small tensors left out (per-request scalars, sampled ids) and the
     allocator's rounding come to under 2 MiB."""
     checked = {}

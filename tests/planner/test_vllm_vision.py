@@ -104,3 +104,53 @@ def test_a_tower_of_unknown_size_is_said_not_counted(catalog):
     p = predict(_gemma_12b(catalog).model_copy(update={"model": spec}))
     assert "vision_tower" not in p.terms and "encoder_profile" not in p.terms
     assert "lab/new\\x1b-vlm's vision tower is not counted: the catalog does not know its size" in p.assumed
+
+
+def _kimi_vl(catalog, **flags) -> EngineSettings:
+    """moonshotai/Kimi-VL-A3B-Instruct as the llm-d sweep starts it: one H100, vLLM 0.19.0, utilization 0.95,
+    8,192 tokens (its startups are held out: only the settings are used here)."""
+    return EngineSettings(
+        model=catalog.model("moonshotai/Kimi-VL-A3B-Instruct"),
+        gpu=catalog.gpu("h100"),
+        version="0.19.0",
+        utilization=0.95,
+        max_model_len=8192,
+        **flags,
+    )
+
+
+def test_moonvit_keeps_its_rope_table_through_the_peak(catalog):
+    """Kimi-VL's encoder profile: 8,192 batched tokens // 1,089 tokens an image = 7 dummy images, their pixel
+    values (66 x 66 patches of 3 x 14 x 14) and outputs (1,089 x 2,048) in bf16, and MoonViT's 2-D RoPE table,
+    a cached property the first encode builds on the GPU and keeps (moonvit.py Rope2DPosEmb:
+    512 x 512 x 36 complex64, whatever the model dtype)."""
+    p = predict(_kimi_vl(catalog))
+    table = 512 * 512 * 36 * 8
+    assert p.terms["encoder_profile"] == 7 * (66 * 66 * 3 * 14 * 14 + 1089 * 2048) * 2 + table
+    text_only = predict(_kimi_vl(catalog, limit_mm_per_prompt={"image": 0}))
+    assert "encoder_profile" not in text_only.terms
+    assert p.activation_peak_bytes - text_only.activation_peak_bytes == p.terms["encoder_profile"]
+
+
+def test_kimi_vl_loads_moonvit_and_its_projector_beside_the_deepseek_text_model(catalog):
+    p = predict(_kimi_vl(catalog))
+    assert p.terms["vision_tower"] == 447_545_840 * 2
+    assert p.block_size == 16  # MLA on Hopper: FLASH_ATTN_MLA's 16-token blocks
+
+
+def test_at_tp_2_each_rank_holds_moonvits_replicated_parts_whole(catalog):
+    """MoonViT's linears are TP-parallel (moonvit.py MLP2, wqkv, wo) but its patch conv, 64 x 64 position
+    embedding, LayerNorms and row-parallel biases are whole on each rank, and KimiVLMultiModalProjector is
+    ReplicatedLinear (kimi_vl.py:94-126): each of 2 ranks holds half the rest and all of these."""
+    replicated = (
+        (3 * 14 * 14 * 1152 + 1152)  # patch conv
+        + 64 * 64 * 1152  # learned position embedding
+        + 27 * (4 * 1152 + 2 * 1152)  # norm0, norm1; wo and fc1 biases
+        + 2 * 1152  # final LayerNorm
+        + 2 * 1152
+        + (4608 * 4608 + 4608)
+        + (4608 * 2048 + 2048)  # the projector
+    )
+    p = predict(_kimi_vl(catalog).model_copy(update={"tp": 2}))
+    assert p.terms["vision_tower"] == (447_545_840 - replicated) * 2 // 2 + replicated * 2
+    assert not any("split evenly" in line for line in p.assumed)

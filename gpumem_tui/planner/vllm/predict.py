@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from gpumem_tui.planner.vllm import blocks as kvblocks
 from gpumem_tui.planner.vllm import cudagraphs, mxfp4
+from gpumem_tui.planner.vllm.forward import forward_peak_bytes, l2_note
 from gpumem_tui.planner.vllm.loaded import (
     dtype_bytes,
     loaded_weight_bytes,
@@ -168,6 +169,7 @@ def _notes(run: _Run) -> list[str | None]:
         sm_count_note(run.rules, settings.gpu, run.width),
         runner_note(run.rules, run.width),
         moe_workspace_note(run.rules, settings.model, settings.gpu, settings.quantization),
+        l2_note(run.rules, settings.gpu, not settings.enforce_eager),
     ]
 
 
@@ -188,7 +190,8 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
     last = stage == pp - 1
     sampler = _sampler(run) if rules.v1 and last else None
     kept = moe_workspace_bytes(rules, spec, settings.gpu, settings.quantization, run.tokens, run.width, tp)
-    activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last, sampler, kept)
+    forward = forward_peak_bytes(rules, spec, settings.gpu, run.tokens, run.width, tp, not settings.enforce_eager)
+    activation = activation_peak(rules, spec, run.tokens, run.seqs, run.width, tp, last, sampler, kept, forward)
     terms: dict[str, int] = {}
     if quantization == mxfp4.QUANTIZATION:
         padding, _ = mxfp4.layout_padding(rules, spec, settings.gpu, tp, stage_moe_layers(spec, stage, pp))
@@ -199,6 +202,8 @@ def _rank(run: _Run, stage: int) -> RankPrediction:
         terms["sampler_peak"] = sampler
         if kept:
             terms["moe_workspace"] = kept
+    elif rules.forward_from_source and not settings.enforce_eager:
+        terms["forward_peak"] = forward
     terms.update(vision_terms(spec, run.tokens, run.width, tp, settings.limit_mm_per_prompt, rules))
     weights += terms.get("vision_tower", 0)
     activation += terms.get("encoder_profile", 0)

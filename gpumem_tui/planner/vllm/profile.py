@@ -51,12 +51,15 @@ def activation_peak(
     last_stage: bool = True,
     sampler: int | None = None,
     kept: int = 0,
+    forward: int | None = None,
 ) -> int:
     """The torch peak increase of the profile run: the larger of the forward pass and the sampler phase
     (only the last pipeline stage samples). v0 samples 4-byte logits for its `max_num_seqs` rows.
     `sampler` is the sampler phase where the caller sized it (planner/vllm/sampler.py), today's estimate
-    otherwise; `kept` is what the forward pass leaves allocated through it (the MoE workspace)."""
-    forward = forward_bytes(spec, tokens, width, tp)
+    otherwise; `kept` is what the forward pass leaves allocated through it (the MoE workspace); `forward` is
+    the forward pass where the caller sized it (planner/vllm/forward.py), `forward_bytes` otherwise."""
+    if forward is None:
+        forward = forward_bytes(spec, tokens, width, tp)
     if not last_stage:
         return forward
     if not rules.v1:

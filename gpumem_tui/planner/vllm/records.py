@@ -42,6 +42,7 @@ class EngineSettings(_Frozen):
 
 TERM_LABELS = {
     "sampler_peak": "sampler peak",
+    "forward_peak": "forward peak",
     "vision_tower": "vision tower counted",
     "rope_cache": "RoPE caches",
     "encoder_profile": "encoder dummy inputs",

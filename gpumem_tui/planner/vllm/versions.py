@@ -124,6 +124,14 @@ class Rules:
         return self.version >= (0, 17, 0)
 
     @property
+    def forward_from_source(self) -> bool:
+        """From 0.17 the compiled forward pass counts the cuBLAS workspace and Inductor's autotuning buffer
+        (planner/vllm/forward.py): read at 0.19.0, which ships torch 2.10 as 0.17 does; 0.20-0.25 ship torch
+        2.11 and 0.33 torch 2.14, taken to keep the benchmarker read on torch's main branch. Before 0.17
+        (torch 2.9) not read: today's estimate."""
+        return self.version >= (0, 17, 0)
+
+    @property
     def sampler_sort_below(self) -> int:
         """Below this many requests the PyTorch sort path masks top-k/top-p instead of the Triton kernel
         (topk_topp_sampler.py:251 at 0.19.0, the same at 0.25.0); 0.33.0 always takes the Triton path

@@ -119,26 +119,28 @@ def encoder_profile_bytes(spec: ModelSpec, batched_tokens: int, width: int, limi
     """What the encoder profile keeps alive through the LM dummy run and the sampler: the dummy images'
     pixel values (cast to the model dtype, multimodal/processing/context.py:226-233) and the encoder's
     outputs, one LM-hidden row per image token, held in the encoder cache until the profile ends
-    (v1/worker/gpu_model_runner.py:5734-5794)."""
+    (v1/worker/gpu_model_runner.py:5734-5794); and a table the encoder builds on that first run and keeps
+    (MoonViT's RoPE table: models/moonvit.py:217-245, a cached property on the GPU)."""
     vision = spec.vision
     if vision is None or vision.pixels_per_image is None or vision.tokens_per_image is None:
         return 0
     if not wanted(spec, limits):  # all limits 0: no encoder budget, nothing profiled (encoder_cache_manager.py:288-294)
         return 0
     per_item = vision.pixels_per_image + vision.tokens_per_image * spec.hidden_size
-    return encoder_items(spec, batched_tokens) * per_item * width
+    return encoder_items(spec, batched_tokens) * per_item * width + vision.encoder_buffer_bytes
 
 
 def vision_terms(
     spec: ModelSpec, batched_tokens: int, width: int, tp: int, limits: dict[str, int] | None, rules: Rules
 ) -> dict[str, int]:
-    """The named terms one rank carries: the tower (split over TP: its linear layers are TP-parallel unless
-    the encoder runs data-parallel, siglip.py:382-468), the RoPE caches where they are more than one plain
-    cache, and the encoder's dummy inputs (V1's profile run only)."""
+    """The named terms one rank carries: the tower (its linear layers split over TP unless the encoder runs
+    data-parallel, siglip.py:382-468; the parts the entry says are replicated whole on each rank), the RoPE
+    caches where they are more than one plain cache, and the encoder's dummy inputs (V1's profile run only)."""
     terms = {}
     tower = vision_tower_bytes(spec, width, limits, rules)
-    if tower:
-        terms["vision_tower"] = math.ceil(tower / tp)
+    if tower and spec.vision is not None:
+        whole = spec.vision.replicated_params * width
+        terms["vision_tower"] = math.ceil((tower - whole) / tp) + whole
     if spec.rope_caches != [1.0] and spec.max_context:
         terms["rope_cache"] = rope_cache_bytes(spec, width)
     encoder = encoder_profile_bytes(spec, batched_tokens, width, limits) if rules.v1 else 0
@@ -158,6 +160,6 @@ def vision_notes(spec: ModelSpec, rules: Rules, tp: int, limits: dict[str, int] 
         notes.append(f"{literal(spec.id)}'s encoder dummy inputs are not counted: its image size is not known")
     if rules.version < READ_FROM:
         notes.append("vision tower loaded and its encoder profiled as vLLM 0.12-0.33 do (this release not read)")
-    if tp > 1:
+    if tp > 1 and not spec.vision.replicated_params:
         notes.append(f"vision tower split evenly over the {tp} TP ranks (its norms and embeddings are whole on each)")
     return notes
