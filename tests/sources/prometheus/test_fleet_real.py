@@ -1,0 +1,116 @@
+"""`fleet check` and `fleet snapshot` against a real Prometheus over a fleet backfilled from the demo
+scenarios (conftest.FLEET): each scenario's findings on the right node, whatever the label setup."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpumem_tui.cli import main
+from tests.sources.prometheus.conftest import AT
+
+pytestmark = pytest.mark.prometheus
+
+
+def _run(capsys, *argv: str) -> tuple[int, dict]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out)
+
+
+@pytest.fixture(scope="module")
+def checked(fleet_url):
+    code = main(["fleet", "check", "--prometheus", fleet_url, "--at", str(AT), "--json"])
+    return code
+
+
+def _check(capsys, url: str, *extra: str) -> tuple[int, dict]:
+    return _run(capsys, "fleet", "check", "--prometheus", url, "--at", str(AT), "--json", *extra)
+
+
+def _codes(report: dict, node: str | None) -> set[tuple[str, str]]:
+    return {(f["severity"], f["code"]) for f in report["findings"] if f["node"] == node}
+
+
+def test_each_scenario_finding_is_on_its_node(fleet_url, capsys):
+    code, report = _check(capsys, fleet_url)
+    assert code == 2 and report["status"] == "CRITICAL"
+    # healthy-8b: only the headroom vLLM leaves on purpose
+    assert _codes(report, "node-a") == {("info", "headroom_low")}
+    # busy-node (plain pod labels, hostname): the 70B engine on GPUs 6 and 7 is saturated
+    b = [f for f in report["findings"] if f["node"] == "node-b" and f["code"] == "kv_saturated"]
+    assert [f["title"].split(":")[0] for f in b] == ["meta-llama/Llama-3.1-70B at serving/vllm-node-b-8003"]
+    # noisy-neighbour, bare metal: the engine exited, its target is down
+    assert ("critical", "engine_down") in _codes(report, "node-c")
+    # kv-pressure behind exported_pod
+    assert ("warning", "kv_saturated") in _codes(report, "node-d")
+    assert _codes(report, "node-f") == set()
+    # the node whose exporter stopped 90 s before
+    assert _codes(report, "node-e") == {("warning", "source_stale")}
+    drift = [f for f in report["findings"] if f["code"] == "config_drift"]
+    assert len(drift) == 1 and "enable_prefix_caching" in drift[0]["title"]
+    assert "Llama-3.1-8B-Instruct" in drift[0]["title"]
+
+
+def test_the_join_says_how_each_engine_was_found(fleet_url, capsys):
+    code, snap = _run(capsys, "fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT), "--json")
+    assert code == 0
+    engines = {(e["node"], e["pod"] or e["instance"]): e for e in snap["engines"]}
+    assert engines[("node-a", "vllm-node-a-8000")]["joined"] == "found"
+    assert engines[("node-c", "node-c:8000")]["joined"] == "assumed"
+    assert len([e for e in snap["engines"] if e["node"] == "node-b"]) == 4
+    assert snap["coverage"] == {"nodes": 7, "gpus": 22, "engines": 9, "joined": 9, "not_joined": 0}
+
+
+def test_an_exporter_pod_label_is_no_workload(fleet_url, capsys):
+    """honorLabels: node-f's idle GPUs carry the exporter's own pod, which holds no GPU."""
+    _, snap = _run(capsys, "fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT), "--json")
+    free = [g for g in snap["gpus"] if g["node"] == "node-f"]
+    assert len(free) == 8 and all(g["pods"] == [] for g in free)
+    assert all("dcgm-exporter" not in pod for g in snap["gpus"] for pod in g["pods"])
+
+
+def test_a_node_without_reserved_says_n_a_and_totals_used_plus_free(fleet_url, capsys):
+    _, snap = _run(capsys, "fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT), "--json")
+    (gpu,) = [g for g in snap["gpus"] if g["node"] == "node-c"]
+    assert gpu["reserved_bytes"] is None and gpu["unknown"]["reserved_bytes"].startswith("n/a")
+    assert gpu["total_bytes"] == gpu["used_bytes"] + gpu["free_bytes"]
+    (other,) = [g for g in snap["gpus"] if g["node"] == "node-a"]
+    assert other["total_bytes"] == other["used_bytes"] + other["free_bytes"] + other["reserved_bytes"]
+    assert other["used_bytes"] % 2**20 == 0  # dcgm-exporter's MiB, times 2^20
+
+
+def test_a_nan_reading_is_unknown_never_fine(fleet_url, capsys):
+    _, snap = _run(capsys, "fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT), "--json")
+    (gpu,) = [g for g in snap["gpus"] if g["node"] == "node-nan"]
+    assert gpu["used_bytes"] is None and "NaN" in gpu["unknown"]["used_bytes"].replace("nan", "NaN")
+    assert gpu["total_bytes"] is None
+    (node,) = [n for n in snap["nodes"] if n["name"] == "node-nan"]
+    assert node["used_bytes"] is None and node["unknown"]["used_bytes"]
+    _, report = _check(capsys, fleet_url)
+    assert _codes(report, "node-nan") == set()
+
+
+def test_the_selector_narrows_every_query(fleet_url, capsys):
+    code, snap = _run(
+        capsys,
+        "fleet",
+        "snapshot",
+        "--prometheus",
+        fleet_url,
+        "--at",
+        str(AT),
+        "--json",
+        "--selector",
+        '{Hostname="node-a"}',
+    )
+    assert code == 0
+    assert [n["name"] for n in snap["nodes"]] == ["node-a"]
+    assert snap["engines"] == [] and snap["unknown"]["engines"] == "no vLLM series match the selector"
+
+
+def test_a_time_with_no_data_is_no_fleet(fleet_url, capsys):
+    code, report = _check(capsys, fleet_url, "--at", "2025-06-01T00:00:00Z")
+    assert report["coverage"]["nodes"] == 0
+    assert report["unknown"]["memory"] == "no dcgm-exporter series match the selector"
