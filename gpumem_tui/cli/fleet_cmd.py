@@ -17,6 +17,7 @@ from gpumem_tui.cli.output import console, print_json, reader_may_leave, say
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
 from gpumem_tui.sources.prometheus.client import (
+    QUERY_TIMEOUT_S,
     Connection,
     PrometheusClient,
     PrometheusError,
@@ -30,6 +31,12 @@ from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt_both
 
+FAILED = {
+    "down": "Prometheus cannot be reached",
+    "auth": "Prometheus refused the credentials",
+    "timeout": "Prometheus ran out of time",
+    "query": "Prometheus rejected a query",
+}
 SNAPSHOT_SCHEMA = "gpumem-tui.fleet-snapshot/1"
 CHECK_SCHEMA = "gpumem-tui.fleet-check/1"
 
@@ -61,6 +68,23 @@ def _source_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token")
     parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs")
+    parser.add_argument(
+        "--query-timeout",
+        type=_seconds,
+        default=QUERY_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"what the server may take per query (default {QUERY_TIMEOUT_S:g}); the client waits 2 s longer",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds, more than 0 and at most 3600")
+    return value
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
@@ -76,18 +100,18 @@ def _inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
     return connection, queries, at
 
 
-async def _read(connection: Connection, queries: Queries, at: float) -> FleetSample:
+async def _read(connection: Connection, queries: Queries, at: float, timeout_s: float) -> FleetSample:
     try:
-        async with PrometheusClient(connection) as client:
+        async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
             return await read_fleet(client, queries, at)
     except PrometheusError as exc:
-        raise NoSourceError(f"Prometheus is {exc.kind}: {exc}") from None
+        raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
 
 
 def sample_from(args: argparse.Namespace) -> FleetSample:
     connection, queries, at = _inputs(args)
     try:
-        return asyncio.run(_read(connection, queries, at))
+        return asyncio.run(_read(connection, queries, at, args.query_timeout))
     except OSError as exc:  # a CA file that cannot be read is raised while the client is built
         raise UsageError(f"fleet: --ca-file {args.ca_file}: {exc.strerror or exc}") from None
 

@@ -158,7 +158,7 @@ class PrometheusClient:
         return RangeResult([_ranged(item) for item in data["result"]], data["warnings"])
 
     async def _post(self, path: str, form: dict[str, str], kind: str) -> dict[str, Any]:
-        form = {**form, "timeout": f"{self.query_timeout_s:g}s"}
+        form = {**form, "timeout": _number(self.query_timeout_s)}  # seconds; "0.5s" is not a Prometheus duration
         url = self.connection.url + path
         try:
             status, body = await read_capped(self._client, "POST", url, self.max_bytes, data=form)
@@ -171,7 +171,8 @@ class PrometheusClient:
 
 
 def _number(value: float) -> str:
-    return f"{value:.3f}".rstrip("0").rstrip(".")
+    """Seconds as the API reads them: `1767225600`, `0.5`, `1e-06` (a float, never `0.5s`)."""
+    return str(int(value)) if value == int(value) else repr(float(value))
 
 
 def _envelope(url: str, status: int, body: bytes, kind: str) -> dict[str, Any]:
