@@ -40,6 +40,10 @@ class FleetNodeSpec:
     """The node stops reporting after this offset (its exporter died): a stale node."""
     settings: Mapping[str, str] = field(default_factory=dict)
     """cache_config_info labels set otherwise on this node's engines (one model served two ways)."""
+    virtual_gpus: bool = False
+    """dcgm-exporter's `--kubernetes-virtual-gpus` (time-slicing): each GPU's series once at device level
+    (no pod labels), then FB_USED once per pod with the pod's own memory, and every other field repeated
+    once per pod (reference/fleet.md 1.3). Kubernetes setups only."""
 
 
 def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15.0) -> str:
@@ -111,13 +115,19 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
             uuid = (gpu.uuid or f"GPU-{gpu.index}").replace("GPU-00000000", f"GPU-{number:08x}", 1)
             labels = {"gpu": str(gpu.index), "UUID": uuid, "device": f"nvidia{gpu.index}"}
             labels |= {"modelName": gpu.name or "?", **node, "job": "dcgm-exporter"}
-            labels |= _gpu_pod_labels(spec, holders.get(gpu.index), exporter_pod, number)
             fields = {"USED": gpu.memory_used_bytes, "FREE": gpu.memory_free_bytes}
             if spec.reserved:
                 fields["RESERVED"] = gpu.memory_reserved_bytes
-            for field_name, value in fields.items():
-                if value is not None:
-                    yield f"DCGM_FI_DEV_FB_{field_name}", "gauge", labels, round(value / MIB), at
+            workload = holders.get(gpu.index)
+            copies = [(workload, fields)]
+            if spec.virtual_gpus and workload is not None:
+                pod_used = sum(p.gpu_memory_bytes or 0 for p in sample.processes if p.gpu_index == gpu.index)
+                copies = [(None, fields), (workload, {**fields, "USED": pod_used})]
+            for holder, values in copies:
+                named = labels | _gpu_pod_labels(spec, holder, exporter_pod, number)
+                for field_name, value in values.items():
+                    if value is not None:
+                        yield f"DCGM_FI_DEV_FB_{field_name}", "gauge", named, round(value / MIB), at
         yield "up", "gauge", _exporter_target(spec, exporter_pod, number), 1, at
         for status in sample.engines:
             yield from _engine_series(spec, number, status, _engine_pod(spec, status, sample), at)

@@ -18,6 +18,8 @@ FLEET = (
     # Bare metal, an exporter without FB_RESERVED; the engine exits about 60 s in (up == 0 after).
     FleetNodeSpec("node-c", "noisy-neighbour", "bare", "Hostname", reserved=False),
     FleetNodeSpec("node-d", "kv-pressure", "exported_pod", "Hostname"),
+    # healthy-8b again, with dcgm-exporter in virtual-GPU mode: every GPU series twice (device and pod).
+    FleetNodeSpec("node-g", "healthy-8b", "exported_pod", "Hostname", virtual_gpus=True),
     # Its exporter stops after 30 s: at 120 s its newest sample is 90 s old.
     FleetNodeSpec("node-e", "k8s-two-pods", "exported_pod", "Hostname", until_s=30),
 )

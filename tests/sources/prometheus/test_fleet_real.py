@@ -60,7 +60,19 @@ def test_the_join_says_how_each_engine_was_found(fleet_url, capsys):
     assert engines[("node-a", "vllm-node-a-8000")]["joined"] == "found"
     assert engines[("node-c", "node-c:8000")]["joined"] == "assumed"
     assert len([e for e in snap["engines"] if e["node"] == "node-b"]) == 4
-    assert snap["coverage"] == {"nodes": 7, "gpus": 22, "engines": 9, "joined": 9, "not_joined": 0}
+    assert snap["coverage"] == {"nodes": 8, "gpus": 23, "engines": 10, "joined": 10, "not_joined": 0}
+
+
+def test_virtual_gpu_copies_are_counted_once(fleet_url, capsys):
+    """node-g runs node-a's scenario with each GPU series repeated per pod: the same bytes, joined alike."""
+    _, snap = _run(capsys, "fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT), "--json")
+    nodes = {n["name"]: n for n in snap["nodes"]}
+    for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes", "gpus"):
+        assert nodes["node-g"][field] == nodes["node-a"][field], field
+    (engine,) = [e for e in snap["engines"] if e["node"] == "node-g"]
+    assert engine["joined"] == "found" and len(engine["gpus"]) == 1
+    _, report = _check(capsys, fleet_url)
+    assert _codes(report, "node-g") == _codes(report, "node-a")
 
 
 def test_an_exporter_pod_label_is_no_workload(fleet_url, capsys):
