@@ -16,6 +16,7 @@ from gpumem_tui.cli.errors import NoSourceError, UsageError, crashed, exit_code_
 from gpumem_tui.cli.output import console, print_json, reader_may_leave, say
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.sources.http import tls
 from gpumem_tui.sources.prometheus.client import (
     QUERY_TIMEOUT_S,
     Connection,
@@ -97,6 +98,11 @@ def _inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
         raise UsageError(f"fleet: {exc}") from None
+    if args.ca_file is not None:
+        try:
+            tls(args.ca_file)
+        except OSError as exc:  # ssl.SSLError too: a file that holds no certificate
+            raise UsageError(f"fleet: --ca-file {args.ca_file}: {exc.strerror or exc}") from None
     return connection, queries, at
 
 
@@ -110,15 +116,12 @@ async def _read(connection: Connection, queries: Queries, at: float, timeout_s: 
 
 def sample_from(args: argparse.Namespace) -> FleetSample:
     connection, queries, at = _inputs(args)
-    try:
-        return asyncio.run(_read(connection, queries, at, args.query_timeout))
-    except OSError as exc:  # a CA file that cannot be read is raised while the client is built
-        raise UsageError(f"fleet: --ca-file {args.ca_file}: {exc.strerror or exc}") from None
+    return asyncio.run(_read(connection, queries, at, args.query_timeout))
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
     sample = sample_from(args)
-    for warning in sample.warnings:
+    for warning in [*sample.warnings, *([sample.error] if sample.error else [])]:
         warn(warning)
     with reader_may_leave():
         if args.json:

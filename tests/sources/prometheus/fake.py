@@ -12,12 +12,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 @contextmanager
-def answering(status: int, body: bytes, content_type: str = "application/json", hang_s: float = 0) -> Iterator[str]:
-    """Serve `body` with `status` to every POST (after `hang_s`); yields the base URL."""
+def answering(
+    status: int,
+    body: bytes,
+    content_type: str = "application/json",
+    hang_s: float = 0,
+    seen: list[tuple[str, dict[str, str], bytes]] | None = None,
+) -> Iterator[str]:
+    """Serve `body` with `status` to every POST (after `hang_s`); yields the base URL. Each request's path,
+    headers and form body are appended to `seen` when given."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
-            self.rfile.read(int(self.headers.get("content-length", 0)))
+            form = self.rfile.read(int(self.headers.get("content-length", 0)))
+            if seen is not None:
+                seen.append((self.path, dict(self.headers), form))
             if hang_s:
                 time.sleep(hang_s)
             self.send_response(status)
@@ -29,7 +38,10 @@ def answering(status: int, body: bytes, content_type: str = "application/json", 
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 64  # the client opens 8 connections at once; the default backlog is 5
+
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
