@@ -16,8 +16,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo.clock import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.plan import scenario_plan
+from gpumem_tui.demo.scenario import load_scenario
+from gpumem_tui.diagnosis.findings import Finding, Thresholds
+from gpumem_tui.diagnosis.forensics import Investigation
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import Sample
 
@@ -40,6 +45,9 @@ class FleetNodeSpec:
     """The node stops reporting after this offset (its exporter died): a stale node."""
     settings: Mapping[str, str] = field(default_factory=dict)
     """cache_config_info labels set otherwise on this node's engines (one model served two ways)."""
+    exporter: bool = False
+    """The node also runs `gpumem-tui export`: its findings, judged against the scenario's plan as the
+    exporter judges them, as `gpumem_finding_active` series."""
     virtual_gpus: bool = False
     """dcgm-exporter's `--kubernetes-virtual-gpus` (time-slicing): each GPU's series once at device level
     (no pod labels), then FB_USED once per pod with the pod's own memory, and every other field repeated
@@ -105,8 +113,13 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
     stop = end_s if spec.until_s is None else min(end_s, spec.until_s)
     offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
+    judge = _judge(spec.scenario) if spec.exporter else None
     for sample in sample_at(spec.scenario, offsets):
         at = sample.timestamp
+        if judge is not None:
+            judge.add(sample)
+            for finding in judge.findings:
+                yield "gpumem_finding_active", "gauge", _finding_labels(spec, finding), 1, at
         holders = _holders(sample, spec)
         node = {spec.node_label: spec.name}
         for gpu in sample.gpus:
@@ -131,6 +144,26 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
         yield "up", "gauge", _exporter_target(spec, exporter_pod, number), 1, at
         for status in sample.engines:
             yield from _engine_series(spec, number, status, _engine_pod(spec, status, sample), at)
+
+
+def _judge(scenario: str) -> Investigation:
+    """Findings as `gpumem-tui export --demo SCENARIO` judges them: against the plan the scenario was made with."""
+    catalog = load_catalog()
+    return Investigation(catalog, scenario_plan(load_scenario(scenario), catalog), Thresholds())
+
+
+def _finding_labels(spec: FleetNodeSpec, finding: Finding) -> dict[str, str]:
+    """As export/planned.py names a finding (its engine labels left to `endpoint`)."""
+    return {
+        "Hostname": spec.name,
+        "job": "gpumem-tui",
+        "instance": f"{spec.name}:9877",
+        "endpoint": finding.endpoint or "",
+        "code": finding.code,
+        "severity": finding.severity,
+        "gpu": "" if finding.gpu_index is None else str(finding.gpu_index),
+        "pid": "" if finding.pid is None else str(finding.pid),
+    }
 
 
 def _holders(sample: Sample, spec: FleetNodeSpec) -> dict[int, tuple[str, str]]:

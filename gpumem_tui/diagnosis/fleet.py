@@ -14,6 +14,7 @@ from collections import defaultdict
 from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Severity, Thresholds
+from gpumem_tui.diagnosis.findings.registry import BY_CODE
 from gpumem_tui.sources.prometheus.fleet import STALE_AFTER_S
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
@@ -41,7 +42,41 @@ def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> li
         *_not_joined(sample),
         *_config_drift(sample),
     ]
+    from_nodes = _from_node_exporters(sample)
+    # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code
+    said = {(f.node, f.finding.code, f.finding.gpu_index) for f in from_nodes}
+    found = [f for f in found if (f.node, f.finding.code, f.finding.gpu_index) not in said] + from_nodes
     return sorted(found, key=lambda f: (-SEVERITY_ORDER[f.finding.severity], f.node or "", f.finding.code))
+
+
+def _from_node_exporters(sample: FleetSample) -> list[FleetFinding]:
+    """`gpumem_finding_active` of nodes that run `gpumem-tui export`, as findings; a code or severity this
+    version does not know is left out (it would not be judged the same)."""
+    findings = []
+    for f in sample.node_findings:
+        kind = BY_CODE.get(f.code)
+        if kind is None or f.severity not in kind.severities:
+            continue
+        gpu = f"GPU {literal(f.gpu)}: " if f.gpu else ""
+        engine = f" ({literal(f.endpoint)})" if f.endpoint else ""
+        findings.append(
+            FleetFinding(
+                node=f.node,
+                finding=Finding(
+                    severity=f.severity,  # checked against the registry above
+                    code=kind.code,
+                    title=f"node {literal(f.node)} {gpu}{kind.meaning}{engine}",
+                    explanation="Raised by gpumem-tui export on the node, judged against the engine's plan "
+                    + (f"(pid {literal(f.pid)}). " if f.pid else ". ")
+                    + "The node's own check has the numbers.",
+                    try_this="run `gpumem-tui check -v` on the node, or open its TUI",
+                    gpu_index=int(f.gpu) if f.gpu and f.gpu.isdigit() else None,
+                    pid=int(f.pid) if f.pid and f.pid.isdigit() else None,
+                    endpoint=f.endpoint,
+                ),
+            )
+        )
+    return findings
 
 
 def _percent(fraction: float) -> str:

@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.labels import EXPORTER_POD, exporter_pods, node_of, workload_of
 from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, Queries
-from gpumem_tui.sources.prometheus.records import Coverage, FleetEngine, FleetGpu, FleetNode, FleetSample
+from gpumem_tui.sources.prometheus.records import (
+    Coverage,
+    FleetEngine,
+    FleetGpu,
+    FleetNode,
+    FleetSample,
+    NodeFinding,
+)
 
 MIB = 2**20
 STALE_AFTER_S = 60.0
@@ -24,7 +31,17 @@ MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cach
 """cache_config_info labels that vLLM measures at start-up (they differ with the card), not settings."""
 IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
 LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
-QUERY_NAMES = ("gpu_memory", "gpu_pods", "nodes_age", "nodes_seen", "engines", "pools", "preemptions", "targets_down")
+QUERY_NAMES = (
+    "gpu_memory",
+    "gpu_pods",
+    "nodes_age",
+    "nodes_seen",
+    "engines",
+    "pools",
+    "preemptions",
+    "node_findings",
+    "targets_down",
+)
 
 
 async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
@@ -97,6 +114,7 @@ def build(
         gpus=gpus,
         engines=engines,
         targets_down=[s.labels for s in results.get("targets_down", empty).series],
+        node_findings=_node_findings(results.get("node_findings", empty).series),
         stale_nodes=stale,
         coverage=Coverage(
             nodes=len(nodes), gpus=len(gpus), engines=len(engines), joined=joined, not_joined=len(engines) - joined
@@ -104,6 +122,29 @@ def build(
         data_age_s=max(fresh) if fresh else None,
         unknown=unknown,
     )
+
+
+def _node_findings(series: list[Series]) -> list[NodeFinding]:
+    """The findings of each node's newest scrape of its exporter (the values are sample times)."""
+    newest: dict[str, float] = {}
+    for s in series:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            newest[node] = max(s.value, newest.get(node, -math.inf))
+    found = []
+    for s in series:
+        node = node_of(s.labels)
+        if node is None or not s.labels.get("code") or not s.value >= newest[node] - 1:
+            continue
+        found.append(
+            NodeFinding(
+                node=node,
+                code=s.labels["code"],
+                severity=s.labels.get("severity", ""),
+                **{k: s.labels.get(k) or None for k in ("gpu", "pid", "endpoint", "model_name")},
+            )
+        )
+    return sorted(found, key=lambda f: (f.node, f.code, f.gpu or "", f.endpoint or ""))
 
 
 def _silenced(engine: FleetEngine) -> FleetEngine:

@@ -105,6 +105,18 @@ class Queries:
         return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self._sel('vllm:num_preemptions_total')}[2m]))"
 
     @property
+    def node_findings(self) -> str:
+        """The findings `gpumem-tui export` raises on nodes that run it (docs/export.md), judged there against
+        each engine's plan: what Prometheus alone cannot say (weights, KV pool, who else holds a GPU). The value
+        is each series' sample time: only a node's newest scrape counts, so a finding that cleared is not read
+        again from a series the lookback still returns (backfilled or remote-written data has no staleness
+        markers)."""
+        return (
+            f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
+            f"(timestamp({self._sel('gpumem_finding_active')}))"
+        )
+
+    @property
     def targets_down(self) -> str:
         """Scrape targets that failed (`up == 0`) in a job that served vLLM series within LOOK_BACK."""
         return (

@@ -88,6 +88,18 @@ class FleetNode(_Record):
     unknown: dict[str, str] = {}
 
 
+class NodeFinding(_Record):
+    """A finding a node's own `gpumem-tui export` raises (`gpumem_finding_active`), as its labels say it."""
+
+    node: str
+    code: str
+    severity: str
+    gpu: str | None = None
+    pid: str | None = None
+    endpoint: str | None = None
+    model_name: str | None = None
+
+
 class Coverage(_Record):
     nodes: int = 0
     gpus: int = 0
@@ -114,6 +126,8 @@ class FleetSample(_Record):
     engines: list[FleetEngine] = []
     targets_down: list[dict[str, str]] = []
     """Labels of vLLM scrape targets whose `up` is 0."""
+    node_findings: list[NodeFinding] = []
+    """Findings of the nodes that run `gpumem-tui export`."""
     stale_nodes: dict[str, float | None] = {}
     """Nodes whose newest sample is older than twice the collection interval: name -> its age in seconds,
     None when it is past Prometheus's 5 min lookback (seen within the last hour, not since)."""

@@ -20,6 +20,8 @@ FLEET = (
     FleetNodeSpec("node-d", "kv-pressure", "exported_pod", "Hostname"),
     # healthy-8b again, with dcgm-exporter in virtual-GPU mode: every GPU series twice (device and pod).
     FleetNodeSpec("node-g", "healthy-8b", "exported_pod", "Hostname", virtual_gpus=True),
+    # The node also runs `gpumem-tui export`: the plan's findings (weights, KV pool) come from it.
+    FleetNodeSpec("node-h", "wrong-precision", "exported_pod", "Hostname", exporter=True),
     # Its exporter stops after 30 s: at 120 s its newest sample is 90 s old.
     FleetNodeSpec("node-e", "k8s-two-pods", "exported_pod", "Hostname", until_s=30),
 )

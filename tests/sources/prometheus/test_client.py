@@ -27,7 +27,7 @@ def test_headers_token_and_selector_reach_every_query(tmp_path, capsys):
         argv += ["--selector", '{cluster="prod-eu"}', "--query-timeout", "7.5"]
         assert main(argv) == 0
     capsys.readouterr()
-    assert len(seen) == 8
+    assert len(seen) == 9
     for path, headers, body in seen:
         form = dict(urllib.parse.parse_qsl(body.decode()))
         assert path == "/prometheus/api/v1/query"

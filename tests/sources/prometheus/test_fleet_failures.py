@@ -110,4 +110,4 @@ def test_401_until_the_credentials_are_sent(fleet_blocks, tmp_path, capsys):
         assert main(["fleet", "check", "--prometheus", url, "--at", str(AT)]) == 3
         assert "HTTP 401 Unauthorized: check --bearer-token-file or --header" in _one_line(capsys)
         assert main(["fleet", "check", "--prometheus", url, "--at", str(AT), "--header", ADMIN_TEST, "--json"]) == 2
-        assert json.loads(capsys.readouterr().out)["coverage"]["nodes"] == 8
+        assert json.loads(capsys.readouterr().out)["coverage"]["nodes"] == 9

@@ -53,6 +53,20 @@ def test_each_scenario_finding_is_on_its_node(fleet_url, capsys):
     assert "Llama-3.1-8B-Instruct" in drift[0]["title"]
 
 
+def test_a_node_that_runs_the_exporter_adds_what_its_plan_says(fleet_url, capsys):
+    """wrong-precision: only the node's plan knows the weights and the pool are wrong; the KV saturation both
+    see is said once, the node's."""
+    _, report = _check(capsys, fleet_url)
+    h = [f for f in report["findings"] if f["node"] == "node-h"]
+    assert sorted((f["severity"], f["code"]) for f in h) == [
+        ("critical", "kv_pool_short"),
+        ("critical", "weights_mismatch"),
+        ("warning", "kv_saturated"),
+    ]
+    assert all("gpumem-tui export" in f["explanation"] for f in h)
+    assert {f["gpu_index"] for f in h if f["code"] != "kv_saturated"} == {0}
+
+
 def test_the_join_says_how_each_engine_was_found(fleet_url, capsys):
     code, snap = _run(capsys, "fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT), "--json")
     assert code == 0
@@ -60,7 +74,7 @@ def test_the_join_says_how_each_engine_was_found(fleet_url, capsys):
     assert engines[("node-a", "vllm-node-a-8000")]["joined"] == "found"
     assert engines[("node-c", "node-c:8000")]["joined"] == "assumed"
     assert len([e for e in snap["engines"] if e["node"] == "node-b"]) == 4
-    assert snap["coverage"] == {"nodes": 8, "gpus": 23, "engines": 10, "joined": 10, "not_joined": 0}
+    assert snap["coverage"] == {"nodes": 9, "gpus": 25, "engines": 11, "joined": 11, "not_joined": 0}
 
 
 def test_virtual_gpu_copies_are_counted_once(fleet_url, capsys):
