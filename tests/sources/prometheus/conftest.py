@@ -26,6 +26,8 @@ FLEET = (
     FleetNodeSpec("node-e", "k8s-two-pods", "exported_pod", "Hostname", until_s=30),
 )
 END_S = 150
+STEP_S = 5
+"""As `gpumem-tui export` samples (its default interval) and `check --demo` walks a scenario."""
 AT = 1767225600 + 120
 NAN_NODE = (
     'DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-nan",modelName="NVIDIA H100 80GB HBM3",Hostname="node-nan",'
@@ -37,8 +39,8 @@ NAN_NODE = (
 
 
 def fleet_text() -> str:
-    text = fleet_series(FLEET, END_S).removesuffix("# EOF\n")
-    text += "".join(NAN_NODE.replace("{t}", str(1767225600 + s)) for s in range(0, END_S + 1, 15))
+    text = fleet_series(FLEET, END_S, STEP_S).removesuffix("# EOF\n")
+    text += "".join(NAN_NODE.replace("{t}", str(1767225600 + s)) for s in range(0, END_S + 1, STEP_S))
     return text + "# EOF\n"
 
 

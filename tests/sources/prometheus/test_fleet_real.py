@@ -140,3 +140,14 @@ def test_a_time_with_no_data_is_no_fleet(fleet_url, capsys):
     code, report = _check(capsys, fleet_url, "--at", "2025-06-01T00:00:00Z")
     assert report["coverage"]["nodes"] == 0
     assert report["unknown"]["memory"] == "no dcgm-exporter series match the selector"
+
+
+def test_headroom_a_neighbour_takes_is_critical_on_its_node(fleet_url, capsys):
+    """noisy-neighbour at 50 s: a notebook beside the engine leaves 0.7 % of the card free, as the node's own
+    `check --demo noisy-neighbour --at 50` says; vLLM's utilization 0.75 leaves a quarter of 79.19 GiB."""
+    code, report = _run(capsys, "fleet", "check", "--prometheus", fleet_url, "--at", str(AT - 70), "--json")
+    (low,) = [f for f in report["findings"] if f["node"] == "node-c" and f["code"] == "headroom_low"]
+    assert low["severity"] == "critical" and low["gpu_index"] == 0
+    assert low["title"].startswith("node node-c GPU 0 (GPU-") and low["title"].endswith(": only 0.7 % of memory free")
+    assert "of 79.19 GiB (0.7 % of the card); vLLM's gpu_memory_utilization 0.75 leaves 19.80 GiB" in low["explanation"]
+    assert code == 2
