@@ -156,11 +156,20 @@ def _silenced(engine: FleetEngine) -> FleetEngine:
     )
 
 
+def _said(value: float) -> str:
+    """A value as Prometheus writes it: `NaN`, `+Inf`, `-1`."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return f"{value:g}"
+
+
 def _mib(value: float | None, what: str, unknown: dict[str, str], field: str) -> int | None:
     if value is None:
         return None
     if not math.isfinite(value) or value < 0:
-        unknown[field] = f"dcgm-exporter reported {what} as {value!r}: no reading"
+        unknown[field] = f"dcgm-exporter reported {what} as {_said(value)}: no reading"
         return None
     return round(value * MIB)
 
@@ -229,7 +238,7 @@ def _key(labels: Mapping[str, str]) -> tuple[str, ...]:
 
 def _number(value: float, field: str, unknown: dict[str, str]) -> float | None:
     if not math.isfinite(value) or value < 0:
-        unknown[field] = f"the engine reported {value!r}: no reading"
+        unknown[field] = f"the engine reported {_said(value)}: no reading"
         return None
     return value
 

@@ -34,8 +34,11 @@ NAN_NODE = (
     'job="dcgm-exporter",instance="node-nan:9400"} NaN {t}\n'
     'DCGM_FI_DEV_FB_FREE{gpu="0",UUID="GPU-nan",modelName="NVIDIA H100 80GB HBM3",Hostname="node-nan",'
     'job="dcgm-exporter",instance="node-nan:9400"} 1000 {t}\n'
+    'vllm:kv_cache_usage_perc{model_name="m",engine="0",job="vllm",instance="node-nan:8000"} NaN {t}\n'
+    'vllm:num_requests_waiting{model_name="m",engine="0",job="vllm",instance="node-nan:8000"} 3 {t}\n'
 )
-"""A node whose exporter reports FB_USED as NaN (dcgm-exporter writes NaN for a field DCGM could not read)."""
+"""A node whose exporter reports FB_USED as NaN (dcgm-exporter writes NaN for a field DCGM could not read), and
+whose engine reports its KV usage as NaN with requests waiting."""
 
 
 def fleet_text() -> str:

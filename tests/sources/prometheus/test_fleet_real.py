@@ -74,7 +74,7 @@ def test_the_join_says_how_each_engine_was_found(fleet_url, capsys):
     assert engines[("node-a", "vllm-node-a-8000")]["joined"] == "found"
     assert engines[("node-c", "node-c:8000")]["joined"] == "assumed"
     assert len([e for e in snap["engines"] if e["node"] == "node-b"]) == 4
-    assert snap["coverage"] == {"nodes": 9, "gpus": 25, "engines": 11, "joined": 11, "not_joined": 0}
+    assert snap["coverage"] == {"nodes": 9, "gpus": 25, "engines": 12, "joined": 12, "not_joined": 0}
 
 
 def test_virtual_gpu_copies_are_counted_once(fleet_url, capsys):
@@ -110,10 +110,18 @@ def test_a_node_without_reserved_says_n_a_and_totals_used_plus_free(fleet_url, c
 def test_a_nan_reading_is_unknown_never_fine(fleet_url, capsys):
     _, snap = _run(capsys, "fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT), "--json")
     (gpu,) = [g for g in snap["gpus"] if g["node"] == "node-nan"]
-    assert gpu["used_bytes"] is None and "NaN" in gpu["unknown"]["used_bytes"].replace("nan", "NaN")
+    assert (
+        gpu["used_bytes"] is None
+        and gpu["unknown"]["used_bytes"] == "dcgm-exporter reported FB_USED as NaN: no reading"
+    )
     assert gpu["total_bytes"] is None
     (node,) = [n for n in snap["nodes"] if n["name"] == "node-nan"]
     assert node["used_bytes"] is None and node["unknown"]["used_bytes"]
+    (engine,) = [e for e in snap["engines"] if e["node"] == "node-nan"]
+    assert engine["kv_usage_fraction"] is None
+    assert engine["unknown"]["kv_usage_fraction"] == "the engine reported NaN: no reading"
+    assert engine["requests_waiting"] == 3 and engine["pool_tokens"] is None
+    assert engine["unknown"]["pool_tokens"] == "no vllm:cache_config_info series"
     _, report = _check(capsys, fleet_url)
     assert _codes(report, "node-nan") == set()
 
