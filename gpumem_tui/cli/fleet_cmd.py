@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
 
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, plugin_text
 from gpumem_tui.cli.errors import NoSourceError, UsageError, crashed, exit_code_for, one_line, report, warn
-from gpumem_tui.cli.output import console, print_json, reader_may_leave, say
+from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
 from gpumem_tui.sources.http import tls
@@ -190,36 +191,39 @@ def _bytes(value: int | None, unknown: dict[str, str], field: str) -> str:
     return "n/a" if unknown.get(field, "").startswith("n/a") else "unknown"
 
 
+def _write(lines: list[str]) -> None:
+    """Plain lines, outside text shown literally, written at once: a reader that leaves (`| head -1`)
+    raises BrokenPipeError here, which keeps the exit status (rich's console would exit 1 instead)."""
+    sys.stdout.write("".join(literal(line) + "\n" for line in lines))
+
+
 def _print_snapshot(sample: FleetSample) -> None:
-    out = console()
-    say(out, f"{sample.source} at {_when(sample.evaluated_at)}: {coverage_line(sample)}")
-    for what, why in sample.unknown.items():
-        say(out, f"  {what} unknown: {why}")
-    say(out, "")
-    say(out, "Nodes:")
+    lines = [f"{sample.source} at {_when(sample.evaluated_at)}: {coverage_line(sample)}"]
+    lines += [f"  {what} unknown: {why}" for what, why in sample.unknown.items()]
+    lines += ["", "Nodes:"]
     for node in sample.nodes:
         cards = ", ".join(f"{n} x {card}" for card, n in node.cards.items()) or "no GPU series"
         stale = " (stale)" if node.name in sample.stale_nodes else ""
-        say(
-            out,
+        lines.append(
             f"  {node.name}{stale}: {cards}; used {_bytes(node.used_bytes, node.unknown, 'used_bytes')}, "
             f"reserved {_bytes(node.reserved_bytes, node.unknown, 'reserved_bytes')}, "
-            f"free {_bytes(node.free_bytes, node.unknown, 'free_bytes')}; engines: {', '.join(node.engines) or '-'}",
+            f"free {_bytes(node.free_bytes, node.unknown, 'free_bytes')}; engines: {', '.join(node.engines) or '-'}"
         )
-    say(out, "")
-    say(out, "Engines:")
+    lines += ["", "Engines:"]
     for e in sample.engines:
         kv = "unknown" if e.kv_usage_fraction is None else f"{e.kv_usage_fraction * 100:.1f} %"
         pool = "unknown" if e.pool_tokens is None else f"{e.pool_tokens:,} tokens"
-        say(out, f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {e.joined}: {e.join_reason}")
+        lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {e.joined}: {e.join_reason}")
+    _write(lines)
 
 
 def _print_check(sample: FleetSample, findings: list[FleetFinding], code: int) -> None:
-    out = console()
     top = findings[0].finding.title if findings and code else "nothing needs a look"
-    say(out, f"{STATUS[code]} - {plugin_text(top)}; {coverage_line(sample)}")
+    lines = [f"{STATUS[code]} - {plugin_text(top)}; {coverage_line(sample)}"]
     for f in findings:
         node = f"[{f.node}] " if f.node else ""
-        say(out, f"{f.finding.severity:8} {f.finding.code}: {node}{f.finding.title}")
+        # no `|` in any line: a monitoring system reads the first one as the start of performance data
+        lines.append(plugin_text(f"{f.finding.severity:8} {f.finding.code}: {node}{f.finding.title}"))
     if not findings:
-        say(out, f"Evaluated at {_when(sample.evaluated_at)} on {literal(sample.source)}.")
+        lines.append(f"Evaluated at {_when(sample.evaluated_at)} on {sample.source}.")
+    _write(lines)

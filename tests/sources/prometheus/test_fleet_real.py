@@ -159,3 +159,14 @@ def test_headroom_a_neighbour_takes_is_critical_on_its_node(fleet_url, capsys):
     assert low["title"].startswith("node node-c GPU 0 (GPU-") and low["title"].endswith(": only 0.7 % of memory free")
     assert "of 79.19 GiB (0.7 % of the card); vLLM's gpu_memory_utilization 0.75 leaves 19.80 GiB" in low["explanation"]
     assert code == 2
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_the_exit_status_survives_a_reader_that_left(fleet_url, json_output):
+    """`fleet check ... | head -1`: CRITICAL stays 2 when the reader closes the pipe before anything is read."""
+    from tests.cli.test_broken_pipe import run_into_closed_pipe
+
+    argv = ["fleet", "check", "--prometheus", fleet_url, "--at", str(AT)] + (["--json"] if json_output else [])
+    done = run_into_closed_pipe(*argv)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
