@@ -397,6 +397,10 @@ def _nodes(
     by_node: dict[str, list[FleetGpu]] = defaultdict(list)
     for gpu in gpus:
         by_node[gpu.node].append(gpu)
+    served: dict[str, list[str]] = defaultdict(list)
+    for engine in engines:
+        if engine.node is not None:
+            served[engine.node].append(engine.name)
     nodes = []
     for name in sorted(set(by_node) | set(ages) | seen):
         held = by_node.get(name, [])
@@ -422,7 +426,7 @@ def _nodes(
                 gpus=len(held),
                 cards=dict(cards),
                 data_age_s=ages.get(name),
-                engines=[e.name for e in engines if e.node == name],
+                engines=served.get(name, []),
                 unknown=unknown,
                 **sums,
             )
