@@ -39,6 +39,8 @@ FAILED = {
     "timeout": "Prometheus ran out of time",
     "query": "Prometheus rejected a query",
 }
+INFO_LISTED = 5
+"""Info findings of one code listed one by one up to this many; beyond, counted with one example."""
 SNAPSHOT_SCHEMA = "gpumem-tui.fleet-snapshot/1"
 CHECK_SCHEMA = "gpumem-tui.fleet-check/1"
 
@@ -220,10 +222,28 @@ def _print_snapshot(sample: FleetSample) -> None:
 def _print_check(sample: FleetSample, findings: list[FleetFinding], code: int) -> None:
     top = findings[0].finding.title if findings and code else "nothing needs a look"
     lines = [f"{STATUS[code]} - {plugin_text(top)}; {coverage_line(sample)}"]
+    infos: dict[str, list[FleetFinding]] = {}
     for f in findings:
+        if f.finding.severity == "info":
+            infos.setdefault(f.finding.code, []).append(f)
+            continue
         node = f"[{f.node}] " if f.node else ""
         # no `|` in any line: a monitoring system reads the first one as the start of performance data
         lines.append(plugin_text(f"{f.finding.severity:8} {f.finding.code}: {node}{f.finding.title}"))
+    for kind, same in infos.items():
+        if len(same) > INFO_LISTED:  # a fleet has thousands of GPUs as planned: counted, one example
+            nodes = len({f.node for f in same})
+            first = same[0]
+            lines.append(
+                plugin_text(
+                    f"info     {kind}: {len(same):,} on {nodes:,} node{'s' * (nodes != 1)}, "
+                    f"such as [{first.node}] {first.finding.title} (--json lists each)"
+                )
+            )
+            continue
+        for f in same:
+            node = f"[{f.node}] " if f.node else ""
+            lines.append(plugin_text(f"info     {kind}: {node}{f.finding.title}"))
     if not findings:
         lines.append(f"Evaluated at {_when(sample.evaluated_at)} on {sample.source}.")
     _write(lines)

@@ -170,3 +170,17 @@ def test_the_exit_status_survives_a_reader_that_left(fleet_url, json_output):
     done = run_into_closed_pipe(*argv)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_the_text_lists_what_needs_a_look_and_counts_what_is_as_planned(fleet_url, capsys):
+    _, report = _check(capsys, fleet_url)
+    planned = [f for f in report["findings"] if f["severity"] == "info" and f["code"] == "headroom_low"]
+    assert len(planned) > 5
+    assert main(["fleet", "check", "--prometheus", fleet_url, "--at", str(AT)]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("CRITICAL - vLLM target node-c:8000 does not answer")
+    above_info = [f for f in report["findings"] if f["severity"] != "info"]
+    assert len([line for line in lines if line.startswith(("critical", "warning"))]) == len(above_info)
+    nodes = len({f["node"] for f in planned})
+    (counted,) = [line for line in lines if line.startswith("info     headroom_low:")]
+    assert counted.startswith(f"info     headroom_low: {len(planned)} on {nodes} nodes, such as [")
