@@ -1,4 +1,5 @@
-"""httpx lives in one module, sources/http.py: the engine scraper and the Prometheus client both build their clients there."""
+"""httpx lives in one module, sources/http.py: the engine scraper and the Prometheus client build their
+clients there."""
 
 from __future__ import annotations
 
