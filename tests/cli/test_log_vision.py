@@ -28,3 +28,10 @@ def test_a_limit_the_log_states_drops_the_tower(capsys, tmp_path):
     out = _compare(capsys, path)
     assert out["log"]["limit_mm_per_prompt"] == "{'image': 0}"
     assert "vision_tower" not in out["engine"]["terms"] and "encoder_profile" not in out["engine"]["terms"]
+
+
+def test_the_gemma_3_startup_is_predicted_to_start_as_it_did(capsys):
+    """The warm-up after the pool runs in what the profile freed (its peak, less the buffers it keeps) plus
+    the headroom outside the budget: the logged start completed, so the prediction must agree."""
+    out = _compare(capsys, GEMMA_3)
+    assert out["outcome"]["agree"] is True, out["outcome"]["says"]
