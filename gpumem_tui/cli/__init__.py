@@ -13,6 +13,7 @@ from gpumem_tui.cli import (
     check_cmd,
     export_cmd,
     fit_cmd,
+    fleet_cmd,
     log_cmd,
     metrics_cmd,
     plan_cmd,
@@ -28,8 +29,19 @@ DESCRIPTION = (
     "Will it fit, and what is in GPU memory right now? With no command, opens the TUI on this node "
     "(NVML plus the engines it finds); --demo opens it on a simulated node, --replay on a recording."
 )
-COMMANDS = [plan_cmd, fit_cmd, train_cmd, catalog_cmd, snapshot_cmd, metrics_cmd, log_cmd, check_cmd, export_cmd]
-FAILURE_HANDLERS = {"check": check_cmd.failed}
+COMMANDS = [
+    plan_cmd,
+    fit_cmd,
+    train_cmd,
+    catalog_cmd,
+    snapshot_cmd,
+    metrics_cmd,
+    log_cmd,
+    check_cmd,
+    export_cmd,
+    fleet_cmd,
+]
+FAILURE_HANDLERS = {"check": check_cmd.failed, "fleet check": fleet_cmd.failed}
 """Commands with their own exit codes for failures: `check` is a monitoring plugin, where any failure
 (bad input included) is UNKNOWN, 3. The others use `exit_code_for`: 2 for bad input, 3 for no data source,
 and 70 for a crash (one line; the traceback goes to a file)."""

@@ -55,14 +55,34 @@ def test_the_unquantized_moe_kernel_by_release_and_gpu():
 
 
 def test_the_hopper_mxfp4_value_padding_by_release():
-    """0.19 and 0.20 pad both packed dimensions to 64; 0.25 and 0.33 only to the swizzle's 16 x 32."""
+    """0.17 to 0.21 pad both packed dimensions to 64; before 0.17 and from 0.22 only to the swizzle's 16 x 32
+    (hopper_value.py read at every release 0.12-0.25 and at 0.33). One answer: the MXFP4 layout reads it."""
+    assert rules_for("0.16.0").mxfp4_hopper_value_align == (16, 32)
+    assert rules_for("0.17.0").mxfp4_hopper_value_align == (64, 64)
     assert rules_for("0.20.0").mxfp4_hopper_value_align == (64, 64)
+    assert rules_for("0.21.0").mxfp4_hopper_value_align == (64, 64)
+    assert rules_for("0.22.0").mxfp4_hopper_value_align == (16, 32)
     assert rules_for("0.25.0").mxfp4_hopper_value_align == (16, 32)
+    assert rules_for("0.33.0").mxfp4_hopper_value_align == (16, 32)
 
 
-def test_the_original_mxfp4_scales_are_kept_until_0_20():
-    """0.19 and 0.20 keep the checkpoint's uint8 scales beside the swizzled copies; from 0.25 the Triton path
+def test_the_mxfp4_layout_releases_read_and_the_scale_groups():
+    """The Hopper MXFP4 layout was read at 0.12-0.25 and 0.33; 0.33 pads the scales' K groups to 4, before 2."""
+    assert [rules_for(v).mxfp4_layout_read for v in ("0.11.0", "0.12.0", "0.25.1", "0.26.0", "0.33.0")] == [
+        False,
+        True,
+        True,
+        False,
+        True,
+    ]
+    assert rules_for("0.25.0").mxfp4_scale_k_groups == 2
+    assert rules_for("0.33.0").mxfp4_scale_k_groups == 4
+
+
+def test_the_original_mxfp4_scales_are_kept_until_0_24():
+    """0.12 to 0.24 keep the checkpoint's uint8 scales beside the swizzled copies; from 0.25 the Triton path
     drops them once swizzled."""
     assert rules_for("0.20.0").mxfp4_keeps_original_scales
+    assert rules_for("0.24.0").mxfp4_keeps_original_scales
     assert not rules_for("0.25.0").mxfp4_keeps_original_scales
     assert not rules_for("0.33.0").mxfp4_keeps_original_scales

@@ -51,6 +51,23 @@ def test_mla_before_0_19_keeps_flashmla_64(catalog):
     assert mla(catalog, version="0.11.0").block_size == 64
 
 
+def test_the_mla_backend_choice_read_at_0_20_0_25_0_33_keeps_the_0_19_sizes_and_says_nothing_assumed(catalog):
+    """0.20, 0.25 and 0.33 keep 0.19's lists (platforms/cuda.py:112-124 at 0.20.0, :118-136 at 0.25.0,
+    :123-131 at 0.33.0; docs/vllm-sizing.md "By release"): Hopper FLASH_ATTN_MLA 16 (FLASHMLA 64 for an fp8
+    cache), Blackwell FLASHINFER_MLA 32, compute capability 8 TRITON_MLA 16. A release between them was not
+    read and says so."""
+    for version in ("0.20.0", "0.25.0", "0.33.0"):
+        sizes = [
+            mla(catalog, version=version).block_size,
+            mla(catalog, version=version, kv_cache_dtype="fp8").block_size,
+            mla(catalog, gpu="b200", version=version).block_size,
+            mla(catalog, gpu="a100", version=version).block_size,
+        ]
+        assert sizes == [16, 64, 32, 16], version
+        assert not any("MLA block size" in note for note in mla(catalog, version=version).assumed), version
+    assert any("MLA block size" in note and "0.22" in note for note in mla(catalog, version="0.22.0").assumed)
+
+
 def test_a_gpu_of_unknown_generation_says_the_mla_block_size_is_assumed():
     unknown = GpuSpec(key="stated", nominal_gib=80)
     p = predict(EngineSettings(model=MLA_SMALL, gpu=unknown, version="0.19.0", max_model_len=8192))

@@ -28,6 +28,9 @@ FindingCode = Literal[
     "plan_note",
     "engine_exited",
     "refresh_failed",
+    "source_stale",
+    "not_joined",
+    "config_drift",
 ]
 """Every code a finding can have; `findings/registry.py` says what each means and which rule raises it."""
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "critical": 2}

@@ -124,6 +124,24 @@ FINDINGS: tuple[FindingKind, ...] = (
         "the last refresh failed; the TUI shows the last sample, the exporter no series of the node",
         made_by="the app and the exporter (node.refresh_failed)",
     ),
+    FindingKind(
+        "source_stale",
+        ("warning",),
+        "fleet: a node stopped reporting to Prometheus, a query failed, or the server answered in part",
+        made_by="the fleet judge (diagnosis/fleet.py)",
+    ),
+    FindingKind(
+        "not_joined",
+        ("info",),
+        "fleet: a vLLM engine whose GPUs could not be found in dcgm-exporter's series",
+        made_by="the fleet judge (diagnosis/fleet.py)",
+    ),
+    FindingKind(
+        "config_drift",
+        ("warning",),
+        "fleet: one model_name served with different vllm:cache_config_info settings",
+        made_by="the fleet judge (diagnosis/fleet.py)",
+    ),
 )
 
 BY_CODE: dict[str, FindingKind] = {kind.code: kind for kind in FINDINGS}

@@ -27,7 +27,10 @@ FLASHMLA_BLOCK = 64  # FlashMLA kernels page only 64 tokens (v1/attention/backen
 FLASHINFER_MLA_BLOCKS = (32, 64)  # v1/attention/backends/mla/flashinfer_mla.py:49-50
 FLASHINFER_MLA_NOPE = (64, 128, 192)  # qk_nope_head_dim its kernel takes (flashinfer_mla.py:80-89)
 CUTLASS_MLA_BLOCK = 128  # v1/attention/backends/mla/cutlass_mla.py:49-50
-READ_RELEASES = ((0, 11), (0, 19))  # the releases whose MLA backend choice was read
+READ_RELEASES = ((0, 11), (0, 19), (0, 20), (0, 25), (0, 33))
+"""The releases whose MLA backend choice was read. 0.20, 0.25 and 0.33 keep 0.19's per-generation lists and
+block sizes (platforms/cuda.py:112-124 at 0.20.0, :118-136 at 0.25.0, :123-131 at 0.33.0; 0.25's
+TOKENSPEED_MLA behind FLASHINFER_MLA on Blackwell takes only R1 shapes, which FLASHINFER_MLA takes first)."""
 
 
 def default_block_size(rules: Rules, spec: ModelSpec, gpu: GpuSpec, kv_cache_dtype: str) -> tuple[int, str | None]:

@@ -18,10 +18,28 @@ FULL_SPLITS = 32
 """FlashAttention 3 split-KV pieces a FULL graph is captured with
 (`flash_attn_max_num_splits_for_cuda_graph`, config/attention.py:27 at 0.19.0)."""
 GPT_OSS_LARGEST = 1024  # gpt-oss raises the largest capture size (model_executor/models/config.py:113-133)
-GRAPH_BYTES_PER_LAYER = round(0.2 * MIB)
-"""What one more captured graph costs per decoder layer in one mode (its kernel nodes, which the driver keeps).
-Not in the source: measured on H100 by the six llm-d v0.19.0 DEV logs ("Estimated PIECEWISE/FULL CUDA graph
-memory: ... per-graph"), 0.17-0.23 MiB per layer for models without shared experts."""
+GRAPH_BYTES_PER_LAYER = round(0.17 * MIB)
+"""What one more captured graph costs per decoder layer in one mode. The second capture of a mode (the
+next size down) lands in the same graph pool as the first (gpu_model_runner.py:5886-5891 at 0.19.0) and
+its activations fit in the blocks the larger first capture freed, so what it adds is the graph itself:
+its kernel nodes, which the driver keeps. vLLM reads that with `torch.cuda.mem_get_info` (:5904-5923),
+which moves in whole 2 MiB pages: every per-mode figure of the 36 seen v0.19.0 H100 logs is a multiple
+of 2 MiB (4 or 6 MiB at 28-40 dense layers, 10 at 46, 18 at 80), or vLLM's 1 MiB floor (:5923) where
+it read none. vLLM multiplies that one sample by the graph count, so a model is known to within a page
+per mode (50 x 2 MiB, about 0.1 GiB). Not in the source: the mean over those logs and the six llm-d DEV
+logs, 0.125-0.22 MiB per layer and mode."""
+LAYER_TENTHS = 10
+"""A layer's weight in tenths of GRAPH_BYTES_PER_LAYER: a dense layer, ten tenths; the extras below add to it."""
+MOE_TENTHS = 3
+"""A routed-expert layer launches more kernels than a dense MLP (router, top-k, block alignment, the two
+grouped GEMMs and the sum, fused_moe/fused_moe.py at 0.19.0): Qwen3-30B-A3B's 48 such layers logged 10 MiB
+per graph in each mode where 40-46 dense layers logged 4-10."""
+SHARED_EXPERT_TENTHS = 10
+"""A shared expert is a second MLP in the layer (its own GEMMs): DeepSeek-V2-Lite's 27 layers logged 10 and
+8 MiB per graph, Llama 4 Scout's 48 at TP 4 20 MiB."""
+ALL_REDUCE_TENTHS = 2
+"""With TP above 1 each layer adds its two all-reduces (after attention and after the MLP): Qwen2.5-7B at
+TP 1 logged 4 + 4 MiB per graph, at TP 2 4 + 6 and at TP 4 6 + 6."""
 FIRST_CAPTURE_BYTES = 64 * MIB
 """What the first PIECEWISE capture adds besides the pieces' activations and the graph itself (the capture
 stream's own cuBLAS workspaces, 32 MiB each on Hopper): the six DEV logs leave 35-80 MiB."""
@@ -52,25 +70,32 @@ def largest_capture(spec: ModelSpec) -> int | None:
 
 
 def full_graphs(spec: ModelSpec) -> bool:
-    """Whether FULL graphs are captured beside PIECEWISE (the default FULL_AND_PIECEWISE). Llama 4's chunked
-    local attention supports none (model_executor/layers/attention/chunked_local_attention.py:41-48), so
-    vLLM falls back to PIECEWISE only (v1/worker/gpu_model_runner.py:6310-6330)."""
-    return not spec.architecture.startswith("Llama4")
+    """Whether FULL graphs are captured beside PIECEWISE (the default FULL_AND_PIECEWISE). Chunked local
+    attention layers (Llama 4's `attention_chunk_size`, `spec.chunked_attention`) support none
+    (model_executor/layers/attention/chunked_local_attention.py:41-48), so vLLM falls back to PIECEWISE only
+    (v1/worker/gpu_model_runner.py:6310-6330)."""
+    return spec.chunked_attention is None
 
 
-MM_PREFIX_ARCHITECTURES = ("Gemma3ForConditionalGeneration", "PaliGemmaForConditionalGeneration", "Molmo2", "Bagel")
-"""Multimodal models whose image tokens attend both ways (config/model.py:1194-1208 at 0.19.0: model types
-gemma3, paligemma, molmo2, bagel): only Triton attention takes that prefix, so FlashAttention is not used."""
+MM_PREFIX_TYPES = ("bagel", "gemma3", "molmo2", "paligemma")
+"""The model types whose image tokens attend both ways (`is_mm_prefix_lm`, config/model.py:1194-1208 at
+0.19.0); only Triton attention takes that prefix (platforms/cuda.py:195), so FlashAttention is not used."""
+
+
+def image_prefix(spec: ModelSpec) -> bool:
+    """Whether the model is one of MM_PREFIX_TYPES with its vision tower: its class name (or, where a
+    config.json names no class, its model_type, which the reader takes instead) starts with one of them and
+    it has a tower (`spec.vision`); Gemma 3's text-only checkpoints (gemma3_text) attend causally."""
+    return spec.vision is not None and spec.architecture.lower().startswith(MM_PREFIX_TYPES)
 
 
 def flash_splits(spec: ModelSpec, gpu: GpuSpec) -> bool:
     """Whether FULL graphs run FlashAttention 3 with forced splits: Hopper only (vLLM forces the split count
     where FA3 runs, v1/attention/backends/flash_attn.py:326-346 and :391-401; FA3 is Hopper's,
-    v1/attention/backends/fa_utils.py:74-83), not for bidirectional-prefix multimodal models (Triton
-    attention). Models with attention sinks (gpt-oss) showed none in their DEV log (8 MiB first FULL
-    capture), so none is counted for them."""
-    prefix = spec.architecture.startswith(MM_PREFIX_ARCHITECTURES)
-    return gpu.cc_major == 9 and not prefix and not spec.attention_sinks
+    v1/attention/backends/fa_utils.py:74-83), not for bidirectional-prefix multimodal models (`image_prefix`).
+    Models with attention sinks (gpt-oss) showed none in their DEV log (8 MiB first FULL capture), so none
+    is counted for them."""
+    return gpu.cc_major == 9 and not image_prefix(spec) and not spec.attention_sinks
 
 
 def full_sizes(sizes: list[int], max_num_seqs: int) -> list[int]:
@@ -91,13 +116,17 @@ def split_buffers(spec: ModelSpec, gpu: GpuSpec, batch: int, tp: int) -> int:
     return FULL_SPLITS * batch * heads * (width + 1) * 4
 
 
-def per_graph_bytes(spec: ModelSpec, stage_layers: int) -> int:
-    """One more graph in one mode: GRAPH_BYTES_PER_LAYER per layer, a layer with a shared expert counting
-    twice (its second MLP's kernels; DeepSeek-V2-Lite and Llama 4 Scout in the DEV logs)."""
+def per_graph_bytes(spec: ModelSpec, stage_layers: int, tp: int) -> int:
+    """One more graph in one mode: GRAPH_BYTES_PER_LAYER per layer, weighed by the kernels the layer
+    launches (a routed-expert layer, a shared expert, TP's all-reduces)."""
+    moe_layers = spec.moe_layer_count() * stage_layers // spec.layers if spec.moe else 0
     shared = 0
     if spec.moe and (spec.moe.shared_experts or spec.moe.shared_expert_intermediate_size):
-        shared = spec.moe_layer_count() * stage_layers // spec.layers
-    return GRAPH_BYTES_PER_LAYER * (stage_layers + shared)
+        shared = moe_layers
+    tenths = LAYER_TENTHS * stage_layers + MOE_TENTHS * moe_layers + SHARED_EXPERT_TENTHS * shared
+    if tp > 1:
+        tenths += ALL_REDUCE_TENTHS * stage_layers
+    return GRAPH_BYTES_PER_LAYER * tenths // LAYER_TENTHS
 
 
 def first_piecewise_bytes(spec: ModelSpec, batch: int, width: int, tp: int, stage_layers: int) -> int:
@@ -105,7 +134,7 @@ def first_piecewise_bytes(spec: ModelSpec, batch: int, width: int, tp: int, stag
     activation, hidden copies), one graph, and FIRST_CAPTURE_BYTES."""
     mlp = spec.moe.expert_intermediate_size * spec.moe.experts_per_token if spec.moe else spec.intermediate_size
     activations = batch * width * (3 * mlp // tp + 3 * spec.hidden_size)
-    return activations + per_graph_bytes(spec, stage_layers) + FIRST_CAPTURE_BYTES
+    return activations + per_graph_bytes(spec, stage_layers, tp) + FIRST_CAPTURE_BYTES
 
 
 def estimate_bytes(
@@ -121,7 +150,7 @@ def estimate_bytes(
     """The logged estimate: the larger first capture plus (graphs - 1) x per-graph cost in each mode
     (v1/worker/gpu_model_runner.py:5921-5954 at 0.19.0)."""
     sizes = capture_sizes(rules, spec, gpu, max_num_seqs, max_num_batched_tokens)
-    per_graph = per_graph_bytes(spec, stage_layers)
+    per_graph = per_graph_bytes(spec, stage_layers, tp)
     firsts = [first_piecewise_bytes(spec, sizes[-1], width, tp, stage_layers)]
     total = (len(sizes) - 1) * per_graph
     decode = full_sizes(sizes, max_num_seqs) if full_graphs(spec) else []

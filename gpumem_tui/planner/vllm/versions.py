@@ -84,21 +84,37 @@ class Rules:
         return 12 if self.version >= (0, 17, 0) else 36
 
     @property
+    def mxfp4_layout_read(self) -> bool:
+        """Whether the Triton MXFP4 layout on Hopper was read for this release: every release 0.12-0.25, and
+        0.33. An unread one gets the flags below by the same release bounds, so it follows the nearest read
+        release (0.26-0.32 that of 0.25, before 0.12 that of 0.12)."""
+        return (0, 12, 0) <= self.version < (0, 26, 0) or self.version[:2] == (0, 33)
+
+    @property
     def mxfp4_hopper_value_align(self) -> tuple[int, int]:
-        """What the Triton MXFP4 layout on Hopper pads the two packed weight dimensions to: 64 and 64 at 0.19
-        and 0.20 (third_party/triton_kernels/tensor_details/layout_details/hopper_value.py:130-134), only the
-        swizzle's own 16 x 32 tiles at 0.25 and 0.33 (hopper_value.py:127-140 at 0.25.0: k_tile x warp_tile x
-        threads x scott_trick x contig). 0.21-0.24 were not read: they follow 0.20."""
-        return (64, 64) if self.version < (0, 25, 0) else (16, 32)
+        """What the Triton MXFP4 layout on Hopper pads the two packed weight dimensions (N, K/2) to: 64 and 64
+        at 0.17-0.21, which pre-pad both before swizzling (third_party/triton_kernels/tensor_details/
+        layout_details/hopper_value.py:128-134 at 0.19.0); before 0.17 and from 0.22 only the swizzle's mma
+        packing, k_tile x warp_tile x threads x scott_trick x contig per dim: 1x2x4x2x1 = 16 on N and
+        4x2x4x1x1 = 32 on K/2 (hopper_value.py:137-143 at 0.16.0, 0.22.0 and 0.25.0)."""
+        return (64, 64) if (0, 17, 0) <= self.version < (0, 22, 0) else (16, 32)
 
     @property
     def mxfp4_keeps_original_scales(self) -> bool:
         """Whether the Triton MXFP4 path keeps the checkpoint's uint8 expert scales beside the swizzled copies:
-        yes at 0.19 and 0.20 (quantization/mxfp4.py:296-311 at 0.19.0), no from 0.25, which deletes them once
-        swizzled (fused_moe/oracle/mxfp4.py:1150-1155 at 0.25.0, :1466-1471 at 0.33.0). The fp32 biases, the
+        yes through 0.24 (quantization/mxfp4.py:296-311 at 0.19.0: the Triton backends keep them out of
+        `replace_parameter`), no from 0.25, which deletes them once swizzled (fused_moe/oracle/mxfp4.py:
+        1150-1155 at 0.25.0, :1466-1471 at 0.33.0; no such `del` at 0.21-0.24). The fp32 biases, the
         intermediate size rounded up to 64 and gpt-oss's fp32 RoPE cache are unchanged through 0.33
-        (oracle/mxfp4.py:916, :1393-1395 and models/gpt_oss.py:111-114 at 0.33.0). 0.21-0.24 follow 0.20."""
+        (oracle/mxfp4.py:916, :1393-1395 and models/gpt_oss.py:111-114 at 0.33.0)."""
         return self.version < (0, 25, 0)
+
+    @property
+    def mxfp4_scale_k_groups(self) -> int:
+        """What the swizzled MXFP4 scales pad their K dimension (scale groups of 32) to on Hopper: 2 (the
+        layout's hopper_scale.py:30-34), 4 from 0.33 (quantization/utils/mxfp4_utils.py:134 at 0.33.0:
+        'pad K (num scale groups) to 0 mod 4')."""
+        return 4 if self.version >= (0, 33, 0) else 2
 
     @property
     def sampler_from_source(self) -> bool:

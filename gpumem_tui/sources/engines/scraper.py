@@ -1,19 +1,18 @@
 """Scrape every engine endpoint over HTTP; each answers ok, stale or down, and none can hold up another.
 
-The only module that imports httpx. Every request has a total deadline (connect ~1 s, read ~2 s, plus a
-wall deadline that a trickling body cannot outlive); the body size is capped while streaming. Each
-endpoint has its own client holding at most two connections (`/metrics` and `/v1/models`), so a stuck
-endpoint can only exhaust its own. Polls run as tasks owned by the scraper: `poll()` starts one per
-endpoint that has none in flight, `latest(wait_s)` takes the newest answers ready after at most
-`wait_s`, and every task is cancelled and awaited when its endpoint goes and on `aclose()`. Payloads are
-parsed on a thread of the scraper's own, off the event loop and off the pool the GPU read uses.
+Clients come from sources/http.py (the only module that imports httpx). Every request has a total deadline
+(connect ~1 s, read ~2 s, plus a wall deadline that a trickling body cannot outlive); the body size is
+capped while streaming. Each endpoint has its own client holding at most two connections (`/metrics` and
+`/v1/models`), so a stuck endpoint can only exhaust its own. Polls run as tasks owned by the scraper:
+`poll()` starts one per endpoint that has none in flight, `latest(wait_s)` takes the newest answers ready
+after at most `wait_s`, and every task is cancelled and awaited when its endpoint goes and on `aclose()`.
+Payloads are parsed on a thread of the scraper's own, off the event loop and off the pool the GPU read
+uses.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import ssl
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +25,16 @@ from gpumem_tui.sources.engines.models_api import ServedModel, merge_models, par
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.engines.rates import PreemptionRates
+from gpumem_tui.sources.http import (
+    HttpError,
+    Timeouts,
+    async_client,
+    in_words,
+    is_timeout,
+    read_capped,
+    reason_phrase,
+    tls,
+)
 
 MAX_BYTES = 8 * 2**20
 CONNECTIONS_PER_ENDPOINT = 2
@@ -35,13 +44,9 @@ MODELS_GRACE_S = 0.5
 MODELS_RETRY_S = 60.0
 """After `/v1/models` ran out of time, it is asked again this much later (it is optional, /metrics is not)."""
 
-# httpx is imported where a scraper is built, not at module level: `import httpx` also loads its optional
-# command-line tool, which pulls in rich, click and pygments whenever they are installed, and the core
-# must not load rich (tests/test_import_rules.py).
 
-
-class ScrapeError(Exception):
-    """Why one endpoint gave no usable answer, in words."""
+ScrapeError = HttpError
+"""Why one endpoint gave no usable answer, in words."""
 
 
 @dataclass
@@ -85,16 +90,9 @@ class Scraper:
         self._memory: dict[str, _Memory] = {}
         self.looks = 0
         """How many times `latest` has answered."""
-        _tls()  # load the certificates now, not inside the first poll
+        tls()  # load the certificates now, not inside the first poll
         self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumem-parse")
-        import httpx
-
-        self._timeout = httpx.Timeout(
-            connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=connect_timeout_s
-        )
-        self._limits = httpx.Limits(
-            max_connections=CONNECTIONS_PER_ENDPOINT, max_keepalive_connections=CONNECTIONS_PER_ENDPOINT
-        )
+        self._timeouts = Timeouts(connect_timeout_s, read_timeout_s, self.deadline_s)
 
     async def __aenter__(self) -> Scraper:
         return self
@@ -169,7 +167,7 @@ class Scraper:
             records = await self._fetch(point, memory)
         except Exception as exc:  # noqa: BLE001 - any failure degrades this endpoint only
             memory.client_spoilt |= not isinstance(exc, MetricsError)  # a payload read whole spoils nothing
-            return self._failed(point, memory, _in_words(exc, self))
+            return self._failed(point, memory, _in_words(exc, self._timeouts))
         finally:
             if memory.client_spoilt:
                 # A request cut short (deadline, refusal, cancellation) can leave the pool believing a
@@ -221,10 +219,8 @@ class Scraper:
                 text = await self._get(client, point.models_url)
             memory.served = await self._parse(parse_models, text)
         except Exception as exc:  # noqa: BLE001 - optional: retried on the next poll, or later if it was slow
-            import httpx
-
             memory.client_spoilt |= not isinstance(exc, MetricsError)
-            if isinstance(exc, TimeoutError | httpx.TimeoutException):
+            if is_timeout(exc):
                 memory.models_after = time.monotonic() + MODELS_RETRY_S
 
     async def _parse(self, parse: Callable[..., Any], text: str, **options: Any) -> Any:
@@ -234,40 +230,16 @@ class Scraper:
 
     def _client(self, memory: _Memory) -> Any:
         if memory.client is None:
-            import httpx
-
-            memory.client = httpx.AsyncClient(
-                timeout=self._timeout,
-                limits=self._limits,
-                follow_redirects=True,
-                max_redirects=5,
-                trust_env=False,
-                verify=_tls(),
-                headers={"Accept": "text/plain"},
+            memory.client = async_client(
+                self._timeouts, connections=CONNECTIONS_PER_ENDPOINT, headers={"Accept": "text/plain"}
             )
         return memory.client
 
     async def _get(self, client: Any, url: str) -> str:
-        async with client.stream("GET", url) as response:
-            if response.status_code >= 400:
-                raise ScrapeError(f"HTTP {response.status_code} {response.reason_phrase}".strip())
-            declared = response.headers.get("content-length")
-            if declared and declared.isdigit() and int(declared) > self.max_bytes:
-                raise ScrapeError(
-                    f"payload of {int(declared):,} bytes is over the {self.max_bytes:,}-byte limit: not read"
-                )
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > self.max_bytes:
-                    raise ScrapeError(f"payload is over the {self.max_bytes:,}-byte limit: not read further")
+        status, body = await read_capped(client, "GET", url, self.max_bytes)
+        if status >= 400:
+            raise ScrapeError(f"HTTP {status} {reason_phrase(status)}".strip(), status)
         return body.decode("utf-8", errors="replace")
-
-
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    """One TLS context for every client: loading the system's certificates takes about 0.1 s."""
-    return ssl.create_default_context()
 
 
 async def _settle(task: asyncio.Future | None) -> None:
@@ -284,34 +256,11 @@ async def _shielded_close(client: Any) -> None:
         await asyncio.shield(asyncio.ensure_future(client.aclose()))
 
 
-def _in_words(exc: BaseException, scraper: Scraper) -> str:
+def _in_words(exc: BaseException, timeouts: Timeouts) -> str:
     """A failure as one plain sentence for the screen."""
-    import httpx
-
-    if isinstance(exc, ScrapeError | MetricsError):
+    if isinstance(exc, MetricsError):
         return str(exc)
-    if isinstance(exc, httpx.ConnectTimeout):
-        return f"no connection within {scraper.connect_timeout_s:g} s"
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect ({_reason(exc)})"
-    if isinstance(exc, httpx.ReadTimeout):
-        return f"connected but no answer within {scraper.read_timeout_s:g} s"
-    if isinstance(exc, httpx.PoolTimeout):
-        return "no free connection to this endpoint (its earlier requests are still out)"
-    if isinstance(exc, TimeoutError):
-        return f"no complete answer within {scraper.deadline_s:g} s (a stalled or trickling body?)"
-    if isinstance(exc, httpx.TooManyRedirects):
-        return "too many redirects (a redirect loop?)"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"connection broke mid-answer ({_reason(exc)})"
-    if isinstance(exc, httpx.HTTPError | OSError):
-        return f"{type(exc).__name__}: {_reason(exc)}"
-    return f"unexpected {type(exc).__name__}: {_reason(exc)}"
-
-
-def _reason(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 160 else text[:157] + "..."
+    return in_words(exc, timeouts)
 
 
 def _joined(point: Endpoint) -> dict:

@@ -1,0 +1,253 @@
+"""A simulated fleet as the series Prometheus would hold: dcgm-exporter's and vLLM's, from the demo scenarios.
+
+Each node runs one scenario on the simulated clock; every `step_s` its sample becomes what dcgm-exporter
+(FB used/free/reserved in MiB, its labels) and each vLLM engine (`vllm:*` gauges, the preemption counter,
+`vllm:cache_config_info`) would have been scraped as, plus `up` of each target. A node is labelled as one of
+the setups of reference/fleet.md 1.2: Kubernetes with `exported_pod` (ServiceMonitor, honorLabels false),
+Kubernetes with plain `pod` (honorLabels true: unallocated GPUs carry the exporter's own pod), or bare metal
+(no pod labels; vLLM's `instance` names the host). The output is OpenMetrics text for
+`promtool tsdb create-blocks-from openmetrics` (timestamps in seconds, a final `# EOF`)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gpumem_tui.catalog import load_catalog
+from gpumem_tui.demo.clock import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.plan import scenario_plan
+from gpumem_tui.demo.scenario import load_scenario
+from gpumem_tui.diagnosis.findings import Finding, Thresholds
+from gpumem_tui.diagnosis.forensics import Investigation
+from gpumem_tui.engine_records import EndpointStatus
+from gpumem_tui.models import Sample
+
+MIB = 2**20
+Setup = Literal["exported_pod", "pod", "bare"]
+
+
+@dataclass(frozen=True)
+class FleetNodeSpec:
+    """One simulated node of the fleet."""
+
+    name: str
+    scenario: str
+    setup: Setup = "exported_pod"
+    node_label: str = "Hostname"
+    """`Hostname` (dcgm-exporter up to 4.8.2) or `hostname` (later)."""
+    reserved: bool = True
+    """Whether the exporter exports DCGM_FI_DEV_FB_RESERVED (its default list has it from 4.4.0)."""
+    until_s: float | None = None
+    """The node stops reporting after this offset (its exporter died): a stale node."""
+    settings: Mapping[str, str] = field(default_factory=dict)
+    """cache_config_info labels set otherwise on this node's engines (one model served two ways)."""
+    exporter: bool = False
+    """The node also runs `gpumem-tui export`: its findings, judged against the scenario's plan as the
+    exporter judges them, as `gpumem_finding_active` series."""
+    virtual_gpus: bool = False
+    """dcgm-exporter's `--kubernetes-virtual-gpus` (time-slicing): each GPU's series once at device level
+    (no pod labels), then FB_USED once per pod with the pod's own memory, and every other field repeated
+    once per pod (reference/fleet.md 1.3). Kubernetes setups only."""
+
+
+def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15.0) -> str:
+    """OpenMetrics text of the fleet from offset 0 to `end_s` (seconds of the scenarios' clock)."""
+    families: dict[str, list[str]] = defaultdict(list)
+    kinds: dict[str, str] = {}
+    for number, spec in enumerate(specs):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s):
+            kinds[name] = kind
+            families[name].append(f"{_sample_name(name, kind)}{{{_labels(labels)}}} {_value(value)} {_value(at)}")
+    lines = []
+    for name, samples in families.items():
+        lines.append(f"# TYPE {name} {kinds[name]}")
+        lines.extend(samples)
+    lines.append("# EOF")
+    return "\n".join(lines) + "\n"
+
+
+def sample_at(scenario: str, offsets: list[float]) -> list[Sample]:
+    """The scenario's samples at these offsets, walked in order as the demo does."""
+    import asyncio
+
+    async def walk() -> list[Sample]:
+        clock = ManualClock()
+        feed = DemoFeed(scenario, clock)
+        try:
+            samples = []
+            for moment in offsets:
+                clock.set(moment)
+                samples.append(await feed.sample())
+            return samples
+        finally:
+            await feed.aclose()
+
+    return asyncio.run(walk())
+
+
+def _sample_name(name: str, kind: str) -> str:
+    return f"{name}_total" if kind == "counter" else name
+
+
+def _labels(labels: Mapping[str, str]) -> str:
+    return ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _value(value: float) -> str:
+    """A number in full (`1767225600`, `0.0686`), `NaN` as OpenMetrics writes it."""
+    if math.isnan(value):
+        return "NaN"
+    return str(int(value)) if value == int(value) else repr(float(value))
+
+
+def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
+    """(family, type, labels, value, unix seconds) of one node over the run."""
+    stop = end_s if spec.until_s is None else min(end_s, spec.until_s)
+    offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
+    exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
+    judge = _judge(spec.scenario) if spec.exporter else None
+    for sample in sample_at(spec.scenario, offsets):
+        at = sample.timestamp
+        if judge is not None:
+            judge.add(sample)
+            for finding in judge.findings:
+                yield "gpumem_finding_active", "gauge", _finding_labels(spec, finding), 1, at
+        holders = _holders(sample, spec)
+        node = {spec.node_label: spec.name}
+        for gpu in sample.gpus:
+            if not gpu.readable or gpu.memory_used_bytes is None:
+                continue
+            uuid = (gpu.uuid or f"GPU-{gpu.index}").replace("GPU-00000000", f"GPU-{number:08x}", 1)
+            labels = {"gpu": str(gpu.index), "UUID": uuid, "device": f"nvidia{gpu.index}"}
+            labels |= {"modelName": gpu.name or "?", **node, "job": "dcgm-exporter"}
+            fields = {"USED": gpu.memory_used_bytes, "FREE": gpu.memory_free_bytes}
+            if spec.reserved:
+                fields["RESERVED"] = gpu.memory_reserved_bytes
+            workload = holders.get(gpu.index)
+            copies = [(workload, fields)]
+            if spec.virtual_gpus and workload is not None:
+                pod_used = sum(p.gpu_memory_bytes or 0 for p in sample.processes if p.gpu_index == gpu.index)
+                copies = [(None, fields), (workload, {**fields, "USED": pod_used})]
+            for holder, values in copies:
+                named = labels | _gpu_pod_labels(spec, holder, exporter_pod, number)
+                for field_name, value in values.items():
+                    if value is not None:
+                        yield f"DCGM_FI_DEV_FB_{field_name}", "gauge", named, round(value / MIB), at
+        yield "up", "gauge", _exporter_target(spec, exporter_pod, number), 1, at
+        for status in sample.engines:
+            yield from _engine_series(spec, number, status, _engine_pod(spec, status, sample), at)
+
+
+def _judge(scenario: str) -> Investigation:
+    """Findings as `gpumem-tui export --demo SCENARIO` judges them: against the plan the scenario was made with."""
+    catalog = load_catalog()
+    return Investigation(catalog, scenario_plan(load_scenario(scenario), catalog), Thresholds())
+
+
+def _finding_labels(spec: FleetNodeSpec, finding: Finding) -> dict[str, str]:
+    """As export/planned.py names a finding (its engine labels left to `endpoint`)."""
+    return {
+        "Hostname": spec.name,
+        "job": "gpumem-tui",
+        "instance": f"{spec.name}:9877",
+        "endpoint": finding.endpoint or "",
+        "code": finding.code,
+        "severity": finding.severity,
+        "gpu": "" if finding.gpu_index is None else str(finding.gpu_index),
+        "pid": "" if finding.pid is None else str(finding.pid),
+    }
+
+
+def _holders(sample: Sample, spec: FleetNodeSpec) -> dict[int, tuple[str, str]]:
+    """GPU index -> (namespace, pod) of the engine or process holding it (Kubernetes setups only)."""
+    if spec.setup == "bare":
+        return {}
+    held: dict[int, tuple[str, str]] = {}
+    for status in sample.engines:
+        workload = _engine_pod(spec, status, sample)
+        for process in sample.processes:
+            if process.pid in status.pids:
+                held.setdefault(process.gpu_index, workload)
+    for process in sample.processes:
+        if process.pod and "/" in process.pod:
+            namespace, _, pod = process.pod.partition("/")
+            held.setdefault(process.gpu_index, (namespace, pod))
+    return held
+
+
+def _engine_pod(spec: FleetNodeSpec, status: EndpointStatus, sample: Sample) -> tuple[str, str]:
+    """The engine's pod: the one its processes run in, else a name made from the node and endpoint."""
+    for process in sample.processes:
+        if process.pid in status.pids and process.pod and "/" in process.pod:
+            namespace, _, pod = process.pod.partition("/")
+            return namespace, pod
+    port = status.url.rsplit(":", 1)[-1].strip("/")
+    return "serving", f"vllm-{spec.name}-{port}"
+
+
+def _gpu_pod_labels(
+    spec: FleetNodeSpec, workload: tuple[str, str] | None, exporter_pod: str, number: int
+) -> dict[str, str]:
+    if spec.setup == "bare":
+        return {"instance": f"{spec.name}:9400"}
+    exporter = {"namespace": "gpu-operator", "pod": exporter_pod, "instance": f"10.1.{number}.2:9400"}
+    if spec.setup == "exported_pod":
+        if workload is None:
+            return exporter
+        return {"exported_namespace": workload[0], "exported_pod": workload[1], **exporter}
+    if workload is None:
+        return exporter  # honorLabels: an unallocated GPU carries the exporter's own pod
+    return {"namespace": workload[0], "pod": workload[1], "instance": exporter["instance"]}
+
+
+def _exporter_target(spec: FleetNodeSpec, exporter_pod: str, number: int) -> dict[str, str]:
+    if spec.setup == "bare":
+        return {"job": "dcgm-exporter", "instance": f"{spec.name}:9400"}
+    return {
+        "job": "dcgm-exporter",
+        "instance": f"10.1.{number}.2:9400",
+        "namespace": "gpu-operator",
+        "pod": exporter_pod,
+    }
+
+
+def _engine_series(spec: FleetNodeSpec, number: int, status: EndpointStatus, workload: tuple[str, str], at: float):
+    port = status.url.rsplit(":", 1)[-1].strip("/")
+    if spec.setup == "bare":
+        target = {"job": "vllm", "instance": f"{spec.name}:{port}"}
+    else:
+        host = status.url.split("//", 1)[-1].split(":", 1)[0].rsplit(".", 1)[-1]
+        address = f"10.2.{number}.{host}:{port}"
+        target = {"job": "vllm", "instance": address, "namespace": workload[0], "pod": workload[1]}
+    up = 1 if status.state == "ok" else 0
+    yield "up", "gauge", target, up, at
+    if not up:
+        return
+    for record in status.records:
+        labels = {"model_name": record.model or "?", "engine": record.engine_index or "0", **target}
+        for name, value in (
+            ("vllm:kv_cache_usage_perc", record.kv_usage_fraction),
+            ("vllm:num_requests_running", record.requests_running),
+            ("vllm:num_requests_waiting", record.requests_waiting),
+        ):
+            if value is not None:
+                yield name, "gauge", labels, value, at
+        yield "vllm:num_preemptions", "counter", labels, record.preemptions_total or 0, at
+        config = {
+            "block_size": str(record.block_size),
+            "cache_dtype": str(record.cache_dtype or "auto"),
+            "gpu_memory_utilization": str(record.gpu_memory_utilization),
+            "num_gpu_blocks": str(record.num_gpu_blocks),
+            "num_cpu_blocks": "0",
+            "enable_prefix_caching": "True",
+            **spec.settings,
+        }
+        yield "vllm:cache_config_info", "gauge", {**labels, **config}, 1, at

@@ -1,0 +1,127 @@
+"""The only module that imports httpx: building clients, reading a capped body, and failures in words.
+
+The engine scraper and the Prometheus client both build their `AsyncClient` here, so timeouts, TLS,
+redirects and proxies are decided once. httpx is imported inside the functions, not at module level:
+`import httpx` also loads its optional command-line tool, which pulls in rich, click and pygments whenever
+they are installed, and the core must not load rich (tests/test_import_rules.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class HttpError(Exception):
+    """An answer that cannot be used (an HTTP error status, a body over the limit), in words."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Per-phase limits of one request, in seconds."""
+
+    connect_s: float = 1.0
+    read_s: float = 2.0
+    deadline_s: float = 4.0
+    """The whole request, connection and body together: a trickling body cannot outlive it."""
+
+
+def async_client(
+    timeouts: Timeouts,
+    *,
+    connections: int,
+    headers: Mapping[str, str],
+    ca_file: str | None = None,
+) -> Any:
+    """An `httpx.AsyncClient` with per-phase timeouts, at most `connections` connections, up to 5 redirects,
+    no proxy or netrc from the environment, and the system's certificates (or `ca_file`'s)."""
+    import httpx
+
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(
+            connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.read_s, pool=timeouts.connect_s
+        ),
+        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+        follow_redirects=True,
+        max_redirects=5,
+        trust_env=False,
+        verify=tls(ca_file),
+        headers=dict(headers),
+    )
+
+
+@functools.cache
+def tls(ca_file: str | None = None) -> ssl.SSLContext:
+    """One TLS context per certificate file: loading the system's certificates takes about 0.1 s."""
+    return ssl.create_default_context(cafile=ca_file)
+
+
+async def read_capped(
+    client: Any, method: str, url: str, max_bytes: int, data: Mapping[str, str] | None = None
+) -> tuple[int, bytes]:
+    """The status and body of one request, reading no more than `max_bytes` of the body (an HttpError
+    beyond). The caller decides what an error status means (Prometheus puts its reason in the body)."""
+    async with client.stream(method, url, data=data) as response:
+        declared = response.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > max_bytes:
+            raise HttpError(f"payload of {int(declared):,} bytes is over the {max_bytes:,}-byte limit: not read")
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > max_bytes:
+                raise HttpError(f"payload is over the {max_bytes:,}-byte limit: not read further")
+        return response.status_code, bytes(body)
+
+
+def reason_phrase(status: int) -> str:
+    """`Unauthorized` for 401: the words of a status code."""
+    import httpx
+
+    try:
+        return httpx.codes.get_reason_phrase(status)
+    except ValueError:
+        return ""
+
+
+def is_timeout(exc: BaseException) -> bool:
+    """Whether a failure ran out of time (connecting, reading, or the whole deadline)."""
+    import httpx
+
+    return isinstance(exc, TimeoutError | httpx.TimeoutException)
+
+
+def in_words(exc: BaseException, timeouts: Timeouts) -> str:
+    """A failure as one plain sentence for the screen."""
+    import httpx
+
+    if isinstance(exc, HttpError):
+        return str(exc)
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"no connection within {timeouts.connect_s:g} s"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect ({_reason(exc)})"
+    if isinstance(exc, httpx.ReadTimeout):
+        return f"connected but no answer within {timeouts.read_s:g} s"
+    if isinstance(exc, httpx.PoolTimeout):
+        return "no free connection to this endpoint (its earlier requests are still out)"
+    if isinstance(exc, TimeoutError):
+        return f"no complete answer within {timeouts.deadline_s:g} s (a stalled or trickling body?)"
+    if isinstance(exc, httpx.TooManyRedirects):
+        return "too many redirects (a redirect loop?)"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"connection broke mid-answer ({_reason(exc)})"
+    if isinstance(exc, httpx.HTTPError | OSError):
+        return f"{type(exc).__name__}: {_reason(exc)}"
+    return f"unexpected {type(exc).__name__}: {_reason(exc)}"
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."

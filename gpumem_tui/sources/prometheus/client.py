@@ -1,0 +1,226 @@
+"""The Prometheus HTTP query API (also Thanos, Mimir, VictoriaMetrics): instant and range queries as POST
+forms, per-phase timeouts, a cap on the answer's size, and the server's `warnings` kept with the result.
+
+Every failure is a PrometheusError whose message is one plain line: the server cannot be reached, refuses
+the credentials (401/403), ran out of time, or rejected the query (its `errorType` and `error`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from gpumem_tui.sources.http import HttpError, Timeouts, async_client, in_words, is_timeout, read_capped, reason_phrase
+
+MAX_BYTES = 64 * 2**20
+"""The largest answer read: a per-GPU query of 8,000 GPUs is about 8 MiB (reference/fleet.md 4.2)."""
+QUERY_TIMEOUT_S = 10.0
+"""What the server is allowed per query (its `timeout` parameter); the client reads 2 s longer."""
+
+
+class PrometheusError(Exception):
+    """A query that gave no result, in one line. `kind`: `down` (no answer), `auth` (401/403), `timeout`,
+    `query` (the server rejected the query: a bug or a bad --selector)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of a result: its labels and its value (NaN stays NaN: the caller says it is unknown)."""
+
+    labels: dict[str, str]
+    value: float
+    timestamp: float
+
+
+@dataclass(frozen=True)
+class RangeSeries:
+    labels: dict[str, str]
+    points: list[tuple[float, float]]
+
+
+@dataclass
+class Result:
+    """What one query returned, with the server's warnings (a partial answer from Thanos says so there)."""
+
+    series: list[Series] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RangeResult:
+    series: list[RangeSeries] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How to reach the server: its URL (a Mimir prefix such as `/prometheus` included), extra headers,
+    a bearer token file, a CA file."""
+
+    url: str
+    headers: tuple[tuple[str, str], ...] = ()
+    bearer_token_file: str | None = None
+    ca_file: str | None = None
+
+    def request_headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", **dict(self.headers)}
+        if self.bearer_token_file is not None:
+            try:
+                token = Path(self.bearer_token_file).read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ValueError(f"--bearer-token-file {self.bearer_token_file}: {exc.strerror or exc}") from None
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """`X-Scope-OrgID: team-a` -> ("X-Scope-OrgID", "team-a"); a ValueError in words otherwise."""
+    name, colon, value = text.partition(":")
+    if not colon or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name.strip()):
+        raise ValueError(f"--header {text!r}: expected NAME: VALUE (for example 'X-Scope-OrgID: team-a')")
+    if any(ch in value for ch in "\r\n"):
+        raise ValueError("--header: a value may not hold a line break")
+    return name.strip(), value.strip()
+
+
+def parse_url(text: str) -> str:
+    """The server's base URL without a trailing slash; http or https only."""
+    if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", text):
+        raise ValueError(f"--prometheus {text!r}: expected an http:// or https:// URL such as http://prometheus:9090")
+    return text.rstrip("/")
+
+
+def parse_time(text: str) -> float:
+    """--at: Unix seconds (`1767225600`) or an RFC 3339 time with its zone (`2026-01-01T00:00:00Z`)."""
+    value = _seconds(text)
+    if value is None:
+        raise ValueError(f"--at {text!r}: expected Unix seconds or an RFC 3339 time such as 2026-01-01T00:00:00Z")
+    if not math.isfinite(value) or not 0 <= value <= 253_402_300_799:
+        raise ValueError(f"--at {text!r}: not a moment")
+    return value
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.timestamp() if moment.tzinfo is not None else None
+
+
+class PrometheusClient:
+    """Queries one server over one connection pool. `async with PrometheusClient(conn) as c: await c.query(q, t)`."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        connect_timeout_s: float = 1.0,
+        query_timeout_s: float = QUERY_TIMEOUT_S,
+        max_bytes: int = MAX_BYTES,
+        connections: int = 8,
+    ) -> None:
+        self.connection, self.query_timeout_s, self.max_bytes = connection, query_timeout_s, max_bytes
+        read_s = query_timeout_s + 2.0
+        self.timeouts = Timeouts(connect_timeout_s, read_s, connect_timeout_s + read_s + 1.0)
+        self._client = async_client(
+            self.timeouts, connections=connections, headers=connection.request_headers(), ca_file=connection.ca_file
+        )
+
+    async def __aenter__(self) -> PrometheusClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.aclose()
+
+    async def query(self, promql: str, at: float) -> Result:
+        """An instant query evaluated at `at` (Unix seconds)."""
+        data = await self._post("/api/v1/query", {"query": promql, "time": _number(at)}, "vector")
+        return Result([_instant(item) for item in data["result"]], data["warnings"])
+
+    async def query_range(self, promql: str, start: float, end: float, step_s: float) -> RangeResult:
+        """A range query; `step_s` as the caller chose it (Prometheus refuses over 11,000 points a series)."""
+        form = {"query": promql, "start": _number(start), "end": _number(end), "step": _number(step_s)}
+        data = await self._post("/api/v1/query_range", form, "matrix")
+        return RangeResult([_ranged(item) for item in data["result"]], data["warnings"])
+
+    async def _post(self, path: str, form: dict[str, str], kind: str) -> dict[str, Any]:
+        form = {**form, "timeout": _number(self.query_timeout_s)}  # seconds; "0.5s" is not a Prometheus duration
+        url = self.connection.url + path
+        try:
+            status, body = await read_capped(self._client, "POST", url, self.max_bytes, data=form)
+        except HttpError as exc:
+            raise PrometheusError(f"{url}: {exc}", "down") from None
+        except Exception as exc:  # noqa: BLE001 - every transport failure is one line and `down` (or timeout)
+            kind_of = "timeout" if is_timeout(exc) else "down"
+            raise PrometheusError(f"{url}: {in_words(exc, self.timeouts)}", kind_of) from None
+        return _envelope(url, status, body, kind)
+
+
+def _number(value: float) -> str:
+    """Seconds as the API reads them: `1767225600`, `0.5`, `1e-06` (a float, never `0.5s`)."""
+    return str(int(value)) if value == int(value) else repr(float(value))
+
+
+def _envelope(url: str, status: int, body: bytes, kind: str) -> dict[str, Any]:
+    """The `data` of a success, with `warnings` (a list of strings); a PrometheusError otherwise."""
+    if status in (401, 403):
+        raise PrometheusError(
+            f"{url}: HTTP {status} {reason_phrase(status)}: check --bearer-token-file or --header", "auth"
+        )
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        words = f"HTTP {status} {reason_phrase(status)}".strip()
+        raise PrometheusError(f"{url}: {words}, and the answer is not the query API's JSON", "down")
+    if answer.get("status") != "success":
+        error_type, error = str(answer.get("errorType", "")), str(answer.get("error", ""))
+        kind_of = "timeout" if error_type == "timeout" or status == 503 and "timeout" in error else "query"
+        raise PrometheusError(f"{url}: {error_type or f'HTTP {status}'}: {' '.join(error.split())[:300]}", kind_of)
+    data = answer.get("data")
+    if not isinstance(data, dict) or data.get("resultType") != kind or not isinstance(data.get("result"), list):
+        raise PrometheusError(f"{url}: the answer has no {kind} result", "query")
+    warnings = answer.get("warnings") or []
+    return {
+        "result": [item for item in data["result"] if isinstance(item, dict)],
+        "warnings": [str(w) for w in warnings] if isinstance(warnings, list) else [str(warnings)],
+    }
+
+
+def _labels(item: Mapping[str, Any]) -> dict[str, str]:
+    metric = item.get("metric")
+    return {str(k): str(v) for k, v in metric.items()} if isinstance(metric, dict) else {}
+
+
+def _point(pair: Any) -> tuple[float, float]:
+    """`[1767225600, "73400320000"]` -> (1767225600.0, 73400320000.0); "NaN" and "+Inf" parse as such,
+    anything unreadable as NaN."""
+    try:
+        return float(pair[0]), float(pair[1])
+    except (TypeError, ValueError, IndexError):
+        return math.nan, math.nan
+
+
+def _instant(item: Mapping[str, Any]) -> Series:
+    timestamp, value = _point(item.get("value"))
+    return Series(_labels(item), value, timestamp)
+
+
+def _ranged(item: Mapping[str, Any]) -> RangeSeries:
+    values = item.get("values")
+    return RangeSeries(_labels(item), [_point(p) for p in values] if isinstance(values, list) else [])

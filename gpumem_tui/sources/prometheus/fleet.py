@@ -1,0 +1,434 @@
+"""One fleet sample: the queries of `queries.py` run concurrently, then joined into a FleetSample.
+
+The join follows reference/fleet.md 2.4: an engine's GPUs are those dcgm-exporter's series attribute to its
+pod (found); on a node without pod labels (bare metal) a node's only engine is given the node's GPUs
+(assumed); anything else is not joined, with the reason. A failed query leaves its fields unknown with the
+error as the reason; when every query fails the source is down."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
+from gpumem_tui.sources.prometheus.labels import EXPORTER_POD, exporter_pods, node_of, workload_of
+from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, Queries
+from gpumem_tui.sources.prometheus.records import (
+    Coverage,
+    FleetEngine,
+    FleetGpu,
+    FleetNode,
+    FleetSample,
+    NodeFinding,
+)
+
+MIB = 2**20
+STALE_AFTER_S = 60.0
+"""Twice dcgm-exporter's default 30 s collection interval: a node whose newest sample is older is stale."""
+MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cache_max_concurrency"}
+"""cache_config_info labels that vLLM measures at start-up (they differ with the card), not settings."""
+IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
+LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
+QUERY_NAMES = (
+    "gpu_memory",
+    "gpu_pods",
+    "nodes_age",
+    "nodes_seen",
+    "engines",
+    "pools",
+    "preemptions",
+    "node_findings",
+    "targets_down",
+)
+
+
+async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
+    """Run every query at `at` and join the answers. Raises PrometheusError when none could be read."""
+    answers = await asyncio.gather(
+        *(client.query(getattr(queries, name), at) for name in QUERY_NAMES), return_exceptions=True
+    )
+    results: dict[str, Result] = {}
+    failures: dict[str, str] = {}
+    for name, answer in zip(QUERY_NAMES, answers, strict=True):
+        if isinstance(answer, Result):
+            results[name] = answer
+        elif isinstance(answer, PrometheusError):
+            failures[name] = str(answer)
+        elif isinstance(answer, BaseException):
+            raise answer
+    if not results:
+        first = next(a for a in answers if isinstance(a, PrometheusError))
+        raise first
+    return build(client.connection.url, at, results, failures, queries.matchers)
+
+
+def build(
+    source: str, at: float, results: Mapping[str, Result], failures: Mapping[str, str], selector: str = ""
+) -> FleetSample:
+    """The FleetSample of the query answers (pure: canned answers in, records out)."""
+    warnings = sorted({w for r in results.values() for w in r.warnings})
+    unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
+    empty = Result()
+    pods_rows = results.get("gpu_pods", empty).series
+    exporters = exporter_pods(s.labels for s in pods_rows)
+    gpus = _gpus(results.get("gpu_memory", empty).series, pods_rows, exporters)
+    if "gpu_memory" in results and not gpus:
+        unknown["memory"] = "no dcgm-exporter series match the selector"
+    ages: dict[str, float] = {}
+    for s in results.get("nodes_age", empty).series:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            ages[node] = min(s.value, ages.get(node, math.inf))
+    seen = {node for s in results.get("nodes_seen", empty).series if (node := node_of(s.labels)) is not None}
+    engines = _engines(
+        results.get("engines", empty).series,
+        results.get("pools", empty).series,
+        results.get("preemptions", empty).series,
+        failures,
+    )
+    if "engines" in results and "pools" in results and not engines:
+        unknown["engines"] = "no vLLM series match the selector"
+    down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", empty).series}
+    engines = [_silenced(e) if (e.job or "", e.instance or "") in down else e for e in engines]
+    engines = _join(engines, gpus, "gpu_pods" in results)
+    nodes = _nodes(gpus, engines, ages, seen)
+    for name in {g.node for g in gpus} | seen:
+        if EXPORTER_POD.search(name):
+            warnings.append(
+                f"node name {name!r} looks like dcgm-exporter's own pod: NODE_NAME is unset in its environment"
+            )
+    stale: dict[str, float | None] = {n: a for n, a in ages.items() if a > STALE_AFTER_S}
+    stale |= dict.fromkeys(seen - set(ages))
+    fresh = [a for n, a in ages.items() if n not in stale]
+    joined = sum(e.joined != "not joined" for e in engines)
+    return FleetSample(
+        source=source,
+        evaluated_at=at,
+        state="stale" if failures else "ok",
+        error="; ".join(failures.values()) or None,
+        warnings=warnings,
+        selector=selector,
+        nodes=nodes,
+        gpus=gpus,
+        engines=engines,
+        targets_down=[s.labels for s in results.get("targets_down", empty).series],
+        node_findings=_node_findings(results.get("node_findings", empty).series),
+        stale_nodes=stale,
+        coverage=Coverage(
+            nodes=len(nodes), gpus=len(gpus), engines=len(engines), joined=joined, not_joined=len(engines) - joined
+        ),
+        data_age_s=max(fresh) if fresh else None,
+        unknown=unknown,
+    )
+
+
+def _node_findings(series: list[Series]) -> list[NodeFinding]:
+    """The findings of each node's newest scrape of its exporter (the values are sample times)."""
+    newest: dict[str, float] = {}
+    for s in series:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            newest[node] = max(s.value, newest.get(node, -math.inf))
+    found = []
+    for s in series:
+        node = node_of(s.labels)
+        if node is None or not s.labels.get("code") or not s.value >= newest[node] - 1:
+            continue
+        found.append(
+            NodeFinding(
+                node=node,
+                code=s.labels["code"],
+                severity=s.labels.get("severity", ""),
+                **{k: s.labels.get(k) or None for k in ("gpu", "pid", "endpoint", "model_name")},
+            )
+        )
+    return sorted(found, key=lambda f: (f.node, f.code, f.gpu or "", f.endpoint or ""))
+
+
+def _silenced(engine: FleetEngine) -> FleetEngine:
+    """An engine whose target is down: its last values linger for Prometheus's lookback, but say nothing now."""
+    why = "its scrape target is down (up == 0): the last values are not the engine's now"
+    fields = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
+    return engine.model_copy(
+        update={**dict.fromkeys(fields), "unknown": {**engine.unknown, **dict.fromkeys(fields, why)}}
+    )
+
+
+def _said(value: float) -> str:
+    """A value as Prometheus writes it: `NaN`, `+Inf`, `-1`."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return f"{value:g}"
+
+
+def _mib(value: float | None, what: str, unknown: dict[str, str], field: str) -> int | None:
+    if value is None:
+        return None
+    if not math.isfinite(value) or value < 0:
+        unknown[field] = f"dcgm-exporter reported {what} as {_said(value)}: no reading"
+        return None
+    return round(value * MIB)
+
+
+def _gpus(memory: list[Series], pods: list[Series], exporters: set[str]) -> list[FleetGpu]:
+    held: dict[tuple, set[str]] = defaultdict(set)
+    for s in pods:
+        workload = workload_of(s.labels, exporters)
+        if workload is not None:
+            held[(node_of(s.labels), s.labels.get("UUID"), s.labels.get("GPU_I_ID"))].add("/".join(workload))
+    by_gpu: dict[tuple, dict[str, Series]] = defaultdict(dict)
+    for s in memory:
+        key = (node_of(s.labels), s.labels.get("UUID"), s.labels.get("GPU_I_ID"))
+        by_gpu[key][s.labels.get("__name__", "")] = s
+    gpus = []
+    for key, fields in sorted(by_gpu.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
+        node, uuid, instance = key
+        if node is None:
+            continue
+        labels = next(iter(fields.values())).labels
+        unknown: dict[str, str] = {}
+
+        def value(name: str, fields: dict[str, Series] = fields) -> float | None:
+            s = fields.get(f"DCGM_FI_DEV_FB_{name}")
+            return None if s is None else s.value
+
+        used = _mib(value("USED"), "FB_USED", unknown, "used_bytes")
+        free = _mib(value("FREE"), "FB_FREE", unknown, "free_bytes")
+        reserved = _mib(value("RESERVED"), "FB_RESERVED", unknown, "reserved_bytes")
+        for field, name in (("used_bytes", "USED"), ("free_bytes", "FREE")):
+            if value(name) is None:
+                unknown[field] = f"no DCGM_FI_DEV_FB_{name} series"
+        if value("RESERVED") is None:
+            unknown["reserved_bytes"] = (
+                "n/a: this dcgm-exporter exports no DCGM_FI_DEV_FB_RESERVED (its default list has it from 4.4.0); "
+                "total is used + free"
+            )
+        total = None
+        if used is None or free is None:
+            unknown["total_bytes"] = "used or free is unknown"
+        elif value("RESERVED") is not None and reserved is None:
+            unknown["total_bytes"] = "reserved is unreadable"
+        else:
+            total = used + free + (reserved or 0)
+        gpus.append(
+            FleetGpu(
+                node=node,
+                index=labels.get("gpu"),
+                uuid=uuid,
+                gpu_instance=instance,
+                card=labels.get("modelName"),
+                used_bytes=used,
+                free_bytes=free,
+                reserved_bytes=reserved,
+                total_bytes=total,
+                pods=sorted(held.get(key, ())),
+                unknown=unknown,
+            )
+        )
+    return gpus
+
+
+def _key(labels: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(labels.get(k, "") for k in ENGINE_KEY)
+
+
+def _number(value: float, field: str, unknown: dict[str, str]) -> float | None:
+    if not math.isfinite(value) or value < 0:
+        unknown[field] = f"the engine reported {_said(value)}: no reading"
+        return None
+    return value
+
+
+def _engines(
+    usage: list[Series], pools: list[Series], preemptions: list[Series], failures: Mapping[str, str]
+) -> list[FleetEngine]:
+    found: dict[tuple, dict[str, Series]] = defaultdict(dict)
+    for s in usage:
+        found[_key(s.labels)][s.labels.get("__name__", "")] = s
+    for s in pools:
+        found[_key(s.labels)]["vllm:cache_config_info"] = s
+    rates = {_key(s.labels): s.value for s in preemptions}
+    engines = []
+    for key, series in found.items():
+        labels = dict(zip(ENGINE_KEY, key, strict=True))
+        unknown: dict[str, str] = {}
+        kv = series.get("vllm:kv_cache_usage_perc") or series.get("vllm:gpu_cache_usage_perc")
+        if kv is None:
+            unknown["kv_usage_fraction"] = "no vllm:kv_cache_usage_perc (nor gpu_cache_usage_perc) series"
+        queue = {}
+        for field, metric in (("requests_running", "running"), ("requests_waiting", "waiting")):
+            count = series.get(f"vllm:num_requests_{metric}")
+            if count is None:
+                unknown[field] = f"no vllm:num_requests_{metric} series"
+            queue[field] = None if count is None else _number(count.value, field, unknown)
+        info = series.get("vllm:cache_config_info")
+        config = info.labels if info is not None else {}
+        if info is None:
+            why = failures.get("pools", "no vllm:cache_config_info series")
+            for field in ("pool_tokens", "num_gpu_blocks", "block_size", "gpu_memory_utilization"):
+                unknown[field] = why
+        rate = rates.get(key)
+        if rate is None:
+            unknown["preemptions_per_min"] = failures.get(
+                "preemptions", "no vllm:num_preemptions_total series (or under 2 min of it)"
+            )
+        blocks, block = _int(config.get("num_gpu_blocks")), _int(config.get("block_size"))
+        tokens = _int(config.get("kv_cache_size_tokens"))
+        if tokens is None and blocks is not None and block is not None:
+            tokens = blocks * block
+        if info is not None and tokens is None:
+            unknown["pool_tokens"] = "cache_config_info gives neither kv_cache_size_tokens nor blocks x block size"
+        engines.append(
+            FleetEngine(
+                model_name=labels["model_name"] or "?",
+                engine=labels["engine"] or None,
+                namespace=labels.get("namespace") or labels.get("kubernetes_namespace") or None,
+                pod=labels.get("pod") or labels.get("kubernetes_pod_name") or None,
+                instance=labels["instance"] or None,
+                job=labels["job"] or None,
+                kv_usage_fraction=None if kv is None else _number(kv.value, "kv_usage_fraction", unknown),
+                pool_tokens=tokens,
+                num_gpu_blocks=blocks,
+                block_size=block,
+                cache_dtype=config.get("cache_dtype"),
+                gpu_memory_utilization=_float(config.get("gpu_memory_utilization")),
+                requests_running=queue["requests_running"],
+                requests_waiting=queue["requests_waiting"],
+                preemptions_per_min=None if rate is None else _number(rate, "preemptions_per_min", unknown),
+                settings={k: v for k, v in config.items() if k not in IDENTITY | MEASURED},
+                unknown=unknown,
+            )
+        )
+    return sorted(
+        engines, key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or "")
+    )
+
+
+def _int(text: str | None) -> int | None:
+    """A cache_config_info label as a count; None for `None` (vLLM's unset) and anything unreadable."""
+    try:
+        return int(text) if text is not None and text != "None" else None
+    except ValueError:
+        return None
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None and text != "None" else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _join(engines: list[FleetEngine], gpus: list[FleetGpu], pods_read: bool) -> list[FleetEngine]:
+    """Each engine with its node, its GPUs and how they were found (reference/fleet.md 2.4)."""
+    by_pod: dict[str, list[FleetGpu]] = defaultdict(list)
+    by_node: dict[str, list[FleetGpu]] = defaultdict(list)
+    for gpu in gpus:
+        by_node[gpu.node].append(gpu)
+        for pod in gpu.pods:
+            by_pod[pod].append(gpu)
+    bare = [e for e in engines if e.pod is None]
+    per_node: dict[str | None, int] = defaultdict(int)
+    for engine in bare:
+        per_node[_engine_node(engine)] += 1
+    joined = []
+    for engine in engines:
+        update: dict[str, object]
+        if engine.pod is not None:
+            workload = f"{engine.namespace or ''}/{engine.pod}"
+            held = by_pod.get(workload, [])
+            if held:
+                update = {
+                    "node": held[0].node,
+                    "gpus": [g.uuid or g.index or "?" for g in held],
+                    "joined": "found",
+                    "join_reason": f"dcgm-exporter attributes {len(held)} GPU(s) to pod {workload}",
+                }
+            else:
+                why = (
+                    "the pod-to-GPU query failed"
+                    if not pods_read
+                    else f"no dcgm-exporter series carries pod {workload} (dcgm-exporter not in Kubernetes mode, "
+                    "or the GPUs were not allocated through the device plugin)"
+                )
+                update = {"joined": "not joined", "join_reason": why}
+        else:
+            node = _engine_node(engine)
+            free_gpus = [g for g in by_node.get(node or "", []) if not g.pods]
+            if node is None:
+                update = {"joined": "not joined", "join_reason": "the engine's series name no pod and no node"}
+            elif node not in by_node:
+                update = {
+                    "node": node,
+                    "joined": "not joined",
+                    "join_reason": f"no dcgm-exporter series for node {node}",
+                }
+            elif per_node[node] > 1:
+                update = {
+                    "node": node,
+                    "joined": "not joined",
+                    "join_reason": f"{per_node[node]} engines on node {node}, and no pod label says which GPUs "
+                    "each uses",
+                }
+            else:
+                update = {
+                    "node": node,
+                    "gpus": [g.uuid or g.index or "?" for g in free_gpus],
+                    "joined": "assumed",
+                    "join_reason": f"the only engine on node {node} (no pod labels): all {len(free_gpus)} of its "
+                    "unallocated GPUs assumed",
+                }
+        joined.append(engine.model_copy(update=update))
+    return joined
+
+
+def _engine_node(engine: FleetEngine) -> str | None:
+    return node_of({"instance": engine.instance or ""})
+
+
+def _nodes(
+    gpus: list[FleetGpu], engines: list[FleetEngine], ages: Mapping[str, float], seen: set[str]
+) -> list[FleetNode]:
+    by_node: dict[str, list[FleetGpu]] = defaultdict(list)
+    for gpu in gpus:
+        by_node[gpu.node].append(gpu)
+    served: dict[str, list[str]] = defaultdict(list)
+    for engine in engines:
+        if engine.node is not None:
+            served[engine.node].append(engine.name)
+    nodes = []
+    for name in sorted(set(by_node) | set(ages) | seen):
+        held = by_node.get(name, [])
+        unknown: dict[str, str] = {}
+        sums: dict[str, int | None] = {}
+        for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):
+            values = [getattr(g, field) for g in held]
+            if not held:
+                unknown[field] = LOOKBACK_NOTE
+                sums[field] = None
+            elif any(v is None for v in values):
+                reasons = sorted({g.unknown.get(field, "") for g in held if getattr(g, field) is None})
+                unknown[field] = "; ".join(r for r in reasons if r)
+                sums[field] = None
+            else:
+                sums[field] = sum(values)
+        cards: dict[str, int] = defaultdict(int)
+        for gpu in held:
+            cards[gpu.card or "?"] += 1
+        nodes.append(
+            FleetNode(
+                name=name,
+                gpus=len(held),
+                cards=dict(cards),
+                data_age_s=ages.get(name),
+                engines=served.get(name, []),
+                unknown=unknown,
+                **sums,
+            )
+        )
+    return nodes

@@ -1,0 +1,54 @@
+"""Which label names a series' node and workload pod, across dcgm-exporter versions and scrape setups
+(reference/fleet.md 1.2 and 2.4):
+
+- node: `Hostname` (dcgm-exporter up to 4.8.2), `hostname` (after PR #655), `node` or `kubernetes_node`
+  (relabelled), else the host part of `instance` (bare metal, the scrape target's address);
+- pod: `exported_namespace/exported_pod` when present (a ServiceMonitor with honorLabels false: `pod` is
+  then the exporter's own pod), else `namespace/pod` unless that pod is the exporter itself (its name holds
+  `dcgm-exporter`, or it is the `pod` of a series that also carries `exported_pod`); annotation-based scrape
+  jobs say `kubernetes_namespace/kubernetes_pod_name`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+EXPORTER_POD = re.compile(r"dcgm-exporter|nvidia-dcgm")
+
+
+def node_of(labels: Mapping[str, str]) -> str | None:
+    """The node a series is about, by the first label that names it; None when none does."""
+    for name in ("Hostname", "hostname", "node", "kubernetes_node"):
+        if labels.get(name):
+            return labels[name]
+    return host_of(labels.get("instance", ""))
+
+
+def host_of(instance: str) -> str | None:
+    """`node-c:8000` -> `node-c`; `[::1]:9400` -> `::1`; '' -> None."""
+    if not instance:
+        return None
+    if instance.startswith("["):
+        return instance[1 : instance.find("]")] if "]" in instance else instance
+    host, colon, port = instance.rpartition(":")
+    return host if colon and port.isdigit() else instance
+
+
+def exporter_pods(series: Iterable[Mapping[str, str]]) -> set[str]:
+    """The exporter's own pods: the `pod` of every series that also names the workload as `exported_pod`."""
+    return {labels["pod"] for labels in series if labels.get("exported_pod") and labels.get("pod")}
+
+
+def workload_of(labels: Mapping[str, str], exporters: Iterable[str] = ()) -> tuple[str, str] | None:
+    """The (namespace, pod) holding a GPU or serving an engine; None when the series names no workload, or
+    only the exporter's own pod."""
+    if labels.get("exported_pod"):
+        return labels.get("exported_namespace", ""), labels["exported_pod"]
+    pod = labels.get("pod")
+    if pod:
+        if EXPORTER_POD.search(pod) or pod in exporters:
+            return None
+        return labels.get("namespace", ""), pod
+    if labels.get("kubernetes_pod_name"):
+        return labels.get("kubernetes_namespace", ""), labels["kubernetes_pod_name"]
+    return None

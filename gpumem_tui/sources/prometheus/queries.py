@@ -1,0 +1,125 @@
+"""The PromQL the fleet runs, from reference/fleet.md 4.2 (measured on Prometheus 2.42 at 1,000 nodes).
+
+Each query reduces on the server: dcgm-exporter's device values are deduplicated with `max by` the GPU's
+identity (`UUID`, `GPU_I_ID`) before anything else, because in virtual-GPU mode every device series is
+repeated once per sharing pod; vLLM's series are reduced per engine. Which label names the node and the pod
+varies by exporter version and scrape setup, so every candidate label is kept in the `by (...)` clause and
+`labels.py` picks one client-side, where each rule has a test. A `--selector` is added to every series
+selector, so one cluster or tenant of a shared server is asked about alone."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "instance")
+"""Where a node's name may be, in the order they are trusted (reference/fleet.md 1.2, 2.4)."""
+POD_LABELS = ("exported_namespace", "exported_pod", "namespace", "pod", "kubernetes_namespace", "kubernetes_pod_name")
+GPU_KEY = ("UUID", "GPU_I_ID", "gpu", "modelName")
+ENGINE_KEY = ("model_name", "engine", "job", *POD_LABELS, *NODE_LABELS)
+LOOK_BACK = "1h"
+"""How far back a node or engine that stopped reporting is still named (stale), rather than forgotten."""
+
+_MATCHER = re.compile(r'\s*[A-Za-z_][A-Za-z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*')
+
+
+class SelectorError(ValueError):
+    """A --selector that is not `{label="value", ...}`."""
+
+
+def parse_selector(text: str | None) -> str:
+    """`{cluster="prod-eu"}` -> `cluster="prod-eu"`, the matchers to add to every selector ('' for none)."""
+    if text is None or not text.strip():
+        return ""
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        raise SelectorError(f"--selector {text!r}: expected label matchers in braces, such as '{{cluster=\"prod\"}}'")
+    inner = body[1:-1].strip().rstrip(",")
+    parts, at = [], 0
+    while at < len(inner):
+        match = _MATCHER.match(inner, at)
+        if match is None:
+            raise SelectorError(f"--selector {text!r}: cannot read the matcher at {inner[at : at + 20]!r}")
+        parts.append(match.group(0).strip())
+        at = match.end()
+        if at < len(inner):
+            if inner[at] != ",":
+                raise SelectorError(f"--selector {text!r}: matchers are separated by commas")
+            at += 1
+    return ", ".join(parts)
+
+
+def _by(*labels: str) -> str:
+    return ", ".join(labels)
+
+
+@dataclass(frozen=True)
+class Queries:
+    """Every query of one fleet sample, with the selector's matchers added."""
+
+    matchers: str = ""
+
+    def _sel(self, metric: str) -> str:
+        return f"{metric}{{{self.matchers}}}" if self.matchers else metric
+
+    def _names(self, pattern: str) -> str:
+        extra = f", {self.matchers}" if self.matchers else ""
+        return f'{{__name__=~"{pattern}"{extra}}}'
+
+    @property
+    def gpu_memory(self) -> str:
+        """Used, free and reserved MiB per GPU, one copy per GPU (deduplicated)."""
+        return (
+            f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names('DCGM_FI_DEV_FB_(USED|FREE|RESERVED)')})"
+        )
+
+    @property
+    def gpu_pods(self) -> str:
+        """Which pods dcgm-exporter says hold each GPU (the kubelet's allocation); one series per pair."""
+        return f"count by ({_by(*NODE_LABELS, 'UUID', 'GPU_I_ID', *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
+
+    @property
+    def nodes_age(self) -> str:
+        """The age in seconds of each reporting node's newest sample (within Prometheus's 5 min lookback)."""
+        return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self._sel('DCGM_FI_DEV_FB_USED')}))"
+
+    @property
+    def nodes_seen(self) -> str:
+        """Every node that reported within LOOK_BACK: one that is missing from `nodes_age` stopped reporting."""
+        return f"count by ({_by(*NODE_LABELS)}) (last_over_time({self._sel('DCGM_FI_DEV_FB_USED')}[{LOOK_BACK}]))"
+
+    @property
+    def engines(self) -> str:
+        """vLLM's KV usage (the new name, else the old) and its queue, per engine."""
+        pattern = "vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running|num_requests_waiting)"
+        return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self._names(pattern)})"
+
+    @property
+    def pools(self) -> str:
+        """`vllm:cache_config_info` as is: every CacheConfig field is a label, one series per engine."""
+        return self._sel("vllm:cache_config_info")
+
+    @property
+    def preemptions(self) -> str:
+        """Preemptions per minute per engine over the last 2 minutes."""
+        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self._sel('vllm:num_preemptions_total')}[2m]))"
+
+    @property
+    def node_findings(self) -> str:
+        """The findings `gpumem-tui export` raises on nodes that run it (docs/export.md), judged there against
+        each engine's plan: what Prometheus alone cannot say (weights, KV pool, who else holds a GPU). The value
+        is each series' sample time: only a node's newest scrape counts, so a finding that cleared is not read
+        again from a series the lookback still returns (backfilled or remote-written data has no staleness
+        markers)."""
+        return (
+            f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
+            f"(timestamp({self._sel('gpumem_finding_active')}))"
+        )
+
+    @property
+    def targets_down(self) -> str:
+        """Scrape targets that failed (`up == 0`) in a job that served vLLM series within LOOK_BACK."""
+        return (
+            f"({self._sel('up')} == 0) and on (job) "
+            f"group by (job) (last_over_time({self._sel('vllm:cache_config_info')}[{LOOK_BACK}]))"
+        )

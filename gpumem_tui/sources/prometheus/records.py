@@ -1,0 +1,137 @@
+"""Pure records of one fleet sample read from Prometheus: nodes, GPUs, engines, coverage, and the source's
+state. A field Prometheus does not give is None with its reason in `unknown` (field -> why): never a
+number that reads as fine. Sizes are bytes (dcgm-exporter's MiB times 2^20)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+SourceState = Literal["ok", "stale", "down"]
+Joined = Literal["found", "assumed", "not joined"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class FleetGpu(_Record):
+    """One GPU (or MIG GPU instance) as dcgm-exporter reports it, deduplicated."""
+
+    node: str
+    index: str | None = None
+    """dcgm-exporter's `gpu` label (NVML's index, the parent's for MIG)."""
+    uuid: str | None = None
+    gpu_instance: str | None = None
+    """`GPU_I_ID` of a MIG GPU instance; None for a whole card."""
+    card: str | None = None
+    """`modelName` (`NVIDIA H100 80GB HBM3`)."""
+    used_bytes: int | None = None
+    free_bytes: int | None = None
+    reserved_bytes: int | None = None
+    total_bytes: int | None = None
+    """used + free + reserved; used + free where the exporter gives no reserved (then a note says so)."""
+    pods: list[str] = []
+    """`namespace/pod` of the workloads the kubelet allocated this GPU to."""
+    unknown: dict[str, str] = {}
+
+
+class FleetEngine(_Record):
+    """One vLLM engine (a `model_name` + `engine` of one scrape target) and how it was joined to GPUs."""
+
+    model_name: str
+    engine: str | None = None
+    namespace: str | None = None
+    pod: str | None = None
+    instance: str | None = None
+    job: str | None = None
+    node: str | None = None
+    gpus: list[str] = []
+    """UUIDs of the GPUs joined to it."""
+    joined: Joined = "not joined"
+    join_reason: str = ""
+    """How it was joined (found: the GPUs carry its pod; assumed: its node's only engine) or why not."""
+    kv_usage_fraction: float | None = None
+    pool_tokens: int | None = None
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    cache_dtype: str | None = None
+    gpu_memory_utilization: float | None = None
+    requests_running: float | None = None
+    requests_waiting: float | None = None
+    preemptions_per_min: float | None = None
+    settings: dict[str, str] = {}
+    """The labels of its `vllm:cache_config_info` that are settings (not counts measured at start-up)."""
+    unknown: dict[str, str] = {}
+
+    @property
+    def name(self) -> str:
+        where = f"{self.namespace}/{self.pod}" if self.pod else self.instance or "?"
+        engine = f" engine {self.engine}" if self.engine not in (None, "0") else ""
+        return f"{self.model_name} at {where}{engine}"
+
+
+class FleetNode(_Record):
+    name: str
+    gpus: int = 0
+    cards: dict[str, int] = {}
+    """GPU model -> count."""
+    used_bytes: int | None = None
+    free_bytes: int | None = None
+    reserved_bytes: int | None = None
+    total_bytes: int | None = None
+    data_age_s: float | None = None
+    """Seconds between the newest sample of the node and the evaluation time."""
+    engines: list[str] = []
+    """Names of the engines joined to it."""
+    unknown: dict[str, str] = {}
+
+
+class NodeFinding(_Record):
+    """A finding a node's own `gpumem-tui export` raises (`gpumem_finding_active`), as its labels say it."""
+
+    node: str
+    code: str
+    severity: str
+    gpu: str | None = None
+    pid: str | None = None
+    endpoint: str | None = None
+    model_name: str | None = None
+
+
+class Coverage(_Record):
+    nodes: int = 0
+    gpus: int = 0
+    engines: int = 0
+    joined: int = 0
+    """Engines joined to GPUs, found or assumed."""
+    not_joined: int = 0
+
+
+class FleetSample(_Record):
+    """Everything one evaluation read from Prometheus."""
+
+    source: str
+    """The server's URL."""
+    evaluated_at: float
+    """Unix seconds the queries were evaluated at (--at, or now)."""
+    state: SourceState = "ok"
+    error: str | None = None
+    warnings: list[str] = []
+    """The server's own warnings (a partial answer) and notes about what was read."""
+    selector: str = ""
+    nodes: list[FleetNode] = []
+    gpus: list[FleetGpu] = []
+    engines: list[FleetEngine] = []
+    targets_down: list[dict[str, str]] = []
+    """Labels of vLLM scrape targets whose `up` is 0."""
+    node_findings: list[NodeFinding] = []
+    """Findings of the nodes that run `gpumem-tui export`."""
+    stale_nodes: dict[str, float | None] = {}
+    """Nodes whose newest sample is older than twice the collection interval: name -> its age in seconds,
+    None when it is past Prometheus's 5 min lookback (seen within the last hour, not since)."""
+    coverage: Coverage = Coverage()
+    data_age_s: float | None = None
+    """The oldest data age among the nodes that are not stale."""
+    unknown: dict[str, str] = {}

@@ -1,0 +1,92 @@
+"""A real Prometheus for the tests (reference recipe: `promtool tsdb create-blocks-from openmetrics`, then
+`prometheus` on a free loopback port over the blocks, no scraping). Tests that need it are marked
+`prometheus`; without the binaries they skip with the reason, unless GPUMEM_REQUIRE_PROMETHEUS=1 (CI), which
+makes the missing binary a failure."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+T0 = 1767225600
+"""2026-01-01T00:00:00Z, the demo clock's zero and a 2-hour block boundary: each fixture fits one block."""
+
+
+def require_prometheus() -> None:
+    """Skip (or, in CI, fail) when `prometheus` or `promtool` is not on PATH."""
+    missing = [name for name in ("prometheus", "promtool") if shutil.which(name) is None]
+    if not missing:
+        return
+    why = f"{' and '.join(missing)} not on PATH (Debian: apt-get install prometheus)"
+    if os.environ.get("GPUMEM_REQUIRE_PROMETHEUS") == "1":
+        pytest.fail(f"GPUMEM_REQUIRE_PROMETHEUS=1 but {why}")
+    pytest.skip(why)
+
+
+def backfill(openmetrics: str, where: Path) -> Path:
+    """The blocks of this OpenMetrics text, under `where/data`."""
+    source = where / "fleet.om"
+    source.write_text(openmetrics, encoding="utf-8")
+    data = where / "data"
+    subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+        check=True,
+        capture_output=True,
+    )
+    return data
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def running(data: Path, web_config: Path | None = None) -> Iterator[str]:
+    """Prometheus over `data` on a free loopback port; yields its URL and stops it (SIGTERM) after."""
+    port = free_port()
+    command = [
+        "prometheus",
+        "--config.file=/dev/null",
+        f"--storage.tsdb.path={data}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--storage.tsdb.retention.time=100y",
+        "--log.level=warn",
+    ]
+    if web_config is not None:
+        command.append(f"--web.config.file={web_config}")
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(url, server, web_config is not None)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _wait_ready(url: str, server: subprocess.Popen, auth: bool) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"prometheus exited {server.returncode}: {server.stderr.read().decode()[-500:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=1):
+                return
+        except urllib.error.HTTPError as exc:
+            if auth and exc.code == 401:
+                return
+        except OSError:
+            pass
+        time.sleep(0.02)
+    raise RuntimeError("prometheus was not ready within 20 s")

@@ -1,0 +1,67 @@
+"""The client: what it sends (POST forms, the headers and token asked for, the query timeout), a range
+query against the real server, and the cap on what it reads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.parse
+
+import pytest
+
+from gpumem_tui.cli import main
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
+from tests.sources.prometheus.conftest import AT
+from tests.sources.prometheus.fake import answering
+
+EMPTY = json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}}).encode()
+
+
+def test_headers_token_and_selector_reach_every_query(tmp_path, capsys):
+    token = tmp_path / "token"
+    token.write_text("s3cret\n", encoding="utf-8")
+    seen: list = []
+    with answering(200, EMPTY, seen=seen) as url:
+        argv = ["fleet", "snapshot", "--prometheus", url + "/prometheus/", "--at", "1767225720.5", "--json"]
+        argv += ["--header", "X-Scope-OrgID: team-a", "--bearer-token-file", str(token)]
+        argv += ["--selector", '{cluster="prod-eu"}', "--query-timeout", "7.5"]
+        assert main(argv) == 0
+    capsys.readouterr()
+    assert len(seen) == 9
+    for path, headers, body in seen:
+        form = dict(urllib.parse.parse_qsl(body.decode()))
+        assert path == "/prometheus/api/v1/query"
+        assert headers["X-Scope-OrgID"] == "team-a" and headers["Authorization"] == "Bearer s3cret"
+        assert form["time"] == "1767225720.5" and form["timeout"] == "7.5"
+        assert 'cluster="prod-eu"' in form["query"]
+
+
+def test_an_answer_over_the_cap_is_not_read():
+    async def ask(url: str) -> None:
+        async with PrometheusClient(Connection(url), max_bytes=100) as client:
+            await client.query("up", AT)
+
+    big = json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}, "pad": "x" * 500})
+    with answering(200, big.encode()) as url, pytest.raises(PrometheusError) as failure:
+        asyncio.run(ask(url))
+    assert "over the 100-byte limit" in str(failure.value) and failure.value.kind == "down"
+
+
+def test_a_ca_file_that_cannot_be_read_is_bad_input(tmp_path, capsys):
+    (tmp_path / "ca.pem").write_text("not a certificate", encoding="utf-8")
+    for ca in (str(tmp_path / "missing.pem"), str(tmp_path / "ca.pem")):
+        assert main(["fleet", "snapshot", "--prometheus", "https://127.0.0.1:1", "--ca-file", ca]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and len(captured.err.splitlines()) == 1 and "--ca-file" in captured.err
+
+
+@pytest.mark.prometheus
+def test_a_range_query_reads_every_point(fleet_url):
+    async def ask() -> list:
+        async with PrometheusClient(Connection(fleet_url)) as client:
+            answer = await client.query_range('DCGM_FI_DEV_FB_USED{Hostname="node-a"} * 2^20', AT - 60, AT, 15)
+        return answer.series
+
+    (series,) = asyncio.run(ask())
+    assert [t for t, _ in series.points] == [AT - 60, AT - 45, AT - 30, AT - 15, AT]
+    assert all(value % 2**20 == 0 and value > 0 for _, value in series.points)
