@@ -35,3 +35,14 @@ def test_the_gemma_3_startup_is_predicted_to_start_as_it_did(capsys):
     the headroom outside the budget: the logged start completed, so the prediction must agree."""
     out = _compare(capsys, GEMMA_3)
     assert out["outcome"]["agree"] is True, out["outcome"]["says"]
+
+
+def test_a_limit_the_log_states_but_cannot_be_read_is_said_as_assumed(capsys, tmp_path):
+    """A dict cut short by a collector, or values vLLM would refuse: the prediction keeps vLLM's default
+    (999 each, the tower counted) and says so, as the live auto plan does."""
+    text = GEMMA_3.read_text().replace("'enable_prefix_caching': False", "'limit_mm_per_prompt': {'image': -1}", 1)
+    path = tmp_path / "unreadable.log"
+    path.write_text(text)
+    out = _compare(capsys, path)
+    assert "vision_tower" in out["engine"]["terms"]
+    assert any("limit_mm_per_prompt" in line and "999" in line for line in out["assumed"]), out["assumed"]

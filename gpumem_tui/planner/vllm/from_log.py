@@ -142,6 +142,11 @@ def assumed(stated: Stated, settings: EngineSettings) -> list[str]:
         out.append(f"tensor_parallel_size {settings.tp} ({said})")
     if stated.gpu_memory_utilization is None:
         out.append(f"gpu_memory_utilization {settings.utilization:g} (vLLM's default; {said})")
+    if stated.limit_mm_per_prompt and settings.limit_mm_per_prompt is None:
+        out.append(
+            f"limit_mm_per_prompt 999 per modality (vLLM's default): the log's {stated.limit_mm_per_prompt[:60]!r} "
+            "is not counts from 0 to 1,000,000 per modality"
+        )
     return out
 
 
