@@ -322,7 +322,7 @@ def _window(kind: str, config: dict) -> SlidingWindowSpec | None:
         every = whole("sliding_window_pattern", config.get("sliding_window_pattern") or 6)
     else:
         every = 2
-    return SlidingWindowSpec(size=whole("sliding_window", size), global_every=every)
+    return SlidingWindowSpec(size=positive("sliding_window", size), global_every=every)
 
 
 def _rope_caches(kind: str, config: dict) -> list[float]:
@@ -331,8 +331,23 @@ def _rope_caches(kind: str, config: dict) -> list[float]:
     own base (vLLM 0.19.0 models/gemma3.py:167-186)."""
     scaling = _section(config, "rope_scaling") or {}
     linear = (scaling.get("rope_type") or scaling.get("type")) == "linear"
-    factor = float(scaling.get("factor", 1.0)) if linear else 1.0
+    factor = _factor(scaling.get("factor", 1.0)) if linear else 1.0
     return [factor, 1.0] if kind in ("gemma3", "gemma3_text") else [factor]
+
+
+def _factor(value: object) -> float:
+    """rope_scaling's linear factor: a finite number above 0, else an error naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise CatalogError(f"rope_scaling.factor must be a number above 0, not {value!r}")
+    return float(value)
+
+
+def positive(key: str, value: object) -> int:
+    """A size from config.json that must be a whole number above 0; the error names the key."""
+    size = whole(key, value)
+    if size is None or size <= 0:
+        raise CatalogError(f"{key} must be a whole number above 0, not {value!r}")
+    return size
 
 
 def _vision(outer: dict, text_hidden: int, warnings: list[str]) -> VisionSpec | None:
@@ -570,7 +585,8 @@ def _chunks(kind: str, config: dict) -> ChunkedAttentionSpec | None:
     that is not every k-th layer is refused: the KV layout counts the layers by that rule."""
     size = whole("attention_chunk_size", config.get("attention_chunk_size"))
     if kind not in ("llama4", "llama4_text") or not size:
-        return None
+        return None  # 0 turns chunking off, as vLLM's truth test does (llama4.py:258)
+    size = positive("attention_chunk_size", size)
     layers = whole("num_hidden_layers", config.get("num_hidden_layers")) or 0
     flags = config.get("no_rope_layers")
     if not flags:

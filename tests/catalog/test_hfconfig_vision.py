@@ -212,3 +212,22 @@ def test_a_rope_scaling_that_is_not_an_object_is_one_clear_error():
     config["text_config"]["rope_scaling"] = "linear"
     with pytest.raises(CatalogError, match="rope_scaling is str, not an object"):
         model_from_config(config, "bad")
+
+
+@pytest.mark.parametrize(
+    "name, section, key, value",
+    [
+        ("Llama-4-Scout-17B-16E.json", "text_config", "attention_chunk_size", -8192),
+        ("gemma-3-12b-it.json", "text_config", "sliding_window", -5),
+        ("gemma-3-12b-it.json", "rope_scaling", "factor", -8),
+        ("gemma-3-12b-it.json", "rope_scaling", "factor", float("nan")),
+        ("gemma-3-12b-it.json", "rope_scaling", "factor", "8"),
+    ],
+)
+def test_a_bad_size_names_its_config_key(name, section, key, value):
+    """One line naming the config.json key, not the schema field it fills ('size', 'rope_caches.0')."""
+    config = read(name)
+    target = config["text_config"]["rope_scaling"] if section == "rope_scaling" else config[section]
+    target[key] = value
+    with pytest.raises(CatalogError, match=key):
+        model_from_config(config, "bad")
