@@ -46,3 +46,11 @@ def test_a_limit_the_log_states_but_cannot_be_read_is_said_as_assumed(capsys, tm
     out = _compare(capsys, path)
     assert "vision_tower" in out["engine"]["terms"]
     assert any("limit_mm_per_prompt" in line and "999" in line for line in out["assumed"]), out["assumed"]
+
+
+def test_a_log_that_names_no_gpu_is_said_so_in_its_assumed_lines(capsys):
+    """The Gemma 3 log states only the total (79.19 GiB); the lines about the GPU's facts must read as
+    English, not 'for GPU stated'."""
+    out = _compare(capsys, GEMMA_3)
+    about_gpu = [line for line in out["engine"]["assumed"] if "known for" in line]
+    assert about_gpu and all("GPU unnamed in the log (79.19 GiB)" in line for line in about_gpu), about_gpu

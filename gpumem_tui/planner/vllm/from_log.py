@@ -165,7 +165,8 @@ def settings_from(
     if gpu is None:
         if not stated.total_gpu_memory_gib:
             raise LookupFailed("GPU", stated.gpu or "(not stated)", [])
-        gpu = GpuSpec(key=stated.gpu or "stated", nominal_gib=stated.total_gpu_memory_gib)
+        unnamed = f"unnamed in the log ({stated.total_gpu_memory_gib:.2f} GiB)"
+        gpu = GpuSpec(key=stated.gpu or unnamed, nominal_gib=stated.total_gpu_memory_gib)
         total = round(stated.total_gpu_memory_gib * GIB)
     return EngineSettings(
         model=model,
