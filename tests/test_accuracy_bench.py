@@ -137,3 +137,12 @@ def test_the_printed_tables_and_the_last_line_keep_their_wording(report):
     assert any(line.startswith("goal, held-out startups") for line in lines)
     assert lines[-1].startswith("cases: ") and "; KV cache: median error " in lines[-1]
     assert "outside max(3 %, 0.3 GiB): " in lines[-1]
+
+
+def test_the_goal_names_the_cases_it_could_not_measure(report):
+    """A held-out startup the catalog cannot express is not measured: the goal line must say so, or a
+    skipped case reads as met."""
+    skipped = [r["case"] for r in report["cases"] if r["split"] == "heldout" and "skipped" in r]
+    assert report["goal"]["heldout"]["skipped"] == skipped
+    line = next(line for line in _bench().splitlines() if line.startswith("goal, held-out startups"))
+    assert f"{len(skipped)} skipped" in line and all(name in line for name in skipped)

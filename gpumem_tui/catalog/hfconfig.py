@@ -162,11 +162,21 @@ def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]
         raise CatalogError(f"config.json for {model_id}: cannot read it ({what})") from None
 
 
+def _section(config: dict, key: str) -> dict | None:
+    """A nested object of config.json (text_config, vision_config, rope_scaling); None when absent or null.
+    Any other kind is an error naming it: ignored, a tower or a RoPE factor would go uncounted."""
+    value = config.get(key)
+    if value is None or isinstance(value, dict):
+        return value
+    raise CatalogError(f"{key} is {type(value).__name__}, not an object")
+
+
 def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
     outer, outer_type = config, str(config.get("model_type", ""))
-    if isinstance(config.get("text_config"), dict):
+    text = _section(config, "text_config")
+    if text is not None:
         text_kind = TEXT_KINDS.get(outer_type, outer_type)
-        config = {"model_type": text_kind, **config["text_config"], "architectures": config.get("architectures")}
+        config = {"model_type": text_kind, **text, "architectures": config.get("architectures")}
     kind = str(config.get("model_type") or outer_type)
     defaults = _defaults_for(kind)
     warnings = [
@@ -312,25 +322,40 @@ def _window(kind: str, config: dict) -> SlidingWindowSpec | None:
         every = whole("sliding_window_pattern", config.get("sliding_window_pattern") or 6)
     else:
         every = 2
-    return SlidingWindowSpec(size=whole("sliding_window", size), global_every=every)
+    return SlidingWindowSpec(size=positive("sliding_window", size), global_every=every)
 
 
 def _rope_caches(kind: str, config: dict) -> list[float]:
     """The RoPE caches vLLM builds, as linear factors: a `linear` rope_scaling scales the cache's positions
     (layers/rotary_embedding/linear_scaling_rope.py:79-109); Gemma 3's local layers add a plain one of their
     own base (vLLM 0.19.0 models/gemma3.py:167-186)."""
-    scaling = config.get("rope_scaling")
-    linear = isinstance(scaling, dict) and (scaling.get("rope_type") or scaling.get("type")) == "linear"
-    factor = float(scaling.get("factor", 1.0)) if linear and isinstance(scaling, dict) else 1.0
+    scaling = _section(config, "rope_scaling") or {}
+    linear = (scaling.get("rope_type") or scaling.get("type")) == "linear"
+    factor = _factor(scaling.get("factor", 1.0)) if linear else 1.0
     return [factor, 1.0] if kind in ("gemma3", "gemma3_text") else [factor]
+
+
+def _factor(value: object) -> float:
+    """rope_scaling's linear factor: a finite number above 0, else an error naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise CatalogError(f"rope_scaling.factor must be a number above 0, not {value!r}")
+    return float(value)
+
+
+def positive(key: str, value: object) -> int:
+    """A size from config.json that must be a whole number above 0; the error names the key."""
+    size = whole(key, value)
+    if size is None or size <= 0:
+        raise CatalogError(f"{key} must be a whole number above 0, not {value!r}")
+    return size
 
 
 def _vision(outer: dict, text_hidden: int, warnings: list[str]) -> VisionSpec | None:
     """The vision tower of a `...ForConditionalGeneration` config, counted where its builder is known (Gemma
     3's SigLIP, Mistral 3's Pixtral, Llama 4's vision model, with their projectors); another tower is kept as
     present but not counted, with a warning."""
-    vision = outer.get("vision_config")
-    if not isinstance(vision, dict):
+    vision = _section(outer, "vision_config")
+    if vision is None:
         return None
     kind, tower = str(outer.get("model_type", "")), str(vision.get("model_type", ""))
     if kind == "gemma3" and tower in ("siglip_vision_model", "") and not vision.get("vision_use_head"):
@@ -560,7 +585,8 @@ def _chunks(kind: str, config: dict) -> ChunkedAttentionSpec | None:
     that is not every k-th layer is refused: the KV layout counts the layers by that rule."""
     size = whole("attention_chunk_size", config.get("attention_chunk_size"))
     if kind not in ("llama4", "llama4_text") or not size:
-        return None
+        return None  # 0 turns chunking off, as vLLM's truth test does (llama4.py:258)
+    size = positive("attention_chunk_size", size)
     layers = whole("num_hidden_layers", config.get("num_hidden_layers")) or 0
     flags = config.get("no_rope_layers")
     if not flags:

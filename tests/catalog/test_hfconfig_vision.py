@@ -194,3 +194,40 @@ def test_llama_4_scout_counts_its_vision_model_and_projector(catalog):
     entry = catalog.model("meta-llama/Llama-4-Scout-17B-16E-Instruct")
     assert entry.vision is not None
     assert spec.vision.model_copy(update={"sources": []}) == entry.vision.model_copy(update={"sources": []})
+
+
+@pytest.mark.parametrize("key", ["vision_config", "text_config"])
+@pytest.mark.parametrize("value", [[1, 2], "siglip", 3])
+def test_a_config_section_that_is_not_an_object_is_one_clear_error(key, value):
+    """A vision_config that is not an object would drop the tower silently (a KV pool too large); a
+    text_config that is not one would size the outer config as the language model."""
+    config = read("gemma-3-12b-it.json")
+    config[key] = value
+    with pytest.raises(CatalogError, match=f"{key} is {type(value).__name__}, not an object"):
+        model_from_config(config, "bad")
+
+
+def test_a_rope_scaling_that_is_not_an_object_is_one_clear_error():
+    config = read("gemma-3-12b-it.json")
+    config["text_config"]["rope_scaling"] = "linear"
+    with pytest.raises(CatalogError, match="rope_scaling is str, not an object"):
+        model_from_config(config, "bad")
+
+
+@pytest.mark.parametrize(
+    "name, section, key, value",
+    [
+        ("Llama-4-Scout-17B-16E.json", "text_config", "attention_chunk_size", -8192),
+        ("gemma-3-12b-it.json", "text_config", "sliding_window", -5),
+        ("gemma-3-12b-it.json", "rope_scaling", "factor", -8),
+        ("gemma-3-12b-it.json", "rope_scaling", "factor", float("nan")),
+        ("gemma-3-12b-it.json", "rope_scaling", "factor", "8"),
+    ],
+)
+def test_a_bad_size_names_its_config_key(name, section, key, value):
+    """One line naming the config.json key, not the schema field it fills ('size', 'rope_caches.0')."""
+    config = read(name)
+    target = config["text_config"]["rope_scaling"] if section == "rope_scaling" else config[section]
+    target[key] = value
+    with pytest.raises(CatalogError, match=key):
+        model_from_config(config, "bad")

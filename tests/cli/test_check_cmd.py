@@ -267,7 +267,11 @@ def test_check_names_the_sizing_terms_its_plan_applied(capsys):
     """The live judgment uses the startup model's terms, and says which, as `plan --engine vllm` does."""
     assert main(["check", "--demo", "healthy-8b", "--json"]) == 0
     [plan] = json.loads(capsys.readouterr().out)["plans"]
-    assert plan["terms"]["sampler_peak"] > 0
+    same = ["plan", "--engine", "vllm", "--model", plan["model"], "--gpu", "h100", "--max-model-len", "8192"]
+    assert main([*same, "--utilization", "0.9", "--json"]) == 0
+    engine = json.loads(capsys.readouterr().out)["engine"]
+    assert plan["terms"] == engine["terms"] and "sampler_peak" in plan["terms"]
+    assert (plan["kv_cache_bytes"], plan["engine_assumed"]) == (engine["kv_cache_bytes"], engine["assumed"])
     assert any(line.startswith("sampler peak of vLLM 0.33.0 assumed") for line in plan["engine_assumed"])
     assert main(["check", "--demo", "healthy-8b", "--verbose"]) == 0
     gib = plan["terms"]["sampler_peak"] / 2**30

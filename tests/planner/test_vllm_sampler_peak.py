@@ -115,8 +115,13 @@ def test_releases_after_0_20_say_the_sampler_is_assumed(catalog):
 
 def test_the_warm_up_after_the_pool_counts_what_the_profile_did_not_keep(catalog):
     """The warm-up samples min(max_num_seqs, batched tokens) rows after the KV cache is carved; the Triton
-    buffer and cuBLAS workspace are already there, so logits, fp32 work and hidden states are new."""
-    p = predict(_settings(catalog, utilization=0.99))
+    buffer and cuBLAS workspace are already there, so logits, fp32 work and hidden states are new. At
+    utilization 1.0 only what the profile freed is left (1.88 GiB less the kept buffers), short of the
+    graphs and the warm-up."""
+    p = predict(_settings(catalog, utilization=1.0))
     parts = sampler_parts(rules_for("0.19.0"), catalog.model("llama-3.1-8b"), catalog.gpu("h100"), 1024, 1024, 2)
     new = parts.logits + parts.fp32_work + parts.hidden
     assert any(f"the sampler warm-up for 1024 requests (~{gib(new)})" in w for w in p.warnings)
+    profile = sampler_parts(rules_for("0.19.0"), catalog.model("llama-3.1-8b"), catalog.gpu("h100"), 8192, 1024, 2)
+    freed = p.activation_peak_bytes - profile.topk_buffer - profile.cublas
+    assert any(f"at utilization 1.00 {gib(freed)} is left" in w for w in p.warnings)

@@ -142,6 +142,11 @@ def assumed(stated: Stated, settings: EngineSettings) -> list[str]:
         out.append(f"tensor_parallel_size {settings.tp} ({said})")
     if stated.gpu_memory_utilization is None:
         out.append(f"gpu_memory_utilization {settings.utilization:g} (vLLM's default; {said})")
+    if stated.limit_mm_per_prompt and settings.limit_mm_per_prompt is None:
+        out.append(
+            f"limit_mm_per_prompt 999 per modality (vLLM's default): the log's {stated.limit_mm_per_prompt[:60]!r} "
+            "is not counts from 0 to 1,000,000 per modality"
+        )
     return out
 
 
@@ -160,7 +165,8 @@ def settings_from(
     if gpu is None:
         if not stated.total_gpu_memory_gib:
             raise LookupFailed("GPU", stated.gpu or "(not stated)", [])
-        gpu = GpuSpec(key=stated.gpu or "stated", nominal_gib=stated.total_gpu_memory_gib)
+        unnamed = f"unnamed in the log ({stated.total_gpu_memory_gib:.2f} GiB)"
+        gpu = GpuSpec(key=stated.gpu or unnamed, nominal_gib=stated.total_gpu_memory_gib)
         total = round(stated.total_gpu_memory_gib * GIB)
     return EngineSettings(
         model=model,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.planner.vllm import blocks as kvblocks
+from gpumem_tui.planner.vllm.moe_workspace import moe_workspace_bytes
 from gpumem_tui.planner.vllm.profile import sampler_bytes
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings
 from gpumem_tui.planner.vllm.sampler import sampler_parts
@@ -57,12 +58,14 @@ def failures_and_warnings(
 
 
 def _headroom(settings: EngineSettings, rules: Rules, p: EnginePrediction, free: int) -> list[str]:
-    """CUDA graphs (before 0.20) and the sampler warm-up run after the pool is carved, in what is left."""
-    left = free - p.requested_memory_bytes
-    if left < 0:
+    """CUDA graphs and the sampler warm-up run after the pool is carved, in what is left: the headroom
+    outside the budget and what the profile freed (vllm/utils/mem_utils.py:266-267 empties the cache once
+    the profile ends, v1/worker/gpu_worker.py:666-686 warms up after capture_model at 0.19.0)."""
+    if free < p.requested_memory_bytes:
         return []
+    left = free - held_after_pool(settings, rules, p)
     warmup = warmup_bytes(settings, rules, p) if rules.v1 else 0
-    graphs = 0 if p.cudagraph_charged else p.cudagraph_bytes
+    graphs = p.cudagraph_bytes
     need = graphs + warmup
     if need <= left:
         return []
@@ -71,7 +74,7 @@ def _headroom(settings: EngineSettings, rules: Rules, p: EnginePrediction, free:
     )
     return [
         f"{' and '.join(parts)} run after the KV cache is allocated and need about {gib(need)}, but "
-        f"utilization {settings.utilization:.2f} leaves {gib(left)}: {OOM_AT_START}; "
+        f"at utilization {settings.utilization:.2f} {gib(max(left, 0))} is left: {OOM_AT_START}; "
         "lower --gpu-memory-utilization or --max-num-seqs"
     ]
 
@@ -88,3 +91,18 @@ def warmup_bytes(settings: EngineSettings, rules: Rules, p: EnginePrediction) ->
         return sampler_bytes(rules, settings.model, rows, rows, 2)
     parts = sampler_parts(rules, settings.model, settings.gpu, rows, rows, width)
     return parts.logits + parts.fp32_work + parts.hidden
+
+
+def held_after_pool(settings: EngineSettings, rules: Rules, p: EnginePrediction) -> int:
+    """What the last rank (the one that samples) holds once its KV cache is allocated: weights, non-torch,
+    the pool, and the profile's buffers that live as long as the worker (the Triton top-k/top-p buffer and
+    cuBLAS workspace from 0.17 in 16-bit, the fused-MoE workspace). The rest of the activation peak was
+    freed when the profile ended."""
+    last = p.ranks[-1]
+    width = 4 if settings.dtype.lower().removeprefix("torch.") in ("float32", "fp32") else 2
+    tokens, seqs = p.max_num_batched_tokens, p.max_num_seqs
+    kept = moe_workspace_bytes(rules, settings.model, settings.gpu, settings.quantization, tokens, width, settings.tp)
+    if rules.sampler_from_source and width < 4:
+        parts = sampler_parts(rules, settings.model, settings.gpu, tokens, seqs, width)
+        kept += parts.topk_buffer + parts.cublas
+    return last.weights_bytes + last.non_torch_bytes + last.kv_cache_bytes + kept
