@@ -27,6 +27,23 @@ SEEN_S = 3600.0
 """queries.LOOK_BACK (1h)."""
 RATE_WINDOW_S = 120.0
 
+DEMO_FLEET = (
+    # as reference/fleet.md 1.2's setups: Kubernetes with exported_pod (honorLabels false), with plain pod
+    # (honorLabels true, dcgm-exporter after 4.8.2), bare metal without FB_RESERVED, one node that also runs
+    # `gpumem-tui export`, one whose exporter stopped, one model served two ways
+    FleetNodeSpec("node-a", "healthy-8b", "exported_pod", "Hostname", settings={"enable_prefix_caching": "False"}),
+    FleetNodeSpec("node-b", "busy-node", "pod", "hostname"),
+    FleetNodeSpec("node-c", "noisy-neighbour", "bare", "Hostname", reserved=False),
+    FleetNodeSpec("node-d", "kv-pressure", "exported_pod", "Hostname"),
+    FleetNodeSpec("node-e", "k8s-two-pods", "exported_pod", "Hostname", until_s=30),
+    FleetNodeSpec("node-f", "idle-node", "pod", "hostname"),
+    FleetNodeSpec("node-g", "healthy-8b", "exported_pod", "Hostname", virtual_gpus=True),
+    FleetNodeSpec("node-h", "wrong-precision", "exported_pod", "Hostname", exporter=True),
+)
+DEMO_AT_S, DEMO_STEP_S = 120.0, 5.0
+"""The moment of the demo (two minutes in: preemption rates have their window) and dcgm-exporter's step."""
+DEMO_SOURCE = f"demo: {len(DEMO_FLEET)} simulated nodes at {DEMO_AT_S:.0f} s"
+
 Row = tuple[str, Mapping[str, str], float, float]
 Key = tuple[tuple[str, str], ...]
 
@@ -36,6 +53,11 @@ def demo_sample(specs: Iterable[FleetNodeSpec], at_s: float, step_s: float, sour
     rows = list(series_rows(specs, at_s, step_s))
     now = max(at for *_, at in rows)
     return build(source, now, answers(rows, now), {})
+
+
+def demo_fleet() -> FleetSample:
+    """The simulated fleet of `fleet --demo` and `fleet check --demo`."""
+    return demo_sample(DEMO_FLEET, DEMO_AT_S, DEMO_STEP_S, DEMO_SOURCE)
 
 
 def answers(rows: list[Row], now: float) -> dict[str, Result]:

@@ -1,0 +1,39 @@
+"""`gpumem-tui fleet` without an action runs the fleet screen (`--prometheus URL` or `--demo`); `fleet check
+--demo` judges the simulated fleet with no Prometheus. Bad input: one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+
+from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.cli import main
+
+
+def test_fleet_check_demo_judges_the_simulated_fleet(capsys):
+    code = main(["fleet", "check", "--demo", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 2 and report["status"] == "CRITICAL"
+    assert report["source"].startswith("demo")
+    codes = {(f["node"], f["code"]) for f in report["findings"]}
+    assert ("node-c", "engine_down") in codes and ("node-e", "source_stale") in codes
+
+
+def test_fleet_without_a_source_is_one_line(capsys):
+    assert main(["fleet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["gpumem-tui: fleet: give --prometheus URL or --demo (or an action: snapshot, check)"]
+
+
+def test_fleet_screen_bad_url_is_one_line(capsys):
+    assert main(["fleet", "--prometheus", "ftp://x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ftp://x" in err[0]
+
+
+def test_fleet_screen_runs_on_the_source_given(monkeypatch):
+    ran: list[FleetApp] = []
+    monkeypatch.setattr(FleetApp, "run", lambda self, **_: ran.append(self))
+    assert main(["fleet", "--prometheus", "http://prom.example:9090", "--interval", "30"]) == 0
+    assert ran[0].source == "http://prom.example:9090" and ran[0].interval_s == 30
+    assert main(["fleet", "--demo"]) == 0
+    assert ran[1].source.startswith("demo")
