@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--interval", type=_seconds, default=15.0, metavar="SECONDS", help="seconds between reads (default 15)"
     )
-    parser.set_defaults(run=lambda args: fleet_screen.run(args, _inputs))
+    parser.set_defaults(run=lambda args: fleet_screen.run(args, _inputs, demo_alone))
     actions = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
     snapshot = actions.add_parser("snapshot", help="one fleet sample: nodes, GPUs, engines, coverage")
     _source_options(snapshot)
@@ -131,8 +131,29 @@ async def _read(connection: Connection, queries: Queries, at: float, timeout_s: 
         raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
 
 
+def demo_alone(args: argparse.Namespace) -> None:
+    """--demo is the simulated fleet at its own moment: the options of a real source would be ignored."""
+    given = [
+        option
+        for option, value in (
+            ("--at", args.at),
+            ("--selector", args.selector),
+            ("--header", args.header),
+            ("--bearer-token-file", args.bearer_token_file),
+            ("--ca-file", args.ca_file),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"fleet: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for --prometheus; "
+            "--demo is a simulated fleet at its own moment"
+        )
+
+
 def sample_from(args: argparse.Namespace) -> FleetSample:
     if args.fleet_demo:
+        demo_alone(args)
         return demo_fleet()
     connection, queries, at = _inputs(args)
     return asyncio.run(_read(connection, queries, at, args.query_timeout))

@@ -38,9 +38,15 @@ def demo_reader() -> Reader:
     return read
 
 
-def run(args: argparse.Namespace, inputs: Callable[[argparse.Namespace], tuple[Connection, Queries, float]]) -> int:
-    """`inputs(args)` checks the source options as `fleet check` does: (connection, queries, at)."""
+def run(
+    args: argparse.Namespace,
+    inputs: Callable[[argparse.Namespace], tuple[Connection, Queries, float]],
+    demo_alone: Callable[[argparse.Namespace], None],
+) -> int:
+    """`inputs(args)` checks the source options as `fleet check` does: (connection, queries, at);
+    `demo_alone(args)` refuses them beside --demo."""
     if args.fleet_demo:
+        demo_alone(args)
         app = FleetApp(demo_reader(), DEMO_SOURCE, interval_s=args.interval)
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)

@@ -37,3 +37,11 @@ def test_fleet_screen_runs_on_the_source_given(monkeypatch):
     assert ran[0].source == "http://prom.example:9090" and ran[0].interval_s == 30
     assert main(["fleet", "--demo"]) == 0
     assert ran[1].source.startswith("demo")
+
+
+def test_demo_refuses_the_options_of_a_real_source(capsys):
+    """--demo is the simulated fleet at its own moment: --at, --selector or a header would be ignored silently."""
+    for argv in (["fleet", "snapshot", "--demo", "--at", "5"], ["fleet", "--demo", "--selector", '{a="b"}']):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "for --prometheus; --demo is a simulated fleet" in err[0], err
