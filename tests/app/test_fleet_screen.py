@@ -144,3 +144,16 @@ async def test_a_source_down_from_the_start():
         text = await _text(app, pilot)
         assert "down: Prometheus cannot be reached: http://prom.example:9090: connection refused" in text
         assert _table(app, "fleet-nodes") == []
+
+
+async def test_a_partial_answer_is_stale_with_its_reason(fleet_sample):
+    partial = fleet_sample.model_copy(update={"state": "stale", "error": "query engines: timeout"})
+
+    async def read():
+        return partial
+
+    app = _app(read, Clock(partial.evaluated_at))
+    async with app.run_test(size=(160, 60)) as pilot:
+        text = await _text(app, pilot)
+        assert "state stale: part of the answer is missing: query engines: timeout" in text
+        assert "state ok" not in text
