@@ -171,8 +171,4 @@ class FleetApp(App[None]):
         for row, severity in zip(table.rows, table.severities, strict=True):
             style = severity_style(self, severity) if severity else None
             widget.add_row(*(Text(cell, style=style or "") for cell in row))
-        notes = [
-            f"{what}: {literal(why)}" if why.startswith("n/a") else f"{what}: unknown, because {literal(why)}"
-            for what, why in table.notes.items()
-        ]
-        self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(notes)))
+        self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))

@@ -29,8 +29,22 @@ class Table:
     rows: list[tuple[str, ...]] = field(default_factory=list)
     severities: list[str | None] = field(default_factory=list)
     """The worst severity of each row (for its colour), None for none."""
-    notes: dict[str, str] = field(default_factory=dict)
-    """field -> why it is unknown, shown under the table as "field: unknown, because ..."."""
+    notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """(field, why it is unknown) -> the rows (engines, nodes) it is unknown for; an empty list: all of them."""
+
+    def unknown(self, name: str, why: str, who: str | None = None) -> None:
+        named = self.notes.setdefault((name, why), [])
+        if who is not None:
+            named.append(who)
+
+    def said(self) -> list[str]:
+        """Each note as a line, "field (the first row and how many more): unknown, because ..." (`n/a`
+        reasons, a field the source does not have, as they are)."""
+        lines = []
+        for (name, why), who in self.notes.items():
+            where = f" ({who[0]}{f' and {len(who) - 1} more' if len(who) > 1 else ''})" if who else ""
+            lines.append(f"{name}{where}: {why}" if why.startswith("n/a") else f"{name}{where}: unknown, because {why}")
+        return lines
 
 
 def _worst(findings: list[FleetFinding]) -> FleetFinding | None:
@@ -89,7 +103,9 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
         gpus = sorted({g for e in engines for g in e.gpus})
         used = _sum([used_by_uuid.get(g) for g in gpus]) if gpus else None
         if not gpus:
-            table.notes["used"] = "no engine of the model is joined to its GPUs (see fleet findings: not_joined)"
+            table.unknown(
+                "used", "no engine of the model is joined to its GPUs (fleet finding not_joined)", literal(model)
+            )
         pool = _sum([e.pool_tokens for e in engines])
         kv = [e.kv_usage_fraction for e in engines]
         running, waiting = _sum([e.requests_running for e in engines]), _sum([e.requests_waiting for e in engines])
@@ -97,8 +113,8 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
         preempt = _sum([e.preemptions_per_min for e in engines])
         for e in engines:
             for name, why in e.unknown.items():
-                table.notes.setdefault(name, why)
-        table.notes["planned"] = PLANNED_UNKNOWN
+                table.unknown(name, literal(why), literal(e.name))
+        table.unknown("planned", PLANNED_UNKNOWN)  # for every model, so named without one
         worst = _worst(_model_findings(model, engines, findings))
         table.rows.append(
             (
@@ -133,7 +149,7 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
     for node in sorted(sample.nodes, key=rank):
         cards = ", ".join(f"{n} x {literal(card)}" for card, n in node.cards.items()) or "no GPU series"
         for name, why in node.unknown.items():
-            table.notes.setdefault(name.removesuffix("_bytes"), why)
+            table.unknown(name.removesuffix("_bytes"), literal(why), literal(node.name))
         stale = node.name in sample.stale_nodes
         own = by_node.get(node.name, [])
         worst = _worst(own)

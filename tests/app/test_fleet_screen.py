@@ -70,6 +70,12 @@ async def test_demo_fleet_header_models_nodes_and_findings(fleet_sample):
         assert codes["kv_saturated"][2] == "3" and codes["headroom_low"][2] == "9"
         # planned memory is not read from Prometheus yet: unknown with its reason, never a number or "ok"
         assert "planned: unknown, because" in text
+        # each unknown names whose it is: the first engine and how many more share the reason
+        assert (
+            "preemptions_per_min (Qwen/Qwen2.5-7B at team-b/vllm-code-5c4b7d9f6-m8n2p and 1 more): unknown, because "
+            "no vllm:num_preemptions_total series" in text
+        )
+        assert "requests_waiting (meta-llama/Llama-3.1-8B-Instruct at node-c:8000): unknown, because its scrape" in text
 
 
 async def test_outside_text_is_shown_literally():
