@@ -1,6 +1,6 @@
-"""FleetApp: the fleet screen. A worker reads one FleetSample on each interval (never on the UI's turn),
-judges it with the fleet's own judge (diagnosis/fleet.py) and the screen draws the header, the tables per
-model and per node and the findings by code (fleet_view.py).
+"""FleetApp: the fleet screen. A worker reads one FleetSample on each interval in a thread of its own
+(never on the UI's loop), judges it with the fleet's own judge (diagnosis/fleet.py) and the screen draws
+the header, the tables per model and per node and the findings by code (fleet_view.py).
 
 A read that fails keeps the last sample on screen and says so in the header: `stale` while the last good
 read is younger than DOWN_AFTER intervals, `down` after (or when no read ever succeeded). The app itself
@@ -8,8 +8,10 @@ never stops for its source."""
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -34,7 +36,7 @@ FAILED = {
     "query": "Prometheus rejected a query",
 }
 
-Reader = Callable[[], Awaitable[FleetSample]]
+Reader = Callable[[], Coroutine[Any, Any, FleetSample]]
 
 
 def _when(at: float) -> str:
@@ -109,14 +111,19 @@ class FleetApp(App[None]):
     @work(group="fleet", exit_on_error=False)
     async def _refresh(self) -> None:
         try:
-            sample = await self.read()
-            findings = judge_fleet(sample, self.thresholds)
+            sample, findings = await asyncio.to_thread(self._read_and_judge)
         except Exception as exc:  # noqa: BLE001 - a source that fails degrades the header, never the app
             self.failure, self.failed_at = literal(_why(exc)), self.clock()
         else:
             self.sample, self.findings = sample, findings
             self.last_ok, self.failure, self.failed_at = self.clock(), None, None
         self._draw()
+
+    def _read_and_judge(self) -> tuple[FleetSample, list[FleetFinding]]:
+        """In a thread of its own, with its own event loop: the join and the judge of thousands of nodes
+        take CPU that would otherwise stall the screen."""
+        sample = asyncio.run(self.read())
+        return sample, judge_fleet(sample, self.thresholds)
 
     def state(self) -> tuple[str, str]:
         """(ok|stale|down, the words the header says about it)."""

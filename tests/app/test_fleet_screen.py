@@ -3,6 +3,10 @@ sample read by a reader the test controls (the demo fleet, a hand-made hostile s
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+
 import pytest
 
 from gpumem_tui.app.fleet_app import FleetApp
@@ -163,3 +167,27 @@ async def test_a_partial_answer_is_stale_with_its_reason(fleet_sample):
         text = await _text(app, pilot)
         assert "state stale: part of the answer is missing: query engines: timeout" in text
         assert "state ok" not in text
+
+
+async def test_a_slow_read_never_blocks_the_screen(fleet_sample):
+    """A read that holds its thread (a slow join at thousands of nodes) runs off the UI's loop: the screen
+    still answers keys while it waits."""
+    release = threading.Event()
+    started = threading.Event()
+
+    async def read():
+        started.set()
+        release.wait(timeout=5)  # blocks whatever thread runs it
+        return fleet_sample
+
+    app = _app(read, Clock(fleet_sample.evaluated_at))
+    began = time.monotonic()
+    async with app.run_test(size=(160, 60)) as pilot:
+        await asyncio.to_thread(started.wait, 5)
+        await pilot.press("tab")
+        await pilot.pause()
+        answered = time.monotonic() - began
+        release.set()
+        text = await _text(app, pilot)
+        assert answered < 4, f"the screen answered a key {answered:.1f} s after it started"
+        assert "8 nodes, 24 GPUs" in text
