@@ -91,12 +91,12 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
+def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connection, Queries, float]:
     try:
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
         at = time.time() if args.at is None else parse_time(args.at)
-        queries = Queries(parse_selector(args.selector))
+        queries = Queries(parse_selector(args.selector), look)
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
@@ -117,8 +117,10 @@ async def _read(connection: Connection, queries: Queries, at: float, timeout_s: 
         raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
 
 
-def sample_from(args: argparse.Namespace) -> FleetSample:
-    connection, queries, at = _inputs(args)
+def sample_from(args: argparse.Namespace, look: float | None = None) -> FleetSample:
+    """One fleet sample: every GPU read one by one, or with `look` only those whose free memory is under
+    that fraction of the card (the rest summed per node on the server)."""
+    connection, queries, at = _inputs(args, look)
     return asyncio.run(_read(connection, queries, at, args.query_timeout))
 
 
@@ -136,8 +138,9 @@ def run_snapshot(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     try:
-        sample = sample_from(args)
-        findings = judge_fleet(sample, Thresholds())
+        thresholds = Thresholds()
+        sample = sample_from(args, thresholds.headroom_warning_fraction)
+        findings = judge_fleet(sample, thresholds)
     except Exception as exc:  # noqa: BLE001 - a monitoring plugin answers every failure with UNKNOWN
         report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, "fleet check"))
         return UNKNOWN
