@@ -73,6 +73,12 @@ def _source_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token")
     parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs")
     parser.add_argument(
+        "--overview",
+        action="store_true",
+        help="node memory summed on the server, GPUs one by one only under the headroom fraction: fewer bytes "
+        "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
+    )
+    parser.add_argument(
         "--query-timeout",
         type=_seconds,
         default=QUERY_TIMEOUT_S,
@@ -117,9 +123,10 @@ async def _read(connection: Connection, queries: Queries, at: float, timeout_s: 
         raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
 
 
-def sample_from(args: argparse.Namespace, look: float | None = None) -> FleetSample:
-    """One fleet sample: every GPU read one by one, or with `look` only those whose free memory is under
-    that fraction of the card (the rest summed per node on the server)."""
+def sample_from(args: argparse.Namespace) -> FleetSample:
+    """One fleet sample: every GPU read one by one, or with --overview only those whose free memory is under
+    the headroom warning fraction of the card (node figures summed on the server)."""
+    look = Thresholds().headroom_warning_fraction if args.overview else None
     connection, queries, at = _inputs(args, look)
     return asyncio.run(_read(connection, queries, at, args.query_timeout))
 
@@ -138,9 +145,8 @@ def run_snapshot(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     try:
-        thresholds = Thresholds()
-        sample = sample_from(args, thresholds.headroom_warning_fraction)
-        findings = judge_fleet(sample, thresholds)
+        sample = sample_from(args)
+        findings = judge_fleet(sample, Thresholds())
     except Exception as exc:  # noqa: BLE001 - a monitoring plugin answers every failure with UNKNOWN
         report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, "fleet check"))
         return UNKNOWN

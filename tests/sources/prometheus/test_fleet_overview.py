@@ -4,6 +4,7 @@ by one only where they need a look, judged the same as the full read `fleet snap
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -52,3 +53,15 @@ def test_the_overview_reads_one_by_one_only_the_gpus_that_need_a_look(fleet_url)
     assert looked == needed
     assert not any(g.node == "node-f" for g in overview.gpus)  # eight idle GPUs: nothing to look at
     assert sum(n.gpus for n in overview.nodes) == len(full.gpus)
+
+
+def test_check_overview_says_what_the_full_check_says(fleet_url, capsys):
+    from gpumem_tui.cli import main
+
+    argv = ["fleet", "check", "--prometheus", fleet_url, "--at", str(AT), "--json"]
+    full_code = main(argv)
+    full = json.loads(capsys.readouterr().out)
+    overview_code = main([*argv, "--overview"])
+    overview = json.loads(capsys.readouterr().out)
+    assert overview_code == full_code == 2
+    assert overview["findings"] == full["findings"] and overview["coverage"] == full["coverage"]
