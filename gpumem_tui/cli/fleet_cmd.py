@@ -73,6 +73,12 @@ def _source_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token")
     parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs")
     parser.add_argument(
+        "--overview",
+        action="store_true",
+        help="node memory summed on the server, GPUs one by one only under the headroom fraction: fewer bytes "
+        "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
+    )
+    parser.add_argument(
         "--query-timeout",
         type=_seconds,
         default=QUERY_TIMEOUT_S,
@@ -91,12 +97,12 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
+def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connection, Queries, float]:
     try:
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
         at = time.time() if args.at is None else parse_time(args.at)
-        queries = Queries(parse_selector(args.selector))
+        queries = Queries(parse_selector(args.selector), look)
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
@@ -118,7 +124,10 @@ async def _read(connection: Connection, queries: Queries, at: float, timeout_s: 
 
 
 def sample_from(args: argparse.Namespace) -> FleetSample:
-    connection, queries, at = _inputs(args)
+    """One fleet sample: every GPU read one by one, or with --overview only those whose free memory is under
+    the headroom warning fraction of the card (node figures summed on the server)."""
+    look = Thresholds().headroom_warning_fraction if args.overview else None
+    connection, queries, at = _inputs(args, look)
     return asyncio.run(_read(connection, queries, at, args.query_timeout))
 
 
