@@ -139,10 +139,19 @@ def test_the_printed_tables_and_the_last_line_keep_their_wording(report):
     assert "outside max(3 %, 0.3 GiB): " in lines[-1]
 
 
-def test_the_goal_names_the_cases_it_could_not_measure(report):
+def test_the_goal_names_the_cases_it_could_not_measure(tmp_path):
     """A held-out startup the catalog cannot express is not measured: the goal line must say so, or a
-    skipped case reads as met."""
+    skipped case reads as met. Made so on a copy of the sweep whose first held-out case names a model no
+    catalog holds (the real sweep may have none skipped)."""
+    cases = json.loads(LLMD_SWEEP.read_text())
+    first = next(i for i, case in enumerate(cases) if case.get("split") == "heldout")
+    cases[first]["model"] = "example-org/no-such-model"
+    sweep = tmp_path / "sweep.json"
+    sweep.write_text(json.dumps(cases))
+    report = json.loads(_bench("--json", str(CALIBRATION), str(sweep)))
     skipped = [r["case"] for r in report["cases"] if r["split"] == "heldout" and "skipped" in r]
-    assert report["goal"]["heldout"]["skipped"] == skipped
-    line = next(line for line in _bench().splitlines() if line.startswith("goal, held-out startups"))
+    assert skipped and report["goal"]["heldout"]["skipped"] == skipped
+    line = next(
+        line for line in _bench(str(CALIBRATION), str(sweep)).splitlines() if line.startswith("goal, held-out startups")
+    )
     assert f"{len(skipped)} skipped" in line and all(name in line for name in skipped)

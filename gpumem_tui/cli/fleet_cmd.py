@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--interval", type=_seconds, default=15.0, metavar="SECONDS", help="seconds between reads (default 15)"
     )
-    parser.set_defaults(run=lambda args: fleet_screen.run(args, _inputs, demo_alone))
+    parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone))
     actions = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
     snapshot = actions.add_parser("snapshot", help="one fleet sample: nodes, GPUs, engines, coverage")
     _source_options(snapshot)
@@ -87,6 +87,12 @@ def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> N
     parser.add_argument("--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token")
     parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs")
     parser.add_argument(
+        "--overview",
+        action="store_true",
+        help="node memory summed on the server, GPUs one by one only under the headroom fraction: fewer bytes "
+        "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
+    )
+    parser.add_argument(
         "--query-timeout",
         type=_seconds,
         default=QUERY_TIMEOUT_S,
@@ -105,12 +111,12 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
+def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connection, Queries, float]:
     try:
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
         at = time.time() if args.at is None else parse_time(args.at)
-        queries = Queries(parse_selector(args.selector))
+        queries = Queries(parse_selector(args.selector), look)
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
@@ -141,6 +147,7 @@ def demo_alone(args: argparse.Namespace) -> None:
             ("--header", args.header),
             ("--bearer-token-file", args.bearer_token_file),
             ("--ca-file", args.ca_file),
+            ("--overview", args.overview),
         )
         if value
     ]
@@ -151,11 +158,18 @@ def demo_alone(args: argparse.Namespace) -> None:
         )
 
 
+def inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
+    """The source options read, --overview's look included (the fleet screen reads with the same)."""
+    return _inputs(args, Thresholds().headroom_warning_fraction if args.overview else None)
+
+
 def sample_from(args: argparse.Namespace) -> FleetSample:
+    """One fleet sample: every GPU read one by one, or with --overview only those whose free memory is under
+    the headroom warning fraction of the card (node figures summed on the server); --demo: the simulated fleet."""
     if args.fleet_demo:
         demo_alone(args)
         return demo_fleet()
-    connection, queries, at = _inputs(args)
+    connection, queries, at = inputs(args)
     return asyncio.run(_read(connection, queries, at, args.query_timeout))
 
 

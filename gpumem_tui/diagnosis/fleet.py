@@ -203,11 +203,10 @@ def _kv_saturated(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
 
 def _engine_down(sample: FleetSample) -> list[FleetFinding]:
     by_pod = {f"{e.namespace or ''}/{e.pod}": e.node for e in sample.engines if e.pod}
-    gpu_pods = {pod: gpu.node for gpu in sample.gpus for pod in gpu.pods}
     findings = []
     for labels in sample.targets_down:
         pod = f"{labels.get('namespace', '')}/{labels['pod']}" if labels.get("pod") else None
-        node = (by_pod.get(pod) or gpu_pods.get(pod)) if pod else host_of(labels.get("instance", ""))
+        node = (by_pod.get(pod) or sample.pod_nodes.get(pod)) if pod else host_of(labels.get("instance", ""))
         target = pod or labels.get("instance", "?")
         findings.append(
             FleetFinding(

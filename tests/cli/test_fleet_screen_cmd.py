@@ -45,3 +45,21 @@ def test_demo_refuses_the_options_of_a_real_source(capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "for --prometheus; --demo is a simulated fleet" in err[0], err
+
+
+def test_fleet_screen_reads_as_overview_when_told(monkeypatch, capsys):
+    """--overview reaches the screen's reader (reads only the GPUs under the headroom fraction one by one);
+    beside --demo it is refused, as it would be ignored."""
+    from gpumem_tui.cli import fleet_screen
+
+    looks: list = []
+    real = fleet_screen.prometheus_reader
+    monkeypatch.setattr(
+        fleet_screen, "prometheus_reader", lambda c, q, at, t: looks.append(q.look) or real(c, q, at, t)
+    )
+    monkeypatch.setattr(FleetApp, "run", lambda *_, **__: None)
+    assert main(["fleet", "--prometheus", "http://prom.example:9090", "--overview"]) == 0
+    assert main(["fleet", "--prometheus", "http://prom.example:9090"]) == 0
+    assert looks[0] is not None and 0 < looks[0] < 1 and looks[1] is None
+    assert main(["fleet", "--demo", "--overview"]) == 2
+    assert "--overview is for --prometheus" in capsys.readouterr().err

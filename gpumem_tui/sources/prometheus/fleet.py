@@ -31,6 +31,8 @@ MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cach
 """cache_config_info labels that vLLM measures at start-up (they differ with the card), not settings."""
 IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
 LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
+SUMMED = ("node_memory", "node_gpus", "node_pods")
+"""What the overview reads per node on the server; a full read sums its GPUs instead."""
 QUERY_NAMES = (
     "gpu_memory",
     "gpu_pods",
@@ -46,12 +48,13 @@ QUERY_NAMES = (
 
 async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
     """Run every query at `at` and join the answers. Raises PrometheusError when none could be read."""
+    names = QUERY_NAMES if queries.look is None else (*QUERY_NAMES, *SUMMED)
     answers = await asyncio.gather(
-        *(client.query(getattr(queries, name), at) for name in QUERY_NAMES), return_exceptions=True
+        *(client.query(getattr(queries, name), at) for name in names), return_exceptions=True
     )
     results: dict[str, Result] = {}
     failures: dict[str, str] = {}
-    for name, answer in zip(QUERY_NAMES, answers, strict=True):
+    for name, answer in zip(names, answers, strict=True):
         if isinstance(answer, Result):
             results[name] = answer
         elif isinstance(answer, PrometheusError):
@@ -72,9 +75,16 @@ def build(
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
     pods_rows = results.get("gpu_pods", empty).series
-    exporters = exporter_pods(s.labels for s in pods_rows)
+    node_pods = results.get("node_pods", empty).series
+    exporters = exporter_pods(s.labels for s in [*pods_rows, *node_pods])
     gpus = _gpus(results.get("gpu_memory", empty).series, pods_rows, exporters)
-    if "gpu_memory" in results and not gpus:
+    summed = "node_memory" in results and "node_gpus" in results
+    if summed:
+        counts = _node_counts(results["node_gpus"].series)
+        sums = _node_sums(results["node_memory"].series)
+    else:  # canned answers without the node queries: the nodes are the sums of their GPUs
+        counts, sums = _counts_of(gpus), _sums_of(gpus)
+    if ("gpu_memory" in results or summed) and not gpus and not counts:
         unknown["memory"] = "no dcgm-exporter series match the selector"
     ages: dict[str, float] = {}
     for s in results.get("nodes_age", empty).series:
@@ -92,9 +102,10 @@ def build(
         unknown["engines"] = "no vLLM series match the selector"
     down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", empty).series}
     engines = [_silenced(e) if (e.job or "", e.instance or "") in down else e for e in engines]
-    engines = _join(engines, gpus, "gpu_pods" in results)
-    nodes = _nodes(gpus, engines, ages, seen)
-    for name in {g.node for g in gpus} | seen:
+    held = _held(node_pods, exporters) if "node_pods" in results else _held_of(gpus)
+    engines = _join(engines, gpus, held, counts, "gpu_pods" in results or "node_pods" in results)
+    nodes = _nodes(counts, sums, engines, ages, seen)
+    for name in set(counts) | seen:
         if EXPORTER_POD.search(name):
             warnings.append(
                 f"node name {name!r} looks like dcgm-exporter's own pod: NODE_NAME is unset in its environment"
@@ -113,11 +124,16 @@ def build(
         nodes=nodes,
         gpus=gpus,
         engines=engines,
+        pod_nodes={pod: node for pod, (node, _) in sorted(held.items()) if node is not None},
         targets_down=[s.labels for s in results.get("targets_down", empty).series],
         node_findings=_node_findings(results.get("node_findings", empty).series),
         stale_nodes=stale,
         coverage=Coverage(
-            nodes=len(nodes), gpus=len(gpus), engines=len(engines), joined=joined, not_joined=len(engines) - joined
+            nodes=len(nodes),
+            gpus=sum(n.gpus for n in nodes),
+            engines=len(engines),
+            joined=joined,
+            not_joined=len(engines) - joined,
         ),
         data_age_s=max(fresh) if fresh else None,
         unknown=unknown,
@@ -324,14 +340,92 @@ def _float(text: str | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _join(engines: list[FleetEngine], gpus: list[FleetGpu], pods_read: bool) -> list[FleetEngine]:
-    """Each engine with its node, its GPUs and how they were found (reference/fleet.md 2.4)."""
+Held = dict[str, tuple[str | None, int]]
+"""`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
+Counts = dict[str, dict[str, dict[str, int]]]
+"""node -> card model -> dcgm-exporter field (`USED`, `FREE`, `RESERVED`) -> GPUs that report it."""
+Sums = dict[str, dict[str, float]]
+"""node -> field -> MiB summed over its GPUs."""
+
+
+def _held(rows: list[Series], exporters: set[str]) -> Held:
+    held: dict[str, tuple[str | None, int]] = {}
+    for s in rows:
+        workload = workload_of(s.labels, exporters)
+        if workload is not None and math.isfinite(s.value):
+            name = "/".join(workload)
+            node, count = held.get(name, (node_of(s.labels), 0))
+            held[name] = (node, count + int(s.value))
+    return held
+
+
+def _held_of(gpus: list[FleetGpu]) -> Held:
+    held: dict[str, tuple[str | None, int]] = {}
+    for gpu in gpus:
+        for pod in gpu.pods:
+            node, count = held.get(pod, (gpu.node, 0))
+            held[pod] = (node, count + 1)
+    return held
+
+
+def _field_of(labels: Mapping[str, str]) -> str:
+    return labels.get("__name__", "").removeprefix("DCGM_FI_DEV_FB_")
+
+
+def _node_counts(rows: list[Series]) -> Counts:
+    counts: Counts = defaultdict(lambda: defaultdict(dict))
+    for s in rows:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            counts[node][s.labels.get("modelName") or "?"][_field_of(s.labels)] = int(s.value)
+    return counts
+
+
+def _node_sums(rows: list[Series]) -> Sums:
+    sums: Sums = defaultdict(dict)
+    for s in rows:
+        node = node_of(s.labels)
+        if node is not None:
+            sums[node][_field_of(s.labels)] = s.value
+    return sums
+
+
+def _counts_of(gpus: list[FleetGpu]) -> Counts:
+    counts: Counts = defaultdict(lambda: defaultdict(dict))
+    for gpu in gpus:
+        card = counts[gpu.node][gpu.card or "?"]
+        for field, name in (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED")):
+            if getattr(gpu, field) is not None or not gpu.unknown.get(field, "").startswith(("n/a", "no DCGM")):
+                card[name] = card.get(name, 0) + 1
+    return counts
+
+
+def _sums_of(gpus: list[FleetGpu]) -> Sums:
+    sums: Sums = defaultdict(dict)
+    for gpu in gpus:
+        mine = sums[gpu.node]
+        for field, name in (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED")):
+            value = getattr(gpu, field)
+            missing = gpu.unknown.get(field, "").startswith(("n/a", "no DCGM"))
+            if not missing:
+                mine[name] = mine.get(name, 0.0) + (math.nan if value is None else value / MIB)
+    return sums
+
+
+def _join(
+    engines: list[FleetEngine], gpus: list[FleetGpu], held: Held, counts: Counts, pods_read: bool
+) -> list[FleetEngine]:
+    """Each engine with its node, its GPUs and how they were found (reference/fleet.md 2.4). `held` and
+    `counts` cover every GPU; `gpus` are those read one by one, whose UUIDs are named."""
     by_pod: dict[str, list[FleetGpu]] = defaultdict(list)
     by_node: dict[str, list[FleetGpu]] = defaultdict(list)
     for gpu in gpus:
         by_node[gpu.node].append(gpu)
         for pod in gpu.pods:
             by_pod[pod].append(gpu)
+    allocated: dict[str | None, int] = defaultdict(int)
+    for node, count in held.values():
+        allocated[node] += count
     bare = [e for e in engines if e.pod is None]
     per_node: dict[str | None, int] = defaultdict(int)
     for engine in bare:
@@ -341,13 +435,14 @@ def _join(engines: list[FleetEngine], gpus: list[FleetGpu], pods_read: bool) -> 
         update: dict[str, object]
         if engine.pod is not None:
             workload = f"{engine.namespace or ''}/{engine.pod}"
-            held = by_pod.get(workload, [])
-            if held:
+            node, count = held.get(workload, (None, 0))
+            if count:
                 update = {
-                    "node": held[0].node,
-                    "gpus": [g.uuid or g.index or "?" for g in held],
+                    "node": node,
+                    "gpus": [g.uuid or g.index or "?" for g in by_pod.get(workload, [])],
+                    "gpu_count": count,
                     "joined": "found",
-                    "join_reason": f"dcgm-exporter attributes {len(held)} GPU(s) to pod {workload}",
+                    "join_reason": f"dcgm-exporter attributes {count} GPU(s) to pod {workload}",
                 }
             else:
                 why = (
@@ -359,10 +454,9 @@ def _join(engines: list[FleetEngine], gpus: list[FleetGpu], pods_read: bool) -> 
                 update = {"joined": "not joined", "join_reason": why}
         else:
             node = _engine_node(engine)
-            free_gpus = [g for g in by_node.get(node or "", []) if not g.pods]
             if node is None:
                 update = {"joined": "not joined", "join_reason": "the engine's series name no pod and no node"}
-            elif node not in by_node:
+            elif node not in counts:
                 update = {
                     "node": node,
                     "joined": "not joined",
@@ -376,59 +470,77 @@ def _join(engines: list[FleetEngine], gpus: list[FleetGpu], pods_read: bool) -> 
                     "each uses",
                 }
             else:
+                free = max(0, _gpu_count(counts[node]) - allocated[node])
                 update = {
                     "node": node,
-                    "gpus": [g.uuid or g.index or "?" for g in free_gpus],
+                    "gpus": [g.uuid or g.index or "?" for g in by_node.get(node, []) if not g.pods],
+                    "gpu_count": free,
                     "joined": "assumed",
-                    "join_reason": f"the only engine on node {node} (no pod labels): all {len(free_gpus)} of its "
+                    "join_reason": f"the only engine on node {node} (no pod labels): all {free} of its "
                     "unallocated GPUs assumed",
                 }
         joined.append(engine.model_copy(update=update))
     return joined
 
 
+def _gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:
+    return sum(max(fields.values(), default=0) for fields in cards.values())
+
+
 def _engine_node(engine: FleetEngine) -> str | None:
     return node_of({"instance": engine.instance or ""})
 
 
+FIELDS = (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED"))
+
+
 def _nodes(
-    gpus: list[FleetGpu], engines: list[FleetEngine], ages: Mapping[str, float], seen: set[str]
+    counts: Counts, sums: Sums, engines: list[FleetEngine], ages: Mapping[str, float], seen: set[str]
 ) -> list[FleetNode]:
-    by_node: dict[str, list[FleetGpu]] = defaultdict(list)
-    for gpu in gpus:
-        by_node[gpu.node].append(gpu)
     served: dict[str, list[str]] = defaultdict(list)
     for engine in engines:
         if engine.node is not None:
             served[engine.node].append(engine.name)
     nodes = []
-    for name in sorted(set(by_node) | set(ages) | seen):
-        held = by_node.get(name, [])
+    for name in sorted(set(counts) | set(ages) | seen):
+        cards = {card: max(fields.values(), default=0) for card, fields in counts.get(name, {}).items()}
+        gpus = sum(cards.values())
         unknown: dict[str, str] = {}
-        sums: dict[str, int | None] = {}
-        for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):
-            values = [getattr(g, field) for g in held]
-            if not held:
+        figures: dict[str, int | None] = {}
+        for field, key in FIELDS:
+            reporting = sum(fields.get(key, 0) for fields in counts.get(name, {}).values())
+            value = sums.get(name, {}).get(key)
+            if not gpus:
                 unknown[field] = LOOKBACK_NOTE
-                sums[field] = None
-            elif any(v is None for v in values):
-                reasons = sorted({g.unknown.get(field, "") for g in held if getattr(g, field) is None})
-                unknown[field] = "; ".join(r for r in reasons if r)
-                sums[field] = None
+            elif reporting == 0 and key == "RESERVED":
+                unknown[field] = (
+                    "n/a: this dcgm-exporter exports no DCGM_FI_DEV_FB_RESERVED (its default list has it from "
+                    "4.4.0); total is used + free"
+                )
+            elif reporting < gpus:
+                unknown[field] = f"{gpus - reporting} of {gpus} GPUs report no DCGM_FI_DEV_FB_{key}"
+            figures[field] = _mib(value, f"FB_{key} on a GPU", unknown, field) if field not in unknown else None
+        if figures["used_bytes"] is None or figures["free_bytes"] is None:
+            if gpus:
+                unknown["total_bytes"] = "used or free is unknown"
             else:
-                sums[field] = sum(values)
-        cards: dict[str, int] = defaultdict(int)
-        for gpu in held:
-            cards[gpu.card or "?"] += 1
+                unknown["total_bytes"] = LOOKBACK_NOTE
+            total = None
+        elif figures["reserved_bytes"] is None and not unknown["reserved_bytes"].startswith("n/a"):
+            unknown["total_bytes"] = "reserved is unknown"
+            total = None
+        else:
+            total = figures["used_bytes"] + figures["free_bytes"] + (figures["reserved_bytes"] or 0)
         nodes.append(
             FleetNode(
                 name=name,
-                gpus=len(held),
-                cards=dict(cards),
+                gpus=gpus,
+                cards=cards,
                 data_age_s=ages.get(name),
                 engines=served.get(name, []),
                 unknown=unknown,
-                **sums,
+                total_bytes=total,
+                **figures,
             )
         )
     return nodes

@@ -53,11 +53,20 @@ def _by(*labels: str) -> str:
     return ", ".join(labels)
 
 
+GPU_ID = ("UUID", "GPU_I_ID")
+FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
+
+
 @dataclass(frozen=True)
 class Queries:
-    """Every query of one fleet sample, with the selector's matchers added."""
+    """Every query of one fleet sample, with the selector's matchers added.
+
+    `look`: read GPUs one by one only where free memory is under this fraction of the card (or a field is
+    missing or not a number); None reads every GPU. Node figures and pod-to-GPU counts are always read summed
+    per node, so the overview's answer grows with nodes, not GPUs (reference/fleet.md 4.2)."""
 
     matchers: str = ""
+    look: float | None = None
 
     def _sel(self, metric: str) -> str:
         return f"{metric}{{{self.matchers}}}" if self.matchers else metric
@@ -66,17 +75,59 @@ class Queries:
         extra = f", {self.matchers}" if self.matchers else ""
         return f'{{__name__=~"{pattern}"{extra}}}'
 
+    def _field(self, name: str) -> str:
+        return f"max by ({_by(*NODE_LABELS, *GPU_ID)}) ({self._sel(f'DCGM_FI_DEV_FB_{name}')})"
+
+    def _unless_fine(self, query: str) -> str:
+        """`query` less the GPUs whose free memory is at least `look` of used + free + reserved (used + free
+        where the exporter has no reserved); a NaN or a missing field is never fine."""
+        if self.look is None:
+            return query
+        used, free, reserved = self._field("USED"), self._field("FREE"), self._field("RESERVED")
+        share = f"{self.look!r}"
+        fine = (
+            f"({free} >= {share} * ({used} + {free} + {reserved})) or "
+            f"(({free} >= {share} * ({used} + {free})) unless on ({_by(*NODE_LABELS, *GPU_ID)}) {reserved})"
+        )
+        return f"({query}) unless on ({_by(*NODE_LABELS, *GPU_ID)}) ({fine})"
+
     @property
     def gpu_memory(self) -> str:
-        """Used, free and reserved MiB per GPU, one copy per GPU (deduplicated)."""
-        return (
-            f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names('DCGM_FI_DEV_FB_(USED|FREE|RESERVED)')})"
-        )
+        """Used, free and reserved MiB per GPU, one copy per GPU (deduplicated); with `look`, only the GPUs
+        that need one."""
+        return self._unless_fine(f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB)})")
 
     @property
     def gpu_pods(self) -> str:
-        """Which pods dcgm-exporter says hold each GPU (the kubelet's allocation); one series per pair."""
-        return f"count by ({_by(*NODE_LABELS, 'UUID', 'GPU_I_ID', *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
+        """Which pods dcgm-exporter says hold each GPU (the kubelet's allocation); one series per pair; with
+        `look`, for the GPUs of `gpu_memory` only."""
+        return self._unless_fine(
+            f"count by ({_by(*NODE_LABELS, *GPU_ID, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
+        )
+
+    @property
+    def node_memory(self) -> str:
+        """Used, free and reserved MiB per node: each GPU once (virtual-GPU copies deduplicated), then summed.
+        A NaN on one GPU makes its node's sum NaN (unknown, never a smaller number)."""
+        each = f"max by ({_by(*NODE_LABELS, *GPU_ID, '__name__')}) ({self._names(FB)})"
+        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({each})"
+
+    @property
+    def node_gpus(self) -> str:
+        """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing."""
+        return (
+            f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) "
+            f"(max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)}))"
+        )
+
+    @property
+    def node_pods(self) -> str:
+        """GPUs per node and workload (the kubelet's allocation as dcgm-exporter labels it): one series per
+        pod, not per GPU."""
+        return (
+            f"count by ({_by(*NODE_LABELS, *POD_LABELS)}) "
+            f"(max by ({_by(*NODE_LABELS, *GPU_ID, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')}))"
+        )
 
     @property
     def nodes_age(self) -> str:

@@ -17,7 +17,7 @@ class _Record(BaseModel):
 
 
 class FleetGpu(_Record):
-    """One GPU (or MIG GPU instance) as dcgm-exporter reports it, deduplicated."""
+    """One GPU (or MIG GPU instance) as dcgm-exporter reports it, deduplicated: figures per GPU."""
 
     node: str
     index: str | None = None
@@ -48,7 +48,10 @@ class FleetEngine(_Record):
     job: str | None = None
     node: str | None = None
     gpus: list[str] = []
-    """UUIDs of the GPUs joined to it."""
+    """UUIDs of the GPUs joined to it that were read one by one (all of them in a full read; in the
+    overview, those that need a look)."""
+    gpu_count: int | None = None
+    """How many GPUs are joined to it, counted per node on the server (None: not joined)."""
     joined: Joined = "not joined"
     join_reason: str = ""
     """How it was joined (found: the GPUs carry its pod; assumed: its node's only engine) or why not."""
@@ -73,6 +76,9 @@ class FleetEngine(_Record):
 
 
 class FleetNode(_Record):
+    """One node: figures per node, summed on the server over all its GPUs (each counted once), whether or
+    not its GPUs were read one by one."""
+
     name: str
     gpus: int = 0
     cards: dict[str, int] = {}
@@ -122,8 +128,16 @@ class FleetSample(_Record):
     """The server's own warnings (a partial answer) and notes about what was read."""
     selector: str = ""
     nodes: list[FleetNode] = []
+    """Per node: every node, its memory summed over all its GPUs."""
     gpus: list[FleetGpu] = []
+    """Per GPU, the ones read one by one: every GPU in a full read (`fleet snapshot`); in the overview
+    (`fleet check`, the fleet screen) only those whose free memory is under the headroom warning fraction
+    of the card or whose reading is missing or not a number, so the answer grows with nodes, not GPUs.
+    Counts of all GPUs are in `nodes` and `coverage`."""
     engines: list[FleetEngine] = []
+    pod_nodes: dict[str, str] = {}
+    """Per workload: `namespace/pod` -> the node of the GPUs dcgm-exporter attributes to it (every pod, also
+    where its GPUs were not read one by one)."""
     targets_down: list[dict[str, str]] = []
     """Labels of vLLM scrape targets whose `up` is 0."""
     node_findings: list[NodeFinding] = []

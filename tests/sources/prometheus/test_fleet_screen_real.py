@@ -25,4 +25,4 @@ async def test_fleet_screen_on_a_real_prometheus(fleet_url):
         table = app.query_one("#fleet-nodes")
         rows = {str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)] for i in range(table.row_count)}
         assert rows["node-nan"][2] == "unknown"  # FB_USED NaN: never a number, never fine
-        assert "used (node-nan): unknown, because dcgm-exporter reported FB_USED as NaN: no reading" in text
+        assert "used (node-nan): unknown, because dcgm-exporter reported FB_USED on a GPU as NaN: no reading" in text

@@ -1,0 +1,219 @@
+"""Fleet refresh cost at scale: a real Prometheus over a simulated fleet of N nodes (8 H100s and one vLLM
+engine over all eight each, an hour of history at 30 s), and the fleet read (`read_fleet`, what `fleet check`
+and the fleet screen run per refresh) timed against it.
+
+The node is the project's own simulator (gpumem_tui/demo/fleet_series.py) running a scenario written here:
+Llama 3.1 70B BF16, tensor parallel 8, gpu_memory_utilization 0.9. One node's series are generated once and
+copied per node with its own name, UUIDs, pods and addresses, then backfilled with
+`promtool tsdb create-blocks-from openmetrics` in a temporary folder and served by `prometheus` on a free
+loopback port (the recipe of tests/sources/prometheus/server.py).
+
+Per refresh it prints: wall time, client CPU (time.process_time), bytes received, queries made, and the
+process's RSS; then the medians and per-node costs. Nothing here is asserted: it is measured.
+
+Run: python3 bench/fleet.py [--nodes 100] [--refreshes 5] [--read overview|full|both] [--utilization 0.9]
+     (--nodes 1000: about 950 MB of OpenMetrics, promtool ~10 s and ~1.2 GB RSS, a few minutes in all)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.sources.prometheus.server, from a checkout
+
+import psutil  # noqa: E402
+
+from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
+from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
+from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient  # noqa: E402
+from gpumem_tui.sources.prometheus.fleet import read_fleet  # noqa: E402
+from gpumem_tui.sources.prometheus.queries import Queries  # noqa: E402
+from tests.sources.prometheus.server import T0, require_prometheus, running  # noqa: E402
+
+HOUR_S = 3600
+STEP_S = 30
+"""dcgm-exporter's default collection interval."""
+NODE = """description = "bench: one vLLM engine over eight H100s"
+hostname = "bench-node"
+duration_s = 3600
+start_s = 95
+story_s = 105
+
+[[gpus]]
+model = "h100"
+count = 8
+
+[[engines]]
+id = "llama-70b"
+model = "meta-llama/Llama-3.1-70B"
+format = "bf16"
+gpus = [0, 1, 2, 3, 4, 5, 6, 7]
+gpu_memory_utilization = {utilization}
+max_model_len = 16384
+tokens_per_request = 3000
+request_s = 30
+load_s = 60
+activation_gib = 1.5
+
+[[events]]
+at_s = 72
+kind = "traffic"
+engine = "llama-70b"
+rate = 4.0
+ramp_s = 20
+"""
+TEMPLATE_NAME = "nodeTEMPLATE"
+
+
+def copies(template: str, nodes: int) -> Iterator[tuple[str, Iterator[str]]]:
+    """Each family's `# TYPE` line and every node's lines of it: the template node renamed per node (name,
+    UUIDs, exporter pod, addresses), so each family is declared once as OpenMetrics requires."""
+    families: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in template.splitlines():
+        if line.startswith("# TYPE "):
+            current = families.setdefault(line, [])
+        elif line and not line.startswith("#"):
+            current.append(line)
+    for header, lines in families.items():
+        body = "\n".join(lines)
+        yield (
+            header,
+            (
+                body.replace(TEMPLATE_NAME, f"node-{n:04d}")
+                .replace("GPU-00000000-", f"GPU-{n:08x}-")
+                .replace("exporter-00x7k", f"exporter-{n:05d}x7k")
+                .replace("10.1.0.", f"10.1.{n}.")
+                .replace("10.2.0.", f"10.2.{n}.")
+                for n in range(nodes)
+            ),
+        )
+
+
+def write_fleet(nodes: int, where: Path, utilization: float = 0.9) -> Path:
+    """The fleet's OpenMetrics file, written a family at a time (1,000 nodes are about 950 MB)."""
+    scenario = where / "bench-node.toml"
+    scenario.write_text(NODE.replace("{utilization}", repr(utilization)), encoding="utf-8")
+    template = fleet_series([FleetNodeSpec(TEMPLATE_NAME, str(scenario))], HOUR_S, STEP_S)
+    path = where / "fleet.om"
+    with path.open("w", encoding="utf-8") as out:
+        for header, bodies in copies(template, nodes):
+            out.write(header + "\n")
+            for body in bodies:
+                out.write(body + "\n")
+        out.write("# EOF\n")
+    return path
+
+
+class Counting:
+    """Counts the requests made and the bytes received through the client's reader."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.bytes = 0
+        self._read = client_module.read_capped
+
+    async def __call__(self, *args, **kwargs):
+        status, body = await self._read(*args, **kwargs)
+        self.requests += 1
+        self.bytes += len(body)
+        return status, body
+
+
+async def refresh(url: str, at: float, queries: Queries, counting: Counting) -> tuple[float, float, int, int, int]:
+    """(wall s, client CPU s, bytes, queries, GPUs read one by one) of one fleet read over a fresh pool."""
+    counting.requests = counting.bytes = 0
+    wall, cpu = time.perf_counter(), time.process_time()
+    async with PrometheusClient(Connection(url)) as client:
+        sample = await read_fleet(client, queries, at)
+    return time.perf_counter() - wall, time.process_time() - cpu, counting.bytes, counting.requests, len(sample.gpus)
+
+
+READS = {
+    "overview": Queries(look=Thresholds().headroom_warning_fraction),
+    "full": Queries(),
+}
+"""`fleet check`'s read (GPUs one by one only where they need a look) and `fleet snapshot`'s (every GPU)."""
+
+
+def _summary(name: str, runs: list[tuple[float, float, int, int, int]], nodes: int) -> None:
+    wall, cpu, received = (statistics.median(r[i] for r in runs) for i in range(3))
+    print(
+        f"{name} median: {wall * 1000:,.0f} ms wall, {cpu * 1000:,.0f} ms client CPU, {received / 2**20:,.2f} MiB; "
+        f"per node {wall / nodes * 1e6:,.0f} us wall, {cpu / nodes * 1e6:,.0f} us CPU, {received / nodes:,.0f} "
+        f"bytes; peak RSS {max(r[4] for r in runs) / 2**20:,.0f} MiB"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=100, help="nodes of 8 GPUs and one engine (default 100)")
+    parser.add_argument("--refreshes", type=int, default=5, help="fleet reads to time, per read (default 5)")
+    parser.add_argument("--read", choices=[*READS, "both"], default="both", help="which read to time")
+    parser.add_argument(
+        "--utilization",
+        type=float,
+        default=0.9,
+        help="the engines' gpu_memory_utilization (default 0.9, vLLM's: about 8.7 %% of each H100 stays free, "
+        "under the 10 %% headroom fraction, so every GPU is read one by one as 'as planned')",
+    )
+    args = parser.parse_args()
+    if args.nodes < 1 or args.refreshes < 1 or not 0 < args.utilization < 1:
+        print("fleet bench: --nodes and --refreshes at least 1, --utilization between 0 and 1", file=sys.stderr)
+        return 2
+    try:
+        require_prometheus()
+    except BaseException as exc:  # noqa: BLE001 - pytest's skip outside pytest: say why in one line
+        print(f"fleet bench: {exc}", file=sys.stderr)
+        return 3
+    me = psutil.Process()
+    with tempfile.TemporaryDirectory(prefix="gpumem-fleet-bench-") as tmp:
+        where = Path(tmp)
+        started = time.perf_counter()
+        source = write_fleet(args.nodes, where, args.utilization)
+        made = time.perf_counter() - started
+        started = time.perf_counter()
+        data = where / "data"
+        subprocess.run(
+            ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+            check=True,
+            capture_output=True,
+        )
+        size = source.stat().st_size
+        source.unlink()
+        filled = time.perf_counter() - started
+        print(
+            f"{args.nodes:,} nodes, {args.nodes * 8:,} GPUs, {args.nodes:,} engines at utilization "
+            f"{args.utilization:g}, 1 h at {STEP_S} s: "
+            f"OpenMetrics {size / 1e6:,.1f} MB made in {made:.1f} s, backfilled in {filled:.1f} s"
+        )
+        counting = Counting()
+        client_module.read_capped = counting  # type: ignore[assignment]  # the bench's meter on every request
+        at = float(T0 + HOUR_S)
+        with running(data) as url:
+            for name in READS if args.read == "both" else [args.read]:
+                runs = []
+                for number in range(args.refreshes):
+                    wall, cpu, received, queries, gpus = asyncio.run(refresh(url, at, READS[name], counting))
+                    rss = me.memory_info().rss
+                    runs.append((wall, cpu, received, queries, rss))
+                    print(
+                        f"{name} {number + 1}: {wall * 1000:,.0f} ms wall, {cpu * 1000:,.0f} ms client CPU, "
+                        f"{received / 2**20:,.2f} MiB received in {queries} queries, {gpus:,} GPUs read one by one; "
+                        f"RSS {rss / 2**20:,.0f} MiB"
+                    )
+                _summary(name, runs, args.nodes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
