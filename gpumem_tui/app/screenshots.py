@@ -2,7 +2,7 @@
 
 Run: python3 -m gpumem_tui.app.screenshots [FOLDER]
 Each picture is the TUI over a simulated node after up to a minute of refreshes (from where the demo
-opens), at a frozen moment.
+opens), at a frozen moment; the fleet's is `fleet --demo`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 
 from gpumem_tui.app.demo_app import demo_app
+from gpumem_tui.app.fleet_app import FleetApp
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo import ManualClock, load_scenario
+from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
 
 # (file name, scenario, moment in seconds, terminal size, keys pressed before the picture)
 SHOTS = [
@@ -30,6 +32,9 @@ SHOTS = [
     ("planner", "healthy-8b", 300, (160, 48), ("p",)),
     ("help", "healthy-8b", 300, (100, 30), ("question_mark",)),
 ]
+
+FLEET_SHOTS = [("fleet-demo", (120, 40))]
+"""`gpumem-tui fleet --demo`: (file name, terminal size)."""
 
 
 async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], keys: tuple, folder: Path) -> Path:
@@ -52,11 +57,28 @@ async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], 
     return path
 
 
+async def shoot_fleet(name: str, size: tuple[int, int], folder: Path) -> Path:
+    sample = await asyncio.to_thread(demo_fleet)  # the simulator runs its own event loop
+
+    async def read():
+        return sample
+
+    app = FleetApp(read, DEMO_SOURCE, poll=False)
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        path = folder / f"{name}.svg"
+        app.save_screenshot(str(path))
+    return path
+
+
 def main(argv: list[str]) -> int:
     folder = Path(argv[0] if argv else "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     for shot in SHOTS:
         print(asyncio.run(shoot(*shot, folder)))
+    for name, size in FLEET_SHOTS:
+        print(asyncio.run(shoot_fleet(name, size, folder)))
     return 0
 
 

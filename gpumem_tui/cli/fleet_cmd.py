@@ -12,9 +12,11 @@ import asyncio
 import sys
 import time
 
+from gpumem_tui.cli import fleet_screen
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, plugin_text
 from gpumem_tui.cli.errors import NoSourceError, UsageError, crashed, exit_code_for, one_line, report, warn
 from gpumem_tui.cli.output import print_json, reader_may_leave
+from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
 from gpumem_tui.sources.http import tls
@@ -47,8 +49,13 @@ CHECK_SCHEMA = "gpumem-tui.fleet-check/1"
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("fleet", help="the fleet from Prometheus: dcgm-exporter and vLLM series joined")
+    # no action: the fleet screen (cli/fleet_screen.py) on the source these options name
+    _source_options(parser, required=False)
+    parser.add_argument(
+        "--interval", type=_seconds, default=15.0, metavar="SECONDS", help="seconds between reads (default 15)"
+    )
+    parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone))
     actions = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
-    actions.required = True
     snapshot = actions.add_parser("snapshot", help="one fleet sample: nodes, GPUs, engines, coverage")
     _source_options(snapshot)
     snapshot.add_argument("--json", action="store_true", help="print JSON (schema: docs/fleet-json.md)")
@@ -61,8 +68,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.set_defaults(run=run_check)
 
 
-def _source_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--prometheus", required=True, metavar="URL", help="the query API's base URL")
+def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    source = parser.add_mutually_exclusive_group(required=required)
+    source.add_argument("--prometheus", metavar="URL", help="the query API's base URL")
+    source.add_argument(
+        "--demo",
+        dest="fleet_demo",
+        action="store_true",
+        help="a simulated fleet of nodes from the demo scenarios, computed here (no Prometheus needed)",
+    )
     parser.add_argument("--at", metavar="TIME", help="evaluate at this moment: Unix seconds or RFC 3339 (default: now)")
     parser.add_argument(
         "--selector", metavar="'{label=\"value\"}'", help="label matchers added to every query (one cluster, a tenant)"
@@ -123,11 +137,39 @@ async def _read(connection: Connection, queries: Queries, at: float, timeout_s: 
         raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
 
 
+def demo_alone(args: argparse.Namespace) -> None:
+    """--demo is the simulated fleet at its own moment: the options of a real source would be ignored."""
+    given = [
+        option
+        for option, value in (
+            ("--at", args.at),
+            ("--selector", args.selector),
+            ("--header", args.header),
+            ("--bearer-token-file", args.bearer_token_file),
+            ("--ca-file", args.ca_file),
+            ("--overview", args.overview),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"fleet: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for --prometheus; "
+            "--demo is a simulated fleet at its own moment"
+        )
+
+
+def inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
+    """The source options read, --overview's look included (the fleet screen reads with the same)."""
+    return _inputs(args, Thresholds().headroom_warning_fraction if args.overview else None)
+
+
 def sample_from(args: argparse.Namespace) -> FleetSample:
     """One fleet sample: every GPU read one by one, or with --overview only those whose free memory is under
-    the headroom warning fraction of the card (node figures summed on the server)."""
-    look = Thresholds().headroom_warning_fraction if args.overview else None
-    connection, queries, at = _inputs(args, look)
+    the headroom warning fraction of the card (node figures summed on the server); --demo: the simulated fleet."""
+    if args.fleet_demo:
+        demo_alone(args)
+        return demo_fleet()
+    connection, queries, at = inputs(args)
     return asyncio.run(_read(connection, queries, at, args.query_timeout))
 
 

@@ -70,6 +70,14 @@ def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 1
     return "\n".join(lines) + "\n"
 
 
+def series_rows(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15.0):
+    """(series name, labels, value, unix seconds) of every sample of the fleet, as a scrape would name them
+    (a counter's name ends in `_total`): what `fleet_answers` reads in place of a Prometheus."""
+    for number, spec in enumerate(specs):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s):
+            yield _sample_name(name, kind), labels, value, at
+
+
 def sample_at(scenario: str, offsets: list[float]) -> list[Sample]:
     """The scenario's samples at these offsets, walked in order as the demo does."""
     import asyncio

@@ -1,0 +1,181 @@
+"""FleetApp: the fleet screen. A worker reads one FleetSample on each interval in a thread of its own
+(never on the UI's loop), judges it with the fleet's own judge (diagnosis/fleet.py) and the screen draws
+the header, the tables per model and per node and the findings by code (fleet_view.py).
+
+A read that fails keeps the last sample on screen and says so in the header: `stale` while the last good
+read is younger than DOWN_AFTER intervals, `down` after (or when no read ever succeeded). The app itself
+never stops for its source."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Static
+
+from gpumem_tui.app.fleet_view import Table, finding_table, model_table, node_table
+from gpumem_tui.app.tone import severity_style, state_style
+from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.sources.prometheus.client import PrometheusError
+from gpumem_tui.sources.prometheus.records import FleetSample
+from gpumem_tui.text import literal
+
+DOWN_AFTER = 4
+"""Intervals without an answer after which the source is said down rather than stale."""
+FAILED = {
+    "down": "Prometheus cannot be reached",
+    "auth": "Prometheus refused the credentials",
+    "timeout": "Prometheus ran out of time",
+    "query": "Prometheus rejected a query",
+}
+
+Reader = Callable[[], Coroutine[Any, Any, FleetSample]]
+
+
+def _when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+def _why(error: BaseException) -> str:
+    if isinstance(error, PrometheusError):
+        return f"{FAILED.get(error.kind, 'Prometheus failed')}: {error}"
+    return f"{type(error).__name__}: {error}"
+
+
+class FleetApp(App[None]):
+    """The fleet from one source (a Prometheus, or the simulated fleet of `--demo`)."""
+
+    TITLE = "gpumem-tui fleet"
+    CSS = """
+    #fleet-header { background: $panel; padding: 0 1; }
+    #fleet-body { height: 1fr; padding: 0 1; }
+    .fleet-title { text-style: bold; margin-top: 1; }
+    .fleet-notes { color: $text-muted; }
+    DataTable { height: auto; max-height: 14; }
+    """
+    BINDINGS = [("r", "refresh_now", "Refresh now"), ("q", "quit", "Quit")]
+
+    def __init__(
+        self,
+        read: Reader,
+        source: str,
+        interval_s: float = 15.0,
+        poll: bool = True,
+        clock: Callable[[], float] = time.time,
+        thresholds: Thresholds | None = None,
+    ) -> None:
+        super().__init__()
+        self.read, self.source, self.interval_s, self.poll, self.clock = read, source, interval_s, poll, clock
+        self.thresholds = thresholds or Thresholds()
+        self.sample: FleetSample | None = None
+        self.findings: list[FleetFinding] = []
+        self.last_ok: float | None = None
+        self.failure: str | None = None
+        self.failed_at: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="fleet-header")
+        with VerticalScroll(id="fleet-body"):
+            for name, title in (
+                ("models", "Models"),
+                ("nodes", "Nodes (most severe first)"),
+                ("findings", "Fleet findings by code"),
+            ):
+                yield Static(title, classes="fleet-title")
+                yield DataTable(id=f"fleet-{name}", cursor_type="row", zebra_stripes=False)
+                yield Static(id=f"fleet-{name}-notes", classes="fleet-notes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._draw()
+        self.refresh_now()
+        if self.poll:
+            self.set_interval(self.interval_s, self.refresh_now)
+
+    def action_refresh_now(self) -> None:
+        self.refresh_now()
+
+    def refresh_now(self) -> None:
+        """Start a read unless one is running (a slow source is never asked twice at once)."""
+        if any(w.group == "fleet" and w.is_running for w in self.workers):
+            return
+        self._refresh()
+
+    @work(group="fleet", exit_on_error=False)
+    async def _refresh(self) -> None:
+        try:
+            sample, findings = await asyncio.to_thread(self._read_and_judge)
+        except Exception as exc:  # noqa: BLE001 - a source that fails degrades the header, never the app
+            self.failure, self.failed_at = literal(_why(exc)), self.clock()
+        else:
+            self.sample, self.findings = sample, findings
+            self.last_ok, self.failure, self.failed_at = self.clock(), None, None
+        self._draw()
+
+    def _read_and_judge(self) -> tuple[FleetSample, list[FleetFinding]]:
+        """In a thread of its own, with its own event loop: the join and the judge of thousands of nodes
+        take CPU that would otherwise stall the screen."""
+        sample = asyncio.run(self.read())
+        return sample, judge_fleet(sample, self.thresholds)
+
+    def state(self) -> tuple[str, str]:
+        """(ok|stale|down, the words the header says about it)."""
+        if self.failure is None:
+            if self.sample is None:
+                return "stale", f"reading {literal(self.source)} ..."
+            if self.sample.state != "ok":
+                return "stale", f"stale: part of the answer is missing: {literal(self.sample.error or '')}"
+            return "ok", "ok"
+        if self.last_ok is None:
+            return "down", f"down: {self.failure}"
+        silent = (self.failed_at or self.clock()) - self.last_ok
+        if silent >= DOWN_AFTER * self.interval_s:
+            return "down", f"down: no answer for {silent:.0f} s ({self.failure}); showing the sample read then"
+        return "stale", f"stale: the last read failed {silent:.0f} s after the last good one ({self.failure})"
+
+    def header(self) -> Text:
+        state, words = self.state()
+        text = Text(f"Source: {literal(self.source)}")
+        sample = self.sample
+        if sample is not None:
+            c = sample.coverage
+            age = "unknown" if sample.data_age_s is None else f"{sample.data_age_s:.0f} s"
+            text.append(f"  evaluated at {_when(sample.evaluated_at)}\n")
+            line = f"{c.nodes:,} nodes, {c.gpus:,} GPUs, {c.engines:,} engines, {c.joined:,} joined"
+            if c.not_joined:
+                line += f" ({c.not_joined:,} not joined)"
+            text.append(f"{line}; data age {age}; ")
+            for what, why in sample.unknown.items():
+                text.append(f"{what}: unknown, because {literal(why)}; ")
+        else:
+            text.append("\n")
+        text.append("state ")
+        text.append(words, style=state_style(self, state))
+        return text
+
+    def _draw(self) -> None:
+        self.query_one("#fleet-header", Static).update(self.header())
+        if self.sample is None:
+            return
+        for name, table in (
+            ("models", model_table(self.sample, self.findings)),
+            ("nodes", node_table(self.sample, self.findings)),
+            ("findings", finding_table(self.findings)),
+        ):
+            self._fill(name, table)
+
+    def _fill(self, name: str, table: Table) -> None:
+        widget = self.query_one(f"#fleet-{name}", DataTable)
+        widget.clear(columns=True)
+        widget.add_columns(*table.columns)
+        for row, severity in zip(table.rows, table.severities, strict=True):
+            style = severity_style(self, severity) if severity else None
+            widget.add_row(*(Text(cell, style=style or "") for cell in row))
+        self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))

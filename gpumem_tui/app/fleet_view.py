@@ -1,0 +1,185 @@
+"""The fleet screen's rows, from one FleetSample and its findings (pure: tested without a terminal).
+
+Per model: engines, GPUs, memory used vs planned, KV pool and usage, queue, preemptions, worst finding.
+Per node, most severe first: GPU model x count, used/reserved/free, engines, findings. Findings grouped by
+code with counts. A value Prometheus did not give is `unknown` (or `n/a` where the exporter has no such
+field), and its reason goes into the table's notes as "FIELD: unknown, because ...": never a number that
+reads as fine. Text from outside (node, pod, model names, labels) passes through `literal`."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER
+from gpumem_tui.diagnosis.fleet import FleetFinding
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetSample
+from gpumem_tui.text import literal
+from gpumem_tui.units import fmt
+
+PLANNED_UNKNOWN = (
+    "the fleet source reads no plans yet (a plan per engine needs the model and settings of each pod, or "
+    "gpumem-tui export's plan series on the node)"
+)
+
+
+@dataclass
+class Table:
+    columns: tuple[str, ...]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    severities: list[str | None] = field(default_factory=list)
+    """The worst severity of each row (for its colour), None for none."""
+    notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """(field, why it is unknown) -> the rows (engines, nodes) it is unknown for; an empty list: all of them."""
+
+    def unknown(self, name: str, why: str, who: str | None = None) -> None:
+        named = self.notes.setdefault((name, why), [])
+        if who is not None:
+            named.append(who)
+
+    def said(self) -> list[str]:
+        """Each note as a line, "field (the first row and how many more): unknown, because ..." (`n/a`
+        reasons, a field the source does not have, as they are)."""
+        lines = []
+        for (name, why), who in self.notes.items():
+            where = f" ({who[0]}{f' and {len(who) - 1} more' if len(who) > 1 else ''})" if who else ""
+            lines.append(f"{name}{where}: {why}" if why.startswith("n/a") else f"{name}{where}: unknown, because {why}")
+        return lines
+
+
+def _worst(findings: list[FleetFinding]) -> FleetFinding | None:
+    return max(findings, key=lambda f: SEVERITY_ORDER[f.finding.severity], default=None)
+
+
+def _said(found: FleetFinding | None) -> str:
+    return "none" if found is None else found.finding.code
+
+
+def _gib(value: int | None, why: str) -> str:
+    if value is not None:
+        return fmt(value, "GiB")
+    return "n/a" if why.startswith("n/a") else "unknown"
+
+
+def _sum(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(v or 0 for v in values)
+
+
+def _model_findings(model: str, engines: list[FleetEngine], findings: list[FleetFinding]) -> list[FleetFinding]:
+    """A model's findings: those about one of its engines (their endpoint), the fleet's config drift of the
+    model, and those a node's own exporter raises on a node that serves only this model."""
+    endpoints = {f"{e.namespace}/{e.pod}" if e.pod else e.instance for e in engines}
+    nodes = {e.node for e in engines if e.node}
+    prefix = f"{literal(model)} is served"
+    return [
+        f
+        for f in findings
+        if f.finding.endpoint in endpoints
+        or (f.node is None and f.finding.title.startswith(prefix))
+        or (f.node in nodes and f.finding.explanation.startswith("Raised by gpumem-tui export"))
+    ]
+
+
+def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
+    table = Table(
+        (
+            "Model",
+            "Worst finding",
+            "Eng",
+            "GPUs",
+            "Used",
+            "Planned",
+            "KV tokens",
+            "KV max",
+            "Run/wait",
+            "Pre/min",
+        )
+    )
+    by_model: dict[str, list[FleetEngine]] = defaultdict(list)
+    for engine in sample.engines:
+        by_model[engine.model_name].append(engine)
+    used_by_uuid = {g.uuid or g.index or "?": g.used_bytes for g in sample.gpus}
+    for model, engines in sorted(by_model.items()):
+        gpus = sorted({g for e in engines for g in e.gpus})
+        used = _sum([used_by_uuid.get(g) for g in gpus]) if gpus else None
+        if not gpus:
+            table.unknown(
+                "used", "no engine of the model is joined to its GPUs (fleet finding not_joined)", literal(model)
+            )
+        pool = _sum([e.pool_tokens for e in engines])
+        kv = [e.kv_usage_fraction for e in engines]
+        running, waiting = _sum([e.requests_running for e in engines]), _sum([e.requests_waiting for e in engines])
+        queue = "unknown" if running is None or waiting is None else f"{running:,.0f}/{waiting:,.0f}"
+        preempt = _sum([e.preemptions_per_min for e in engines])
+        for e in engines:
+            for name, why in e.unknown.items():
+                table.unknown(name, literal(why), literal(e.name))
+        table.unknown("planned", PLANNED_UNKNOWN)  # for every model, so named without one
+        worst = _worst(_model_findings(model, engines, findings))
+        table.rows.append(
+            (
+                literal(model),
+                _said(worst),
+                str(len(engines)),
+                str(len(gpus)),
+                "unknown" if used is None else fmt(used, "GiB"),
+                "unknown",
+                "unknown" if pool is None else f"{pool:,.0f}",
+                "unknown" if any(k is None for k in kv) else f"{max(k or 0 for k in kv) * 100:.0f} %",
+                queue,
+                "unknown" if preempt is None else f"{preempt:.1f}",
+            )
+        )
+        table.severities.append(None if worst is None else worst.finding.severity)
+    return table
+
+
+def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
+    """One row per node, the most severe first (critical, warning, info, none), then by name."""
+    table = Table(("Node", "GPUs", "Used", "Reserved", "Free", "Engines", "Worst finding"))
+    by_node: dict[str, list[FleetFinding]] = defaultdict(list)
+    for f in findings:
+        if f.node is not None:
+            by_node[f.node].append(f)
+
+    def rank(node: FleetNode) -> tuple[int, str]:
+        worst = _worst(by_node.get(node.name, []))
+        return (-(SEVERITY_ORDER[worst.finding.severity] + 1) if worst else 0, node.name)
+
+    for node in sorted(sample.nodes, key=rank):
+        cards = ", ".join(f"{n} x {literal(card)}" for card, n in node.cards.items()) or "no GPU series"
+        for name, why in node.unknown.items():
+            table.unknown(name.removesuffix("_bytes"), literal(why), literal(node.name))
+        stale = node.name in sample.stale_nodes
+        own = by_node.get(node.name, [])
+        worst = _worst(own)
+        said = "none" if worst is None else worst.finding.code + (f" +{len(own) - 1} more" if len(own) > 1 else "")
+        table.rows.append(
+            (
+                literal(node.name) + (" (stale)" if stale else ""),
+                cards,
+                *(
+                    _gib(getattr(node, f), node.unknown.get(f, ""))
+                    for f in ("used_bytes", "reserved_bytes", "free_bytes")
+                ),
+                str(len(node.engines)),
+                said,
+            )
+        )
+        table.severities.append(None if worst is None else worst.finding.severity)
+    return table
+
+
+def finding_table(findings: list[FleetFinding]) -> Table:
+    """One row per code, the most severe first: how many, on how many nodes, one example."""
+    table = Table(("Severity", "Code", "Count", "Nodes", "Example"))
+    by_code: dict[tuple[str, str], list[FleetFinding]] = defaultdict(list)
+    for f in findings:
+        by_code[(f.finding.severity, f.finding.code)].append(f)
+    for (severity, code), same in sorted(by_code.items(), key=lambda kv: (-SEVERITY_ORDER[kv[0][0]], kv[0][1])):
+        nodes = len({f.node for f in same if f.node is not None})
+        first = same[0]
+        where = f"[{literal(first.node)}] " if first.node else ""
+        table.rows.append((severity, code, str(len(same)), str(nodes), where + literal(first.finding.title)))
+        table.severities.append(severity)
+    return table

@@ -1,0 +1,152 @@
+"""The answers Prometheus would give the fleet's queries (sources/prometheus/queries.py), computed in-process
+from the simulated fleet's samples, so `fleet --demo` needs no Prometheus and goes through the same join and
+judge (`sources/prometheus/fleet.build`, `diagnosis/fleet.judge_fleet`) as a real server's answers.
+
+Each query is reproduced as PromQL evaluates it at one moment: an instant selector takes each series' newest
+sample within the 5 min lookback; `max by`/`count by`/`sum by` keep only the listed labels (empty ones
+dropped, as Prometheus drops them); `rate(...[2m])` is the counter's increase over the window's first and
+last samples, extrapolated to the window's edges as Prometheus 2.x's `extrapolatedRate` does (its range
+includes the sample at the window's start)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+
+from gpumem_tui.demo.fleet_series import FleetNodeSpec, series_rows
+from gpumem_tui.sources.prometheus.client import Result, Series
+from gpumem_tui.sources.prometheus.fleet import build
+from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, GPU_KEY, NODE_LABELS, POD_LABELS
+from gpumem_tui.sources.prometheus.records import FleetSample
+
+LOOKBACK_S = 300.0
+"""Prometheus's default lookback delta for an instant selector."""
+SEEN_S = 3600.0
+"""queries.LOOK_BACK (1h)."""
+RATE_WINDOW_S = 120.0
+
+DEMO_FLEET = (
+    # as reference/fleet.md 1.2's setups: Kubernetes with exported_pod (honorLabels false), with plain pod
+    # (honorLabels true, dcgm-exporter after 4.8.2), bare metal without FB_RESERVED, one node that also runs
+    # `gpumem-tui export`, one whose exporter stopped, one model served two ways
+    FleetNodeSpec("node-a", "healthy-8b", "exported_pod", "Hostname", settings={"enable_prefix_caching": "False"}),
+    FleetNodeSpec("node-b", "busy-node", "pod", "hostname"),
+    FleetNodeSpec("node-c", "noisy-neighbour", "bare", "Hostname", reserved=False),
+    FleetNodeSpec("node-d", "kv-pressure", "exported_pod", "Hostname"),
+    FleetNodeSpec("node-e", "k8s-two-pods", "exported_pod", "Hostname", until_s=30),
+    FleetNodeSpec("node-f", "idle-node", "pod", "hostname"),
+    FleetNodeSpec("node-g", "healthy-8b", "exported_pod", "Hostname", virtual_gpus=True),
+    FleetNodeSpec("node-h", "wrong-precision", "exported_pod", "Hostname", exporter=True),
+)
+DEMO_AT_S, DEMO_STEP_S = 120.0, 5.0
+"""The moment of the demo (two minutes in: preemption rates have their window) and dcgm-exporter's step."""
+DEMO_SOURCE = f"demo: {len(DEMO_FLEET)} simulated nodes at {DEMO_AT_S:.0f} s"
+
+Row = tuple[str, Mapping[str, str], float, float]
+Key = tuple[tuple[str, str], ...]
+
+
+def demo_sample(specs: Iterable[FleetNodeSpec], at_s: float, step_s: float, source: str) -> FleetSample:
+    """The FleetSample of the simulated fleet at offset `at_s` (its nodes sampled every `step_s`)."""
+    rows = list(series_rows(specs, at_s, step_s))
+    now = max(at for *_, at in rows)
+    return build(source, now, answers(rows, now), {})
+
+
+def demo_fleet() -> FleetSample:
+    """The simulated fleet of `fleet --demo` and `fleet check --demo`."""
+    return demo_sample(DEMO_FLEET, DEMO_AT_S, DEMO_STEP_S, DEMO_SOURCE)
+
+
+def answers(rows: list[Row], now: float) -> dict[str, Result]:
+    """Each query name of sources/prometheus/fleet.QUERY_NAMES -> its result at `now`."""
+    history: dict[Key, list[tuple[float, float]]] = defaultdict(list)
+    for name, labels, value, at in rows:
+        if at <= now:
+            history[_identity(name, labels)].append((at, value))
+    latest: dict[Key, tuple[float, float]] = {}
+    for key, points in history.items():
+        at, value = max(points)
+        if now - at < LOOKBACK_S:
+            latest[key] = (at, value)
+
+    def named(pattern: str) -> list[tuple[dict[str, str], float, float]]:
+        match = re.compile(pattern).fullmatch
+        return [(dict(key), v, at) for key, (at, v) in latest.items() if match(dict(key)["__name__"])]
+
+    used = named("DCGM_FI_DEV_FB_USED")
+    seen_used = [
+        dict(key)
+        for key, points in history.items()
+        if dict(key)["__name__"] == "DCGM_FI_DEV_FB_USED" and any(now - at < SEEN_S for at, _ in points)
+    ]
+    rates = []
+    for key, points in history.items():
+        if dict(key)["__name__"] != "vllm:num_preemptions_total":
+            continue
+        window = sorted(p for p in points if now - p[0] <= RATE_WINDOW_S)
+        if len(window) >= 2:
+            rates.append((dict(key), 60 * _rate(window, now), now))
+    vllm_jobs = {
+        dict(key).get("job")
+        for key, points in history.items()
+        if dict(key)["__name__"] == "vllm:cache_config_info" and any(now - at < SEEN_S for at, _ in points)
+    }
+    return {
+        "gpu_memory": _by(named("DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"), (*NODE_LABELS, *GPU_KEY, "__name__"), max),
+        "gpu_pods": _by(used, (*NODE_LABELS, "UUID", "GPU_I_ID", *POD_LABELS), len),
+        "nodes_age": _by([(labels, now - at, now) for labels, _, at in used], NODE_LABELS, min),
+        "nodes_seen": _by([(labels, 1.0, now) for labels in seen_used], NODE_LABELS, len),
+        "engines": _by(
+            named("vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running|num_requests_waiting)"),
+            (*ENGINE_KEY, "__name__"),
+            max,
+        ),
+        "pools": Result([Series(labels, v, now) for labels, v, _ in named("vllm:cache_config_info")]),
+        "preemptions": _by(rates, ENGINE_KEY, sum),
+        "node_findings": _by(
+            [(labels, at, now) for labels, _, at in named("gpumem_finding_active")],
+            (*NODE_LABELS, "code", "severity", "gpu", "pid", "endpoint", "model_name"),
+            max,
+        ),
+        "targets_down": Result(
+            [Series(labels, v, now) for labels, v, _ in named("up") if v == 0 and labels.get("job") in vllm_jobs]
+        ),
+    }
+
+
+def _rate(points: list[tuple[float, float]], now: float) -> float:
+    """Per second over the window ending at `now`: Prometheus's extrapolatedRate for a counter (resets
+    added back; extrapolated to an edge within 1.1 average steps of it, else by half a step; never below 0)."""
+    (first_at, first), (last_at, _) = points[0], points[-1]
+    increase = sum(b - a if b >= a else b for (_, a), (_, b) in zip(points, points[1:], strict=False))
+    sampled = last_at - first_at
+    step = sampled / (len(points) - 1)
+    to_start, to_end = first_at - (now - RATE_WINDOW_S), now - last_at
+    if increase > 0 and first >= 0:
+        to_start = min(to_start, sampled * first / increase)
+    threshold = step * 1.1
+    to_start = to_start if to_start < threshold else step / 2
+    to_end = to_end if to_end < threshold else step / 2
+    return increase * (sampled + to_start + to_end) / sampled / RATE_WINDOW_S
+
+
+def _identity(name: str, labels: Mapping[str, str]) -> Key:
+    """A series' identity as Prometheus stores it: its name and non-empty labels."""
+    return tuple(sorted({"__name__": name, **{k: v for k, v in labels.items() if v}}.items()))
+
+
+def _by(
+    found: list[tuple[dict[str, str], float, float]],
+    keep: tuple[str, ...],
+    reduce: Callable[[list[float]], float],
+) -> Result:
+    """`<reduce> by (keep) (...)`: the values grouped by the kept labels, each group reduced to one."""
+    groups: dict[Key, list[float]] = defaultdict(list)
+    for labels, value, _ in found:
+        if math.isnan(value):
+            continue
+        groups[tuple(sorted((k, labels[k]) for k in keep if labels.get(k)))].append(value)
+    return Result([Series(dict(key), float(reduce(values)), 0.0) for key, values in groups.items()])

@@ -1,0 +1,65 @@
+"""`gpumem-tui fleet` without an action runs the fleet screen (`--prometheus URL` or `--demo`); `fleet check
+--demo` judges the simulated fleet with no Prometheus. Bad input: one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+
+from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.cli import main
+
+
+def test_fleet_check_demo_judges_the_simulated_fleet(capsys):
+    code = main(["fleet", "check", "--demo", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 2 and report["status"] == "CRITICAL"
+    assert report["source"].startswith("demo")
+    codes = {(f["node"], f["code"]) for f in report["findings"]}
+    assert ("node-c", "engine_down") in codes and ("node-e", "source_stale") in codes
+
+
+def test_fleet_without_a_source_is_one_line(capsys):
+    assert main(["fleet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["gpumem-tui: fleet: give --prometheus URL or --demo (or an action: snapshot, check)"]
+
+
+def test_fleet_screen_bad_url_is_one_line(capsys):
+    assert main(["fleet", "--prometheus", "ftp://x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ftp://x" in err[0]
+
+
+def test_fleet_screen_runs_on_the_source_given(monkeypatch):
+    ran: list[FleetApp] = []
+    monkeypatch.setattr(FleetApp, "run", lambda self, **_: ran.append(self))
+    assert main(["fleet", "--prometheus", "http://prom.example:9090", "--interval", "30"]) == 0
+    assert ran[0].source == "http://prom.example:9090" and ran[0].interval_s == 30
+    assert main(["fleet", "--demo"]) == 0
+    assert ran[1].source.startswith("demo")
+
+
+def test_demo_refuses_the_options_of_a_real_source(capsys):
+    """--demo is the simulated fleet at its own moment: --at, --selector or a header would be ignored silently."""
+    for argv in (["fleet", "snapshot", "--demo", "--at", "5"], ["fleet", "--demo", "--selector", '{a="b"}']):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "for --prometheus; --demo is a simulated fleet" in err[0], err
+
+
+def test_fleet_screen_reads_as_overview_when_told(monkeypatch, capsys):
+    """--overview reaches the screen's reader (reads only the GPUs under the headroom fraction one by one);
+    beside --demo it is refused, as it would be ignored."""
+    from gpumem_tui.cli import fleet_screen
+
+    looks: list = []
+    real = fleet_screen.prometheus_reader
+    monkeypatch.setattr(
+        fleet_screen, "prometheus_reader", lambda c, q, at, t: looks.append(q.look) or real(c, q, at, t)
+    )
+    monkeypatch.setattr(FleetApp, "run", lambda *_, **__: None)
+    assert main(["fleet", "--prometheus", "http://prom.example:9090", "--overview"]) == 0
+    assert main(["fleet", "--prometheus", "http://prom.example:9090"]) == 0
+    assert looks[0] is not None and 0 < looks[0] < 1 and looks[1] is None
+    assert main(["fleet", "--demo", "--overview"]) == 2
+    assert "--overview is for --prometheus" in capsys.readouterr().err

@@ -1,0 +1,59 @@
+"""`fleet --demo` computes Prometheus's answers in-process (demo/fleet_answers.py): over the same simulated
+fleet, they must give the FleetSample a real Prometheus gives, or the demo would show a fleet the real
+source never would."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gpumem_tui.demo.fleet_answers import demo_sample
+from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
+from gpumem_tui.sources.prometheus.fleet import read_fleet
+from gpumem_tui.sources.prometheus.queries import Queries
+from tests.sources.prometheus.conftest import AT, END_S, FLEET, STEP_S
+
+pytestmark = pytest.mark.prometheus
+
+
+def _real(url: str):
+    async def read():
+        async with PrometheusClient(Connection(url)) as client:
+            return await read_fleet(client, Queries(), AT)
+
+    return asyncio.run(read())
+
+
+def _without_nan_node(sample):
+    """The backfilled fleet has one hand-written node (NaN readings) the simulator does not make."""
+    return sample.model_copy(
+        update={
+            "source": "-",
+            "nodes": [n for n in sample.nodes if n.name != "node-nan"],
+            "gpus": [g for g in sample.gpus if g.node != "node-nan"],
+            "engines": [e for e in sample.engines if e.instance != "node-nan:8000"],
+            "coverage": None,
+        }
+    )
+
+
+def test_demo_answers_match_a_real_prometheus(fleet_url):
+    real = _without_nan_node(_real(fleet_url))
+    demo = _without_nan_node(demo_sample(FLEET, AT - 1767225600, STEP_S, "-"))
+    assert END_S >= AT - 1767225600
+    assert demo.nodes == real.nodes
+    assert demo.gpus == real.gpus
+    assert demo.stale_nodes == real.stale_nodes
+    assert demo.node_findings == real.node_findings
+    assert demo.targets_down == real.targets_down
+    # rate() extrapolates to the window's edges; the in-process one does not: within 10 %
+    for d, r in zip(demo.engines, real.engines, strict=True):
+        assert d.model_copy(update={"preemptions_per_min": None}) == r.model_copy(update={"preemptions_per_min": None})
+        assert (d.preemptions_per_min is None) == (r.preemptions_per_min is None), d.name
+        if r.preemptions_per_min:
+            assert d.preemptions_per_min == pytest.approx(r.preemptions_per_min, rel=0.1), d.name
+    demo_codes = sorted((f.node or "", f.finding.code) for f in judge_fleet(demo) if f.node != "node-nan")
+    real_codes = sorted((f.node or "", f.finding.code) for f in judge_fleet(real) if f.node != "node-nan")
+    assert demo_codes == real_codes

@@ -1,0 +1,28 @@
+"""The fleet screen over a real Prometheus (conftest's backfilled fleet): the reader `fleet --prometheus`
+uses, the header's coverage, and a node whose exporter wrote NaN shown as unknown with its reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.cli.fleet_screen import prometheus_reader
+from gpumem_tui.sources.prometheus.client import Connection
+from gpumem_tui.sources.prometheus.queries import Queries
+from tests.app.screen_text import screen_text
+from tests.sources.prometheus.conftest import AT
+
+pytestmark = pytest.mark.prometheus
+
+
+async def test_fleet_screen_on_a_real_prometheus(fleet_url):
+    app = FleetApp(prometheus_reader(Connection(fleet_url), Queries(), AT, 10), fleet_url, poll=False)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        text = " ".join(" ".join(screen_text(app)).split())
+        assert "9 nodes, 25 GPUs, 12 engines, 12 joined; data age" in text and "state ok" in text
+        table = app.query_one("#fleet-nodes")
+        rows = {str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)] for i in range(table.row_count)}
+        assert rows["node-nan"][2] == "unknown"  # FB_USED NaN: never a number, never fine
+        assert "used (node-nan): unknown, because dcgm-exporter reported FB_USED on a GPU as NaN: no reading" in text
