@@ -55,7 +55,8 @@ def _said(found: FleetFinding | None) -> str:
     return "none" if found is None else found.finding.code
 
 
-def _gib(value: int | None, why: str) -> str:
+def _memory_cell(value: int | None, why: str) -> str:
+    """A node's memory figure in GiB, or why it is missing ("n/a" where the exporter has no such field)."""
     if value is not None:
         return fmt(value, "GiB")
     return "n/a" if why.startswith("n/a") else "unknown"
@@ -159,7 +160,7 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
                 literal(node.name) + (" (stale)" if stale else ""),
                 cards,
                 *(
-                    _gib(getattr(node, f), node.unknown.get(f, ""))
+                    _memory_cell(getattr(node, f), node.unknown.get(f, ""))
                     for f in ("used_bytes", "reserved_bytes", "free_bytes")
                 ),
                 str(len(node.engines)),
