@@ -19,3 +19,28 @@ REFERENCE = DATA / "reference" / "catalog_reference.json"
 """config.json facts of the catalog's models and the GPUs' specifications, each with its sources."""
 HUB_CONFIGS = DATA / "hub_configs"
 """config.json files as the Hugging Face Hub serves them, for families the reader must know."""
+
+STATED_FIGURES = (
+    "total_gpu_memory_gib",
+    "weights_gib",
+    "non_torch_gib",
+    "activation_peak_gib",
+    "cudagraph_estimated_gib",
+    "cudagraph_gib",
+    "kv_cache_gib",
+    "num_gpu_blocks",
+    "kv_cache_tokens",
+    "max_concurrency",
+)
+"""The memory figures a calibration case states, each read from its own log lines."""
+STATED_SETTINGS = (
+    "vllm_version",
+    "model",
+    "tensor_parallel_size",
+    "dtype",
+    "quantization",
+    "kv_cache_dtype",
+    "gpu_memory_utilization",
+    "max_model_len",
+)
+"""The settings a calibration case states."""

@@ -9,30 +9,10 @@ import pytest
 
 from gpumem_tui.planner.vllm.from_log import Stated
 from gpumem_tui.sources.engines.logparse import parse_log
-from tests.datafiles import CALIBRATION, LLMD_SWEEP
+from tests.datafiles import CALIBRATION, LLMD_SWEEP, STATED_FIGURES, STATED_SETTINGS
 
-FIGURES = (
-    "total_gpu_memory_gib",
-    "weights_gib",
-    "non_torch_gib",
-    "activation_peak_gib",
-    "cudagraph_estimated_gib",
-    "cudagraph_gib",
-    "kv_cache_gib",
-    "num_gpu_blocks",
-    "kv_cache_tokens",
-    "max_concurrency",
-)
-SETTINGS = (
-    "vllm_version",
-    "model",
-    "tensor_parallel_size",
-    "dtype",
-    "quantization",
-    "kv_cache_dtype",
-    "gpu_memory_utilization",
-    "max_model_len",
-)
+FIGURES = STATED_FIGURES
+SETTINGS = STATED_SETTINGS
 CLASSES = {"dense", "moe", "mxfp4", "multimodal", "mla", "chunked"}
 DEV = {
     "google/gemma-3-12b-it",

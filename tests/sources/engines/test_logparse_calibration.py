@@ -8,30 +8,10 @@ import re
 import pytest
 
 from gpumem_tui.sources.engines.logparse import parse_log
-from tests.datafiles import CALIBRATION
+from tests.datafiles import CALIBRATION, STATED_FIGURES, STATED_SETTINGS
 
-STATED = (
-    "total_gpu_memory_gib",
-    "weights_gib",
-    "non_torch_gib",
-    "activation_peak_gib",
-    "cudagraph_estimated_gib",
-    "cudagraph_gib",
-    "kv_cache_gib",
-    "num_gpu_blocks",
-    "kv_cache_tokens",
-    "max_concurrency",
-)
-SETTINGS = (
-    "vllm_version",
-    "model",
-    "tensor_parallel_size",
-    "dtype",
-    "quantization",
-    "kv_cache_dtype",
-    "gpu_memory_utilization",
-    "max_model_len",
-)
+STATED = STATED_FIGURES
+SETTINGS = STATED_SETTINGS
 
 
 def startup_cases() -> list[dict]:
