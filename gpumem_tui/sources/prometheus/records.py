@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 SourceState = Literal["ok", "stale", "down"]
 Joined = Literal["found", "assumed", "not joined"]
+PlanFrom = Literal["exporter", "catalog"]
 
 
 class _Record(BaseModel):
@@ -66,6 +67,11 @@ class FleetEngine(_Record):
     preemptions_per_min: float | None = None
     settings: dict[str, str] = {}
     """The labels of its `vllm:cache_config_info` that are settings (not counts measured at start-up)."""
+    planned_bytes: int | None = None
+    """GPU memory its plan expects over all its GPUs together; None with the reason in `unknown`."""
+    plan_from: PlanFrom | None = None
+    """Where that plan came from: `exporter` (the `gpumem_plan_bytes` series of its node's `gpumem-tui
+    export`) or `catalog` (made here from the catalog's model and its own cache settings)."""
     unknown: dict[str, str] = {}
 
     @property
