@@ -19,11 +19,14 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
+from gpumem_tui.app.fleet_history_view import history_lines
 from gpumem_tui.app.fleet_view import Table, finding_table, model_table, node_table
 from gpumem_tui.app.tone import severity_style, state_style
 from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.sources.prometheus.client import PrometheusError
+from gpumem_tui.sources.prometheus.history import FleetHistory
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 
@@ -37,6 +40,11 @@ FAILED = {
 }
 
 Reader = Callable[[], Coroutine[Any, Any, FleetSample]]
+HistoryReader = Callable[[float], Coroutine[Any, Any, FleetHistory]]
+"""Reads the fleet's history up to the moment given (the sample's evaluation time)."""
+HISTORY_EVERY_S = 60.0
+"""The history is read again at most this often: its range queries cost more than a refresh, and a
+sparkline point every 30 s does not need them more often."""
 
 
 def _when(at: float) -> str:
@@ -55,6 +63,7 @@ class FleetApp(App[None]):
     TITLE = "gpumem-tui fleet"
     CSS = """
     #fleet-header { background: $panel; padding: 0 1; }
+    #fleet-history { padding: 0 1; }
     #fleet-body { height: 1fr; padding: 0 1; }
     .fleet-title { text-style: bold; margin-top: 1; }
     .fleet-notes { color: $text-muted; }
@@ -70,9 +79,15 @@ class FleetApp(App[None]):
         poll: bool = True,
         clock: Callable[[], float] = time.time,
         thresholds: Thresholds | None = None,
+        read_history: HistoryReader | None = None,
+        glyphs: Glyphs = UNICODE,
     ) -> None:
         super().__init__()
         self.read, self.source, self.interval_s, self.poll, self.clock = read, source, interval_s, poll, clock
+        self.read_history, self.glyphs = read_history, glyphs
+        self.history: FleetHistory | None = None
+        self.history_failure: str | None = None
+        self.history_read_at: float | None = None
         self.thresholds = thresholds or Thresholds()
         self.sample: FleetSample | None = None
         self.findings: list[FleetFinding] = []
@@ -82,6 +97,7 @@ class FleetApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-header")
+        yield Static(id="fleet-history")
         with VerticalScroll(id="fleet-body"):
             for name, title in (
                 ("models", "Models"),
@@ -123,7 +139,23 @@ class FleetApp(App[None]):
         """In a thread of its own, with its own event loop: the join and the judge of thousands of nodes
         take CPU that would otherwise stall the screen."""
         sample = asyncio.run(self.read())
-        return sample, judge_fleet(sample, self.thresholds)
+        findings = judge_fleet(sample, self.thresholds)
+        self._read_history(sample.evaluated_at)
+        return sample, findings
+
+    def _read_history(self, at: float) -> None:
+        """Once a minute at most, in the reading thread; a failure says why on the history line and keeps
+        the last one read, never the sample's failure."""
+        now = self.clock()
+        if self.read_history is None or (
+            self.history_read_at is not None and now - self.history_read_at < HISTORY_EVERY_S
+        ):
+            return
+        self.history_read_at = now
+        try:
+            self.history, self.history_failure = asyncio.run(self.read_history(at)), None
+        except Exception as exc:  # noqa: BLE001 - the history line degrades alone
+            self.history_failure = literal(_why(exc))
 
     def state(self) -> tuple[str, str]:
         """(ok|stale|down, the words the header says about it)."""
@@ -160,8 +192,17 @@ class FleetApp(App[None]):
         text.append(words, style=state_style(self, state))
         return text
 
+    def history_text(self) -> Text:
+        lines = [] if self.history is None else history_lines(self.history, self.glyphs)
+        if self.history_failure is not None:
+            lines.append(f"History: unknown, because {self.history_failure}")
+        return Text("\n".join(lines))
+
     def _draw(self) -> None:
         self.query_one("#fleet-header", Static).update(self.header())
+        history = self.query_one("#fleet-history", Static)
+        history.display = self.read_history is not None
+        history.update(self.history_text())
         if self.sample is None:
             return
         for name, table in (

@@ -16,6 +16,7 @@ from gpumem_tui.app.fleet_app import FleetApp
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo import ManualClock, load_scenario
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
+from gpumem_tui.demo.fleet_history import demo_fleet_history
 
 # (file name, scenario, moment in seconds, terminal size, keys pressed before the picture)
 SHOTS = [
@@ -59,11 +60,15 @@ async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], 
 
 async def shoot_fleet(name: str, size: tuple[int, int], folder: Path) -> Path:
     sample = await asyncio.to_thread(demo_fleet)  # the simulator runs its own event loop
+    history = await asyncio.to_thread(demo_fleet_history, 3600.0)
 
     async def read():
         return sample
 
-    app = FleetApp(read, DEMO_SOURCE, poll=False)
+    async def read_history(_at: float):
+        return history
+
+    app = FleetApp(read, DEMO_SOURCE, poll=False, read_history=read_history)
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -12,13 +12,16 @@ import asyncio
 import sys
 import time
 
+from gpumem_tui.app.fleet_history_view import history_lines
 from gpumem_tui.cli import fleet_screen
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, plugin_text
 from gpumem_tui.cli.errors import NoSourceError, UsageError, crashed, exit_code_for, one_line, report, warn
 from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.demo.fleet_answers import demo_fleet
+from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.http import tls
 from gpumem_tui.sources.prometheus.client import (
     QUERY_TIMEOUT_S,
@@ -30,6 +33,7 @@ from gpumem_tui.sources.prometheus.client import (
     parse_url,
 )
 from gpumem_tui.sources.prometheus.fleet import read_fleet
+from gpumem_tui.sources.prometheus.history import FleetHistory, parse_span, read_history, step_for
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
@@ -54,11 +58,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--interval", type=_seconds, default=15.0, metavar="SECONDS", help="seconds between reads (default 15)"
     )
+    parser.add_argument(
+        "--history",
+        type=_span,
+        default=3600.0,
+        metavar="SPAN",
+        help="how far back the history line looks: 30m, 1h (default), 6h ... (range queries, read once a minute)",
+    )
     parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone))
     actions = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
     snapshot = actions.add_parser("snapshot", help="one fleet sample: nodes, GPUs, engines, coverage")
     _source_options(snapshot)
     snapshot.add_argument("--json", action="store_true", help="print JSON (schema: docs/fleet-json.md)")
+    snapshot.add_argument(
+        "--history",
+        type=_span,
+        metavar="SPAN",
+        help="also the fleet over the SPAN before the moment (30m, 1h, 6h ...): memory, KV, queue, preemptions",
+    )
     snapshot.set_defaults(run=run_snapshot)
     check = actions.add_parser(
         "check", help="fleet findings, as a monitoring plugin (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)"
@@ -109,6 +126,13 @@ def _seconds(text: str) -> float:
     if not 0 < value <= 3600:
         raise argparse.ArgumentTypeError(f"{text!r}: seconds, more than 0 and at most 3600")
     return value
+
+
+def _span(text: str) -> float:
+    try:
+        return parse_span(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--history ")) from None
 
 
 def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connection, Queries, float]:
@@ -173,15 +197,39 @@ def sample_from(args: argparse.Namespace) -> FleetSample:
     return asyncio.run(_read(connection, queries, at, args.query_timeout))
 
 
+def history_from(args: argparse.Namespace, at: float, span_s: float) -> FleetHistory:
+    """The fleet over `span_s` before `at` (the demo: its whole run, at most `span_s`). A read that fails
+    is a history with no series and the reason, never the snapshot's failure."""
+    if args.fleet_demo:
+        return demo_fleet_history(span_s)
+    connection, queries, _ = inputs(args)
+    try:
+        return asyncio.run(_history(connection, queries, at, span_s, args.query_timeout))
+    except PrometheusError as exc:
+        step = step_for(span_s)
+        return FleetHistory(start=at - span_s, end=at, step_s=step, unknown={"history": f"the read failed: {exc}"})
+
+
+async def _history(
+    connection: Connection, queries: Queries, at: float, span_s: float, timeout_s: float
+) -> FleetHistory:
+    async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
+        return await read_history(client, queries, at, span_s)
+
+
 def run_snapshot(args: argparse.Namespace) -> int:
     sample = sample_from(args)
+    history = None if args.history is None else history_from(args, sample.evaluated_at, args.history)
     for warning in [*sample.warnings, *([sample.error] if sample.error else [])]:
         warn(warning)
     with reader_may_leave():
         if args.json:
-            print_json({"schema": SNAPSHOT_SCHEMA, **sample.model_dump(mode="json")})
+            extra = {} if history is None else {"history": history.model_dump(mode="json")}
+            print_json({"schema": SNAPSHOT_SCHEMA, **sample.model_dump(mode="json"), **extra})
         else:
             _print_snapshot(sample)
+            if history is not None:
+                _write(["", *history_lines(history, for_terminal(False, sys.stdout))])
     return 0
 
 

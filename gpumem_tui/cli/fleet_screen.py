@@ -10,11 +10,13 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from gpumem_tui.app.fleet_app import FleetApp, Reader
+from gpumem_tui.app.fleet_app import FleetApp, HistoryReader, Reader
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
+from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
+from gpumem_tui.sources.prometheus.history import FleetHistory, read_history
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetSample
 
@@ -23,6 +25,26 @@ def prometheus_reader(connection: Connection, queries: Queries, at: float | None
     async def read() -> FleetSample:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
             return await read_fleet(client, queries, time.time() if at is None else at)
+
+    return read
+
+
+def prometheus_history(connection: Connection, queries: Queries, span_s: float, timeout_s: float) -> HistoryReader:
+    async def read(at: float) -> FleetHistory:
+        async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
+            return await read_history(client, queries, at, span_s)
+
+    return read
+
+
+def demo_history(span_s: float) -> HistoryReader:
+    """The demo's run is fixed: its history is computed once."""
+    cached: list[FleetHistory] = []
+
+    async def read(_at: float) -> FleetHistory:
+        if not cached:
+            cached.append(await asyncio.to_thread(demo_fleet_history, span_s))  # the simulator runs its own loop
+        return cached[0]
 
     return read
 
@@ -47,11 +69,16 @@ def run(
     `demo_alone(args)` refuses them beside --demo."""
     if args.fleet_demo:
         demo_alone(args)
-        app = FleetApp(demo_reader(), DEMO_SOURCE, interval_s=args.interval)
+        app = FleetApp(demo_reader(), DEMO_SOURCE, interval_s=args.interval, read_history=demo_history(args.history))
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)
         fixed = None if args.at is None else at  # without --at, each read is evaluated at its own moment
-        app = FleetApp(prometheus_reader(connection, queries, fixed, args.query_timeout), connection.url, args.interval)
+        app = FleetApp(
+            prometheus_reader(connection, queries, fixed, args.query_timeout),
+            connection.url,
+            args.interval,
+            read_history=prometheus_history(connection, queries, args.history, args.query_timeout),
+        )
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
     app.run()

@@ -88,7 +88,7 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
             continue
         window = sorted(p for p in points if now - p[0] <= RATE_WINDOW_S)
         if len(window) >= 2:
-            rates.append((dict(key), 60 * _rate(window, now), now))
+            rates.append((dict(key), 60 * extrapolated_rate(window, now), now))
     vllm_jobs = {
         dict(key).get("job")
         for key, points in history.items()
@@ -117,20 +117,20 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
     }
 
 
-def _rate(points: list[tuple[float, float]], now: float) -> float:
+def extrapolated_rate(points: list[tuple[float, float]], now: float, window_s: float = RATE_WINDOW_S) -> float:
     """Per second over the window ending at `now`: Prometheus's extrapolatedRate for a counter (resets
     added back; extrapolated to an edge within 1.1 average steps of it, else by half a step; never below 0)."""
     (first_at, first), (last_at, _) = points[0], points[-1]
     increase = sum(b - a if b >= a else b for (_, a), (_, b) in zip(points, points[1:], strict=False))
     sampled = last_at - first_at
     step = sampled / (len(points) - 1)
-    to_start, to_end = first_at - (now - RATE_WINDOW_S), now - last_at
+    to_start, to_end = first_at - (now - window_s), now - last_at
     if increase > 0 and first >= 0:
         to_start = min(to_start, sampled * first / increase)
     threshold = step * 1.1
     to_start = to_start if to_start < threshold else step / 2
     to_end = to_end if to_end < threshold else step / 2
-    return increase * (sampled + to_start + to_end) / sampled / RATE_WINDOW_S
+    return increase * (sampled + to_start + to_end) / sampled / window_s
 
 
 def _identity(name: str, labels: Mapping[str, str]) -> Key:

@@ -191,3 +191,49 @@ async def test_a_slow_read_never_blocks_the_screen(fleet_sample):
         text = await _text(app, pilot)
         assert answered < 4, f"the screen answered a key {answered:.1f} s after it started"
         assert "8 nodes, 24 GPUs" in text
+
+
+@pytest.fixture(scope="module")
+def fleet_history():
+    from gpumem_tui.demo.fleet_history import demo_history
+    from gpumem_tui.demo.fleet_series import series_rows
+    from tests.sources.prometheus.conftest import END_S, STEP_S
+
+    rows = list(series_rows(FLEET, END_S, STEP_S))
+    end = max(at for *_, at in rows)
+    return demo_history(rows, end - 120, end, 1)
+
+
+async def test_the_history_line_shows_the_fleet_over_time_and_degrades_alone(fleet_sample, fleet_history):
+    history = fleet_history
+    reads: list[float] = []
+    fail = False
+
+    async def read():
+        return fleet_sample
+
+    async def read_history(at: float):
+        reads.append(at)
+        if fail:
+            raise PrometheusError("http://prom.example:9090/api/v1/query_range: cannot connect", "down")
+        return history
+
+    clock = Clock(fleet_sample.evaluated_at)
+    app = FleetApp(read, "http://prom.example:9090", interval_s=15, poll=False, clock=clock, read_history=read_history)
+    async with app.run_test(size=(160, 60)) as pilot:
+        text = await _text(app, pilot)
+        assert reads == [fleet_sample.evaluated_at]
+        assert "Last 2 min, a point every 1 s:" in text
+        assert "GPU memory used" in text and "KV cache, fullest" in text and "97 % now, highest 100 %" in text
+        clock.now += 15  # a refresh inside the minute does not read the history again
+        app.refresh_now()
+        await _text(app, pilot)
+        assert len(reads) == 1
+        fail = True
+        clock.now += 60
+        app.refresh_now()
+        text = await _text(app, pilot)
+        assert len(reads) == 2
+        assert "History: unknown, because Prometheus cannot be reached" in text
+        assert "Last 2 min" in text  # the last history read stays, the fleet's tables too
+        assert "8 nodes, 24 GPUs" in text and "state ok" in text

@@ -34,3 +34,19 @@ def test_the_codes_are_registered_finding_codes():
 def test_the_check_keys_are_documented():
     sample = build("http://p", 0.0, {"gpu_memory": Result()}, {})
     assert _keys("`fleet check --json`") == list(check_json(sample, [], 0))
+
+
+def test_the_history_keys_and_series_are_documented():
+    from gpumem_tui.sources.prometheus.history import HISTORY_SERIES, FleetHistory
+
+    history = FleetHistory(start=0, end=60, step_s=1)
+    section = DOC.read_text(encoding="utf-8").split("\n## `history` (`fleet snapshot --history SPAN --json`)\n", 1)[1]
+    keys, text = section.split("\nThe series, each reduced", 1)
+    assert re.findall(r"^\| `([a-z_]+)` \|", keys, flags=re.MULTILINE) == list(history.model_dump(mode="json"))
+    text = text.split("\n\n", 2)[1]
+    documented = [
+        name
+        for row in re.findall(r"^\| (`.*?) \|", text, flags=re.MULTILINE)
+        for name in re.findall(r"`([a-z_]+)`", row)
+    ]
+    assert documented == list(HISTORY_SERIES)

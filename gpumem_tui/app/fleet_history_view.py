@@ -1,0 +1,102 @@
+"""The fleet's history as text lines: one sparkline per fleet-wide series, its newest value and its range.
+Pure (no Textual): the fleet screen and `fleet snapshot --history` print the same lines."""
+
+from __future__ import annotations
+
+from gpumem_tui.glyphs import UNICODE, Glyphs
+from gpumem_tui.sources.prometheus.history import FleetHistory
+from gpumem_tui.text import literal
+from gpumem_tui.units import fmt
+
+WIDTH = 40
+"""Cells of a sparkline: each the highest point of its share of the span, so a peak is never averaged away."""
+
+
+def span_words(seconds: float) -> str:
+    """`1 h`, `30 min`, `2 min`, `90 s`."""
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"
+
+
+def cells(points: list[float | None], width: int = WIDTH) -> list[float | None]:
+    """`points` in `width` cells (fewer when there are fewer points): the highest known point of each."""
+    count = min(width, len(points))
+    out: list[float | None] = []
+    for i in range(count):
+        share = [p for p in points[i * len(points) // count : (i + 1) * len(points) // count] if p is not None]
+        out.append(max(share) if share else None)
+    return out
+
+
+def sparkline(points: list[float | None], ceiling: float, glyphs: Glyphs = UNICODE) -> str:
+    """Heights 0-8 of `ceiling`; a step with no number is a blank, never a zero."""
+    line = []
+    for value in cells(points):
+        if value is None:
+            line.append(" ")
+            continue
+        level = round(value / ceiling * 8) if ceiling > 0 else 0
+        line.append(glyphs.levels[max(1 if value > 0 else 0, min(8, level))])
+    return "".join(line)
+
+
+def _known(points: list[float | None]) -> list[float]:
+    return [p for p in points if p is not None]
+
+
+def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
+    """The title line, then one line per series (or why it is unknown)."""
+    s = history.series
+    lines = [f"Last {span_words(history.span_s)}, a point every {span_words(history.step_s)}:"]
+    used = s.get("used_bytes")
+    if used is not None:
+        free = s.get("free_bytes") or [None] * len(used)
+        reserved = s.get("reserved_bytes") or [0.0] * len(used)
+        totals = [
+            u + f + (r or 0.0) if u is not None and f is not None else None
+            for u, f, r in zip(used, free, reserved, strict=True)
+        ]
+        ceiling = max(_known(totals), default=0.0)
+        known = _known(used)
+        of = f" of {fmt(ceiling, 'GiB')}" if ceiling else ""
+        said = (
+            f"{_now(used[-1])}{of} now; lowest {fmt(min(known), 'GiB')}, highest {fmt(max(known), 'GiB')}"
+            if known
+            else "no number over the span"
+        )
+        lines.append(f"  GPU memory used      {sparkline(used, ceiling, glyphs)}  {said}")
+    for name, title, scale in (
+        ("kv_usage_max", "KV cache, fullest   ", None),
+        ("waiting", "Requests waiting    ", "count"),
+        ("preemptions_per_min", "Preemptions a minute", "rate"),
+    ):
+        points = s.get(name)
+        if points is None:
+            continue
+        known = _known(points)
+        top = max(known, default=0.0)
+        if scale is None:
+            line = sparkline(points, 1.0, glyphs)
+            said = f"{_percent(points[-1])} now, highest {_percent(top)}" if known else "no number over the span"
+        else:
+            line = sparkline(points, top, glyphs)
+            said = f"{_number(points[-1])} now, highest {_number(top)}" if known else "no number over the span"
+        lines.append(f"  {title} {line}  {said}")
+    for name, why in history.unknown.items():
+        lines.append(f"  {name.replace('_', ' ')}: unknown, because {literal(why)}")
+    return lines
+
+
+def _now(value: float | None) -> str:
+    return "unknown" if value is None else fmt(value, "GiB")
+
+
+def _percent(value: float | None) -> str:
+    return "unknown" if value is None else f"{value * 100:.0f} %"
+
+
+def _number(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:,.1f}".removesuffix(".0")
