@@ -130,28 +130,35 @@ class FleetApp(App[None]):
             sample, findings = await asyncio.to_thread(self._read_and_judge)
         except Exception as exc:  # noqa: BLE001 - a source that fails degrades the header, never the app
             self.failure, self.failed_at = literal(_why(exc)), self.clock()
-        else:
-            self.sample, self.findings = sample, findings
-            self.last_ok, self.failure, self.failed_at = self.clock(), None, None
-        self._draw()
+            self._draw()
+            return
+        self.sample, self.findings = sample, findings
+        self.last_ok, self.failure, self.failed_at = self.clock(), None, None
+        self._draw()  # the fleet first: the history's range queries cost more than the refresh
+        if self._history_due():
+            await asyncio.to_thread(self._read_history, sample.evaluated_at)
+            self._draw()
 
     def _read_and_judge(self) -> tuple[FleetSample, list[FleetFinding]]:
         """In a thread of its own, with its own event loop: the join and the judge of thousands of nodes
         take CPU that would otherwise stall the screen."""
         sample = asyncio.run(self.read())
-        findings = judge_fleet(sample, self.thresholds)
-        self._read_history(sample.evaluated_at)
-        return sample, findings
+        return sample, judge_fleet(sample, self.thresholds)
+
+    def _history_due(self) -> bool:
+        if self.read_history is None:
+            return False
+        now = self.clock()
+        if self.history_read_at is not None and now - self.history_read_at < HISTORY_EVERY_S:
+            return False
+        self.history_read_at = now
+        return True
 
     def _read_history(self, at: float) -> None:
-        """Once a minute at most, in the reading thread; a failure says why on the history line and keeps
+        """In a thread of its own, once a minute at most; a failure says why on the history line and keeps
         the last one read, never the sample's failure."""
-        now = self.clock()
-        if self.read_history is None or (
-            self.history_read_at is not None and now - self.history_read_at < HISTORY_EVERY_S
-        ):
+        if self.read_history is None:
             return
-        self.history_read_at = now
         try:
             self.history, self.history_failure = asyncio.run(self.read_history(at)), None
         except Exception as exc:  # noqa: BLE001 - the history line degrades alone
