@@ -11,7 +11,9 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 
+from gpumem_tui.catalog import CatalogError, load_catalog
 from gpumem_tui.cli import fleet_screen
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, plugin_text
 from gpumem_tui.cli.errors import NoSourceError, UsageError, crashed, exit_code_for, one_line, report, warn
@@ -19,6 +21,7 @@ from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.diagnosis.fleet_plans import AliasError, model_memory, parse_aliases, plan_fleet
 from gpumem_tui.sources.http import tls
 from gpumem_tui.sources.prometheus.client import (
     QUERY_TIMEOUT_S,
@@ -54,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--interval", type=_seconds, default=15.0, metavar="SECONDS", help="seconds between reads (default 15)"
     )
-    parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone))
+    parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone, planner(args)))
     actions = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
     snapshot = actions.add_parser("snapshot", help="one fleet sample: nodes, GPUs, engines, coverage")
     _source_options(snapshot)
@@ -92,6 +95,14 @@ def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> N
         help="node memory summed on the server, GPUs one by one only under the headroom fraction: fewer bytes "
         "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
     )
+    parser.add_argument(
+        "--model-alias",
+        action="append",
+        default=[],
+        metavar="SERVED=ORG/MODEL",
+        help="the catalog model a served model name stands for (repeatable), so its engines get a plan",
+    )
+    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument(
         "--query-timeout",
         type=_seconds,
@@ -163,14 +174,26 @@ def inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
     return _inputs(args, Thresholds().headroom_warning_fraction if args.overview else None)
 
 
+def planner(args: argparse.Namespace) -> Callable[[FleetSample], FleetSample]:
+    """What plans each engine of a sample from the catalog (--catalog, --model-alias read now: bad ones are
+    bad input)."""
+    try:
+        catalog = load_catalog(args.catalog)
+        aliases = parse_aliases(args.model_alias, catalog)
+    except (CatalogError, AliasError) as exc:
+        raise UsageError(f"fleet: {exc}") from None
+    return lambda sample: plan_fleet(sample, catalog, aliases)
+
+
 def sample_from(args: argparse.Namespace) -> FleetSample:
     """One fleet sample: every GPU read one by one, or with --overview only those whose free memory is under
     the headroom warning fraction of the card (node figures summed on the server); --demo: the simulated fleet."""
+    plan = planner(args)
     if args.fleet_demo:
         demo_alone(args)
-        return demo_fleet()
+        return plan(demo_fleet())
     connection, queries, at = inputs(args)
-    return asyncio.run(_read(connection, queries, at, args.query_timeout))
+    return plan(asyncio.run(_read(connection, queries, at, args.query_timeout)))
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
@@ -229,6 +252,7 @@ def check_json(sample: FleetSample, findings: list[FleetFinding], code: int) -> 
         "status": STATUS[code],
         "exit_code": code,
         "findings": [{"node": f.node, **f.finding.model_dump(mode="json")} for f in findings],
+        "models": [m.model_dump(mode="json", exclude={"engines"}) for m in model_memory(sample)],
         "warnings": sample.warnings,
         "unknown": sample.unknown,
     }

@@ -18,21 +18,29 @@ from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetSample
 
+Planner = Callable[[FleetSample], FleetSample]
 
-def prometheus_reader(connection: Connection, queries: Queries, at: float | None, timeout_s: float) -> Reader:
+
+def _unplanned(sample: FleetSample) -> FleetSample:
+    return sample
+
+
+def prometheus_reader(
+    connection: Connection, queries: Queries, at: float | None, timeout_s: float, plan: Planner = _unplanned
+) -> Reader:
     async def read() -> FleetSample:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            return await read_fleet(client, queries, time.time() if at is None else at)
+            return plan(await read_fleet(client, queries, time.time() if at is None else at))
 
     return read
 
 
-def demo_reader() -> Reader:
+def demo_reader(plan: Planner = _unplanned) -> Reader:
     cached: list[FleetSample] = []
 
     async def read() -> FleetSample:
         if not cached:
-            cached.append(await asyncio.to_thread(demo_fleet))
+            cached.append(await asyncio.to_thread(lambda: plan(demo_fleet())))
         return cached[0]
 
     return read
@@ -42,16 +50,18 @@ def run(
     args: argparse.Namespace,
     inputs: Callable[[argparse.Namespace], tuple[Connection, Queries, float]],
     demo_alone: Callable[[argparse.Namespace], None],
+    plan: Planner = _unplanned,
 ) -> int:
     """`inputs(args)` checks the source options as `fleet check` does: (connection, queries, at);
-    `demo_alone(args)` refuses them beside --demo."""
+    `demo_alone(args)` refuses them beside --demo; `plan` gives each sample's engines their plans."""
     if args.fleet_demo:
         demo_alone(args)
-        app = FleetApp(demo_reader(), DEMO_SOURCE, interval_s=args.interval)
+        app = FleetApp(demo_reader(plan), DEMO_SOURCE, interval_s=args.interval)
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)
         fixed = None if args.at is None else at  # without --at, each read is evaluated at its own moment
-        app = FleetApp(prometheus_reader(connection, queries, fixed, args.query_timeout), connection.url, args.interval)
+        reader = prometheus_reader(connection, queries, fixed, args.query_timeout, plan)
+        app = FleetApp(reader, connection.url, args.interval)
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
     app.run()
