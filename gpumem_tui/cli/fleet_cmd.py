@@ -33,6 +33,7 @@ from gpumem_tui.sources.prometheus.client import (
     parse_url,
 )
 from gpumem_tui.sources.prometheus.fleet import read_fleet
+from gpumem_tui.sources.prometheus.labels import NODE_CHOICES, POD_CHOICES, LabelChoice
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
@@ -96,6 +97,20 @@ def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> N
         "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
     )
     parser.add_argument(
+        "--node-label",
+        choices=NODE_CHOICES,
+        default="auto",
+        help="the label of dcgm-exporter's series that names the node (default auto: Hostname, hostname, node, "
+        "kubernetes_node, then instance's host)",
+    )
+    parser.add_argument(
+        "--pod-label",
+        choices=POD_CHOICES,
+        default="auto",
+        help="the label of dcgm-exporter's series that names the workload pod holding a GPU (default auto: "
+        "exported_pod when present, else pod)",
+    )
+    parser.add_argument(
         "--model-alias",
         action="append",
         default=[],
@@ -127,7 +142,7 @@ def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connec
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
         at = time.time() if args.at is None else parse_time(args.at)
-        queries = Queries(parse_selector(args.selector), look)
+        queries = Queries(parse_selector(args.selector), look, LabelChoice(args.node_label, args.pod_label))
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
@@ -159,6 +174,8 @@ def demo_alone(args: argparse.Namespace) -> None:
             ("--bearer-token-file", args.bearer_token_file),
             ("--ca-file", args.ca_file),
             ("--overview", args.overview),
+            ("--node-label", args.node_label != "auto"),
+            ("--pod-label", args.pod_label != "auto"),
         )
         if value
     ]

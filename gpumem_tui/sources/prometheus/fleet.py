@@ -13,7 +13,15 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
-from gpumem_tui.sources.prometheus.labels import EXPORTER_POD, exporter_pods, node_of, workload_of
+from gpumem_tui.sources.prometheus.labels import (
+    AUTO,
+    EXPORTER_POD,
+    LabelChoice,
+    exporter_pods,
+    node_of,
+    projected,
+    workload_of,
+)
 from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, Queries
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
@@ -33,6 +41,8 @@ IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instan
 LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
 SUMMED = ("node_memory", "node_gpus", "node_pods")
 """What the overview reads per node on the server; a full read sums its GPUs instead."""
+FROM_DCGM = {"gpu_memory", "gpu_pods", "nodes_age", "nodes_seen", *SUMMED}
+"""The answers made of dcgm-exporter's series, read with the chosen node and pod labels."""
 QUERY_NAMES = (
     "gpu_memory",
     "gpu_pods",
@@ -64,19 +74,32 @@ async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> F
     if not results:
         first = next(a for a in answers if isinstance(a, PrometheusError))
         raise first
-    return build(client.connection.url, at, results, failures, queries.matchers)
+    return build(client.connection.url, at, results, failures, queries.matchers, queries.labels)
 
 
 def build(
-    source: str, at: float, results: Mapping[str, Result], failures: Mapping[str, str], selector: str = ""
+    source: str,
+    at: float,
+    results: Mapping[str, Result],
+    failures: Mapping[str, str],
+    selector: str = "",
+    choice: LabelChoice = AUTO,
 ) -> FleetSample:
-    """The FleetSample of the query answers (pure: canned answers in, records out)."""
+    """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
+    labels to read dcgm-exporter's series with (--node-label, --pod-label)."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
+    exporters = exporter_pods(s.labels for name in ("gpu_pods", "node_pods") for s in results.get(name, empty).series)
+    if choice != AUTO:
+        results = {
+            name: Result([Series(projected(s.labels, choice), s.value, s.timestamp) for s in r.series], r.warnings)
+            if name in FROM_DCGM
+            else r
+            for name, r in results.items()
+        }
     pods_rows = results.get("gpu_pods", empty).series
     node_pods = results.get("node_pods", empty).series
-    exporters = exporter_pods(s.labels for s in [*pods_rows, *node_pods])
     gpus = _gpus(results.get("gpu_memory", empty).series, pods_rows, exporters)
     summed = "node_memory" in results and "node_gpus" in results
     if summed:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
+
 NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "instance")
 """Where a node's name may be, in the order they are trusted (reference/fleet.md 1.2, 2.4)."""
 POD_LABELS = ("exported_namespace", "exported_pod", "namespace", "pod", "kubernetes_namespace", "kubernetes_pod_name")
@@ -67,6 +69,9 @@ class Queries:
 
     matchers: str = ""
     look: float | None = None
+    labels: LabelChoice = AUTO
+    """The labels that name a node and a workload pod on dcgm-exporter's series (--node-label, --pod-label):
+    every candidate stays in the queries; the answers are read with this choice."""
 
     def _sel(self, metric: str) -> str:
         return f"{metric}{{{self.matchers}}}" if self.matchers else metric
