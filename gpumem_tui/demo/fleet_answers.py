@@ -105,6 +105,15 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
             max,
         ),
         "pools": Result([Series(labels, v, now) for labels, v, _ in named("vllm:cache_config_info")]),
+        "sleeping": _by(
+            [
+                (labels, v, at)
+                for labels, v, at in named("vllm:engine_sleep_state")
+                if labels.get("sleep_state") != "awake" and v == 1
+            ],
+            (*ENGINE_KEY, "sleep_state"),
+            max,
+        ),
         "preemptions": _by(rates, ENGINE_KEY, sum),
         "node_findings": _by(
             [(labels, at, now) for labels, _, at in named("gpumem_finding_active")],

@@ -178,6 +178,8 @@ def _kv_saturated(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
     findings = []
     for e in sample.engines:
         usage = e.kv_usage_fraction
+        if e.sleep_state is not None:  # asleep: its KV cache is freed on purpose (fleet_plan_findings says so)
+            continue
         pressed = (e.preemptions_per_min or 0) > 0 or (e.requests_waiting or 0) > 0
         if usage is None or usage < t.kv_saturated_fraction or not pressed:
             continue

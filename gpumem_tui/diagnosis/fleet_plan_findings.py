@@ -3,7 +3,8 @@ the single-node code's arithmetic and thresholds (findings/plan.py): `kv_pool_sh
 from `vllm:cache_config_info`, against the plan's), `weights_mismatch` (what dcgm-exporter's FB_USED per GPU
 leaves for weights, where the engine holds its whole node), and `plan_note` when the plan does not fit while
 the engine runs (an assumed fact is wrong). An engine whose plan came from its node's exporter is judged
-there, not here; an engine whose target is down is not judged (its last values linger)."""
+there, not here; an engine whose target is down is not judged (its last values linger), nor one asleep
+(`vllm:engine_sleep_state`: it freed its weights or KV cache on purpose), which is said as a `plan_note`."""
 
 from __future__ import annotations
 
@@ -24,9 +25,12 @@ def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, 
     found: list[tuple[str | None, Finding]] = []
     for e in sample.engines:
         plan = e.plan
-        if plan is None or e.plan_from != "catalog" or e.pool_tokens is None:
+        if plan is None or e.plan_from != "catalog" or (e.job or "", e.instance or "") in down or e.node in exporting:
             continue
-        if (e.job or "", e.instance or "") in down or e.node in exporting:
+        if e.sleep_state is not None:
+            found.append((e.node, _asleep(e)))
+            continue
+        if e.pool_tokens is None:
             continue
         if plan.kv_cache_tokens <= 0:
             found.append((e.node, _does_not_fit(e, plan)))
@@ -102,5 +106,17 @@ def _does_not_fit(e: FleetEngine, plan: FleetPlan) -> Finding:
         + "). Its weights and pool are not judged against this plan.",
         try_this="name the checkpoint it serves (a quantized one) with --model-alias SERVED=ORG/MODEL, or run "
         "gpumem-tui export on the node: its plan reads the engine's command line",
+        endpoint=_endpoint(e),
+    )
+
+
+def _asleep(e: FleetEngine) -> Finding:
+    return Finding(
+        severity="info",
+        code="plan_note",
+        title=f"{literal(e.name)}: asleep ({literal(e.sleep_state)}), not held against its plan",
+        explanation="vLLM's sleep mode frees the engine's weights or KV cache on purpose "
+        "(vllm:engine_sleep_state): its GPU memory, pool and KV usage say nothing of the plan until it wakes.",
+        try_this="nothing, unless it should be serving: wake it (POST /wake_up)",
         endpoint=_endpoint(e),
     )

@@ -50,6 +50,7 @@ QUERY_NAMES = (
     "nodes_seen",
     "engines",
     "pools",
+    "sleeping",
     "preemptions",
     "node_findings",
     "targets_down",
@@ -120,6 +121,7 @@ def build(
         results.get("pools", empty).series,
         results.get("preemptions", empty).series,
         failures,
+        {_key(s.labels): s.labels.get("sleep_state", "") for s in results.get("sleeping", empty).series},
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"
@@ -283,7 +285,11 @@ def _number(value: float, field: str, unknown: dict[str, str]) -> float | None:
 
 
 def _engines(
-    usage: list[Series], pools: list[Series], preemptions: list[Series], failures: Mapping[str, str]
+    usage: list[Series],
+    pools: list[Series],
+    preemptions: list[Series],
+    failures: Mapping[str, str],
+    asleep: Mapping[tuple[str, ...], str],
 ) -> list[FleetEngine]:
     found: dict[tuple, dict[str, Series]] = defaultdict(dict)
     for s in usage:
@@ -339,6 +345,7 @@ def _engines(
                 requests_waiting=queue["requests_waiting"],
                 preemptions_per_min=None if rate is None else _number(rate, "preemptions_per_min", unknown),
                 settings={k: v for k, v in config.items() if k not in IDENTITY | MEASURED},
+                sleep_state=asleep.get(key) or None,
                 unknown=unknown,
             )
         )

@@ -151,6 +151,14 @@ class Queries:
         return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self._names(pattern)})"
 
     @property
+    def sleeping(self) -> str:
+        """Engines put to sleep (vLLM's sleep mode frees their weights or KV cache on purpose): the state each
+        is in, per engine; awake engines are not in the answer."""
+        extra = f", {self.matchers}" if self.matchers else ""
+        selector = f'vllm:engine_sleep_state{{sleep_state!="awake"{extra}}}'
+        return f"max by ({_by(*ENGINE_KEY, 'sleep_state')}) ({selector} == 1)"
+
+    @property
     def pools(self) -> str:
         """`vllm:cache_config_info` as is: every CacheConfig field is a label, one series per engine."""
         return self._sel("vllm:cache_config_info")

@@ -94,6 +94,9 @@ class FleetEngine(_Record):
     preemptions_per_min: float | None = None
     settings: dict[str, str] = {}
     """The labels of its `vllm:cache_config_info` that are settings (not counts measured at start-up)."""
+    sleep_state: str | None = None
+    """vLLM's `sleep_state` when the engine is asleep (`weights_offloaded`, `discard_all`); None when awake or
+    when it does not say."""
     planned_bytes: int | None = None
     """GPU memory its plan expects over all its GPUs together; None with the reason in `unknown`."""
     plan_from: PlanFrom | None = None
