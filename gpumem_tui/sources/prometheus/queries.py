@@ -76,8 +76,12 @@ class Queries:
     def _sel(self, metric: str) -> str:
         return f"{metric}{{{self.matchers}}}" if self.matchers else metric
 
-    def _names(self, pattern: str) -> str:
+    def _names(self, pattern: str, mig: bool | None = None) -> str:
+        """`{__name__=~"pattern", <selector>}`; mig False: whole cards only (no `GPU_I_ID`), True: MIG GPU
+        instances only."""
         extra = f", {self.matchers}" if self.matchers else ""
+        if mig is not None:
+            extra += ', GPU_I_ID!=""' if mig else ', GPU_I_ID=""'
         return f'{{__name__=~"{pattern}"{extra}}}'
 
     def _field(self, name: str) -> str:
@@ -110,20 +114,31 @@ class Queries:
             f"count by ({_by(*NODE_LABELS, *GPU_ID, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
         )
 
+    def _cards(self, *labels: str) -> str:
+        """Each card's series once per field, by its UUID: virtual-GPU copies deduplicated, and a MIG card's GPU
+        instances folded into it (the card's own figure is at least any instance's, so `max` keeps the card's;
+        where only instances report, the largest instance's)."""
+        return f"max by ({_by(*NODE_LABELS, 'UUID', *labels, '__name__')}) ({self._names(FB)})"
+
     @property
     def node_memory(self) -> str:
-        """Used, free and reserved MiB per node: each GPU once (virtual-GPU copies deduplicated), then summed.
-        A NaN on one GPU makes its node's sum NaN (unknown, never a smaller number)."""
-        each = f"max by ({_by(*NODE_LABELS, *GPU_ID, '__name__')}) ({self._names(FB)})"
-        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({each})"
+        """Used, free and reserved MiB per node: each card once (virtual-GPU copies deduplicated, MIG instances
+        not added to their card), then summed. A NaN on one GPU makes its node's sum NaN (unknown, never a
+        smaller number)."""
+        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards()})"
 
     @property
     def node_gpus(self) -> str:
-        """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing."""
-        return (
-            f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) "
-            f"(max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)}))"
-        )
+        """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing. A
+        MIG card counts once, not once per GPU instance."""
+        return f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) ({self._cards('modelName')})"
+
+    @property
+    def gpu_instances(self) -> str:
+        """Every MIG GPU instance, by any FB or profiling field it reports: some dcgm-exporter versions export no
+        FB field per instance (#380, #512), and one is then listed without memory rather than forgotten."""
+        pattern = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)|DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+        return f"count by ({_by(*NODE_LABELS, *GPU_KEY)}) ({self._names(pattern, mig=True)})"
 
     @property
     def node_pods(self) -> str:
