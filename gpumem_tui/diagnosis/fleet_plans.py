@@ -23,7 +23,6 @@ from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES, overlay_from_engine
 from gpumem_tui.planner.vllm import predict
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetPlan, FleetSample
-from gpumem_tui.text import literal
 
 Made = tuple[FleetPlan | None, str | None, list[str], list[str]]
 """A plan (or None and why not), and the facts it found and assumed."""
@@ -49,49 +48,87 @@ def parse_aliases(texts: Iterable[str], catalog: Catalog) -> dict[str, str]:
 
 def plan_fleet(sample: FleetSample, catalog: Catalog, aliases: Mapping[str, str] | None = None) -> FleetSample:
     """The sample with a plan for each engine that has none yet (an exporter's plan is kept)."""
-    made: dict[tuple, Made] = {}
-    engines = [
-        e if e.plan_from is not None else _planned(e, sample, catalog, aliases or {}, made) for e in sample.engines
-    ]
+    planner = _Planner(sample, catalog, aliases or {})
+    engines = [e if e.plan_from is not None else planner.planned(e) for e in sample.engines]
     return sample.model_copy(update={"engines": engines})
 
 
-def _planned(
-    engine: FleetEngine, sample: FleetSample, catalog: Catalog, aliases: Mapping[str, str], made: dict[tuple, Made]
-) -> FleetEngine:
-    found: list[str] = []
-    assumed: list[str] = []
-    served = engine.model_name
-    spec: ModelSpec | None
-    if served in aliases:
-        spec = catalog.model(aliases[served])
-        found.append(f"model {spec.id} (served as {served}, by --model-alias)")
-    else:
-        spec = model_spec(served, "vLLM's model_name label", catalog, found, assumed)
-    if spec is None:
-        return _unplanned(
-            engine,
-            f"model {served!r} is not in the catalog (unknown model): measured only; name it with "
-            f"--model-alias {served}=ORG/MODEL or add it with --catalog DIR",
-        )
-    card, total = _card(engine, sample)
-    gpu = gpu_spec_for(card, total, catalog)
-    if gpu is None:
-        why = "no card is known for its GPUs" if card is None else f"its card {card!r} is not in the catalog"
-        return _unplanned(engine, f"{why} (dcgm-exporter's modelName), and no total memory was read")
-    if card is not None and catalog.gpu_by_nvml_name(card) is not None:
-        found.append(f"GPU {gpu.key} (dcgm-exporter's modelName {card})")
-    else:
-        assumed.append(f"a card of the {gpu.key} size dcgm-exporter reports (its name is not in the catalog)")
-    tp = _split(engine, found, assumed)
-    key = (spec.id, gpu.key, tp, engine.gpu_memory_utilization, engine.block_size, engine.cache_dtype)
-    if key not in made:
-        made[key] = _make(spec, gpu, tp, engine)
-    plan, missing, found_too, assumed_too = made[key]
-    if plan is None:
-        return _unplanned(engine, missing or "no plan")
-    plan = plan.model_copy(update={"found": [*found, *found_too], "assumed": [*assumed, *assumed_too]})
-    return engine.model_copy(update={"plan": plan, "planned_bytes": plan.per_gpu_bytes * tp, "plan_from": "catalog"})
+Facts = tuple[ModelSpec | None, list[str], list[str]]
+
+
+class _Planner:
+    """One sample's planning: each served name looked up once, each plan made once, GPUs and nodes indexed
+    (a thousand engines over eight thousand GPUs are not searched engine by engine)."""
+
+    def __init__(self, sample: FleetSample, catalog: Catalog, aliases: Mapping[str, str]) -> None:
+        self.catalog, self.aliases = catalog, aliases
+        self.cards = {g.uuid or g.index or "?": g for g in sample.gpus if g.card}
+        self.nodes = {n.name: n for n in sample.nodes}
+        self.specs: dict[str, Facts] = {}
+        self.made: dict[tuple, Made] = {}
+        self.gpus: dict[tuple[str | None, int | None], tuple[GpuSpec | None, bool]] = {}
+
+    def spec(self, served: str) -> Facts:
+        if served not in self.specs:
+            found: list[str] = []
+            assumed: list[str] = []
+            spec: ModelSpec | None
+            if served in self.aliases:
+                spec = self.catalog.model(self.aliases[served])
+                found.append(f"model {spec.id} (served as {served}, by --model-alias)")
+            else:
+                spec = model_spec(served, "vLLM's model_name label", self.catalog, found, assumed)
+            self.specs[served] = (spec, found, assumed)
+        return self.specs[served]
+
+    def card(self, engine: FleetEngine) -> tuple[str | None, int | None]:
+        """The card of the engine's GPUs (dcgm-exporter's modelName) and a total read for one of them: from its
+        GPUs read one by one, else from its node when the node has one card model."""
+        mine = next((self.cards[u] for u in engine.gpus if u in self.cards), None)
+        if mine is not None:
+            return mine.card, mine.total_bytes
+        node = self.nodes.get(engine.node or "")
+        if node is not None and len(node.cards) == 1:
+            card = next(iter(node.cards))
+            return (None if card == "?" else card), None
+        return None, None
+
+    def gpu(self, card: str | None, total: int | None) -> tuple[GpuSpec | None, bool]:
+        """The catalog GPU for a card (by its NVML name, else its total), and whether the name found it."""
+        if (card, total) not in self.gpus:
+            named = card is not None and self.catalog.gpu_by_nvml_name(card) is not None
+            self.gpus[(card, total)] = (gpu_spec_for(card, total, self.catalog), named)
+        return self.gpus[(card, total)]
+
+    def planned(self, engine: FleetEngine) -> FleetEngine:
+        served = engine.model_name
+        spec, found_model, assumed_model = self.spec(served)
+        if spec is None:
+            return _unplanned(
+                engine,
+                f"model {served!r} is not in the catalog (unknown model): measured only; name it with "
+                f"--model-alias {served}=ORG/MODEL or add it with --catalog DIR",
+            )
+        found, assumed = list(found_model), list(assumed_model)
+        card, total = self.card(engine)
+        gpu, named = self.gpu(card, total)
+        if gpu is None:
+            why = "no card is known for its GPUs" if card is None else f"its card {card!r} is not in the catalog"
+            return _unplanned(engine, f"{why} (dcgm-exporter's modelName), and no total memory was read")
+        if named:
+            found.append(f"GPU {gpu.key} (dcgm-exporter's modelName {card})")
+        else:
+            assumed.append(f"a card of the {gpu.key} size dcgm-exporter reports (its name is not in the catalog)")
+        tp = _split(engine, found, assumed)
+        key = (spec.id, gpu.key, tp, engine.gpu_memory_utilization, engine.block_size, engine.cache_dtype)
+        if key not in self.made:
+            self.made[key] = _make(spec, gpu, tp, engine)
+        plan, missing, found_too, assumed_too = self.made[key]
+        if plan is None:
+            return _unplanned(engine, missing or "no plan")
+        plan = plan.model_copy(update={"found": [*found, *found_too], "assumed": [*assumed, *assumed_too]})
+        update = {"plan": plan, "planned_bytes": plan.per_gpu_bytes * tp, "plan_from": "catalog"}
+        return engine.model_copy(update=update)
 
 
 def _make(spec: ModelSpec, gpu: GpuSpec, tp: int, engine: FleetEngine) -> Made:
@@ -134,27 +171,14 @@ def _unplanned(engine: FleetEngine, why: str) -> FleetEngine:
     return engine.model_copy(update={"unknown": {**engine.unknown, "planned_bytes": why}})
 
 
-def _card(engine: FleetEngine, sample: FleetSample) -> tuple[str | None, int | None]:
-    """The card of the engine's GPUs (dcgm-exporter's modelName) and a total read for one of them: from its
-    GPUs read one by one, else from its node when the node has one card model."""
-    mine = [g for g in sample.gpus if (g.uuid or g.index or "?") in engine.gpus and g.card]
-    if mine:
-        return mine[0].card, mine[0].total_bytes
-    node = next((n for n in sample.nodes if n.name == engine.node), None)
-    if node is not None and len(node.cards) == 1:
-        card = next(iter(node.cards))
-        return (None if card == "?" else card), None
-    return None, None
-
-
 def _split(engine: FleetEngine, found: list[str], assumed: list[str]) -> int:
     """Its tensor-parallel size: the GPUs joined to it."""
     count = engine.gpu_count or 0
     if engine.joined == "found" and count:
-        found.append(f"split over {count} GPU(s): {literal(engine.join_reason)}")
+        found.append(f"split over {count} GPU(s): {engine.join_reason}")
         return count
     if engine.joined == "assumed" and count:
-        assumed.append(f"split over {count} GPU(s): {literal(engine.join_reason)}")
+        assumed.append(f"split over {count} GPU(s): {engine.join_reason}")
         return count
     assumed.append("1 GPU (tensor parallel 1): the engine is not joined to its GPUs")
     return 1
