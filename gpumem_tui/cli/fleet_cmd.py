@@ -45,6 +45,7 @@ FAILED = {
     "timeout": "Prometheus ran out of time",
     "query": "Prometheus rejected a query",
 }
+PLAN_FROM = {"catalog": "the catalog", "exporter": "its node's gpumem-tui export"}
 INFO_LISTED = 5
 """Info findings of one code listed one by one up to this many; beyond, counted with one example."""
 SNAPSHOT_SCHEMA = "gpumem-tui.fleet-snapshot/1"
@@ -307,7 +308,11 @@ def _print_snapshot(sample: FleetSample) -> None:
     for e in sample.engines:
         kv = "unknown" if e.kv_usage_fraction is None else f"{e.kv_usage_fraction * 100:.1f} %"
         pool = "unknown" if e.pool_tokens is None else f"{e.pool_tokens:,} tokens"
-        lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {e.joined}: {e.join_reason}")
+        if e.planned_bytes is not None:
+            planned = f"planned {fmt_both(e.planned_bytes)} (from {PLAN_FROM.get(e.plan_from or '', e.plan_from)})"
+        else:
+            planned = f"planned unknown: {e.unknown.get('planned_bytes', 'no plan was made')}"
+        lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {planned}; {e.joined}: {e.join_reason}")
     _write(lines)
 
 

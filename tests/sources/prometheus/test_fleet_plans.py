@@ -12,6 +12,7 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli import main
 from gpumem_tui.demo.fleet_series import sample_at
 from gpumem_tui.diagnosis.autoplan import engine_plans
+from gpumem_tui.units import fmt_both
 from tests.sources.prometheus.conftest import AT
 
 pytestmark = pytest.mark.prometheus
@@ -98,3 +99,13 @@ def test_a_missing_catalog_directory_is_one_line_and_exit_2(fleet_url, capsys, t
     code = main(["fleet", "snapshot", "--prometheus", fleet_url, "--catalog", str(tmp_path / "none")])
     err = capsys.readouterr().err
     assert code == 2 and "catalog directory not found" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_snapshot_text_says_used_vs_planned_per_engine(fleet_url, capsys):
+    assert main(["fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (a,) = [line for line in lines if line.startswith("  meta-llama/Llama-3.1-8B-Instruct at serving/vllm-node-a-8000")]
+    planned, _ = _node_plan("healthy-8b")
+    assert f"planned {fmt_both(planned)} (from the catalog)" in a
+    (nan,) = [line for line in lines if line.startswith("  m at node-nan:8000")]
+    assert "planned unknown: model 'm' is not in the catalog" in nan
