@@ -113,6 +113,8 @@ class _Planner:
         card, total = self.card(engine)
         gpu, named = self.gpu(card, total)
         if gpu is None:
+            if card is None and engine.joined == "not joined":
+                return _unplanned(engine, "it is not joined to its GPUs, so their card is not known")
             why = "no card is known for its GPUs" if card is None else f"its card {card!r} is not in the catalog"
             return _unplanned(engine, f"{why} (dcgm-exporter's modelName), and no total memory was read")
         if named:

@@ -58,3 +58,10 @@ def test_a_bad_label_option_is_one_line_and_exit_2(capsys, option):
 def test_label_options_beside_demo_are_refused(capsys):
     assert main(["fleet", "snapshot", "--demo", "--node-label", "hostname"]) == 2
     assert "--node-label is for --prometheus" in capsys.readouterr().err
+
+
+def test_an_engine_the_pod_label_leaves_unjoined_says_why_it_has_no_plan(fleet_url, capsys):
+    plain = _snapshot(capsys, fleet_url, "--pod-label", "pod")
+    (a,) = [e for e in plain["engines"] if e["pod"] == "vllm-node-a-8000"]
+    assert a["planned_bytes"] is None
+    assert a["unknown"]["planned_bytes"] == "it is not joined to its GPUs, so their card is not known"
