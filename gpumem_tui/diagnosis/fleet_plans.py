@@ -67,6 +67,10 @@ class _Planner:
         self.specs: dict[str, Facts] = {}
         self.made: dict[tuple, Made] = {}
         self.gpus: dict[tuple[str | None, int | None], tuple[GpuSpec | None, bool]] = {}
+        self.per_pod: dict[tuple[str | None, str], int] = defaultdict(int)
+        for e in sample.engines:
+            if e.pod is not None:
+                self.per_pod[(e.namespace, e.pod)] += 1
 
     def spec(self, served: str) -> Facts:
         if served not in self.specs:
@@ -121,7 +125,8 @@ class _Planner:
             found.append(f"GPU {gpu.key} (dcgm-exporter's modelName {card})")
         else:
             assumed.append(f"a card of the {gpu.key} size dcgm-exporter reports (its name is not in the catalog)")
-        tp = _split(engine, found, assumed)
+        sharing = self.per_pod.get((engine.namespace, engine.pod or ""), 1) if engine.pod else 1
+        tp = _split(engine, sharing, found, assumed)
         key = (spec.id, gpu.key, tp, engine.gpu_memory_utilization, engine.block_size, engine.cache_dtype)
         if key not in self.made:
             self.made[key] = _make(spec, gpu, tp, engine)
@@ -173,9 +178,16 @@ def _unplanned(engine: FleetEngine, why: str) -> FleetEngine:
     return engine.model_copy(update={"unknown": {**engine.unknown, "planned_bytes": why}})
 
 
-def _split(engine: FleetEngine, found: list[str], assumed: list[str]) -> int:
-    """Its tensor-parallel size: the GPUs joined to it."""
+def _split(engine: FleetEngine, sharing: int, found: list[str], assumed: list[str]) -> int:
+    """Its tensor-parallel size: the GPUs joined to it; `sharing` data-parallel engines of one pod share its
+    GPUs evenly (assumed: vLLM gives each its own equal set)."""
     count = engine.gpu_count or 0
+    if engine.joined != "not joined" and count and sharing > 1 and count % sharing == 0:
+        assumed.append(
+            f"split over {count // sharing} GPU(s): the pod's {count} GPU(s) shared by its {sharing} data-parallel "
+            "engines"
+        )
+        return count // sharing
     if engine.joined == "found" and count:
         found.append(f"split over {count} GPU(s): {engine.join_reason}")
         return count

@@ -117,3 +117,15 @@ def test_an_engine_down_or_on_a_node_that_judges_itself_is_not_judged_here(catal
     assert _found(down, catalog, "kv_pool_short") == []
     judged = NodeFinding(node="n1", code="headroom_low", severity="info")
     assert _found(short.model_copy(update={"node_findings": [judged]}), catalog, "kv_pool_short") == []
+
+
+def test_data_parallel_engines_of_one_pod_share_its_gpus(catalog):
+    """vLLM's data-parallel engines in one pod (`engine` 0 and 1) share the GPUs dcgm-exporter gives the pod:
+    each plans on its share, so the model's planned memory is the pod's GPUs' once, not twice."""
+    sample = _sample(20000)
+    first = sample.engines[0].model_copy(update={"gpu_count": 2, "gpus": []})
+    second = first.model_copy(update={"engine": "1"})
+    planned = plan_fleet(sample.model_copy(update={"engines": [first, second]}), catalog)
+    plans = [e.plan for e in planned.engines]
+    assert [p.tensor_parallel for p in plans if p] == [1, 1]
+    assert all("shared by its 2 data-parallel engines" in " ".join(p.assumed) for p in plans if p)
