@@ -13,14 +13,10 @@ from dataclasses import dataclass, field
 
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER
 from gpumem_tui.diagnosis.fleet import FleetFinding
+from gpumem_tui.diagnosis.fleet_plans import model_memory
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
-
-PLANNED_UNKNOWN = (
-    "the fleet source reads no plans yet (a plan per engine needs the model and settings of each pod, or "
-    "gpumem-tui export's plan series on the node)"
-)
 
 
 @dataclass
@@ -96,17 +92,11 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
             "Pre/min",
         )
     )
-    by_model: dict[str, list[FleetEngine]] = defaultdict(list)
-    for engine in sample.engines:
-        by_model[engine.model_name].append(engine)
-    used_by_uuid = {g.uuid or g.index or "?": g.used_bytes for g in sample.gpus}
-    for model, engines in sorted(by_model.items()):
-        gpus = sorted({g for e in engines for g in e.gpus})
-        used = _sum([used_by_uuid.get(g) for g in gpus]) if gpus else None
-        if not gpus:
-            table.unknown(
-                "used", "no engine of the model is joined to its GPUs (fleet finding not_joined)", literal(model)
-            )
+    for memory in model_memory(sample):
+        model, engines = memory.model_name, memory.engines
+        for name, why in memory.unknown.items():
+            if name == "used_bytes":
+                table.unknown("used", literal(why), literal(model))
         pool = _sum([e.pool_tokens for e in engines])
         kv = [e.kv_usage_fraction for e in engines]
         running, waiting = _sum([e.requests_running for e in engines]), _sum([e.requests_waiting for e in engines])
@@ -115,16 +105,17 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
         for e in engines:
             for name, why in e.unknown.items():
                 table.unknown(name, literal(why), literal(e.name))
-        table.unknown("planned", PLANNED_UNKNOWN)  # for every model, so named without one
+            if e.planned_bytes is None and "planned_bytes" not in e.unknown:
+                table.unknown("planned_bytes", "no plan was made for it", literal(e.name))
         worst = _worst(_model_findings(model, engines, findings))
         table.rows.append(
             (
                 literal(model),
                 _said(worst),
                 str(len(engines)),
-                str(len(gpus)),
-                "unknown" if used is None else fmt(used, "GiB"),
-                "unknown",
+                str(len(memory.gpus)),
+                _memory_cell(memory.used_bytes, ""),
+                _memory_cell(memory.planned_bytes, ""),
                 "unknown" if pool is None else f"{pool:,.0f}",
                 "unknown" if any(k is None for k in kv) else f"{max(k or 0 for k in kv) * 100:.0f} %",
                 queue,

@@ -17,6 +17,7 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo import ManualClock, load_scenario
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
+from gpumem_tui.diagnosis.fleet_plans import plan_fleet
 
 # (file name, scenario, moment in seconds, terminal size, keys pressed before the picture)
 SHOTS = [
@@ -59,7 +60,8 @@ async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], 
 
 
 async def shoot_fleet(name: str, size: tuple[int, int], folder: Path) -> Path:
-    sample = await asyncio.to_thread(demo_fleet)  # the simulator runs its own event loop
+    # the simulator runs its own event loop; each engine planned from the catalog, as `fleet --demo` plans it
+    sample = await asyncio.to_thread(lambda: plan_fleet(demo_fleet(), load_catalog()))
     history = await asyncio.to_thread(demo_fleet_history, 3600.0)
 
     async def read():

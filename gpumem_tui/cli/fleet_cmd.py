@@ -11,8 +11,10 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 
 from gpumem_tui.app.fleet_history_view import history_lines
+from gpumem_tui.catalog import CatalogError, load_catalog
 from gpumem_tui.cli import fleet_screen
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, plugin_text
 from gpumem_tui.cli.errors import NoSourceError, UsageError, crashed, exit_code_for, one_line, report, warn
@@ -21,6 +23,7 @@ from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.diagnosis.fleet_plans import AliasError, model_memory, parse_aliases, plan_fleet
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.http import tls
 from gpumem_tui.sources.prometheus.client import (
@@ -34,6 +37,7 @@ from gpumem_tui.sources.prometheus.client import (
 )
 from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.history import FleetHistory, parse_span, read_history, step_for
+from gpumem_tui.sources.prometheus.labels import NODE_CHOICES, POD_CHOICES, LabelChoice
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
@@ -45,6 +49,7 @@ FAILED = {
     "timeout": "Prometheus ran out of time",
     "query": "Prometheus rejected a query",
 }
+PLAN_FROM = {"catalog": "the catalog", "exporter": "its node's gpumem-tui export"}
 INFO_LISTED = 5
 """Info findings of one code listed one by one up to this many; beyond, counted with one example."""
 SNAPSHOT_SCHEMA = "gpumem-tui.fleet-snapshot/1"
@@ -65,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SPAN",
         help="how far back the history line looks: 30m, 1h (default), 6h ... (range queries, read once a minute)",
     )
-    parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone))
+    parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone, planner(args)))
     actions = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
     snapshot = actions.add_parser("snapshot", help="one fleet sample: nodes, GPUs, engines, coverage")
     _source_options(snapshot)
@@ -110,6 +115,28 @@ def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> N
         "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
     )
     parser.add_argument(
+        "--node-label",
+        choices=NODE_CHOICES,
+        default="auto",
+        help="the label of dcgm-exporter's series that names the node (default auto: Hostname, hostname, node, "
+        "kubernetes_node, then instance's host)",
+    )
+    parser.add_argument(
+        "--pod-label",
+        choices=POD_CHOICES,
+        default="auto",
+        help="the label of dcgm-exporter's series that names the workload pod holding a GPU (default auto: "
+        "exported_pod when present, else pod)",
+    )
+    parser.add_argument(
+        "--model-alias",
+        action="append",
+        default=[],
+        metavar="SERVED=ORG/MODEL",
+        help="the catalog model a served model name stands for (repeatable), so its engines get a plan",
+    )
+    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
+    parser.add_argument(
         "--query-timeout",
         type=_seconds,
         default=QUERY_TIMEOUT_S,
@@ -140,7 +167,7 @@ def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connec
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
         at = time.time() if args.at is None else parse_time(args.at)
-        queries = Queries(parse_selector(args.selector), look)
+        queries = Queries(parse_selector(args.selector), look, LabelChoice(args.node_label, args.pod_label))
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
@@ -172,6 +199,8 @@ def demo_alone(args: argparse.Namespace) -> None:
             ("--bearer-token-file", args.bearer_token_file),
             ("--ca-file", args.ca_file),
             ("--overview", args.overview),
+            ("--node-label", args.node_label != "auto"),
+            ("--pod-label", args.pod_label != "auto"),
         )
         if value
     ]
@@ -187,14 +216,26 @@ def inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
     return _inputs(args, Thresholds().headroom_warning_fraction if args.overview else None)
 
 
+def planner(args: argparse.Namespace) -> Callable[[FleetSample], FleetSample]:
+    """What plans each engine of a sample from the catalog (--catalog, --model-alias read now: bad ones are
+    bad input)."""
+    try:
+        catalog = load_catalog(args.catalog)
+        aliases = parse_aliases(args.model_alias, catalog)
+    except (CatalogError, AliasError) as exc:
+        raise UsageError(f"fleet: {exc}") from None
+    return lambda sample: plan_fleet(sample, catalog, aliases)
+
+
 def sample_from(args: argparse.Namespace) -> FleetSample:
     """One fleet sample: every GPU read one by one, or with --overview only those whose free memory is under
     the headroom warning fraction of the card (node figures summed on the server); --demo: the simulated fleet."""
+    plan = planner(args)
     if args.fleet_demo:
         demo_alone(args)
-        return demo_fleet()
+        return plan(demo_fleet())
     connection, queries, at = inputs(args)
-    return asyncio.run(_read(connection, queries, at, args.query_timeout))
+    return plan(asyncio.run(_read(connection, queries, at, args.query_timeout)))
 
 
 def history_from(args: argparse.Namespace, at: float, span_s: float) -> FleetHistory:
@@ -277,6 +318,7 @@ def check_json(sample: FleetSample, findings: list[FleetFinding], code: int) -> 
         "status": STATUS[code],
         "exit_code": code,
         "findings": [{"node": f.node, **f.finding.model_dump(mode="json")} for f in findings],
+        "models": [m.model_dump(mode="json", exclude={"engines"}) for m in model_memory(sample)],
         "warnings": sample.warnings,
         "unknown": sample.unknown,
     }
@@ -314,7 +356,11 @@ def _print_snapshot(sample: FleetSample) -> None:
     for e in sample.engines:
         kv = "unknown" if e.kv_usage_fraction is None else f"{e.kv_usage_fraction * 100:.1f} %"
         pool = "unknown" if e.pool_tokens is None else f"{e.pool_tokens:,} tokens"
-        lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {e.joined}: {e.join_reason}")
+        if e.planned_bytes is not None:
+            planned = f"planned {fmt_both(e.planned_bytes)} (from {PLAN_FROM.get(e.plan_from or '', e.plan_from)})"
+        else:
+            planned = f"planned unknown: {e.unknown.get('planned_bytes', 'no plan was made')}"
+        lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {planned}; {e.joined}: {e.join_reason}")
     _write(lines)
 
 

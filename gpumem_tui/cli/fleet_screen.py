@@ -20,11 +20,19 @@ from gpumem_tui.sources.prometheus.history import FleetHistory, read_history
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetSample
 
+Planner = Callable[[FleetSample], FleetSample]
 
-def prometheus_reader(connection: Connection, queries: Queries, at: float | None, timeout_s: float) -> Reader:
+
+def _unplanned(sample: FleetSample) -> FleetSample:
+    return sample
+
+
+def prometheus_reader(
+    connection: Connection, queries: Queries, at: float | None, timeout_s: float, plan: Planner = _unplanned
+) -> Reader:
     async def read() -> FleetSample:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            return await read_fleet(client, queries, time.time() if at is None else at)
+            return plan(await read_fleet(client, queries, time.time() if at is None else at))
 
     return read
 
@@ -49,12 +57,12 @@ def demo_history(span_s: float) -> HistoryReader:
     return read
 
 
-def demo_reader() -> Reader:
+def demo_reader(plan: Planner = _unplanned) -> Reader:
     cached: list[FleetSample] = []
 
     async def read() -> FleetSample:
         if not cached:
-            cached.append(await asyncio.to_thread(demo_fleet))
+            cached.append(await asyncio.to_thread(lambda: plan(demo_fleet())))
         return cached[0]
 
     return read
@@ -64,21 +72,21 @@ def run(
     args: argparse.Namespace,
     inputs: Callable[[argparse.Namespace], tuple[Connection, Queries, float]],
     demo_alone: Callable[[argparse.Namespace], None],
+    plan: Planner = _unplanned,
 ) -> int:
     """`inputs(args)` checks the source options as `fleet check` does: (connection, queries, at);
-    `demo_alone(args)` refuses them beside --demo."""
+    `demo_alone(args)` refuses them beside --demo; `plan` gives each sample's engines their plans."""
     if args.fleet_demo:
         demo_alone(args)
-        app = FleetApp(demo_reader(), DEMO_SOURCE, interval_s=args.interval, read_history=demo_history(args.history))
+        app = FleetApp(
+            demo_reader(plan), DEMO_SOURCE, interval_s=args.interval, read_history=demo_history(args.history)
+        )
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)
         fixed = None if args.at is None else at  # without --at, each read is evaluated at its own moment
-        app = FleetApp(
-            prometheus_reader(connection, queries, fixed, args.query_timeout),
-            connection.url,
-            args.interval,
-            read_history=prometheus_history(connection, queries, args.history, args.query_timeout),
-        )
+        reader = prometheus_reader(connection, queries, fixed, args.query_timeout, plan)
+        history = prometheus_history(connection, queries, args.history, args.query_timeout)
+        app = FleetApp(reader, connection.url, args.interval, read_history=history)
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
     app.run()

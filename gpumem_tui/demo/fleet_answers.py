@@ -96,6 +96,15 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
     }
     return {
         "gpu_memory": _by(named("DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"), (*NODE_LABELS, *GPU_KEY, "__name__"), max),
+        "gpu_instances": _by(
+            [
+                (labels, v, at)
+                for labels, v, at in named("DCGM_FI_DEV_FB_(USED|FREE|RESERVED)|DCGM_FI_PROF_GR_ENGINE_ACTIVE")
+                if labels.get("GPU_I_ID")
+            ],
+            (*NODE_LABELS, *GPU_KEY),
+            len,
+        ),
         "gpu_pods": _by(used, (*NODE_LABELS, "UUID", "GPU_I_ID", *POD_LABELS), len),
         "nodes_age": _by([(labels, now - at, now) for labels, _, at in used], NODE_LABELS, min),
         "nodes_seen": _by([(labels, 1.0, now) for labels in seen_used], NODE_LABELS, len),
@@ -105,6 +114,15 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
             max,
         ),
         "pools": Result([Series(labels, v, now) for labels, v, _ in named("vllm:cache_config_info")]),
+        "sleeping": _by(
+            [
+                (labels, v, at)
+                for labels, v, at in named("vllm:engine_sleep_state")
+                if labels.get("sleep_state") != "awake" and v == 1
+            ],
+            (*ENGINE_KEY, "sleep_state"),
+            max,
+        ),
         "preemptions": _by(rates, ENGINE_KEY, sum),
         "node_findings": _by(
             [(labels, at, now) for labels, _, at in named("gpumem_finding_active")],

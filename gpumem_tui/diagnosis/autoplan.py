@@ -165,7 +165,7 @@ def _predicted(
             users = manual.users
         else:
             unknown: list[str] = []
-            auto = _auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed, unknown)
+            auto = auto_settings(spec, gpu, len(base.gpu_indices), record, flags, found, assumed, unknown)
             if auto is None:
                 return base.model_copy(update={"missing": "; ".join(unknown), "found": found, "assumed": assumed})
             settings = auto
@@ -265,6 +265,12 @@ def _model_spec(
     if name is None:
         return None
     where = "/metrics" if record is not None and record.model else "the command line"
+    return model_spec(name, where, catalog, found, assumed)
+
+
+def model_spec(name: str, where: str, catalog: Catalog, found: list, assumed: list) -> ModelSpec | None:
+    """The model an engine names (`where` says where it was read): the catalog's, else a cached Hugging Face
+    config of that id, else the catalog model the last part of a path names; None when none is found."""
     found.append(f"model {name} (from {where})")
     try:
         spec = catalog.model(name)
@@ -306,7 +312,7 @@ def _gpu_fact(card: GpuRecord, key: str, catalog: Catalog, found: list, assumed:
         assumed.append(f"a card of the {key} size NVML reports (its name is not in the catalog)")
 
 
-def _auto_settings(
+def auto_settings(
     spec: ModelSpec,
     gpu,
     split: int,
@@ -427,9 +433,11 @@ def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
 __all__ = [
     "DEFAULT_VERSION",
     "EnginePlan",
+    "auto_settings",
     "drawn_plans",
     "engine_plans",
     "kv_bytes_per_token",
     "measured_facts",
+    "model_spec",
     "plan_by_gpu",
 ]

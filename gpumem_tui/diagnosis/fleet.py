@@ -2,7 +2,8 @@
 
 Per node, what Prometheus lets us judge: `headroom_low` (dcgm-exporter's free memory against the card,
 "as planned" when vLLM's gpu_memory_utilization leaves that much on purpose), `kv_saturated` (vLLM's gauges),
-`engine_down` (a vLLM target's `up` is 0). Fleet-only: `source_stale` (a node stopped reporting, a query
+`engine_down` (a vLLM target's `up` is 0), and against the plan made from the catalog (fleet_plan_findings.py)
+`kv_pool_short`, `weights_mismatch`, `plan_note`. Fleet-only: `source_stale` (a node stopped reporting, a query
 failed, the server answered in part), `not_joined` (an engine whose GPUs could not be found), `config_drift`
 (one model served with different cache settings). A field Prometheus did not give raises nothing: it is
 shown as unknown with its reason, never judged as fine."""
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Severity, Thresholds
 from gpumem_tui.diagnosis.findings.registry import BY_CODE
+from gpumem_tui.diagnosis.fleet_plan_findings import plan_findings
 from gpumem_tui.sources.prometheus.fleet import STALE_AFTER_S
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
@@ -41,6 +43,7 @@ def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> li
         *_kv_saturated(sample, t),
         *_not_joined(sample),
         *_config_drift(sample),
+        *(FleetFinding(node=node, finding=f) for node, f in plan_findings(sample, t)),
     ]
     from_nodes = _from_node_exporters(sample)
     # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code
@@ -175,6 +178,8 @@ def _kv_saturated(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
     findings = []
     for e in sample.engines:
         usage = e.kv_usage_fraction
+        if e.sleep_state is not None:  # asleep: its KV cache is freed on purpose (fleet_plan_findings says so)
+            continue
         pressed = (e.preemptions_per_min or 0) > 0 or (e.requests_waiting or 0) > 0
         if usage is None or usage < t.kv_saturated_fraction or not pressed:
             continue

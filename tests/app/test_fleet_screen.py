@@ -72,8 +72,9 @@ async def test_demo_fleet_header_models_nodes_and_findings(fleet_sample):
         assert "8 x NVIDIA H200" in nodes[-1][1] and "GiB" in nodes[-1][2]
         codes = {row[1]: row for row in _table(app, "fleet-findings")}
         assert codes["kv_saturated"][2] == "3" and codes["headroom_low"][2] == "9"
-        # planned memory is not read from Prometheus yet: unknown with its reason, never a number or "ok"
-        assert "planned: unknown, because" in text
+        # a sample no plan was made for (the catalog's plans: test_models_show_used_vs_planned_...): unknown
+        # with its reason, never a number or "ok"
+        assert "and 10 more): unknown, because no plan was made for it" in text
         # each unknown names whose it is: the first engine and how many more share the reason
         assert (
             "preemptions_per_min (Qwen/Qwen2.5-7B at team-b/vllm-code-5c4b7d9f6-m8n2p and 1 more): unknown, because "
@@ -237,3 +238,33 @@ async def test_the_history_line_shows_the_fleet_over_time_and_degrades_alone(fle
         assert "History: unknown, because Prometheus cannot be reached" in text
         assert "Last 2 min" in text  # the last history read stays, the fleet's tables too
         assert "8 nodes, 24 GPUs" in text and "state ok" in text
+
+
+async def test_models_show_used_vs_planned_as_fleet_check_says(fleet_sample):
+    """One answer per question: the model table's used and planned memory are `fleet check --json`'s."""
+    from gpumem_tui.catalog import load_catalog
+    from gpumem_tui.cli.fleet_cmd import check_json
+    from gpumem_tui.diagnosis.fleet import judge_fleet
+    from gpumem_tui.diagnosis.fleet_plans import plan_fleet
+    from gpumem_tui.units import fmt
+
+    planned = plan_fleet(fleet_sample, load_catalog())
+
+    async def read():
+        return planned
+
+    app = _app(read, Clock(planned.evaluated_at))
+    async with app.run_test(size=(160, 60)) as pilot:
+        await _text(app, pilot)
+        rows = {row[0]: row for row in _table(app, "fleet-models")}
+    report = check_json(planned, judge_fleet(planned), 2)
+    models = {m["model_name"]: m for m in report["models"]}
+    assert set(models) == set(rows)
+    for name, row in rows.items():
+        assert row[4] == fmt(models[name]["used_bytes"], "GiB")
+        assert row[5] == fmt(models[name]["planned_bytes"], "GiB")
+        assert models[name]["plan_from"] == ["catalog"]
+    eight = models["meta-llama/Llama-3.1-8B-Instruct"]
+    assert eight["planned_bytes"] == sum(
+        e.planned_bytes or 0 for e in planned.engines if e.model_name == "meta-llama/Llama-3.1-8B-Instruct"
+    )

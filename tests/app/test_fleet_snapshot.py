@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.fleet_screen import demo_history, demo_reader
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE
+from gpumem_tui.diagnosis.fleet_plans import plan_fleet
 
 
 async def _settled(pilot) -> None:
@@ -22,7 +24,9 @@ def test_fleet_demo(snap_compare):
     """Eight simulated nodes: the header says the source, 2026-01-01 00:02:00 UTC, 8 nodes, 24 GPUs, 11 engines,
     11 joined, data age 0 s, state ok; the history of the demo's 2 min run (memory, fullest KV cache, waiting,
     preemptions) as sparklines. Models: Llama-3.1-70B's worst finding kv_pool_short (red), the 8B's
-    engine_down; planned memory unknown with its reason under the table. Nodes: node-c (engine_down) and node-h
+    engine_down; memory planned from the catalog beside the used (the 70B's plan assumes BF16 weights: the
+    metrics do not say FP8). Nodes: node-c (engine_down) and node-h
     first, red; node-e marked stale; node-f (idle, 8 x H200) last. Findings by code, critical first."""
-    app = FleetApp(demo_reader(), DEMO_SOURCE, poll=False, read_history=demo_history(3600))
+    plan = demo_reader(lambda sample: plan_fleet(sample, load_catalog()))
+    app = FleetApp(plan, DEMO_SOURCE, poll=False, read_history=demo_history(3600))
     assert snap_compare(app, terminal_size=(120, 40), run_before=_settled)

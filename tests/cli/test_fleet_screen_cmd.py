@@ -55,7 +55,7 @@ def test_fleet_screen_reads_as_overview_when_told(monkeypatch, capsys):
     looks: list = []
     real = fleet_screen.prometheus_reader
     monkeypatch.setattr(
-        fleet_screen, "prometheus_reader", lambda c, q, at, t: looks.append(q.look) or real(c, q, at, t)
+        fleet_screen, "prometheus_reader", lambda c, q, at, t, *plan: looks.append(q.look) or real(c, q, at, t, *plan)
     )
     monkeypatch.setattr(FleetApp, "run", lambda *_, **__: None)
     assert main(["fleet", "--prometheus", "http://prom.example:9090", "--overview"]) == 0

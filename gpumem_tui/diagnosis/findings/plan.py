@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpumem_tui.diagnosis.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
 from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.diagnosis.findings.differ import FORMAT, differences, mismatched, renamed
-from gpumem_tui.diagnosis.findings.records import Finding, Severity
+from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation
 from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
@@ -188,19 +188,18 @@ def _weights(
         return None
     kv = (record.kv_pool_tokens or 0) * (kv_bytes_per_token(measured_facts(plan)) or 0)
     others = CUDA_CONTEXT_BYTES + p.non_torch_bytes + p.cudagraph_bytes
-    high = held - kv - others
-    low = high - p.activation_peak_bytes  # activations grow back with the batch, up to the profiled peak
-    estimate = min(max(p.weights_bytes, low), high)
+    estimate = weights_estimate(held, kv, others, p.weights_bytes, p.activation_peak_bytes)
     ratio = estimate / p.weights_bytes
-    if abs(ratio - 1) <= t.weights_tolerance_fraction:
+    severity = weights_severity(ratio, t)
+    if severity is None:
         return None
-    precision = ratio >= t.weights_precision_ratio or ratio <= 1 / t.weights_precision_ratio
+    precision = severity == "critical"
     assert plan.settings is not None  # a plan with a prediction has its settings
     planned_as = _weights_format(plan.settings)
     # the engine loaded another format than the plan's: it deviates
     running = plan.running if differences(plan) == [FORMAT] else None
     return Finding(
-        severity="critical" if precision else "warning",
+        severity=severity,
         code="weights_mismatch",
         title=f"{plan_name(s, plan)}: weights take about {ratio:.1f}x the plan on GPU {gpu}",
         explanation=f"The engine process holds {gib(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
@@ -239,16 +238,42 @@ def kv_pool_short(s: Situation) -> list[Finding]:
         if plan.prediction is None or live is None or live[1].kv_pool_tokens is None:
             continue
         planned, measured = plan.prediction.kv_cache_tokens, live[1].kv_pool_tokens
-        if planned <= 0 or measured >= planned * (1 - s.thresholds.kv_pool_tolerance_fraction):
+        severity = pool_short_severity(planned, measured, s.thresholds)
+        if severity is None:
             continue
-        findings.append(_short(s, plan, plan.prediction.max_model_len, planned, measured))
+        findings.append(_short(s, plan, plan.prediction.max_model_len, planned, measured, severity))
     return findings
 
 
-def _short(s: Situation, plan: EnginePlan, length: int, planned: int, measured: int) -> Finding:
+def weights_estimate(held: int, kv_bytes: int, others: int, weights: int, activation_peak: int) -> int:
+    """The weights in what an engine holds on one GPU: less its KV pool and its context, non-torch memory and
+    CUDA graphs, and up to its profiled activation peak (activations grow back with the batch): the planned
+    weights where they fit in that range, else its nearest end."""
+    high = held - kv_bytes - others
+    low = high - activation_peak
+    return min(max(weights, low), high)
+
+
+def weights_severity(ratio: float, t: Thresholds) -> Severity | None:
+    """Weights `ratio` times the plan's: None within the tolerance; critical at the ratio of another precision
+    (twice or half), else a warning."""
+    if abs(ratio - 1) <= t.weights_tolerance_fraction:
+        return None
+    return "critical" if ratio >= t.weights_precision_ratio or ratio <= 1 / t.weights_precision_ratio else "warning"
+
+
+def pool_short_severity(planned: int, measured: int, t: Thresholds) -> Severity | None:
+    """A KV pool of `measured` tokens against `planned`: None within the tolerance (or no planned pool);
+    critical under half, else a warning."""
+    if planned <= 0 or measured >= planned * (1 - t.kv_pool_tolerance_fraction):
+        return None
+    return "critical" if measured < planned / 2 else "warning"
+
+
+def _short(s: Situation, plan: EnginePlan, length: int, planned: int, measured: int, severity: Severity) -> Finding:
     short = planned - measured
     return Finding(
-        severity="critical" if measured < planned / 2 else "warning",
+        severity=severity,
         code="kv_pool_short",
         title=f"{plan_name(s, plan)}: KV pool {short:,} tokens smaller than planned",
         explanation=f"The engine carved {measured:,} tokens of KV cache; the {plan.label} plan says {planned:,}. "

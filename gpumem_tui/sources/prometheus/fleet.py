@@ -13,7 +13,15 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
-from gpumem_tui.sources.prometheus.labels import EXPORTER_POD, exporter_pods, node_of, workload_of
+from gpumem_tui.sources.prometheus.labels import (
+    AUTO,
+    EXPORTER_POD,
+    LabelChoice,
+    exporter_pods,
+    node_of,
+    projected,
+    workload_of,
+)
 from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, Queries
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
@@ -33,13 +41,17 @@ IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instan
 LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
 SUMMED = ("node_memory", "node_gpus", "node_pods")
 """What the overview reads per node on the server; a full read sums its GPUs instead."""
+FROM_DCGM = {"gpu_memory", "gpu_instances", "gpu_pods", "nodes_age", "nodes_seen", *SUMMED}
+"""The answers made of dcgm-exporter's series, read with the chosen node and pod labels."""
 QUERY_NAMES = (
     "gpu_memory",
+    "gpu_instances",
     "gpu_pods",
     "nodes_age",
     "nodes_seen",
     "engines",
     "pools",
+    "sleeping",
     "preemptions",
     "node_findings",
     "targets_down",
@@ -64,26 +76,40 @@ async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> F
     if not results:
         first = next(a for a in answers if isinstance(a, PrometheusError))
         raise first
-    return build(client.connection.url, at, results, failures, queries.matchers)
+    return build(client.connection.url, at, results, failures, queries.matchers, queries.labels)
 
 
 def build(
-    source: str, at: float, results: Mapping[str, Result], failures: Mapping[str, str], selector: str = ""
+    source: str,
+    at: float,
+    results: Mapping[str, Result],
+    failures: Mapping[str, str],
+    selector: str = "",
+    choice: LabelChoice = AUTO,
 ) -> FleetSample:
-    """The FleetSample of the query answers (pure: canned answers in, records out)."""
+    """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
+    labels to read dcgm-exporter's series with (--node-label, --pod-label)."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
+    exporters = exporter_pods(s.labels for name in ("gpu_pods", "node_pods") for s in results.get(name, empty).series)
+    if choice != AUTO:
+        results = {
+            name: Result([Series(projected(s.labels, choice), s.value, s.timestamp) for s in r.series], r.warnings)
+            if name in FROM_DCGM
+            else r
+            for name, r in results.items()
+        }
     pods_rows = results.get("gpu_pods", empty).series
     node_pods = results.get("node_pods", empty).series
-    exporters = exporter_pods(s.labels for s in [*pods_rows, *node_pods])
     gpus = _gpus(results.get("gpu_memory", empty).series, pods_rows, exporters)
+    gpus = _with_instances(gpus, results.get("gpu_instances", empty).series)
     summed = "node_memory" in results and "node_gpus" in results
     if summed:
         counts = _node_counts(results["node_gpus"].series)
         sums = _node_sums(results["node_memory"].series)
     else:  # canned answers without the node queries: the nodes are the sums of their GPUs
-        counts, sums = _counts_of(gpus), _sums_of(gpus)
+        counts, sums = _counts_of(_cards(gpus)), _sums_of(_cards(gpus))
     if ("gpu_memory" in results or summed) and not gpus and not counts:
         unknown["memory"] = "no dcgm-exporter series match the selector"
     ages: dict[str, float] = {}
@@ -97,6 +123,7 @@ def build(
         results.get("pools", empty).series,
         results.get("preemptions", empty).series,
         failures,
+        {_key(s.labels): s.labels.get("sleep_state", "") for s in results.get("sleeping", empty).series},
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"
@@ -248,6 +275,63 @@ def _gpus(memory: list[Series], pods: list[Series], exporters: set[str]) -> list
     return gpus
 
 
+MIG_NO_FB = (
+    "no {field} series for this MIG GPU instance: some dcgm-exporter versions and GPUs export no FB field per "
+    "instance (dcgm-exporter #380, #512); its memory is in its GPU's"
+)
+
+
+def _with_instances(gpus: list[FleetGpu], instances: list[Series]) -> list[FleetGpu]:
+    """The GPUs, and each MIG GPU instance that reports no FB field, listed without memory and with the reason
+    (never left out, never read as empty)."""
+    known: set[tuple[str | None, str | None, str | None]] = {(g.node, g.uuid, g.gpu_instance) for g in gpus}
+    added = []
+    for s in instances:
+        node, instance = node_of(s.labels), s.labels.get("GPU_I_ID")
+        key = (node, s.labels.get("UUID"), instance)
+        if node is None or key in known:
+            continue
+        known.add(key)
+        fields = {"used_bytes": "FB_USED", "free_bytes": "FB_FREE", "reserved_bytes": "FB_RESERVED"}
+        unknown = {field: MIG_NO_FB.format(field=f"DCGM_FI_DEV_{name}") for field, name in fields.items()}
+        unknown["total_bytes"] = "used or free is unknown"
+        added.append(
+            FleetGpu(
+                node=node,
+                index=s.labels.get("gpu"),
+                uuid=s.labels.get("UUID"),
+                gpu_instance=instance,
+                card=s.labels.get("modelName"),
+                unknown=unknown,
+            )
+        )
+    if not added:
+        return gpus
+    return sorted([*gpus, *added], key=lambda g: (g.node, str(g.uuid), str(g.gpu_instance)))
+
+
+def _cards(gpus: list[FleetGpu]) -> list[FleetGpu]:
+    """Each card once, as the overview's node queries count it: a MIG card's GPU instances folded into it, each
+    figure the largest of the card's and its instances' (the card's own where it reports one)."""
+    by_card: dict[tuple, list[FleetGpu]] = defaultdict(list)
+    for gpu in gpus:
+        by_card[(gpu.node, gpu.uuid or gpu.index)].append(gpu)
+    cards = []
+    for same in by_card.values():
+        if len(same) == 1:
+            cards.append(same[0])
+            continue
+        update: dict[str, object] = {}
+        unknown: dict[str, str] = {}
+        for field, _ in FIELDS:
+            values = [getattr(g, field) for g in same if getattr(g, field) is not None]
+            update[field] = max(values, default=None)
+            if not values:
+                unknown[field] = next(g.unknown[field] for g in same if field in g.unknown)
+        cards.append(same[0].model_copy(update={**update, "gpu_instance": None, "unknown": unknown}))
+    return cards
+
+
 def _key(labels: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(labels.get(k, "") for k in ENGINE_KEY)
 
@@ -260,7 +344,11 @@ def _number(value: float, field: str, unknown: dict[str, str]) -> float | None:
 
 
 def _engines(
-    usage: list[Series], pools: list[Series], preemptions: list[Series], failures: Mapping[str, str]
+    usage: list[Series],
+    pools: list[Series],
+    preemptions: list[Series],
+    failures: Mapping[str, str],
+    asleep: Mapping[tuple[str, ...], str],
 ) -> list[FleetEngine]:
     found: dict[tuple, dict[str, Series]] = defaultdict(dict)
     for s in usage:
@@ -316,6 +404,7 @@ def _engines(
                 requests_waiting=queue["requests_waiting"],
                 preemptions_per_min=None if rate is None else _number(rate, "preemptions_per_min", unknown),
                 settings={k: v for k, v in config.items() if k not in IDENTITY | MEASURED},
+                sleep_state=asleep.get(key) or None,
                 unknown=unknown,
             )
         )

@@ -6,14 +6,52 @@
 - pod: `exported_namespace/exported_pod` when present (a ServiceMonitor with honorLabels false: `pod` is
   then the exporter's own pod), else `namespace/pod` unless that pod is the exporter itself (its name holds
   `dcgm-exporter`, or it is the `pod` of a series that also carries `exported_pod`); annotation-based scrape
-  jobs say `kubernetes_namespace/kubernetes_pod_name`."""
+  jobs say `kubernetes_namespace/kubernetes_pod_name`.
+
+`--node-label` and `--pod-label` name one of them instead (`LabelChoice`): dcgm-exporter's series are then
+read with only that label (`projected`), so a series without it names no node or no workload."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 EXPORTER_POD = re.compile(r"dcgm-exporter|nvidia-dcgm")
+NODE_CHOICES = ("auto", "Hostname", "hostname", "node", "kubernetes_node", "instance")
+"""`--node-label`: `auto` (the first of the others a series has, `instance`'s host last) or one of them."""
+POD_CHOICES = ("auto", "exported_pod", "pod")
+"""`--pod-label`: `auto` (`exported_*` when present, else `pod`, else `kubernetes_pod_name`) or one of them."""
+_POD_PAIRS = {
+    "exported_pod": ("exported_namespace", "exported_pod"),
+    "pod": ("namespace", "pod"),
+    "kubernetes": ("kubernetes_namespace", "kubernetes_pod_name"),
+}
+
+
+@dataclass(frozen=True)
+class LabelChoice:
+    """Which label names a node and which a workload pod on dcgm-exporter's series (`auto`: in order)."""
+
+    node: str = "auto"
+    pod: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.node not in NODE_CHOICES or self.pod not in POD_CHOICES:
+            raise ValueError(f"node label {self.node!r} or pod label {self.pod!r} is not one of the choices")
+
+
+AUTO = LabelChoice()
+
+
+def projected(labels: Mapping[str, str], choice: LabelChoice) -> dict[str, str]:
+    """A dcgm-exporter series' labels with only the chosen node and pod labels among the candidates."""
+    drop: set[str] = set()
+    if choice.node != "auto":
+        drop |= {name for name in NODE_CHOICES[1:] if name != choice.node}
+    if choice.pod != "auto":
+        drop |= {name for kind, pair in _POD_PAIRS.items() if kind != choice.pod for name in pair}
+    return {k: v for k, v in labels.items() if k not in drop}
 
 
 def node_of(labels: Mapping[str, str]) -> str | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
+
 NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "instance")
 """Where a node's name may be, in the order they are trusted (reference/fleet.md 1.2, 2.4)."""
 POD_LABELS = ("exported_namespace", "exported_pod", "namespace", "pod", "kubernetes_namespace", "kubernetes_pod_name")
@@ -67,12 +69,19 @@ class Queries:
 
     matchers: str = ""
     look: float | None = None
+    labels: LabelChoice = AUTO
+    """The labels that name a node and a workload pod on dcgm-exporter's series (--node-label, --pod-label):
+    every candidate stays in the queries; the answers are read with this choice."""
 
     def _sel(self, metric: str) -> str:
         return f"{metric}{{{self.matchers}}}" if self.matchers else metric
 
-    def _names(self, pattern: str) -> str:
+    def _names(self, pattern: str, mig: bool | None = None) -> str:
+        """`{__name__=~"pattern", <selector>}`; mig False: whole cards only (no `GPU_I_ID`), True: MIG GPU
+        instances only."""
         extra = f", {self.matchers}" if self.matchers else ""
+        if mig is not None:
+            extra += ', GPU_I_ID!=""' if mig else ', GPU_I_ID=""'
         return f'{{__name__=~"{pattern}"{extra}}}'
 
     def _field(self, name: str) -> str:
@@ -105,20 +114,31 @@ class Queries:
             f"count by ({_by(*NODE_LABELS, *GPU_ID, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
         )
 
+    def _cards(self, *labels: str) -> str:
+        """Each card's series once per field, by its UUID: virtual-GPU copies deduplicated, and a MIG card's GPU
+        instances folded into it (the card's own figure is at least any instance's, so `max` keeps the card's;
+        where only instances report, the largest instance's)."""
+        return f"max by ({_by(*NODE_LABELS, 'UUID', *labels, '__name__')}) ({self._names(FB)})"
+
     @property
     def node_memory(self) -> str:
-        """Used, free and reserved MiB per node: each GPU once (virtual-GPU copies deduplicated), then summed.
-        A NaN on one GPU makes its node's sum NaN (unknown, never a smaller number)."""
-        each = f"max by ({_by(*NODE_LABELS, *GPU_ID, '__name__')}) ({self._names(FB)})"
-        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({each})"
+        """Used, free and reserved MiB per node: each card once (virtual-GPU copies deduplicated, MIG instances
+        not added to their card), then summed. A NaN on one GPU makes its node's sum NaN (unknown, never a
+        smaller number)."""
+        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards()})"
 
     @property
     def node_gpus(self) -> str:
-        """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing."""
-        return (
-            f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) "
-            f"(max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)}))"
-        )
+        """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing. A
+        MIG card counts once, not once per GPU instance."""
+        return f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) ({self._cards('modelName')})"
+
+    @property
+    def gpu_instances(self) -> str:
+        """Every MIG GPU instance, by any FB or profiling field it reports: some dcgm-exporter versions export no
+        FB field per instance (#380, #512), and one is then listed without memory rather than forgotten."""
+        pattern = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)|DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+        return f"count by ({_by(*NODE_LABELS, *GPU_KEY)}) ({self._names(pattern, mig=True)})"
 
     @property
     def node_pods(self) -> str:
@@ -144,6 +164,14 @@ class Queries:
         """vLLM's KV usage (the new name, else the old) and its queue, per engine."""
         pattern = "vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running|num_requests_waiting)"
         return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self._names(pattern)})"
+
+    @property
+    def sleeping(self) -> str:
+        """Engines put to sleep (vLLM's sleep mode frees their weights or KV cache on purpose): the state each
+        is in, per engine; awake engines are not in the answer."""
+        extra = f", {self.matchers}" if self.matchers else ""
+        selector = f'vllm:engine_sleep_state{{sleep_state!="awake"{extra}}}'
+        return f"max by ({_by(*ENGINE_KEY, 'sleep_state')}) ({selector} == 1)"
 
     @property
     def pools(self) -> str:

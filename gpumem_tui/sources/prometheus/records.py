@@ -38,6 +38,33 @@ class FleetGpu(_Record):
     unknown: dict[str, str] = {}
 
 
+class FleetPlan(_Record):
+    """A plan made here for an engine, from the catalog with the single-node planner (diagnosis/autoplan.py's
+    rules): the figures the fleet's findings hold the engine against, and the facts behind them."""
+
+    model: str
+    """The catalog model."""
+    card: str
+    """The catalog GPU it is sized for."""
+    tensor_parallel: int
+    per_gpu_bytes: int
+    """What the engine should hold on each of its GPUs: weights, context and non-torch memory, activations,
+    CUDA graphs and the KV pool (the bands `gpumem-tui export` publishes, less driver_reserved, reserve and
+    spare)."""
+    weights_bytes: int
+    """Weights per GPU."""
+    overhead_bytes: int
+    """CUDA context, non-torch memory and CUDA graphs per GPU."""
+    activation_peak_bytes: int
+    kv_cache_tokens: int
+    """The KV pool the plan predicts, in tokens (0: the plan does not fit)."""
+    kv_bytes_per_token: int
+    """KV cache bytes one token takes on one GPU with the engine's own cache settings."""
+    max_model_len: int
+    found: list[str] = []
+    assumed: list[str] = []
+
+
 class FleetEngine(_Record):
     """One vLLM engine (a `model_name` + `engine` of one scrape target) and how it was joined to GPUs."""
 
@@ -67,11 +94,16 @@ class FleetEngine(_Record):
     preemptions_per_min: float | None = None
     settings: dict[str, str] = {}
     """The labels of its `vllm:cache_config_info` that are settings (not counts measured at start-up)."""
+    sleep_state: str | None = None
+    """vLLM's `sleep_state` when the engine is asleep (`weights_offloaded`, `discard_all`); None when awake or
+    when it does not say."""
     planned_bytes: int | None = None
     """GPU memory its plan expects over all its GPUs together; None with the reason in `unknown`."""
     plan_from: PlanFrom | None = None
     """Where that plan came from: `exporter` (the `gpumem_plan_bytes` series of its node's `gpumem-tui
     export`) or `catalog` (made here from the catalog's model and its own cache settings)."""
+    plan: FleetPlan | None = None
+    """The plan made here (`plan_from` = `catalog`), with its figures and facts."""
     unknown: dict[str, str] = {}
 
     @property

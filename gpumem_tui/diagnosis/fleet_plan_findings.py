@@ -1,0 +1,122 @@
+"""Findings about an engine of the fleet against the plan made for it from the catalog (fleet_plans.py), with
+the single-node code's arithmetic and thresholds (findings/plan.py): `kv_pool_short` (the pool vLLM carved,
+from `vllm:cache_config_info`, against the plan's), `weights_mismatch` (what dcgm-exporter's FB_USED per GPU
+leaves for weights, where the engine holds its whole node), and `plan_note` when the plan does not fit while
+the engine runs (an assumed fact is wrong). An engine whose plan came from its node's exporter is judged
+there, not here; an engine whose target is down is not judged (its last values linger), nor one asleep
+(`vllm:engine_sleep_state`: it freed its weights or KV cache on purpose), which is said as a `plan_note`."""
+
+from __future__ import annotations
+
+from gpumem_tui.diagnosis.findings.plan import pool_short_severity, weights_estimate, weights_severity
+from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetPlan, FleetSample
+from gpumem_tui.text import literal
+from gpumem_tui.units import gib
+
+
+def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, Finding]]:
+    """(node, finding) for each engine planned here that answers now, on a node that does not judge itself
+    (`gpumem-tui export`'s findings are read there). Each is about the engine, not one GPU: the overview
+    does not read every GPU one by one, and both reads say the same."""
+    down = {(labels.get("job", ""), labels.get("instance", "")) for labels in sample.targets_down}
+    exporting = {f.node for f in sample.node_findings}
+    nodes = {n.name: n for n in sample.nodes}
+    found: list[tuple[str | None, Finding]] = []
+    for e in sample.engines:
+        plan = e.plan
+        if plan is None or e.plan_from != "catalog" or (e.job or "", e.instance or "") in down or e.node in exporting:
+            continue
+        if e.sleep_state is not None:
+            found.append((e.node, _asleep(e)))
+            continue
+        if e.pool_tokens is None:
+            continue
+        if plan.kv_cache_tokens <= 0:
+            found.append((e.node, _does_not_fit(e, plan)))
+            continue
+        severity = pool_short_severity(plan.kv_cache_tokens, e.pool_tokens, t)
+        if severity is not None:
+            found.append((e.node, _short(e, plan, severity)))
+        weights = _weights(e, plan, nodes.get(e.node or ""), t)
+        if weights is not None:
+            found.append((e.node, weights))
+    return found
+
+
+def _endpoint(e: FleetEngine) -> str:
+    return f"{e.namespace}/{e.pod}" if e.pod else e.instance or "?"
+
+
+def _short(e: FleetEngine, plan: FleetPlan, severity: Severity) -> Finding:
+    planned, measured, length = plan.kv_cache_tokens, e.pool_tokens or 0, plan.max_model_len
+    short = planned - measured
+    return Finding(
+        severity=severity,
+        code="kv_pool_short",
+        title=f"{literal(e.name)}: KV pool {short:,} tokens smaller than planned",
+        explanation=f"The engine carved {measured:,} tokens of KV cache (its vllm:cache_config_info); the catalog's "
+        f"plan says {planned:,} for {plan.model} on {plan.tensor_parallel} x {plan.card}. That is "
+        f"{short / length:,.1f} fewer conversations at the {length:,}-token context the plan assumes.",
+        try_this="look for what took the memory: larger weights (wrong precision), another process at startup, "
+        "a lower --gpu-memory-utilization than planned",
+        endpoint=_endpoint(e),
+    )
+
+
+def _weights(e: FleetEngine, plan: FleetPlan, node: FleetNode | None, t: Thresholds) -> Finding | None:
+    """Judged where the engine holds every GPU of its node: the node's FB_USED per GPU is then the engine's
+    share (read summed per node in both the full read and the overview)."""
+    count = e.gpu_count or 0
+    if node is None or node.used_bytes is None or not count or count != node.gpus or not plan.weights_bytes:
+        return None
+    held = node.used_bytes // count
+    kv = (e.pool_tokens or 0) * plan.kv_bytes_per_token
+    estimate = weights_estimate(held, kv, plan.overhead_bytes, plan.weights_bytes, plan.activation_peak_bytes)
+    ratio = estimate / plan.weights_bytes
+    severity = weights_severity(ratio, t)
+    if severity is None:
+        return None
+    return Finding(
+        severity=severity,
+        code="weights_mismatch",
+        title=f"{literal(e.name)}: weights take about {ratio:.1f}x the plan",
+        explanation=f"dcgm-exporter's FB_USED on node {literal(node.name)} is {gib(held)} per GPU over its "
+        f"{count} GPU(s), all the engine's (everything on them counts, not only the engine); less its KV pool "
+        f"({e.pool_tokens:,} tokens = {gib(kv)}) and about {gib(plan.overhead_bytes)} of context, non-torch "
+        f"memory and CUDA graphs, that leaves about {gib(estimate)} of weights. The catalog's plan "
+        f"({plan.model}, the checkpoint's own format: vLLM's metrics do not name it) says "
+        f"{gib(plan.weights_bytes)}."
+        + (" Twice (or half) the planned weights is the sign of another precision." if severity == "critical" else "")
+        + (" More than planned may also be another process on its GPUs." if ratio > 1 else ""),
+        try_this="check the engine's --quantization / --dtype and what else runs on its GPUs (open the node), or "
+        "name the checkpoint it serves with --model-alias",
+        endpoint=_endpoint(e),
+    )
+
+
+def _does_not_fit(e: FleetEngine, plan: FleetPlan) -> Finding:
+    return Finding(
+        severity="info",
+        code="plan_note",
+        title=f"{literal(e.name)}: the catalog's plan does not fit, yet the engine runs",
+        explanation=f"The plan for {plan.model} on {plan.tensor_parallel} x {plan.card} leaves no KV pool, and the "
+        f"engine carved {e.pool_tokens or 0:,} tokens: a fact the plan assumed is not the engine's ("
+        + "; ".join(literal(a) for a in plan.assumed)
+        + "). Its weights and pool are not judged against this plan.",
+        try_this="name the checkpoint it serves (a quantized one) with --model-alias SERVED=ORG/MODEL, or run "
+        "gpumem-tui export on the node: its plan reads the engine's command line",
+        endpoint=_endpoint(e),
+    )
+
+
+def _asleep(e: FleetEngine) -> Finding:
+    return Finding(
+        severity="info",
+        code="plan_note",
+        title=f"{literal(e.name)}: asleep ({literal(e.sleep_state)}), not held against its plan",
+        explanation="vLLM's sleep mode frees the engine's weights or KV cache on purpose "
+        "(vllm:engine_sleep_state): its GPU memory, pool and KV usage say nothing of the plan until it wakes.",
+        try_this="nothing, unless it should be serving: wake it (POST /wake_up)",
+        endpoint=_endpoint(e),
+    )

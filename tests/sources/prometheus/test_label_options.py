@@ -1,0 +1,67 @@
+"""`--node-label` and `--pod-label`: with a label named, only that one names a node (dcgm-exporter's series)
+or a workload pod (the GPU's holder); `auto` keeps the order of labels.py. Against the real server over
+conftest.FLEET (node-b and node-f say `hostname`, the others `Hostname`; node-a, d, e, g, h put the workload
+in `exported_pod`, node-b in `pod`; node-c is bare metal)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpumem_tui.cli import main
+from tests.sources.prometheus.conftest import AT
+
+pytestmark = pytest.mark.prometheus
+
+
+def _snapshot(capsys, url: str, *extra: str) -> dict:
+    assert main(["fleet", "snapshot", "--prometheus", url, "--at", str(AT), "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _joined(snap: dict) -> dict[str, str]:
+    return {e["pod"] or e["instance"]: e["joined"] for e in snap["engines"]}
+
+
+def test_a_node_label_given_is_the_only_one_read(fleet_url, capsys):
+    auto = _snapshot(capsys, fleet_url)
+    assert auto == _snapshot(capsys, fleet_url, "--node-label", "auto")
+    lower = _snapshot(capsys, fleet_url, "--node-label", "hostname")
+    assert [n["name"] for n in lower["nodes"]] == ["node-b", "node-f"]
+    upper = _snapshot(capsys, fleet_url, "--node-label", "Hostname")
+    assert "node-b" not in {n["name"] for n in upper["nodes"]} and "node-a" in {n["name"] for n in upper["nodes"]}
+    by_target = _snapshot(capsys, fleet_url, "--node-label", "instance")
+    names = {n["name"] for n in by_target["nodes"]}
+    assert "node-c" in names and "10.1.0.2" in names and "node-a" not in names
+
+
+def test_a_pod_label_given_is_the_only_one_read(fleet_url, capsys):
+    auto = _joined(_snapshot(capsys, fleet_url))
+    assert auto["vllm-node-a-8000"] == "found" and auto["vllm-node-b-8000"] == "found"
+    exported = _joined(_snapshot(capsys, fleet_url, "--pod-label", "exported_pod"))
+    assert exported["vllm-node-a-8000"] == "found" and exported["vllm-node-b-8000"] == "not joined"
+    plain = _snapshot(capsys, fleet_url, "--pod-label", "pod")
+    assert _joined(plain)["vllm-node-a-8000"] == "not joined" and _joined(plain)["vllm-node-b-8000"] == "found"
+    # the exporter's own pod, which `pod` names on node-a's GPUs, is still no workload
+    assert all("dcgm-exporter" not in pod for g in plain["gpus"] for pod in g["pods"])
+
+
+@pytest.mark.parametrize("option", ["--node-label", "--pod-label"])
+def test_a_bad_label_option_is_one_line_and_exit_2(capsys, option):
+    code = main(["fleet", "snapshot", "--prometheus", "http://127.0.0.1:9", option, "nodename"])
+    err = capsys.readouterr().err
+    assert code == 2 and "invalid choice: 'nodename'" in err and len(err.strip().splitlines()) == 1
+    assert main(["fleet", "check", "--prometheus", "http://127.0.0.1:9", option, "nodename"]) == 3
+
+
+def test_label_options_beside_demo_are_refused(capsys):
+    assert main(["fleet", "snapshot", "--demo", "--node-label", "hostname"]) == 2
+    assert "--node-label is for --prometheus" in capsys.readouterr().err
+
+
+def test_an_engine_the_pod_label_leaves_unjoined_says_why_it_has_no_plan(fleet_url, capsys):
+    plain = _snapshot(capsys, fleet_url, "--pod-label", "pod")
+    (a,) = [e for e in plain["engines"] if e["pod"] == "vllm-node-a-8000"]
+    assert a["planned_bytes"] is None
+    assert a["unknown"]["planned_bytes"] == "it is not joined to its GPUs, so their card is not known"
