@@ -5,7 +5,8 @@ Per node, what Prometheus lets us judge: `headroom_low` (dcgm-exporter's free me
 `engine_down` (a vLLM target's `up` is 0). Fleet-only: `source_stale` (a node stopped reporting, a query
 failed, the server answered in part), `not_joined` (an engine whose GPUs could not be found), `config_drift`
 (one model served with different cache settings). A field Prometheus did not give raises nothing: it is
-shown as unknown with its reason, never judged as fine."""
+shown as unknown with its reason, never judged as fine. A node whose `gpumem-tui export` publishes judges
+itself, with its plans: its findings replace the fleet's single-node ones about it (FLEET_ONLY aside)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import gib
+
+FLEET_ONLY = frozenset({"source_stale", "not_joined", "config_drift"})
+"""Codes only the fleet judges; every other one a node's own `gpumem-tui export` judges too."""
 
 
 class FleetFinding(BaseModel):
@@ -43,9 +47,16 @@ def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> li
         *_config_drift(sample),
     ]
     from_nodes = _from_node_exporters(sample)
-    # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code
+    # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code, and
+    # while its exporter publishes, the node's findings are its whole answer to what the node's check judges
     said = {(f.node, f.finding.code, f.finding.gpu_index) for f in from_nodes}
-    found = [f for f in found if (f.node, f.finding.code, f.finding.gpu_index) not in said] + from_nodes
+    judging = {node for node, age in sample.exporter_nodes.items() if age <= STALE_AFTER_S}
+    found = [
+        f
+        for f in found
+        if (f.node, f.finding.code, f.finding.gpu_index) not in said
+        and (f.node not in judging or f.finding.code in FLEET_ONLY)
+    ] + from_nodes
     return sorted(found, key=lambda f: (-SEVERITY_ORDER[f.finding.severity], f.node or "", f.finding.code))
 
 

@@ -12,6 +12,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 
+from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.labels import EXPORTER_POD, exporter_pods, node_of, workload_of
 from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, Queries
@@ -43,6 +44,7 @@ QUERY_NAMES = (
     "preemptions",
     "node_findings",
     "targets_down",
+    *gpumem_export.QUERY_NAMES,
 )
 
 
@@ -114,7 +116,7 @@ def build(
     stale |= dict.fromkeys(seen - set(ages))
     fresh = [a for n, a in ages.items() if n not in stale]
     joined = sum(e.joined != "not joined" for e in engines)
-    return FleetSample(
+    sample = FleetSample(
         source=source,
         evaluated_at=at,
         state="stale" if failures else "ok",
@@ -138,6 +140,7 @@ def build(
         data_age_s=max(fresh) if fresh else None,
         unknown=unknown,
     )
+    return gpumem_export.with_exporters(sample, results, failures)
 
 
 def _node_findings(series: list[Series]) -> list[NodeFinding]:

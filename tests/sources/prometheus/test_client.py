@@ -11,6 +11,7 @@ import pytest
 
 from gpumem_tui.cli import main
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
+from gpumem_tui.sources.prometheus.fleet import QUERY_NAMES
 from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.fake import answering
 
@@ -27,7 +28,7 @@ def test_headers_token_and_selector_reach_every_query(tmp_path, capsys):
         argv += ["--selector", '{cluster="prod-eu"}', "--query-timeout", "7.5"]
         assert main(argv) == 0
     capsys.readouterr()
-    assert len(seen) == 9
+    assert len(seen) == len(QUERY_NAMES)  # every query of a full read, each checked below
     for path, headers, body in seen:
         form = dict(urllib.parse.parse_qsl(body.decode()))
         assert path == "/prometheus/api/v1/query"

@@ -1,0 +1,364 @@
+"""What nodes that run `gpumem-tui export` add to a fleet sample (docs/export.md, docs/fleet.md):
+
+- GPU memory of a node that dcgm-exporter does not report. Where both report a node, dcgm-exporter's figures
+  are the node's (the fleet's one convention) and the exporter's used memory is kept beside them to compare
+  (`exporter_used_bytes`): never added.
+- Engines that Prometheus does not scrape themselves (no `vllm:*` series): their KV usage and pool as the
+  exporter read them, joined to the GPUs its plan is drawn over (found: the node itself says).
+- Each engine's plan (`gpumem_plan_bytes`, the bands the engine holds): `planned_bytes` with
+  `plan_from="exporter"`, joined to vLLM's own engine by its pod, else on its node by model, engine index and
+  port (docs/export.md's engine labels).
+- Processes that are not an engine: per node summed on the server, per GPU where GPUs are read one by one.
+
+The pure half of the read: query answers in, an updated FleetSample out."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from gpumem_tui.sources.prometheus.client import Result, Series
+from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
+from gpumem_tui.sources.prometheus.records import (
+    Coverage,
+    FleetEngine,
+    FleetGpu,
+    FleetNode,
+    FleetProcess,
+    FleetSample,
+)
+
+QUERY_NAMES = (
+    "exported_node_memory",
+    "exported_node_gpus",
+    "exported_gpu_memory",
+    "node_processes",
+    "gpu_processes",
+    "engine_plans",
+    "engine_plan_gpus",
+    "exported_engines",
+    "exporters_age",
+)
+"""The queries of queries.Queries that read `gpumem-tui export`'s series, all per node or per engine but
+`exported_gpu_memory` and `gpu_processes` (narrowed to the GPUs that need a look in the overview)."""
+OURS = "gpumem-tui export"
+FIELDS = ("used", "free", "reserved", "total")
+NO_EXPORTER = "no gpumem-tui export on the node: dcgm-exporter does not say which processes hold memory"
+
+EngineId = tuple[str | None, str, str, str | None, str | None]
+"""(node, model_name, engine index, `namespace/pod`, endpoint URL)."""
+
+
+def with_exporters(sample: FleetSample, results: Mapping[str, Result], failures: Mapping[str, str]) -> FleetSample:
+    """`sample` with what the nodes' own exporters say added; unchanged where no node runs one."""
+    empty = Result()
+    ages = _ages(results.get("exporters_age", empty).series)
+    sums = _sums(results.get("exported_node_memory", empty).series)
+    cards = _cards(results.get("exported_node_gpus", empty).series)
+    processes = _node_processes(results.get("node_processes", empty).series)
+    gpus = _gpus(sample, results.get("exported_gpu_memory", empty).series, results.get("gpu_processes", empty).series)
+    engines = _engines(sample.engines, results, ages)
+    nodes = _nodes(sample, sums, cards, processes, ages, engines, "node_processes" in failures)
+    unknown = dict(sample.unknown)
+    if sums:
+        unknown.pop("memory", None)
+    if any(e.job is not None and e.plan_from == "exporter" and e.kv_usage_fraction is not None for e in engines):
+        unknown.pop("engines", None)
+    fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in sample.stale_nodes]
+    joined = sum(e.joined != "not joined" for e in engines)
+    return sample.model_copy(
+        update={
+            "nodes": nodes,
+            "gpus": gpus,
+            "engines": engines,
+            "exporter_nodes": ages,
+            "unknown": unknown,
+            "coverage": Coverage(
+                nodes=len(nodes),
+                gpus=sum(n.gpus for n in nodes),
+                engines=len(engines),
+                joined=joined,
+                not_joined=len(engines) - joined,
+            ),
+            "data_age_s": max(fresh) if fresh else None,
+        }
+    )
+
+
+def _ages(series: list[Series]) -> dict[str, float]:
+    ages: dict[str, float] = {}
+    for s in series:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            ages[node] = min(s.value, ages.get(node, math.inf))
+    return ages
+
+
+def _field(labels: Mapping[str, str]) -> str:
+    return labels.get("__name__", "").removeprefix("gpumem_gpu_memory_").removesuffix("_bytes")
+
+
+def _sums(series: list[Series]) -> dict[str, dict[str, float]]:
+    sums: dict[str, dict[str, float]] = defaultdict(dict)
+    for s in series:
+        node = node_of(s.labels)
+        if node is not None:
+            sums[node][_field(s.labels)] = s.value
+    return sums
+
+
+def _cards(series: list[Series]) -> dict[str, dict[str, int]]:
+    """node -> card model -> GPUs (the most that report any field)."""
+    cards: dict[str, dict[str, int]] = defaultdict(dict)
+    for s in series:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            card = s.labels.get("modelName") or "?"
+            cards[node][card] = max(cards[node].get(card, 0), int(s.value))
+    return cards
+
+
+def _node_processes(series: list[Series]) -> dict[str, float]:
+    return {node: s.value for s in series if (node := node_of(s.labels)) is not None}
+
+
+def _bytes(value: float | None, what: str, unknown: dict[str, str], field: str) -> int | None:
+    if value is None:
+        return None
+    if not math.isfinite(value) or value < 0:
+        unknown[field] = f"gpumem-tui export reported {what} as {value}: no reading"
+        return None
+    return round(value)
+
+
+def _figures(values: Mapping[str, float], unknown: dict[str, str]) -> dict[str, int | None]:
+    """used, free, reserved and total bytes of a GPU or a node by the exporter's figures."""
+    figures = {f"{field}_bytes": _bytes(values.get(field), field, unknown, f"{field}_bytes") for field in FIELDS}
+    for field in ("used", "free", "total"):
+        if field not in values:
+            unknown[f"{field}_bytes"] = f"no gpumem_gpu_memory_{field}_bytes series"
+    if "reserved" not in values:
+        unknown["reserved_bytes"] = (
+            "n/a: the driver reports no reserved memory apart (NVML memory v1): used includes it"
+        )
+    return figures
+
+
+def _gpus(sample: FleetSample, memory: list[Series], processes: list[Series]) -> list[FleetGpu]:
+    """dcgm-exporter's GPUs, then the exporter's GPUs of nodes dcgm-exporter does not report, each with the
+    processes the exporter names on it."""
+    held: dict[tuple[str | None, str | None], list[FleetProcess]] = defaultdict(list)
+    for s in processes:
+        if not math.isfinite(s.value):
+            continue
+        workload = workload_of(s.labels)
+        held[(node_of(s.labels), s.labels.get("UUID"))].append(
+            FleetProcess(
+                pid=s.labels.get("pid", "?"),
+                name=s.labels.get("process_name") or None,
+                pod="/".join(workload) if workload else None,
+                used_bytes=round(s.value),
+            )
+        )
+    reported = {g.node for g in sample.gpus} | {n.name for n in sample.nodes if n.gpus}
+    by_gpu: dict[tuple[str, str | None], dict[str, float]] = defaultdict(dict)
+    labels_of: dict[tuple[str, str | None], Mapping[str, str]] = {}
+    for s in memory:
+        node = node_of(s.labels)
+        if node is None or node in reported:
+            continue
+        key = (node, s.labels.get("UUID"))
+        by_gpu[key][_field(s.labels)] = s.value
+        labels_of[key] = s.labels
+    ours = []
+    for (node, uuid), values in sorted(by_gpu.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        unknown: dict[str, str] = {}
+        figures = _figures(values, unknown)
+        ours.append(
+            FleetGpu(
+                node=node,
+                index=labels_of[(node, uuid)].get("gpu"),
+                uuid=uuid,
+                card=labels_of[(node, uuid)].get("modelName"),
+                memory_from=OURS,
+                unknown=unknown,
+                **figures,
+            )
+        )
+    return [
+        g.model_copy(update={"processes": _largest_first(held[(g.node, g.uuid)])}) if (g.node, g.uuid) in held else g
+        for g in [*sample.gpus, *ours]
+    ]
+
+
+def _largest_first(processes: list[FleetProcess]) -> list[FleetProcess]:
+    """The named processes by memory held, the `other` row last."""
+    return sorted(processes, key=lambda p: (p.pid == "other", -p.used_bytes, p.pid))
+
+
+def _nodes(
+    sample: FleetSample,
+    sums: Mapping[str, Mapping[str, float]],
+    cards: Mapping[str, Mapping[str, int]],
+    processes: Mapping[str, float],
+    ages: Mapping[str, float],
+    engines: list[FleetEngine],
+    processes_failed: bool,
+) -> list[FleetNode]:
+    served: dict[str, list[str]] = defaultdict(list)
+    for engine in engines:
+        if engine.node is not None:
+            served[engine.node].append(engine.name)
+    known = {n.name: n for n in sample.nodes}
+    nodes = []
+    for name in sorted(set(known) | set(sums)):
+        node = known.get(name) or FleetNode(name=name)
+        unknown = dict(node.unknown)
+        update: dict[str, object] = {"engines": served.get(name, [])}
+        if name in processes:
+            update["other_processes_bytes"] = _bytes(
+                processes[name], "process memory", unknown, "other_processes_bytes"
+            )
+        elif processes_failed:
+            unknown["other_processes_bytes"] = "the query of gpumem_process_memory_used_bytes failed"
+        else:
+            unknown["other_processes_bytes"] = NO_EXPORTER
+        if node.gpus:
+            update["memory_from"] = "dcgm-exporter"
+            used = sums.get(name, {}).get("used")
+            if used is not None and math.isfinite(used):
+                update["exporter_used_bytes"] = round(used)
+        elif name in sums:
+            for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):
+                unknown.pop(field, None)
+            figures = _figures(sums[name], unknown)
+            update |= {
+                **figures,
+                "memory_from": OURS,
+                "cards": dict(cards.get(name, {})),
+                "gpus": sum(cards.get(name, {}).values()),
+                "data_age_s": ages.get(name) if node.data_age_s is None else node.data_age_s,
+            }
+        nodes.append(node.model_copy(update={**update, "unknown": unknown}))
+    return nodes
+
+
+def _port(address: str | None) -> str | None:
+    """The port of `http://10.0.0.5:8000/` or `10.0.0.5:8000`."""
+    if not address:
+        return None
+    try:
+        port = urlsplit(address if "//" in address else f"//{address}").port
+    except ValueError:
+        return None
+    return None if port is None else str(port)
+
+
+def _engine_id(labels: Mapping[str, str]) -> EngineId:
+    workload = workload_of(labels)
+    return (
+        node_of(labels),
+        labels.get("model_name", ""),
+        labels.get("engine") or "0",
+        "/".join(workload) if workload else None,
+        labels.get("endpoint") or None,
+    )
+
+
+def _engines(engines: list[FleetEngine], results: Mapping[str, Result], ages: Mapping[str, float]) -> list[FleetEngine]:
+    """vLLM's engines with the plans of their nodes' exporters, then the exporters' engines vLLM's series lack."""
+    empty = Result()
+    planned = {_engine_id(s.labels): s.value for s in results.get("engine_plans", empty).series}
+    counted = {_engine_id(s.labels): int(s.value) for s in results.get("engine_plan_gpus", empty).series}
+    said: dict[EngineId, dict[str, Series]] = defaultdict(dict)
+    for s in results.get("exported_engines", empty).series:
+        said[_engine_id(s.labels)][s.labels.get("__name__", "")] = s
+    ids = sorted(set(planned) | set(said), key=lambda i: tuple(str(k) for k in i))
+    update: dict[int, dict[str, object]] = {}
+    extra = []
+    for found in ids:
+        at = _match(engines, found)
+        plan = planned.get(found)
+        fields: dict[str, object] = {}
+        if plan is not None and math.isfinite(plan) and plan > 0:
+            fields = {"planned_bytes": round(plan), "plan_from": "exporter"}
+            if at is not None:  # the node's own plan wins over one made here from the catalog
+                fields["unknown"] = {k: v for k, v in engines[at].unknown.items() if k != "planned_bytes"}
+        if at is not None:
+            update[at] = fields
+        elif found[4] is not None and (found[0] in ages or found in said):  # a plan set by hand names no engine
+            extra.append(_from_exporter(found, said.get(found, {}), counted.get(found), fields))
+    joined = [e.model_copy(update=update[i]) if update.get(i) else e for i, e in enumerate(engines)]
+    return sorted(
+        [*joined, *extra],
+        key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""),
+    )
+
+
+def _match(engines: list[FleetEngine], found: EngineId) -> int | None:
+    """The vLLM engine an exporter's engine is: the same model and engine index, and the same pod; without a
+    pod, on the same node at the same port, or the node's only such engine."""
+    node, model, index, pod, endpoint = found
+    alike = [i for i, e in enumerate(engines) if e.model_name == model and (e.engine or "0") == index]
+    if pod is not None:
+        same = [i for i in alike if _pod(engines[i]) == pod]
+        if same:
+            return same[0]
+    here = [i for i in alike if engines[i].node == node and node is not None]
+    port = _port(endpoint)
+    at_port = [i for i in here if port is not None and _port(engines[i].instance) == port]
+    if len(at_port) == 1:
+        return at_port[0]
+    return here[0] if len(here) == 1 else None
+
+
+def _pod(engine: FleetEngine) -> str | None:
+    return f"{engine.namespace or ''}/{engine.pod}" if engine.pod else None
+
+
+def _from_exporter(
+    found: EngineId, series: Mapping[str, Series], gpus: int | None, plan: Mapping[str, object]
+) -> FleetEngine:
+    node, model, index, pod, endpoint = found
+    labels = next(iter(series.values())).labels if series else {}
+    unknown: dict[str, str] = {}
+    values: dict[str, float | None] = {}
+    for field, name in (("kv_usage_fraction", "usage_ratio"), ("pool_tokens", "pool_tokens")):
+        s = series.get(f"gpumem_engine_kv_cache_{name}")
+        if s is None or not math.isfinite(s.value) or s.value < 0:
+            unknown[field] = (
+                f"the node's {OURS} publishes no gpumem_engine_kv_cache_{name} for it (the engine did not answer "
+                "its last refresh)"
+            )
+            values[field] = None
+        else:
+            values[field] = s.value
+    for field in ("requests_running", "requests_waiting", "preemptions_per_min"):
+        unknown[field] = f"no vLLM series for it: Prometheus does not scrape the engine, only its node's {OURS}"
+    namespace, _, name = pod.rpartition("/") if pod else ("", "", "")
+    address = urlsplit(endpoint).netloc if endpoint else None
+    where = f"{OURS} on node {node}"
+    joined = {
+        "gpu_count": gpus,
+        "joined": "found" if gpus else "assumed",
+        "join_reason": f"{where} draws its plan over {gpus} GPU(s) of it"
+        if gpus
+        else f"{where} names it on the node; no plan says which GPUs",
+    }
+    pool = values["pool_tokens"]
+    return FleetEngine(
+        model_name=model or "?",
+        engine=index,
+        namespace=namespace or None,
+        pod=name or None,
+        instance=address or host_of(labels.get("instance", "")),
+        job=labels.get("job") or None,
+        node=node,
+        kv_usage_fraction=values["kv_usage_fraction"],
+        pool_tokens=None if pool is None else round(pool),
+        unknown=unknown,
+        **joined,
+        **plan,
+    )
