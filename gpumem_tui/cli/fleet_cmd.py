@@ -257,16 +257,21 @@ def _print_snapshot(sample: FleetSample) -> None:
     for node in sample.nodes:
         cards = ", ".join(f"{n} x {card}" for card, n in node.cards.items()) or "no GPU series"
         stale = " (stale)" if node.name in sample.stale_nodes else ""
+        others = _bytes(node.other_processes_bytes, node.unknown, "other_processes_bytes")
         lines.append(
             f"  {node.name}{stale}: {cards}; used {_bytes(node.used_bytes, node.unknown, 'used_bytes')}, "
             f"reserved {_bytes(node.reserved_bytes, node.unknown, 'reserved_bytes')}, "
-            f"free {_bytes(node.free_bytes, node.unknown, 'free_bytes')}; engines: {', '.join(node.engines) or '-'}"
+            f"free {_bytes(node.free_bytes, node.unknown, 'free_bytes')}"
+            + (f" (from {node.memory_from})" if node.memory_from not in (None, "dcgm-exporter") else "")
+            + (f", other processes {others}" if node.other_processes_bytes is not None else "")
+            + f"; engines: {', '.join(node.engines) or '-'}"
         )
     lines += ["", "Engines:"]
     for e in sample.engines:
         kv = "unknown" if e.kv_usage_fraction is None else f"{e.kv_usage_fraction * 100:.1f} %"
         pool = "unknown" if e.pool_tokens is None else f"{e.pool_tokens:,} tokens"
-        lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {e.joined}: {e.join_reason}")
+        plan = f"; plan {fmt_both(e.planned_bytes)} (from the {e.plan_from})" if e.planned_bytes is not None else ""
+        lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}{plan}; {e.joined}: {e.join_reason}")
     _write(lines)
 
 

@@ -38,7 +38,7 @@ RATE_WINDOW_S = 120.0
 DEMO_FLEET = (
     # as reference/fleet.md 1.2's setups: Kubernetes with exported_pod (honorLabels false), with plain pod
     # (honorLabels true, dcgm-exporter after 4.8.2), bare metal without FB_RESERVED, one node that also runs
-    # `gpumem-tui export`, one whose exporter stopped, one model served two ways
+    # `gpumem-tui export` and one that runs only it, one whose exporter stopped, one model served two ways
     FleetNodeSpec("node-a", "healthy-8b", "exported_pod", "Hostname", settings={"enable_prefix_caching": "False"}),
     FleetNodeSpec("node-b", "busy-node", "pod", "hostname"),
     FleetNodeSpec("node-c", "noisy-neighbour", "bare", "Hostname", reserved=False),
@@ -47,6 +47,8 @@ DEMO_FLEET = (
     FleetNodeSpec("node-f", "idle-node", "pod", "hostname"),
     FleetNodeSpec("node-g", "healthy-8b", "exported_pod", "Hostname", virtual_gpus=True),
     FleetNodeSpec("node-h", "wrong-precision", "exported_pod", "Hostname", exporter=True),
+    # a node that runs only `gpumem-tui export`: its memory, engine, plan and other processes are the exporter's
+    FleetNodeSpec("node-i", "tp4-70b", "exported_pod", "Hostname", exporter=True, dcgm=False, vllm=False),
 )
 DEMO_AT_S, DEMO_STEP_S = 120.0, 5.0
 """The moment of the demo (two minutes in: preemption rates have their window) and dcgm-exporter's step."""
@@ -145,7 +147,7 @@ def _exported(named: Callable[[str], list[tuple[dict[str, str], float, float]]],
         "node_processes": _by(_rows(_by(processes, (*NODE_LABELS, "UUID", "pid"), max), now), NODE_LABELS, sum),
         "gpu_processes": _by(processes, (*NODE_LABELS, "UUID", "pid", "process_name", *POD_LABELS), max),
         "engine_plans": _by(_rows(_by(bands, (*EXPORTED_ENGINE, "UUID", "band"), max), now), EXPORTED_ENGINE, sum),
-        "engine_plan_gpus": _by(_rows(_by(weights, (*EXPORTED_ENGINE, "UUID"), max), now), EXPORTED_ENGINE, len),
+        "engine_plan_gpus": _by(weights, (*EXPORTED_ENGINE, "UUID"), max),
         "exported_engines": _by(
             named("gpumem_engine_kv_cache_(usage_ratio|pool_tokens)"), (*EXPORTED_ENGINE, "__name__"), max
         ),

@@ -19,9 +19,11 @@ async def _settled(pilot) -> None:
 
 
 def test_fleet_demo(snap_compare):
-    """Eight simulated nodes: the header says the source, 2026-01-01 00:02:00 UTC, 8 nodes, 24 GPUs, 11 engines,
-    11 joined, data age 0 s, state ok. Models: Llama-3.1-70B's worst finding kv_pool_short (red), the 8B's
-    engine_down; planned memory unknown with its reason under the table. Nodes: node-c (engine_down) and node-h
-    first, red; node-e marked stale; node-f (idle, 8 x H200) last. Findings by code, critical first."""
+    """Nine simulated nodes: the header says the source, 2026-01-01 00:02:00 UTC, 9 nodes, 28 GPUs, 12 engines,
+    12 joined, data age 0 s, state ok. Models: Llama-3.1-70B's worst finding kv_pool_short (red), 14 GPUs (node-i's
+    four from its gpumem-tui export among them), the 8B's engine_down; planned memory unknown with its reason under
+    the table. Nodes: node-c (engine_down) and node-h first, red; node-e marked stale; node-h and node-i (which run
+    gpumem-tui export) with their other processes' memory (0.0 GiB), the others unknown; node-f (idle, 8 x H200)
+    last. Findings by code, critical first."""
     app = FleetApp(demo_reader(), DEMO_SOURCE, poll=False)
     assert snap_compare(app, terminal_size=(120, 40), run_before=_settled)

@@ -59,7 +59,7 @@ def with_exporters(sample: FleetSample, results: Mapping[str, Result], failures:
     cards = _cards(results.get("exported_node_gpus", empty).series)
     processes = _node_processes(results.get("node_processes", empty).series)
     gpus = _gpus(sample, results.get("exported_gpu_memory", empty).series, results.get("gpu_processes", empty).series)
-    engines = _engines(sample.engines, results, ages)
+    engines = _engines(sample.engines, results, ages, {g.uuid for g in gpus if g.uuid})
     nodes = _nodes(sample, sums, cards, processes, ages, engines, "node_processes" in failures)
     unknown = dict(sample.unknown)
     if sums:
@@ -267,11 +267,16 @@ def _engine_id(labels: Mapping[str, str]) -> EngineId:
     )
 
 
-def _engines(engines: list[FleetEngine], results: Mapping[str, Result], ages: Mapping[str, float]) -> list[FleetEngine]:
-    """vLLM's engines with the plans of their nodes' exporters, then the exporters' engines vLLM's series lack."""
+def _engines(
+    engines: list[FleetEngine], results: Mapping[str, Result], ages: Mapping[str, float], read: set[str]
+) -> list[FleetEngine]:
+    """vLLM's engines with the plans of their nodes' exporters, then the exporters' engines vLLM's series lack
+    (`read`: the UUIDs of the GPUs read one by one)."""
     empty = Result()
     planned = {_engine_id(s.labels): s.value for s in results.get("engine_plans", empty).series}
-    counted = {_engine_id(s.labels): int(s.value) for s in results.get("engine_plan_gpus", empty).series}
+    drawn: dict[EngineId, set[str]] = defaultdict(set)
+    for s in results.get("engine_plan_gpus", empty).series:
+        drawn[_engine_id(s.labels)].add(s.labels.get("UUID", "?"))
     said: dict[EngineId, dict[str, Series]] = defaultdict(dict)
     for s in results.get("exported_engines", empty).series:
         said[_engine_id(s.labels)][s.labels.get("__name__", "")] = s
@@ -289,7 +294,8 @@ def _engines(engines: list[FleetEngine], results: Mapping[str, Result], ages: Ma
         if at is not None:
             update[at] = fields
         elif found[4] is not None and (found[0] in ages or found in said):  # a plan set by hand names no engine
-            extra.append(_from_exporter(found, said.get(found, {}), counted.get(found), fields))
+            uuids = drawn.get(found, set())
+            extra.append(_from_exporter(found, said.get(found, {}), sorted(uuids & read), len(uuids), fields))
     joined = [e.model_copy(update=update[i]) if update.get(i) else e for i, e in enumerate(engines)]
     return sorted(
         [*joined, *extra],
@@ -319,7 +325,7 @@ def _pod(engine: FleetEngine) -> str | None:
 
 
 def _from_exporter(
-    found: EngineId, series: Mapping[str, Series], gpus: int | None, plan: Mapping[str, object]
+    found: EngineId, series: Mapping[str, Series], uuids: list[str], gpus: int, plan: Mapping[str, object]
 ) -> FleetEngine:
     node, model, index, pod, endpoint = found
     labels = next(iter(series.values())).labels if series else {}
@@ -341,7 +347,8 @@ def _from_exporter(
     address = urlsplit(endpoint).netloc if endpoint else None
     where = f"{OURS} on node {node}"
     joined = {
-        "gpu_count": gpus,
+        "gpus": uuids,
+        "gpu_count": gpus or None,
         "joined": "found" if gpus else "assumed",
         "join_reason": f"{where} draws its plan over {gpus} GPU(s) of it"
         if gpus

@@ -227,9 +227,10 @@ class Queries:
 
     @property
     def engine_plan_gpus(self) -> str:
-        """How many GPUs each engine's plan is drawn over (`gpumem-tui export`'s)."""
+        """The GPUs each engine's plan is drawn over (`gpumem-tui export`'s): one series per engine and GPU, a
+        fact that changes when an engine starts or moves, as dcgm-exporter's pod-to-GPU series."""
         weights = f'{{__name__="gpumem_plan_bytes", band="weights"{", " + self.matchers if self.matchers else ""}}}'
-        return f"count by ({_by(*EXPORTED_ENGINE)}) (max by ({_by(*EXPORTED_ENGINE, 'UUID')}) ({weights}))"
+        return f"max by ({_by(*EXPORTED_ENGINE, 'UUID')}) ({weights})"
 
     @property
     def exported_engines(self) -> str:

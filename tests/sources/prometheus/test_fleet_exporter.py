@@ -105,6 +105,8 @@ def test_engines_with_no_vllm_series_come_from_the_exporter(url):
     for engine, gpus in ((z, 1), (x, 2)):
         assert engine.joined == "found" and "gpumem-tui export on node" in engine.join_reason
         assert engine.gpu_count == gpus
+    # its GPUs by UUID, so the model's memory used counts them (the fleet screen's model table)
+    assert x.gpus == sorted(g.uuid for g in sample.gpus if g.node == "node-x")
     # where vLLM is scraped, its own series are the engine's: one engine per node, not two
     assert len([e for e in sample.engines if e.node == "node-y"]) == 1
     assert sample.coverage.engines == 4 and sample.coverage.not_joined == 0
