@@ -23,10 +23,10 @@ from tests.sources.prometheus.server import require_prometheus, running, scrape_
 pytestmark = pytest.mark.prometheus
 
 NODES = {
-    # scenario's own host name: (scenario, moment): what each node's findings and `check` exit are then
-    "gpu-node-04": ("noisy-neighbour", 48),  # critical: a notebook beside the engine, GPU 0 nearly full
-    "gpu-node-02": ("kv-pressure", 120),  # warning: KV cache saturated, requests queue
-    "gpu-node-01": ("healthy-8b", 90),  # ok: only the headroom vLLM leaves on purpose (info)
+    # NODE_NAME of each exporter (as dcgm-exporter's Helm chart sets it): (scenario, moment)
+    "node-1": ("noisy-neighbour", 48),  # critical: a notebook beside the engine, GPU 0 nearly full
+    "node-2": ("kv-pressure", 120),  # warning: KV cache saturated, requests queue
+    "node-3": ("healthy-8b", 90),  # ok: only the headroom vLLM leaves on purpose (info)
 }
 
 
@@ -56,8 +56,10 @@ def test_fleet_check_over_three_exporters_says_what_each_node_s_check_says(tmp_p
     require_prometheus()
     with ExitStack() as stack:
         targets = [
-            urllib.parse.urlsplit(stack.enter_context(exporter("--demo", scenario, "--at", str(at)))).netloc
-            for scenario, at in NODES.values()
+            urllib.parse.urlsplit(
+                stack.enter_context(exporter("--demo", scenario, "--at", str(at), env={"NODE_NAME": node}))
+            ).netloc
+            for node, (scenario, at) in NODES.items()
         ]
         url = stack.enter_context(running(tmp_path / "data", config=scrape_config(tmp_path, targets)))
         deadline = time.monotonic() + 60
@@ -82,7 +84,7 @@ def test_fleet_check_over_three_exporters_says_what_each_node_s_check_says(tmp_p
             code, one = _check(capsys, "fleet", "check", "--prometheus", url, "--selector", selector, "--json")
             assert (code, _findings(one)) == (status, _findings(alone)), node
             assert one["coverage"]["nodes"] == 1 and one["coverage"]["engines"] == 1 == one["coverage"]["joined"]
-    assert expected == {"gpu-node-04": 2, "gpu-node-02": 1, "gpu-node-01": 0}
+    assert expected == {"node-1": 2, "node-2": 1, "node-3": 0}
     assert fleet.returncode == 2 == report["exit_code"], fleet.stderr
     assert report["coverage"] == {"nodes": 3, "gpus": 3, "engines": 3, "joined": 3, "not_joined": 0}
     assert {f["node"] for f in report["findings"]} == set(NODES)  # nothing about the fleet as a whole
