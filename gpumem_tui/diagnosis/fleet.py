@@ -96,18 +96,20 @@ def _percent(fraction: float) -> str:
 
 def _source_stale(sample: FleetSample) -> list[FleetFinding]:
     findings = []
+    whose = {n.name: n.memory_from or "dcgm-exporter" for n in sample.nodes}
     for node, age in sorted(sample.stale_nodes.items()):
         how_old = f"{age:.0f} s old" if age is not None else "older than 5 min (Prometheus's lookback)"
+        exporter = whose.get(node, "dcgm-exporter")
         findings.append(
             FleetFinding(
                 node=node,
                 finding=Finding(
                     severity="warning",
                     code="source_stale",
-                    title=f"node {literal(node)}: its newest dcgm-exporter sample is {how_old}",
+                    title=f"node {literal(node)}: its newest {exporter} sample is {how_old}",
                     explanation=f"Data older than {STALE_AFTER_S:.0f} s (twice dcgm-exporter's 30 s collection "
                     "interval) says nothing of the node now: its memory is not judged.",
-                    try_this="check that dcgm-exporter runs on the node and that Prometheus scrapes it "
+                    try_this=f"check that {exporter} runs on the node and that Prometheus scrapes it "
                     "(`up{job=...}` of its target)",
                 ),
             )

@@ -140,7 +140,7 @@ def build(
         data_age_s=max(fresh) if fresh else None,
         unknown=unknown,
     )
-    return gpumem_export.with_exporters(sample, results, failures)
+    return gpumem_export.with_exporters(sample, results, failures, STALE_AFTER_S)
 
 
 def _node_findings(series: list[Series]) -> list[NodeFinding]:

@@ -51,22 +51,31 @@ EngineId = tuple[str | None, str, str, str | None, str | None]
 """(node, model_name, engine index, `namespace/pod`, endpoint URL)."""
 
 
-def with_exporters(sample: FleetSample, results: Mapping[str, Result], failures: Mapping[str, str]) -> FleetSample:
-    """`sample` with what the nodes' own exporters say added; unchanged where no node runs one."""
+def with_exporters(
+    sample: FleetSample, results: Mapping[str, Result], failures: Mapping[str, str], stale_after_s: float
+) -> FleetSample:
+    """`sample` with what the nodes' own exporters say added; unchanged where no node runs one. A node only an
+    exporter reports is stale as a dcgm-exporter node is: its newest sample older than `stale_after_s`."""
     empty = Result()
     ages = _ages(results.get("exporters_age", empty).series)
     sums = _sums(results.get("exported_node_memory", empty).series)
     cards = _cards(results.get("exported_node_gpus", empty).series)
     processes = _node_processes(results.get("node_processes", empty).series)
     gpus = _gpus(sample, results.get("exported_gpu_memory", empty).series, results.get("gpu_processes", empty).series)
-    engines = _engines(sample.engines, results, ages, {g.uuid for g in gpus if g.uuid})
+    plans_failed = failures.get("engine_plans")
+    engines = _engines(sample.engines, results, ages, {g.uuid for g in gpus if g.uuid}, plans_failed)
     nodes = _nodes(sample, sums, cards, processes, ages, engines, "node_processes" in failures)
     unknown = dict(sample.unknown)
     if sums:
         unknown.pop("memory", None)
-    if any(e.job is not None and e.plan_from == "exporter" and e.kv_usage_fraction is not None for e in engines):
+    if len(engines) > len(sample.engines):
         unknown.pop("engines", None)
-    fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in sample.stale_nodes]
+    stale = dict(sample.stale_nodes)
+    for node in nodes:
+        age = ages.get(node.name)
+        if node.memory_from == OURS and age is not None and age > stale_after_s:
+            stale[node.name] = age
+    fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in stale]
     joined = sum(e.joined != "not joined" for e in engines)
     return sample.model_copy(
         update={
@@ -74,6 +83,7 @@ def with_exporters(sample: FleetSample, results: Mapping[str, Result], failures:
             "gpus": gpus,
             "engines": engines,
             "exporter_nodes": ages,
+            "stale_nodes": stale,
             "unknown": unknown,
             "coverage": Coverage(
                 nodes=len(nodes),
@@ -128,7 +138,8 @@ def _bytes(value: float | None, what: str, unknown: dict[str, str], field: str) 
     if value is None:
         return None
     if not math.isfinite(value) or value < 0:
-        unknown[field] = f"gpumem-tui export reported {what} as {value}: no reading"
+        said = "NaN" if math.isnan(value) else f"{value:g}".replace("inf", "Inf")
+        unknown[field] = f"gpumem-tui export reported {what} as {said}: no reading"
         return None
     return round(value)
 
@@ -268,10 +279,15 @@ def _engine_id(labels: Mapping[str, str]) -> EngineId:
 
 
 def _engines(
-    engines: list[FleetEngine], results: Mapping[str, Result], ages: Mapping[str, float], read: set[str]
+    engines: list[FleetEngine],
+    results: Mapping[str, Result],
+    ages: Mapping[str, float],
+    read: set[str],
+    plans_failed: str | None,
 ) -> list[FleetEngine]:
     """vLLM's engines with the plans of their nodes' exporters, then the exporters' engines vLLM's series lack
-    (`read`: the UUIDs of the GPUs read one by one)."""
+    (`read`: the UUIDs of the GPUs read one by one). Where the plans could not be read, the engines of nodes
+    that run an exporter say so."""
     empty = Result()
     planned = {_engine_id(s.labels): s.value for s in results.get("engine_plans", empty).series}
     drawn: dict[EngineId, set[str]] = defaultdict(set)
@@ -296,6 +312,12 @@ def _engines(
         elif found[4] is not None and (found[0] in ages or found in said):  # a plan set by hand names no engine
             uuids = drawn.get(found, set())
             extra.append(_from_exporter(found, said.get(found, {}), sorted(uuids & read), len(uuids), fields))
+    if plans_failed is not None:
+        why = {"planned_bytes": f"the query of gpumem-tui export's plans failed: {plans_failed}"}
+        for i, e in enumerate(engines):
+            if e.node in ages:
+                update[i] = {"unknown": {**e.unknown, **why}}
+        extra = [e.model_copy(update={"unknown": {**e.unknown, **why}}) for e in extra]
     joined = [e.model_copy(update=update[i]) if update.get(i) else e for i, e in enumerate(engines)]
     return sorted(
         [*joined, *extra],
