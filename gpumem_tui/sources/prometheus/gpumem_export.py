@@ -14,6 +14,7 @@ The pure half of the read: query answers in, an updated FleetSample out."""
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -346,6 +347,26 @@ def _pod(engine: FleetEngine) -> str | None:
     return f"{engine.namespace or ''}/{engine.pod}" if engine.pod else None
 
 
+def _address(endpoint: str | None, node: str | None) -> str | None:
+    """The engine's `host:port` as its endpoint names it; one on the node's loopback as `node:port`, the form
+    vLLM's own `instance` takes on bare metal (`127.0.0.1:8000` would name every node's engine alike)."""
+    if not endpoint:
+        return None
+    try:
+        where = urlsplit(endpoint)
+        port = where.port
+    except ValueError:
+        return endpoint
+    host = where.hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if loopback and node is not None and port is not None:
+        return f"{node}:{port}"
+    return where.netloc or endpoint
+
+
 def _from_exporter(
     found: EngineId, series: Mapping[str, Series], uuids: list[str], gpus: int, plan: Mapping[str, object]
 ) -> FleetEngine:
@@ -366,7 +387,7 @@ def _from_exporter(
     for field in ("requests_running", "requests_waiting", "preemptions_per_min"):
         unknown[field] = f"no vLLM series for it: Prometheus does not scrape the engine, only its node's {OURS}"
     namespace, _, name = pod.rpartition("/") if pod else ("", "", "")
-    address = urlsplit(endpoint).netloc if endpoint else None
+    address = _address(endpoint, node)
     where = f"{OURS} on node {node}"
     joined = {
         "gpus": uuids,

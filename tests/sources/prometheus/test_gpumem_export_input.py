@@ -66,3 +66,16 @@ def test_a_failed_plan_query_leaves_the_plan_unknown_with_the_reason():
     (engine,) = sample.engines
     assert engine.kv_usage_fraction == 0.5 and engine.planned_bytes is None
     assert engine.unknown["planned_bytes"] == "the query of gpumem-tui export's plans failed: HTTP 503"
+
+
+def test_an_engine_on_the_node_s_loopback_is_named_by_the_node():
+    """`http://127.0.0.1:8000` is every node's engine: the fleet names it `node-x:8000`, as vLLM's `instance`
+    names an engine on bare metal; an address of its own is kept as it is."""
+    kv = [
+        Series({**ENGINE, "__name__": "gpumem_engine_kv_cache_usage_ratio"}, 0.5, AT),
+        Series(
+            {**ENGINE, "endpoint": "http://10.1.2.3:8001", "__name__": "gpumem_engine_kv_cache_usage_ratio"}, 0.1, AT
+        ),
+    ]
+    sample = _sample(exported_engines=Result(kv))
+    assert sorted(e.instance or "" for e in sample.engines) == ["10.1.2.3:8001", "node-x:8000"]
