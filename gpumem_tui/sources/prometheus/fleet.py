@@ -508,7 +508,7 @@ def _nodes(
     for name in sorted(set(counts) | set(ages) | seen):
         cards = {card: max(fields.values(), default=0) for card, fields in counts.get(name, {}).items()}
         gpus = sum(cards.values())
-        unknown: dict[str, str] = {}
+        unknown: dict[str, str] = {"other_processes_bytes": gpumem_export.NO_EXPORTER}  # its exporter's, if any
         figures: dict[str, int | None] = {}
         for field, key in FIELDS:
             reporting = sum(fields.get(key, 0) for fields in counts.get(name, {}).values())
@@ -541,6 +541,7 @@ def _nodes(
                 cards=cards,
                 data_age_s=ages.get(name),
                 engines=served.get(name, []),
+                memory_from="dcgm-exporter" if gpus else None,
                 unknown=unknown,
                 total_bytes=total,
                 **figures,

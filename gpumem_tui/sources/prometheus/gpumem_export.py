@@ -46,7 +46,11 @@ QUERY_NAMES = (
 `exported_gpu_memory` and `gpu_processes` (narrowed to the GPUs that need a look in the overview)."""
 OURS = "gpumem-tui export"
 FIELDS = ("used", "free", "reserved", "total")
-NO_EXPORTER = "no gpumem-tui export on the node: dcgm-exporter does not say which processes hold memory"
+NO_EXPORTER = (
+    "no gpumem-tui export on the node: dcgm-exporter says which pod a GPU is allocated to, not which processes "
+    "hold its memory"
+)
+"""Why a node's `other_processes_bytes` is unknown until its exporter says (set where the node is made)."""
 
 EngineId = tuple[str | None, str, str, str | None, str | None]
 """(node, model_name, engine index, `namespace/pod`, endpoint URL)."""
@@ -58,18 +62,20 @@ def with_exporters(
     """`sample` with what the nodes' own exporters say added; unchanged where no node runs one. A node only an
     exporter reports is stale as a dcgm-exporter node is: its newest sample older than `stale_after_s`."""
     empty = Result()
+    if not any(results.get(name, empty).series for name in QUERY_NAMES):
+        return sample  # no node runs one (each node's `other_processes_bytes` says so already)
     ages = _ages(results.get("exporters_age", empty).series)
     sums = _sums(results.get("exported_node_memory", empty).series)
     cards = _cards(results.get("exported_node_gpus", empty).series)
     processes = _node_processes(results.get("node_processes", empty).series)
     gpus = _gpus(sample, results.get("exported_gpu_memory", empty).series, results.get("gpu_processes", empty).series)
     plans_failed = failures.get("engine_plans")
-    engines = _engines(sample.engines, results, ages, {g.uuid for g in gpus if g.uuid}, plans_failed)
-    nodes = _nodes(sample, sums, cards, processes, ages, engines, "node_processes" in failures)
+    engines, extra = _engines(sample.engines, results, ages, {g.uuid for g in gpus if g.uuid}, plans_failed)
+    nodes = _nodes(sample, sums, cards, processes, ages, extra, "node_processes" in failures)
     unknown = dict(sample.unknown)
     if sums:
         unknown.pop("memory", None)
-    if len(engines) > len(sample.engines):
+    if extra:
         unknown.pop("engines", None)
     stale = dict(sample.stale_nodes)
     for node in nodes:
@@ -216,29 +222,36 @@ def _nodes(
     cards: Mapping[str, Mapping[str, int]],
     processes: Mapping[str, float],
     ages: Mapping[str, float],
-    engines: list[FleetEngine],
+    extra: list[FleetEngine],
     processes_failed: bool,
 ) -> list[FleetNode]:
+    """Each node with what its exporter adds; a node it adds nothing to is passed on as it is (no copy: a
+    thousand nodes without an exporter cost nothing here)."""
     served: dict[str, list[str]] = defaultdict(list)
-    for engine in engines:
+    for engine in extra:
         if engine.node is not None:
             served[engine.node].append(engine.name)
     known = {n.name: n for n in sample.nodes}
     nodes = []
-    for name in sorted(set(known) | set(sums)):
-        node = known.get(name) or FleetNode(name=name)
-        unknown = dict(node.unknown)
-        update: dict[str, object] = {"engines": served.get(name, [])}
+    for name in sorted(set(known) | set(sums) | set(ages)):
+        node = known.get(name)
+        if node is not None and name not in ages and name not in sums and name not in processes:
+            nodes.append(node)
+            continue
+        node = node or FleetNode(name=name)
+        unknown = {k: v for k, v in node.unknown.items() if k != "other_processes_bytes"}
+        update: dict[str, object] = {"engines": [*node.engines, *served.get(name, [])]}
         if name in processes:
             update["other_processes_bytes"] = _bytes(
                 processes[name], "process memory", unknown, "other_processes_bytes"
             )
-        elif processes_failed:
-            unknown["other_processes_bytes"] = "the query of gpumem_process_memory_used_bytes failed"
         else:
-            unknown["other_processes_bytes"] = NO_EXPORTER
+            unknown["other_processes_bytes"] = (
+                "the query of gpumem_process_memory_used_bytes failed"
+                if processes_failed
+                else f"its {OURS} publishes no gpumem_process_memory_used_bytes"
+            )
         if node.gpus:
-            update["memory_from"] = "dcgm-exporter"
             used = sums.get(name, {}).get("used")
             if used is not None and math.isfinite(used):
                 update["exporter_used_bytes"] = round(used)
@@ -285,10 +298,10 @@ def _engines(
     ages: Mapping[str, float],
     read: set[str],
     plans_failed: str | None,
-) -> list[FleetEngine]:
+) -> tuple[list[FleetEngine], list[FleetEngine]]:
     """vLLM's engines with the plans of their nodes' exporters, then the exporters' engines vLLM's series lack
-    (`read`: the UUIDs of the GPUs read one by one). Where the plans could not be read, the engines of nodes
-    that run an exporter say so."""
+    (`read`: the UUIDs of the GPUs read one by one), and those added. Where the plans could not be read, the
+    engines of nodes that run an exporter say so."""
     empty = Result()
     planned = {_engine_id(s.labels): s.value for s in results.get("engine_plans", empty).series}
     drawn: dict[EngineId, set[str]] = defaultdict(set)
@@ -319,11 +332,14 @@ def _engines(
             if e.node in ages:
                 update[i] = {"unknown": {**e.unknown, **why}}
         extra = [e.model_copy(update={"unknown": {**e.unknown, **why}}) for e in extra]
+    if not update and not extra:
+        return engines, []
     joined = [e.model_copy(update=update[i]) if update.get(i) else e for i, e in enumerate(engines)]
-    return sorted(
+    every = sorted(
         [*joined, *extra],
         key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""),
     )
+    return every, extra
 
 
 def _match(engines: list[FleetEngine], found: EngineId) -> int | None:
