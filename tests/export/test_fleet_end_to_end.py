@@ -1,7 +1,8 @@
 """End to end (issue 16, section 3): three `gpumem-tui export --demo SCENARIO` processes on loopback ports,
 scraped every second by a real Prometheus started with a generated config; then `gpumem-tui fleet check
 --prometheus URL` finds each scenario's findings on the right node, with the exit status `gpumem-tui check
---demo SCENARIO --at T` gives the same moment (one answer per question). Marked `prometheus`."""
+--demo SCENARIO --at T` gives the same moment, and `fleet snapshot` each node's memory as `snapshot --demo` reads
+it (one answer per question). Marked `prometheus`."""
 
 from __future__ import annotations
 
@@ -74,8 +75,17 @@ def test_fleet_check_over_three_exporters_says_what_each_node_s_check_says(tmp_p
             timeout=60,
         )
         report = json.loads(fleet.stdout)
+        _, snapshot = _check(capsys, "fleet", "snapshot", "--prometheus", url, "--json")
         expected = {}
         for node, (scenario, at) in NODES.items():
+            # the node's memory as the node's own snapshot reads it, from the exporter (no dcgm-exporter here)
+            _, seen = _check(capsys, "snapshot", "--demo", scenario, "--at", str(at), "--json")
+            (ours,) = [n for n in snapshot["nodes"] if n["name"] == node]
+            for field in ("used", "free", "total"):
+                assert ours[f"{field}_bytes"] == sum(g[f"memory_{field}_bytes"] for g in seen["gpus"]), (node, field)
+            engine_pids = {pid for e in seen["engines"] for pid in e["pids"]}
+            others = sum(p["gpu_memory_bytes"] or 0 for p in seen["processes"] if p["pid"] not in engine_pids)
+            assert (ours["memory_from"], ours["other_processes_bytes"]) == ("gpumem-tui export", others), node
             status, alone = _check(capsys, "check", "--demo", scenario, "--at", str(at), "--json")
             expected[node] = status
             assert _findings(report, node) == _findings(alone), node
