@@ -44,19 +44,20 @@ QUERY_NAMES = (
     "preemptions",
     "node_findings",
     "targets_down",
-    *gpumem_export.QUERY_NAMES,
 )
 
 
 async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
     """Run every query at `at` and join the answers. Raises PrometheusError when none could be read."""
     names = QUERY_NAMES if queries.look is None else (*QUERY_NAMES, *SUMMED)
-    answers = await asyncio.gather(
-        *(client.query(getattr(queries, name), at) for name in names), return_exceptions=True
+    answers, exported = await asyncio.gather(
+        asyncio.gather(*(client.query(getattr(queries, name), at) for name in names), return_exceptions=True),
+        gpumem_export.read(client, queries, at),  # the series of nodes that run gpumem-tui export
     )
+    answers = [*answers, *exported.values()]
     results: dict[str, Result] = {}
     failures: dict[str, str] = {}
-    for name, answer in zip(names, answers, strict=True):
+    for name, answer in zip([*names, *exported], answers, strict=True):
         if isinstance(answer, Result):
             results[name] = answer
         elif isinstance(answer, PrometheusError):

@@ -14,14 +14,16 @@ The pure half of the read: query answers in, an updated FleetSample out."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import math
 from collections import defaultdict
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from gpumem_tui.sources.prometheus.client import Result, Series
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
+from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
     FleetEngine,
@@ -31,7 +33,11 @@ from gpumem_tui.sources.prometheus.records import (
     FleetSample,
 )
 
+GATE = "exporters_age"
+"""Asked first: which nodes run `gpumem-tui export`. Where none does, the other queries are not sent (each
+costs the client a few ms of CPU whatever it answers)."""
 QUERY_NAMES = (
+    GATE,
     "exported_node_memory",
     "exported_node_gpus",
     "exported_gpu_memory",
@@ -40,7 +46,6 @@ QUERY_NAMES = (
     "engine_plans",
     "engine_plan_gpus",
     "exported_engines",
-    "exporters_age",
 )
 """The queries of queries.Queries that read `gpumem-tui export`'s series, all per node or per engine but
 `exported_gpu_memory` and `gpu_processes` (narrowed to the GPUs that need a look in the overview)."""
@@ -54,6 +59,26 @@ NO_EXPORTER = (
 
 EngineId = tuple[str | None, str, str, str | None, str | None]
 """(node, model_name, engine index, `namespace/pod`, endpoint URL)."""
+
+
+async def read(client: PrometheusClient, queries: Queries, at: float) -> dict[str, Result | PrometheusError]:
+    """Each query's answer or error by name: GATE, then the others only when some node runs an exporter (or
+    the gate itself failed, so whether one does is unknown)."""
+    try:
+        gate: Result | PrometheusError = await client.query(getattr(queries, GATE), at)
+    except PrometheusError as exc:
+        gate = exc
+    if isinstance(gate, Result) and not gate.series:
+        return {GATE: gate}
+    rest = [name for name in QUERY_NAMES if name != GATE]
+    answers = await asyncio.gather(*(client.query(getattr(queries, name), at) for name in rest), return_exceptions=True)
+    found: dict[str, Result | PrometheusError] = {GATE: gate}
+    for name, answer in zip(rest, answers, strict=True):
+        if isinstance(answer, (Result, PrometheusError)):
+            found[name] = answer
+        elif isinstance(answer, BaseException):
+            raise answer
+    return found
 
 
 def with_exporters(
