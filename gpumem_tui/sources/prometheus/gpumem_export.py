@@ -291,6 +291,12 @@ def _nodes(
                 "gpus": sum(cards.get(name, {}).values()),
                 "data_age_s": ages.get(name) if node.data_age_s is None else node.data_age_s,
             }
+        else:  # neither exporter reports its GPUs now
+            for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):
+                unknown.setdefault(
+                    field, f"its {OURS} publishes no GPU memory (gpumem_exporter_source_up says whether it reads them)"
+                )
+            update["data_age_s"] = ages.get(name) if node.data_age_s is None else node.data_age_s
         nodes.append(node.model_copy(update={**update, "unknown": unknown}))
     return nodes
 

@@ -79,3 +79,13 @@ def test_an_engine_on_the_node_s_loopback_is_named_by_the_node():
     ]
     sample = _sample(exported_engines=Result(kv))
     assert sorted(e.instance or "" for e in sample.engines) == ["10.1.2.3:8001", "node-x:8000"]
+
+
+def test_a_node_whose_exporter_reads_no_gpu_is_listed_with_the_reason():
+    """The exporter publishes (its age) but no GPU memory: NVML failed on the node. The node is there, its
+    memory unknown with the reason, never a zero."""
+    other = {"Hostname": "node-q", "job": "gpumem-tui", "instance": "node-q:9877"}
+    sample = _sample(exporters_age=Result([Series(NODE, 2.0, AT), Series(other, 3.0, AT)]))
+    (q,) = [n for n in sample.nodes if n.name == "node-q"]
+    assert (q.gpus, q.used_bytes, q.data_age_s) == (0, None, 3.0)
+    assert q.unknown["used_bytes"].startswith("its gpumem-tui export publishes no GPU memory")
