@@ -263,6 +263,11 @@ def _print_snapshot(sample: FleetSample) -> None:
             f"reserved {_bytes(node.reserved_bytes, node.unknown, 'reserved_bytes')}, "
             f"free {_bytes(node.free_bytes, node.unknown, 'free_bytes')}"
             + (f" (from {node.memory_from})" if node.memory_from not in (None, "dcgm-exporter") else "")
+            + (
+                f" (dcgm-exporter's; its gpumem-tui export reads used {fmt_both(node.exporter_used_bytes)})"
+                if node.exporter_used_bytes is not None
+                else ""
+            )
             + (f", other processes {others}" if node.other_processes_bytes is not None else "")
             + f"; engines: {', '.join(node.engines) or '-'}"
         )

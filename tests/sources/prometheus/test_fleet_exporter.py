@@ -182,3 +182,14 @@ def test_the_fleet_leaves_a_node_with_a_live_exporter_to_judge_itself():
     assert [f.finding.code for f in judge_fleet(_low_headroom(None))] == ["headroom_low"]
     assert judge_fleet(_low_headroom(5.0)) == []
     assert [f.finding.code for f in judge_fleet(_low_headroom(600.0))] == ["headroom_low"]
+
+
+def test_the_snapshot_text_says_whose_memory_and_plan(url, capsys):
+    assert main(["fleet", "snapshot", "--prometheus", url, "--at", str(AT)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (x,) = [line for line in lines if line.startswith("  node-x:")]
+    (y,) = [line for line in lines if line.startswith("  node-y:")]
+    assert "(from gpumem-tui export)" in x
+    assert "(dcgm-exporter's; its gpumem-tui export reads used " in y and "other processes 21.5 GB" in y
+    (engine,) = [line for line in lines if " on node-y: " in line]
+    assert "(from the exporter)" in engine
