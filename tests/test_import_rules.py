@@ -13,8 +13,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Top to bottom. A module may import its own layer or any layer on a lower row; layers on one row
     # are siblings and never import each other.
     ("cli",),  # composition root: arguments, feeds, plans; prints or runs the app
-    ("app", "export"),  # front ends of a feed and a judge: Textual (state, workers, screens, widgets) | Prometheus
-    ("demo",),  # the simulated node, its feed and its plans
+    ("app",),  # the Textual front end of a feed and a judge (state, workers, screens, widgets)
+    ("demo",),  # the simulated node, its feed and its plans; the simulated fleet
+    ("export",),  # the Prometheus front end of a feed and a judge (the simulated fleet publishes through it)
     ("diagnosis",),  # plan versus actual -> findings
     ("planner", "sources"),  # pure arithmetic | data collection (NVML, host, engines, recordings)
     ("catalog",),  # catalog/*.toml and Hugging Face config files -> records

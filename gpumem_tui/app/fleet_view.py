@@ -1,7 +1,8 @@
 """The fleet screen's rows, from one FleetSample and its findings (pure: tested without a terminal).
 
 Per model: engines, GPUs, memory used vs planned, KV pool and usage, queue, preemptions, worst finding.
-Per node, most severe first: GPU model x count, used/reserved/free, engines, findings. Findings grouped by
+Per node, most severe first: GPU model x count, used/reserved/free, what processes that are not engines hold
+(from the node's `gpumem-tui export`), engines, findings. Findings grouped by
 code with counts. A value Prometheus did not give is `unknown` (or `n/a` where the exporter has no such
 field), and its reason goes into the table's notes as "FIELD: unknown, because ...": never a number that
 reads as fine. Text from outside (node, pod, model names, labels) passes through `literal`."""
@@ -128,7 +129,7 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
 
 def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
     """One row per node, the most severe first (critical, warning, info, none), then by name."""
-    table = Table(("Node", "GPUs", "Used", "Reserved", "Free", "Engines", "Worst finding"))
+    table = Table(("Node", "GPUs", "Used", "Reserved", "Free", "Others", "Engines", "Worst finding"))
     by_node: dict[str, list[FleetFinding]] = defaultdict(list)
     for f in findings:
         if f.node is not None:
@@ -141,7 +142,8 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
     for node in sorted(sample.nodes, key=rank):
         cards = ", ".join(f"{n} x {literal(card)}" for card, n in node.cards.items()) or "no GPU series"
         for name, why in node.unknown.items():
-            table.unknown(name.removesuffix("_bytes"), literal(why), literal(node.name))
+            name = "others" if name == "other_processes_bytes" else name.removesuffix("_bytes")
+            table.unknown(name, literal(why), literal(node.name))
         stale = node.name in sample.stale_nodes
         own = by_node.get(node.name, [])
         worst = _worst(own)
@@ -152,7 +154,7 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
                 cards,
                 *(
                     _memory_cell(getattr(node, f), node.unknown.get(f, ""))
-                    for f in ("used_bytes", "reserved_bytes", "free_bytes")
+                    for f in ("used_bytes", "reserved_bytes", "free_bytes", "other_processes_bytes")
                 ),
                 str(len(node.engines)),
                 said,

@@ -20,12 +20,23 @@ from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.replay import RecordingReader, ReplaySource
 
 
+def node_name() -> str | None:
+    """NODE_NAME when set (dcgm-exporter's Helm chart sets it from the downward API): the node's name."""
+    return os.environ.get("NODE_NAME") or None
+
+
 class Stepped(Feed):
-    """A feed on a clock the exporter moves."""
+    """A feed on a clock the exporter moves. Its samples carry NODE_NAME as their host name when it is set,
+    as a live node's do, so several simulated or recorded nodes make several nodes of one fleet."""
+
+    named: str | None = None
 
     @abstractmethod
     def lead_in(self) -> AsyncIterator[Sample]:
         """The samples judged before the first refresh: the walk `check` makes to the same moment."""
+
+    def as_node(self, sample: Sample) -> Sample:
+        return sample if self.named is None else sample.model_copy(update={"hostname": self.named})
 
 
 class SteppedDemo(Stepped):
@@ -38,16 +49,17 @@ class SteppedDemo(Stepped):
         self.demo = DemoFeed(named, self.clock, seed=seed)
         self.name, self.live = self.demo.name, True
         self.next_s, self.step_s = at, step_s
+        self.named = node_name()
 
     async def lead_in(self) -> AsyncIterator[Sample]:
         for moment in self.moments[:-1]:
             self.clock.set(moment)
-            yield await self.demo.sample()
+            yield self.as_node(await self.demo.sample())
 
     async def sample(self) -> Sample:
         self.clock.set(self.next_s)
         self.next_s += self.step_s
-        return await self.demo.sample()
+        return self.as_node(await self.demo.sample())
 
     def now(self) -> float:
         return self.demo.now()
@@ -65,6 +77,7 @@ class SteppedReplay(Stepped):
         self.feed = ReplayFeed(ReplaySource(path, clock=self.clock, start_at=at), path)
         self.name, self.live = self.feed.name, False
         self.at, self.step_s = at, step_s
+        self.named = node_name()
 
     async def lead_in(self) -> AsyncIterator[Sample]:
         """Every sample before the first refresh's, as `check --replay --at` walks them."""
@@ -74,13 +87,13 @@ class SteppedReplay(Stepped):
             if sample.timestamp - first > self.at:
                 break
             if held is not None:
-                yield held
+                yield self.as_node(held)
             held = sample
 
     async def sample(self) -> Sample:
         sample = await self.feed.sample()
         self.clock.advance(self.step_s)
-        return sample
+        return self.as_node(sample)
 
 
 def live_feed(endpoints: list[str]) -> tuple[LiveFeed, NvmlSource]:
@@ -91,5 +104,5 @@ def live_feed(endpoints: list[str]) -> tuple[LiveFeed, NvmlSource]:
         nvml.open()
     except NvmlUnavailable as exc:
         raise NoSourceError(f"{exc} (see `gpumem-tui export --help`)") from None
-    collector = Collector(nvml, host, source="nvml", hostname=os.environ.get("NODE_NAME") or None)
+    collector = Collector(nvml, host, source="nvml", hostname=node_name())
     return LiveFeed(collector, host.command_lines, endpoints, look=host.proc.whereabouts), nvml

@@ -347,10 +347,19 @@ def _print_snapshot(sample: FleetSample) -> None:
     for node in sample.nodes:
         cards = ", ".join(f"{n} x {card}" for card, n in node.cards.items()) or "no GPU series"
         stale = " (stale)" if node.name in sample.stale_nodes else ""
+        others = _bytes(node.other_processes_bytes, node.unknown, "other_processes_bytes")
         lines.append(
             f"  {node.name}{stale}: {cards}; used {_bytes(node.used_bytes, node.unknown, 'used_bytes')}, "
             f"reserved {_bytes(node.reserved_bytes, node.unknown, 'reserved_bytes')}, "
-            f"free {_bytes(node.free_bytes, node.unknown, 'free_bytes')}; engines: {', '.join(node.engines) or '-'}"
+            f"free {_bytes(node.free_bytes, node.unknown, 'free_bytes')}"
+            + (f" (from {node.memory_from})" if node.memory_from not in (None, "dcgm-exporter") else "")
+            + (
+                f" (dcgm-exporter's; its gpumem-tui export reads used {fmt_both(node.exporter_used_bytes)})"
+                if node.exporter_used_bytes is not None
+                else ""
+            )
+            + (f", other processes {others}" if node.other_processes_bytes is not None else "")
+            + f"; engines: {', '.join(node.engines) or '-'}"
         )
     lines += ["", "Engines:"]
     for e in sample.engines:

@@ -18,7 +18,15 @@ from collections.abc import Callable, Iterable, Mapping
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, series_rows
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
-from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, GPU_KEY, NODE_LABELS, POD_LABELS
+from gpumem_tui.sources.prometheus.queries import (
+    ENGINE_BANDS,
+    ENGINE_KEY,
+    EXPORTED,
+    EXPORTED_ENGINE,
+    GPU_KEY,
+    NODE_LABELS,
+    POD_LABELS,
+)
 from gpumem_tui.sources.prometheus.records import FleetSample
 
 LOOKBACK_S = 300.0
@@ -30,7 +38,7 @@ RATE_WINDOW_S = 120.0
 DEMO_FLEET = (
     # as reference/fleet.md 1.2's setups: Kubernetes with exported_pod (honorLabels false), with plain pod
     # (honorLabels true, dcgm-exporter after 4.8.2), bare metal without FB_RESERVED, one node that also runs
-    # `gpumem-tui export`, one whose exporter stopped, one model served two ways
+    # `gpumem-tui export` and one that runs only it, one whose exporter stopped, one model served two ways
     FleetNodeSpec("node-a", "healthy-8b", "exported_pod", "Hostname", settings={"enable_prefix_caching": "False"}),
     FleetNodeSpec("node-b", "busy-node", "pod", "hostname"),
     FleetNodeSpec("node-c", "noisy-neighbour", "bare", "Hostname", reserved=False),
@@ -39,6 +47,8 @@ DEMO_FLEET = (
     FleetNodeSpec("node-f", "idle-node", "pod", "hostname"),
     FleetNodeSpec("node-g", "healthy-8b", "exported_pod", "Hostname", virtual_gpus=True),
     FleetNodeSpec("node-h", "wrong-precision", "exported_pod", "Hostname", exporter=True),
+    # a node that runs only `gpumem-tui export`: its memory, engine, plan and other processes are the exporter's
+    FleetNodeSpec("node-i", "tp4-70b", "exported_pod", "Hostname", exporter=True, dcgm=False, vllm=False),
 )
 DEMO_AT_S, DEMO_STEP_S = 120.0, 5.0
 """The moment of the demo (two minutes in: preemption rates have their window) and dcgm-exporter's step."""
@@ -132,7 +142,42 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
         "targets_down": Result(
             [Series(labels, v, now) for labels, v, _ in named("up") if v == 0 and labels.get("job") in vllm_jobs]
         ),
+        **_exported(named, now),
     }
+
+
+def _exported(named: Callable[[str], list[tuple[dict[str, str], float, float]]], now: float) -> dict[str, Result]:
+    """The answers to the queries of `gpumem-tui export`'s series (sources/prometheus/gpumem_export.py)."""
+    memory = named(EXPORTED)
+    processes = named("gpumem_process_memory_used_bytes")
+    bands = [row for row in named("gpumem_plan_bytes") if re.fullmatch(ENGINE_BANDS, row[0].get("band", ""))]
+    weights = [row for row in named("gpumem_plan_bytes") if row[0].get("band") == "weights"]
+    return {
+        "exported_node_memory": _by(
+            _rows(_by(memory, (*NODE_LABELS, "UUID", "__name__"), max), now), (*NODE_LABELS, "__name__"), sum
+        ),
+        "exported_node_gpus": _by(
+            _rows(_by(memory, (*NODE_LABELS, "UUID", "modelName", "__name__"), max), now),
+            (*NODE_LABELS, "modelName", "__name__"),
+            len,
+        ),
+        "exported_gpu_memory": _by(memory, (*NODE_LABELS, "UUID", "gpu", "modelName", "__name__"), max),
+        "node_processes": _by(_rows(_by(processes, (*NODE_LABELS, "UUID", "pid"), max), now), NODE_LABELS, sum),
+        "gpu_processes": _by(processes, (*NODE_LABELS, "UUID", "pid", "process_name", *POD_LABELS), max),
+        "engine_plans": _by(_rows(_by(bands, (*EXPORTED_ENGINE, "UUID", "band"), max), now), EXPORTED_ENGINE, sum),
+        "engine_plan_gpus": _by(weights, (*EXPORTED_ENGINE, "UUID"), max),
+        "exported_engines": _by(
+            named("gpumem_engine_kv_cache_(usage_ratio|pool_tokens)"), (*EXPORTED_ENGINE, "__name__"), max
+        ),
+        "exporters_age": _by(
+            [(labels, now - at, now) for labels, _, at in named("gpumem_sample_timestamp_seconds")], NODE_LABELS, min
+        ),
+    }
+
+
+def _rows(result: Result, now: float) -> list[tuple[dict[str, str], float, float]]:
+    """An inner aggregation's answer as the rows of an outer one."""
+    return [(dict(s.labels), s.value, now) for s in result.series]
 
 
 def extrapolated_rate(points: list[tuple[float, float]], now: float, window_s: float = RATE_WINDOW_S) -> float:

@@ -21,9 +21,11 @@ from gpumem_tui.demo.clock import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.demo.scenario import load_scenario
-from gpumem_tui.diagnosis.findings import Finding, Thresholds
+from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.forensics import Investigation
 from gpumem_tui.engine_records import EndpointStatus
+from gpumem_tui.export.evaluation import Evaluation
+from gpumem_tui.export.server import node_families
 from gpumem_tui.models import Sample
 
 MIB = 2**20
@@ -46,8 +48,13 @@ class FleetNodeSpec:
     settings: Mapping[str, str] = field(default_factory=dict)
     """cache_config_info labels set otherwise on this node's engines (one model served two ways)."""
     exporter: bool = False
-    """The node also runs `gpumem-tui export`: its findings, judged against the scenario's plan as the
-    exporter judges them, as `gpumem_finding_active` series."""
+    """The node also runs `gpumem-tui export`: every series it serves (GPU memory, other processes, engines'
+    KV, plans, findings), judged against the scenario's plan as `export --demo` judges it and written by the
+    exporter's own code (`export.server.node_families`), scraped with `honor_labels`."""
+    dcgm: bool = True
+    """dcgm-exporter runs on the node (False: only `gpumem-tui export` says its GPU memory)."""
+    vllm: bool = True
+    """Prometheus scrapes the engines' own `/metrics` (False: only `gpumem-tui export` says their KV cache)."""
     virtual_gpus: bool = False
     """dcgm-exporter's `--kubernetes-virtual-gpus` (time-slicing): each GPU's series once at device level
     (no pod labels), then FB_USED once per pod with the pod's own memory, and every other field repeated
@@ -123,55 +130,75 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
     judge = _judge(spec.scenario) if spec.exporter else None
     for sample in sample_at(spec.scenario, offsets):
+        sample = _on_node(sample, spec, number)
         at = sample.timestamp
         if judge is not None:
             judge.add(sample)
-            for finding in judge.findings:
-                yield "gpumem_finding_active", "gauge", _finding_labels(spec, finding), 1, at
-        holders = _holders(sample, spec)
-        node = {spec.node_label: spec.name}
-        for gpu in sample.gpus:
-            if not gpu.readable or gpu.memory_used_bytes is None:
-                continue
-            uuid = (gpu.uuid or f"GPU-{gpu.index}").replace("GPU-00000000", f"GPU-{number:08x}", 1)
-            labels = {"gpu": str(gpu.index), "UUID": uuid, "device": f"nvidia{gpu.index}"}
-            labels |= {"modelName": gpu.name or "?", **node, "job": "dcgm-exporter"}
-            fields = {"USED": gpu.memory_used_bytes, "FREE": gpu.memory_free_bytes}
-            if spec.reserved:
-                fields["RESERVED"] = gpu.memory_reserved_bytes
-            workload = holders.get(gpu.index)
-            copies = [(workload, fields)]
-            if spec.virtual_gpus and workload is not None:
-                pod_used = sum(p.gpu_memory_bytes or 0 for p in sample.processes if p.gpu_index == gpu.index)
-                copies = [(None, fields), (workload, {**fields, "USED": pod_used})]
-            for holder, values in copies:
-                named = labels | _gpu_pod_labels(spec, holder, exporter_pod, number)
-                for field_name, value in values.items():
-                    if value is not None:
-                        yield f"DCGM_FI_DEV_FB_{field_name}", "gauge", named, round(value / MIB), at
-        yield "up", "gauge", _exporter_target(spec, exporter_pod, number), 1, at
-        for status in sample.engines:
-            yield from _engine_series(spec, number, status, _engine_pod(spec, status, sample), at)
+            evaluation = Evaluation(sample, list(judge.plans), list(judge.findings), hostname=spec.name)
+            yield from _exporter_series(spec, evaluation, at)
+        if spec.dcgm:
+            yield from _dcgm_series(spec, sample, number, exporter_pod, at)
+        if spec.vllm:
+            for status in sample.engines:
+                yield from _engine_series(spec, number, status, _engine_pod(spec, status, sample), at)
+
+
+TOP_PROCESSES = 5
+"""`gpumem-tui export`'s default `--top-processes`."""
+
+
+def _on_node(sample: Sample, spec: FleetNodeSpec, number: int) -> Sample:
+    """The scenario's sample as this node's: its name, and GPU UUIDs of its own (each scenario starts its
+    UUIDs alike), the same in dcgm-exporter's series and the exporter's."""
+    gpus = [
+        gpu.model_copy(
+            update={"uuid": (gpu.uuid or f"GPU-{gpu.index}").replace("GPU-00000000", f"GPU-{number:08x}", 1)}
+        )
+        for gpu in sample.gpus
+    ]
+    return sample.model_copy(update={"hostname": spec.name, "gpus": gpus})
+
+
+def _exporter_series(spec: FleetNodeSpec, evaluation: Evaluation, at: float):
+    """What Prometheus stores of one scrape of the node's `gpumem-tui export` (honor_labels: its own labels
+    kept, the target's `job` and `instance` added, empty labels dropped)."""
+    target = {"job": "gpumem-tui", "instance": f"{spec.name}:9877"}
+    yield "up", "gauge", target, 1, at
+    for family in node_families(evaluation, TOP_PROCESSES):
+        for sample in family.samples:
+            labels = {k: v for k, v in sample.labels.items() if v}
+            yield sample.name, "gauge", {**labels, **target}, sample.value, at
+
+
+def _dcgm_series(spec: FleetNodeSpec, sample: Sample, number: int, exporter_pod: str, at: float):
+    """dcgm-exporter's FB fields of each GPU, in MiB, labelled as the node's setup labels them."""
+    holders = _holders(sample, spec)
+    node = {spec.node_label: spec.name}
+    for gpu in sample.gpus:
+        if not gpu.readable or gpu.memory_used_bytes is None:
+            continue
+        labels = {"gpu": str(gpu.index), "UUID": gpu.uuid or "", "device": f"nvidia{gpu.index}"}
+        labels |= {"modelName": gpu.name or "?", **node, "job": "dcgm-exporter"}
+        fields = {"USED": gpu.memory_used_bytes, "FREE": gpu.memory_free_bytes}
+        if spec.reserved:
+            fields["RESERVED"] = gpu.memory_reserved_bytes
+        workload = holders.get(gpu.index)
+        copies = [(workload, fields)]
+        if spec.virtual_gpus and workload is not None:
+            pod_used = sum(p.gpu_memory_bytes or 0 for p in sample.processes if p.gpu_index == gpu.index)
+            copies = [(None, fields), (workload, {**fields, "USED": pod_used})]
+        for holder, values in copies:
+            named = labels | _gpu_pod_labels(spec, holder, exporter_pod, number)
+            for field_name, value in values.items():
+                if value is not None:
+                    yield f"DCGM_FI_DEV_FB_{field_name}", "gauge", named, round(value / MIB), at
+    yield "up", "gauge", _exporter_target(spec, exporter_pod, number), 1, at
 
 
 def _judge(scenario: str) -> Investigation:
     """Findings as `gpumem-tui export --demo SCENARIO` judges them: against the plan the scenario was made with."""
     catalog = load_catalog()
     return Investigation(catalog, scenario_plan(load_scenario(scenario), catalog), Thresholds())
-
-
-def _finding_labels(spec: FleetNodeSpec, finding: Finding) -> dict[str, str]:
-    """As export/planned.py names a finding (its engine labels left to `endpoint`)."""
-    return {
-        "Hostname": spec.name,
-        "job": "gpumem-tui",
-        "instance": f"{spec.name}:9877",
-        "endpoint": finding.endpoint or "",
-        "code": finding.code,
-        "severity": finding.severity,
-        "gpu": "" if finding.gpu_index is None else str(finding.gpu_index),
-        "pid": "" if finding.pid is None else str(finding.pid),
-    }
 
 
 def _holders(sample: Sample, spec: FleetNodeSpec) -> dict[int, tuple[str, str]]:

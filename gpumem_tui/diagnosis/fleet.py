@@ -6,7 +6,8 @@ Per node, what Prometheus lets us judge: `headroom_low` (dcgm-exporter's free me
 `kv_pool_short`, `weights_mismatch`, `plan_note`. Fleet-only: `source_stale` (a node stopped reporting, a query
 failed, the server answered in part), `not_joined` (an engine whose GPUs could not be found), `config_drift`
 (one model served with different cache settings). A field Prometheus did not give raises nothing: it is
-shown as unknown with its reason, never judged as fine."""
+shown as unknown with its reason, never judged as fine. A node whose `gpumem-tui export` publishes judges
+itself, with its plans: its findings replace the fleet's single-node ones about it (FLEET_ONLY aside)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import gib
+
+FLEET_ONLY = frozenset({"source_stale", "not_joined", "config_drift"})
+"""Codes only the fleet judges; every other one a node's own `gpumem-tui export` judges too."""
 
 
 class FleetFinding(BaseModel):
@@ -46,9 +50,16 @@ def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> li
         *(FleetFinding(node=node, finding=f) for node, f in plan_findings(sample, t)),
     ]
     from_nodes = _from_node_exporters(sample)
-    # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code
+    # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code, and
+    # while its exporter publishes, the node's findings are its whole answer to what the node's check judges
     said = {(f.node, f.finding.code, f.finding.gpu_index) for f in from_nodes}
-    found = [f for f in found if (f.node, f.finding.code, f.finding.gpu_index) not in said] + from_nodes
+    judging = {node for node, age in sample.exporter_nodes.items() if age <= STALE_AFTER_S}
+    found = [
+        f
+        for f in found
+        if (f.node, f.finding.code, f.finding.gpu_index) not in said
+        and (f.node not in judging or f.finding.code in FLEET_ONLY)
+    ] + from_nodes
     return sorted(found, key=lambda f: (-SEVERITY_ORDER[f.finding.severity], f.node or "", f.finding.code))
 
 
@@ -88,18 +99,20 @@ def _percent(fraction: float) -> str:
 
 def _source_stale(sample: FleetSample) -> list[FleetFinding]:
     findings = []
+    whose = {n.name: n.memory_from or "dcgm-exporter" for n in sample.nodes}
     for node, age in sorted(sample.stale_nodes.items()):
         how_old = f"{age:.0f} s old" if age is not None else "older than 5 min (Prometheus's lookback)"
+        exporter = whose.get(node, "dcgm-exporter")
         findings.append(
             FleetFinding(
                 node=node,
                 finding=Finding(
                     severity="warning",
                     code="source_stale",
-                    title=f"node {literal(node)}: its newest dcgm-exporter sample is {how_old}",
+                    title=f"node {literal(node)}: its newest {exporter} sample is {how_old}",
                     explanation=f"Data older than {STALE_AFTER_S:.0f} s (twice dcgm-exporter's 30 s collection "
                     "interval) says nothing of the node now: its memory is not judged.",
-                    try_this="check that dcgm-exporter runs on the node and that Prometheus scrapes it "
+                    try_this=f"check that {exporter} runs on the node and that Prometheus scrapes it "
                     "(`up{job=...}` of its target)",
                 ),
             )

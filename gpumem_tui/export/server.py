@@ -26,15 +26,7 @@ class EvaluationCollector:
 
     def collect(self) -> Iterator[Metric]:
         evaluation = self.evaluator.latest  # one refresh, replaced whole by the evaluator
-        rows = [
-            *gpu_rows(evaluation),
-            process_rows(evaluation, self.top),
-            *engine_rows(evaluation),
-            *plan_rows(evaluation),
-            finding_rows(evaluation),
-            *_self_rows(evaluation),
-        ]
-        yield from (row.family for row in rows)
+        yield from node_families(evaluation, self.top)
         yield CounterMetricFamily(
             "gpumem_exporter_samples",
             "samples taken from the node since the exporter started",
@@ -45,6 +37,20 @@ class EvaluationCollector:
             "refreshes that failed since the exporter started",
             value=evaluation.failures,
         )
+
+
+def node_families(evaluation: Evaluation, top: int) -> list[Metric]:
+    """Every gauge family of one evaluation (the exporter's own counters aside): what a scrape publishes
+    about the node, and what the simulated fleet (demo/fleet_series.py) writes for a node that runs it."""
+    rows = [
+        *gpu_rows(evaluation),
+        process_rows(evaluation, top),
+        *engine_rows(evaluation),
+        *plan_rows(evaluation),
+        finding_rows(evaluation),
+        *_self_rows(evaluation),
+    ]
+    return [row.family for row in rows]
 
 
 def _self_rows(evaluation: Evaluation) -> list[Rows]:

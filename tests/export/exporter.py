@@ -54,10 +54,11 @@ def value(series: Series, name: str, **labels: str) -> float | None:
 
 
 @contextmanager
-def exporter(*args: str, evaluations: int = 1) -> Iterator[str]:
-    """The exporter's /metrics URL once it has published `evaluations` evaluations; stopped (SIGTERM) after."""
+def exporter(*args: str, evaluations: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
+    """The exporter's /metrics URL once it has published `evaluations` evaluations; stopped (SIGTERM) after.
+    `env`: variables set for it beside this process's own."""
     command = [sys.executable, "-m", "gpumem_tui", "export", "--listen", "127.0.0.1:0", "--interval", "3600", *args]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = process.stdout.readline() if process.stdout else ""

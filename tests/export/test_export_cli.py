@@ -181,3 +181,13 @@ def test_a_recording_is_published_as_check_walks_it(tmp_path, capsys):
     assert value(series, "gpumem_gpu_memory_used_bytes", gpu="0") == last["gpus"][0]["memory_used_bytes"]
     published = {(labels["code"], labels["severity"]) for labels, _ in series["gpumem_finding_active"]}
     assert published == {(f["code"], f["severity"]) for f in checked["findings"]}
+
+
+def test_node_name_names_the_node_of_a_demo_as_of_a_live_node():
+    """NODE_NAME (dcgm-exporter's Helm chart sets it from the downward API) is the node's `Hostname` in every
+    series, for a simulated node too, so several demo exporters make several nodes of one fleet."""
+    with exporter("--demo", "healthy-8b", env={"NODE_NAME": "node-7"}) as url:
+        series = scrape(url)
+    named = {labels["Hostname"] for samples in series.values() for labels, _ in samples if "Hostname" in labels}
+    assert named == {"node-7"}
+    assert value(series, "gpumem_finding_active", Hostname="node-7", code="headroom_low") == 1

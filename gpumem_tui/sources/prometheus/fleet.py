@@ -12,6 +12,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 
+from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.labels import (
     AUTO,
@@ -61,12 +62,14 @@ QUERY_NAMES = (
 async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
     """Run every query at `at` and join the answers. Raises PrometheusError when none could be read."""
     names = QUERY_NAMES if queries.look is None else (*QUERY_NAMES, *SUMMED)
-    answers = await asyncio.gather(
-        *(client.query(getattr(queries, name), at) for name in names), return_exceptions=True
+    answers, exported = await asyncio.gather(
+        asyncio.gather(*(client.query(getattr(queries, name), at) for name in names), return_exceptions=True),
+        gpumem_export.read(client, queries, at),  # the series of nodes that run gpumem-tui export
     )
+    answers = [*answers, *exported.values()]
     results: dict[str, Result] = {}
     failures: dict[str, str] = {}
-    for name, answer in zip(names, answers, strict=True):
+    for name, answer in zip([*names, *exported], answers, strict=True):
         if isinstance(answer, Result):
             results[name] = answer
         elif isinstance(answer, PrometheusError):
@@ -141,7 +144,7 @@ def build(
     stale |= dict.fromkeys(seen - set(ages))
     fresh = [a for n, a in ages.items() if n not in stale]
     joined = sum(e.joined != "not joined" for e in engines)
-    return FleetSample(
+    sample = FleetSample(
         source=source,
         evaluated_at=at,
         state="stale" if failures else "ok",
@@ -165,6 +168,7 @@ def build(
         data_age_s=max(fresh) if fresh else None,
         unknown=unknown,
     )
+    return gpumem_export.with_exporters(sample, results, failures, STALE_AFTER_S)
 
 
 def _node_findings(series: list[Series]) -> list[NodeFinding]:
@@ -594,7 +598,7 @@ def _nodes(
     for name in sorted(set(counts) | set(ages) | seen):
         cards = {card: max(fields.values(), default=0) for card, fields in counts.get(name, {}).items()}
         gpus = sum(cards.values())
-        unknown: dict[str, str] = {}
+        unknown: dict[str, str] = {"other_processes_bytes": gpumem_export.NO_EXPORTER}  # its exporter's, if any
         figures: dict[str, int | None] = {}
         for field, key in FIELDS:
             reporting = sum(fields.get(key, 0) for fields in counts.get(name, {}).values())
@@ -627,6 +631,7 @@ def _nodes(
                 cards=cards,
                 data_age_s=ages.get(name),
                 engines=served.get(name, []),
+                memory_from="dcgm-exporter" if gpus else None,
                 unknown=unknown,
                 total_bytes=total,
                 **figures,

@@ -57,6 +57,12 @@ def _by(*labels: str) -> str:
 
 GPU_ID = ("UUID", "GPU_I_ID")
 FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
+EXPORTED = "gpumem_gpu_memory_(used|free|reserved|total)_bytes"
+"""`gpumem-tui export`'s GPU memory, in bytes (docs/export.md)."""
+EXPORTED_ENGINE = ("endpoint", "model_name", "engine", *POD_LABELS, *NODE_LABELS)
+"""An engine as `gpumem-tui export` labels it: its node, endpoint URL, vLLM's model_name and engine, its pod."""
+ENGINE_BANDS = "weights|non_torch|activations|cuda_graphs|kv_cache"
+"""The bands of `gpumem_plan_bytes` the engine itself holds (not the driver's, the reserve or what is spare)."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +200,76 @@ class Queries:
             f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
             f"(timestamp({self._sel('gpumem_finding_active')}))"
         )
+
+    def _exported_fine(self, query: str) -> str:
+        """`query` less the GPUs whose free memory is at least `look` of the card, by the exporter's own
+        figures (it publishes the total); a GPU without them is never fine."""
+        if self.look is None:
+            return query
+        on = _by(*NODE_LABELS, "UUID")
+        free = f"max by ({on}) ({self._sel('gpumem_gpu_memory_free_bytes')})"
+        total = f"max by ({on}) ({self._sel('gpumem_gpu_memory_total_bytes')})"
+        return f"({query}) unless on ({on}) ({free} >= {self.look!r} * {total})"
+
+    @property
+    def exported_node_memory(self) -> str:
+        """`gpumem-tui export`'s used, free, reserved and total bytes per node, each GPU once."""
+        each = f"max by ({_by(*NODE_LABELS, 'UUID', '__name__')}) ({self._names(EXPORTED)})"
+        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({each})"
+
+    @property
+    def exported_node_gpus(self) -> str:
+        """GPUs per node and card model in `gpumem-tui export`'s series, per field."""
+        each = f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName', '__name__')}) ({self._names(EXPORTED)})"
+        return f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) ({each})"
+
+    @property
+    def exported_gpu_memory(self) -> str:
+        """`gpumem-tui export`'s memory per GPU; with `look`, only the GPUs that need one."""
+        return self._exported_fine(
+            f"max by ({_by(*NODE_LABELS, 'UUID', 'gpu', 'modelName', '__name__')}) ({self._names(EXPORTED)})"
+        )
+
+    @property
+    def node_processes(self) -> str:
+        """Bytes that processes that are not an engine hold per node (`gpumem-tui export`'s, every row of
+        every GPU: the largest processes and the `other` rest)."""
+        each = f"max by ({_by(*NODE_LABELS, 'UUID', 'pid')}) ({self._sel('gpumem_process_memory_used_bytes')})"
+        return f"sum by ({_by(*NODE_LABELS)}) ({each})"
+
+    @property
+    def gpu_processes(self) -> str:
+        """Each process that is not an engine on each GPU, as `gpumem-tui export` bounds them (its
+        `--top-processes` per GPU and one `other` row); with `look`, on the GPUs that need one."""
+        labels = _by(*NODE_LABELS, "UUID", "pid", "process_name", *POD_LABELS)
+        return self._exported_fine(f"max by ({labels}) ({self._sel('gpumem_process_memory_used_bytes')})")
+
+    @property
+    def engine_plans(self) -> str:
+        """Bytes each engine's plan expects it to hold, over all its GPUs (`gpumem-tui export`'s bands)."""
+        bands = (
+            f'{{__name__="gpumem_plan_bytes", band=~"{ENGINE_BANDS}"{", " + self.matchers if self.matchers else ""}}}'
+        )
+        each = f"max by ({_by(*EXPORTED_ENGINE, 'UUID', 'band')}) ({bands})"
+        return f"sum by ({_by(*EXPORTED_ENGINE)}) ({each})"
+
+    @property
+    def engine_plan_gpus(self) -> str:
+        """The GPUs each engine's plan is drawn over (`gpumem-tui export`'s): one series per engine and GPU, a
+        fact that changes when an engine starts or moves, as dcgm-exporter's pod-to-GPU series."""
+        weights = f'{{__name__="gpumem_plan_bytes", band="weights"{", " + self.matchers if self.matchers else ""}}}'
+        return f"max by ({_by(*EXPORTED_ENGINE, 'UUID')}) ({weights})"
+
+    @property
+    def exported_engines(self) -> str:
+        """Each engine's KV usage and pool as `gpumem-tui export` reads them from the engine."""
+        pattern = "gpumem_engine_kv_cache_(usage_ratio|pool_tokens)"
+        return f"max by ({_by(*EXPORTED_ENGINE, '__name__')}) ({self._names(pattern)})"
+
+    @property
+    def exporters_age(self) -> str:
+        """Nodes that run `gpumem-tui export`, and the age in seconds of the newest sample each published."""
+        return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self._sel('gpumem_sample_timestamp_seconds')}))"
 
     @property
     def targets_down(self) -> str:

@@ -11,10 +11,24 @@ from pydantic import BaseModel, ConfigDict
 SourceState = Literal["ok", "stale", "down"]
 Joined = Literal["found", "assumed", "not joined"]
 PlanFrom = Literal["exporter", "catalog"]
+MemoryFrom = Literal["dcgm-exporter", "gpumem-tui export"]
+"""Which exporter's figures a GPU's or node's memory is: dcgm-exporter's where it reports the node (then the
+node's `gpumem-tui export`, if any, is compared, not added), else the node's `gpumem-tui export`."""
 
 
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True)
+
+
+class FleetProcess(_Record):
+    """A process that is not an engine, on one GPU (`gpumem_process_memory_used_bytes`)."""
+
+    pid: str
+    """Its pid, or `other`: what the processes beyond the exporter's `--top-processes` hold together."""
+    name: str | None = None
+    pod: str | None = None
+    """`namespace/pod` when its cgroup names one."""
+    used_bytes: int
 
 
 class FleetGpu(_Record):
@@ -35,6 +49,10 @@ class FleetGpu(_Record):
     """used + free + reserved; used + free where the exporter gives no reserved (then a note says so)."""
     pods: list[str] = []
     """`namespace/pod` of the workloads the kubelet allocated this GPU to."""
+    memory_from: MemoryFrom = "dcgm-exporter"
+    processes: list[FleetProcess] = []
+    """Processes that are not an engine holding memory on it, as the node's `gpumem-tui export` publishes them
+    (its `--top-processes` largest, then one `pid="other"` row for the rest); empty without an exporter."""
     unknown: dict[str, str] = {}
 
 
@@ -129,6 +147,13 @@ class FleetNode(_Record):
     """Seconds between the newest sample of the node and the evaluation time."""
     engines: list[str] = []
     """Names of the engines joined to it."""
+    memory_from: MemoryFrom | None = None
+    """Whose figures `used_bytes` ... `total_bytes` are; None when no exporter reports the node's GPUs."""
+    exporter_used_bytes: int | None = None
+    """Used memory as the node's `gpumem-tui export` reads it, where dcgm-exporter's figures are the node's:
+    the two are compared, never added."""
+    other_processes_bytes: int | None = None
+    """Memory that processes that are not an engine hold on the node's GPUs (its `gpumem-tui export`'s)."""
     unknown: dict[str, str] = {}
 
 
@@ -180,6 +205,8 @@ class FleetSample(_Record):
     """Labels of vLLM scrape targets whose `up` is 0."""
     node_findings: list[NodeFinding] = []
     """Findings of the nodes that run `gpumem-tui export`."""
+    exporter_nodes: dict[str, float] = {}
+    """Nodes that run `gpumem-tui export`: name -> the age in seconds of the newest sample it published."""
     stale_nodes: dict[str, float | None] = {}
     """Nodes whose newest sample is older than twice the collection interval: name -> its age in seconds,
     None when it is past Prometheus's 5 min lookback (seen within the last hour, not since)."""

@@ -1,7 +1,7 @@
 """A real Prometheus for the tests (reference recipe: `promtool tsdb create-blocks-from openmetrics`, then
-`prometheus` on a free loopback port over the blocks, no scraping). Tests that need it are marked
-`prometheus`; without the binaries they skip with the reason, unless GPUMEM_REQUIRE_PROMETHEUS=1 (CI), which
-makes the missing binary a failure."""
+`prometheus` on a free loopback port over the blocks, no scraping; or scraping the targets of a config).
+Tests that need it are marked `prometheus`; without the binaries they skip with the reason, unless
+GPUMEM_REQUIRE_PROMETHEUS=1 (CI), which makes the missing binary a failure."""
 
 from __future__ import annotations
 
@@ -51,13 +51,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def scrape_config(folder: Path, targets: list[str], job: str = "gpumem") -> Path:
+    """A Prometheus config that scrapes `targets` (`host:port`) every second with `honor_labels`, as
+    docs/export.md says to scrape `gpumem-tui export`."""
+    config = folder / "prometheus.yml"
+    listed = ", ".join(f"'{target}'" for target in targets)
+    config.write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        "scrape_configs:\n"
+        f"  - job_name: {job}\n    honor_labels: true\n    static_configs: [{{targets: [{listed}]}}]\n",
+        encoding="utf-8",
+    )
+    return config
+
+
 @contextmanager
-def running(data: Path, web_config: Path | None = None) -> Iterator[str]:
-    """Prometheus over `data` on a free loopback port; yields its URL and stops it (SIGTERM) after."""
+def running(data: Path, web_config: Path | None = None, config: Path | None = None) -> Iterator[str]:
+    """Prometheus over `data` on a free loopback port, scraping what `config` says (nothing without one);
+    yields its URL and stops it (SIGTERM) after."""
     port = free_port()
     command = [
         "prometheus",
-        "--config.file=/dev/null",
+        f"--config.file={config or '/dev/null'}",
         f"--storage.tsdb.path={data}",
         f"--web.listen-address=127.0.0.1:{port}",
         "--storage.tsdb.retention.time=100y",
