@@ -67,7 +67,7 @@ def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
             if known
             else "no number over the span"
         )
-        lines.append(f"  GPU memory used      {sparkline(used, ceiling, glyphs)}  {said}")
+        lines.append(f"  GPU memory used      {sparkline(used, ceiling, glyphs)}  {said} (dcgm-exporter's GPUs)")
     for name, title, scale in (
         ("kv_usage_max", "KV cache, fullest   ", None),
         ("waiting", "Requests waiting    ", "count"),
