@@ -29,8 +29,8 @@ from gpumem_tui.sources.prometheus.client import (
     parse_time,
     parse_url,
 )
-from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
+from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt_both
@@ -86,11 +86,17 @@ def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> N
     )
     parser.add_argument("--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token")
     parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs")
-    parser.add_argument(
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument(
         "--overview",
         action="store_true",
-        help="node memory summed on the server, GPUs one by one only under the headroom fraction: fewer bytes "
-        "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
+        help="per-node figures aggregated on the server, GPUs one by one only on nodes that need a look (the "
+        "default of check and the screen; docs/fleet.md)",
+    )
+    how.add_argument(
+        "--full",
+        action="store_true",
+        help="every GPU one by one (the default of snapshot): an answer that grows with GPUs",
     )
     parser.add_argument(
         "--query-timeout",
@@ -132,7 +138,7 @@ def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connec
 async def _read(connection: Connection, queries: Queries, at: float, timeout_s: float) -> FleetSample:
     try:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            return await read_fleet(client, queries, at)
+            return await FleetReader(queries, fleet_screen.headroom()).read(client, at)
     except PrometheusError as exc:
         raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
 
@@ -148,6 +154,7 @@ def demo_alone(args: argparse.Namespace) -> None:
             ("--bearer-token-file", args.bearer_token_file),
             ("--ca-file", args.ca_file),
             ("--overview", args.overview),
+            ("--full", args.full),
         )
         if value
     ]
@@ -158,23 +165,25 @@ def demo_alone(args: argparse.Namespace) -> None:
         )
 
 
-def inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
-    """The source options read, --overview's look included (the fleet screen reads with the same)."""
-    return _inputs(args, Thresholds().headroom_warning_fraction if args.overview else None)
+def inputs(args: argparse.Namespace, overview: bool = True) -> tuple[Connection, Queries, float]:
+    """The source options read: the overview (the default of check and the fleet screen) unless --full,
+    the full read (snapshot's default) unless --overview."""
+    overview = args.overview or (overview and not args.full)
+    return _inputs(args, Thresholds().headroom_warning_fraction if overview else None)
 
 
-def sample_from(args: argparse.Namespace) -> FleetSample:
-    """One fleet sample: every GPU read one by one, or with --overview only those whose free memory is under
-    the headroom warning fraction of the card (node figures summed on the server); --demo: the simulated fleet."""
+def sample_from(args: argparse.Namespace, overview: bool) -> FleetSample:
+    """One fleet sample: the overview (node figures aggregated on the server, GPUs one by one only where
+    they need a look) or every GPU one by one; --demo: the simulated fleet."""
     if args.fleet_demo:
         demo_alone(args)
         return demo_fleet()
-    connection, queries, at = inputs(args)
+    connection, queries, at = inputs(args, overview)
     return asyncio.run(_read(connection, queries, at, args.query_timeout))
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
-    sample = sample_from(args)
+    sample = sample_from(args, overview=False)
     for warning in [*sample.warnings, *([sample.error] if sample.error else [])]:
         warn(warning)
     with reader_may_leave():
@@ -187,7 +196,7 @@ def run_snapshot(args: argparse.Namespace) -> int:
 
 def run_check(args: argparse.Namespace) -> int:
     try:
-        sample = sample_from(args)
+        sample = sample_from(args, overview=True)
         findings = judge_fleet(sample, Thresholds())
     except Exception as exc:  # noqa: BLE001 - a monitoring plugin answers every failure with UNKNOWN
         report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, "fleet check"))

@@ -57,53 +57,63 @@ GPU_ID = ("UUID", "GPU_I_ID")
 FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
 
 
+_REGEX_SPECIAL = set("\\.+*?()|[]{}^$")
+
+
+def literal_regex(text: str) -> str:
+    """A regular expression (RE2, as Prometheus anchors it) that matches exactly `text`."""
+    return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
+
+
+def string(text: str) -> str:
+    """`text` as a PromQL double-quoted string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
 @dataclass(frozen=True)
 class Queries:
     """Every query of one fleet sample, with the selector's matchers added.
 
-    `look`: read GPUs one by one only where free memory is under this fraction of the card (or a field is
-    missing or not a number); None reads every GPU. Node figures and pod-to-GPU counts are always read summed
-    per node, so the overview's answer grows with nodes, not GPUs (reference/fleet.md 4.2)."""
+    `look`: None reads every GPU one by one (the full read, `fleet snapshot`). A fraction makes the overview
+    (`fleet check`, the fleet screen, sources/prometheus/reader.py): per refresh only figures aggregated per
+    node on the server, and GPUs one by one only on the nodes that need a look, narrowed to them by name; so
+    its answer grows with nodes, not GPUs, and no per-GPU arithmetic runs on the server (reference/fleet.md
+    4.2). `look` is the share of the card under which a GPU's free memory is counted as low."""
 
     matchers: str = ""
     look: float | None = None
 
-    def _sel(self, metric: str) -> str:
-        return f"{metric}{{{self.matchers}}}" if self.matchers else metric
+    def _sel(self, metric: str, extra: str = "") -> str:
+        inner = ", ".join(m for m in (self.matchers, extra) if m)
+        return f"{metric}{{{inner}}}" if inner else metric
 
-    def _names(self, pattern: str) -> str:
-        extra = f", {self.matchers}" if self.matchers else ""
-        return f'{{__name__=~"{pattern}"{extra}}}'
-
-    def _field(self, name: str) -> str:
-        return f"max by ({_by(*NODE_LABELS, *GPU_ID)}) ({self._sel(f'DCGM_FI_DEV_FB_{name}')})"
-
-    def _unless_fine(self, query: str) -> str:
-        """`query` less the GPUs whose free memory is at least `look` of used + free + reserved (used + free
-        where the exporter has no reserved); a NaN or a missing field is never fine."""
-        if self.look is None:
-            return query
-        used, free, reserved = self._field("USED"), self._field("FREE"), self._field("RESERVED")
-        share = f"{self.look!r}"
-        fine = (
-            f"({free} >= {share} * ({used} + {free} + {reserved})) or "
-            f"(({free} >= {share} * ({used} + {free})) unless on ({_by(*NODE_LABELS, *GPU_ID)}) {reserved})"
-        )
-        return f"({query}) unless on ({_by(*NODE_LABELS, *GPU_ID)}) ({fine})"
+    def _names(self, pattern: str, extra: str = "") -> str:
+        more = "".join(f", {m}" for m in (self.matchers, extra) if m)
+        return f'{{__name__=~"{pattern}"{more}}}'
 
     @property
     def gpu_memory(self) -> str:
-        """Used, free and reserved MiB per GPU, one copy per GPU (deduplicated); with `look`, only the GPUs
-        that need one."""
-        return self._unless_fine(f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB)})")
+        """Used, free and reserved MiB per GPU, one copy per GPU (deduplicated): every GPU (the full read)."""
+        return f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB)})"
+
+    def gpu_detail(self, nodes: dict[str, list[str]]) -> str:
+        """`gpu_memory` for the named nodes only: label -> node names (the label each node is named by;
+        `instance` holds a node as `host:port`). Names are outside text: matched literally."""
+        parts = []
+        for label, names in sorted(nodes.items()):
+            pattern = "|".join(literal_regex(n) for n in sorted(names))
+            if label == "instance":
+                pattern = f"({pattern})(:[0-9]+)?|\\[({pattern})\\](:[0-9]+)?"
+            parts.append(
+                f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB, f'{label}=~{string(pattern)}')})"
+            )
+        return " or ".join(parts)
 
     @property
     def gpu_pods(self) -> str:
-        """Which pods dcgm-exporter says hold each GPU (the kubelet's allocation); one series per pair; with
-        `look`, for the GPUs of `gpu_memory` only."""
-        return self._unless_fine(
-            f"count by ({_by(*NODE_LABELS, *GPU_ID, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
-        )
+        """Every GPU once per pod dcgm-exporter says holds it (the kubelet's allocation), with its index and
+        card; a GPU no pod holds once without pod labels. One series per pair: read as a slow fact."""
+        return f"count by ({_by(*NODE_LABELS, *GPU_KEY, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
 
     @property
     def node_memory(self) -> str:
@@ -120,14 +130,35 @@ class Queries:
             f"(max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)}))"
         )
 
+    def _card_totals(self, how: str) -> str:
+        per_gpu = f"max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)})"
+        return f"{how} by (modelName) (sum by ({_by(*NODE_LABELS, *GPU_ID, 'modelName')}) ({per_gpu}))"
+
     @property
-    def node_pods(self) -> str:
-        """GPUs per node and workload (the kubelet's allocation as dcgm-exporter labels it): one series per
-        pod, not per GPU."""
-        return (
-            f"count by ({_by(*NODE_LABELS, *POD_LABELS)}) "
-            f"(max by ({_by(*NODE_LABELS, *GPU_ID, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')}))"
-        )
+    def card_largest(self) -> str:
+        """The largest used + free + reserved MiB of one GPU, per card model (used + free where there is no
+        reserved): with `card_smallest`, whether every GPU of a card has the same total."""
+        return self._card_totals("max")
+
+    @property
+    def card_smallest(self) -> str:
+        return self._card_totals("min")
+
+    @property
+    def node_least_free(self) -> str:
+        """The free MiB of the GPU with the least free memory, per node and card."""
+        free = f"max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName')}) ({self._sel('DCGM_FI_DEV_FB_FREE')})"
+        return f"min by ({_by(*NODE_LABELS, 'modelName')}) ({free})"
+
+    def node_low(self, bounds: dict[str, float]) -> str:
+        """GPUs whose free MiB is under the card's bound, per node and card: card model -> bound in MiB (the
+        `look` share of the card's total, computed here). A comparison with a constant, per card."""
+        parts = [
+            f"max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName')}) "
+            f"({self._sel('DCGM_FI_DEV_FB_FREE', f'modelName={string(card)}')}) < {bound!r}"
+            for card, bound in sorted(bounds.items())
+        ]
+        return f"count by ({_by(*NODE_LABELS, 'modelName')}) ({' or '.join(parts)})"
 
     @property
     def nodes_age(self) -> str:

@@ -49,8 +49,7 @@ class FleetEngine(_Record):
     job: str | None = None
     node: str | None = None
     gpus: list[str] = []
-    """UUIDs of the GPUs joined to it that were read one by one (all of them in a full read; in the
-    overview, those that need a look)."""
+    """UUIDs (else indexes) of the GPUs joined to it, from the pod-to-GPU join."""
     gpu_count: int | None = None
     """How many GPUs are joined to it, counted per node on the server (None: not joined)."""
     joined: Joined = "not joined"
@@ -81,6 +80,18 @@ class FleetEngine(_Record):
         return f"{self.model_name} at {where}{engine}"
 
 
+class NodeLow(_Record):
+    """A node's GPUs under the headroom warning fraction, counted on the server (the overview, on a node
+    whose GPUs were not read one by one because its engines' gpu_memory_utilization explains them)."""
+
+    gpus: int
+    """GPUs whose free memory is under the fraction of their card."""
+    least_free_bytes: int
+    """Free memory of the GPU with the least (per GPU)."""
+    least_free_total_bytes: int
+    """That GPU's card: used + free + reserved (the same on every GPU of the card)."""
+
+
 class FleetNode(_Record):
     """One node: figures per node, summed on the server over all its GPUs (each counted once), whether or
     not its GPUs were read one by one."""
@@ -97,6 +108,9 @@ class FleetNode(_Record):
     """Seconds between the newest sample of the node and the evaluation time."""
     engines: list[str] = []
     """Names of the engines joined to it."""
+    low: NodeLow | None = None
+    """Its GPUs under the headroom fraction, counted on the server: only in the overview, where they are
+    as its engines planned and so were not read one by one (else None: see `FleetSample.gpus`)."""
     unknown: dict[str, str] = {}
 
 
@@ -136,10 +150,11 @@ class FleetSample(_Record):
     nodes: list[FleetNode] = []
     """Per node: every node, its memory summed over all its GPUs."""
     gpus: list[FleetGpu] = []
-    """Per GPU, the ones read one by one: every GPU in a full read (`fleet snapshot`); in the overview
-    (`fleet check`, the fleet screen) only those whose free memory is under the headroom warning fraction
-    of the card or whose reading is missing or not a number, so the answer grows with nodes, not GPUs.
-    Counts of all GPUs are in `nodes` and `coverage`."""
+    """Per GPU, the ones read one by one: every GPU in a full read (`fleet snapshot`, `fleet check --full`);
+    in the overview (`fleet check`, the fleet screen) only on the nodes that need a look, and of those only
+    the GPUs whose free memory is under the headroom warning fraction of the card or whose reading is
+    missing or not a number, so the answer grows with nodes, not GPUs. A node whose GPUs are under the fraction as its
+    engines planned is counted in its `low`. Counts of all GPUs are in `nodes` and `coverage`."""
     engines: list[FleetEngine] = []
     pod_nodes: dict[str, str] = {}
     """Per workload: `namespace/pod` -> the node of the GPUs dcgm-exporter attributes to it (every pod, also
@@ -154,4 +169,7 @@ class FleetSample(_Record):
     coverage: Coverage = Coverage()
     data_age_s: float | None = None
     """The oldest data age among the nodes that are not stale."""
+    join_age_s: float | None = None
+    """Seconds since the pod-to-GPU join (and the GPUs per node and card) was read: the overview reads these
+    slow facts every 5 min or when the set of nodes changes; 0 when read with this sample."""
     unknown: dict[str, str] = {}

@@ -1,0 +1,206 @@
+"""The fleet read refresh after refresh: one FleetReader lives as long as the fleet screen's worker (`fleet
+check` makes one read), so what changes slowly is read once and kept.
+
+Each refresh (the overview) asks only for figures aggregated per node on the server: memory summed per node,
+the least free GPU per node and card, how many GPUs are under the headroom fraction (a comparison with a
+constant per card, the `look` share of the card's total, computed here), data ages, engines, pools,
+preemptions, the node exporters' findings and targets down. Then, in a second small query narrowed to them
+by name, the GPUs one by one of the nodes that need a look: a reading that is missing or not a number, a
+card whose total is unknown or differs between its GPUs, or GPUs under the fraction that the engines'
+gpu_memory_utilization does not explain (headroom.py). A node whose GPUs are under it as planned is counted
+(`FleetNode.low`), never read GPU by GPU. No per-GPU arithmetic runs on the server.
+
+The slow facts (GPUs per node, card and field; which pod holds which GPU, the join; each card's total; the
+nodes seen within the hour) are read again every FACTS_EVERY_S, when the set of reporting nodes is not the
+one they were read with, or when a refresh is evaluated before them; the sample says their age
+(`join_age_s`) and so does each engine's join reason."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
+from gpumem_tui.sources.prometheus.fleet import QUERY_NAMES, ask, build, gpus_of, identities_of
+from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_node
+from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
+from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample, NodeLow
+
+MIB = 2**20
+FACTS_EVERY_S = 300.0
+"""How often the slow facts are read again (reference/fleet.md 0: pod-to-GPU attribution every 5 min)."""
+FAST = (
+    "node_memory",
+    "node_least_free",
+    "nodes_age",
+    "engines",
+    "pools",
+    "preemptions",
+    "node_findings",
+    "targets_down",
+)
+FACTS = ("node_gpus", "gpu_pods", "nodes_seen", "card_largest", "card_smallest")
+DEFAULT_HEADROOM = Headroom(warning=0.10, critical=0.05, tolerance=0.02)
+"""diagnosis' Thresholds' defaults (tests/sources/prometheus/test_fleet_reader.py holds them equal)."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    at: float
+    results: dict[str, Result]
+    reporting: frozenset[str]
+    """The nodes that reported when the facts were read."""
+
+
+class FleetReader:
+    """Reads the fleet at each refresh; keeps the slow facts between refreshes. With `queries.look` None it
+    makes the full read (every GPU one by one) each time."""
+
+    def __init__(
+        self, queries: Queries, headroom: Headroom = DEFAULT_HEADROOM, facts_every_s: float = FACTS_EVERY_S
+    ) -> None:
+        self.queries, self.facts_every_s = queries, facts_every_s
+        self.headroom = (
+            headroom if queries.look is None else Headroom(queries.look, headroom.critical, headroom.tolerance)
+        )
+        self.facts: Facts | None = None
+
+    async def read(self, client: PrometheusClient, at: float) -> FleetSample:
+        """One sample at `at`. Raises PrometheusError when no query could be read."""
+        q, url = self.queries, client.connection.url
+        if q.look is None:
+            results, failures = await ask(client, {name: getattr(q, name) for name in QUERY_NAMES}, at)
+            return build(url, at, results, failures, q.matchers)
+        facts = self.facts
+        due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
+        promql = {name: getattr(q, name) for name in FAST}
+        if facts is not None and (bounds := _bounds(facts, q.look)):
+            promql["node_low"] = q.node_low(bounds)
+        if due:
+            promql |= {name: getattr(q, name) for name in FACTS}
+        results, failures = await ask(client, promql, at)
+        reporting = _reporting(results)
+        if due or (facts is not None and reporting is not None and reporting != facts.reporting):
+            if not due:  # the nodes changed since the facts were read: read them again now
+                more, more_failed = await ask(client, {name: getattr(q, name) for name in FACTS}, at)
+                results, failures = {**results, **more}, {**failures, **more_failed}
+            if all(name in results for name in FACTS):
+                facts = self.facts = Facts(at, {n: results[n] for n in FACTS}, reporting or frozenset())
+        first = facts is not None and "node_low" not in promql and "node_low" not in failures
+        if first and facts is not None and (bounds := _bounds(facts, q.look)):  # the cards' totals just read
+            more, more_failed = await ask(client, {"node_low": q.node_low(bounds)}, at)
+            results, failures = {**results, **more}, {**failures, **more_failed}
+        kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
+        age = 0.0 if facts is None else at - facts.at
+        sample = build(url, at, {**kept, **results}, failures, q.matchers, join_age_s=age)
+        nodes, looks = _judged(sample, results, facts, q.look, self.headroom)
+        gpus: list[FleetGpu] = []
+        if looks:
+            more, more_failed = await ask(client, {"gpu_memory": q.gpu_detail(looks)}, at)
+            failures = {**failures, **more_failed}
+            named = {name for names in looks.values() for name in names}
+            pods = (facts.results if facts is not None else results).get("gpu_pods", Result())
+            memory = more.get("gpu_memory", Result()).series
+            gpus = [g for g in gpus_of(memory, identities_of(pods.series)) if g.node in named and _needs(g, q.look)]
+            if more_failed:
+                return build(url, at, {**kept, **results}, failures, q.matchers, join_age_s=age).model_copy(
+                    update={"nodes": nodes}
+                )
+        return sample.model_copy(update={"nodes": nodes, "gpus": gpus})
+
+
+def _needs(gpu: FleetGpu, look: float) -> bool:
+    """A GPU read one by one is kept when a figure is missing or its free memory is under the look share."""
+    if gpu.free_bytes is None or gpu.total_bytes is None:
+        return True
+    return gpu.free_bytes < look * gpu.total_bytes
+
+
+def _reporting(results: dict[str, Result]) -> frozenset[str] | None:
+    """The nodes that report now (None when the queries that say so failed)."""
+    if "node_memory" not in results or "nodes_age" not in results:
+        return None
+    series = [*results["node_memory"].series, *results["nodes_age"].series]
+    return frozenset(node for s in series if (node := node_of(s.labels)) is not None)
+
+
+def _totals(facts: Facts) -> dict[str, tuple[float, float]]:
+    """Card model -> (the largest, the smallest) total MiB of one of its GPUs."""
+    largest = {s.labels.get("modelName", ""): s.value for s in facts.results["card_largest"].series}
+    smallest = {s.labels.get("modelName", ""): s.value for s in facts.results["card_smallest"].series}
+    return {card: (big, smallest.get(card, math.nan)) for card, big in largest.items() if card}
+
+
+def _bounds(facts: Facts, look: float) -> dict[str, float]:
+    """Card model -> the free MiB under which a GPU of the card's largest total is low (a node whose GPUs of
+    the card have a smaller total, such as an exporter without FB_RESERVED, is read one by one where low)."""
+    return {card: look * big for card, (big, _) in _totals(facts).items() if big > 0}
+
+
+def _judged(
+    sample: FleetSample, results: dict[str, Result], facts: Facts | None, look: float, headroom: Headroom
+) -> tuple[list[FleetNode], dict[str, list[str]]]:
+    """The nodes, each with its GPUs under the fraction counted where they are as planned, and the nodes to
+    read one by one: label that names them -> names."""
+    least: dict[str, dict[str, float]] = {}
+    label: dict[str, str] = {}
+    for s in results.get("node_least_free", Result()).series:
+        if (name := node_of(s.labels)) is not None:
+            least.setdefault(name, {})[s.labels.get("modelName") or "?"] = s.value
+            label[name] = node_label_of(s.labels)
+    low: dict[str, dict[str, int]] = {}
+    for s in results.get("node_low", Result()).series:
+        if (name := node_of(s.labels)) is not None:
+            low.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
+    totals = _totals(facts) if facts is not None else {}
+    counted = "node_low" in results
+    nodes: list[FleetNode] = []
+    looks: dict[str, list[str]] = {}
+    for node in sample.nodes:
+        found = _low(node, least.get(node.name, {}), low.get(node.name, {}), totals, look, counted)
+        if found is False:
+            looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
+            nodes.append(node)
+            continue
+        if found is not None:
+            node = node.model_copy(update={"low": found})
+            if not as_planned_node(node, sample.engines, headroom):
+                looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
+                node = node.model_copy(update={"low": None})
+        nodes.append(node)
+    return nodes, looks
+
+
+def _low(
+    node: FleetNode,
+    least: dict[str, float],
+    low: dict[str, int],
+    totals: dict[str, tuple[float, float]],
+    look: float,
+    counted: bool,
+) -> NodeLow | None | bool:
+    """The node's GPUs under the fraction (None: none), or False when it needs a look: a figure missing or
+    not a number, GPUs whose total is not the card's largest (then the count's bound is not theirs), the
+    count not read. A node of one card has the largest total on every GPU when its total is that many
+    times it (the mean of totals that are each at most the largest)."""
+    if not node.gpus or any(not why.startswith("n/a") for why in node.unknown.values()):
+        return False if node.gpus else None
+    fractions = []
+    gpus = 0
+    for card in node.cards:
+        free = least.get(card)
+        big, small = totals.get(card, (math.nan, math.nan))
+        if free is None or not math.isfinite(free) or not big > 0:
+            return False
+        same = big == small or (len(node.cards) == 1 and node.total_bytes == node.gpus * round(big * MIB))
+        if not same or not counted:
+            if free < look * big:
+                return False
+            continue
+        gpus += low.get(card, 0)
+        fractions.append((free / big, free, big))
+    if not gpus:
+        return None
+    _, free, big = min(fractions)
+    return NodeLow(gpus=gpus, least_free_bytes=round(free * MIB), least_free_total_bytes=round(big * MIB))
