@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Thresholds
 from gpumem_tui.diagnosis.findings.registry import BY_CODE
 from gpumem_tui.sources.prometheus.fleet import STALE_AFTER_S
-from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_gpu, as_planned_node, shares
+from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_gpu, as_planned_node, node_shares, shares
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 from gpumem_tui.text import literal
@@ -140,14 +140,14 @@ def _headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
             continue
         if free >= h.warning * total:
             continue
-        mine = share.get(gpu.uuid or gpu.index or "?")
-        if as_planned_gpu(free, total, mine, h):
+        given = share.get(gpu.uuid or gpu.index or "?")
+        if as_planned_gpu(free, total, given, h):
             planned[gpu.node].append((free, total))
             continue
         critical = free < h.critical * total
         words = f"{gib(free)} free of {gib(total)} ({_percent(free / total)} of the card)"
-        if mine is not None:
-            words += f"; vLLM's gpu_memory_utilization {mine:g} leaves {gib(total * (1 - mine))}"
+        if given is not None:
+            words += f"; vLLM's gpu_memory_utilization {given:g} leaves {gib(total * (1 - given))}"
         where = f"GPU {literal(gpu.index)}" + (f" ({literal(gpu.uuid)})" if gpu.uuid else "")
         findings.append(
             FleetFinding(
@@ -163,23 +163,24 @@ def _headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
                 ),
             )
         )
+    per_node = node_shares(sample.engines)
     for node in sample.nodes:
         if node.name in sample.stale_nodes:
             continue
-        if node.low is not None and node.name not in planned and as_planned_node(node, sample.engines, h):
+        mine = per_node.get(node.name, {})
+        if node.low is not None and node.name not in planned and as_planned_node(node, mine, h):
             least = (node.low.least_free_bytes, node.low.least_free_total_bytes)
             planned[node.name] = [least] * node.low.gpus
         if planned.get(node.name):
-            findings.append(_as_planned(node.name, planned[node.name], sample, h))
+            findings.append(_as_planned(node.name, planned[node.name], mine, h))
     return findings
 
 
-def _as_planned(node: str, gpus: list[tuple[int, int]], sample: FleetSample, h: Headroom) -> FleetFinding:
-    """One info finding for a node's GPUs under the fraction as planned: how many, and the least free."""
+def _as_planned(node: str, gpus: list[tuple[int, int]], mine: dict[str, float], h: Headroom) -> FleetFinding:
+    """One info finding for a node's GPUs under the fraction as planned: how many, and the least free;
+    `mine`: the utilization its engines give each of its GPUs."""
     free, total = min(gpus, key=lambda g: g[0] / g[1])
-    shares_said = sorted(
-        {e.gpu_memory_utilization for e in sample.engines if e.node == node and e.gpu_memory_utilization is not None}
-    )
+    shares_said = sorted(set(mine.values()))
     count = f"{len(gpus)} GPU{'s' * (len(gpus) > 1)}"
     return FleetFinding(
         node=node,

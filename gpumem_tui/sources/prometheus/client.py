@@ -204,7 +204,11 @@ def _envelope(url: str, status: int, body: bytes, kind: str) -> dict[str, Any]:
 
 def _labels(item: Mapping[str, Any]) -> dict[str, str]:
     metric = item.get("metric")
-    return {str(k): str(v) for k, v in metric.items()} if isinstance(metric, dict) else {}
+    if not isinstance(metric, dict):
+        return {}
+    if all(type(v) is str for v in metric.values()):  # as the API sends them: no copy of each label
+        return metric
+    return {str(k): str(v) for k, v in metric.items()}
 
 
 def _point(pair: Any) -> tuple[float, float]:

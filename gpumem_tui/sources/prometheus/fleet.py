@@ -84,13 +84,16 @@ def build(
     failures: Mapping[str, str],
     selector: str = "",
     join_age_s: float = 0.0,
+    identities: list[GpuIdentity] | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `join_age_s`: how long
-    ago `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes."""
+    ago `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes;
+    `identities`: `identities_of(gpu_pods)` when the caller keeps it too."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
-    identities = identities_of(results.get("gpu_pods", empty).series)
+    if identities is None:
+        identities = identities_of(results.get("gpu_pods", empty).series)
     gpus = gpus_of(results.get("gpu_memory", empty).series, identities)
     summed = "node_memory" in results and "node_gpus" in results
     if summed:
@@ -216,10 +219,6 @@ class GpuIdentity:
     pods: tuple[str, ...]
 
     @property
-    def key(self) -> tuple[str, str | None, str | None]:
-        return self.node, self.uuid, self.instance
-
-    @property
     def name(self) -> str:
         return self.uuid or self.index or "?"
 
@@ -243,7 +242,9 @@ def identities_of(rows: list[Series]) -> list[GpuIdentity]:
 
 def gpus_of(memory: list[Series], identities: list[GpuIdentity]) -> list[FleetGpu]:
     """The GPUs of a per-GPU memory answer, each with the pods the join says hold it."""
-    held: dict[tuple, tuple[str, ...]] = {gpu.key: gpu.pods for gpu in identities}
+    if not memory:
+        return []
+    held: dict[tuple, tuple[str, ...]] = {(gpu.node, gpu.uuid, gpu.instance): gpu.pods for gpu in identities}
     by_gpu: dict[tuple, dict[str, Series]] = defaultdict(dict)
     for s in memory:
         key = (node_of(s.labels), s.labels.get("UUID"), s.labels.get("GPU_I_ID"))
@@ -297,7 +298,7 @@ def gpus_of(memory: list[Series], identities: list[GpuIdentity]) -> list[FleetGp
 
 
 def _key(labels: Mapping[str, str]) -> tuple[str, ...]:
-    return tuple(labels.get(k, "") for k in ENGINE_KEY)
+    return tuple([labels.get(k, "") for k in ENGINE_KEY])
 
 
 def _number(value: float, field: str, unknown: dict[str, str]) -> float | None:

@@ -10,6 +10,7 @@ fraction."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode
@@ -41,11 +42,18 @@ def as_planned_gpu(free: int, total: int, share: float | None, h: Headroom) -> b
     return free >= total * (1 - share) - h.tolerance * total
 
 
-def as_planned_node(node: FleetNode, engines: list[FleetEngine], h: Headroom) -> bool:
-    """Every GPU of the node under the warning fraction is as planned (its `low` counts them)."""
-    if node.low is None or not node.gpus:
-        return False
-    mine = shares([e for e in engines if e.node == node.name])
-    if len(mine) < node.gpus:
+def node_shares(engines: list[FleetEngine]) -> dict[str, dict[str, float]]:
+    """`shares` per node: node -> GPU -> utilization."""
+    by_node: dict[str, list[FleetEngine]] = defaultdict(list)
+    for engine in engines:
+        if engine.node is not None:
+            by_node[engine.node].append(engine)
+    return {node: shares(mine) for node, mine in by_node.items()}
+
+
+def as_planned_node(node: FleetNode, mine: dict[str, float], h: Headroom) -> bool:
+    """Every GPU of the node under the warning fraction is as planned (its `low` counts them); `mine`: the
+    node's `node_shares`."""
+    if node.low is None or not node.gpus or len(mine) < node.gpus:
         return False
     return as_planned_gpu(node.low.least_free_bytes, node.low.least_free_total_bytes, min(mine.values()), h)

@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
-from gpumem_tui.sources.prometheus.fleet import QUERY_NAMES, ask, build, gpus_of, identities_of
-from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_node
+from gpumem_tui.sources.prometheus.fleet import QUERY_NAMES, GpuIdentity, ask, build, gpus_of, identities_of
+from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_node, node_shares
 from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample, NodeLow
@@ -51,6 +51,8 @@ class Facts:
     results: dict[str, Result]
     reporting: frozenset[str]
     """The nodes that reported when the facts were read."""
+    identities: list[GpuIdentity]
+    """Every GPU and the pods holding it (the join), as read from `gpu_pods`."""
 
 
 class FleetReader:
@@ -86,23 +88,26 @@ class FleetReader:
                 more, more_failed = await ask(client, {name: getattr(q, name) for name in FACTS}, at)
                 results, failures = {**results, **more}, {**failures, **more_failed}
             if all(name in results for name in FACTS):
-                facts = self.facts = Facts(at, {n: results[n] for n in FACTS}, reporting or frozenset())
+                slow = {n: results[n] for n in FACTS}
+                facts = self.facts = Facts(at, slow, reporting or frozenset(), identities_of(slow["gpu_pods"].series))
         first = facts is not None and "node_low" not in promql and "node_low" not in failures
         if first and facts is not None and (bounds := _bounds(facts, q.look)):  # the cards' totals just read
             more, more_failed = await ask(client, {"node_low": q.node_low(bounds)}, at)
             results, failures = {**results, **more}, {**failures, **more_failed}
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
         age = 0.0 if facts is None else at - facts.at
-        sample = build(url, at, {**kept, **results}, failures, q.matchers, join_age_s=age)
+        identities = None if facts is None else facts.identities
+        sample = build(url, at, {**kept, **results}, failures, q.matchers, join_age_s=age, identities=identities)
         nodes, looks = _judged(sample, results, facts, q.look, self.headroom)
         gpus: list[FleetGpu] = []
         if looks:
             more, more_failed = await ask(client, {"gpu_memory": q.gpu_detail(looks)}, at)
             failures = {**failures, **more_failed}
             named = {name for names in looks.values() for name in names}
-            pods = (facts.results if facts is not None else results).get("gpu_pods", Result())
+            if identities is None:
+                identities = identities_of(results.get("gpu_pods", Result()).series)
             memory = more.get("gpu_memory", Result()).series
-            gpus = [g for g in gpus_of(memory, identities_of(pods.series)) if g.node in named and _needs(g, q.look)]
+            gpus = [g for g in gpus_of(memory, identities) if g.node in named and _needs(g, q.look)]
             if more_failed:
                 return build(url, at, {**kept, **results}, failures, q.matchers, join_age_s=age).model_copy(
                     update={"nodes": nodes}
@@ -155,6 +160,7 @@ def _judged(
             low.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
     totals = _totals(facts) if facts is not None else {}
     counted = "node_low" in results
+    per_node = node_shares(sample.engines)
     nodes: list[FleetNode] = []
     looks: dict[str, list[str]] = {}
     for node in sample.nodes:
@@ -165,7 +171,7 @@ def _judged(
             continue
         if found is not None:
             node = node.model_copy(update={"low": found})
-            if not as_planned_node(node, sample.engines, headroom):
+            if not as_planned_node(node, per_node.get(node.name, {}), headroom):
                 looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
                 node = node.model_copy(update={"low": None})
         nodes.append(node)
