@@ -1,6 +1,7 @@
 """`gpumem-tui fleet snapshot|check --prometheus URL`: the fleet as Prometheus holds it (docs/fleet-json.md).
 
 `snapshot` prints one fleet sample: nodes, GPUs, engines and how each was joined, coverage and data age.
+`rules` prints the recording rules that let the server precompute the overview's per-node figures.
 `check` judges it (diagnosis/fleet.py) and exits as a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL,
 3 UNKNOWN (no data source: the server cannot be reached, refuses the credentials or runs out of time; bad
 input). `snapshot` exits 2 on bad input and 3 when no source answers. Every failure is one line on stderr."""
@@ -32,6 +33,7 @@ from gpumem_tui.sources.prometheus.client import (
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
+from gpumem_tui.sources.prometheus.rules import rule_group
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt_both
 
@@ -66,6 +68,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     _source_options(check)
     check.add_argument("--json", action="store_true", help="print JSON (schema: docs/fleet-json.md)")
     check.set_defaults(run=run_check)
+    rules = actions.add_parser(
+        "rules", help="a Prometheus recording-rule group: the overview's per-node figures, computed by the server"
+    )
+    rules.add_argument(
+        "--selector", metavar="'{label=\"value\"}'", help="record only these series, keeping these labels"
+    )
+    rules.add_argument(
+        "--interval",
+        dest="rule_interval",
+        type=int,
+        default=30,
+        metavar="SECONDS",
+        help="the group's evaluation interval (default 30: dcgm-exporter's collection interval)",
+    )
+    rules.set_defaults(run=run_rules)
 
 
 def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> None:
@@ -216,6 +233,19 @@ def run_check(args: argparse.Namespace) -> int:
         else:
             _print_check(sample, findings, code)
     return code
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    """Print the recording-rule group (YAML) the overview reads when the server has it (docs/fleet.md)."""
+    try:
+        matchers = parse_selector(args.selector)
+    except SelectorError as exc:
+        raise UsageError(f"fleet rules: {exc}") from None
+    if not 1 <= args.rule_interval <= 3600:
+        raise UsageError(f"fleet rules: --interval {args.rule_interval}: seconds, 1 to 3600")
+    with reader_may_leave():
+        sys.stdout.write(rule_group(Queries(matchers), args.rule_interval))
+    return 0
 
 
 def failed(exc: BaseException) -> int:

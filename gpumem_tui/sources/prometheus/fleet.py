@@ -407,7 +407,8 @@ def _held_of(identities: list[GpuIdentity]) -> Held:
 
 
 def _field_of(labels: Mapping[str, str]) -> str:
-    return labels.get("__name__", "").removeprefix("DCGM_FI_DEV_FB_")
+    """`USED`, `FREE` or `RESERVED`: from the series' name, or its `field` label (a recorded node sum)."""
+    return labels.get("field") or labels.get("__name__", "").removeprefix("DCGM_FI_DEV_FB_")
 
 
 def _node_counts(rows: list[Series]) -> Counts:

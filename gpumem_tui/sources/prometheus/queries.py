@@ -55,6 +55,13 @@ def _by(*labels: str) -> str:
 
 GPU_ID = ("UUID", "GPU_I_ID")
 FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
+NODE_MEMORY = "gpumem:node_fb_mib:sum"
+"""Recorded (`gpumem-tui fleet rules`): used, free, reserved MiB per node, the field in label `field`."""
+LEAST_FREE = "gpumem:node_fb_free_mib:min"
+"""Recorded: the least free MiB of one GPU, per node and card."""
+GPU_FREE = "gpumem:gpu_fb_free_mib:max"
+"""Recorded: free MiB per GPU, deduplicated (one series per GPU, whatever virtual-GPU copies)."""
+RECORDED = (NODE_MEMORY, LEAST_FREE, GPU_FREE)
 
 
 _REGEX_SPECIAL = set("\\.+*?()|[]{}^$")
@@ -82,6 +89,9 @@ class Queries:
 
     matchers: str = ""
     look: float | None = None
+    rules: bool = False
+    """Read the per-node figures from the `gpumem:*` series of `gpumem-tui fleet rules` (RULES) instead of
+    aggregating the raw series: the reader sets it when the server has them."""
 
     def _sel(self, metric: str, extra: str = "") -> str:
         inner = ", ".join(m for m in (self.matchers, extra) if m)
@@ -119,6 +129,8 @@ class Queries:
     def node_memory(self) -> str:
         """Used, free and reserved MiB per node: each GPU once (virtual-GPU copies deduplicated), then summed.
         A NaN on one GPU makes its node's sum NaN (unknown, never a smaller number)."""
+        if self.rules:
+            return self._sel(NODE_MEMORY)
         each = f"max by ({_by(*NODE_LABELS, *GPU_ID, '__name__')}) ({self._names(FB)})"
         return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({each})"
 
@@ -147,6 +159,8 @@ class Queries:
     @property
     def node_least_free(self) -> str:
         """The free MiB of the GPU with the least free memory, per node and card."""
+        if self.rules:
+            return self._sel(LEAST_FREE)
         free = f"max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName')}) ({self._sel('DCGM_FI_DEV_FB_FREE')})"
         return f"min by ({_by(*NODE_LABELS, 'modelName')}) ({free})"
 
@@ -154,11 +168,33 @@ class Queries:
         """GPUs whose free MiB is under the card's bound, per node and card: card model -> bound in MiB (the
         `look` share of the card's total, computed here). A comparison with a constant, per card."""
         parts = [
-            f"max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName')}) "
+            f"{self._sel(GPU_FREE, f'modelName={string(card)}')} < {bound!r}"
+            if self.rules
+            else f"max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName')}) "
             f"({self._sel('DCGM_FI_DEV_FB_FREE', f'modelName={string(card)}')}) < {bound!r}"
             for card, bound in sorted(bounds.items())
         ]
         return f"count by ({_by(*NODE_LABELS, 'modelName')}) ({' or '.join(parts)})"
+
+    @property
+    def rules_present(self) -> str:
+        """Which of the `gpumem:*` series the reader uses the server has (one series per name)."""
+        return f"count by (__name__) ({self._names('|'.join(literal_regex(r) for r in RECORDED))})"
+
+    def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
+        """record name -> expression of `gpumem-tui fleet rules`: the raw aggregations above, computed once per
+        rule interval by the server, the field of each node sum in a `field` label (a recorded series has its
+        rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches."""
+        kept = (*keep, *NODE_LABELS)
+        each = f"max by ({_by(*kept, *GPU_ID, '__name__')}) ({self._names(FB)})"
+        field = f'label_replace({each}, "field", "$1", "__name__", "DCGM_FI_DEV_FB_(.+)")'
+        free = f"max by ({_by(*kept, *GPU_ID, 'modelName')}) ({self._sel('DCGM_FI_DEV_FB_FREE')})"
+        return {
+            NODE_MEMORY: f"sum by ({_by(*kept, 'field')}) ({field})",
+            GPU_FREE: free,
+            # from the raw series, not GPU_FREE: promtool backfills each rule alone
+            LEAST_FREE: f"min by ({_by(*kept, 'modelName')}) ({free})",
+        }
 
     @property
     def nodes_age(self) -> str:

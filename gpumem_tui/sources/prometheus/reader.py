@@ -13,18 +13,19 @@ gpu_memory_utilization does not explain (headroom.py). A node whose GPUs are und
 The slow facts (GPUs per node, card and field; which pod holds which GPU, the join; each card's total; the
 nodes seen within the hour) are read again every FACTS_EVERY_S, when the set of reporting nodes is not the
 one they were read with, or when a refresh is evaluated before them; the sample says their age
-(`join_age_s`) and so does each engine's join reason."""
+(`join_age_s`) and so does each engine's join reason. When the facts find the server has the recording
+rules of `gpumem-tui fleet rules`, the per-node figures are read from them (`node_figures_from`)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
 from gpumem_tui.sources.prometheus.fleet import QUERY_NAMES, GpuIdentity, ask, build, gpus_of, identities_of
 from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_node, node_shares
 from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
-from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample, NodeLow
 
 MIB = 2**20
@@ -40,7 +41,7 @@ FAST = (
     "node_findings",
     "targets_down",
 )
-FACTS = ("node_gpus", "gpu_pods", "nodes_seen", "card_largest", "card_smallest")
+FACTS = ("node_gpus", "gpu_pods", "nodes_seen", "card_largest", "card_smallest", "rules_present")
 DEFAULT_HEADROOM = Headroom(warning=0.10, critical=0.05, tolerance=0.02)
 """diagnosis' Thresholds' defaults (tests/sources/prometheus/test_fleet_reader.py holds them equal)."""
 
@@ -53,6 +54,12 @@ class Facts:
     """The nodes that reported when the facts were read."""
     identities: list[GpuIdentity]
     """Every GPU and the pods holding it (the join), as read from `gpu_pods`."""
+
+    @property
+    def rules(self) -> bool:
+        """Whether the server has every `gpumem:*` series of `gpumem-tui fleet rules`."""
+        found = {s.labels.get("__name__") for s in self.results["rules_present"].series}
+        return found >= set(RECORDED)
 
 
 class FleetReader:
@@ -74,10 +81,12 @@ class FleetReader:
         if q.look is None:
             results, failures = await ask(client, {name: getattr(q, name) for name in QUERY_NAMES}, at)
             return build(url, at, results, failures, q.matchers)
+        look = q.look
         facts = self.facts
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
+        q = replace(q, rules=facts is not None and facts.rules)
         promql = {name: getattr(q, name) for name in FAST}
-        if facts is not None and (bounds := _bounds(facts, q.look)):
+        if facts is not None and (bounds := _bounds(facts, look)):
             promql["node_low"] = q.node_low(bounds)
         if due:
             promql |= {name: getattr(q, name) for name in FACTS}
@@ -91,14 +100,15 @@ class FleetReader:
                 slow = {n: results[n] for n in FACTS}
                 facts = self.facts = Facts(at, slow, reporting or frozenset(), identities_of(slow["gpu_pods"].series))
         first = facts is not None and "node_low" not in promql and "node_low" not in failures
-        if first and facts is not None and (bounds := _bounds(facts, q.look)):  # the cards' totals just read
+        if first and facts is not None and (bounds := _bounds(facts, look)):  # the cards' totals just read
             more, more_failed = await ask(client, {"node_low": q.node_low(bounds)}, at)
             results, failures = {**results, **more}, {**failures, **more_failed}
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
         age = 0.0 if facts is None else at - facts.at
         identities = None if facts is None else facts.identities
         sample = build(url, at, {**kept, **results}, failures, q.matchers, join_age_s=age, identities=identities)
-        nodes, looks = _judged(sample, results, facts, q.look, self.headroom)
+        sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
+        nodes, looks = _judged(sample, results, facts, look, self.headroom)
         gpus: list[FleetGpu] = []
         if looks:
             more, more_failed = await ask(client, {"gpu_memory": q.gpu_detail(looks)}, at)
@@ -107,10 +117,10 @@ class FleetReader:
             if identities is None:
                 identities = identities_of(results.get("gpu_pods", Result()).series)
             memory = more.get("gpu_memory", Result()).series
-            gpus = [g for g in gpus_of(memory, identities) if g.node in named and _needs(g, q.look)]
+            gpus = [g for g in gpus_of(memory, identities) if g.node in named and _needs(g, look)]
             if more_failed:
                 return build(url, at, {**kept, **results}, failures, q.matchers, join_age_s=age).model_copy(
-                    update={"nodes": nodes}
+                    update={"nodes": nodes, "node_figures_from": sample.node_figures_from}
                 )
         return sample.model_copy(update={"nodes": nodes, "gpus": gpus})
 

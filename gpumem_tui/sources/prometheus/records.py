@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 SourceState = Literal["ok", "stale", "down"]
 Joined = Literal["found", "assumed", "not joined"]
 PlanFrom = Literal["exporter", "catalog"]
+NodeFigures = Literal["raw series", "recording rules"]
 
 
 class _Record(BaseModel):
@@ -169,6 +170,9 @@ class FleetSample(_Record):
     coverage: Coverage = Coverage()
     data_age_s: float | None = None
     """The oldest data age among the nodes that are not stale."""
+    node_figures_from: NodeFigures = "raw series"
+    """Where the per-node figures came from: the raw dcgm-exporter series aggregated by the query, or the
+    `gpumem:*` series of `gpumem-tui fleet rules` (the overview uses them when the server has them)."""
     join_age_s: float | None = None
     """Seconds since the pod-to-GPU join (and the GPUs per node and card) was read: the overview reads these
     slow facts every 5 min or when the set of nodes changes; 0 when read with this sample."""
