@@ -1,6 +1,7 @@
 """Fleet refresh cost at scale: a real Prometheus over a simulated fleet of N nodes (8 H100s and one vLLM
-engine over all eight each, an hour of history at 30 s), and the fleet read (`read_fleet`, what `fleet check`
-and the fleet screen run per refresh) timed against it.
+engine over all eight each, an hour of history at 30 s), and the fleet reads timed against it: the overview
+(`fleet check` and the fleet screen, refresh after refresh through one FleetReader) and the full read
+(`fleet snapshot`), then the fleet screen's first frame.
 
 The node is the project's own simulator (gpumem_tui/demo/fleet_series.py) running a scenario written here:
 Llama 3.1 70B BF16, tensor parallel 8, gpu_memory_utilization 0.9. One node's series are generated once and
@@ -9,10 +10,13 @@ copied per node with its own name, UUIDs, pods and addresses, then backfilled wi
 loopback port (the recipe of tests/sources/prometheus/server.py).
 
 Per refresh it prints: wall time, client CPU (time.process_time), bytes received, queries made, and the
-process's RSS; then the medians and per-node costs. Nothing here is asserted: it is measured.
+process's RSS; then the medians and per-node costs; then the time from starting the fleet screen (headless,
+Textual's run_test) to its first frame with the fleet drawn. Nothing here is asserted: it is measured.
 
 Run: python3 bench/fleet.py [--nodes 100] [--refreshes 5] [--read overview|full|both] [--utilization 0.9]
-     (--nodes 1000: about 950 MB of OpenMetrics, promtool ~10 s and ~1.2 GB RSS, a few minutes in all)
+                            [--rules] [--keep DIR]
+     (--nodes 1000: about 950 MB of OpenMetrics, promtool ~30 s and ~1.2 GB RSS, a few minutes in all;
+     --keep DIR keeps the blocks for the next run)
 """
 
 from __future__ import annotations
@@ -33,15 +37,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.sources.pr
 
 import psutil  # noqa: E402
 
+from gpumem_tui.app.fleet_app import FleetApp  # noqa: E402
+from gpumem_tui.cli.fleet_screen import prometheus_reader  # noqa: E402
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient  # noqa: E402
+from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S, Connection, PrometheusClient  # noqa: E402
 from gpumem_tui.sources.prometheus.queries import Queries  # noqa: E402
 from gpumem_tui.sources.prometheus.reader import FleetReader  # noqa: E402
+from gpumem_tui.sources.prometheus.rules import rule_group  # noqa: E402
 from tests.sources.prometheus.server import T0, require_prometheus, running  # noqa: E402
 
 HOUR_S = 3600
+RULES_S = 120
+"""With --rules: how long before the reads' moment the rules' series are backfilled (a few evaluations)."""
 STEP_S = 30
 """dcgm-exporter's default collection interval."""
 NODE = """description = "bench: one vLLM engine over eight H100s"
@@ -131,13 +140,17 @@ class Counting:
         return status, body
 
 
-async def refresh(url: str, at: float, reader: FleetReader, counting: Counting) -> tuple[float, float, int, int, int]:
-    """(wall s, client CPU s, bytes, queries, GPUs read one by one) of one fleet read over a fresh pool."""
+async def refresh(
+    url: str, at: float, reader: FleetReader, counting: Counting
+) -> tuple[float, float, int, int, int, str]:
+    """(wall s, client CPU s, bytes, queries, GPUs read one by one, where the node figures came from) of one
+    fleet read over a fresh pool."""
     counting.requests = counting.bytes = 0
     wall, cpu = time.perf_counter(), time.process_time()
     async with PrometheusClient(Connection(url)) as client:
         sample = await reader.read(client, at)
-    return time.perf_counter() - wall, time.process_time() - cpu, counting.bytes, counting.requests, len(sample.gpus)
+    spent = time.perf_counter() - wall, time.process_time() - cpu
+    return *spent, counting.bytes, counting.requests, len(sample.gpus), sample.node_figures_from
 
 
 READS = {
@@ -170,6 +183,11 @@ def main() -> int:
         "under the 10 %% headroom fraction, so every GPU is read one by one as 'as planned')",
     )
     parser.add_argument(
+        "--rules",
+        action="store_true",
+        help="with the series of `gpumem-tui fleet rules` backfilled beside the fleet (the overview reads them)",
+    )
+    parser.add_argument(
         "--keep",
         metavar="DIR",
         help="build the fleet's blocks in DIR and keep them; a later run with the same --nodes and "
@@ -184,11 +202,49 @@ def main() -> int:
     except BaseException as exc:  # noqa: BLE001 - pytest's skip outside pytest: say why in one line
         print(f"fleet bench: {exc}", file=sys.stderr)
         return 3
+    at = float(T0 + HOUR_S)
     with tempfile.TemporaryDirectory(prefix="gpumem-fleet-bench-") as tmp:
         data = _fleet(args, Path(args.keep) if args.keep else Path(tmp))
+        if args.rules:
+            data = _with_rules(data, Path(tmp), at)
         with running(data) as url:
-            _measure(url, float(T0 + HOUR_S), args)
+            _measure(url, at, args)
+            frame, rss = asyncio.run(first_frame(url, at))
+            print(f"fleet screen: first frame with the fleet after {frame * 1000:,.0f} ms; RSS {rss / 2**20:,.0f} MiB")
     return 0
+
+
+def _with_rules(data: Path, where: Path, at: float) -> Path:
+    """A copy of the blocks (hard links) with the series of `gpumem-tui fleet rules` backfilled for the last
+    RULES_S before `at` by `promtool tsdb create-blocks-from rules`, evaluated against the raw blocks."""
+    rules = where / "rules.yml"
+    rules.write_text(rule_group(Queries()), encoding="utf-8")
+    merged = where / "with-rules"
+    shutil.rmtree(merged, ignore_errors=True)
+    shutil.copytree(data, merged, copy_function=os.link, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head"))
+    started = time.perf_counter()
+    with running(data) as url:
+        subprocess.run(
+            ["promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", f"--start={int(at - RULES_S)}",
+             f"--end={int(at)}", f"--output-dir={merged}", str(rules)],
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+    print(f"recording rules backfilled for the last {RULES_S} s in {time.perf_counter() - started:.1f} s")
+    return merged
+
+
+async def first_frame(url: str, at: float) -> tuple[float, int]:
+    """Seconds from starting the fleet screen (headless) to its first frame with the fleet drawn, and the
+    process's RSS then: the overview's first read, with the slow facts, and the tables filled."""
+    started = time.perf_counter()
+    queries = READS["overview"]
+    app = FleetApp(prometheus_reader(Connection(url), queries, at, QUERY_TIMEOUT_S), url, poll=False)
+    async with app.run_test(size=(160, 60)) as pilot:
+        while app.sample is None and app.failure is None:
+            await pilot.pause(0.01)
+        await pilot.pause()
+        return time.perf_counter() - started, psutil.Process().memory_info().rss
 
 
 def _fleet(args: argparse.Namespace, where: Path) -> Path:
@@ -230,7 +286,7 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
         runs = []
         reader = FleetReader(READS[name])  # one reader for all refreshes, as the fleet screen's worker
         for number in range(args.refreshes + (name == "overview")):
-            wall, cpu, received, queries, gpus = asyncio.run(refresh(url, at, reader, counting))
+            wall, cpu, received, queries, gpus, source = asyncio.run(refresh(url, at, reader, counting))
             rss = me.memory_info().rss
             first = name == "overview" and number == 0  # with the slow facts: not in the medians
             if not first:
@@ -238,7 +294,7 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
             print(
                 f"{name} {'first (with the slow facts)' if first else len(runs)}: {wall * 1000:,.0f} ms wall, "
                 f"{cpu * 1000:,.0f} ms client CPU, {received / 2**20:,.2f} MiB received in {queries} queries, "
-                f"{gpus:,} GPUs read one by one; RSS {rss / 2**20:,.0f} MiB"
+                f"{gpus:,} GPUs read one by one, node figures from {source}; RSS {rss / 2**20:,.0f} MiB"
             )
         _summary(name, runs, args.nodes)
 

@@ -142,19 +142,12 @@ class Queries:
             f"(max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)}))"
         )
 
-    def _card_totals(self, how: str) -> str:
+    @property
+    def card_totals(self) -> str:
+        """Each distinct used + free + reserved MiB of one GPU (used + free where it has no reserved), per card
+        model, as a `total` label with how many GPUs have it: whether every GPU of a card has one total."""
         per_gpu = f"max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)})"
-        return f"{how} by (modelName) (sum by ({_by(*NODE_LABELS, *GPU_ID, 'modelName')}) ({per_gpu}))"
-
-    @property
-    def card_largest(self) -> str:
-        """The largest used + free + reserved MiB of one GPU, per card model (used + free where there is no
-        reserved): with `card_smallest`, whether every GPU of a card has the same total."""
-        return self._card_totals("max")
-
-    @property
-    def card_smallest(self) -> str:
-        return self._card_totals("min")
+        return f'count_values by (modelName) ("total", sum by ({_by(*NODE_LABELS, *GPU_ID, "modelName")}) ({per_gpu}))'
 
     @property
     def node_least_free(self) -> str:
@@ -178,8 +171,9 @@ class Queries:
 
     @property
     def rules_present(self) -> str:
-        """Which of the `gpumem:*` series the reader uses the server has (one series per name)."""
-        return f"count by (__name__) ({self._names('|'.join(literal_regex(r) for r in RECORDED))})"
+        """Which of the `gpumem:*` series the reader uses the server has (one series per name); by name, not by
+        a regex over every name the server holds."""
+        return f"count by (__name__) ({' or '.join(self._sel(name) for name in RECORDED)})"
 
     def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
         """record name -> expression of `gpumem-tui fleet rules`: the raw aggregations above, computed once per

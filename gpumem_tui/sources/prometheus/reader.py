@@ -41,7 +41,7 @@ FAST = (
     "node_findings",
     "targets_down",
 )
-FACTS = ("node_gpus", "gpu_pods", "nodes_seen", "card_largest", "card_smallest", "rules_present")
+FACTS = ("node_gpus", "gpu_pods", "nodes_seen", "card_totals", "rules_present")
 DEFAULT_HEADROOM = Headroom(warning=0.10, critical=0.05, tolerance=0.02)
 """diagnosis' Thresholds' defaults (tests/sources/prometheus/test_fleet_reader.py holds them equal)."""
 
@@ -142,9 +142,15 @@ def _reporting(results: dict[str, Result]) -> frozenset[str] | None:
 
 def _totals(facts: Facts) -> dict[str, tuple[float, float]]:
     """Card model -> (the largest, the smallest) total MiB of one of its GPUs."""
-    largest = {s.labels.get("modelName", ""): s.value for s in facts.results["card_largest"].series}
-    smallest = {s.labels.get("modelName", ""): s.value for s in facts.results["card_smallest"].series}
-    return {card: (big, smallest.get(card, math.nan)) for card, big in largest.items() if card}
+    found: dict[str, list[float]] = {}
+    for s in facts.results["card_totals"].series:
+        try:
+            total = float(s.labels.get("total", "nan"))
+        except ValueError:
+            continue
+        if s.labels.get("modelName") and math.isfinite(total):
+            found.setdefault(s.labels["modelName"], []).append(total)
+    return {card: (max(totals), min(totals)) for card, totals in found.items()}
 
 
 def _bounds(facts: Facts, look: float) -> dict[str, float]:
