@@ -192,3 +192,23 @@ async def test_a_slow_read_never_blocks_the_screen(fleet_sample):
         text = await _text(app, pilot)
         assert answered < 4, f"the screen answered a key {answered:.1f} s after it started"
         assert "8 nodes, 24 GPUs" in text
+
+
+async def test_a_join_read_earlier_says_its_age(fleet_sample):
+    """The overview keeps the pod-to-GPU join up to 5 min: the header says how old it is, never passing it
+    off as read now."""
+    kept = fleet_sample.model_copy(update={"join_age_s": 200.0})
+
+    async def read():
+        return kept
+
+    app = _app(read, Clock(kept.evaluated_at))
+    async with app.run_test(size=(160, 60)) as pilot:
+        assert "the pod-to-GPU join as read 200 s ago" in await _text(app, pilot)
+
+    async def fresh():
+        return fleet_sample
+
+    app = _app(fresh, Clock(fleet_sample.evaluated_at))
+    async with app.run_test(size=(160, 60)) as pilot:
+        assert "join as read" not in await _text(app, pilot)
