@@ -61,7 +61,17 @@ LEAST_FREE = "gpumem:node_fb_free_mib:min"
 """Recorded: the least free MiB of one GPU, per node and card."""
 GPU_FREE = "gpumem:gpu_fb_free_mib:max"
 """Recorded: free MiB per GPU, deduplicated (one series per GPU, whatever virtual-GPU copies)."""
-RECORDED = (NODE_MEMORY, LEAST_FREE, GPU_FREE)
+NODE_GPUS = "gpumem:node_gpus:count"
+"""Recorded: GPUs per node and card that report each field (label `field`)."""
+CARD_TOTALS = "gpumem:card_total_mib:count_values"
+"""Recorded: each distinct total MiB of one GPU per card (label `total`), with how many GPUs have it."""
+RECORDED = (NODE_MEMORY, LEAST_FREE, GPU_FREE, NODE_GPUS, CARD_TOTALS)
+
+
+def _field(query: str) -> str:
+    """`query` with its series' field (`USED`, `FREE`, `RESERVED`) in label `field`: a recorded series
+    takes its rule's name, so the name cannot say it."""
+    return f'label_replace({query}, "field", "$1", "__name__", "DCGM_FI_DEV_FB_(.+)")'
 
 
 _REGEX_SPECIAL = set("\\.+*?()|[]{}^$")
@@ -137,17 +147,28 @@ class Queries:
     @property
     def node_gpus(self) -> str:
         """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing."""
+        if self.rules:
+            return self._sel(NODE_GPUS)
+        return self._node_gpus(NODE_LABELS, "__name__", self._names(FB))
+
+    @staticmethod
+    def _node_gpus(kept: tuple[str, ...], field: str, each: str) -> str:
         return (
-            f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) "
-            f"(max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)}))"
+            f"count by ({_by(*kept, 'modelName', field)}) (max by ({_by(*kept, *GPU_ID, 'modelName', field)}) ({each}))"
         )
 
     @property
     def card_totals(self) -> str:
         """Each distinct used + free + reserved MiB of one GPU (used + free where it has no reserved), per card
         model, as a `total` label with how many GPUs have it: whether every GPU of a card has one total."""
-        per_gpu = f"max by ({_by(*NODE_LABELS, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)})"
-        return f'count_values by (modelName) ("total", sum by ({_by(*NODE_LABELS, *GPU_ID, "modelName")}) ({per_gpu}))'
+        if self.rules:
+            return self._sel(CARD_TOTALS)
+        return self._card_totals(NODE_LABELS)
+
+    def _card_totals(self, kept: tuple[str, ...], by: tuple[str, ...] = ()) -> str:
+        per_gpu = f"max by ({_by(*kept, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)})"
+        total = f"sum by ({_by(*kept, *GPU_ID, 'modelName')}) ({per_gpu})"
+        return f'count_values by ({_by(*by, "modelName")}) ("total", {total})'
 
     @property
     def node_least_free(self) -> str:
@@ -180,14 +201,17 @@ class Queries:
         rule interval by the server, the field of each node sum in a `field` label (a recorded series has its
         rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches."""
         kept = (*keep, *NODE_LABELS)
-        each = f"max by ({_by(*kept, *GPU_ID, '__name__')}) ({self._names(FB)})"
-        field = f'label_replace({each}, "field", "$1", "__name__", "DCGM_FI_DEV_FB_(.+)")'
+        field = _field(f"max by ({_by(*kept, *GPU_ID, '__name__')}) ({self._names(FB)})")
         free = f"max by ({_by(*kept, *GPU_ID, 'modelName')}) ({self._sel('DCGM_FI_DEV_FB_FREE')})"
         return {
             NODE_MEMORY: f"sum by ({_by(*kept, 'field')}) ({field})",
             GPU_FREE: free,
             # from the raw series, not GPU_FREE: promtool backfills each rule alone
             LEAST_FREE: f"min by ({_by(*kept, 'modelName')}) ({free})",
+            NODE_GPUS: self._node_gpus(
+                kept, "field", _field(f"max by ({_by(*kept, *GPU_ID, 'modelName', '__name__')}) ({self._names(FB)})")
+            ),
+            CARD_TOTALS: self._card_totals(kept, keep),
         }
 
     @property

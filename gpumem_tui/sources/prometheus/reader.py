@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.fleet import QUERY_NAMES, GpuIdentity, ask, build, gpus_of, identities_of
 from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_node, node_shares
 from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
@@ -58,8 +58,7 @@ class Facts:
     @property
     def rules(self) -> bool:
         """Whether the server has every `gpumem:*` series of `gpumem-tui fleet rules`."""
-        found = {s.labels.get("__name__") for s in self.results["rules_present"].series}
-        return found >= set(RECORDED)
+        return _recorded(self.results["rules_present"])
 
 
 class FleetReader:
@@ -74,6 +73,8 @@ class FleetReader:
             headroom if queries.look is None else Headroom(queries.look, headroom.critical, headroom.tolerance)
         )
         self.facts: Facts | None = None
+        self.rules: bool | None = None
+        """Whether the server has the recording rules' series (None: not asked yet)."""
 
     async def read(self, client: PrometheusClient, at: float) -> FleetSample:
         """One sample at `at`. Raises PrometheusError when no query could be read."""
@@ -83,8 +84,10 @@ class FleetReader:
             return build(url, at, results, failures, q.matchers)
         look = q.look
         facts = self.facts
+        if facts is None and self.rules is None:  # one small query first: the first read uses them already
+            self.rules = await _has_rules(client, q, at)
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
-        q = replace(q, rules=facts is not None and facts.rules)
+        q = replace(q, rules=bool(self.rules))
         promql = {name: getattr(q, name) for name in FAST}
         if facts is not None and (bounds := _bounds(facts, look)):
             promql["node_low"] = q.node_low(bounds)
@@ -99,6 +102,7 @@ class FleetReader:
             if all(name in results for name in FACTS):
                 slow = {n: results[n] for n in FACTS}
                 facts = self.facts = Facts(at, slow, reporting or frozenset(), identities_of(slow["gpu_pods"].series))
+                self.rules = facts.rules
         first = facts is not None and "node_low" not in promql and "node_low" not in failures
         if first and facts is not None and (bounds := _bounds(facts, look)):  # the cards' totals just read
             more, more_failed = await ask(client, {"node_low": q.node_low(bounds)}, at)
@@ -123,6 +127,19 @@ class FleetReader:
                     update={"nodes": nodes, "node_figures_from": sample.node_figures_from}
                 )
         return sample.model_copy(update={"nodes": nodes, "gpus": gpus})
+
+
+async def _has_rules(client: PrometheusClient, queries: Queries, at: float) -> bool:
+    try:
+        results, _ = await ask(client, {"rules_present": queries.rules_present}, at)
+    except PrometheusError:
+        return False  # the refresh's own queries say what is wrong with the server
+    return _recorded(results["rules_present"]) if "rules_present" in results else False
+
+
+def _recorded(result: Result) -> bool:
+    """Whether every `gpumem:*` series the reader uses is in a `rules_present` answer."""
+    return {s.labels.get("__name__") for s in result.series} >= set(RECORDED)
 
 
 def _needs(gpu: FleetGpu, look: float) -> bool:
