@@ -6,9 +6,11 @@ the least free GPU per node and card, how many GPUs are under the headroom fract
 constant per card, the `look` share of the card's total, computed here), data ages, engines, pools,
 preemptions, the node exporters' findings and targets down. Then, in a second small query narrowed to them
 by name, the GPUs one by one of the nodes that need a look: a reading that is missing or not a number, a
-card whose total is unknown or differs between its GPUs, or GPUs under the fraction that the engines'
-gpu_memory_utilization does not explain (headroom.py). A node whose GPUs are under it as planned is counted
-(`FleetNode.low`), never read GPU by GPU. No per-GPU arithmetic runs on the server.
+card whose total is unknown or differs between its GPUs, GPUs under the fraction that the engines'
+gpu_memory_utilization does not explain (headroom.py), or a model's engines holding some of the node's GPUs
+but not all (a model's memory used is then the sum of its GPUs; elsewhere its nodes' sums, fleet_view.py).
+A node whose GPUs are under the fraction as planned is counted (`FleetNode.low`), never read GPU by GPU. No
+per-GPU arithmetic runs on the server.
 
 The slow facts (GPUs per node, card and field; which pod holds which GPU, the join; each card's total; the
 nodes seen within the hour) are read again every FACTS_EVERY_S, when the set of reporting nodes is not the
@@ -121,7 +123,8 @@ class FleetReader:
             if identities is None:
                 identities = identities_of(results.get("gpu_pods", Result()).series)
             memory = more.get("gpu_memory", Result()).series
-            gpus = [g for g in gpus_of(memory, identities) if g.node in named and _needs(g, look)]
+            shared = shared_nodes(sample)
+            gpus = [g for g in gpus_of(memory, identities) if g.node in named and (g.node in shared or _needs(g, look))]
             if more_failed:
                 return build(url, at, {**kept, **results}, failures, q.matchers, join_age_s=age).model_copy(
                     update={"nodes": nodes, "node_figures_from": sample.node_figures_from}
@@ -140,6 +143,17 @@ async def _has_rules(client: PrometheusClient, queries: Queries, at: float) -> b
 def _recorded(result: Result) -> bool:
     """Whether every `gpumem:*` series the reader uses is in a `rules_present` answer."""
     return {s.labels.get("__name__") for s in result.series} >= set(RECORDED)
+
+
+def shared_nodes(sample: FleetSample) -> set[str]:
+    """Nodes where a model's engines hold some of the GPUs but not all: their GPUs are read one by one, as
+    the memory a model uses is then a sum of its GPUs (elsewhere it is its nodes' sums)."""
+    held: dict[tuple[str, str], set[str]] = {}
+    for engine in sample.engines:
+        if engine.node is not None:
+            held.setdefault((engine.node, engine.model_name), set()).update(engine.gpus)
+    gpus = {node.name: node.gpus for node in sample.nodes}
+    return {node for (node, _), mine in held.items() if mine and len(mine) < gpus.get(node, 0)}
 
 
 def _needs(gpu: FleetGpu, look: float) -> bool:
@@ -196,9 +210,10 @@ def _judged(
     per_node = node_shares(sample.engines)
     nodes: list[FleetNode] = []
     looks: dict[str, list[str]] = {}
+    shared = shared_nodes(sample)
     for node in sample.nodes:
         found = _low(node, least.get(node.name, {}), low.get(node.name, {}), totals, look, counted)
-        if found is False:
+        if found is False or node.name in shared:
             looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
             nodes.append(node)
             continue

@@ -96,16 +96,19 @@ def test_as_planned_headroom_is_one_counted_finding_per_node(fleet_url):
 @pytest.mark.parametrize("at", [AT, AT - 70])
 def test_the_overview_reads_gpus_one_by_one_only_on_nodes_that_need_a_look(fleet_url, at):
     """A NaN reading (node-nan) or headroom the engines' utilization does not explain (node-c's neighbour at
-    AT - 70) needs a look; a node whose GPUs are under the fraction as planned (node-b) is counted."""
+    AT - 70) needs a look, and so does a node whose GPUs serve two models (node-e: every GPU of it); a node
+    whose GPUs are under the fraction as planned (node-b) is counted."""
     full, sent = _read(fleet_url, Queries(), at), []
     overview = _read(fleet_url, Queries(look=LOOK), at, sent)
     looked = {(g.node, g.uuid) for g in overview.gpus}
-    needed = {"node-nan"} | ({"node-c"} if at == AT - 70 else set())
+    needed = {"node-nan", "node-e"} | ({"node-c"} if at == AT - 70 else set())
     assert {node for node, _ in looked} == needed
     assert looked == {
         (g.node, g.uuid)
         for g in full.gpus
-        if g.node in needed and (g.free_bytes is None or g.total_bytes is None or g.free_bytes < LOOK * g.total_bytes)
+        if g.node == "node-e"
+        or g.node in needed
+        and (g.free_bytes is None or g.total_bytes is None or g.free_bytes < LOOK * g.total_bytes)
     }
     (one_by_one,) = [q for q in sent if q.startswith("max by") and "GPU_I_ID, gpu, modelName, __name__" in q]
     assert all(node in one_by_one for node in needed)
@@ -124,3 +127,15 @@ def test_check_says_what_the_full_check_says(fleet_url, capsys):
     full = json.loads(capsys.readouterr().out)
     assert overview_code == full_code == 2
     assert overview["findings"] == full["findings"] and overview["coverage"] == full["coverage"]
+
+
+@pytest.mark.parametrize("at", [AT, AT - 70])
+def test_the_screen_shows_the_same_tables_from_both_reads(fleet_url, at):
+    """The fleet screen reads the overview: its tables per model and per node are the full read's, the
+    models' memory used included (summed per node where the node's GPUs all serve the model)."""
+    from gpumem_tui.app.fleet_view import model_table, node_table
+
+    full, overview = _read(fleet_url, Queries(), at), _read(fleet_url, Queries(look=LOOK), at)
+    for table in (model_table, node_table):
+        said, shown = table(full, judge_fleet(full)), table(overview, judge_fleet(overview))
+        assert shown.rows == said.rows and shown.said() == said.said()
