@@ -206,9 +206,11 @@ def _labels(item: Mapping[str, Any]) -> dict[str, str]:
     metric = item.get("metric")
     if not isinstance(metric, dict):
         return {}
-    if all(type(v) is str for v in metric.values()):  # as the API sends them: no copy of each label
-        return metric
-    return {str(k): str(v) for k, v in metric.items()}
+    try:
+        "".join(metric.values())  # every value a string, as the API sends them: kept without a copy
+    except TypeError:
+        return {str(k): str(v) for k, v in metric.items()}
+    return metric
 
 
 def _point(pair: Any) -> tuple[float, float]:
