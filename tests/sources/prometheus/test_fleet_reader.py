@@ -8,6 +8,7 @@ node-z starts reporting at 600 s."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -143,3 +144,16 @@ def test_the_narrowed_query_matches_node_names_literally(tmp_path):
         'hq"|\\z.*:9400',
         'q"|\\z.*',
     ]
+
+
+PER_GPU_OPERATION = re.compile(r"\bunless\b|\bon\s*\(|group_(left|right)|\)\s*[-+*/]\s*\(")
+"""A binary operation between two vectors: matching series one by one (what a refresh must not ask for
+every GPU; comparisons with a constant, `or` of selectors and scalar arithmetic are cheap)."""
+
+
+def test_a_refresh_runs_no_per_gpu_operation_on_the_server(moving_url):
+    (_, first), (_, then) = _reads(moving_url, [150, 160])
+    assert then and len(then) < len(first)
+    gpu_queries = [q for q in then if "DCGM_FI_DEV_FB" in q]
+    assert gpu_queries and not [q for q in gpu_queries if PER_GPU_OPERATION.search(q)]
+    assert PER_GPU_OPERATION.search("(a) unless on (node) (b)") and PER_GPU_OPERATION.search("(a) / (b)")
