@@ -86,12 +86,13 @@ class FleetReader:
             return build(url, at, results, failures, q.matchers)
         look = q.look
         facts = self.facts
-        if facts is None and self.rules is None:  # one small query first: the first read uses them already
-            self.rules = await _has_rules(client, q, at)
+        totals = None if facts is None else facts.results["card_totals"]
+        if facts is None and self.rules is None:  # two small queries first: the first read uses the rules
+            self.rules, totals = await _has_rules(client, q, at)
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
         q = replace(q, rules=bool(self.rules))
         promql = {name: getattr(q, name) for name in FAST}
-        if facts is not None and (bounds := _bounds(facts, look)):
+        if totals is not None and (bounds := _bounds(totals, look)):
             promql["node_low"] = q.node_low(bounds)
         if due:
             promql |= {name: getattr(q, name) for name in FACTS}
@@ -106,7 +107,7 @@ class FleetReader:
                 facts = self.facts = Facts(at, slow, reporting or frozenset(), identities_of(slow["gpu_pods"].series))
                 self.rules = facts.rules
         first = facts is not None and "node_low" not in promql and "node_low" not in failures
-        if first and facts is not None and (bounds := _bounds(facts, look)):  # the cards' totals just read
+        if first and facts is not None and (bounds := _bounds(facts.results["card_totals"], look)):  # just read
             more, more_failed = await ask(client, {"node_low": q.node_low(bounds)}, at)
             results, failures = {**results, **more}, {**failures, **more_failed}
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
@@ -132,12 +133,17 @@ class FleetReader:
         return sample.model_copy(update={"nodes": nodes, "gpus": gpus})
 
 
-async def _has_rules(client: PrometheusClient, queries: Queries, at: float) -> bool:
+async def _has_rules(client: PrometheusClient, queries: Queries, at: float) -> tuple[bool, Result | None]:
+    """Whether the server has the rules' series, and then the cards' recorded totals (the first read's
+    bounds, so it needs no second round for the GPUs under the fraction)."""
+    promql = {"rules_present": queries.rules_present, "card_totals": replace(queries, rules=True).card_totals}
     try:
-        results, _ = await ask(client, {"rules_present": queries.rules_present}, at)
+        results, _ = await ask(client, promql, at)
     except PrometheusError:
-        return False  # the refresh's own queries say what is wrong with the server
-    return _recorded(results["rules_present"]) if "rules_present" in results else False
+        return False, None  # the refresh's own queries say what is wrong with the server
+    if "rules_present" not in results or not _recorded(results["rules_present"]):
+        return False, None
+    return True, results.get("card_totals")
 
 
 def _recorded(result: Result) -> bool:
@@ -171,10 +177,10 @@ def _reporting(results: dict[str, Result]) -> frozenset[str] | None:
     return frozenset(node for s in series if (node := node_of(s.labels)) is not None)
 
 
-def _totals(facts: Facts) -> dict[str, tuple[float, float]]:
+def _totals(card_totals: Result) -> dict[str, tuple[float, float]]:
     """Card model -> (the largest, the smallest) total MiB of one of its GPUs."""
     found: dict[str, list[float]] = {}
-    for s in facts.results["card_totals"].series:
+    for s in card_totals.series:
         try:
             total = float(s.labels.get("total", "nan"))
         except ValueError:
@@ -184,10 +190,10 @@ def _totals(facts: Facts) -> dict[str, tuple[float, float]]:
     return {card: (max(totals), min(totals)) for card, totals in found.items()}
 
 
-def _bounds(facts: Facts, look: float) -> dict[str, float]:
+def _bounds(card_totals: Result, look: float) -> dict[str, float]:
     """Card model -> the free MiB under which a GPU of the card's largest total is low (a node whose GPUs of
     the card have a smaller total, such as an exporter without FB_RESERVED, is read one by one where low)."""
-    return {card: look * big for card, (big, _) in _totals(facts).items() if big > 0}
+    return {card: look * big for card, (big, _) in _totals(card_totals).items() if big > 0}
 
 
 def _judged(
@@ -205,7 +211,7 @@ def _judged(
     for s in results.get("node_low", Result()).series:
         if (name := node_of(s.labels)) is not None:
             low.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
-    totals = _totals(facts) if facts is not None else {}
+    totals = _totals(facts.results["card_totals"]) if facts is not None else {}
     counted = "node_low" in results
     per_node = node_shares(sample.engines)
     nodes: list[FleetNode] = []

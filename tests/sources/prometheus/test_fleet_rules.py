@@ -110,3 +110,26 @@ def test_the_overview_reads_the_recorded_series_and_judges_the_same(recorded_url
 def test_without_the_rules_the_overview_reads_the_raw_series(fleet_url):
     _, then = _reads(fleet_url, Queries(look=0.1), [AT - 5, AT])
     assert then.node_figures_from == "raw series"
+
+
+def test_with_the_rules_the_first_read_counts_low_gpus_in_its_first_round(recorded_url):
+    """The first read (the screen's first frame) asks for the rules and the cards' recorded totals first,
+    so its count of GPUs under the fraction goes out with the other queries, not after the slow facts."""
+    from gpumem_tui.sources.prometheus.client import Result
+
+    sent: list[str] = []
+
+    class Recording(PrometheusClient):
+        async def query(self, promql: str, at: float) -> Result:
+            sent.append(promql)
+            return await super().query(promql, at)
+
+    async def read():
+        async with Recording(Connection(recorded_url)) as client:
+            return await FleetReader(Queries(look=0.1)).read(client, AT)
+
+    sample = asyncio.run(read())
+    assert sample.node_figures_from == "recording rules"
+    low = next(i for i, q in enumerate(sent) if "gpumem:gpu_fb_free_mib:max{" in q and " < " in q)
+    join = sent.index(Queries().gpu_pods)
+    assert low < join and len([q for q in sent if " < " in q]) == 1
