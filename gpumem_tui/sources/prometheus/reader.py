@@ -14,9 +14,10 @@ per-GPU arithmetic runs on the server.
 
 The slow facts (GPUs per node, card and field; which pod holds which GPU, the join; each card's total; the
 nodes seen within the hour) are read again every FACTS_EVERY_S, when the set of reporting nodes is not the
-one they were read with, or when a refresh is evaluated before them; the sample says their age
-(`join_age_s`) and so does each engine's join reason. When the facts find the server has the recording
-rules of `gpumem-tui fleet rules`, the per-node figures are read from them (`node_figures_from`)."""
+one they were read with or a node's memory in all (used + free + reserved: a GPU came or went) changed, or
+when a refresh is evaluated before them; the sample says their age (`join_age_s`) and so does each engine's
+join reason. When the server has the recording rules of `gpumem-tui fleet rules`, the per-node figures are
+read from them (`node_figures_from`)."""
 
 from __future__ import annotations
 
@@ -52,8 +53,9 @@ DEFAULT_HEADROOM = Headroom(warning=0.10, critical=0.05, tolerance=0.02)
 class Facts:
     at: float
     results: dict[str, Result]
-    reporting: frozenset[str]
-    """The nodes that reported when the facts were read."""
+    reporting: dict[str, float | None]
+    """The nodes that reported when the facts were read, each with its used + free + reserved MiB (None:
+    unknown): a GPU that came or went changes it."""
     identities: list[GpuIdentity]
     """Every GPU and the pods holding it (the join), as read from `gpu_pods`."""
 
@@ -104,7 +106,7 @@ class FleetReader:
                 results, failures = {**results, **more}, {**failures, **more_failed}
             if all(name in results for name in FACTS):
                 slow = {n: results[n] for n in FACTS}
-                facts = self.facts = Facts(at, slow, reporting or frozenset(), identities_of(slow["gpu_pods"].series))
+                facts = self.facts = Facts(at, slow, reporting or {}, identities_of(slow["gpu_pods"].series))
                 self.rules = facts.rules
         first = facts is not None and "node_low" not in promql and "node_low" not in failures
         if first and facts is not None and (bounds := _bounds(facts.results["card_totals"], look)):  # just read
@@ -169,12 +171,20 @@ def _needs(gpu: FleetGpu, look: float) -> bool:
     return gpu.free_bytes < look * gpu.total_bytes
 
 
-def _reporting(results: dict[str, Result]) -> frozenset[str] | None:
-    """The nodes that report now (None when the queries that say so failed)."""
+def _reporting(results: dict[str, Result]) -> dict[str, float | None] | None:
+    """The nodes that report now, each with its used + free + reserved MiB, which stays the same while its
+    GPUs do (None: a field is not a number; None for all when the queries that say so failed)."""
     if "node_memory" not in results or "nodes_age" not in results:
         return None
-    series = [*results["node_memory"].series, *results["nodes_age"].series]
-    return frozenset(node for s in series if (node := node_of(s.labels)) is not None)
+    found: dict[str, float | None] = {}
+    for s in results["nodes_age"].series:
+        if (node := node_of(s.labels)) is not None:
+            found.setdefault(node, 0.0)
+    for s in results["node_memory"].series:
+        if (node := node_of(s.labels)) is not None:
+            total = found.get(node, 0.0)
+            found[node] = None if total is None or not math.isfinite(s.value) else total + s.value
+    return found
 
 
 def _totals(card_totals: Result) -> dict[str, tuple[float, float]]:

@@ -3,7 +3,7 @@ pod holds which GPU: the join) is read every FACTS_EVERY_S or when the set of no
 earlier says how old it is, never passing for one read now.
 
 The fleet here is written by hand: pod `serving/mover` is on node-x's GPU until 200 s, then on node-y's;
-node-z starts reporting at 600 s."""
+node-z starts reporting at 600 s; node-w has two GPUs until its second stops reporting at 400 s."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from gpumem_tui.sources.prometheus.reader import FACTS_EVERY_S, FleetReader
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
 
 pytestmark = pytest.mark.prometheus
-MOVED_S, Z_FROM_S, END_S = 200, 600, 700
+MOVED_S, Z_FROM_S, LOST_S, END_S = 200, 600, 400, 800
 GPU = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter"'
 
 
@@ -33,8 +33,12 @@ def _text() -> str:
             held = (node == "node-x") == (s < MOVED_S)
             pod = ',exported_namespace="serving",exported_pod="mover"' if held and node != "node-z" else ""
             labels = f'{GPU},UUID="GPU-{node}",Hostname="{node}",instance="{node}:9400"{pod}'
-            used = 74000 if pod else 500
+            used = 500  # the same with or without the pod: a node's memory in all stays as it is
             for name, value in (("USED", used), ("FREE", 81559 - used - 500), ("RESERVED", 500)):
+                lines[f"DCGM_FI_DEV_FB_{name}"].append(f"DCGM_FI_DEV_FB_{name}{{{labels}}} {value} {t}")
+        for index in (0, 1) if s < LOST_S else (0,):
+            labels = f'{GPU.replace("0", str(index), 1)},UUID="GPU-w{index}",Hostname="node-w",instance="node-w:9400"'
+            for name, value in (("USED", 500), ("FREE", 80559), ("RESERVED", 500)):
                 lines[f"DCGM_FI_DEV_FB_{name}"].append(f"DCGM_FI_DEV_FB_{name}{{{labels}}} {value} {t}")
         engine = 'model_name="m",engine="0",job="vllm",namespace="serving",pod="mover",instance="10.2.0.1:8000"'
         vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{engine}}} 0.5 {t}")
@@ -61,9 +65,9 @@ class Recording(PrometheusClient):
         return await super().query(promql, at)
 
 
-def _reads(url: str, offsets: list[int]):
+def _reads(url: str, offsets: list[int], facts_every_s: float = FACTS_EVERY_S):
     """(sample, queries sent) of each refresh of one reader, at each offset in turn."""
-    reader = FleetReader(Queries(look=0.1))
+    reader = FleetReader(Queries(look=0.1), facts_every_s=facts_every_s)
 
     async def read():
         out = []
@@ -104,8 +108,19 @@ def test_the_join_is_read_again_after_five_minutes_and_then_finds_the_pod_moved(
 def test_a_node_that_appears_reads_the_join_again_at_once(moving_url):
     (_, sent1), (before, sent2), (after, sent3) = _reads(moving_url, [560, 590, 610])
     assert _joined(sent1) and not _joined(sent2) and before.join_age_s == 30
-    assert [n.name for n in after.nodes] == ["node-x", "node-y", "node-z"]
+    assert [n.name for n in after.nodes] == ["node-w", "node-x", "node-y", "node-z"]
     assert after.join_age_s == 0 and _joined(sent3)
+
+
+def test_a_gpu_that_stops_reporting_reads_the_facts_again_at_once(moving_url):
+    """node-w's second GPU stops at 400 s (past the 5 min lookback by 750 s): its node's memory in all
+    drops, so the GPUs per node are read again then, not an hour later, and never counted stale."""
+    (before, _), (after, sent) = _reads(moving_url, [620, 750], facts_every_s=3600)
+    w = {s.name: s for s in before.nodes}["node-w"]
+    assert w.gpus == 2 and before.join_age_s == 0
+    w = {s.name: s for s in after.nodes}["node-w"]
+    assert _joined(sent) and after.join_age_s == 0
+    assert w.gpus == 1 and w.total_bytes == 81559 * 2**20 and not w.unknown
 
 
 def test_the_reader_judges_headroom_with_the_thresholds_defaults():
