@@ -45,6 +45,9 @@ FAST = (
     "targets_down",
 )
 FACTS = ("node_gpus", "gpu_pods", "nodes_seen", "card_totals", "rules_present")
+GPU_CHANGE_MIB = 1024.0
+"""A node's used + free + reserved that moves by more than this (1 GiB, under the smallest MIG instance's
+memory) means a GPU came or went; less is rounding, not worth a slow read."""
 DEFAULT_HEADROOM = Headroom(warning=0.10, critical=0.05, tolerance=0.02)
 """diagnosis' Thresholds' defaults (tests/sources/prometheus/test_fleet_reader.py holds them equal)."""
 
@@ -100,7 +103,7 @@ class FleetReader:
             promql |= {name: getattr(q, name) for name in FACTS}
         results, failures = await ask(client, promql, at)
         reporting = _reporting(results)
-        if due or (facts is not None and reporting is not None and reporting != facts.reporting):
+        if due or (facts is not None and reporting is not None and _changed(facts.reporting, reporting)):
             if not due:  # the nodes changed since the facts were read: read them again now
                 more, more_failed = await ask(client, {name: getattr(q, name) for name in FACTS}, at)
                 results, failures = {**results, **more}, {**failures, **more_failed}
@@ -185,6 +188,20 @@ def _reporting(results: dict[str, Result]) -> dict[str, float | None] | None:
             total = found.get(node, 0.0)
             found[node] = None if total is None or not math.isfinite(s.value) else total + s.value
     return found
+
+
+def _changed(then: dict[str, float | None], now: dict[str, float | None]) -> bool:
+    """Whether the reporting nodes differ, or a node's memory in all moved by more than GPU_CHANGE_MIB or
+    became (or stopped being) unknown."""
+    if then.keys() != now.keys():
+        return True
+    for node, total in now.items():
+        before = then[node]
+        if (before is None) != (total is None) or (
+            before is not None and total is not None and abs(total - before) > GPU_CHANGE_MIB
+        ):
+            return True
+    return False
 
 
 def _totals(card_totals: Result) -> dict[str, tuple[float, float]]:
