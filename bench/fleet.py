@@ -1,6 +1,7 @@
 """Fleet refresh cost at scale: a real Prometheus over a simulated fleet of N nodes (8 H100s and one vLLM
-engine over all eight each, an hour of history at 30 s), and the fleet read (`read_fleet`, what `fleet check`
-and the fleet screen run per refresh) timed against it.
+engine over all eight each, an hour of history at 30 s), and the fleet reads timed against it: the overview
+(`fleet check` and the fleet screen, refresh after refresh through one FleetReader) and the full read
+(`fleet snapshot`), then the fleet screen's first frame.
 
 The node is the project's own simulator (gpumem_tui/demo/fleet_series.py) running a scenario written here:
 Llama 3.1 70B BF16, tensor parallel 8, gpu_memory_utilization 0.9. One node's series are generated once and
@@ -9,16 +10,21 @@ copied per node with its own name, UUIDs, pods and addresses, then backfilled wi
 loopback port (the recipe of tests/sources/prometheus/server.py).
 
 Per refresh it prints: wall time, client CPU (time.process_time), bytes received, queries made, and the
-process's RSS; then the medians and per-node costs. Nothing here is asserted: it is measured.
+process's RSS; then the medians and per-node costs; then the time from starting the fleet screen (headless,
+Textual's run_test) to its first frame with the fleet drawn. Nothing here is asserted: it is measured.
 
 Run: python3 bench/fleet.py [--nodes 100] [--refreshes 5] [--read overview|full|both] [--utilization 0.9]
-     (--nodes 1000: about 950 MB of OpenMetrics, promtool ~10 s and ~1.2 GB RSS, a few minutes in all)
+                            [--rules] [--keep DIR]
+     (--nodes 1000: about 950 MB of OpenMetrics, promtool ~30 s and ~1.2 GB RSS, a few minutes in all;
+     --keep DIR keeps the blocks for the next run)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,15 +37,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.sources.pr
 
 import psutil  # noqa: E402
 
+from gpumem_tui.app.fleet_app import FleetApp  # noqa: E402
+from gpumem_tui.cli.fleet_screen import prometheus_reader  # noqa: E402
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient  # noqa: E402
-from gpumem_tui.sources.prometheus.fleet import read_fleet  # noqa: E402
+from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S, Connection, PrometheusClient  # noqa: E402
 from gpumem_tui.sources.prometheus.queries import Queries  # noqa: E402
+from gpumem_tui.sources.prometheus.reader import FleetReader  # noqa: E402
+from gpumem_tui.sources.prometheus.rules import rule_group  # noqa: E402
 from tests.sources.prometheus.server import T0, require_prometheus, running  # noqa: E402
 
 HOUR_S = 3600
+RULES_S = 120
+"""With --rules: how long before the reads' moment the rules' series are backfilled (a few evaluations)."""
 STEP_S = 30
 """dcgm-exporter's default collection interval."""
 NODE = """description = "bench: one vLLM engine over eight H100s"
@@ -129,20 +140,25 @@ class Counting:
         return status, body
 
 
-async def refresh(url: str, at: float, queries: Queries, counting: Counting) -> tuple[float, float, int, int, int]:
-    """(wall s, client CPU s, bytes, queries, GPUs read one by one) of one fleet read over a fresh pool."""
+async def refresh(
+    url: str, at: float, reader: FleetReader, counting: Counting
+) -> tuple[float, float, int, int, int, str]:
+    """(wall s, client CPU s, bytes, queries, GPUs read one by one, where the node figures came from) of one
+    fleet read over a fresh pool."""
     counting.requests = counting.bytes = 0
     wall, cpu = time.perf_counter(), time.process_time()
     async with PrometheusClient(Connection(url)) as client:
-        sample = await read_fleet(client, queries, at)
-    return time.perf_counter() - wall, time.process_time() - cpu, counting.bytes, counting.requests, len(sample.gpus)
+        sample = await reader.read(client, at)
+    spent = time.perf_counter() - wall, time.process_time() - cpu
+    return *spent, counting.bytes, counting.requests, len(sample.gpus), sample.node_figures_from
 
 
 READS = {
     "overview": Queries(look=Thresholds().headroom_warning_fraction),
     "full": Queries(),
 }
-"""`fleet check`'s read (GPUs one by one only where they need a look) and `fleet snapshot`'s (every GPU)."""
+"""The fleet screen's and `fleet check`'s read (per-node aggregates; GPUs one by one only on nodes that need a
+look; the slow facts read with the first refresh and kept by the reader) and `fleet snapshot`'s (every GPU)."""
 
 
 def _summary(name: str, runs: list[tuple[float, float, int, int, int]], nodes: int) -> None:
@@ -166,6 +182,17 @@ def main() -> int:
         help="the engines' gpu_memory_utilization (default 0.9, vLLM's: about 8.7 %% of each H100 stays free, "
         "under the 10 %% headroom fraction, so every GPU is read one by one as 'as planned')",
     )
+    parser.add_argument(
+        "--rules",
+        action="store_true",
+        help="with the series of `gpumem-tui fleet rules` backfilled beside the fleet (the overview reads them)",
+    )
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="build the fleet's blocks in DIR and keep them; a later run with the same --nodes and "
+        "--utilization reuses them (1,000 nodes take about a minute to build)",
+    )
     args = parser.parse_args()
     if args.nodes < 1 or args.refreshes < 1 or not 0 < args.utilization < 1:
         print("fleet bench: --nodes and --refreshes at least 1, --utilization between 0 and 1", file=sys.stderr)
@@ -175,44 +202,101 @@ def main() -> int:
     except BaseException as exc:  # noqa: BLE001 - pytest's skip outside pytest: say why in one line
         print(f"fleet bench: {exc}", file=sys.stderr)
         return 3
-    me = psutil.Process()
+    at = float(T0 + HOUR_S)
     with tempfile.TemporaryDirectory(prefix="gpumem-fleet-bench-") as tmp:
-        where = Path(tmp)
-        started = time.perf_counter()
-        source = write_fleet(args.nodes, where, args.utilization)
-        made = time.perf_counter() - started
-        started = time.perf_counter()
-        data = where / "data"
+        data = _fleet(args, Path(args.keep) if args.keep else Path(tmp))
+        if args.rules:
+            data = _with_rules(data, Path(tmp), at)
+        with running(data) as url:
+            _measure(url, at, args)
+            frame, rss = asyncio.run(first_frame(url, at))
+            print(f"fleet screen: first frame with the fleet after {frame * 1000:,.0f} ms; RSS {rss / 2**20:,.0f} MiB")
+    return 0
+
+
+def _with_rules(data: Path, where: Path, at: float) -> Path:
+    """A copy of the blocks (hard links) with the series of `gpumem-tui fleet rules` backfilled for the last
+    RULES_S before `at` by `promtool tsdb create-blocks-from rules`, evaluated against the raw blocks."""
+    rules = where / "rules.yml"
+    rules.write_text(rule_group(Queries()), encoding="utf-8")
+    merged = where / "with-rules"
+    shutil.rmtree(merged, ignore_errors=True)
+    shutil.copytree(data, merged, copy_function=os.link, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head"))
+    started = time.perf_counter()
+    with running(data) as url:
         subprocess.run(
-            ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+            ["promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", f"--start={int(at - RULES_S)}",
+             f"--end={int(at)}", f"--output-dir={merged}", str(rules)],
             check=True,
             capture_output=True,
-        )
-        size = source.stat().st_size
-        source.unlink()
-        filled = time.perf_counter() - started
-        print(
-            f"{args.nodes:,} nodes, {args.nodes * 8:,} GPUs, {args.nodes:,} engines at utilization "
-            f"{args.utilization:g}, 1 h at {STEP_S} s: "
-            f"OpenMetrics {size / 1e6:,.1f} MB made in {made:.1f} s, backfilled in {filled:.1f} s"
-        )
-        counting = Counting()
-        client_module.read_capped = counting  # type: ignore[assignment]  # the bench's meter on every request
-        at = float(T0 + HOUR_S)
-        with running(data) as url:
-            for name in READS if args.read == "both" else [args.read]:
-                runs = []
-                for number in range(args.refreshes):
-                    wall, cpu, received, queries, gpus = asyncio.run(refresh(url, at, READS[name], counting))
-                    rss = me.memory_info().rss
-                    runs.append((wall, cpu, received, queries, rss))
-                    print(
-                        f"{name} {number + 1}: {wall * 1000:,.0f} ms wall, {cpu * 1000:,.0f} ms client CPU, "
-                        f"{received / 2**20:,.2f} MiB received in {queries} queries, {gpus:,} GPUs read one by one; "
-                        f"RSS {rss / 2**20:,.0f} MiB"
-                    )
-                _summary(name, runs, args.nodes)
-    return 0
+        )  # fmt: skip
+    print(f"recording rules backfilled for the last {RULES_S} s in {time.perf_counter() - started:.1f} s")
+    return merged
+
+
+async def first_frame(url: str, at: float) -> tuple[float, int]:
+    """Seconds from starting the fleet screen (headless) to its first frame with the fleet drawn, and the
+    process's RSS then: the overview's first read, with the slow facts, and the tables filled."""
+    started = time.perf_counter()
+    queries = READS["overview"]
+    app = FleetApp(prometheus_reader(Connection(url), queries, at, QUERY_TIMEOUT_S), url, poll=False)
+    async with app.run_test(size=(160, 60)) as pilot:
+        while app.sample is None and app.failure is None:
+            await pilot.pause(0.01)
+        await pilot.pause()
+        return time.perf_counter() - started, psutil.Process().memory_info().rss
+
+
+def _fleet(args: argparse.Namespace, where: Path) -> Path:
+    """The backfilled blocks of the fleet under `where` (built unless --keep already holds this fleet)."""
+    data, made_for = where / "data", where / "fleet.txt"
+    wanted = f"{args.nodes} nodes at utilization {args.utilization!r}\n"
+    if data.is_dir() and made_for.is_file() and made_for.read_text(encoding="utf-8") == wanted:
+        print(f"{args.nodes:,} nodes at utilization {args.utilization:g}: the blocks kept in {where}")
+        return data
+    where.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    source = write_fleet(args.nodes, where, args.utilization)
+    made = time.perf_counter() - started
+    started = time.perf_counter()
+    shutil.rmtree(data, ignore_errors=True)
+    subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+        check=True,
+        capture_output=True,
+    )
+    size = source.stat().st_size
+    source.unlink()
+    made_for.write_text(wanted, encoding="utf-8")
+    filled = time.perf_counter() - started
+    print(
+        f"{args.nodes:,} nodes, {args.nodes * 8:,} GPUs, {args.nodes:,} engines at utilization "
+        f"{args.utilization:g}, 1 h at {STEP_S} s: "
+        f"OpenMetrics {size / 1e6:,.1f} MB made in {made:.1f} s, backfilled in {filled:.1f} s"
+    )
+    return data
+
+
+def _measure(url: str, at: float, args: argparse.Namespace) -> None:
+    me = psutil.Process()
+    counting = Counting()
+    client_module.read_capped = counting  # the bench's meter on every request
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores shared with other work)")
+    for name in READS if args.read == "both" else [args.read]:
+        runs = []
+        reader = FleetReader(READS[name])  # one reader for all refreshes, as the fleet screen's worker
+        for number in range(args.refreshes + (name == "overview")):
+            wall, cpu, received, queries, gpus, source = asyncio.run(refresh(url, at, reader, counting))
+            rss = me.memory_info().rss
+            first = name == "overview" and number == 0  # with the slow facts: not in the medians
+            if not first:
+                runs.append((wall, cpu, received, queries, rss))
+            print(
+                f"{name} {'first (with the slow facts)' if first else len(runs)}: {wall * 1000:,.0f} ms wall, "
+                f"{cpu * 1000:,.0f} ms client CPU, {received / 2**20:,.2f} MiB received in {queries} queries, "
+                f"{gpus:,} GPUs read one by one, node figures from {source}; RSS {rss / 2**20:,.0f} MiB"
+            )
+        _summary(name, runs, args.nodes)
 
 
 if __name__ == "__main__":

@@ -191,6 +191,8 @@ class FleetApp(App[None]):
             if c.not_joined:
                 line += f" ({c.not_joined:,} not joined)"
             text.append(f"{line}; data age {age}; ")
+            if sample.join_age_s:  # the overview keeps the join between refreshes: never passed off as new
+                text.append(f"the pod-to-GPU join as read {sample.join_age_s:.0f} s ago; ")
             for what, why in sample.unknown.items():
                 text.append(f"{what}: unknown, because {literal(why)}; ")
         else:

@@ -1,6 +1,7 @@
 """`gpumem-tui fleet --prometheus URL` and `fleet --demo`: the fleet screen (app/fleet_app.py).
 
-The live source opens one client per refresh and evaluates at the refresh's moment (or always at `--at`);
+The live source opens one client per refresh and evaluates at the refresh's moment (or always at `--at`),
+through one FleetReader for the app's life (the overview unless --full; the slow facts kept between reads);
 the demo is the simulated fleet of demo/fleet_answers.py, computed once off the UI's thread."""
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from gpumem_tui.app.fleet_app import FleetApp, HistoryReader, Reader
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
+from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.fleet import read_fleet
+from gpumem_tui.sources.prometheus.headroom import Headroom
 from gpumem_tui.sources.prometheus.history import FleetHistory, read_history
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
 
 Planner = Callable[[FleetSample], FleetSample]
@@ -27,12 +30,21 @@ def _unplanned(sample: FleetSample) -> FleetSample:
     return sample
 
 
+def headroom() -> Headroom:
+    """The headroom fractions of the judge's thresholds (GPUMEM_TUI_HEADROOM_* in the environment)."""
+    t = Thresholds()
+    return Headroom(t.headroom_warning_fraction, t.headroom_critical_fraction, t.headroom_plan_tolerance_fraction)
+
+
 def prometheus_reader(
     connection: Connection, queries: Queries, at: float | None, timeout_s: float, plan: Planner = _unplanned
 ) -> Reader:
+    """Each refresh through one FleetReader, which keeps the slow facts (the join) between refreshes."""
+    reader = FleetReader(queries, headroom())
+
     async def read() -> FleetSample:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            return plan(await read_fleet(client, queries, time.time() if at is None else at))
+            return plan(await reader.read(client, time.time() if at is None else at))
 
     return read
 

@@ -115,7 +115,7 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
             (*NODE_LABELS, *GPU_KEY),
             len,
         ),
-        "gpu_pods": _by(used, (*NODE_LABELS, "UUID", "GPU_I_ID", *POD_LABELS), len),
+        "gpu_pods": _by(used, (*NODE_LABELS, *GPU_KEY, *POD_LABELS), len),
         "nodes_age": _by([(labels, now - at, now) for labels, _, at in used], NODE_LABELS, min),
         "nodes_seen": _by([(labels, 1.0, now) for labels in seen_used], NODE_LABELS, len),
         "engines": _by(

@@ -15,10 +15,11 @@ from collections import defaultdict
 
 from pydantic import BaseModel, ConfigDict
 
-from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Severity, Thresholds
+from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Thresholds
 from gpumem_tui.diagnosis.findings.registry import BY_CODE
 from gpumem_tui.diagnosis.fleet_plan_findings import plan_findings
 from gpumem_tui.sources.prometheus.fleet import STALE_AFTER_S
+from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_gpu, as_planned_node, node_shares, shares
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 from gpumem_tui.text import literal
@@ -142,45 +143,74 @@ def _gpu_index(gpu: FleetGpu) -> int | None:
 
 
 def _headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
-    utilization: dict[str, float] = {}
-    for engine in sample.engines:
-        for uuid in engine.gpus:
-            if engine.gpu_memory_utilization is not None:
-                utilization[uuid] = max(utilization.get(uuid, 0.0), engine.gpu_memory_utilization)
+    """Per GPU read one by one: a warning or critical finding each; GPUs under the fraction as their
+    engines planned are counted per node (one info finding), as are those the overview counted on the
+    server (`FleetNode.low`): both reads say the same of a node."""
+    h = Headroom(t.headroom_warning_fraction, t.headroom_critical_fraction, t.headroom_plan_tolerance_fraction)
+    share = shares(sample.engines)
+    planned: dict[str, list[tuple[int, int]]] = defaultdict(list)
     findings = []
     for gpu in sample.gpus:
         free, total = gpu.free_bytes, gpu.total_bytes
         if gpu.node in sample.stale_nodes or free is None or not total:
             continue
-        if free >= t.headroom_warning_fraction * total:
+        if free >= h.warning * total:
             continue
-        share = utilization.get(gpu.uuid or "")
-        planned_free = None if share is None else total * (1 - share)
-        as_planned = planned_free is not None and free >= planned_free - t.headroom_plan_tolerance_fraction * total
-        critical = free < t.headroom_critical_fraction * total
-        severity: Severity = "critical" if critical else "info" if as_planned else "warning"
+        given = share.get(gpu.uuid or gpu.index or "?")
+        if as_planned_gpu(free, total, given, h):
+            planned[gpu.node].append((free, total))
+            continue
+        critical = free < h.critical * total
         words = f"{gib(free)} free of {gib(total)} ({_percent(free / total)} of the card)"
-        if planned_free is not None:
-            words += f"; vLLM's gpu_memory_utilization {share:g} leaves {gib(planned_free)}"
+        if given is not None:
+            words += f"; vLLM's gpu_memory_utilization {given:g} leaves {gib(total * (1 - given))}"
         where = f"GPU {literal(gpu.index)}" + (f" ({literal(gpu.uuid)})" if gpu.uuid else "")
         findings.append(
             FleetFinding(
                 node=gpu.node,
                 finding=Finding(
-                    severity=severity,
+                    severity="critical" if critical else "warning",
                     code="headroom_low",
-                    title=f"node {literal(gpu.node)} {where}: only {_percent(free / total)} of memory free"
-                    + (" (as planned)" if severity == "info" else ""),
+                    title=f"node {literal(gpu.node)} {where}: only {_percent(free / total)} of memory free",
                     explanation=words + ".",
-                    try_this="nothing: the engine's gpu_memory_utilization leaves this much on purpose"
-                    if severity == "info"
-                    else "open the node (`gpumem-tui` on it) to see who holds the memory; lower "
+                    try_this="open the node (`gpumem-tui` on it) to see who holds the memory; lower "
                     "--gpu-memory-utilization or move other work off this GPU",
                     gpu_index=_gpu_index(gpu),
                 ),
             )
         )
+    per_node = node_shares(sample.engines)
+    for node in sample.nodes:
+        if node.name in sample.stale_nodes:
+            continue
+        mine = per_node.get(node.name, {})
+        if node.low is not None and node.name not in planned and as_planned_node(node, mine, h):
+            least = (node.low.least_free_bytes, node.low.least_free_total_bytes)
+            planned[node.name] = [least] * node.low.gpus
+        if planned.get(node.name):
+            findings.append(_as_planned(node.name, planned[node.name], mine, h))
     return findings
+
+
+def _as_planned(node: str, gpus: list[tuple[int, int]], mine: dict[str, float], h: Headroom) -> FleetFinding:
+    """One info finding for a node's GPUs under the fraction as planned: how many, and the least free;
+    `mine`: the utilization its engines give each of its GPUs."""
+    free, total = min(gpus, key=lambda g: g[0] / g[1])
+    shares_said = sorted(set(mine.values()))
+    count = f"{len(gpus)} GPU{'s' * (len(gpus) > 1)}"
+    return FleetFinding(
+        node=node,
+        finding=Finding(
+            severity="info",
+            code="headroom_low",
+            title=f"node {literal(node)}: {count} under {_percent(h.warning)} free, as planned "
+            f"(the least: {_percent(free / total)})",
+            explanation=f"The least free has {gib(free)} of {gib(total)} ({_percent(free / total)} of the card); "
+            f"its engines' gpu_memory_utilization ({', '.join(f'{s:g}' for s in shares_said)}) leaves that much "
+            "on purpose.",
+            try_this="nothing: the engines' gpu_memory_utilization leaves this much on purpose",
+        ),
+    )
 
 
 def _endpoint(engine: FleetEngine) -> str:

@@ -220,12 +220,11 @@ def model_memory(sample: FleetSample) -> list[ModelMemory]:
     by_model: dict[str, list[FleetEngine]] = defaultdict(list)
     for engine in sample.engines:
         by_model[engine.model_name].append(engine)
-    used_by_uuid = {g.uuid or g.index or "?": g.used_bytes for g in sample.gpus}
     models = []
     for model, engines in sorted(by_model.items()):
         unknown: dict[str, str] = {}
         gpus = sorted({g for e in engines for g in e.gpus})
-        used = _total([used_by_uuid.get(g) for g in gpus]) if gpus else None
+        used = _model_used(engines, sample) if gpus else None
         if not gpus:
             unknown["used_bytes"] = "no engine of the model is joined to its GPUs (fleet finding not_joined)"
         elif used is None:
@@ -247,6 +246,26 @@ def model_memory(sample: FleetSample) -> list[ModelMemory]:
             )
         )
     return models
+
+
+def _model_used(engines: list[FleetEngine], sample: FleetSample) -> int | None:
+    """The memory used on a model's GPUs, node by node: the sum of its GPUs where they were read one by one,
+    else the node's own sum where the model's engines hold every GPU of it (the overview reads GPU by GPU
+    only the nodes that need a look, a node shared with other work among them); unknown otherwise."""
+    by_gpu = {g.uuid or g.index or "?": g.used_bytes for g in sample.gpus}
+    nodes = {n.name: n for n in sample.nodes}
+    mine: dict[str | None, set[str]] = defaultdict(set)
+    for engine in engines:
+        mine[engine.node].update(engine.gpus)
+    values: list[int | None] = []
+    for node, gpus in mine.items():
+        if all(g in by_gpu for g in gpus):
+            values += [by_gpu[g] for g in gpus]
+        elif node in nodes and len(gpus) == nodes[node].gpus:
+            values.append(nodes[node].used_bytes)
+        else:
+            return None
+    return _total(values)
 
 
 def _total(values: list[int | None]) -> int | None:

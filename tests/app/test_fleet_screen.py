@@ -71,7 +71,8 @@ async def test_demo_fleet_header_models_nodes_and_findings(fleet_sample):
         assert nodes[-1][0] == "node-f"
         assert "8 x NVIDIA H200" in nodes[-1][1] and "GiB" in nodes[-1][2]
         codes = {row[1]: row for row in _table(app, "fleet-findings")}
-        assert codes["kv_saturated"][2] == "3" and codes["headroom_low"][2] == "9"
+        # headroom_low: node-c's critical GPU and one counted finding per node whose GPUs are low as planned
+        assert codes["kv_saturated"][2] == "3" and codes["headroom_low"][2] == "4"
         # a sample no plan was made for (the catalog's plans: test_models_show_used_vs_planned_...): unknown
         # with its reason, never a number or "ok"
         assert "and 9 more): unknown, because no plan was made for it" in text  # node-h: its exporter's plan
@@ -269,3 +270,23 @@ async def test_models_show_used_vs_planned_as_fleet_check_says(fleet_sample):
     assert eight["planned_bytes"] == sum(
         e.planned_bytes or 0 for e in planned.engines if e.model_name == "meta-llama/Llama-3.1-8B-Instruct"
     )
+
+
+async def test_a_join_read_earlier_says_its_age(fleet_sample):
+    """The overview keeps the pod-to-GPU join up to 5 min: the header says how old it is, never passing it
+    off as read now."""
+    kept = fleet_sample.model_copy(update={"join_age_s": 200.0})
+
+    async def read():
+        return kept
+
+    app = _app(read, Clock(kept.evaluated_at))
+    async with app.run_test(size=(160, 60)) as pilot:
+        assert "the pod-to-GPU join as read 200 s ago" in await _text(app, pilot)
+
+    async def fresh():
+        return fleet_sample
+
+    app = _app(fresh, Clock(fleet_sample.evaluated_at))
+    async with app.run_test(size=(160, 60)) as pilot:
+        assert "join as read" not in await _text(app, pilot)

@@ -47,9 +47,9 @@ def test_demo_refuses_the_options_of_a_real_source(capsys):
         assert len(err) == 1 and "for --prometheus; --demo is a simulated fleet" in err[0], err
 
 
-def test_fleet_screen_reads_as_overview_when_told(monkeypatch, capsys):
-    """--overview reaches the screen's reader (reads only the GPUs under the headroom fraction one by one);
-    beside --demo it is refused, as it would be ignored."""
+def test_fleet_screen_reads_the_overview_unless_told_full(monkeypatch, capsys):
+    """The screen's reader makes the overview (GPUs one by one only on nodes that need a look) unless --full;
+    beside --demo either is refused, as it would be ignored."""
     from gpumem_tui.cli import fleet_screen
 
     looks: list = []
@@ -58,8 +58,9 @@ def test_fleet_screen_reads_as_overview_when_told(monkeypatch, capsys):
         fleet_screen, "prometheus_reader", lambda c, q, at, t, *plan: looks.append(q.look) or real(c, q, at, t, *plan)
     )
     monkeypatch.setattr(FleetApp, "run", lambda *_, **__: None)
-    assert main(["fleet", "--prometheus", "http://prom.example:9090", "--overview"]) == 0
     assert main(["fleet", "--prometheus", "http://prom.example:9090"]) == 0
+    assert main(["fleet", "--prometheus", "http://prom.example:9090", "--full"]) == 0
     assert looks[0] is not None and 0 < looks[0] < 1 and looks[1] is None
-    assert main(["fleet", "--demo", "--overview"]) == 2
-    assert "--overview is for --prometheus" in capsys.readouterr().err
+    for option in ("--overview", "--full"):
+        assert main(["fleet", "--demo", option]) == 2
+        assert f"{option} is for --prometheus" in capsys.readouterr().err

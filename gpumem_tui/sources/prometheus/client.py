@@ -204,7 +204,13 @@ def _envelope(url: str, status: int, body: bytes, kind: str) -> dict[str, Any]:
 
 def _labels(item: Mapping[str, Any]) -> dict[str, str]:
     metric = item.get("metric")
-    return {str(k): str(v) for k, v in metric.items()} if isinstance(metric, dict) else {}
+    if not isinstance(metric, dict):
+        return {}
+    try:
+        "".join(metric.values())  # every value a string, as the API sends them: kept without a copy
+    except TypeError:
+        return {str(k): str(v) for k, v in metric.items()}
+    return metric
 
 
 def _point(pair: Any) -> tuple[float, float]:

@@ -11,6 +11,7 @@ import asyncio
 import math
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
@@ -40,9 +41,18 @@ MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cach
 """cache_config_info labels that vLLM measures at start-up (they differ with the card), not settings."""
 IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
 LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
-SUMMED = ("node_memory", "node_gpus", "node_pods")
-"""What the overview reads per node on the server; a full read sums its GPUs instead."""
-FROM_DCGM = {"gpu_memory", "gpu_instances", "gpu_pods", "nodes_age", "nodes_seen", *SUMMED}
+FROM_DCGM = {
+    "gpu_memory",
+    "gpu_instances",
+    "gpu_pods",
+    "nodes_age",
+    "nodes_seen",
+    "node_memory",
+    "node_gpus",
+    "node_least_free",
+    "node_low",
+    "card_totals",
+}
 """The answers made of dcgm-exporter's series, read with the chosen node and pod labels."""
 QUERY_NAMES = (
     "gpu_memory",
@@ -59,27 +69,77 @@ QUERY_NAMES = (
 )
 
 
-async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
-    """Run every query at `at` and join the answers. Raises PrometheusError when none could be read."""
-    names = QUERY_NAMES if queries.look is None else (*QUERY_NAMES, *SUMMED)
-    answers, exported = await asyncio.gather(
-        asyncio.gather(*(client.query(getattr(queries, name), at) for name in names), return_exceptions=True),
-        gpumem_export.read(client, queries, at),  # the series of nodes that run gpumem-tui export
-    )
-    answers = [*answers, *exported.values()]
+async def ask(
+    client: PrometheusClient, promql: Mapping[str, str], at: float
+) -> tuple[dict[str, Result], dict[str, str]]:
+    """Each named query run concurrently at `at`: (answers, failures in one line each). Raises the first
+    PrometheusError when none could be read."""
+    answers = await asyncio.gather(*(client.query(q, at) for q in promql.values()), return_exceptions=True)
     results: dict[str, Result] = {}
     failures: dict[str, str] = {}
-    for name, answer in zip([*names, *exported], answers, strict=True):
+    for name, answer in zip(promql, answers, strict=True):
         if isinstance(answer, Result):
             results[name] = answer
         elif isinstance(answer, PrometheusError):
             failures[name] = str(answer)
         elif isinstance(answer, BaseException):
             raise answer
-    if not results:
-        first = next(a for a in answers if isinstance(a, PrometheusError))
-        raise first
+    if not results and failures:
+        raise next(a for a in answers if isinstance(a, PrometheusError))
+    return results, failures
+
+
+async def ask_with_exporters(
+    client: PrometheusClient, queries: Queries, promql: Mapping[str, str], at: float
+) -> tuple[dict[str, Result], dict[str, str]]:
+    """`ask`, and beside it the series of nodes that run gpumem-tui export (gpumem_export.read: one query
+    first, the rest only where some node runs one)."""
+    # both run to their end before either's failure is raised: no request is left in flight
+    asked, read = await asyncio.gather(
+        ask(client, promql, at), gpumem_export.read(client, queries, at), return_exceptions=True
+    )
+    if isinstance(asked, BaseException):
+        raise asked
+    if isinstance(read, BaseException):
+        raise read
+    results, failures = asked
+    for name, answer in read.items():
+        if isinstance(answer, Result):
+            results[name] = answer
+        elif isinstance(answer, PrometheusError):
+            failures[name] = str(answer)
+        elif isinstance(answer, BaseException):
+            raise answer
+    return results, failures
+
+
+async def read_full(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
+    """Every GPU one by one (`fleet snapshot --full`, `fleet check --full`)."""
+    promql = {name: getattr(queries, name) for name in QUERY_NAMES}
+    results, failures = await ask_with_exporters(client, queries, promql, at)
     return build(client.connection.url, at, results, failures, queries.matchers, queries.labels)
+
+
+async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
+    """One fleet sample at `at`: every GPU one by one when `queries.look` is None (the full read), else the
+    overview as one refresh of a FleetReader. Raises PrometheusError when no query could be read."""
+    if queries.look is not None:
+        from gpumem_tui.sources.prometheus.reader import FleetReader  # noqa: PLC0415 - the reader builds on this module
+
+        return await FleetReader(queries).read(client, at)
+    return await read_full(client, queries, at)
+
+
+def project(results: Mapping[str, Result], choice: LabelChoice) -> dict[str, Result]:
+    """dcgm-exporter's answers read with only the chosen node and pod labels (--node-label, --pod-label)."""
+    if choice == AUTO:
+        return dict(results)
+    return {
+        name: Result([Series(projected(s.labels, choice), s.value, s.timestamp) for s in r.series], r.warnings)
+        if name in FROM_DCGM
+        else r
+        for name, r in results.items()
+    }
 
 
 def build(
@@ -89,23 +149,21 @@ def build(
     failures: Mapping[str, str],
     selector: str = "",
     choice: LabelChoice = AUTO,
+    join_age_s: float = 0.0,
+    identities: list[GpuIdentity] | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
-    labels to read dcgm-exporter's series with (--node-label, --pod-label)."""
+    labels to read dcgm-exporter's series with (--node-label, --pod-label); `join_age_s`: how long ago
+    `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes;
+    `identities`: `identities_of(gpu_pods)` when the caller keeps it too."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
-    exporters = exporter_pods(s.labels for name in ("gpu_pods", "node_pods") for s in results.get(name, empty).series)
-    if choice != AUTO:
-        results = {
-            name: Result([Series(projected(s.labels, choice), s.value, s.timestamp) for s in r.series], r.warnings)
-            if name in FROM_DCGM
-            else r
-            for name, r in results.items()
-        }
-    pods_rows = results.get("gpu_pods", empty).series
-    node_pods = results.get("node_pods", empty).series
-    gpus = _gpus(results.get("gpu_memory", empty).series, pods_rows, exporters)
+    exporters = exporter_pods(s.labels for s in results.get("gpu_pods", empty).series)
+    results = project(results, choice)
+    if identities is None:
+        identities = identities_of(results.get("gpu_pods", empty).series, exporters)
+    gpus = gpus_of(results.get("gpu_memory", empty).series, identities)
     gpus = _with_instances(gpus, results.get("gpu_instances", empty).series)
     summed = "node_memory" in results and "node_gpus" in results
     if summed:
@@ -132,8 +190,8 @@ def build(
         unknown["engines"] = "no vLLM series match the selector"
     down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", empty).series}
     engines = [_silenced(e) if (e.job or "", e.instance or "") in down else e for e in engines]
-    held = _held(node_pods, exporters) if "node_pods" in results else _held_of(gpus)
-    engines = _join(engines, gpus, held, counts, "gpu_pods" in results or "node_pods" in results)
+    held = _held_of(identities)
+    engines = _join(engines, identities, held, counts, "gpu_pods" in results, join_age_s)
     nodes = _nodes(counts, sums, engines, ages, seen)
     for name in set(counts) | seen:
         if EXPORTER_POD.search(name):
@@ -166,6 +224,7 @@ def build(
             not_joined=len(engines) - joined,
         ),
         data_age_s=max(fresh) if fresh else None,
+        join_age_s=join_age_s,
         unknown=unknown,
     )
     return gpumem_export.with_exporters(sample, results, failures, STALE_AFTER_S)
@@ -221,12 +280,45 @@ def _mib(value: float | None, what: str, unknown: dict[str, str], field: str) ->
     return round(value * MIB)
 
 
-def _gpus(memory: list[Series], pods: list[Series], exporters: set[str]) -> list[FleetGpu]:
-    held: dict[tuple, set[str]] = defaultdict(set)
-    for s in pods:
+@dataclass(frozen=True)
+class GpuIdentity:
+    """One GPU as the pod-to-GPU join (`gpu_pods`) names it, with the workloads that hold it."""
+
+    node: str
+    uuid: str | None
+    instance: str | None
+    index: str | None
+    pods: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.uuid or self.index or "?"
+
+
+def identities_of(rows: list[Series], exporters: set[str] | None = None) -> list[GpuIdentity]:
+    """Every GPU of `gpu_pods`, each once, in the order GPUs are listed (node, UUID, GPU instance).
+    `exporters`: the exporter's own pods, found before the labels were projected (else from `rows`)."""
+    if exporters is None:
+        exporters = exporter_pods(s.labels for s in rows)
+    pods: dict[tuple[str, str | None, str | None], set[str]] = defaultdict(set)
+    index: dict[tuple[str, str | None, str | None], str | None] = {}
+    for s in rows:
+        node = node_of(s.labels)
+        if node is None:
+            continue
+        key = (node, s.labels.get("UUID"), s.labels.get("GPU_I_ID"))
+        index.setdefault(key, s.labels.get("gpu"))
         workload = workload_of(s.labels, exporters)
-        if workload is not None:
-            held[(node_of(s.labels), s.labels.get("UUID"), s.labels.get("GPU_I_ID"))].add("/".join(workload))
+        pods[key].update(() if workload is None else ("/".join(workload),))
+    ordered = sorted(pods, key=lambda k: tuple(str(part) for part in k))
+    return [GpuIdentity(*key, index=index[key], pods=tuple(sorted(pods[key]))) for key in ordered]
+
+
+def gpus_of(memory: list[Series], identities: list[GpuIdentity]) -> list[FleetGpu]:
+    """The GPUs of a per-GPU memory answer, each with the pods the join says hold it."""
+    if not memory:
+        return []
+    held: dict[tuple, tuple[str, ...]] = {(gpu.node, gpu.uuid, gpu.instance): gpu.pods for gpu in identities}
     by_gpu: dict[tuple, dict[str, Series]] = defaultdict(dict)
     for s in memory:
         key = (node_of(s.labels), s.labels.get("UUID"), s.labels.get("GPU_I_ID"))
@@ -272,7 +364,7 @@ def _gpus(memory: list[Series], pods: list[Series], exporters: set[str]) -> list
                 free_bytes=free,
                 reserved_bytes=reserved,
                 total_bytes=total,
-                pods=sorted(held.get(key, ())),
+                pods=list(held.get(key, ())),
                 unknown=unknown,
             )
         )
@@ -441,20 +533,9 @@ Sums = dict[str, dict[str, float]]
 """node -> field -> MiB summed over its GPUs."""
 
 
-def _held(rows: list[Series], exporters: set[str]) -> Held:
+def _held_of(identities: list[GpuIdentity]) -> Held:
     held: dict[str, tuple[str | None, int]] = {}
-    for s in rows:
-        workload = workload_of(s.labels, exporters)
-        if workload is not None and math.isfinite(s.value):
-            name = "/".join(workload)
-            node, count = held.get(name, (node_of(s.labels), 0))
-            held[name] = (node, count + int(s.value))
-    return held
-
-
-def _held_of(gpus: list[FleetGpu]) -> Held:
-    held: dict[str, tuple[str | None, int]] = {}
-    for gpu in gpus:
+    for gpu in identities:
         for pod in gpu.pods:
             node, count = held.get(pod, (gpu.node, 0))
             held[pod] = (node, count + 1)
@@ -462,7 +543,8 @@ def _held_of(gpus: list[FleetGpu]) -> Held:
 
 
 def _field_of(labels: Mapping[str, str]) -> str:
-    return labels.get("__name__", "").removeprefix("DCGM_FI_DEV_FB_")
+    """`USED`, `FREE` or `RESERVED`: from the series' name, or its `field` label (a recorded node sum)."""
+    return labels.get("field") or labels.get("__name__", "").removeprefix("DCGM_FI_DEV_FB_")
 
 
 def _node_counts(rows: list[Series]) -> Counts:
@@ -506,12 +588,17 @@ def _sums_of(gpus: list[FleetGpu]) -> Sums:
 
 
 def _join(
-    engines: list[FleetEngine], gpus: list[FleetGpu], held: Held, counts: Counts, pods_read: bool
+    engines: list[FleetEngine],
+    gpus: list[GpuIdentity],
+    held: Held,
+    counts: Counts,
+    pods_read: bool,
+    age_s: float = 0.0,
 ) -> list[FleetEngine]:
-    """Each engine with its node, its GPUs and how they were found (reference/fleet.md 2.4). `held` and
-    `counts` cover every GPU; `gpus` are those read one by one, whose UUIDs are named."""
-    by_pod: dict[str, list[FleetGpu]] = defaultdict(list)
-    by_node: dict[str, list[FleetGpu]] = defaultdict(list)
+    """Each engine with its node, its GPUs and how they were found (reference/fleet.md 2.4), from the join
+    read `age_s` ago (said in each reason when it was not read now)."""
+    by_pod: dict[str, list[GpuIdentity]] = defaultdict(list)
+    by_node: dict[str, list[GpuIdentity]] = defaultdict(list)
     for gpu in gpus:
         by_node[gpu.node].append(gpu)
         for pod in gpu.pods:
@@ -532,7 +619,7 @@ def _join(
             if count:
                 update = {
                     "node": node,
-                    "gpus": [g.uuid or g.index or "?" for g in by_pod.get(workload, [])],
+                    "gpus": [g.name for g in by_pod.get(workload, [])],
                     "gpu_count": count,
                     "joined": "found",
                     "join_reason": f"dcgm-exporter attributes {count} GPU(s) to pod {workload}",
@@ -566,12 +653,14 @@ def _join(
                 free = max(0, _gpu_count(counts[node]) - allocated[node])
                 update = {
                     "node": node,
-                    "gpus": [g.uuid or g.index or "?" for g in by_node.get(node, []) if not g.pods],
+                    "gpus": [g.name for g in by_node.get(node, []) if not g.pods],
                     "gpu_count": free,
                     "joined": "assumed",
                     "join_reason": f"the only engine on node {node} (no pod labels): all {free} of its "
                     "unallocated GPUs assumed",
                 }
+        if age_s > 0 and update.get("join_reason"):
+            update["join_reason"] = f"{update['join_reason']} (the pod-to-GPU join as read {age_s:.0f} s ago)"
         joined.append(engine.model_copy(update=update))
     return joined
 

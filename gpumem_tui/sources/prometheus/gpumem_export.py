@@ -95,7 +95,7 @@ def with_exporters(
     processes = _node_processes(results.get("node_processes", empty).series)
     gpus = _gpus(sample, results.get("exported_gpu_memory", empty).series, results.get("gpu_processes", empty).series)
     plans_failed = failures.get("engine_plans")
-    engines, extra = _engines(sample.engines, results, ages, {g.uuid for g in gpus if g.uuid}, plans_failed)
+    engines, extra = _engines(sample.engines, results, ages, plans_failed)
     nodes = _nodes(sample, sums, cards, processes, ages, extra, "node_processes" in failures)
     unknown = dict(sample.unknown)
     if sums:
@@ -327,11 +327,11 @@ def _engines(
     engines: list[FleetEngine],
     results: Mapping[str, Result],
     ages: Mapping[str, float],
-    read: set[str],
     plans_failed: str | None,
 ) -> tuple[list[FleetEngine], list[FleetEngine]]:
     """vLLM's engines with the plans of their nodes' exporters, then the exporters' engines vLLM's series lack
-    (`read`: the UUIDs of the GPUs read one by one), and those added. Where the plans could not be read, the
+    (each with every GPU its plan is drawn over, as the pod-to-GPU join names a vLLM engine's), and those
+    added. Where the plans could not be read, the
     engines of nodes that run an exporter say so."""
     empty = Result()
     planned = {_engine_id(s.labels): s.value for s in results.get("engine_plans", empty).series}
@@ -356,7 +356,7 @@ def _engines(
             update[at] = fields
         elif found[4] is not None and (found[0] in ages or found in said):  # a plan set by hand names no engine
             uuids = drawn.get(found, set())
-            extra.append(_from_exporter(found, said.get(found, {}), sorted(uuids & read), len(uuids), fields))
+            extra.append(_from_exporter(found, said.get(found, {}), sorted(uuids), len(uuids), fields))
     if plans_failed is not None:
         why = {"planned_bytes": f"the query of gpumem-tui export's plans failed: {plans_failed}"}
         for i, e in enumerate(engines):

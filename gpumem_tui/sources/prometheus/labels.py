@@ -54,12 +54,20 @@ def projected(labels: Mapping[str, str], choice: LabelChoice) -> dict[str, str]:
     return {k: v for k, v in labels.items() if k not in drop}
 
 
+NAMED_BY = ("Hostname", "hostname", "node", "kubernetes_node")
+
+
 def node_of(labels: Mapping[str, str]) -> str | None:
     """The node a series is about, by the first label that names it; None when none does."""
-    for name in ("Hostname", "hostname", "node", "kubernetes_node"):
+    for name in NAMED_BY:
         if labels.get(name):
             return labels[name]
     return host_of(labels.get("instance", ""))
+
+
+def node_label_of(labels: Mapping[str, str]) -> str:
+    """The label `node_of` reads the node from (`instance`: its host part)."""
+    return next((name for name in NAMED_BY if labels.get(name)), "instance")
 
 
 def host_of(instance: str) -> str | None:

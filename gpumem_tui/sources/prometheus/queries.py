@@ -63,62 +63,68 @@ EXPORTED_ENGINE = ("endpoint", "model_name", "engine", *POD_LABELS, *NODE_LABELS
 """An engine as `gpumem-tui export` labels it: its node, endpoint URL, vLLM's model_name and engine, its pod."""
 ENGINE_BANDS = "weights|non_torch|activations|cuda_graphs|kv_cache"
 """The bands of `gpumem_plan_bytes` the engine itself holds (not the driver's, the reserve or what is spare)."""
+NODE_MEMORY = "gpumem:node_fb_mib:sum"
+"""Recorded (`gpumem-tui fleet rules`): used, free, reserved MiB per node, the field in label `field`."""
+LEAST_FREE = "gpumem:node_fb_free_mib:min"
+"""Recorded: the least free MiB of one GPU, per node and card."""
+GPU_FREE = "gpumem:gpu_fb_free_mib:max"
+"""Recorded: free MiB per GPU, deduplicated (one series per GPU, whatever virtual-GPU copies)."""
+NODE_GPUS = "gpumem:node_gpus:count"
+"""Recorded: GPUs per node and card that report each field (label `field`)."""
+CARD_TOTALS = "gpumem:card_total_mib:count_values"
+"""Recorded: each distinct total MiB of one GPU per card (label `total`), with how many GPUs have it."""
+RECORDED = (NODE_MEMORY, LEAST_FREE, GPU_FREE, NODE_GPUS, CARD_TOTALS)
+
+
+def _field(query: str) -> str:
+    """`query` with its series' field (`USED`, `FREE`, `RESERVED`) in label `field`: a recorded series
+    takes its rule's name, so the name cannot say it."""
+    return f'label_replace({query}, "field", "$1", "__name__", "DCGM_FI_DEV_FB_(.+)")'
+
+
+_REGEX_SPECIAL = set("\\.+*?()|[]{}^$")
+
+
+def literal_regex(text: str) -> str:
+    """A regular expression (RE2, as Prometheus anchors it) that matches exactly `text`."""
+    return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
+
+
+def string(text: str) -> str:
+    """`text` as a PromQL double-quoted string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 @dataclass(frozen=True)
 class Queries:
     """Every query of one fleet sample, with the selector's matchers added.
 
-    `look`: read GPUs one by one only where free memory is under this fraction of the card (or a field is
-    missing or not a number); None reads every GPU. Node figures and pod-to-GPU counts are always read summed
-    per node, so the overview's answer grows with nodes, not GPUs (reference/fleet.md 4.2)."""
+    `look`: None reads every GPU one by one (the full read, `fleet snapshot`). A fraction makes the overview
+    (`fleet check`, the fleet screen, sources/prometheus/reader.py): per refresh only figures aggregated per
+    node on the server, and GPUs one by one only on the nodes that need a look, narrowed to them by name; so
+    its answer grows with nodes, not GPUs, and no per-GPU arithmetic runs on the server (reference/fleet.md
+    4.2). `look` is the share of the card under which a GPU's free memory is counted as low."""
 
     matchers: str = ""
     look: float | None = None
     labels: LabelChoice = AUTO
     """The labels that name a node and a workload pod on dcgm-exporter's series (--node-label, --pod-label):
     every candidate stays in the queries; the answers are read with this choice."""
+    rules: bool = False
+    """Read the per-node figures from the `gpumem:*` series of `gpumem-tui fleet rules` (RULES) instead of
+    aggregating the raw series: the reader sets it when the server has them."""
 
-    def _sel(self, metric: str) -> str:
-        return f"{metric}{{{self.matchers}}}" if self.matchers else metric
+    def _sel(self, metric: str, extra: str = "") -> str:
+        inner = ", ".join(m for m in (self.matchers, extra) if m)
+        return f"{metric}{{{inner}}}" if inner else metric
 
-    def _names(self, pattern: str, mig: bool | None = None) -> str:
-        """`{__name__=~"pattern", <selector>}`; mig False: whole cards only (no `GPU_I_ID`), True: MIG GPU
-        instances only."""
-        extra = f", {self.matchers}" if self.matchers else ""
+    def _names(self, pattern: str, extra: str = "", mig: bool | None = None) -> str:
+        """`{__name__=~"pattern", <selector>, extra}`; mig False: whole cards only (no `GPU_I_ID`), True: MIG
+        GPU instances only."""
+        more = "".join(f", {m}" for m in (self.matchers, extra) if m)
         if mig is not None:
-            extra += ', GPU_I_ID!=""' if mig else ', GPU_I_ID=""'
-        return f'{{__name__=~"{pattern}"{extra}}}'
-
-    def _field(self, name: str) -> str:
-        return f"max by ({_by(*NODE_LABELS, *GPU_ID)}) ({self._sel(f'DCGM_FI_DEV_FB_{name}')})"
-
-    def _unless_fine(self, query: str) -> str:
-        """`query` less the GPUs whose free memory is at least `look` of used + free + reserved (used + free
-        where the exporter has no reserved); a NaN or a missing field is never fine."""
-        if self.look is None:
-            return query
-        used, free, reserved = self._field("USED"), self._field("FREE"), self._field("RESERVED")
-        share = f"{self.look!r}"
-        fine = (
-            f"({free} >= {share} * ({used} + {free} + {reserved})) or "
-            f"(({free} >= {share} * ({used} + {free})) unless on ({_by(*NODE_LABELS, *GPU_ID)}) {reserved})"
-        )
-        return f"({query}) unless on ({_by(*NODE_LABELS, *GPU_ID)}) ({fine})"
-
-    @property
-    def gpu_memory(self) -> str:
-        """Used, free and reserved MiB per GPU, one copy per GPU (deduplicated); with `look`, only the GPUs
-        that need one."""
-        return self._unless_fine(f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB)})")
-
-    @property
-    def gpu_pods(self) -> str:
-        """Which pods dcgm-exporter says hold each GPU (the kubelet's allocation); one series per pair; with
-        `look`, for the GPUs of `gpu_memory` only."""
-        return self._unless_fine(
-            f"count by ({_by(*NODE_LABELS, *GPU_ID, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
-        )
+            more += ', GPU_I_ID!=""' if mig else ', GPU_I_ID=""'
+        return f'{{__name__=~"{pattern}"{more}}}'
 
     def _cards(self, *labels: str) -> str:
         """Each card's series once per field, by its UUID: virtual-GPU copies deduplicated, and a MIG card's GPU
@@ -127,16 +133,44 @@ class Queries:
         return f"max by ({_by(*NODE_LABELS, 'UUID', *labels, '__name__')}) ({self._names(FB)})"
 
     @property
+    def gpu_memory(self) -> str:
+        """Used, free and reserved MiB per GPU, one copy per GPU (deduplicated): every GPU (the full read)."""
+        return f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB)})"
+
+    def gpu_detail(self, nodes: dict[str, list[str]]) -> str:
+        """`gpu_memory` for the named nodes only: label -> node names (the label each node is named by;
+        `instance` holds a node as `host:port`). Names are outside text: matched literally."""
+        parts = []
+        for label, names in sorted(nodes.items()):
+            pattern = "|".join(literal_regex(n) for n in sorted(names))
+            if label == "instance":
+                pattern = f"({pattern})(:[0-9]+)?|\\[({pattern})\\](:[0-9]+)?"
+            parts.append(
+                f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB, f'{label}=~{string(pattern)}')})"
+            )
+        return " or ".join(parts)
+
+    @property
+    def gpu_pods(self) -> str:
+        """Every GPU once per pod dcgm-exporter says holds it (the kubelet's allocation), with its index and
+        card; a GPU no pod holds once without pod labels. One series per pair: read as a slow fact."""
+        return f"count by ({_by(*NODE_LABELS, *GPU_KEY, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
+
+    @property
     def node_memory(self) -> str:
         """Used, free and reserved MiB per node: each card once (virtual-GPU copies deduplicated, MIG instances
         not added to their card), then summed. A NaN on one GPU makes its node's sum NaN (unknown, never a
         smaller number)."""
+        if self.rules:
+            return self._sel(NODE_MEMORY)
         return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards()})"
 
     @property
     def node_gpus(self) -> str:
         """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing. A
         MIG card counts once, not once per GPU instance."""
+        if self.rules:
+            return self._sel(NODE_GPUS)
         return f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) ({self._cards('modelName')})"
 
     @property
@@ -147,13 +181,60 @@ class Queries:
         return f"count by ({_by(*NODE_LABELS, *GPU_KEY)}) ({self._names(pattern, mig=True)})"
 
     @property
-    def node_pods(self) -> str:
-        """GPUs per node and workload (the kubelet's allocation as dcgm-exporter labels it): one series per
-        pod, not per GPU."""
-        return (
-            f"count by ({_by(*NODE_LABELS, *POD_LABELS)}) "
-            f"(max by ({_by(*NODE_LABELS, *GPU_ID, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')}))"
-        )
+    def card_totals(self) -> str:
+        """Each distinct used + free + reserved MiB of one GPU (used + free where it has no reserved), per card
+        model, as a `total` label with how many GPUs have it: whether every GPU of a card has one total."""
+        if self.rules:
+            return self._sel(CARD_TOTALS)
+        return self._card_totals(NODE_LABELS)
+
+    def _card_totals(self, kept: tuple[str, ...], by: tuple[str, ...] = ()) -> str:
+        per_gpu = f"max by ({_by(*kept, 'UUID', 'modelName', '__name__')}) ({self._names(FB)})"
+        total = f"sum by ({_by(*kept, 'UUID', 'modelName')}) ({per_gpu})"
+        return f'count_values by ({_by(*by, "modelName")}) ("total", {total})'
+
+    @property
+    def node_least_free(self) -> str:
+        """The free MiB of the GPU with the least free memory, per node and card."""
+        if self.rules:
+            return self._sel(LEAST_FREE)
+        free = f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) ({self._sel('DCGM_FI_DEV_FB_FREE')})"
+        return f"min by ({_by(*NODE_LABELS, 'modelName')}) ({free})"
+
+    def node_low(self, bounds: dict[str, float]) -> str:
+        """GPUs whose free MiB is under the card's bound, per node and card: card model -> bound in MiB (the
+        `look` share of the card's total, computed here). A comparison with a constant, per card."""
+        parts = [
+            f"{self._sel(GPU_FREE, f'modelName={string(card)}')} < {bound!r}"
+            if self.rules
+            else f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) "
+            f"({self._sel('DCGM_FI_DEV_FB_FREE', f'modelName={string(card)}')}) < {bound!r}"
+            for card, bound in sorted(bounds.items())
+        ]
+        return f"count by ({_by(*NODE_LABELS, 'modelName')}) ({' or '.join(parts)})"
+
+    @property
+    def rules_present(self) -> str:
+        """Which of the `gpumem:*` series the reader uses the server has (one series per name); by name, not by
+        a regex over every name the server holds."""
+        return f"count by (__name__) ({' or '.join(self._sel(name) for name in RECORDED)})"
+
+    def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
+        """record name -> expression of `gpumem-tui fleet rules`: the raw aggregations above, computed once per
+        rule interval by the server, the field of each node sum in a `field` label (a recorded series has its
+        rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches."""
+        kept = (*keep, *NODE_LABELS)
+        field = _field(f"max by ({_by(*kept, 'UUID', '__name__')}) ({self._names(FB)})")
+        free = f"max by ({_by(*kept, 'UUID', 'modelName')}) ({self._sel('DCGM_FI_DEV_FB_FREE')})"
+        cards = f"max by ({_by(*kept, 'UUID', 'modelName', '__name__')}) ({self._names(FB)})"
+        return {
+            NODE_MEMORY: f"sum by ({_by(*kept, 'field')}) ({field})",
+            GPU_FREE: free,
+            # from the raw series, not GPU_FREE: promtool backfills each rule alone
+            LEAST_FREE: f"min by ({_by(*kept, 'modelName')}) ({free})",
+            NODE_GPUS: f"count by ({_by(*kept, 'modelName', 'field')}) ({_field(cards)})",
+            CARD_TOTALS: self._card_totals(kept, keep),
+        }
 
     @property
     def nodes_age(self) -> str:
@@ -172,17 +253,17 @@ class Queries:
         return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self._names(pattern)})"
 
     @property
+    def pools(self) -> str:
+        """`vllm:cache_config_info` as is: every CacheConfig field is a label, one series per engine."""
+        return self._sel("vllm:cache_config_info")
+
+    @property
     def sleeping(self) -> str:
         """Engines put to sleep (vLLM's sleep mode frees their weights or KV cache on purpose): the state each
         is in, per engine; awake engines are not in the answer."""
         extra = f", {self.matchers}" if self.matchers else ""
         selector = f'vllm:engine_sleep_state{{sleep_state!="awake"{extra}}}'
         return f"max by ({_by(*ENGINE_KEY, 'sleep_state')}) ({selector} == 1)"
-
-    @property
-    def pools(self) -> str:
-        """`vllm:cache_config_info` as is: every CacheConfig field is a label, one series per engine."""
-        return self._sel("vllm:cache_config_info")
 
     @property
     def preemptions(self) -> str:
@@ -199,6 +280,14 @@ class Queries:
         return (
             f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
             f"(timestamp({self._sel('gpumem_finding_active')}))"
+        )
+
+    @property
+    def targets_down(self) -> str:
+        """Scrape targets that failed (`up == 0`) in a job that served vLLM series within LOOK_BACK."""
+        return (
+            f"({self._sel('up')} == 0) and on (job) "
+            f"group by (job) (last_over_time({self._sel('vllm:cache_config_info')}[{LOOK_BACK}]))"
         )
 
     def _exported_fine(self, query: str) -> str:
@@ -270,11 +359,3 @@ class Queries:
     def exporters_age(self) -> str:
         """Nodes that run `gpumem-tui export`, and the age in seconds of the newest sample each published."""
         return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self._sel('gpumem_sample_timestamp_seconds')}))"
-
-    @property
-    def targets_down(self) -> str:
-        """Scrape targets that failed (`up == 0`) in a job that served vLLM series within LOOK_BACK."""
-        return (
-            f"({self._sel('up')} == 0) and on (job) "
-            f"group by (job) (last_over_time({self._sel('vllm:cache_config_info')}[{LOOK_BACK}]))"
-        )

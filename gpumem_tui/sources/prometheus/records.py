@@ -14,6 +14,7 @@ PlanFrom = Literal["exporter", "catalog"]
 MemoryFrom = Literal["dcgm-exporter", "gpumem-tui export"]
 """Which exporter's figures a GPU's or node's memory is: dcgm-exporter's where it reports the node (then the
 node's `gpumem-tui export`, if any, is compared, not added), else the node's `gpumem-tui export`."""
+NodeFigures = Literal["raw series", "recording rules"]
 
 
 class _Record(BaseModel):
@@ -94,8 +95,7 @@ class FleetEngine(_Record):
     job: str | None = None
     node: str | None = None
     gpus: list[str] = []
-    """UUIDs of the GPUs joined to it that were read one by one (all of them in a full read; in the
-    overview, those that need a look)."""
+    """UUIDs (else indexes) of the GPUs joined to it, from the pod-to-GPU join."""
     gpu_count: int | None = None
     """How many GPUs are joined to it, counted per node on the server (None: not joined)."""
     joined: Joined = "not joined"
@@ -131,6 +131,18 @@ class FleetEngine(_Record):
         return f"{self.model_name} at {where}{engine}"
 
 
+class NodeLow(_Record):
+    """A node's GPUs under the headroom warning fraction, counted on the server (the overview, on a node
+    whose GPUs were not read one by one because its engines' gpu_memory_utilization explains them)."""
+
+    gpus: int
+    """GPUs whose free memory is under the fraction of their card."""
+    least_free_bytes: int
+    """Free memory of the GPU with the least (per GPU)."""
+    least_free_total_bytes: int
+    """That GPU's card: used + free + reserved (the same on every GPU of the card)."""
+
+
 class FleetNode(_Record):
     """One node: figures per node, summed on the server over all its GPUs (each counted once), whether or
     not its GPUs were read one by one."""
@@ -154,6 +166,9 @@ class FleetNode(_Record):
     the two are compared, never added."""
     other_processes_bytes: int | None = None
     """Memory that processes that are not an engine hold on the node's GPUs (its `gpumem-tui export`'s)."""
+    low: NodeLow | None = None
+    """Its GPUs under the headroom fraction, counted on the server: only in the overview, where they are
+    as its engines planned and so were not read one by one (else None: see `FleetSample.gpus`)."""
     unknown: dict[str, str] = {}
 
 
@@ -193,10 +208,11 @@ class FleetSample(_Record):
     nodes: list[FleetNode] = []
     """Per node: every node, its memory summed over all its GPUs."""
     gpus: list[FleetGpu] = []
-    """Per GPU, the ones read one by one: every GPU in a full read (`fleet snapshot`); in the overview
-    (`fleet check`, the fleet screen) only those whose free memory is under the headroom warning fraction
-    of the card or whose reading is missing or not a number, so the answer grows with nodes, not GPUs.
-    Counts of all GPUs are in `nodes` and `coverage`."""
+    """Per GPU, the ones read one by one: every GPU in a full read (`fleet snapshot`, `fleet check --full`);
+    in the overview (`fleet check`, the fleet screen) only on the nodes that need a look, and of those only
+    the GPUs whose free memory is under the headroom warning fraction of the card or whose reading is
+    missing or not a number, so the answer grows with nodes, not GPUs. A node whose GPUs are under the fraction as its
+    engines planned is counted in its `low`. Counts of all GPUs are in `nodes` and `coverage`."""
     engines: list[FleetEngine] = []
     pod_nodes: dict[str, str] = {}
     """Per workload: `namespace/pod` -> the node of the GPUs dcgm-exporter attributes to it (every pod, also
@@ -213,4 +229,10 @@ class FleetSample(_Record):
     coverage: Coverage = Coverage()
     data_age_s: float | None = None
     """The oldest data age among the nodes that are not stale."""
+    node_figures_from: NodeFigures = "raw series"
+    """Where the per-node figures came from: the raw dcgm-exporter series aggregated by the query, or the
+    `gpumem:*` series of `gpumem-tui fleet rules` (the overview uses them when the server has them)."""
+    join_age_s: float | None = None
+    """Seconds since the pod-to-GPU join (and the GPUs per node and card) was read: the overview reads these
+    slow facts every 5 min or when the set of nodes changes; 0 when read with this sample."""
     unknown: dict[str, str] = {}

@@ -67,3 +67,24 @@ def test_a_range_query_reads_every_point(fleet_url):
     (series,) = asyncio.run(ask())
     assert [t for t, _ in series.points] == [AT - 60, AT - 45, AT - 30, AT - 15, AT]
     assert all(value % 2**20 == 0 and value > 0 for _, value in series.points)
+
+
+def test_labels_that_are_not_strings_are_read_as_text():
+    """The API sends label values as strings, kept as they are; a server that sends a number or null still
+    gives text labels, never a value the join cannot compare."""
+
+    async def ask(url: str):
+        async with PrometheusClient(Connection(url)) as client:
+            return await client.query("up", AT)
+
+    result = [
+        {"metric": {"Hostname": "node-a", "gpu": "0"}, "value": [AT, "1"]},
+        {"metric": {"Hostname": "node-b", "gpu": 1, "odd": None}, "value": [AT, "2"]},
+    ]
+    answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+    with answering(200, answer.encode()) as url:
+        found = asyncio.run(ask(url)).series
+    assert [s.labels for s in found] == [
+        {"Hostname": "node-a", "gpu": "0"},
+        {"Hostname": "node-b", "gpu": "1", "odd": "None"},
+    ]

@@ -1,0 +1,319 @@
+"""The fleet read refresh after refresh: one FleetReader lives as long as the fleet screen's worker (`fleet
+check` makes one read), so what changes slowly is read once and kept.
+
+Each refresh (the overview) asks only for figures aggregated per node on the server: memory summed per node,
+the least free GPU per node and card, how many GPUs are under the headroom fraction (a comparison with a
+constant per card, the `look` share of the card's total, computed here), data ages, engines, pools,
+preemptions, the node exporters' findings and targets down. Then, in a second small query narrowed to them
+by name, the GPUs one by one of the nodes that need a look: a reading that is missing or not a number, a
+card whose total is unknown or differs between its GPUs, GPUs under the fraction that the engines'
+gpu_memory_utilization does not explain (headroom.py), or a model's engines holding some of the node's GPUs
+but not all (a model's memory used is then the sum of its GPUs; elsewhere its nodes' sums, fleet_view.py).
+A node whose GPUs are under the fraction as planned is counted (`FleetNode.low`), never read GPU by GPU. No
+per-GPU arithmetic runs on the server.
+
+The slow facts (GPUs per node, card and field; which pod holds which GPU, the join; each card's total; the
+nodes seen within the hour) are read again every FACTS_EVERY_S, when the set of reporting nodes is not the
+one they were read with or a node's memory in all (used + free + reserved: a GPU came or went) changed, or
+when a refresh is evaluated before them; the sample says their age (`join_age_s`) and so does each engine's
+join reason. When the server has the recording rules of `gpumem-tui fleet rules`, the per-node figures are
+read from them (`node_figures_from`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.fleet import (
+    GpuIdentity,
+    ask,
+    ask_with_exporters,
+    build,
+    gpus_of,
+    identities_of,
+    project,
+    read_full,
+)
+from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_node, node_shares
+from gpumem_tui.sources.prometheus.labels import exporter_pods, node_label_of, node_of
+from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
+from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample, NodeLow
+
+MIB = 2**20
+MEMORY_FIELDS = ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes")
+FACTS_EVERY_S = 300.0
+"""How often the slow facts are read again (reference/fleet.md 0: pod-to-GPU attribution every 5 min)."""
+FAST = (
+    "node_memory",
+    "node_least_free",
+    "nodes_age",
+    "engines",
+    "pools",
+    "sleeping",
+    "preemptions",
+    "node_findings",
+    "targets_down",
+)
+FACTS = ("node_gpus", "gpu_pods", "gpu_instances", "nodes_seen", "card_totals", "rules_present")
+GPU_CHANGE_MIB = 1024.0
+"""A node's used + free + reserved that moves by more than this (1 GiB, under the smallest MIG instance's
+memory) means a GPU came or went; less is rounding, not worth a slow read."""
+DEFAULT_HEADROOM = Headroom(warning=0.10, critical=0.05, tolerance=0.02)
+"""diagnosis' Thresholds' defaults (tests/sources/prometheus/test_fleet_reader.py holds them equal)."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    at: float
+    results: dict[str, Result]
+    reporting: dict[str, float | None]
+    """The nodes that reported when the facts were read, each with its used + free + reserved MiB (None:
+    unknown): a GPU that came or went changes it."""
+    identities: list[GpuIdentity]
+    """Every GPU and the pods holding it (the join), as read from `gpu_pods`."""
+
+    @property
+    def rules(self) -> bool:
+        """Whether the server has every `gpumem:*` series of `gpumem-tui fleet rules`."""
+        return _recorded(self.results["rules_present"])
+
+
+class FleetReader:
+    """Reads the fleet at each refresh; keeps the slow facts between refreshes. With `queries.look` None it
+    makes the full read (every GPU one by one) each time."""
+
+    def __init__(
+        self, queries: Queries, headroom: Headroom = DEFAULT_HEADROOM, facts_every_s: float = FACTS_EVERY_S
+    ) -> None:
+        self.queries, self.facts_every_s = queries, facts_every_s
+        self.headroom = (
+            headroom if queries.look is None else Headroom(queries.look, headroom.critical, headroom.tolerance)
+        )
+        self.facts: Facts | None = None
+        self.rules: bool | None = None
+        """Whether the server has the recording rules' series (None: not asked yet)."""
+
+    async def read(self, client: PrometheusClient, at: float) -> FleetSample:
+        """One sample at `at`. Raises PrometheusError when no query could be read."""
+        q, url = self.queries, client.connection.url
+        if q.look is None:
+            return await read_full(client, q, at)
+        look = q.look
+        facts = self.facts
+        totals = None if facts is None else facts.results["card_totals"]
+        if facts is None and self.rules is None:  # two small queries first: the first read uses the rules
+            self.rules, totals = await _has_rules(client, q, at)
+        due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
+        q = replace(q, rules=bool(self.rules))
+        promql = {name: getattr(q, name) for name in FAST}
+        if totals is not None and (bounds := _bounds(totals, look)):
+            promql["node_low"] = q.node_low(bounds)
+        if due:
+            promql |= {name: getattr(q, name) for name in FACTS}
+        results, failures = await ask_with_exporters(client, q, promql, at)
+        seen = project(results, q.labels)  # what the reader itself reads: the chosen node and pod labels
+        reporting = _reporting(seen)
+        if due or (facts is not None and reporting is not None and _changed(facts.reporting, reporting)):
+            if not due:  # the nodes changed since the facts were read: read them again now
+                more, more_failed = await ask(client, {name: getattr(q, name) for name in FACTS}, at)
+                results, failures = {**results, **more}, {**failures, **more_failed}
+                seen = project(results, q.labels)
+            if all(name in results for name in FACTS):
+                slow = {n: results[n] for n in FACTS}
+                exporters = exporter_pods(s.labels for s in slow["gpu_pods"].series)
+                identified = identities_of(seen["gpu_pods"].series, exporters)
+                facts = self.facts = Facts(at, slow, reporting or {}, identified)
+                self.rules = facts.rules
+        first = facts is not None and "node_low" not in promql and "node_low" not in failures
+        if first and facts is not None and (bounds := _bounds(facts.results["card_totals"], look)):  # just read
+            more, more_failed = await ask(client, {"node_low": q.node_low(bounds)}, at)
+            results, failures = {**results, **more}, {**failures, **more_failed}
+            seen = project(results, q.labels)
+        kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
+        age = 0.0 if facts is None else at - facts.at
+        identities = None if facts is None else facts.identities
+        sample = build(
+            url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age, identities=identities
+        )
+        sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
+        nodes, looks = _judged(sample, seen, facts, look, self.headroom)
+        gpus: list[FleetGpu] = []
+        if looks:
+            more, more_failed = await ask(client, {"gpu_memory": q.gpu_detail(looks)}, at)
+            failures = {**failures, **more_failed}
+            named = {name for names in looks.values() for name in names}
+            if identities is None:
+                identities = identities_of(seen.get("gpu_pods", Result()).series)
+            memory = project(more, q.labels).get("gpu_memory", Result()).series
+            shared = shared_nodes(sample)
+            gpus = [g for g in gpus_of(memory, identities) if g.node in named and (g.node in shared or _needs(g, look))]
+            if more_failed:
+                return build(url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age).model_copy(
+                    update={"nodes": nodes, "node_figures_from": sample.node_figures_from}
+                )
+        return sample.model_copy(update={"nodes": nodes, "gpus": _with_listed(gpus, sample.gpus)})
+
+
+def _with_listed(read: list[FleetGpu], listed: list[FleetGpu]) -> list[FleetGpu]:
+    """The GPUs read one by one here, and those the sample lists without that read: a node's own
+    gpumem-tui export's GPUs, MIG instances that report no memory."""
+    keys = {(g.node, g.uuid, g.gpu_instance) for g in read}
+    more = [g for g in listed if (g.node, g.uuid, g.gpu_instance) not in keys]
+    return sorted([*read, *more], key=lambda g: (g.node, str(g.uuid), str(g.gpu_instance)))
+
+
+async def _has_rules(client: PrometheusClient, queries: Queries, at: float) -> tuple[bool, Result | None]:
+    """Whether the server has the rules' series, and then the cards' recorded totals (the first read's
+    bounds, so it needs no second round for the GPUs under the fraction)."""
+    promql = {"rules_present": queries.rules_present, "card_totals": replace(queries, rules=True).card_totals}
+    try:
+        results, _ = await ask(client, promql, at)
+    except PrometheusError:
+        return False, None  # the refresh's own queries say what is wrong with the server
+    if "rules_present" not in results or not _recorded(results["rules_present"]):
+        return False, None
+    return True, results.get("card_totals")
+
+
+def _recorded(result: Result) -> bool:
+    """Whether every `gpumem:*` series the reader uses is in a `rules_present` answer."""
+    return {s.labels.get("__name__") for s in result.series} >= set(RECORDED)
+
+
+def shared_nodes(sample: FleetSample) -> set[str]:
+    """Nodes where a model's engines hold some of the GPUs but not all: their GPUs are read one by one, as
+    the memory a model uses is then a sum of its GPUs (elsewhere it is its nodes' sums)."""
+    held: dict[tuple[str, str], set[str]] = {}
+    for engine in sample.engines:
+        if engine.node is not None:
+            held.setdefault((engine.node, engine.model_name), set()).update(engine.gpus)
+    gpus = {node.name: node.gpus for node in sample.nodes}
+    return {node for (node, _), mine in held.items() if mine and len(mine) < gpus.get(node, 0)}
+
+
+def _needs(gpu: FleetGpu, look: float) -> bool:
+    """A GPU read one by one is kept when a figure is missing or its free memory is under the look share."""
+    if gpu.free_bytes is None or gpu.total_bytes is None:
+        return True
+    return gpu.free_bytes < look * gpu.total_bytes
+
+
+def _reporting(results: dict[str, Result]) -> dict[str, float | None] | None:
+    """The nodes that report now, each with its used + free + reserved MiB, which stays the same while its
+    GPUs do (None: a field is not a number; None for all when the queries that say so failed)."""
+    if "node_memory" not in results or "nodes_age" not in results:
+        return None
+    found: dict[str, float | None] = {}
+    for s in results["nodes_age"].series:
+        if (node := node_of(s.labels)) is not None:
+            found.setdefault(node, 0.0)
+    for s in results["node_memory"].series:
+        if (node := node_of(s.labels)) is not None:
+            total = found.get(node, 0.0)
+            found[node] = None if total is None or not math.isfinite(s.value) else total + s.value
+    return found
+
+
+def _changed(then: dict[str, float | None], now: dict[str, float | None]) -> bool:
+    """Whether the reporting nodes differ, or a node's memory in all moved by more than GPU_CHANGE_MIB or
+    became (or stopped being) unknown."""
+    if then.keys() != now.keys():
+        return True
+    for node, total in now.items():
+        before = then[node]
+        if (before is None) != (total is None) or (
+            before is not None and total is not None and abs(total - before) > GPU_CHANGE_MIB
+        ):
+            return True
+    return False
+
+
+def _totals(card_totals: Result) -> dict[str, tuple[float, float]]:
+    """Card model -> (the largest, the smallest) total MiB of one of its GPUs."""
+    found: dict[str, list[float]] = {}
+    for s in card_totals.series:
+        try:
+            total = float(s.labels.get("total", "nan"))
+        except ValueError:
+            continue
+        if s.labels.get("modelName") and math.isfinite(total):
+            found.setdefault(s.labels["modelName"], []).append(total)
+    return {card: (max(totals), min(totals)) for card, totals in found.items()}
+
+
+def _bounds(card_totals: Result, look: float) -> dict[str, float]:
+    """Card model -> the free MiB under which a GPU of the card's largest total is low (a node whose GPUs of
+    the card have a smaller total, such as an exporter without FB_RESERVED, is read one by one where low)."""
+    return {card: look * big for card, (big, _) in _totals(card_totals).items() if big > 0}
+
+
+def _judged(
+    sample: FleetSample, results: dict[str, Result], facts: Facts | None, look: float, headroom: Headroom
+) -> tuple[list[FleetNode], dict[str, list[str]]]:
+    """The nodes, each with its GPUs under the fraction counted where they are as planned, and the nodes to
+    read one by one: label that names them -> names."""
+    least: dict[str, dict[str, float]] = {}
+    label: dict[str, str] = {}
+    for s in results.get("node_least_free", Result()).series:
+        if (name := node_of(s.labels)) is not None:
+            least.setdefault(name, {})[s.labels.get("modelName") or "?"] = s.value
+            label[name] = node_label_of(s.labels)
+    low: dict[str, dict[str, int]] = {}
+    for s in results.get("node_low", Result()).series:
+        if (name := node_of(s.labels)) is not None:
+            low.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
+    totals = _totals(facts.results["card_totals"]) if facts is not None else {}
+    counted = "node_low" in results
+    per_node = node_shares(sample.engines)
+    nodes: list[FleetNode] = []
+    looks: dict[str, list[str]] = {}
+    shared = shared_nodes(sample)
+    for node in sample.nodes:
+        found = _low(node, least.get(node.name, {}), low.get(node.name, {}), totals, look, counted)
+        if found is False or node.name in shared:
+            looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
+            nodes.append(node)
+            continue
+        if found is not None:
+            node = node.model_copy(update={"low": found})
+            if not as_planned_node(node, per_node.get(node.name, {}), headroom):
+                looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
+                node = node.model_copy(update={"low": None})
+        nodes.append(node)
+    return nodes, looks
+
+
+def _low(
+    node: FleetNode,
+    least: dict[str, float],
+    low: dict[str, int],
+    totals: dict[str, tuple[float, float]],
+    look: float,
+    counted: bool,
+) -> NodeLow | None | bool:
+    """The node's GPUs under the fraction (None: none), or False when it needs a look: a figure missing or
+    not a number, GPUs whose total is not the card's largest (then the count's bound is not theirs), the
+    count not read. A node of one card has the largest total on every GPU when its total is that many
+    times it (the mean of totals that are each at most the largest)."""
+    memory = {k: why for k, why in node.unknown.items() if k in MEMORY_FIELDS}  # not other processes' memory
+    if not node.gpus or any(not why.startswith("n/a") for why in memory.values()):
+        return False if node.gpus else None
+    fractions = []
+    gpus = 0
+    for card in node.cards:
+        free = least.get(card)
+        big, small = totals.get(card, (math.nan, math.nan))
+        if free is None or not math.isfinite(free) or not big > 0:
+            return False
+        same = big == small or (len(node.cards) == 1 and node.total_bytes == node.gpus * round(big * MIB))
+        if not same or not counted:
+            if free < look * big:
+                return False
+            continue
+        gpus += low.get(card, 0)
+        fractions.append((free / big, free, big))
+    if not gpus:
+        return None
+    _, free, big = min(fractions)
+    return NodeLow(gpus=gpus, least_free_bytes=round(free * MIB), least_free_total_bytes=round(big * MIB))

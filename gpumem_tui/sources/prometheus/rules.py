@@ -1,0 +1,37 @@
+"""`gpumem-tui fleet rules`: a recording-rule group that has Prometheus compute the overview's per-node
+figures once per rule interval (reference/fleet.md 4.2), so a refresh selects a few precomputed series per
+node instead of aggregating every GPU's series itself. The reader uses them when the server has them all
+(`Queries.rules_present`) and falls back to the raw queries otherwise; each sample says which it read.
+
+The expressions are the raw queries' own (queries.py `Queries.recording_rules`); a `--selector` narrows
+their inputs and its label names are kept in every `by (...)`, so the reader's selector still matches the
+recorded series."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from gpumem_tui.sources.prometheus.queries import Queries
+
+_NAME = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*,?')
+
+
+def selector_labels(matchers: str) -> tuple[str, ...]:
+    """The label names of `parse_selector`'s matchers, in order, each once."""
+    return tuple(dict.fromkeys(m.group(1) for m in _NAME.finditer(matchers)))
+
+
+def rule_group(queries: Queries, interval_s: int = 30) -> str:
+    """The group as YAML for Prometheus's `rule_files` (every expression a JSON string, which YAML reads)."""
+    lines = [
+        "# gpumem-tui fleet rules: the fleet overview's per-node figures, recorded (docs/fleet.md).",
+        "# Load it with rule_files in prometheus.yml; check it with `promtool check rules FILE`.",
+        "groups:",
+        "  - name: gpumem-fleet",
+        f"    interval: {interval_s}s",
+        "    rules:",
+    ]
+    for record, expr in queries.recording_rules(selector_labels(queries.matchers)).items():
+        lines += [f"      - record: {record}", f"        expr: {json.dumps(expr)}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,174 @@
+"""The fleet reader across refreshes (the screen's worker): what changes slowly (GPUs per node and card, which
+pod holds which GPU: the join) is read every FACTS_EVERY_S or when the set of nodes changes, and a join read
+earlier says how old it is, never passing for one read now.
+
+The fleet here is written by hand: pod `serving/mover` is on node-x's GPU until 200 s, then on node-y's;
+node-z starts reporting at 600 s; node-w has two GPUs until its second stops reporting at 400 s."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.reader import FACTS_EVERY_S, FleetReader
+from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
+
+pytestmark = pytest.mark.prometheus
+MOVED_S, Z_FROM_S, LOST_S, END_S = 200, 600, 400, 800
+GPU = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter"'
+
+
+def _text() -> str:
+    lines: dict[str, list[str]] = {"DCGM_FI_DEV_FB_USED": [], "DCGM_FI_DEV_FB_FREE": [], "DCGM_FI_DEV_FB_RESERVED": []}
+    vllm: dict[str, list[str]] = {"vllm:kv_cache_usage_perc": [], "vllm:cache_config_info": []}
+    for s in range(0, END_S + 1, 10):
+        t = T0 + s
+        for node in ("node-x", "node-y", "node-z"):
+            if node == "node-z" and s < Z_FROM_S:
+                continue
+            held = (node == "node-x") == (s < MOVED_S)
+            pod = ',exported_namespace="serving",exported_pod="mover"' if held and node != "node-z" else ""
+            labels = f'{GPU},UUID="GPU-{node}",Hostname="{node}",instance="{node}:9400"{pod}'
+            used = 500  # the same with or without the pod: a node's memory in all stays as it is
+            for name, value in (("USED", used), ("FREE", 81559 - used - 500), ("RESERVED", 500)):
+                lines[f"DCGM_FI_DEV_FB_{name}"].append(f"DCGM_FI_DEV_FB_{name}{{{labels}}} {value} {t}")
+        for index in (0, 1) if s < LOST_S else (0,):
+            labels = f'{GPU.replace("0", str(index), 1)},UUID="GPU-w{index}",Hostname="node-w",instance="node-w:9400"'
+            for name, value in (("USED", 500), ("FREE", 80559), ("RESERVED", 500)):
+                lines[f"DCGM_FI_DEV_FB_{name}"].append(f"DCGM_FI_DEV_FB_{name}{{{labels}}} {value} {t}")
+        engine = 'model_name="m",engine="0",job="vllm",namespace="serving",pod="mover",instance="10.2.0.1:8000"'
+        vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{engine}}} 0.5 {t}")
+        config = f'{engine},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="1000"'
+        vllm["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
+    out = []
+    for name, rows in {**lines, **vllm}.items():
+        out += [f"# TYPE {name} gauge", *rows]
+    return "\n".join(out) + "\n# EOF\n"
+
+
+@pytest.fixture(scope="module")
+def moving_url(tmp_path_factory):
+    require_prometheus()
+    with running(backfill(_text(), tmp_path_factory.mktemp("moving"))) as url:
+        yield url
+
+
+class Recording(PrometheusClient):
+    sent: list[str] = []
+
+    async def query(self, promql: str, at: float) -> Result:
+        self.sent.append(promql)
+        return await super().query(promql, at)
+
+
+def _reads(url: str, offsets: list[int], facts_every_s: float = FACTS_EVERY_S):
+    """(sample, queries sent) of each refresh of one reader, at each offset in turn."""
+    reader = FleetReader(Queries(look=0.1), facts_every_s=facts_every_s)
+
+    async def read():
+        out = []
+        for s in offsets:
+            async with Recording(Connection(url)) as client:
+                client.sent = []
+                out.append((await reader.read(client, T0 + s), client.sent))
+        return out
+
+    return asyncio.run(read())
+
+
+def _joined(sent: list[str]) -> bool:
+    """Whether a refresh read the join (the pod-to-GPU query) again."""
+    return any(q == Queries().gpu_pods for q in sent)
+
+
+def _mover(sample):
+    (engine,) = sample.engines
+    return engine
+
+
+def test_the_join_is_read_again_after_five_minutes_and_then_finds_the_pod_moved(moving_url):
+    assert FACTS_EVERY_S == 300
+    (first, sent1), (later, sent2), (again, sent3) = _reads(moving_url, [150, 350, 520])
+    assert _mover(first).node == "node-x" and first.join_age_s == 0
+    assert "0 s ago" not in _mover(first).join_reason
+    # 200 s on, the join is the one read at 150 s: still found on node-x, and it says so with its age
+    assert _joined(sent1) and not _joined(sent2)
+    assert later.join_age_s == 200
+    assert _mover(later).node == "node-x" and _mover(later).joined == "found"
+    assert _mover(later).join_reason.endswith("(the pod-to-GPU join as read 200 s ago)")
+    # 370 s after the first read the join is read again: the pod is on node-y now
+    assert _joined(sent3) and again.join_age_s == 0
+    assert _mover(again).node == "node-y" and _mover(again).joined == "found"
+
+
+def test_a_node_that_appears_reads_the_join_again_at_once(moving_url):
+    (_, sent1), (before, sent2), (after, sent3) = _reads(moving_url, [560, 590, 610])
+    assert _joined(sent1) and not _joined(sent2) and before.join_age_s == 30
+    assert [n.name for n in after.nodes] == ["node-w", "node-x", "node-y", "node-z"]
+    assert after.join_age_s == 0 and _joined(sent3)
+
+
+def test_a_gpu_that_stops_reporting_reads_the_facts_again_at_once(moving_url):
+    """node-w's second GPU stops at 400 s (past the 5 min lookback by 750 s): its node's memory in all
+    drops, so the GPUs per node are read again then, not an hour later, and never counted stale."""
+    (before, _), (after, sent) = _reads(moving_url, [620, 750], facts_every_s=3600)
+    w = {s.name: s for s in before.nodes}["node-w"]
+    assert w.gpus == 2 and before.join_age_s == 0
+    w = {s.name: s for s in after.nodes}["node-w"]
+    assert _joined(sent) and after.join_age_s == 0
+    assert w.gpus == 1 and w.total_bytes == 81559 * 2**20 and set(w.unknown) <= {"other_processes_bytes"}
+
+
+def test_the_reader_judges_headroom_with_the_thresholds_defaults():
+    from gpumem_tui.diagnosis.findings import Thresholds
+    from gpumem_tui.sources.prometheus.reader import DEFAULT_HEADROOM
+
+    t = Thresholds()
+    fractions = (t.headroom_warning_fraction, t.headroom_critical_fraction, t.headroom_plan_tolerance_fraction)
+    assert (DEFAULT_HEADROOM.warning, DEFAULT_HEADROOM.critical, DEFAULT_HEADROOM.tolerance) == fractions
+
+
+NAMES = ["a.b", "axb", 'q"|\\z.*', "plain"]
+"""Node names are outside text: `.` and `|` would widen a regex, `"` and `\\` end or escape a string."""
+
+
+def test_the_narrowed_query_matches_node_names_literally(tmp_path):
+    require_prometheus()
+    rows = []
+    for n, name in enumerate(NAMES):
+        quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+        rows.append(f'DCGM_FI_DEV_FB_FREE{{{GPU},UUID="GPU-{n}",Hostname="{quoted}"}} 1000 {T0}')
+        rows.append(f'DCGM_FI_DEV_FB_FREE{{{GPU},UUID="GPU-h{n}",instance="h{quoted}:9400"}} 1000 {T0}')
+    text = "# TYPE DCGM_FI_DEV_FB_FREE gauge\n" + "\n".join(rows) + "\n# EOF\n"
+
+    async def ask(url: str, promql: str):
+        async with PrometheusClient(Connection(url)) as client:
+            return await client.query(promql, T0 + 10)
+
+    with running(backfill(text, tmp_path)) as url:
+        wanted = ["a.b", 'q"|\\z.*']
+        promql = Queries(look=0.1).gpu_detail({"Hostname": wanted, "instance": [f"h{n}" for n in wanted]})
+        found = asyncio.run(ask(url, promql)).series
+    assert sorted(s.labels.get("Hostname") or s.labels["instance"] for s in found) == [
+        "a.b",
+        "ha.b:9400",
+        'hq"|\\z.*:9400',
+        'q"|\\z.*',
+    ]
+
+
+PER_GPU_OPERATION = re.compile(r"\bunless\b|\bon\s*\(|group_(left|right)|\)\s*[-+*/]\s*\(")
+"""A binary operation between two vectors: matching series one by one (what a refresh must not ask for
+every GPU; comparisons with a constant, `or` of selectors and scalar arithmetic are cheap)."""
+
+
+def test_a_refresh_runs_no_per_gpu_operation_on_the_server(moving_url):
+    (_, first), (_, then) = _reads(moving_url, [150, 160])
+    assert then and len(then) < len(first)
+    gpu_queries = [q for q in then if "DCGM_FI_DEV_FB" in q]
+    assert gpu_queries and not [q for q in gpu_queries if PER_GPU_OPERATION.search(q)]
+    assert PER_GPU_OPERATION.search("(a) unless on (node) (b)") and PER_GPU_OPERATION.search("(a) / (b)")

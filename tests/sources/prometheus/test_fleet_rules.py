@@ -1,0 +1,135 @@
+"""`gpumem-tui fleet rules`: a recording-rule group Prometheus accepts, and the overview reads the series it
+records when the server has them (rules backfilled with `promtool tsdb create-blocks-from rules` over the
+test fleet), judging as the full read of the raw series does."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+
+import pytest
+
+from gpumem_tui.cli import main
+from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
+from gpumem_tui.sources.prometheus.fleet import read_fleet
+from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
+from tests.sources.prometheus.conftest import AT, END_S
+from tests.sources.prometheus.server import T0, require_prometheus, running
+
+pytestmark = pytest.mark.prometheus
+
+
+@pytest.mark.parametrize("selector", [[], ["--selector", '{cluster="prod", job=~"dcgm.*"}']])
+def test_the_rules_pass_promtool(tmp_path, capsys, selector):
+    require_prometheus()
+    assert main(["fleet", "rules", *selector]) == 0
+    rules = tmp_path / "rules.yml"
+    rules.write_text(capsys.readouterr().out, encoding="utf-8")
+    checked = subprocess.run(["promtool", "check", "rules", str(rules)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "SUCCESS: 5 rules found" in checked.stdout
+    if selector:
+        assert "by (cluster, job, Hostname" in rules.read_text(encoding="utf-8")
+
+
+def test_a_bad_selector_is_one_line(capsys):
+    assert main(["fleet", "rules", "--selector", "cluster=prod"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "expected label matchers in braces" in err[0]
+
+
+@pytest.fixture(scope="module")
+def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
+    """The test fleet with the rules' series backfilled beside it, evaluated every 5 s as the fleet is sampled
+    (Prometheus offsets a group's evaluations within its interval: their moments are not the samples')."""
+    where = tmp_path_factory.mktemp("recorded")
+    data = where / "data"
+    shutil.copytree(fleet_blocks, data, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head", "queries.active"))
+    rules = where / "rules.yml"
+    rules.write_text("".join(_printed()), encoding="utf-8")
+    subprocess.run(
+        [
+            "promtool", "tsdb", "create-blocks-from", "rules", f"--url={fleet_url}", f"--start={T0}",
+            f"--end={T0 + END_S}", "--eval-interval=5s", f"--output-dir={data}", str(rules),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    with running(data) as url:
+        yield url
+
+
+def _printed() -> str:
+    from gpumem_tui.sources.prometheus.rules import rule_group
+
+    return rule_group(Queries(), interval_s=5)
+
+
+def _reads(url: str, queries: Queries, times: list[float]):
+    reader = FleetReader(queries)
+
+    async def read():
+        out = []
+        for at in times:
+            async with PrometheusClient(Connection(url)) as client:
+                out.append(await reader.read(client, at))
+        return out
+
+    return asyncio.run(read())
+
+
+def _said(sample) -> list[tuple]:
+    return [(f.node, f.finding.severity, f.finding.code, f.finding.title) for f in judge_fleet(sample)]
+
+
+def test_the_overview_reads_the_recorded_series_and_judges_the_same(recorded_url):
+    """Compared at a moment the rules were evaluated: a recorded series lags the raw ones by up to an interval."""
+
+    async def read(promql: str, at: float):
+        async with PrometheusClient(Connection(recorded_url)) as client:
+            return await client.query(promql, at)
+
+    at = asyncio.run(read("max(timestamp(gpumem:node_fb_mib:sum))", AT)).series[0].value
+    assert AT - 5 < at <= AT
+    first, then = _reads(recorded_url, Queries(look=0.1), [at - 5, at])
+    assert first.node_figures_from == then.node_figures_from == "recording rules"
+
+    async def full():
+        async with PrometheusClient(Connection(recorded_url)) as client:
+            return await read_fleet(client, Queries(), at)
+
+    raw = asyncio.run(full())
+    assert raw.node_figures_from == "raw series"
+    assert _said(then) == _said(raw)
+    assert [n.model_copy(update={"low": None}) for n in then.nodes] == raw.nodes
+
+
+def test_without_the_rules_the_overview_reads_the_raw_series(fleet_url):
+    _, then = _reads(fleet_url, Queries(look=0.1), [AT - 5, AT])
+    assert then.node_figures_from == "raw series"
+
+
+def test_with_the_rules_the_first_read_counts_low_gpus_in_its_first_round(recorded_url):
+    """The first read (the screen's first frame) asks for the rules and the cards' recorded totals first,
+    so its count of GPUs under the fraction goes out with the other queries, not after the slow facts."""
+    from gpumem_tui.sources.prometheus.client import Result
+
+    sent: list[str] = []
+
+    class Recording(PrometheusClient):
+        async def query(self, promql: str, at: float) -> Result:
+            sent.append(promql)
+            return await super().query(promql, at)
+
+    async def read():
+        async with Recording(Connection(recorded_url)) as client:
+            return await FleetReader(Queries(look=0.1)).read(client, AT)
+
+    sample = asyncio.run(read())
+    assert sample.node_figures_from == "recording rules"
+    low = next(i for i, q in enumerate(sent) if "gpumem:gpu_fb_free_mib:max{" in q and " < " in q)
+    join = sent.index(Queries().gpu_pods)
+    assert low < join and len([q for q in sent if " < " in q]) == 1
