@@ -13,7 +13,7 @@ from gpumem_tui.demo.fleet_answers import DEMO_AT_S, DEMO_FLEET, DEMO_STEP_S, LO
 from gpumem_tui.demo.fleet_series import series_rows
 from gpumem_tui.sources.prometheus.client import RangeResult, RangeSeries
 from gpumem_tui.sources.prometheus.history import MEMORY_FIELDS, FleetHistory, history_of, step_for
-from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, GPU_ID, NODE_LABELS
+from gpumem_tui.sources.prometheus.queries import CARD_ID, ENGINE_KEY, NODE_LABELS
 
 KV_NAMES = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
 
@@ -49,7 +49,7 @@ def demo_history(rows: Iterable[Row], start: float, end: float, step: float) -> 
             labels = dict(key)
             name = labels["__name__"]
             if name in MEMORY_FIELDS and not math.isnan(value):
-                gpu = (name, *(labels.get(k, "") for k in (*NODE_LABELS, *GPU_ID)))
+                gpu = (name, *(labels.get(k, "") for k in (*NODE_LABELS, *CARD_ID)))
                 memory[gpu] = max(value, memory.get(gpu, -math.inf))
             elif name in KV_NAMES and not math.isnan(value):
                 engine = tuple(labels.get(k, "") for k in ENGINE_KEY)

@@ -2,10 +2,10 @@
 screen's history line and `fleet snapshot --history`.
 
 Each series is one number per step for the whole fleet, reduced on the server, so the answer is a few
-hundred points whatever the fleet's size: GPU memory used, free and reserved (each GPU once: virtual-GPU
-copies deduplicated as the sample does), the highest KV-cache usage of any engine, requests waiting, and
-preemptions per minute. The step is the span over POINTS (at least 1 s), so Prometheus's limit of 11,000
-points a series is never reached."""
+hundred points whatever the fleet's size: GPU memory used, free and reserved (each card once: virtual-GPU
+copies deduplicated and a MIG card's instances folded into it, as the sample's node sums do), the highest
+KV-cache usage of any engine, requests waiting, and preemptions per minute. The step is the span over POINTS
+(at least 1 s), so Prometheus's limit of 11,000 points a series is never reached."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, RangeResult
-from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, FB, GPU_ID, NODE_LABELS, Queries
+from gpumem_tui.sources.prometheus.queries import CARD_ID, ENGINE_KEY, FB, NODE_LABELS, Queries
 
 POINTS = 120
 """Steps over the span: a 1 h history is one point per 30 s, dcgm-exporter's own interval."""
@@ -67,7 +67,7 @@ def history_queries(queries: Queries, step_s: float) -> dict[str, str]:
     def names(pattern: str) -> str:
         return f'{{__name__=~"{pattern}"{", " + extra if extra else ""}}}'
 
-    each = f"max by ({', '.join((*NODE_LABELS, *GPU_ID, '__name__'))}) ({names(FB)})"
+    each = f"max by ({', '.join((*NODE_LABELS, *CARD_ID, '__name__'))}) ({names(FB)})"
     engines = ", ".join(ENGINE_KEY)
     kv = names("vllm:(kv_cache_usage_perc|gpu_cache_usage_perc)")
     window = f"{max(120, int(step_s))}s"

@@ -55,7 +55,9 @@ def _by(*labels: str) -> str:
     return ", ".join(labels)
 
 
-GPU_ID = ("UUID", "GPU_I_ID")
+CARD_ID = ("UUID",)
+"""What names one card in a sum over cards: a MIG card's GPU instances share its UUID and are folded into it
+(`max`, as `_cards` does), never added to the card's own figures."""
 FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
 EXPORTED = "gpumem_gpu_memory_(used|free|reserved|total)_bytes"
 """`gpumem-tui export`'s GPU memory, in bytes (docs/export.md)."""

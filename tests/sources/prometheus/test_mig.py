@@ -77,3 +77,14 @@ def test_instances_are_not_counted_twice_and_one_without_memory_says_why(url, ca
     assert "MIG GPU instance" in bare["unknown"]["used_bytes"] and "#512" in bare["unknown"]["used_bytes"]
     if not read:
         assert instances["1"]["used_bytes"] == 20000 * MIB
+
+
+def test_the_history_counts_a_mig_card_once_as_the_node_sums_do(url, capsys):
+    """One answer per question: the history's newest point is the nodes' sums, a MIG card's instances not
+    added to the card's own figures."""
+    at = str(T0 + END_S)
+    assert main(["fleet", "snapshot", "--prometheus", url, "--at", at, "--json", "--history", "1m"]) == 0
+    snap = json.loads(capsys.readouterr().out)
+    series = snap["history"]["series"]
+    for field in ("used_bytes", "free_bytes", "reserved_bytes"):
+        assert series[field][-1] == sum(n[field] for n in snap["nodes"]), field
