@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +15,7 @@ from gpumem_tui.diagnosis.fleet import judge_fleet
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
 from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT
 
 pytestmark = pytest.mark.prometheus
@@ -139,3 +142,30 @@ def test_the_screen_shows_the_same_tables_from_both_reads(fleet_url, at):
     for table in (model_table, node_table):
         said, shown = table(full, judge_fleet(full)), table(overview, judge_fleet(overview))
         assert shown.rows == said.rows and shown.said() == said.said()
+
+
+def test_the_query_counts_docs_fleet_md_gives_are_what_a_read_sends(fleet_url):
+    """docs/fleet.md's queries per read, held to the queries a real read sends. The test fleet has a node that
+    runs gpumem-tui export (its queries follow the one that asks) and nodes that need a look (one query of
+    their GPUs one by one)."""
+    doc = " ".join((Path(__file__).resolve().parents[3] / "docs" / "fleet.md").read_text(encoding="utf-8").split())
+    per_refresh = int(re.search(r"Per refresh, (\d+) queries", doc)[1])
+    full = int(re.search(r"\*\*The full read\*\* \([^)]*\): (\d+) queries", doc)[1])
+    exporters = int(re.search(r"Only when some node runs one do (\d+) more follow", doc)[1])
+    asks = 1  # whether any node runs gpumem-tui export: "adds one query to each read"
+    assert "adds one query to each read" in doc
+    sent: list[str] = []
+    _read(fleet_url, Queries(), AT, sent)
+    assert len(sent) == full + asks + exporters
+
+    async def refreshes():
+        reader = FleetReader(Queries(look=LOOK))
+        async with Recording(Connection(fleet_url)) as client:
+            client.sent = []
+            await reader.read(client, AT)  # the first reads the slow facts too
+            client.sent = []
+            await reader.read(client, AT + 5)
+            return client.sent
+
+    steady = asyncio.run(refreshes())
+    assert len(steady) == per_refresh + asks + exporters + 1
