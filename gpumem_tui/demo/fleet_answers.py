@@ -112,7 +112,7 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
                 for labels, v, at in named("DCGM_FI_DEV_FB_(USED|FREE|RESERVED)|DCGM_FI_PROF_GR_ENGINE_ACTIVE")
                 if labels.get("GPU_I_ID")
             ],
-            (*NODE_LABELS, *GPU_KEY),
+            (*NODE_LABELS, *GPU_KEY, "__name__"),
             len,
         ),
         "gpu_pods": _by(used, (*NODE_LABELS, *GPU_KEY, *POD_LABELS), len),

@@ -379,8 +379,13 @@ MIG_NO_FB = (
 
 def _with_instances(gpus: list[FleetGpu], instances: list[Series]) -> list[FleetGpu]:
     """The GPUs, and each MIG GPU instance that reports no FB field, listed without memory and with the reason
-    (never left out, never read as empty)."""
+    (never left out, never read as empty). One that reports an FB field is left to the GPUs read one by one."""
     known: set[tuple[str | None, str | None, str | None]] = {(g.node, g.uuid, g.gpu_instance) for g in gpus}
+    known |= {
+        (node_of(s.labels), s.labels.get("UUID"), s.labels.get("GPU_I_ID"))
+        for s in instances
+        if s.labels.get("__name__", "").startswith("DCGM_FI_DEV_FB_")
+    }
     added = []
     for s in instances:
         node, instance = node_of(s.labels), s.labels.get("GPU_I_ID")

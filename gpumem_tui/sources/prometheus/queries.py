@@ -177,10 +177,11 @@ class Queries:
 
     @property
     def gpu_instances(self) -> str:
-        """Every MIG GPU instance, by any FB or profiling field it reports: some dcgm-exporter versions export no
-        FB field per instance (#380, #512), and one is then listed without memory rather than forgotten."""
+        """Every MIG GPU instance, by any FB or profiling field it reports, with which (`__name__`): some
+        dcgm-exporter versions export no FB field per instance (#380, #512), and one is then listed without
+        memory rather than forgotten; one that reports an FB field is not (the overview does not read it)."""
         pattern = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)|DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-        return f"count by ({_by(*NODE_LABELS, *GPU_KEY)}) ({self._names(pattern, mig=True)})"
+        return f"count by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(pattern, mig=True)})"
 
     @property
     def card_totals(self) -> str:

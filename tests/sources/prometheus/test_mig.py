@@ -88,3 +88,13 @@ def test_the_history_counts_a_mig_card_once_as_the_node_sums_do(url, capsys):
     series = snap["history"]["series"]
     for field in ("used_bytes", "free_bytes", "reserved_bytes"):
         assert series[field][-1] == sum(n[field] for n in snap["nodes"]), field
+
+
+def test_the_overview_never_says_an_instance_that_reports_memory_has_none(url, capsys):
+    """An instance read one by one in the full read (it reports FB fields) is not listed by the overview as one
+    without FB fields: the overview reads no GPU of a node that needs no look, and says nothing of it."""
+    at = str(T0 + END_S)
+    assert main(["fleet", "snapshot", "--prometheus", url, "--at", at, "--json", "--overview"]) == 0
+    listed = {g["gpu_instance"]: g for g in json.loads(capsys.readouterr().out)["gpus"] if g["gpu_instance"]}
+    assert set(listed) == {"2"}
+    assert "#512" in listed["2"]["unknown"]["used_bytes"]
