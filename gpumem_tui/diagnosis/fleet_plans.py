@@ -22,7 +22,7 @@ from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES, overlay_from_engine
 from gpumem_tui.planner.vllm import predict
-from gpumem_tui.sources.prometheus.records import FleetEngine, FleetPlan, FleetSample
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetPlan, FleetSample
 
 Made = tuple[FleetPlan | None, str | None, list[str], list[str]]
 """A plan (or None and why not), and the facts it found and assumed."""
@@ -251,21 +251,34 @@ def model_memory(sample: FleetSample) -> list[ModelMemory]:
 def _model_used(engines: list[FleetEngine], sample: FleetSample) -> int | None:
     """The memory used on a model's GPUs, node by node: the sum of its GPUs where they were read one by one,
     else the node's own sum where the model's engines hold every GPU of it (the overview reads GPU by GPU
-    only the nodes that need a look, a node shared with other work among them); unknown otherwise."""
-    by_gpu = {g.uuid or g.index or "?": g.used_bytes for g in sample.gpus}
+    only the nodes that need a look, a node shared with other work among them); unknown otherwise. On a MIG
+    card, the GPU instances its engines' pods hold (the card's figure counts the other instances too)."""
+    rows: dict[str, list[FleetGpu]] = defaultdict(list)
+    for g in sample.gpus:
+        rows[g.uuid or g.index or "?"].append(g)
     nodes = {n.name: n for n in sample.nodes}
     mine: dict[str | None, set[str]] = defaultdict(set)
     for engine in engines:
         mine[engine.node].update(engine.gpus)
+    pods = {f"{e.namespace or ''}/{e.pod}" for e in engines if e.pod}
     values: list[int | None] = []
     for node, gpus in mine.items():
-        if all(g in by_gpu for g in gpus):
-            values += [by_gpu[g] for g in gpus]
+        if all(g in rows for g in gpus):
+            values += [_used_of(rows[g], pods) for g in gpus]
         elif node in nodes and len(gpus) == nodes[node].gpus:
             values.append(nodes[node].used_bytes)
         else:
             return None
     return _total(values)
+
+
+def _used_of(rows: list[FleetGpu], pods: set[str]) -> int | None:
+    """One GPU's memory used for the pods: the MIG instances they hold, else the card's own figure."""
+    held = [g for g in rows if g.gpu_instance is not None and pods & set(g.pods)]
+    if held:
+        return _total([g.used_bytes for g in held])
+    card = [g for g in rows if g.gpu_instance is None]
+    return card[0].used_bytes if card else None
 
 
 def _total(values: list[int | None]) -> int | None:

@@ -146,7 +146,7 @@ class FleetReader:
             if identities is None:
                 identities = identities_of(seen.get("gpu_pods", Result()).series)
             memory = project(more, q.labels).get("gpu_memory", Result()).series
-            shared = shared_nodes(sample)
+            shared = shared_nodes(sample, identities)
             gpus = [g for g in gpus_of(memory, identities) if g.node in named and (g.node in shared or _needs(g, look))]
             if more_failed:
                 return build(url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age).model_copy(
@@ -181,15 +181,17 @@ def _recorded(result: Result) -> bool:
     return {s.labels.get("__name__") for s in result.series} >= set(RECORDED)
 
 
-def shared_nodes(sample: FleetSample) -> set[str]:
-    """Nodes where a model's engines hold some of the GPUs but not all: their GPUs are read one by one, as
-    the memory a model uses is then a sum of its GPUs (elsewhere it is its nodes' sums)."""
+def shared_nodes(sample: FleetSample, identities: list[GpuIdentity] | None = None) -> set[str]:
+    """Nodes where a model's engines hold some of the GPUs but not all, or a MIG GPU instance that a pod
+    holds (`identities`, the join): their GPUs are read one by one, as the memory a model uses is then a sum
+    of its GPUs or instances (elsewhere it is its nodes' sums)."""
+    mig = {gpu.node for gpu in identities or () if gpu.instance is not None and gpu.pods}
     held: dict[tuple[str, str], set[str]] = {}
     for engine in sample.engines:
         if engine.node is not None:
             held.setdefault((engine.node, engine.model_name), set()).update(engine.gpus)
     gpus = {node.name: node.gpus for node in sample.nodes}
-    return {node for (node, _), mine in held.items() if mine and len(mine) < gpus.get(node, 0)}
+    return mig | {node for (node, _), mine in held.items() if mine and len(mine) < gpus.get(node, 0)}
 
 
 def _needs(gpu: FleetGpu, look: float) -> bool:
@@ -268,7 +270,7 @@ def _judged(
     per_node = node_shares(sample.engines)
     nodes: list[FleetNode] = []
     looks: dict[str, list[str]] = {}
-    shared = shared_nodes(sample)
+    shared = shared_nodes(sample, None if facts is None else facts.identities)
     for node in sample.nodes:
         found = _low(node, least.get(node.name, {}), low.get(node.name, {}), totals, look, counted)
         if found is False or node.name in shared:

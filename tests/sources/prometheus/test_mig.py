@@ -17,14 +17,15 @@ pytestmark = pytest.mark.prometheus
 
 MIB = 2**20
 CARD = 'modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter"'
+HELD = 'Hostname="node-m",exported_namespace="serving",exported_pod="vllm-m"'
 SERIES = [
     # the MIG-enabled card itself
     ("DCGM_FI_DEV_FB_USED", 'gpu="0",UUID="GPU-m0",Hostname="node-m"', 30000),
     ("DCGM_FI_DEV_FB_FREE", 'gpu="0",UUID="GPU-m0",Hostname="node-m"', 50000),
     ("DCGM_FI_DEV_FB_RESERVED", 'gpu="0",UUID="GPU-m0",Hostname="node-m"', 500),
-    # instance 1 reports its memory (a part of the card's)
-    ("DCGM_FI_DEV_FB_USED", 'gpu="0",UUID="GPU-m0",GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",Hostname="node-m"', 20000),
-    ("DCGM_FI_DEV_FB_FREE", 'gpu="0",UUID="GPU-m0",GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",Hostname="node-m"', 20000),
+    # instance 1 reports its memory (a part of the card's); the kubelet gave it to pod serving/vllm-m
+    ("DCGM_FI_DEV_FB_USED", f'gpu="0",UUID="GPU-m0",GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",{HELD}', 20000),
+    ("DCGM_FI_DEV_FB_FREE", f'gpu="0",UUID="GPU-m0",GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",{HELD}', 20000),
     (
         "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
         'gpu="0",UUID="GPU-m0",GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",Hostname="node-m"',
@@ -41,6 +42,9 @@ SERIES = [
     ("DCGM_FI_DEV_FB_FREE", 'gpu="0",UUID="GPU-n0",Hostname="node-n"', 70000),
     ("DCGM_FI_DEV_FB_RESERVED", 'gpu="0",UUID="GPU-n0",Hostname="node-n"', 500),
 ]
+ENGINE = 'model_name="meta-llama/Llama-3.1-8B-Instruct",engine="0",namespace="serving",pod="vllm-m",job="vllm"'
+VLLM = [("vllm:kv_cache_usage_perc", f'{ENGINE},instance="10.0.0.9:8000"', 0.25)]
+"""vLLM in pod serving/vllm-m, on MIG instance 1 of node-m's card."""
 END_S, STEP_S = 60, 15
 
 
@@ -51,6 +55,9 @@ def _text() -> str:
         for name, labels, value in SERIES:
             if name == family:
                 lines += [f"{name}{{{labels},{CARD}}} {value} {T0 + s}" for s in range(0, END_S + 1, STEP_S)]
+    for name, labels, value in VLLM:
+        lines += [f"# TYPE {name} gauge"]
+        lines += [f"{name}{{{labels}}} {value} {T0 + s}" for s in range(0, END_S + 1, STEP_S)]
     return "\n".join(lines) + "\n# EOF\n"
 
 
@@ -90,11 +97,23 @@ def test_the_history_counts_a_mig_card_once_as_the_node_sums_do(url, capsys):
         assert series[field][-1] == sum(n[field] for n in snap["nodes"]), field
 
 
-def test_the_overview_never_says_an_instance_that_reports_memory_has_none(url, capsys):
-    """An instance read one by one in the full read (it reports FB fields) is not listed by the overview as one
-    without FB fields: the overview reads no GPU of a node that needs no look, and says nothing of it."""
+@pytest.mark.parametrize("labels", [(), ("--pod-label", "pod")], ids=["held", "no-workload"])
+def test_the_overview_never_says_an_instance_that_reports_memory_has_none(url, capsys, labels):
+    """An instance that reports FB fields is never listed by the overview as one without them: it is read one
+    by one (node-m is, its instance 1 being a pod's) or not listed (read with `pod`, no pod holds it, and
+    node-m needs no look)."""
     at = str(T0 + END_S)
-    assert main(["fleet", "snapshot", "--prometheus", url, "--at", at, "--json", "--overview"]) == 0
+    assert main(["fleet", "snapshot", "--prometheus", url, "--at", at, "--json", "--overview", *labels]) == 0
     listed = {g["gpu_instance"]: g for g in json.loads(capsys.readouterr().out)["gpus"] if g["gpu_instance"]}
-    assert set(listed) == {"2"}
     assert "#512" in listed["2"]["unknown"]["used_bytes"]
+    assert all(g["used_bytes"] is not None for name, g in listed.items() if name != "2")
+
+
+@pytest.mark.parametrize("read", [("--full",), ("--overview",)], ids=["full", "overview"])
+def test_a_model_on_a_mig_instance_uses_the_instance_memory_not_the_card(url, capsys, read):
+    """The memory a model uses on a MIG card is its instance's (20,000 MiB), not the whole card's (30,000: the
+    other instances' too), in both reads: one answer for the model table and `fleet check --json`."""
+    assert main(["fleet", "check", "--prometheus", url, "--at", str(T0 + END_S), "--json", *read]) in (0, 1, 2)
+    (model,) = json.loads(capsys.readouterr().out)["models"]
+    assert model["model_name"] == "meta-llama/Llama-3.1-8B-Instruct" and model["gpus"] == ["GPU-m0"]
+    assert model["used_bytes"] == 20000 * MIB, model["unknown"]
