@@ -8,7 +8,8 @@ preemptions, the node exporters' findings and targets down. Then, in a second sm
 by name, the GPUs one by one of the nodes that need a look: a reading that is missing or not a number, a
 card whose total is unknown or differs between its GPUs, GPUs under the fraction that the engines'
 gpu_memory_utilization does not explain (headroom.py), or a model's engines holding some of the node's GPUs
-but not all (a model's memory used is then the sum of its GPUs; elsewhere its nodes' sums, fleet_view.py).
+but not all, or a MIG instance a pod holds (a model's memory used is then the sum of its GPUs or instances;
+elsewhere its nodes' sums, fleet_plans.py).
 A node whose GPUs are under the fraction as planned is counted (`FleetNode.low`), never read GPU by GPU. No
 per-GPU arithmetic runs on the server.
 
