@@ -218,9 +218,16 @@ class Queries:
 
     @property
     def rules_present(self) -> str:
-        """Which of the `gpumem:*` series the reader uses the server has (one series per name); by name, not by
-        a regex over every name the server holds."""
-        return f"count by (__name__) ({' or '.join(self._sel(name) for name in RECORDED)})"
+        """Which of the `gpumem:*` series the reader uses the server has (one series per name; by name, not by
+        a regex over every name the server holds), and how many nodes that report have no recorded figures (a
+        series labelled `unrecorded`; none when all have): rules printed for a narrower --selector record only
+        its nodes. `or` matches series without their names, hence a label of its own."""
+        present = f"count by (__name__) ({' or '.join(self._sel(name) for name in RECORDED)})"
+        nodes = _by(*NODE_LABELS)
+        unrecorded = (
+            f"count by ({nodes}) ({self._sel('DCGM_FI_DEV_FB_USED')}) unless on ({nodes}) {self._sel(NODE_GPUS)}"
+        )
+        return f'{present} or label_replace(count({unrecorded}), "unrecorded", "nodes", "", "")'
 
     def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
         """record name -> expression of `gpumem-tui fleet rules`: the raw aggregations above, computed once per

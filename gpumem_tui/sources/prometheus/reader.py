@@ -178,7 +178,10 @@ async def _has_rules(client: PrometheusClient, queries: Queries, at: float) -> t
 
 
 def _recorded(result: Result) -> bool:
-    """Whether every `gpumem:*` series the reader uses is in a `rules_present` answer."""
+    """Whether every `gpumem:*` series the reader uses is in a `rules_present` answer, with figures recorded
+    for every node that reports."""
+    if any(s.labels.get("unrecorded") and s.value > 0 for s in result.series):
+        return False
     return {s.labels.get("__name__") for s in result.series} >= set(RECORDED)
 
 

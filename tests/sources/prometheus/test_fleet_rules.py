@@ -14,7 +14,7 @@ from gpumem_tui.cli import main
 from gpumem_tui.diagnosis.fleet import judge_fleet
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
-from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.queries import Queries, parse_selector
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT, END_S
 from tests.sources.prometheus.server import T0, require_prometheus, running
@@ -41,15 +41,15 @@ def test_a_bad_selector_is_one_line(capsys):
     assert len(err) == 1 and "expected label matchers in braces" in err[0]
 
 
-@pytest.fixture(scope="module")
-def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
+def _recorded(fleet_url, fleet_blocks, where, queries: Queries):
     """The test fleet with the rules' series backfilled beside it, evaluated every 5 s as the fleet is sampled
     (Prometheus offsets a group's evaluations within its interval: their moments are not the samples')."""
-    where = tmp_path_factory.mktemp("recorded")
+    from gpumem_tui.sources.prometheus.rules import rule_group
+
     data = where / "data"
     shutil.copytree(fleet_blocks, data, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head", "queries.active"))
     rules = where / "rules.yml"
-    rules.write_text("".join(_printed()), encoding="utf-8")
+    rules.write_text(rule_group(queries, interval_s=5), encoding="utf-8")
     subprocess.run(
         [
             "promtool", "tsdb", "create-blocks-from", "rules", f"--url={fleet_url}", f"--start={T0}",
@@ -58,14 +58,23 @@ def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
         check=True,
         capture_output=True,
     )  # fmt: skip
-    with running(data) as url:
+    return data
+
+
+@pytest.fixture(scope="module")
+def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
+    with running(_recorded(fleet_url, fleet_blocks, tmp_path_factory.mktemp("recorded"), Queries())) as url:
         yield url
 
 
-def _printed() -> str:
-    from gpumem_tui.sources.prometheus.rules import rule_group
+NODE_A = parse_selector('{Hostname="node-a"}')
 
-    return rule_group(Queries(), interval_s=5)
+
+@pytest.fixture(scope="module")
+def node_a_url(fleet_url, fleet_blocks, tmp_path_factory):
+    """The rules of `fleet rules --selector '{Hostname="node-a"}'` recorded: node-a's figures alone."""
+    with running(_recorded(fleet_url, fleet_blocks, tmp_path_factory.mktemp("node-a"), Queries(NODE_A))) as url:
+        yield url
 
 
 def _reads(url: str, queries: Queries, times: list[float]):
@@ -133,3 +142,20 @@ def test_with_the_rules_the_first_read_counts_low_gpus_in_its_first_round(record
     low = next(i for i, q in enumerate(sent) if "gpumem:gpu_fb_free_mib:max{" in q and " < " in q)
     join = sent.index(Queries().gpu_pods)
     assert low < join and len([q for q in sent if " < " in q]) == 1
+
+
+def test_rules_recorded_for_a_narrower_selector_are_not_read_for_the_whole_fleet(node_a_url):
+    """Rules printed with --selector record only its nodes: a reader without it would find every name and miss
+    every other node's figures ("no GPU series"). It reads the raw series while a reporting node has no
+    recorded figures, and the rules where they cover its selector."""
+    _, wide = _reads(node_a_url, Queries(look=0.1), [AT - 5, AT])
+
+    async def full():
+        async with PrometheusClient(Connection(node_a_url)) as client:
+            return await read_fleet(client, Queries(), AT)
+
+    raw = asyncio.run(full())
+    assert wide.node_figures_from == "raw series"
+    assert [n.model_copy(update={"low": None}) for n in wide.nodes] == raw.nodes
+    _, narrow = _reads(node_a_url, Queries(NODE_A, look=0.1), [AT - 5, AT])
+    assert narrow.node_figures_from == "recording rules" and [n.name for n in narrow.nodes] == ["node-a"]
