@@ -65,7 +65,7 @@ def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
         said = (
             f"{_now(used[-1])}{of} now; lowest {fmt(min(known), 'GiB')}, highest {fmt(max(known), 'GiB')}"
             if known
-            else "no number over the span"
+            else _none(history, "used_bytes")
         )
         lines.append(f"  GPU memory used      {sparkline(used, ceiling, glyphs)}  {said} (dcgm-exporter's GPUs)")
     for name, title, scale in (
@@ -80,14 +80,20 @@ def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
         top = max(known, default=0.0)
         if scale is None:
             line = sparkline(points, 1.0, glyphs)
-            said = f"{_percent(points[-1])} now, highest {_percent(top)}" if known else "no number over the span"
+            said = f"{_percent(points[-1])} now, highest {_percent(top)}" if known else _none(history, name)
         else:
             line = sparkline(points, top, glyphs)
-            said = f"{_number(points[-1])} now, highest {_number(top)}" if known else "no number over the span"
+            said = f"{_number(points[-1])} now, highest {_number(top)}" if known else _none(history, name)
         lines.append(f"  {title} {line}  {said}")
     for name, why in history.unknown.items():
         lines.append(f"  {name.replace('_', ' ')}: unknown, because {literal(why)}")
     return lines
+
+
+def _none(history: FleetHistory, name: str) -> str:
+    """A series with no number over the span, and why when a reading was NaN."""
+    why = history.gaps.get(name)
+    return f"unknown over the span, because {literal(why)}" if why else "no number over the span"
 
 
 def _now(value: float | None) -> str:

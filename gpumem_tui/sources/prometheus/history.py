@@ -38,6 +38,8 @@ class FleetHistory(BaseModel):
     step_s: float
     series: dict[str, list[float | None]] = {}
     unknown: dict[str, str] = {}
+    gaps: dict[str, str] = {}
+    """A series with points that are NaN -> why (a NaN reading makes the fleet's number unknown then)."""
 
     @property
     def span_s(self) -> float:
@@ -112,9 +114,15 @@ def history_of(
     steps = [start + i * step for i in range(int(round((end - start) / step)) + 1)]
     series: dict[str, list[float | None]] = {}
     unknown: dict[str, str] = {}
+    gaps: dict[str, str] = {}
 
     def points(found: dict[float, float], scale: float = 1.0) -> list[float | None]:
         return [value * scale if (value := found.get(t)) is not None and math.isfinite(value) else None for t in steps]
+
+    def gap(field: str, found: dict[float, float]) -> None:
+        nan = sum(1 for t in steps if (value := found.get(t)) is not None and math.isnan(value))
+        if nan:
+            gaps[field] = f"a reading in the sum was NaN at {nan} of {len(steps)} points (no reading, never a zero)"
 
     memory = results.get("memory")
     if memory is not None:
@@ -122,6 +130,7 @@ def history_of(
         for metric, field in MEMORY_FIELDS.items():
             if metric in by_name:
                 series[field] = points(by_name[metric], MIB)
+                gap(field, by_name[metric])
             else:
                 unknown[field] = f"no {metric} series over the span"
     for name in ("kv_usage_max", "waiting", "preemptions_per_min"):
@@ -130,9 +139,10 @@ def history_of(
             continue
         if result.series:
             series[name] = points(dict(result.series[0].points))
+            gap(name, dict(result.series[0].points))
         else:
             unknown[name] = "no vLLM series over the span"
     for name, why in failures.items():
         for field in MEMORY_FIELDS.values() if name == "memory" else (name,):
             unknown[field] = f"the query failed: {why}"
-    return FleetHistory(start=start, end=end, step_s=step, series=series, unknown=unknown)
+    return FleetHistory(start=start, end=end, step_s=step, series=series, unknown=unknown, gaps=gaps)

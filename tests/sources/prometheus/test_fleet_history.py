@@ -76,9 +76,15 @@ def test_the_newest_point_is_the_sum_the_fleet_sample_shows(fleet_url):
 
 @pytest.mark.prometheus
 def test_a_nan_reading_is_a_gap_never_a_smaller_sum(fleet_url):
+    from gpumem_tui.app.fleet_history_view import history_lines
+
     history = _read(fleet_url, Queries(), 120)
     assert history.series["used_bytes"][-1] is None  # node-nan's FB_USED is NaN: the fleet's sum is unknown
     assert history.series["free_bytes"][-1] is not None
+    # the gap says why, as any unknown field does
+    assert "NaN" in history.gaps["used_bytes"] and "free_bytes" not in history.gaps
+    (line,) = [line for line in history_lines(history) if "GPU memory used" in line]
+    assert "unknown over the span, because a reading in the sum was NaN" in line
 
 
 @pytest.mark.prometheus
