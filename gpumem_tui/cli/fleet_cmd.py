@@ -61,7 +61,7 @@ CHECK_SCHEMA = "gpumem-tui.fleet-check/1"
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("fleet", help="the fleet from Prometheus: dcgm-exporter and vLLM series joined")
     # no action: the fleet screen (cli/fleet_screen.py) on the source these options name
-    _source_options(parser, required=False)
+    _source_options(parser)
     parser.add_argument(
         "--interval", type=_seconds, default=15.0, metavar="SECONDS", help="seconds between reads (default 15)"
     )
@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone, planner(args)))
     actions = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
     snapshot = actions.add_parser("snapshot", help="one fleet sample: nodes, GPUs, engines, coverage")
-    _source_options(snapshot)
+    _source_options(snapshot, action=True)
     snapshot.add_argument("--json", action="store_true", help="print JSON (schema: docs/fleet-json.md)")
     snapshot.add_argument(
         "--history",
@@ -87,14 +87,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     check = actions.add_parser(
         "check", help="fleet findings, as a monitoring plugin (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)"
     )
-    _source_options(check)
+    _source_options(check, action=True)
     check.add_argument("--json", action="store_true", help="print JSON (schema: docs/fleet-json.md)")
     check.set_defaults(run=run_check)
     rules = actions.add_parser(
         "rules", help="a Prometheus recording-rule group: the overview's per-node figures, computed by the server"
     )
     rules.add_argument(
-        "--selector", metavar="'{label=\"value\"}'", help="record only these series, keeping these labels"
+        "--selector",
+        default=argparse.SUPPRESS,
+        metavar="'{label=\"value\"}'",
+        help="record only these series, keeping these labels",
     )
     rules.add_argument(
         "--interval",
@@ -107,62 +110,82 @@ def register(sub: argparse._SubParsersAction) -> None:
     rules.set_defaults(run=run_rules)
 
 
-def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    source = parser.add_mutually_exclusive_group(required=required)
-    source.add_argument("--prometheus", metavar="URL", help="the query API's base URL")
+def _source_options(parser: argparse.ArgumentParser, action: bool = False) -> None:
+    """The source options, on `fleet` and again on each action. An action's own defaults are never set
+    (`SUPPRESS`), so what was given before the action (`fleet --selector X check`) is kept: argparse lets a
+    subcommand's defaults overwrite them. Which source is checked once parsed (`source_given`)."""
+    unset: dict = {"default": argparse.SUPPRESS} if action else {}
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--prometheus", metavar="URL", help="the query API's base URL", **unset)
     source.add_argument(
         "--demo",
         dest="fleet_demo",
         action="store_true",
         help="a simulated fleet of nodes from the demo scenarios, computed here (no Prometheus needed)",
-    )
-    parser.add_argument("--at", metavar="TIME", help="evaluate at this moment: Unix seconds or RFC 3339 (default: now)")
-    parser.add_argument(
-        "--selector", metavar="'{label=\"value\"}'", help="label matchers added to every query (one cluster, a tenant)"
+        **unset,
     )
     parser.add_argument(
-        "--header", action="append", default=[], metavar="'NAME: VALUE'", help="an HTTP header (repeatable)"
+        "--at", metavar="TIME", help="evaluate at this moment: Unix seconds or RFC 3339 (default: now)", **unset
     )
-    parser.add_argument("--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token")
-    parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs")
+    parser.add_argument(
+        "--selector",
+        metavar="'{label=\"value\"}'",
+        help="label matchers added to every query (one cluster, a tenant)",
+        **unset,
+    )
+    parser.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="an HTTP header (repeatable)",
+        **(unset or {"default": []}),
+    )
+    parser.add_argument(
+        "--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token", **unset
+    )
+    parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs", **unset)
     how = parser.add_mutually_exclusive_group()
     how.add_argument(
         "--overview",
         action="store_true",
         help="per-node figures aggregated on the server, GPUs one by one only on nodes that need a look (the "
         "default of check and the screen; docs/fleet.md)",
+        **unset,
     )
     how.add_argument(
         "--full",
         action="store_true",
         help="every GPU one by one (the default of snapshot): an answer that grows with GPUs",
+        **unset,
     )
     parser.add_argument(
         "--node-label",
         choices=NODE_CHOICES,
-        default="auto",
+        **(unset or {"default": "auto"}),
         help="the label of dcgm-exporter's series that names the node (default auto: Hostname, hostname, node, "
         "kubernetes_node, then instance's host)",
     )
     parser.add_argument(
         "--pod-label",
         choices=POD_CHOICES,
-        default="auto",
+        **(unset or {"default": "auto"}),
         help="the label of dcgm-exporter's series that names the workload pod holding a GPU (default auto: "
         "exported_pod when present, else pod)",
     )
     parser.add_argument(
         "--model-alias",
         action="append",
-        default=[],
         metavar="SERVED=ORG/MODEL",
         help="the catalog model a served model name stands for (repeatable), so its engines get a plan",
+        **(unset or {"default": []}),
     )
-    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
+    parser.add_argument(
+        "--catalog", action="append", metavar="DIR", help="extra catalog directory", **(unset or {"default": []})
+    )
     parser.add_argument(
         "--query-timeout",
         type=_seconds,
-        default=QUERY_TIMEOUT_S,
+        **(unset or {"default": QUERY_TIMEOUT_S}),
         metavar="SECONDS",
         help=f"what the server may take per query (default {QUERY_TIMEOUT_S:g}); the client waits 2 s longer",
     )
@@ -261,9 +284,18 @@ def planner(args: argparse.Namespace) -> Callable[[FleetSample], FleetSample]:
     return lambda sample: plan_fleet(sample, catalog, aliases)
 
 
+def source_given(args: argparse.Namespace, action: str) -> None:
+    """One source, --prometheus or --demo, before the action or after it."""
+    if args.fleet_demo and args.prometheus is not None:
+        raise UsageError(f"fleet {action}: --prometheus and --demo name two sources; give one")
+    if not args.fleet_demo and args.prometheus is None:
+        raise UsageError(f"fleet {action}: give --prometheus URL or --demo")
+
+
 def sample_from(args: argparse.Namespace, overview: bool) -> FleetSample:
     """One fleet sample: the overview (node figures aggregated on the server, GPUs one by one only where
     they need a look) or every GPU one by one; --demo: the simulated fleet. Each engine planned."""
+    source_given(args, args.fleet_command)
     plan = planner(args)
     if args.fleet_demo:
         demo_alone(args)

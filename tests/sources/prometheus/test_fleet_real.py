@@ -187,3 +187,23 @@ def test_the_text_lists_what_needs_a_look_and_counts_what_is_as_planned(fleet_ur
         counted[1]
         == "info     headroom_low: [node-b] node node-b: 6 GPUs under 10.0 % free, as planned (the least: 8.7 %)"
     )
+
+
+@pytest.mark.parametrize("action", ["check", "snapshot"])
+def test_source_options_before_the_action_are_not_dropped(fleet_url, capsys, action):
+    """`fleet --help` lists the source options before ACTION: given there they count as after it (argparse
+    let the action's own defaults overwrite them, and `fleet --selector X check` checked the whole fleet)."""
+    options = ["--prometheus", fleet_url, "--at", str(AT), "--selector", '{Hostname="node-a"}']
+    after = _run(capsys, "fleet", action, *options, "--json")
+    before = _run(capsys, "fleet", *options, action, "--json")
+    assert before == after
+    assert after[1]["coverage"]["nodes"] == 1
+
+
+def test_a_source_twice_or_none_is_one_line(fleet_url, capsys):
+    assert main(["fleet", "--demo", "check", "--prometheus", fleet_url]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--prometheus" in err and "--demo" in err
+    assert main(["fleet", "snapshot"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--prometheus URL or --demo" in err
