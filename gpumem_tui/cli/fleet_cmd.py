@@ -62,13 +62,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("fleet", help="the fleet from Prometheus: dcgm-exporter and vLLM series joined")
     # no action: the fleet screen (cli/fleet_screen.py) on the source these options name
     _source_options(parser)
+    # the screen's own: dests apart from snapshot's --history, so one given before an action is seen
     parser.add_argument(
-        "--interval", type=_seconds, default=15.0, metavar="SECONDS", help="seconds between reads (default 15)"
+        "--interval",
+        dest="screen_interval",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds between reads (default 15)",
     )
     parser.add_argument(
         "--history",
+        dest="screen_history",
         type=_span,
-        default=3600.0,
         metavar="SPAN",
         help="how far back the history line looks: 30m, 1h (default), 6h ... (range queries, read once a minute)",
     )
@@ -284,8 +289,18 @@ def planner(args: argparse.Namespace) -> Callable[[FleetSample], FleetSample]:
     return lambda sample: plan_fleet(sample, catalog, aliases)
 
 
+def no_screen_options(args: argparse.Namespace, action: str) -> None:
+    """`--interval` and `--history` before an action are the fleet screen's: refused, never ignored."""
+    for option, value in (("--interval", args.screen_interval), ("--history", args.screen_history)):
+        if value is not None:
+            raise UsageError(
+                f"fleet {action}: {option} before the action is the fleet screen's; the action would not use it"
+            )
+
+
 def source_given(args: argparse.Namespace, action: str) -> None:
-    """One source, --prometheus or --demo, before the action or after it."""
+    """One source, --prometheus or --demo, before the action or after it; none of the screen's options."""
+    no_screen_options(args, action)
     if args.fleet_demo and args.prometheus is not None:
         raise UsageError(f"fleet {action}: --prometheus and --demo name two sources; give one")
     if not args.fleet_demo and args.prometheus is None:
@@ -358,6 +373,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_rules(args: argparse.Namespace) -> int:
     """Print the recording-rule group (YAML) the overview reads when the server has it (docs/fleet.md)."""
+    no_screen_options(args, "rules")
     try:
         matchers = parse_selector(args.selector)
     except SelectorError as exc:

@@ -24,6 +24,10 @@ from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
 
 Planner = Callable[[FleetSample], FleetSample]
+INTERVAL_S = 15.0
+"""Seconds between reads unless --interval says."""
+HISTORY_S = 3600.0
+"""How far back the history line looks unless --history says."""
 
 
 def _unplanned(sample: FleetSample) -> FleetSample:
@@ -88,17 +92,17 @@ def run(
 ) -> int:
     """`inputs(args)` checks the source options as `fleet check` does: (connection, queries, at);
     `demo_alone(args)` refuses them beside --demo; `plan` gives each sample's engines their plans."""
+    interval = INTERVAL_S if args.screen_interval is None else args.screen_interval
+    span = HISTORY_S if args.screen_history is None else args.screen_history
     if args.fleet_demo:
         demo_alone(args)
-        app = FleetApp(
-            demo_reader(plan), DEMO_SOURCE, interval_s=args.interval, read_history=demo_history(args.history)
-        )
+        app = FleetApp(demo_reader(plan), DEMO_SOURCE, interval_s=interval, read_history=demo_history(span))
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)
         fixed = None if args.at is None else at  # without --at, each read is evaluated at its own moment
         reader = prometheus_reader(connection, queries, fixed, args.query_timeout, plan)
-        history = prometheus_history(connection, queries, args.history, args.query_timeout)
-        app = FleetApp(reader, connection.url, args.interval, read_history=history)
+        history = prometheus_history(connection, queries, span, args.query_timeout)
+        app = FleetApp(reader, connection.url, interval, read_history=history)
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
     app.run()

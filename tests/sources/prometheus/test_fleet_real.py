@@ -207,3 +207,13 @@ def test_a_source_twice_or_none_is_one_line(fleet_url, capsys):
     assert main(["fleet", "snapshot"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--prometheus URL or --demo" in err
+
+
+@pytest.mark.parametrize("option", [["--history", "30m"], ["--interval", "5"]])
+def test_a_screen_option_before_an_action_is_refused_not_ignored(capsys, option):
+    """`--history` and `--interval` before the action are the fleet screen's: an action would not use them."""
+    assert main(["fleet", *option, "check", "--demo"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and option[0] in err and "screen" in err
+    assert main(["fleet", *option, "rules"]) == 2
+    assert option[0] in capsys.readouterr().err
