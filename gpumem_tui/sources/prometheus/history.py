@@ -66,10 +66,12 @@ def history_queries(queries: Queries, step_s: float) -> dict[str, str]:
     def sel(metric: str) -> str:
         return f"{metric}{{{extra}}}" if extra else metric
 
-    def names(pattern: str) -> str:
-        return f'{{__name__=~"{pattern}"{", " + extra if extra else ""}}}'
+    def names(pattern: str, more: str = "") -> str:
+        return f'{{__name__=~"{pattern}"{"".join(f", {m}" for m in (extra, more) if m)}}}'
 
-    each = f"max by ({', '.join((*NODE_LABELS, *CARD_ID, '__name__'))}) ({names(FB)})"
+    # with --node-label, a GPU whose series lack that label names no node in the sample: not counted here either
+    named = "" if queries.labels.node == "auto" else f'{queries.labels.node}!=""'
+    each = f"max by ({', '.join((*NODE_LABELS, *CARD_ID, '__name__'))}) ({names(FB, named)})"
     engines = ", ".join(ENGINE_KEY)
     kv = names("vllm:(kv_cache_usage_perc|gpu_cache_usage_perc)")
     window = f"{max(120, int(step_s))}s"

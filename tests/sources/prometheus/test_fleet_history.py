@@ -129,3 +129,17 @@ def test_demo_snapshot_history_and_a_bad_span(capsys):
     assert main(["fleet", "snapshot", "--demo", "--history", "1w"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a span from 1m to 7d" in err
+
+
+@pytest.mark.prometheus
+@pytest.mark.parametrize("label", ["hostname", "Hostname"])
+def test_the_newest_point_is_the_node_sums_with_a_chosen_node_label(fleet_url, capsys, label):
+    """--node-label: GPUs whose series lack that label name no node, so the history does not count them either
+    (node-b and node-f say `hostname`, the others `Hostname`)."""
+    from gpumem_tui.cli import main
+
+    argv = ["fleet", "snapshot", "--prometheus", fleet_url, "--at", str(AT), "--history", "2m", "--json"]
+    assert main([*argv, "--node-label", label, "--selector", '{Hostname!="node-nan"}']) == 0
+    snap = json.loads(capsys.readouterr().out)
+    dcgm = [n for n in snap["nodes"] if n["memory_from"] == "dcgm-exporter"]
+    assert dcgm and snap["history"]["series"]["used_bytes"][-1] == sum(n["used_bytes"] for n in dcgm)
