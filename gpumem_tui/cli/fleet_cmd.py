@@ -78,6 +78,17 @@ def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> N
         help="a simulated fleet of nodes from the demo scenarios, computed here (no Prometheus needed)",
     )
     parser.add_argument("--at", metavar="TIME", help="evaluate at this moment: Unix seconds or RFC 3339 (default: now)")
+    connection_options(parser)
+    parser.add_argument(
+        "--overview",
+        action="store_true",
+        help="node memory summed on the server, GPUs one by one only under the headroom fraction: fewer bytes "
+        "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
+    )
+
+
+def connection_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """How to reach and narrow a Prometheus: the fleet's commands, and `check`/the TUI on one of its nodes."""
     parser.add_argument(
         "--selector", metavar="'{label=\"value\"}'", help="label matchers added to every query (one cluster, a tenant)"
     )
@@ -86,12 +97,6 @@ def _source_options(parser: argparse.ArgumentParser, required: bool = True) -> N
     )
     parser.add_argument("--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token")
     parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs")
-    parser.add_argument(
-        "--overview",
-        action="store_true",
-        help="node memory summed on the server, GPUs one by one only under the headroom fraction: fewer bytes "
-        "and less client CPU where GPUs have headroom, more server time (docs/fleet.md)",
-    )
     parser.add_argument(
         "--query-timeout",
         type=_seconds,
@@ -111,7 +116,10 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connection, Queries, float]:
+def _inputs(
+    args: argparse.Namespace, look: float | None = None, command: str = "fleet"
+) -> tuple[Connection, Queries, float]:
+    """The source options read and checked (`command` names who was given them in an error)."""
     try:
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
@@ -120,12 +128,12 @@ def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connec
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
-        raise UsageError(f"fleet: {exc}") from None
+        raise UsageError(f"{command}: {exc}") from None
     if args.ca_file is not None:
         try:
             tls(args.ca_file)
         except OSError as exc:  # ssl.SSLError too: a file that holds no certificate
-            raise UsageError(f"fleet: --ca-file {args.ca_file}: {exc.strerror or exc}") from None
+            raise UsageError(f"{command}: --ca-file {args.ca_file}: {exc.strerror or exc}") from None
     return connection, queries, at
 
 
@@ -161,6 +169,12 @@ def demo_alone(args: argparse.Namespace) -> None:
 def inputs(args: argparse.Namespace) -> tuple[Connection, Queries, float]:
     """The source options read, --overview's look included (the fleet screen reads with the same)."""
     return _inputs(args, Thresholds().headroom_warning_fraction if args.overview else None)
+
+
+def node_source(args: argparse.Namespace, command: str) -> tuple[Connection, str, float | None]:
+    """The source options of `check`/the TUI on one node: (connection, the selector's matchers, --at or None)."""
+    connection, queries, at = _inputs(args, None, command)
+    return connection, queries.matchers, None if args.at is None else at
 
 
 def sample_from(args: argparse.Namespace) -> FleetSample:

@@ -1,0 +1,268 @@
+"""One node of the fleet as the single-node screen and `check` read a node: a `Sample` built from that node's
+series in Prometheus (reference/fleet.md section 0), so `judge()` and `diagnose` run unchanged.
+
+- GPUs from dcgm-exporter (MiB -> bytes; total = used + free + reserved, used + free where the exporter has no
+  reserved, which is then unknown, never 0), read and joined by the fleet's own code (`fleet.build`) over the
+  node-narrowed queries of node_queries.py, so the node and the fleet say the same of it;
+- engines from vLLM's series, as the records the live scraper makes (`EngineRecord`), placed on the GPUs
+  dcgm-exporter attributes to their pod (`devices`: those GPUs' UUIDs);
+- no processes: Prometheus gives no pids. Each GPU says which pods dcgm-exporter attributes it to instead, and
+  that its processes are unknown; where the node runs `gpumem-tui export`, its per-process series (processes
+  that are not an engine) are the processes;
+- the sample's time is the node's newest dcgm-exporter sample, so a stale node looks stale."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, SourceError
+from gpumem_tui.sources.feed import Feed
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result, Series
+from gpumem_tui.sources.prometheus.fleet import build
+from gpumem_tui.sources.prometheus.labels import node_of, workload_of
+from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
+
+SOURCE = "prometheus"
+NO_PIDS = (
+    "Prometheus gives no pids: the processes on this GPU and what each holds are unknown "
+    "(`gpumem-tui export` on the node publishes them)"
+)
+
+
+class NodeNotFound(ValueError):
+    """No series in Prometheus names the node (within the last hour)."""
+
+
+@dataclass
+class NodeRead:
+    """One read of a node: the fleet's records of it, and `gpumem-tui export`'s per-process series."""
+
+    fleet: FleetSample
+    processes: list[Series] = field(default_factory=list)
+
+
+async def read_node(client: PrometheusClient, queries: NodeQueries, at: float) -> NodeRead:
+    """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
+    host). Raises PrometheusError when no query could be read."""
+    first = queries.first_round()
+    results, failures = await _ask(client, first, at)
+    pods = sorted(
+        {
+            workload
+            for s in results.get("gpu_pods", Result()).series
+            if node_of(s.labels) == queries.node and (workload := workload_of(s.labels)) is not None
+        }
+    )
+    more, failed = await _ask(client, queries.engine_queries(pods), at)
+    results |= more
+    failures |= failed
+    if not results:
+        raise PrometheusError(next(iter(failures.values())), "down")
+    processes = results.pop("processes", Result()).series
+    sample = build(client.connection.url, at, results, failures, queries.matchers)
+    return NodeRead(only(sample, queries.node), [s for s in processes if node_of(s.labels) == queries.node])
+
+
+async def _ask(client: PrometheusClient, queries: dict[str, str], at: float) -> tuple[dict[str, Result], dict]:
+    answers = await asyncio.gather(*(client.query(q, at) for q in queries.values()), return_exceptions=True)
+    results: dict[str, Result] = {}
+    failures: dict[str, str] = {}
+    for name, answer in zip(queries, answers, strict=True):
+        if isinstance(answer, Result):
+            results[name] = answer
+        elif isinstance(answer, PrometheusError):
+            failures[name] = str(answer)
+        elif isinstance(answer, BaseException):
+            raise answer
+    return results, failures
+
+
+def only(sample: FleetSample, node: str) -> FleetSample:
+    """The fleet sample cut to one node: its GPUs, the engines joined to it, its findings."""
+    return sample.model_copy(
+        update={
+            "nodes": [n for n in sample.nodes if n.name == node],
+            "gpus": [g for g in sample.gpus if g.node == node],
+            "engines": [e for e in sample.engines if e.node == node],
+            "node_findings": [f for f in sample.node_findings if f.node == node],
+            "stale_nodes": {n: a for n, a in sample.stale_nodes.items() if n == node},
+            "pod_nodes": {p: n for p, n in sample.pod_nodes.items() if n == node},
+        }
+    )
+
+
+def node_sample(read: NodeRead, node: str) -> Sample:
+    """The Sample of `node` (pure). Raises NodeNotFound when no series names it."""
+    fleet = read.fleet
+    if not any(n.name == node for n in fleet.nodes):
+        raise NodeNotFound(f"no dcgm-exporter series names node {node!r} in the last hour (at {fleet.source})")
+    age = next(n.data_age_s for n in fleet.nodes if n.name == node)
+    errors = [
+        SourceError(source=SOURCE, message=f"{what} unknown, because {why}") for what, why in fleet.unknown.items()
+    ]
+    if fleet.error:
+        errors.append(SourceError(source=SOURCE, message=f"some queries failed: {fleet.error}"))
+    errors += [SourceError(source=SOURCE, message=f"the server said: {w}") for w in fleet.warnings]
+    if age is None:
+        errors.append(
+            SourceError(
+                source=SOURCE,
+                message=f"node {node}: no dcgm-exporter sample in the last 5 min (Prometheus's lookback)",
+                hint="check that dcgm-exporter runs on the node and that Prometheus scrapes it",
+            )
+        )
+    gpus, notes = _gpus(fleet.gpus)
+    indices = {g.uuid: g.index for g in gpus if g.uuid}
+    return Sample(
+        timestamp=fleet.evaluated_at - (age or 0.0) if age is not None else _seen_at(fleet),
+        hostname=node,
+        source=SOURCE,
+        gpus=gpus,
+        processes=_processes(read.processes, indices),
+        engines=[_endpoint(e, fleet) for e in fleet.engines],
+        errors=[*errors, *notes],
+    )
+
+
+def _seen_at(fleet: FleetSample) -> float:
+    """A node past the lookback: its data is at least 5 min old; the sample is dated then, to look stale."""
+    return max(0.0, fleet.evaluated_at - 300.0)
+
+
+def _index(gpu: FleetGpu) -> int | None:
+    return int(gpu.index) if gpu.index is not None and gpu.index.isdigit() else None
+
+
+def _gpus(found: list[FleetGpu]) -> tuple[list[GpuRecord], list[SourceError]]:
+    """GPU records (MIG GPU instances under their card), and per GPU what is unknown and who holds it."""
+    cards = [g for g in found if g.gpu_instance is None and _index(g) is not None]
+    instances = [g for g in found if g.gpu_instance is not None and _index(g) is not None]
+    records: dict[int, GpuRecord] = {}
+    notes: list[SourceError] = []
+    for gpu in cards:
+        index = _index(gpu)
+        assert index is not None  # kept above
+        records[index] = GpuRecord(
+            index=index,
+            uuid=gpu.uuid,
+            name=gpu.card,
+            memory_total_bytes=gpu.total_bytes,
+            memory_used_bytes=gpu.used_bytes,
+            memory_free_bytes=gpu.free_bytes,
+            memory_reserved_bytes=gpu.reserved_bytes,
+            mig_enabled=False,
+        )
+    for gpu in instances:
+        index = _index(gpu)
+        assert index is not None  # kept above
+        card = records.get(index) or GpuRecord(index=index, uuid=gpu.uuid, name=gpu.card)
+        mig = MigInstance(
+            gpu_instance_id=int(gpu.gpu_instance) if gpu.gpu_instance and gpu.gpu_instance.isdigit() else None,
+            memory_total_bytes=gpu.total_bytes,
+            memory_used_bytes=gpu.used_bytes,
+            memory_free_bytes=gpu.free_bytes,
+        )
+        records[index] = card.model_copy(update={"mig_enabled": True, "mig_instances": [*card.mig_instances, mig]})
+    for gpu in found:
+        index = _index(gpu)
+        where = f"GPU {index}" + (f":{gpu.gpu_instance}" if gpu.gpu_instance is not None else "")
+        for what, why in gpu.unknown.items():
+            said = why if why.startswith("n/a") else f"unknown, because {why}"
+            notes.append(SourceError(source=SOURCE, message=f"{where} {what}: {said}", gpu_index=index))
+        holders = f"held by pod {', '.join(gpu.pods)} (dcgm-exporter's allocation)" if gpu.pods else "no pod holds it"
+        notes.append(SourceError(source=SOURCE, message=f"{where}: {holders}; {NO_PIDS}", gpu_index=index))
+    return [records[i] for i in sorted(records)], notes
+
+
+def _processes(series: list[Series], indices: dict[str, int]) -> list[ProcessRecord]:
+    """`gpumem-tui export`'s processes that are not an engine; its `pid="other"` rest is left out."""
+    found = []
+    for s in series:
+        pid, gpu = s.labels.get("pid", ""), s.labels.get("gpu", "")
+        index = int(gpu) if gpu.isdigit() else indices.get(s.labels.get("UUID", ""))
+        if not pid.isdigit() or index is None or not math.isfinite(s.value) or s.value < 0:
+            continue
+        pod = "/".join(w) if (w := workload_of(s.labels)) else None
+        found.append(
+            ProcessRecord(
+                pid=int(pid),
+                gpu_index=index,
+                gpu_memory_bytes=round(s.value),
+                name=s.labels.get("process_name") or None,
+                pod=pod,
+                visible=False,
+                note="read from gpumem-tui export's series in Prometheus",
+            )
+        )
+    return found
+
+
+def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
+    """An engine as the scraper records it; its target down (up == 0) is `down`."""
+    url = f"{engine.namespace}/{engine.pod}" if engine.pod else engine.instance or "?"
+    down = any(
+        (t.get("job"), t.get("instance")) == (engine.job, engine.instance) for t in fleet.targets_down if engine.job
+    )
+    notes = [f"{field} unknown, because {why}" for field, why in engine.unknown.items()]
+    notes.append(f"{engine.joined}: {engine.join_reason}")
+    record = EngineRecord(
+        endpoint=url,
+        engine="vllm",
+        version_family="v1" if engine.engine is not None else None,
+        model=engine.model_name,
+        engine_index=engine.engine,
+        kv_usage_fraction=engine.kv_usage_fraction,
+        kv_pool_tokens=engine.pool_tokens,
+        block_size=engine.block_size,
+        num_gpu_blocks=engine.num_gpu_blocks,
+        cache_dtype=engine.cache_dtype if engine.cache_dtype not in (None, "", "None") else None,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+        requests_running=None if engine.requests_running is None else round(engine.requests_running),
+        requests_waiting=None if engine.requests_waiting is None else round(engine.requests_waiting),
+        preemptions_per_min=engine.preemptions_per_min,
+        notes=notes,
+    )
+    return EndpointStatus(
+        url=url,
+        state="down" if down else "ok",
+        error="its scrape target is down in Prometheus (up == 0)" if down else None,
+        devices=list(engine.gpus),
+        records=[] if down else [record],
+    )
+
+
+NodeReader = Callable[[], Awaitable[NodeRead]]
+
+
+class NodeFeed(Feed):
+    """One node's samples from a reader of its series: a Prometheus (`prometheus_node_feed`), or the
+    simulated fleet's answers (demo/fleet_answers.py)."""
+
+    def __init__(self, read: NodeReader, node: str, label: str, at: float | None = None):
+        """`at`: the fixed moment every read is evaluated at (`--at`, a demo's moment); None: now."""
+        self.read, self.node, self.name, self.live, self.at = read, node, label, True, at
+
+    def now(self) -> float | None:
+        return self.at
+
+    async def sample(self) -> Sample:
+        return node_sample(await self.read(), self.node)
+
+
+def prometheus_node_feed(
+    connection: Connection, node: str, matchers: str = "", at: float | None = None, timeout_s: float = 10.0
+) -> NodeFeed:
+    """The node's series in the Prometheus at `connection`, evaluated now on each read (or always at `at`)."""
+    queries = NodeQueries(node, matchers)
+
+    async def read() -> NodeRead:
+        async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
+            return await read_node(client, queries, time.time() if at is None else at)
+
+    return NodeFeed(read, node, f"prometheus {connection.url} node {node}", at)
