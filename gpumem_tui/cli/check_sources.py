@@ -25,14 +25,13 @@ from gpumem_tui.sources.feed import LiveFeed
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
-from gpumem_tui.sources.prometheus.node_feed import NodeNotFound, node_sample, read_node
+from gpumem_tui.sources.prometheus.node_feed import node_sample, read_node
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 from gpumem_tui.sources.replay import RecordingError, RecordingReader
 
 register_input_error(RecordingError)
 register_input_error(ScenarioError)
 register_input_error(EndpointError)
-register_input_error(NodeNotFound)
 
 DEMO_STEP_S = 5.0
 

@@ -10,9 +10,6 @@ from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per
 from gpumem_tui.models import GpuRecord
 from gpumem_tui.units import gib
 
-PROCESS_LISTERS = ("nvml", "prometheus")
-"""Sources whose note on a GPU says its process list is unknown this sample."""
-
 
 def headroom_low(s: Situation) -> list[Finding]:
     findings = []
@@ -106,12 +103,14 @@ def _foreign(s: Situation, gpu: GpuRecord | None, process, held: int) -> Finding
 
 def unattributed_memory(s: Situation) -> list[Finding]:
     """Used memory the listed processes do not account for. Not on a GPU NVML read only in part this sample
-    (a SourceError names it): a process list that failed is unknown, not empty; so is one Prometheus does not
-    give (a node read from Prometheus: no pids). Nor where NVML lists a
-    process without its memory (a MIG card's own list, read when its MIG devices could not be): what it
-    holds is unknown, not nothing."""
+    (a SourceError names it): a process list that failed is unknown, not empty; so is every GPU's on a node
+    read from Prometheus (its notes say so: no pids, and engines' processes are in no series). Nor where NVML
+    lists a process without its memory (a MIG card's own list, read when its MIG devices could not be): what
+    it holds is unknown, not nothing."""
     findings = []
-    partial = {e.gpu_index for e in s.sample.errors if e.source in PROCESS_LISTERS and e.gpu_index is not None}
+    if any(e.source == "prometheus" for e in s.sample.errors):
+        return []  # a node read from Prometheus: its engines' processes are never listed
+    partial = {e.gpu_index for e in s.sample.errors if e.source == "nvml" and e.gpu_index is not None}
     for gpu in s.live_gpus():
         if gpu.memory_used_bytes is None or gpu.index in partial:
             continue

@@ -30,9 +30,13 @@ from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSa
 
 SOURCE = "prometheus"
 NO_PIDS = (
-    "Prometheus gives no pids: the processes on this GPU and what each holds are unknown "
-    "(`gpumem-tui export` on the node publishes them)"
+    "Prometheus gives no pids: the processes on each GPU and what each holds are unknown, pods stand in for them "
+    "(`gpumem-tui export` on the node publishes its processes)"
 )
+
+FLEET_WIDE = ("memory", "engines")
+"""`FleetSample.unknown` keys that say the whole selector matched no series: of one node that has GPUs, "no
+vLLM series" means it runs no engine, which its empty list of engines says."""
 
 
 class NodeNotFound(ValueError):
@@ -104,7 +108,9 @@ def node_sample(read: NodeRead, node: str) -> Sample:
         raise NodeNotFound(f"no dcgm-exporter series names node {node!r} in the last hour (at {fleet.source})")
     age = next(n.data_age_s for n in fleet.nodes if n.name == node)
     errors = [
-        SourceError(source=SOURCE, message=f"{what} unknown, because {why}") for what, why in fleet.unknown.items()
+        SourceError(source=SOURCE, message=f"{what} unknown, because {why}")
+        for what, why in fleet.unknown.items()
+        if what not in FLEET_WIDE
     ]
     if fleet.error:
         errors.append(SourceError(source=SOURCE, message=f"some queries failed: {fleet.error}"))
@@ -169,14 +175,18 @@ def _gpus(found: list[FleetGpu]) -> tuple[list[GpuRecord], list[SourceError]]:
             memory_free_bytes=gpu.free_bytes,
         )
         records[index] = card.model_copy(update={"mig_enabled": True, "mig_instances": [*card.mig_instances, mig]})
+    holders: dict[str, list[str]] = {}
     for gpu in found:
         index = _index(gpu)
-        where = f"GPU {index}" + (f":{gpu.gpu_instance}" if gpu.gpu_instance is not None else "")
+        where = f"{index}" + (f":{gpu.gpu_instance}" if gpu.gpu_instance is not None else "")
         for what, why in gpu.unknown.items():
             said = why if why.startswith("n/a") else f"unknown, because {why}"
-            notes.append(SourceError(source=SOURCE, message=f"{where} {what}: {said}", gpu_index=index))
-        holders = f"held by pod {', '.join(gpu.pods)} (dcgm-exporter's allocation)" if gpu.pods else "no pod holds it"
-        notes.append(SourceError(source=SOURCE, message=f"{where}: {holders}; {NO_PIDS}", gpu_index=index))
+            notes.append(SourceError(source=SOURCE, message=f"GPU {where} {what}: {said}", gpu_index=index))
+        holders.setdefault(", ".join(gpu.pods) or "", []).append(where)
+    notes.append(SourceError(source=SOURCE, message=NO_PIDS))
+    for pods, gpus in holders.items():
+        held = f"held by pod {pods} (dcgm-exporter's allocation)" if pods else "no pod holds it"
+        notes.append(SourceError(source=SOURCE, message=f"GPU {', '.join(gpus)}: {held}"))
     return [records[i] for i in sorted(records)], notes
 
 

@@ -44,7 +44,7 @@ def test_an_exporter_without_reserved_leaves_it_unknown_and_says_why(fleet_url):
     sample = _sample(fleet_url, "node-c")
     assert {g.memory_reserved_bytes for g in sample.gpus} == {None}
     said = [e.message for e in sample.errors if e.gpu_index == 0]
-    assert any("reserved_bytes: n/a: this dcgm-exporter exports no DCGM_FI_DEV_FB_RESERVED" in m for m in said)
+    assert any("GPU 0 reserved_bytes: n/a: this dcgm-exporter exports no DCGM_FI_DEV_FB_RESERVED" in m for m in said)
 
 
 def test_the_sample_is_as_old_as_the_node_s_newest_series(fleet_url):
@@ -68,8 +68,13 @@ def test_engines_are_the_scraper_s_records_placed_on_their_pod_s_gpus(fleet_url)
 def test_pods_stand_in_for_processes_and_the_missing_pids_are_said(fleet_url):
     sample = _sample(fleet_url, "node-a")
     assert sample.processes == []
-    (note,) = [e.message for e in sample.errors if e.gpu_index == 0]
-    assert note == f"GPU 0: held by pod serving/vllm-node-a-8000 (dcgm-exporter's allocation); {NO_PIDS}"
+    said = [e.message for e in sample.errors if e.source == "prometheus"]
+    assert said == [NO_PIDS, "GPU 0: held by pod serving/vllm-node-a-8000 (dcgm-exporter's allocation)"]
+    pods = [e.message for e in _sample(fleet_url, "node-b").errors if e.message.startswith("GPU")]
+    assert pods[0] == "GPU 0, 1: held by pod serving/vllm-node-b-8000 (dcgm-exporter's allocation)"
+    assert [e.message for e in _sample(fleet_url, "node-f").errors][1:] == [
+        "GPU 0, 1, 2, 3, 4, 5, 6, 7: no pod holds it"
+    ]
 
 
 def test_a_target_that_is_down_is_an_engine_down(fleet_url):
