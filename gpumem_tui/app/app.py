@@ -54,8 +54,11 @@ class GpuMemApp(App[None]):
         poll: bool = True,
         theme: str = "textual-dark",
         glyphs: Glyphs = UNICODE,
+        back_to: str | None = None,
     ):
+        """`back_to`: what the screen was opened from (`the fleet`): q and escape go back there."""
         super().__init__()
+        self.back_to = back_to
         self.glyphs = glyphs
         """What bars, gauges and sparklines are drawn with: Unicode, or ASCII for `--ascii` and non-UTF-8 terminals."""
         self.theme = theme
@@ -93,6 +96,8 @@ class GpuMemApp(App[None]):
         self.push_screen(MainScreen())
         if self.feed.intro:  # a demo says what it shows and when
             self.notify(self.feed.intro, title=literal(self.feed.label), timeout=INTRO_S, markup=False)
+        if self.back_to is not None:
+            self.notify(f"q or escape: back to {self.back_to}", title=literal(self.feed.label), markup=False)
         if self.record_path:
             self._start_recording()
         self.refresh_now()
@@ -181,6 +186,11 @@ class GpuMemApp(App[None]):
 
     def get_screen_main(self) -> MainScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    def action_leave(self) -> None:
+        """Escape on the monitor: back to where it was opened from (the fleet); nothing when opened alone."""
+        if self.back_to is not None:
+            self.exit()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -4,13 +4,17 @@ the header, the tables per model and per node and the findings by code (fleet_vi
 
 A read that fails keeps the last sample on screen and says so in the header: `stale` while the last good
 read is younger than DOWN_AFTER intervals, `down` after (or when no read ever succeeded). The app itself
-never stops for its source."""
+never stops for its source.
+
+`enter` on a node row ends the app with the node's name, when it was made with `opens_nodes`: the command
+(cli/fleet_screen.py) opens the node's single-node screen, then this screen again as it was (`Kept`)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -39,6 +43,16 @@ FAILED = {
 Reader = Callable[[], Coroutine[Any, Any, FleetSample]]
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What the screen showed when a node was opened, to show again at once on the way back."""
+
+    sample: FleetSample | None
+    findings: list[FleetFinding]
+    last_ok: float | None
+    row: int
+
+
 def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
@@ -49,7 +63,7 @@ def _why(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-class FleetApp(App[None]):
+class FleetApp(App[str]):
     """The fleet from one source (a Prometheus, or the simulated fleet of `--demo`)."""
 
     TITLE = "gpumem-tui fleet"
@@ -60,7 +74,7 @@ class FleetApp(App[None]):
     .fleet-notes { color: $text-muted; }
     DataTable { height: auto; max-height: 14; }
     """
-    BINDINGS = [("r", "refresh_now", "Refresh now"), ("q", "quit", "Quit")]
+    BINDINGS = [("enter", "open_node", "Open node"), ("r", "refresh_now", "Refresh now"), ("q", "quit", "Quit")]
 
     def __init__(
         self,
@@ -70,13 +84,17 @@ class FleetApp(App[None]):
         poll: bool = True,
         clock: Callable[[], float] = time.time,
         thresholds: Thresholds | None = None,
+        opens_nodes: bool = False,
+        kept: Kept | None = None,
     ) -> None:
+        """`opens_nodes`: enter on a node row ends the app with its name; `kept`: what to show at once."""
         super().__init__()
         self.read, self.source, self.interval_s, self.poll, self.clock = read, source, interval_s, poll, clock
         self.thresholds = thresholds or Thresholds()
-        self.sample: FleetSample | None = None
-        self.findings: list[FleetFinding] = []
-        self.last_ok: float | None = None
+        self.opens_nodes, self.kept = opens_nodes, kept
+        self.sample: FleetSample | None = kept.sample if kept else None
+        self.findings: list[FleetFinding] = kept.findings if kept else []
+        self.last_ok: float | None = kept.last_ok if kept else None
         self.failure: str | None = None
         self.failed_at: float | None = None
 
@@ -95,12 +113,37 @@ class FleetApp(App[None]):
 
     def on_mount(self) -> None:
         self._draw()
+        if self.kept is not None:
+            self.call_after_refresh(self._back_on_the_row, self.kept.row)  # after Textual's own first focus
         self.refresh_now()
         if self.poll:
             self.set_interval(self.interval_s, self.refresh_now)
 
+    def _back_on_the_row(self, row: int) -> None:
+        nodes = self.query_one("#fleet-nodes", DataTable)
+        nodes.focus()
+        nodes.move_cursor(row=row)
+
     def action_refresh_now(self) -> None:
         self.refresh_now()
+
+    def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
+        """`enter` is offered (and shown in the footer) only where a node can be opened."""
+        return self.opens_nodes if action == "open_node" else True
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "fleet-nodes":
+            self.action_open_node()
+
+    def action_open_node(self) -> None:
+        """The node under the nodes table's cursor: the app ends with its name, for its screen to open."""
+        nodes = self.query_one("#fleet-nodes", DataTable)
+        if not self.opens_nodes or not nodes.row_count:
+            return
+        key = nodes.coordinate_to_cell_key(nodes.cursor_coordinate).row_key.value
+        if key is not None:
+            self.kept = Kept(self.sample, self.findings, self.last_ok, nodes.cursor_row)
+            self.exit(key)
 
     def refresh_now(self) -> None:
         """Start a read unless one is running (a slow source is never asked twice at once)."""
@@ -173,9 +216,13 @@ class FleetApp(App[None]):
 
     def _fill(self, name: str, table: Table) -> None:
         widget = self.query_one(f"#fleet-{name}", DataTable)
+        row_now = widget.cursor_row
         widget.clear(columns=True)
         widget.add_columns(*table.columns)
-        for row, severity in zip(table.rows, table.severities, strict=True):
+        keys: list[str | None] = [*table.keys] or [None] * len(table.rows)
+        for row, severity, key in zip(table.rows, table.severities, keys, strict=True):
             style = severity_style(self, severity) if severity else None
-            widget.add_row(*(Text(cell, style=style or "") for cell in row))
+            widget.add_row(*(Text(cell, style=style or "") for cell in row), key=key)
+        if widget.row_count:
+            widget.move_cursor(row=min(row_now, widget.row_count - 1))
         self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))

@@ -1,22 +1,33 @@
 """`gpumem-tui fleet --prometheus URL` and `fleet --demo`: the fleet screen (app/fleet_app.py).
 
 The live source opens one client per refresh and evaluates at the refresh's moment (or always at `--at`);
-the demo is the simulated fleet of demo/fleet_answers.py, computed once off the UI's thread."""
+the demo is the simulated fleet of demo/fleet_answers.py, computed once off the UI's thread. `enter` on a node
+opens the TUI's own single-node screen on that node's series (sources/prometheus/node_feed.py; the demo's
+answers for a demo node), and q or escape there comes back to the fleet."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 
-from gpumem_tui.app.fleet_app import FleetApp, Reader
-from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
+from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.fleet_app import FleetApp, Kept, Reader
+from gpumem_tui.catalog import load_catalog
+from gpumem_tui.cli.errors import UsageError, exit_status
+from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
+from gpumem_tui.diagnosis.judge import Judge
+from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
+from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetSample
+
+NODE_INTERVAL_S = 5.0
+"""A demo node's screen refresh: its answers are computed once, so this only redraws its age."""
 
 
 def prometheus_reader(connection: Connection, queries: Queries, at: float | None, timeout_s: float) -> Reader:
@@ -27,15 +38,44 @@ def prometheus_reader(connection: Connection, queries: Queries, at: float | None
     return read
 
 
-def demo_reader() -> Reader:
+def demo_reader(fleet: Callable[[], FleetSample] = demo_fleet) -> Reader:
     cached: list[FleetSample] = []
 
     async def read() -> FleetSample:
         if not cached:
-            cached.append(await asyncio.to_thread(demo_fleet))
+            cached.append(await asyncio.to_thread(fleet))
         return cached[0]
 
     return read
+
+
+NodeScreen = Callable[[str], GpuMemApp]
+"""The single-node screen of a node, by its name."""
+
+
+def node_screen(feed: Callable[[str], Feed], interval_s: float) -> NodeScreen:
+    """The TUI's own app on a node's feed, judged as any node is (the catalog, no plan set by hand)."""
+
+    def screen(node: str) -> GpuMemApp:
+        return GpuMemApp(feed(node), Judge(load_catalog()), interval_s=interval_s, back_to="the fleet")
+
+    return screen
+
+
+def session(fleet: Callable[[Kept | None], FleetApp], node: NodeScreen, run_app=lambda app: app.run()) -> int:
+    """The fleet screen; `enter` on a node opens its single-node screen, and q or escape there comes back to
+    the fleet as it was left. Ends when the fleet screen is quit (0), or a node's screen stops on an error."""
+    kept = None
+    while True:
+        app = fleet(kept)
+        name = run_app(app)
+        if name is None:
+            return 0
+        kept = app.kept
+        screen = node(name)
+        run_app(screen)
+        if screen.return_code:
+            return exit_status(screen)
 
 
 def run(
@@ -47,12 +87,17 @@ def run(
     `demo_alone(args)` refuses them beside --demo."""
     if args.fleet_demo:
         demo_alone(args)
-        app = FleetApp(demo_reader(), DEMO_SOURCE, interval_s=args.interval)
+        once = functools.cache(demo_fleet)
+        reader, source = demo_reader(once), DEMO_SOURCE
+        node = node_screen(lambda name: demo_node_feed(name, once), NODE_INTERVAL_S)
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)
         fixed = None if args.at is None else at  # without --at, each read is evaluated at its own moment
-        app = FleetApp(prometheus_reader(connection, queries, fixed, args.query_timeout), connection.url, args.interval)
+        reader, source = prometheus_reader(connection, queries, fixed, args.query_timeout), connection.url
+        node = node_screen(
+            lambda name: prometheus_node_feed(connection, name, queries.matchers, fixed, args.query_timeout),
+            args.interval,
+        )
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
-    app.run()
-    return 0
+    return session(lambda kept: FleetApp(reader, source, args.interval, opens_nodes=True, kept=kept), node)
