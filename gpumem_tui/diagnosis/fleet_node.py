@@ -30,6 +30,8 @@ WHY_NOT = {
     "plan_renamed": NO_PLAN,
     "weights_mismatch": NO_PLAN,
     "kv_pool_short": NO_PLAN,
+    "foreign_process": "the fleet reads no processes: a node's foreign process reaches it only as a finding of "
+    "the node's gpumem-tui export, while the node's check reads the export's per-process series",
     "engine_value_implausible": "the fleet shows a value that cannot be true as unknown, with its reason, and "
     "raises nothing for it",
     "engine_starting": "the fleet reads no engine's start: a target that is down is engine_down there",
