@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
+from gpumem_tui.cli.fleet_cmd import FAILED
 from gpumem_tui.demo import ManualClock, Scenario, ScenarioError, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
@@ -155,7 +156,7 @@ async def from_prometheus(
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
             read = await read_node(client, NodeQueries(node, matchers), moment)
     except PrometheusError as exc:
-        raise NoSourceError(f"Prometheus at {connection.url} gave no answer: {exc}") from None
+        raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
     sample = node_sample(read, node)
     history = History()
     history.add(sample)

@@ -119,7 +119,8 @@ def _seconds(text: str) -> float:
 def _inputs(
     args: argparse.Namespace, look: float | None = None, command: str = "fleet"
 ) -> tuple[Connection, Queries, float]:
-    """The source options read and checked (`command` names who was given them in an error)."""
+    """The source options read and checked (`command` names who was given them in an error; '' for the TUI)."""
+    said = f"{command}: " if command else ""
     try:
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
@@ -128,12 +129,12 @@ def _inputs(
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
-        raise UsageError(f"{command}: {exc}") from None
+        raise UsageError(f"{said}{exc}") from None
     if args.ca_file is not None:
         try:
             tls(args.ca_file)
         except OSError as exc:  # ssl.SSLError too: a file that holds no certificate
-            raise UsageError(f"{command}: --ca-file {args.ca_file}: {exc.strerror or exc}") from None
+            raise UsageError(f"{said}--ca-file {args.ca_file}: {exc.strerror or exc}") from None
     return connection, queries, at
 
 

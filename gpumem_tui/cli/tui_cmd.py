@@ -16,7 +16,7 @@ from gpumem_tui.cli.errors import (
     exit_status,
     register_input_error,
 )
-from gpumem_tui.cli.fleet_cmd import connection_options, node_source
+from gpumem_tui.cli.fleet_cmd import FAILED, connection_options, node_source
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
@@ -107,12 +107,12 @@ def node_feed(args: argparse.Namespace) -> NodeFeed:
         raise UsageError("--prometheus URL needs --node NAME (the fleet screen is `gpumem-tui fleet --prometheus URL`)")
     if args.endpoint:
         raise UsageError("--endpoint is for live engines; a node read from Prometheus brings its own")
-    connection, matchers, at = node_source(args, "--prometheus")
+    connection, matchers, at = node_source(args, "")
     feed = prometheus_node_feed(connection, args.node, matchers, at, args.query_timeout)
     try:
         asyncio.run(feed.sample())
     except PrometheusError as exc:
-        raise NoSourceError(f"Prometheus at {connection.url} gave no answer: {exc}") from None
+        raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
     return feed
 
 

@@ -54,8 +54,7 @@ class NodeRead:
 async def read_node(client: PrometheusClient, queries: NodeQueries, at: float) -> NodeRead:
     """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
     host). Raises PrometheusError when no query could be read."""
-    first = queries.first_round()
-    results, failures = await _ask(client, first, at)
+    results, failures, errors = await _ask(client, queries.first_round(), at)
     pods = sorted(
         {
             workload
@@ -63,28 +62,33 @@ async def read_node(client: PrometheusClient, queries: NodeQueries, at: float) -
             if node_of(s.labels) == queries.node and (workload := workload_of(s.labels)) is not None
         }
     )
-    more, failed = await _ask(client, queries.engine_queries(pods), at)
+    more, failed, _ = await _ask(client, queries.engine_queries(pods), at)
     results |= more
     failures |= failed
     if not results:
-        raise PrometheusError(next(iter(failures.values())), "down")
+        raise errors[0]  # as the server failed: down, auth or timeout
     processes = results.pop("processes", Result()).series
     sample = build(client.connection.url, at, results, failures, queries.matchers)
     return NodeRead(only(sample, queries.node), [s for s in processes if node_of(s.labels) == queries.node])
 
 
-async def _ask(client: PrometheusClient, queries: dict[str, str], at: float) -> tuple[dict[str, Result], dict]:
+async def _ask(
+    client: PrometheusClient, queries: dict[str, str], at: float
+) -> tuple[dict[str, Result], dict[str, str], list[PrometheusError]]:
+    """Every query at once: (the answers, the failures in words, the errors) by query name."""
     answers = await asyncio.gather(*(client.query(q, at) for q in queries.values()), return_exceptions=True)
     results: dict[str, Result] = {}
     failures: dict[str, str] = {}
+    errors: list[PrometheusError] = []
     for name, answer in zip(queries, answers, strict=True):
         if isinstance(answer, Result):
             results[name] = answer
         elif isinstance(answer, PrometheusError):
             failures[name] = str(answer)
+            errors.append(answer)
         elif isinstance(answer, BaseException):
             raise answer
-    return results, failures
+    return results, failures, errors
 
 
 def only(sample: FleetSample, node: str) -> FleetSample:

@@ -107,7 +107,8 @@ class NodeQueries:
         def each(name: str, ranged: str = "") -> list[str]:
             return [self._one(name, matcher) + ranged for matcher in where]
 
-        vllm_jobs = f"group by (job) (last_over_time({self._one('vllm:cache_config_info')}[{LOOK_BACK}]))"
+        served = " or ".join(f"last_over_time({s})" for s in each("vllm:cache_config_info", f"[{LOOK_BACK}]"))
+        vllm_jobs = f"group by (job) ({served})"  # the jobs that served this node's vLLM series
         return {
             "engines": f"max by ({_by(*ENGINE_KEY, '__name__')}) ({' or '.join(each(ENGINE_SERIES))})",
             "pools": " or ".join(each("vllm:cache_config_info")),

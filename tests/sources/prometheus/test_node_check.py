@@ -5,11 +5,14 @@ check says where they differ and why."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from gpumem_tui.cli import main
 from tests.sources.prometheus.conftest import AT, FLEET
+from tests.sources.prometheus.server import running
+from tests.sources.prometheus.test_fleet_failures import ADMIN_TEST, PASSWORD_HASH
 
 pytestmark = pytest.mark.prometheus
 NODES = [spec.name for spec in FLEET] + ["node-nan"]
@@ -82,4 +85,18 @@ def test_bad_input_is_one_line_and_unknown(fleet_url, capsys, argv, said):
 def test_a_prometheus_that_does_not_answer_is_unknown(capsys):
     code, out, err = _run(capsys, "check", "--prometheus", "http://127.0.0.1:9", "--node", "node-a")
     assert (code, out) == (3, "")
-    assert err.startswith("gpumem-tui: Prometheus at http://127.0.0.1:9 gave no answer") and err.count("\n") == 1
+    assert err.startswith("gpumem-tui: Prometheus cannot be reached: http://127.0.0.1:9") and err.count("\n") == 1
+
+
+def test_401_until_the_credentials_are_sent(fleet_blocks, tmp_path, capsys):
+    data = tmp_path / "data"
+    shutil.copytree(fleet_blocks, data)
+    web = tmp_path / "web.yml"
+    web.write_text(f"basic_auth_users:\n  admin: {PASSWORD_HASH}\n", encoding="utf-8")
+    with running(data, web) as url:
+        code, out, err = _run(capsys, "check", "--prometheus", url, "--node", "node-a", "--at", str(AT))
+        assert (code, out) == (3, "") and err.count("\n") == 1
+        assert err.startswith("gpumem-tui: Prometheus refused the credentials") and "HTTP 401" in err
+        argv = ["check", "--prometheus", url, "--node", "node-a", "--at", str(AT), "--header", ADMIN_TEST, "--json"]
+        code, out, _ = _run(capsys, *argv)
+        assert code == 0 and json.loads(out)["findings"][0]["code"] == "headroom_low"
