@@ -50,7 +50,8 @@ class Kept:
     sample: FleetSample | None
     findings: list[FleetFinding]
     last_ok: float | None
-    row: int
+    node: str
+    """The node opened: the cursor goes back to its row."""
 
 
 def _when(at: float) -> str:
@@ -114,15 +115,16 @@ class FleetApp(App[str]):
     def on_mount(self) -> None:
         self._draw()
         if self.kept is not None:
-            self.call_after_refresh(self._back_on_the_row, self.kept.row)  # after Textual's own first focus
+            self.call_after_refresh(self._back_on_the_row, self.kept.node)  # after Textual's own first focus
         self.refresh_now()
         if self.poll:
             self.set_interval(self.interval_s, self.refresh_now)
 
-    def _back_on_the_row(self, row: int) -> None:
+    def _back_on_the_row(self, node: str) -> None:
         nodes = self.query_one("#fleet-nodes", DataTable)
         nodes.focus()
-        nodes.move_cursor(row=row)
+        if node in nodes.rows:
+            nodes.move_cursor(row=nodes.get_row_index(node))
 
     def action_refresh_now(self) -> None:
         self.refresh_now()
@@ -142,7 +144,7 @@ class FleetApp(App[str]):
             return
         key = nodes.coordinate_to_cell_key(nodes.cursor_coordinate).row_key.value
         if key is not None:
-            self.kept = Kept(self.sample, self.findings, self.last_ok, nodes.cursor_row)
+            self.kept = Kept(self.sample, self.findings, self.last_ok, key)
             self.exit(key)
 
     def refresh_now(self) -> None:
@@ -217,12 +219,15 @@ class FleetApp(App[str]):
     def _fill(self, name: str, table: Table) -> None:
         widget = self.query_one(f"#fleet-{name}", DataTable)
         row_now = widget.cursor_row
+        key_now = widget.coordinate_to_cell_key(widget.cursor_coordinate).row_key.value if widget.row_count else None
         widget.clear(columns=True)
         widget.add_columns(*table.columns)
         keys: list[str | None] = [*table.keys] or [None] * len(table.rows)
         for row, severity, key in zip(table.rows, table.severities, keys, strict=True):
             style = severity_style(self, severity) if severity else None
             widget.add_row(*(Text(cell, style=style or "") for cell in row), key=key)
-        if widget.row_count:
+        if key_now is not None and key_now in widget.rows:  # a refresh re-sorts the nodes: the cursor stays on its own
+            widget.move_cursor(row=widget.get_row_index(key_now))
+        elif widget.row_count:
             widget.move_cursor(row=min(row_now, widget.row_count - 1))
         self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))

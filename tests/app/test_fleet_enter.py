@@ -69,7 +69,8 @@ def test_enter_opens_the_node_and_escape_or_q_comes_back_to_the_fleet(fleet_samp
         drawn = pilot.app.sample is not None  # before its first read ends
         await _settled(pilot)
         nodes = _nodes(pilot.app)
-        seen["back"] = (nodes.has_focus, nodes.cursor_row, drawn)
+        key = nodes.coordinate_to_cell_key(nodes.cursor_coordinate).row_key.value
+        seen["back"] = (nodes.has_focus, nodes.cursor_row, key, drawn)
         await pilot.press("q")
 
     code, fleets = _run(fleet_sample, [on_fleet, on_node, on_fleet_again])
@@ -80,7 +81,7 @@ def test_enter_opens_the_node_and_escape_or_q_comes_back_to_the_fleet(fleet_samp
     assert "node node-d" in text  # the header names the node and the fleet it came from
     assert "kv_saturated" in text or "KV cache full" in text  # judged as a node is
     assert "Prometheus gives no pids" in text and "GPU 0: held by pod" in text  # said where the processes would be
-    assert seen["back"] == (True, seen["row"], True)  # the fleet as it was left, drawn at once
+    assert seen["back"] == (True, seen["row"], "node-d", True)  # the fleet as it was left, drawn at once
 
 
 def test_enter_does_nothing_where_nodes_cannot_be_opened(fleet_sample):

@@ -24,7 +24,7 @@ from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, Sou
 from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
-from gpumem_tui.sources.prometheus.labels import node_of, workload_of
+from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 
@@ -101,8 +101,16 @@ def only(sample: FleetSample, node: str) -> FleetSample:
             "node_findings": [f for f in sample.node_findings if f.node == node],
             "stale_nodes": {n: a for n, a in sample.stale_nodes.items() if n == node},
             "pod_nodes": {p: n for p, n in sample.pod_nodes.items() if n == node},
+            "targets_down": [t for t in sample.targets_down if _target_node(t, sample.pod_nodes) == node],
         }
     )
+
+
+def _target_node(labels: dict[str, str], pod_nodes: dict[str, str]) -> str | None:
+    """The node of a scrape target: its pod's (dcgm-exporter's allocation), else its address's host."""
+    if labels.get("pod"):
+        return pod_nodes.get(f"{labels.get('namespace', '')}/{labels['pod']}")
+    return host_of(labels.get("instance", ""))
 
 
 def node_sample(read: NodeRead, node: str) -> Sample:
@@ -130,7 +138,7 @@ def node_sample(read: NodeRead, node: str) -> Sample:
     gpus, notes = _gpus(fleet.gpus)
     indices = {g.uuid: g.index for g in gpus if g.uuid}
     return Sample(
-        timestamp=fleet.evaluated_at - (age or 0.0) if age is not None else _seen_at(fleet),
+        timestamp=fleet.evaluated_at - age if age is not None else _seen_at(fleet),
         hostname=node,
         source=SOURCE,
         gpus=gpus,
