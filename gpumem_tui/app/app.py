@@ -20,6 +20,7 @@ from gpumem_tui.app.view import Header, Judged, build_view, lay_out
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.cuda_order import index_note
 from gpumem_tui.diagnosis.autoplan import plan_by_gpu
+from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.findings.node import refresh_failed
 from gpumem_tui.diagnosis.forensics import Investigation, memory_window_s, result
 from gpumem_tui.diagnosis.history import History
@@ -55,10 +56,13 @@ class GpuMemApp(App[None]):
         theme: str = "textual-dark",
         glyphs: Glyphs = UNICODE,
         back_to: str | None = None,
+        also: Callable[[list[Finding]], list[Finding]] | None = None,
     ):
-        """`back_to`: what the screen was opened from (`the fleet`): q and escape go back there."""
+        """`back_to`: what the screen was opened from (`the fleet`): q and escape go back there. `also`: what
+        else judges each sample's findings (a node read from Prometheus: the fleet's own findings about it,
+        diagnosis/fleet_node.judge_node), so the screen says what `check` says of the same source."""
         super().__init__()
-        self.back_to = back_to
+        self.back_to, self.also = back_to, also
         self.glyphs = glyphs
         """What bars, gauges and sparklines are drawn with: Unicode, or ASCII for `--ascii` and non-UTF-8 terminals."""
         self.theme = theme
@@ -133,7 +137,8 @@ class GpuMemApp(App[None]):
     def _laid_out(self, sample: Sample) -> Judged:
         """The latest judgement of `sample`, laid out (the caller holds `_judging`)."""
         watch = self.investigation
-        return lay_out(sample, watch.history, plan_by_gpu(watch.plans), watch.findings, watch.plans)
+        findings = watch.findings if self.also is None else self.also(watch.findings)
+        return lay_out(sample, watch.history, plan_by_gpu(watch.plans), findings, watch.plans)
 
     def on_sample_ready(self, message: SampleReady) -> None:
         self.sample, self.judged, self.last_error = message.sample, message.judged, None

@@ -18,11 +18,11 @@ from gpumem_tui.app.fleet_app import FleetApp, Kept, Reader
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError, exit_status
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
+from gpumem_tui.diagnosis.fleet_node import with_fleet
 from gpumem_tui.diagnosis.judge import Judge
-from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
-from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetSample
 
@@ -53,11 +53,16 @@ NodeScreen = Callable[[str], GpuMemApp]
 """The single-node screen of a node, by its name."""
 
 
-def node_screen(feed: Callable[[str], Feed], interval_s: float) -> NodeScreen:
-    """The TUI's own app on a node's feed, judged as any node is (the catalog, no plan set by hand)."""
+def node_screen(feed: Callable[[str], NodeFeed], interval_s: float) -> NodeScreen:
+    """The TUI's own app on a node's feed, judged as any node is (the catalog, no plan set by hand), with the
+    fleet's own findings about the node, as `check --prometheus --node` judges it."""
 
     def screen(node: str) -> GpuMemApp:
-        return GpuMemApp(feed(node), Judge(load_catalog()), interval_s=interval_s, back_to="the fleet")
+        source = feed(node)
+        judge = Judge(load_catalog())
+        return GpuMemApp(
+            source, judge, interval_s=interval_s, back_to="the fleet", also=with_fleet(source, judge.thresholds)
+        )
 
     return screen
 

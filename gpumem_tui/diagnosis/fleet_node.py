@@ -10,11 +10,13 @@ reason there are two."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, Thresholds
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed
 from gpumem_tui.sources.prometheus.records import FleetSample
 
 FROM_FLEET = ("source_stale", "not_joined")
@@ -49,6 +51,16 @@ def judge_node(found: list[Finding], fleet: FleetSample, thresholds: Thresholds 
     kept = [f for f in found if (f.code, f.gpu_index) not in said]
     from_fleet = [f.finding for f in judge_fleet(fleet, t) if f.finding.code in FROM_FLEET]
     return sorted([*kept, *exporter, *from_fleet], key=lambda f: -SEVERITY_ORDER[f.severity])
+
+
+def with_fleet(feed: NodeFeed, thresholds: Thresholds | None = None) -> Callable[[list[Finding]], list[Finding]]:
+    """What the single-node screen adds to each sample's findings on a node read from Prometheus: `judge_node`
+    with the feed's latest read of the node (the screen then says what `check --prometheus --node` says)."""
+
+    def also(found: list[Finding]) -> list[Finding]:
+        return found if feed.last is None else judge_node(found, feed.last.fleet, thresholds)
+
+    return also
 
 
 def exporters_only(fleet: FleetSample) -> FleetSample:

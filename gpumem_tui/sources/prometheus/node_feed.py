@@ -269,12 +269,17 @@ class NodeFeed(Feed):
     def __init__(self, read: NodeReader, node: str, label: str, at: float | None = None):
         """`at`: the fixed moment every read is evaluated at (`--at`, a demo's moment); None: now."""
         self.read, self.node, self.name, self.live, self.at = read, node, label, True, at
+        self.last: NodeRead | None = None
+        """The read behind the latest sample: the fleet's records of the node, for what only they say."""
 
     def now(self) -> float | None:
         return self.at
 
     async def sample(self) -> Sample:
-        return node_sample(await self.read(), self.node)
+        read = await self.read()
+        sample = node_sample(read, self.node)
+        self.last = read
+        return sample
 
 
 def prometheus_node_feed(

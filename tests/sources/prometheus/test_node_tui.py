@@ -3,12 +3,14 @@ input (one line, exit 2; 3 when the server does not answer)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gpumem_tui.cli import build_parser, main
 from gpumem_tui.cli.tui_cmd import build_app
 from tests.app.screen_text import screen_text
-from tests.sources.prometheus.conftest import AT
+from tests.sources.prometheus.conftest import AT, FLEET
 
 pytestmark = pytest.mark.prometheus
 
@@ -59,3 +61,28 @@ def test_node_without_prometheus_is_refused(capsys):
 def test_a_server_that_does_not_answer_is_no_source(capsys):
     assert main(["--prometheus", "http://127.0.0.1:9", "--node", "node-a"]) == 3
     assert capsys.readouterr().err.startswith("gpumem-tui: Prometheus cannot be reached: http://127.0.0.1:9")
+
+
+def _screen_findings(url: str, node: str) -> list:
+    app = build_app(build_parser().parse_args(["--prometheus", url, "--node", node, "--at", str(AT)]))
+    app.poll = False
+
+    async def wait(pilot):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("q")
+
+    app.run(headless=True, size=(150, 50), auto_pilot=wait)
+    return app.judged.findings
+
+
+@pytest.mark.parametrize("node", [spec.name for spec in FLEET])
+def test_the_screen_says_what_check_says_of_the_node(fleet_url, capsys, node):
+    """One answer per question: the node's screen and `check --prometheus --node` judge one read alike, the
+    fleet's own findings about the node (stale, not joined, its exporter's) included."""
+    assert main(["check", "--prometheus", fleet_url, "--node", node, "--at", str(AT), "--json"]) in (0, 1, 2)
+    checked = json.loads(capsys.readouterr().out)["findings"]
+    shown = _screen_findings(fleet_url, node)
+    assert sorted((f.code, f.severity, f.title) for f in shown) == sorted(
+        (f["code"], f["severity"], f["title"]) for f in checked
+    )
