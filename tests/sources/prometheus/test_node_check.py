@@ -71,6 +71,8 @@ def test_the_text_says_where_the_fleet_differs(fleet_url, capsys):
     ("argv", "said"),
     [
         (["--node", "node-zz"], "gpumem-tui: no dcgm-exporter series names node 'node-zz' in the last hour"),
+        # quotes, backslashes and regex characters are the name's own: the server takes every query
+        (["--node", 'a"b\\c.d(e'], "gpumem-tui: no dcgm-exporter series names node 'a\"b\\\\c.d(e'"),
         ([], "gpumem-tui: check: --prometheus URL and --node NAME go together"),
         (["--node", "node-a", "--at", "yesterday"], "gpumem-tui: check: --at 'yesterday'"),
         (["--node", "node-a", "--selector", "cluster"], "gpumem-tui: check: --selector 'cluster'"),
