@@ -114,16 +114,17 @@ class FleetApp(App[str]):
 
     def on_mount(self) -> None:
         self._draw()
-        if self.kept is not None:
-            self.call_after_refresh(self._back_on_the_row, self.kept.node)  # after Textual's own first focus
+        if self.opens_nodes:  # the node table has the keys: focused first, on the node opened before
+            self.call_after_refresh(self._on_the_nodes, self.kept.node if self.kept else None)
         self.refresh_now()
         if self.poll:
             self.set_interval(self.interval_s, self.refresh_now)
 
-    def _back_on_the_row(self, node: str) -> None:
+    def _on_the_nodes(self, node: str | None) -> None:
+        """After Textual's own first focus: the nodes table, its cursor on `node` when it is there."""
         nodes = self.query_one("#fleet-nodes", DataTable)
         nodes.focus()
-        if node in nodes.rows:
+        if node is not None and node in nodes.rows:
             nodes.move_cursor(row=nodes.get_row_index(node))
 
     def action_refresh_now(self) -> None:

@@ -54,9 +54,9 @@ def test_enter_opens_the_node_and_escape_or_q_comes_back_to_the_fleet(fleet_samp
     async def on_fleet(pilot):
         await _settled(pilot)
         nodes = _nodes(pilot.app)
-        nodes.focus()
+        assert nodes.has_focus and nodes.cursor_row == 0  # the table whose rows open: focused first
         row = [k.value for k in nodes.rows].index("node-d")
-        nodes.move_cursor(row=row)
+        await pilot.press(*["down"] * row)
         seen["row"] = row
         await pilot.press("enter")
 
