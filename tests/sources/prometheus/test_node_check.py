@@ -102,3 +102,14 @@ def test_401_until_the_credentials_are_sent(fleet_blocks, tmp_path, capsys):
         argv = ["check", "--prometheus", url, "--node", "node-a", "--at", str(AT), "--header", ADMIN_TEST, "--json"]
         code, out, _ = _run(capsys, *argv)
         assert code == 0 and json.loads(out)["findings"][0]["code"] == "headroom_low"
+
+
+def test_the_selector_narrows_every_query_of_the_node(fleet_url, capsys):
+    argv = ["check", "--prometheus", fleet_url, "--node", "node-d", "--at", str(AT), "--json"]
+    code, out, _ = _run(capsys, *argv, "--selector", '{job=~"dcgm-exporter|vllm"}')
+    assert {f["code"] for f in json.loads(out)["findings"]} == {"headroom_low", "kv_saturated"}
+    code, out, _ = _run(capsys, *argv, "--selector", '{job="vllm"}')  # no dcgm-exporter series left
+    assert code == 3 and out == ""
+    code, out, _ = _run(capsys, *argv, "--selector", '{job="dcgm-exporter"}')  # no vLLM series left
+    checked = json.loads(out)
+    assert {f["code"] for f in checked["findings"]} == {"headroom_low"} and checked["plans"] == []
