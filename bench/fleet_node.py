@@ -26,8 +26,9 @@ from fleet import HOUR_S, Counting, write_fleet  # noqa: E402
 
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient  # noqa: E402
-from gpumem_tui.sources.prometheus.node_feed import node_sample, read_node  # noqa: E402
+from gpumem_tui.sources.prometheus.node_feed import read_node  # noqa: E402
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries  # noqa: E402
+from gpumem_tui.sources.prometheus.node_sample import node_sample  # noqa: E402
 from tests.sources.prometheus.server import T0, require_prometheus, running  # noqa: E402
 
 

@@ -26,8 +26,9 @@ from gpumem_tui.sources.feed import LiveFeed
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
-from gpumem_tui.sources.prometheus.node_feed import node_sample, read_node
+from gpumem_tui.sources.prometheus.node_feed import read_node
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+from gpumem_tui.sources.prometheus.node_sample import node_sample
 from gpumem_tui.sources.replay import RecordingError, RecordingReader
 
 register_input_error(RecordingError)

@@ -30,7 +30,8 @@ from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.prometheus.client import PrometheusError
-from gpumem_tui.sources.prometheus.node_feed import NodeFeed, NodeNotFound, prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_sample import NodeNotFound
 from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
 
 register_input_error(NodeNotFound)

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, series_rows
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
-from gpumem_tui.sources.prometheus.node_feed import NodeFeed, NodeRead, only
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed
+from gpumem_tui.sources.prometheus.node_sample import NodeRead, only
 from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, GPU_KEY, NODE_LABELS, POD_LABELS
 from gpumem_tui.sources.prometheus.records import FleetSample
 

@@ -1,6 +1,6 @@
 """One node read from Prometheus, judged as `check` judges a node, and compared with the fleet's judgement of it.
 
-`diagnose` judges the node's Sample (sources/prometheus/node_feed.py) unchanged. To its findings come what only
+`diagnose` judges the node's Sample (sources/prometheus/node_sample.py) unchanged. To its findings come what only
 the fleet's reading of the node says: the node stopped reporting or the server answered in part
 (`source_stale`), an engine whose GPUs could not be found (`not_joined`), and the findings the node's own
 `gpumem-tui export` raised (judged there with pids and its plan: they replace `diagnose`'s of the same code

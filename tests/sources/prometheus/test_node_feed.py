@@ -1,5 +1,5 @@
 """One node of the backfilled fleet read from a real Prometheus as the single-node screen reads a node: the
-Sample of its series (sources/prometheus/node_feed.py), judged by `check` as a node is."""
+Sample of its series (sources/prometheus/node_sample.py), judged by `check` as a node is."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
-from gpumem_tui.sources.prometheus.node_feed import NO_PIDS, NodeNotFound, prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_sample import NO_PIDS, NodeNotFound
 from gpumem_tui.sources.prometheus.queries import Queries
 from tests.sources.prometheus.conftest import AT
 

@@ -1,9 +1,9 @@
-"""The Sample of one node from the fleet's records of it (node_feed.node_sample, pure): MIG GPU instances as the
+"""The Sample of one node from the fleet's records of it (node_sample.node_sample, pure): MIG GPU instances as the
 fleet reads them, and a node past Prometheus's lookback dated so that it looks stale."""
 
 from __future__ import annotations
 
-from gpumem_tui.sources.prometheus.node_feed import NodeRead, node_sample
+from gpumem_tui.sources.prometheus.node_sample import NodeRead, node_sample
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample
 
 AT = 1767225720.0
