@@ -31,6 +31,10 @@ FLEET_WIDE = ("memory", "engines")
 vLLM series" means it runs no engine, which its empty list of engines says."""
 
 
+REPORTED = "the engine reported "
+"""How the fleet's join (`fleet._number`) starts the reason of an engine's value that is no reading."""
+
+
 class NodeNotFound(ValueError):
     """No series in Prometheus names the node (within the last hour)."""
 
@@ -177,30 +181,49 @@ def _processes(series: list[Series], indices: dict[str, int]) -> list[ProcessRec
     return found
 
 
+def _reported(why: str) -> float | None:
+    """The value the fleet read as no reading (`the engine reported NaN: no reading`), as the engine sent it;
+    None for any other reason a field is unknown."""
+    if not why.startswith(REPORTED):
+        return None
+    try:
+        return float(why.removeprefix(REPORTED).removesuffix(": no reading"))  # `NaN`, `+Inf`, `-1`
+    except ValueError:
+        return None
+
+
+def _count(value: float | None) -> int | None:
+    return None if value is None else round(value)
+
+
 def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
     """An engine as the scraper records it; its target down (up == 0) is `down`."""
     url = f"{engine.namespace}/{engine.pod}" if engine.pod else engine.instance or "?"
     down = any(
         (t.get("job"), t.get("instance")) == (engine.job, engine.instance) for t in fleet.targets_down if engine.job
     )
-    notes = [f"{field} unknown, because {why}" for field, why in engine.unknown.items()]
+    reported = {f: v for f, why in engine.unknown.items() if (v := _reported(why)) is not None}
+    notes = [f"{field} unknown, because {why}" for field, why in engine.unknown.items() if field not in reported]
     notes.append(f"{engine.joined}: {engine.join_reason}")
-    record = EngineRecord(
-        endpoint=url,
-        engine="vllm",
-        version_family="v1" if engine.engine is not None else None,
-        model=engine.model_name,
-        engine_index=engine.engine,
-        kv_usage_fraction=engine.kv_usage_fraction,
-        kv_pool_tokens=engine.pool_tokens,
-        block_size=engine.block_size,
-        num_gpu_blocks=engine.num_gpu_blocks,
-        cache_dtype=engine.cache_dtype if engine.cache_dtype not in (None, "", "None") else None,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-        requests_running=None if engine.requests_running is None else round(engine.requests_running),
-        requests_waiting=None if engine.requests_waiting is None else round(engine.requests_waiting),
-        preemptions_per_min=engine.preemptions_per_min,
-        notes=notes,
+    record = EngineRecord.model_validate(
+        {
+            "endpoint": url,
+            "engine": "vllm",
+            "version_family": "v1" if engine.engine is not None else None,
+            "model": engine.model_name,
+            "engine_index": engine.engine,
+            "kv_usage_fraction": engine.kv_usage_fraction,
+            "kv_pool_tokens": engine.pool_tokens,
+            "block_size": engine.block_size,
+            "num_gpu_blocks": engine.num_gpu_blocks,
+            "cache_dtype": engine.cache_dtype if engine.cache_dtype not in (None, "", "None") else None,
+            "gpu_memory_utilization": engine.gpu_memory_utilization,
+            "requests_running": _count(engine.requests_running),
+            "requests_waiting": _count(engine.requests_waiting),
+            "preemptions_per_min": engine.preemptions_per_min,
+            "notes": notes,
+            **reported,  # as the engine sent them: the record drops them as the live scraper's would, and says so
+        }
     )
     return EndpointStatus(
         url=url,
