@@ -20,6 +20,7 @@ from gpumem_tui.app.view import Header, Judged, build_view, lay_out
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.cuda_order import index_note
 from gpumem_tui.diagnosis.autoplan import plan_by_gpu
+from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.findings.node import refresh_failed
 from gpumem_tui.diagnosis.forensics import Investigation, memory_window_s, result
 from gpumem_tui.diagnosis.history import History
@@ -54,8 +55,14 @@ class GpuMemApp(App[None]):
         poll: bool = True,
         theme: str = "textual-dark",
         glyphs: Glyphs = UNICODE,
+        back_to: str | None = None,
+        also: Callable[[list[Finding]], list[Finding]] | None = None,
     ):
+        """`back_to`: what the screen was opened from (`the fleet`): q and escape go back there. `also`: what
+        else judges each sample's findings (a node read from Prometheus: the fleet's own findings about it,
+        diagnosis/fleet_node.judge_node), so the screen says what `check` says of the same source."""
         super().__init__()
+        self.back_to, self.also = back_to, also
         self.glyphs = glyphs
         """What bars, gauges and sparklines are drawn with: Unicode, or ASCII for `--ascii` and non-UTF-8 terminals."""
         self.theme = theme
@@ -93,6 +100,8 @@ class GpuMemApp(App[None]):
         self.push_screen(MainScreen())
         if self.feed.intro:  # a demo says what it shows and when
             self.notify(self.feed.intro, title=literal(self.feed.label), timeout=INTRO_S, markup=False)
+        if self.back_to is not None:
+            self.notify(f"q or escape: back to {self.back_to}", title=literal(self.feed.label), markup=False)
         if self.record_path:
             self._start_recording()
         self.refresh_now()
@@ -128,7 +137,8 @@ class GpuMemApp(App[None]):
     def _laid_out(self, sample: Sample) -> Judged:
         """The latest judgement of `sample`, laid out (the caller holds `_judging`)."""
         watch = self.investigation
-        return lay_out(sample, watch.history, plan_by_gpu(watch.plans), watch.findings, watch.plans)
+        findings = watch.findings if self.also is None else self.also(watch.findings)
+        return lay_out(sample, watch.history, plan_by_gpu(watch.plans), findings, watch.plans)
 
     def on_sample_ready(self, message: SampleReady) -> None:
         self.sample, self.judged, self.last_error = message.sample, message.judged, None
@@ -181,6 +191,11 @@ class GpuMemApp(App[None]):
 
     def get_screen_main(self) -> MainScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+
+    def action_leave(self) -> None:
+        """Escape on the monitor: back to where it was opened from (the fleet); nothing when opened alone."""
+        if self.back_to is not None:
+            self.exit()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

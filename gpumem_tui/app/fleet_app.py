@@ -4,13 +4,17 @@ the header, the tables per model and per node and the findings by code (fleet_vi
 
 A read that fails keeps the last sample on screen and says so in the header: `stale` while the last good
 read is younger than DOWN_AFTER intervals, `down` after (or when no read ever succeeded). The app itself
-never stops for its source."""
+never stops for its source.
+
+`enter` on a node row ends the app with the node's name, when it was made with `opens_nodes`: the command
+(cli/fleet_screen.py) opens the node's single-node screen, then this screen again as it was (`Kept`)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -47,6 +51,20 @@ HISTORY_EVERY_S = 60.0
 sparkline point every 30 s does not need them more often."""
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What the screen showed when a node was opened, to show again at once on the way back."""
+
+    sample: FleetSample | None
+    findings: list[FleetFinding]
+    last_ok: float | None
+    node: str
+    """The node opened: the cursor goes back to its row."""
+    history: FleetHistory | None = None
+    history_read_at: float | None = None
+    """The history line and when it was read: not read again sooner on the way back."""
+
+
 def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
@@ -57,7 +75,7 @@ def _why(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-class FleetApp(App[None]):
+class FleetApp(App[str]):
     """The fleet from one source (a Prometheus, or the simulated fleet of `--demo`)."""
 
     TITLE = "gpumem-tui fleet"
@@ -69,7 +87,7 @@ class FleetApp(App[None]):
     .fleet-notes { color: $text-muted; }
     DataTable { height: auto; max-height: 14; }
     """
-    BINDINGS = [("r", "refresh_now", "Refresh now"), ("q", "quit", "Quit")]
+    BINDINGS = [("enter", "open_node", "Open node"), ("r", "refresh_now", "Refresh now"), ("q", "quit", "Quit")]
 
     def __init__(
         self,
@@ -81,17 +99,21 @@ class FleetApp(App[None]):
         thresholds: Thresholds | None = None,
         read_history: HistoryReader | None = None,
         glyphs: Glyphs = UNICODE,
+        opens_nodes: bool = False,
+        kept: Kept | None = None,
     ) -> None:
+        """`opens_nodes`: enter on a node row ends the app with its name; `kept`: what to show at once."""
         super().__init__()
         self.read, self.source, self.interval_s, self.poll, self.clock = read, source, interval_s, poll, clock
         self.read_history, self.glyphs = read_history, glyphs
-        self.history: FleetHistory | None = None
+        self.history: FleetHistory | None = kept.history if kept else None
         self.history_failure: str | None = None
-        self.history_read_at: float | None = None
+        self.history_read_at: float | None = kept.history_read_at if kept else None
         self.thresholds = thresholds or Thresholds()
-        self.sample: FleetSample | None = None
-        self.findings: list[FleetFinding] = []
-        self.last_ok: float | None = None
+        self.opens_nodes, self.kept = opens_nodes, kept
+        self.sample: FleetSample | None = kept.sample if kept else None
+        self.findings: list[FleetFinding] = kept.findings if kept else []
+        self.last_ok: float | None = kept.last_ok if kept else None
         self.failure: str | None = None
         self.failed_at: float | None = None
 
@@ -111,12 +133,39 @@ class FleetApp(App[None]):
 
     def on_mount(self) -> None:
         self._draw()
+        if self.opens_nodes:  # the node table has the keys: focused first, on the node opened before
+            self.call_after_refresh(self._on_the_nodes, self.kept.node if self.kept else None)
         self.refresh_now()
         if self.poll:
             self.set_interval(self.interval_s, self.refresh_now)
 
+    def _on_the_nodes(self, node: str | None) -> None:
+        """After Textual's own first focus: the nodes table, its cursor on `node` when it is there."""
+        nodes = self.query_one("#fleet-nodes", DataTable)
+        nodes.focus()
+        if node is not None and node in nodes.rows:
+            nodes.move_cursor(row=nodes.get_row_index(node))
+
     def action_refresh_now(self) -> None:
         self.refresh_now()
+
+    def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
+        """`enter` is offered (and shown in the footer) only where a node can be opened."""
+        return self.opens_nodes if action == "open_node" else True
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "fleet-nodes":
+            self.action_open_node()
+
+    def action_open_node(self) -> None:
+        """The node under the nodes table's cursor: the app ends with its name, for its screen to open."""
+        nodes = self.query_one("#fleet-nodes", DataTable)
+        if not self.opens_nodes or not nodes.row_count:
+            return
+        key = nodes.coordinate_to_cell_key(nodes.cursor_coordinate).row_key.value
+        if key is not None:
+            self.kept = Kept(self.sample, self.findings, self.last_ok, key, self.history, self.history_read_at)
+            self.exit(key)
 
     def refresh_now(self) -> None:
         """Start a read unless one is running (a slow source is never asked twice at once)."""
@@ -223,9 +272,16 @@ class FleetApp(App[None]):
 
     def _fill(self, name: str, table: Table) -> None:
         widget = self.query_one(f"#fleet-{name}", DataTable)
+        row_now = widget.cursor_row
+        key_now = widget.coordinate_to_cell_key(widget.cursor_coordinate).row_key.value if widget.row_count else None
         widget.clear(columns=True)
         widget.add_columns(*table.columns)
-        for row, severity in zip(table.rows, table.severities, strict=True):
+        keys: list[str | None] = [*table.keys] or [None] * len(table.rows)
+        for row, severity, key in zip(table.rows, table.severities, keys, strict=True):
             style = severity_style(self, severity) if severity else None
-            widget.add_row(*(Text(cell, style=style or "") for cell in row))
+            widget.add_row(*(Text(cell, style=style or "") for cell in row), key=key)
+        if key_now is not None and key_now in widget.rows:  # a refresh re-sorts the nodes: the cursor stays on its own
+            widget.move_cursor(row=widget.get_row_index(key_now))
+        elif widget.row_count:
+            widget.move_cursor(row=min(row_now, widget.row_count - 1))
         self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))

@@ -50,7 +50,10 @@ def _known(points: list[float | None]) -> list[float]:
 def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
     """The title line, then one line per series (or why it is unknown)."""
     s = history.series
-    lines = [f"Last {span_words(history.span_s)}, a point every {span_words(history.step_s)}:"]
+    lines = [
+        f"Last {span_words(history.span_s)}, a point every {span_words(history.step_s)} "
+        "(GPU memory: dcgm-exporter's GPUs):"
+    ]
     used = s.get("used_bytes")
     if used is not None:
         free = s.get("free_bytes") or [None] * len(used)
@@ -62,12 +65,8 @@ def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
         ceiling = max(_known(totals), default=0.0)
         known = _known(used)
         of = f" of {fmt(ceiling, 'GiB')}" if ceiling else ""
-        said = (
-            f"{_now(used[-1])}{of} now; lowest {fmt(min(known), 'GiB')}, highest {fmt(max(known), 'GiB')}"
-            if known
-            else _none(history, "used_bytes")
-        )
-        lines.append(f"  GPU memory used      {sparkline(used, ceiling, glyphs)}  {said} (dcgm-exporter's GPUs)")
+        said = f"now {_now(used[-1])}{of}, highest {fmt(max(known), 'GiB')}" if known else _none(history, "used_bytes")
+        lines.append(f"  GPU memory used      {sparkline(used, ceiling, glyphs)}  {said}")
     for name, title, scale in (
         ("kv_usage_max", "KV cache, fullest   ", None),
         ("waiting", "Requests waiting    ", "count"),
@@ -80,10 +79,10 @@ def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
         top = max(known, default=0.0)
         if scale is None:
             line = sparkline(points, 1.0, glyphs)
-            said = f"{_percent(points[-1])} now, highest {_percent(top)}" if known else _none(history, name)
+            said = f"now {_percent(points[-1])}, highest {_percent(top)}" if known else _none(history, name)
         else:
             line = sparkline(points, top, glyphs)
-            said = f"{_number(points[-1])} now, highest {_number(top)}" if known else _none(history, name)
+            said = f"now {_number(points[-1])}, highest {_number(top)}" if known else _none(history, name)
         lines.append(f"  {title} {line}  {said}")
     for name, why in history.unknown.items():
         lines.append(f"  {name.replace('_', ' ')}: unknown, because {literal(why)}")

@@ -26,6 +26,8 @@ class Table:
     rows: list[tuple[str, ...]] = field(default_factory=list)
     severities: list[str | None] = field(default_factory=list)
     """The worst severity of each row (for its colour), None for none."""
+    keys: list[str] = field(default_factory=list)
+    """What each row is about, where a key opens it (the node's name); empty: rows open nothing."""
     notes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     """(field, why it is unknown) -> the rows (engines, nodes) it is unknown for; an empty list: all of them."""
 
@@ -161,6 +163,7 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
             )
         )
         table.severities.append(None if worst is None else worst.finding.severity)
+        table.keys.append(node.name)
     return table
 
 

@@ -14,9 +14,10 @@ import asyncio
 
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli import check_view
-from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_replay
+from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_prometheus, from_replay
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
 from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, exit_code_for, one_line, report, warn
+from gpumem_tui.cli.fleet_cmd import connection_options, node_source
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, scenario_names
@@ -42,11 +43,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     source.add_argument(
         "--replay", metavar="FILE", help="a recording: findings at --at (default: the end); -v adds its forensics"
     )
+    source.add_argument(
+        "--prometheus", metavar="URL", help="a node of the fleet in this Prometheus (with --node): its series judged"
+    )
     parser.add_argument(
         "--at",
-        type=seconds(),
         metavar="SECONDS",
-        help="seconds into the scenario (default: the moment that shows its story) or the recording (default: the end)",
+        help="seconds into the scenario (default: the moment that shows its story) or the recording (default: the "
+        "end); with --prometheus, a moment: Unix seconds or RFC 3339 (default: now)",
     )
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
     parser.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint (live)")
@@ -58,13 +62,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         parser.add_argument_group("a plan to check against (default: one made from what is running)"),
         "check against a plan",
     )
+    fleet_node = parser.add_argument_group("a node in Prometheus (--prometheus URL --node NAME; docs/fleet.md)")
+    fleet_node.add_argument("--node", metavar="NAME", help="the node, as dcgm-exporter's Hostname/hostname names it")
+    connection_options(fleet_node)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     endpoints_need_live(args)
-    if args.at is not None and args.demo is None and args.replay is None:
-        raise UsageError("--at needs --demo or --replay")
+    if (args.prometheus is None) != (args.node is None):
+        raise UsageError("check: --prometheus URL and --node NAME go together")
+    if args.prometheus is not None and (args.endpoint or args.seed is not None):
+        raise UsageError("check: --endpoint and --seed are not for a node read from Prometheus")
+    if args.at is not None and args.demo is None and args.replay is None and args.prometheus is None:
+        raise UsageError("--at needs --demo, --replay or --prometheus")
     catalog = load_catalog(args.catalog)
     checked = _check(args, catalog, manual_plan(args, catalog), Thresholds())
     for warning in checked.warnings:
@@ -88,11 +99,24 @@ def failed(exc: BaseException) -> int:
 
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
+    if args.prometheus is not None:
+        connection, matchers, at = node_source(args, "check")
+        return asyncio.run(
+            from_prometheus(connection, args.node, matchers, at, args.query_timeout, catalog, manual, thresholds)
+        )
+    offset = None if args.at is None else _offset(args.at)
     if args.demo is not None:
-        return asyncio.run(from_demo(args.demo, args.at, args.seed, catalog, manual, thresholds))
+        return asyncio.run(from_demo(args.demo, offset, args.seed, catalog, manual, thresholds))
     if args.replay:
-        return from_replay(args.replay, args.at, catalog, manual, thresholds)
+        return from_replay(args.replay, offset, catalog, manual, thresholds)
     return asyncio.run(from_live(args.endpoint, catalog, manual, thresholds))
+
+
+def _offset(text: str) -> float:
+    try:
+        return seconds()(text)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"check: argument --at: {exc}") from None
 
 
 def to_json(checked: Checked) -> dict:
@@ -110,4 +134,9 @@ def to_json(checked: Checked) -> dict:
         "findings": [finding.model_dump(mode="json") for finding in checked.findings],
         "plans": [check_view.plan_json(plan) for plan in checked.plans],
         "forensics": checked.forensics.model_dump(mode="json") if checked.forensics else None,
+        "fleet_differs": None
+        if checked.differences is None
+        else [
+            {"code": d.code, "severity": d.severity, "only_in": d.only_in, "why": d.why} for d in checked.differences
+        ],
     }

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
+from gpumem_tui.cli.fleet_cmd import FAILED
 from gpumem_tui.demo import ManualClock, Scenario, ScenarioError, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans
 from gpumem_tui.diagnosis.diagnose import diagnose
 from gpumem_tui.diagnosis.findings import Finding, Thresholds
+from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet_node import Difference, differences, judge_node
+from gpumem_tui.diagnosis.fleet_plans import plan_fleet
 from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
@@ -21,6 +26,10 @@ from gpumem_tui.sources.engines.endpoints import EndpointError
 from gpumem_tui.sources.feed import LiveFeed
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
+from gpumem_tui.sources.prometheus.node_feed import read_node
+from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+from gpumem_tui.sources.prometheus.node_sample import node_sample
 from gpumem_tui.sources.replay import RecordingError, RecordingReader
 
 register_input_error(RecordingError)
@@ -41,6 +50,9 @@ class Checked:
     where: str
     forensics: Forensics | None = None
     warnings: list[str] = field(default_factory=list)
+    differences: list[Difference] | None = None
+    """A node read from Prometheus: where its findings and `fleet check`'s for it differ, and why (None:
+    not a fleet's node)."""
 
 
 async def from_demo(
@@ -127,3 +139,33 @@ async def from_live(
     history.add(sample)
     plans = engine_plans(sample, catalog, manual)
     return Checked(sample, plans, diagnose(plans, sample, history, thresholds), "nvml", "this node (NVML)")
+
+
+async def from_prometheus(
+    connection: Connection,
+    node: str,
+    matchers: str,
+    at: float | None,
+    timeout_s: float,
+    catalog: Catalog,
+    manual: ManualPlan | None,
+    thresholds: Thresholds,
+) -> Checked:
+    """One node of a Prometheus, judged as this node is (diagnose), with what only the fleet's reading of it
+    says (diagnosis/fleet_node.py), and where that differs from `fleet check`'s findings for the node."""
+    moment = time.time() if at is None else at
+    try:
+        async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
+            read = await read_node(client, NodeQueries(node, matchers), moment)
+    except PrometheusError as exc:
+        raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
+    sample = node_sample(read, node)
+    history = History()
+    history.add(sample)
+    plans = engine_plans(sample, catalog, manual)
+    found = judge_node(diagnose(plans, sample, history, thresholds), read.fleet, thresholds)
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(moment))
+    where = f"node {node} in Prometheus {connection.url} at {when}"
+    # `fleet check` plans each engine from the catalog: so is the fleet's side compared here
+    said = differences(found, judge_fleet(plan_fleet(read.fleet, catalog), thresholds), node)
+    return Checked(sample, plans, found, "prometheus", where, warnings=list(read.fleet.warnings), differences=said)

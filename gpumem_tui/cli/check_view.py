@@ -51,6 +51,10 @@ def render(checked: Checked, out: Console, verbose: bool = False) -> None:
         )
         _indented(out, Text(plugin_text(finding.explanation)))
         _indented(out, Text(f"try: {plugin_text(finding.try_this)}", style="dim"))
+    for d in checked.differences or []:
+        side = "here, not in `fleet check`" if d.only_in == "node" else "in `fleet check`, not here"
+        why = d.why or "not explained: please report it"
+        out.print(Text(f"fleet: {d.code} ({d.severity}) {side}: {plugin_text(why)}", style="dim"), soft_wrap=True)
     if not verbose:
         return
     for plan in checked.plans:

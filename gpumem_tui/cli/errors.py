@@ -109,3 +109,13 @@ def report(message: str) -> None:
 def warn(message: str) -> None:
     """A warning that does not stop the command (a line of a recording skipped), as `report` prints it."""
     report(f"warning: {message}")
+
+
+def exit_status(app) -> int:
+    """0 when the app was quit; CRASH (70) when it stopped on an error, with one line naming it on stderr
+    and its traceback in a file."""
+    if not app.return_code:
+        return 0
+    error = app._exception  # Textual keeps the exception that stopped the app here
+    report(f"the screen stopped on an error: {crashed(error) if error else f'status {app.return_code}'}")
+    return CRASH

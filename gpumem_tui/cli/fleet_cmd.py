@@ -132,23 +132,7 @@ def _source_options(parser: argparse.ArgumentParser, action: bool = False) -> No
     parser.add_argument(
         "--at", metavar="TIME", help="evaluate at this moment: Unix seconds or RFC 3339 (default: now)", **unset
     )
-    parser.add_argument(
-        "--selector",
-        metavar="'{label=\"value\"}'",
-        help="label matchers added to every query (one cluster, a tenant)",
-        **unset,
-    )
-    parser.add_argument(
-        "--header",
-        action="append",
-        metavar="'NAME: VALUE'",
-        help="an HTTP header (repeatable)",
-        **(unset or {"default": []}),
-    )
-    parser.add_argument(
-        "--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token", **unset
-    )
-    parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs", **unset)
+    connection_options(parser, action)
     how = parser.add_mutually_exclusive_group()
     how.add_argument(
         "--overview",
@@ -187,6 +171,29 @@ def _source_options(parser: argparse.ArgumentParser, action: bool = False) -> No
     parser.add_argument(
         "--catalog", action="append", metavar="DIR", help="extra catalog directory", **(unset or {"default": []})
     )
+
+
+def connection_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, action: bool = False) -> None:
+    """How to reach and narrow a Prometheus: the fleet's commands, and `check`/the TUI on one of its nodes.
+    `action`: on a fleet action, whose defaults are never set (`_source_options`)."""
+    unset: dict = {"default": argparse.SUPPRESS} if action else {}
+    parser.add_argument(
+        "--selector",
+        metavar="'{label=\"value\"}'",
+        help="label matchers added to every query (one cluster, a tenant)",
+        **unset,
+    )
+    parser.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="an HTTP header (repeatable)",
+        **(unset or {"default": []}),
+    )
+    parser.add_argument(
+        "--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token", **unset
+    )
+    parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs", **unset)
     parser.add_argument(
         "--query-timeout",
         type=_seconds,
@@ -213,21 +220,26 @@ def _span(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--history ")) from None
 
 
-def _inputs(args: argparse.Namespace, look: float | None = None) -> tuple[Connection, Queries, float]:
+def _inputs(
+    args: argparse.Namespace, look: float | None = None, command: str = "fleet"
+) -> tuple[Connection, Queries, float]:
+    """The source options read and checked (`command` names who was given them in an error; '' for the TUI)."""
+    said = f"{command}: " if command else ""
     try:
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
         at = time.time() if args.at is None else parse_time(args.at)
-        queries = Queries(parse_selector(args.selector), look, LabelChoice(args.node_label, args.pod_label))
+        labels = LabelChoice(getattr(args, "node_label", "auto"), getattr(args, "pod_label", "auto"))  # one node: auto
+        queries = Queries(parse_selector(args.selector), look, labels)
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
     except (ValueError, SelectorError) as exc:
-        raise UsageError(f"fleet: {exc}") from None
+        raise UsageError(f"{said}{exc}") from None
     if args.ca_file is not None:
         try:
             tls(args.ca_file)
         except OSError as exc:  # ssl.SSLError too: a file that holds no certificate
-            raise UsageError(f"fleet: --ca-file {args.ca_file}: {exc.strerror or exc}") from None
+            raise UsageError(f"{said}--ca-file {args.ca_file}: {exc.strerror or exc}") from None
     return connection, queries, at
 
 
@@ -287,6 +299,12 @@ def planner(args: argparse.Namespace) -> Callable[[FleetSample], FleetSample]:
     except (CatalogError, AliasError) as exc:
         raise UsageError(f"fleet: {exc}") from None
     return lambda sample: plan_fleet(sample, catalog, aliases)
+
+
+def node_source(args: argparse.Namespace, command: str) -> tuple[Connection, str, float | None]:
+    """The source options of `check`/the TUI on one node: (connection, the selector's matchers, --at or None)."""
+    connection, queries, at = _inputs(args, None, command)
+    return connection, queries.matchers, None if args.at is None else at
 
 
 def no_screen_options(args: argparse.Namespace, action: str) -> None:

@@ -2,23 +2,31 @@
 
 The live source opens one client per refresh and evaluates at the refresh's moment (or always at `--at`),
 through one FleetReader for the app's life (the overview unless --full; the slow facts kept between reads);
-the demo is the simulated fleet of demo/fleet_answers.py, computed once off the UI's thread."""
+the demo is the simulated fleet of demo/fleet_answers.py, computed once off the UI's thread. `enter` on a node
+opens the TUI's own single-node screen on that node's series (sources/prometheus/node_feed.py; the demo's
+answers for a demo node), and q or escape there comes back to the fleet."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 
-from gpumem_tui.app.fleet_app import FleetApp, HistoryReader, Reader
-from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
+from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.fleet_app import FleetApp, HistoryReader, Kept, Reader
+from gpumem_tui.catalog import load_catalog
+from gpumem_tui.cli.errors import UsageError, exit_status
+from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.fleet_node import with_fleet
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.headroom import Headroom
 from gpumem_tui.sources.prometheus.history import FleetHistory, read_history
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
@@ -28,6 +36,8 @@ INTERVAL_S = 15.0
 """Seconds between reads unless --interval says."""
 HISTORY_S = 3600.0
 """How far back the history line looks unless --history says."""
+NODE_INTERVAL_S = 5.0
+"""A demo node's screen refresh: its answers are computed once, so this only redraws its age."""
 
 
 def _unplanned(sample: FleetSample) -> FleetSample:
@@ -73,15 +83,49 @@ def demo_history(span_s: float) -> HistoryReader:
     return read
 
 
-def demo_reader(plan: Planner = _unplanned) -> Reader:
+def demo_reader(fleet: Callable[[], FleetSample] = demo_fleet, plan: Planner = _unplanned) -> Reader:
     cached: list[FleetSample] = []
 
     async def read() -> FleetSample:
         if not cached:
-            cached.append(await asyncio.to_thread(lambda: plan(demo_fleet())))
+            cached.append(await asyncio.to_thread(lambda: plan(fleet())))
         return cached[0]
 
     return read
+
+
+NodeScreen = Callable[[str], GpuMemApp]
+"""The single-node screen of a node, by its name."""
+
+
+def node_screen(feed: Callable[[str], NodeFeed], interval_s: float) -> NodeScreen:
+    """The TUI's own app on a node's feed, judged as any node is (the catalog, no plan set by hand), with the
+    fleet's own findings about the node, as `check --prometheus --node` judges it."""
+
+    def screen(node: str) -> GpuMemApp:
+        source = feed(node)
+        judge = Judge(load_catalog())
+        return GpuMemApp(
+            source, judge, interval_s=interval_s, back_to="the fleet", also=with_fleet(source, judge.thresholds)
+        )
+
+    return screen
+
+
+def session(fleet: Callable[[Kept | None], FleetApp], node: NodeScreen, run_app=lambda app: app.run()) -> int:
+    """The fleet screen; `enter` on a node opens its single-node screen, and q or escape there comes back to
+    the fleet as it was left. Ends when the fleet screen is quit (0), or a node's screen stops on an error."""
+    kept = None
+    while True:
+        app = fleet(kept)
+        name = run_app(app)
+        if name is None:
+            return 0
+        kept = app.kept
+        screen = node(name)
+        run_app(screen)
+        if screen.return_code:
+            return exit_status(screen)
 
 
 def run(
@@ -96,14 +140,21 @@ def run(
     span = HISTORY_S if args.screen_history is None else args.screen_history
     if args.fleet_demo:
         demo_alone(args)
-        app = FleetApp(demo_reader(plan), DEMO_SOURCE, interval_s=interval, read_history=demo_history(span))
+        once = functools.cache(demo_fleet)
+        reader, source = demo_reader(once, plan), DEMO_SOURCE
+        history = demo_history(span)
+        node = node_screen(lambda name: demo_node_feed(name, once), NODE_INTERVAL_S)
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)
         fixed = None if args.at is None else at  # without --at, each read is evaluated at its own moment
-        reader = prometheus_reader(connection, queries, fixed, args.query_timeout, plan)
+        reader, source = prometheus_reader(connection, queries, fixed, args.query_timeout, plan), connection.url
         history = prometheus_history(connection, queries, span, args.query_timeout)
-        app = FleetApp(reader, connection.url, interval, read_history=history)
+        node = node_screen(
+            lambda name: prometheus_node_feed(connection, name, queries.matchers, fixed, args.query_timeout),
+            interval,
+        )
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
-    app.run()
-    return 0
+    return session(
+        lambda kept: FleetApp(reader, source, interval, read_history=history, opens_nodes=True, kept=kept), node
+    )

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from pathlib import Path
 
 from gpumem_tui.catalog import load_catalog
-from gpumem_tui.cli.errors import CRASH, UsageError, crashed, endpoints_need_live, report
+from gpumem_tui.cli.errors import (
+    NoSourceError,
+    UsageError,
+    endpoints_need_live,
+    exit_status,
+    register_input_error,
+)
+from gpumem_tui.cli.fleet_cmd import FAILED, connection_options, node_source
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
+from gpumem_tui.diagnosis.fleet_node import with_fleet
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
 from gpumem_tui.sources.collector import Collector
@@ -20,7 +29,12 @@ from gpumem_tui.sources.feed import Feed, LiveFeed, ReplayFeed
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.sources.pace import Pace
+from gpumem_tui.sources.prometheus.client import PrometheusError
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_sample import NodeNotFound
 from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
+
+register_input_error(NodeNotFound)
 
 
 def add_tui_options(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +48,9 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
         help=f"a simulated node (default {DEFAULT_SCENARIO}); see `gpumem-tui snapshot --help`",
     )
     source.add_argument("--replay", metavar="FILE", help="play a recording made with --record")
+    source.add_argument(
+        "--prometheus", metavar="URL", help="a node of the fleet in this Prometheus (with --node): its series"
+    )
     group.add_argument("--record", metavar="FILE", help="record every sample to this file (JSON Lines)")
     group.add_argument(
         "--endpoint",
@@ -64,9 +81,17 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     add_plan_options(
         parser.add_argument_group("a plan to draw over the GPUs (default: from what runs)"), "preload a plan"
     )
+    fleet_node = parser.add_argument_group("a node in Prometheus (--prometheus URL --node NAME; docs/fleet.md)")
+    fleet_node.add_argument("--node", metavar="NAME", help="the node, as dcgm-exporter's Hostname/hostname names it")
+    fleet_node.add_argument(
+        "--at", metavar="TIME", help="read the node as it was then: Unix seconds or RFC 3339 (default: now)"
+    )
+    connection_options(fleet_node)
 
 
 def build_feed(args: argparse.Namespace) -> Feed:
+    if args.prometheus is not None:
+        return node_feed(args)
     if args.demo is not None:
         return DemoFeed.running(args.demo, speed=args.speed, reachable=True, endpoints=args.endpoint)
     if args.replay:
@@ -75,6 +100,22 @@ def build_feed(args: argparse.Namespace) -> Feed:
     host = HostSource()
     collector = Collector(NvmlSource(), host, source="nvml")
     return LiveFeed(collector, host.command_lines, args.endpoint, look=host.proc.whereabouts)
+
+
+def node_feed(args: argparse.Namespace) -> NodeFeed:
+    """The node's series in Prometheus, read once before the screen opens: a node no series names, or a
+    server that does not answer, is one line and an exit status, not an empty screen."""
+    if args.node is None:
+        raise UsageError("--prometheus URL needs --node NAME (the fleet screen is `gpumem-tui fleet --prometheus URL`)")
+    if args.endpoint:
+        raise UsageError("--endpoint is for live engines; a node read from Prometheus brings its own")
+    connection, matchers, at = node_source(args, "")
+    feed = prometheus_node_feed(connection, args.node, matchers, at, args.query_timeout)
+    try:
+        asyncio.run(feed.sample())
+    except PrometheusError as exc:
+        raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
+    return feed
 
 
 def build_judge(args: argparse.Namespace) -> Judge:
@@ -102,6 +143,8 @@ def build_app(args: argparse.Namespace):
     from gpumem_tui.app import GpuMemApp
 
     endpoints_need_live(args, demo=True)
+    if args.prometheus is None and (args.node is not None or args.at is not None):
+        raise UsageError("--node and --at are for a node in Prometheus: give --prometheus URL too")
     if args.record:
         check_record_path(args.record)
     judge = build_judge(args)
@@ -114,6 +157,7 @@ def build_app(args: argparse.Namespace):
         clock=time.time,
         theme=f"textual-{args.theme}",
         glyphs=for_terminal(args.ascii),
+        also=with_fleet(feed, judge.thresholds) if isinstance(feed, NodeFeed) else None,
     )
 
 
@@ -124,13 +168,3 @@ def run_tui(args: argparse.Namespace) -> int:
         to_ascii(sys.__stderr__)
     app.run()
     return exit_status(app)
-
-
-def exit_status(app) -> int:
-    """0 when the app was quit; CRASH (70) when it stopped on an error, with one line naming it on stderr
-    and its traceback in a file."""
-    if not app.return_code:
-        return 0
-    error = app._exception  # Textual keeps the exception that stopped the app here
-    report(f"the screen stopped on an error: {crashed(error) if error else f'status {app.return_code}'}")
-    return CRASH

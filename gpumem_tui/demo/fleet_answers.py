@@ -10,6 +10,7 @@ includes the sample at the window's start)."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections import defaultdict
@@ -18,6 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, series_rows
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed
+from gpumem_tui.sources.prometheus.node_sample import NodeRead, only
 from gpumem_tui.sources.prometheus.queries import (
     ENGINE_BANDS,
     ENGINE_KEY,
@@ -68,6 +71,26 @@ def demo_sample(specs: Iterable[FleetNodeSpec], at_s: float, step_s: float, sour
 def demo_fleet() -> FleetSample:
     """The simulated fleet of `fleet --demo` and `fleet check --demo`."""
     return demo_sample(DEMO_FLEET, DEMO_AT_S, DEMO_STEP_S, DEMO_SOURCE)
+
+
+def node_read(sample: FleetSample, node: str) -> NodeRead:
+    """One node of a simulated fleet's sample, as `read_node` reads it from a Prometheus (the simulator
+    publishes no per-process series: `gpumem-tui export`'s processes are none)."""
+    return NodeRead(only(sample, node))
+
+
+def demo_node_feed(node: str, sample: Callable[[], FleetSample] = demo_fleet) -> NodeFeed:
+    """The single-node screen's feed of one node of `fleet --demo` (`sample`: the fleet, computed once)."""
+    cached: list[FleetSample] = []
+
+    async def read() -> NodeRead:
+        if not cached:
+            cached.append(await asyncio.to_thread(sample))
+            feed.at = cached[0].evaluated_at  # the simulated fleet's own moment: its data ages against it
+        return node_read(cached[0], node)
+
+    feed = NodeFeed(read, node, f"{DEMO_SOURCE}, node {node}")
+    return feed
 
 
 def answers(rows: list[Row], now: float) -> dict[str, Result]:

@@ -55,6 +55,9 @@ class EnginePlan(BaseModel):
     """The catalog key of the card the plan is drawn over (by its NVML name, else its size)."""
     source: PlanSource | None = None
     """Where a hand-set plan came from (`ManualPlan.source`); None for a plan made from the engine."""
+    context_assumed: bool = False
+    """The max length is the model's own maximum by default: neither the engine nor its command line said it
+    (an engine read from Prometheus: vLLM's metrics do not carry it)."""
     running: EnginePlan | None = None
     """Beside a plan set by hand: the plan made from the engine's own facts. What is measured (its KV
     pool in bytes) is counted with these, and where they differ from the hand-set plan that is a finding."""
@@ -171,6 +174,8 @@ def _predicted(
             settings = auto
             users = 1
             assumed.append("1 conversation at the max length (set a plan with --users for more)")
+            defaulted = f"{LABELS['max_model_len']} {auto.max_model_len} (the default)"
+            base = base.model_copy(update={"context_assumed": defaulted in assumed})
         prediction = predict(settings)
     except (ValueError, ArithmeticError) as exc:  # ValidationError too: a fact from outside it cannot size
         return base.model_copy(

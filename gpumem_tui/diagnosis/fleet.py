@@ -81,8 +81,8 @@ def _from_node_exporters(sample: FleetSample) -> list[FleetFinding]:
                     severity=f.severity,  # checked against the registry above
                     code=kind.code,
                     title=f"node {literal(f.node)} {gpu}{kind.meaning}{engine}",
-                    explanation="Raised by gpumem-tui export on the node, judged against the engine's plan "
-                    + (f"(pid {literal(f.pid)}). " if f.pid else ". ")
+                    explanation="Raised by gpumem-tui export on the node, judged against the engine's plan"
+                    + (f" (pid {literal(f.pid)}). " if f.pid else ". ")
                     + "The node's own check has the numbers.",
                     try_this="run `gpumem-tui check -v` on the node, or open its TUI",
                     gpu_index=int(f.gpu) if f.gpu and f.gpu.isdigit() else None,

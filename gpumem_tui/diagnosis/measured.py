@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
+from gpumem_tui.sources.placement import device_gpus
 
 
 class MeasuredSlice(BaseModel):
@@ -31,7 +32,10 @@ def engine_pids(sample: Sample) -> set[int]:
 def endpoint_gpus(sample: Sample, endpoint: EndpointStatus, history: History | None = None) -> list[int]:
     """GPUs the endpoint's processes hold memory on (or may: NVML does not always say how much, as for host
     pids seen from a container), in order; when they hold none now (the engine exited, its GPU was lost),
-    those the history last saw them on."""
+    those the history last saw them on. An endpoint known by no pid, only by the GPUs it names (a node read from
+    Prometheus, where dcgm-exporter attributes GPUs to its pod), is on those GPUs."""
+    if not endpoint.pids and endpoint.devices:  # no pids (a node read from Prometheus): the GPUs it names
+        return device_gpus(endpoint.devices, sample.gpus)
     pids = set(endpoint.pids)
     held = sorted({p.gpu_index for p in sample.processes if p.pid in pids and p.gpu_memory_bytes != 0})
     if held or history is None:

@@ -225,8 +225,8 @@ async def test_the_history_line_shows_the_fleet_over_time_and_degrades_alone(fle
     async with app.run_test(size=(160, 60)) as pilot:
         text = await _text(app, pilot)
         assert reads == [fleet_sample.evaluated_at]
-        assert "Last 2 min, a point every 1 s:" in text
-        assert "GPU memory used" in text and "KV cache, fullest" in text and "97 % now, highest 100 %" in text
+        assert "Last 2 min, a point every 1 s (GPU memory: dcgm-exporter's GPUs):" in text
+        assert "GPU memory used" in text and "KV cache, fullest" in text and "now 97 %, highest 100 %" in text
         clock.now += 15  # a refresh inside the minute does not read the history again
         app.refresh_now()
         await _text(app, pilot)

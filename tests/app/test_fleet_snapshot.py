@@ -13,6 +13,9 @@ from gpumem_tui.diagnosis.fleet_plans import plan_fleet
 async def _settled(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+    # the picture is of the fleet: a read that failed would be pictured as faithfully, and pass
+    assert pilot.app.failure is None and pilot.app.sample is not None, pilot.app.failure
+    assert pilot.app.history is not None and pilot.app.history_failure is None, pilot.app.history_failure
     width, height = pilot.app.size  # compose afresh, as test_snapshots.py does, so runs compare equal
     await pilot.resize_terminal(width + 1, height)
     await pilot.pause()
@@ -29,6 +32,6 @@ def test_fleet_demo(snap_compare):
     Nodes: node-c (engine_down) and node-h first, red; node-e marked stale; node-h and node-i (which run
     gpumem-tui export) with their other processes' memory (0.0 GiB), the others unknown; node-f (idle, 8 x H200)
     last. Findings by code, critical first."""
-    plan = demo_reader(lambda sample: plan_fleet(sample, load_catalog()))
-    app = FleetApp(plan, DEMO_SOURCE, poll=False, read_history=demo_history(3600))
+    reader = demo_reader(plan=lambda sample: plan_fleet(sample, load_catalog()))
+    app = FleetApp(reader, DEMO_SOURCE, poll=False, read_history=demo_history(3600))
     assert snap_compare(app, terminal_size=(120, 40), run_before=_settled)

@@ -192,7 +192,7 @@ def _one_line_unknown(code, capsys) -> str:
         (["check", "--demo", "healthy-8b", "-x", "1"], "check: unrecognized arguments: -x 1"),
         (["check", "--demo", "healthy-8b", "--at", "soon"], "check: argument --at: 'soon' is not a number"),
         (["check", "--demo", "--replay", "r.jsonl"], "check: argument --replay: not allowed with argument --demo"),
-        (["check", "--at", "5"], "--at needs --demo or --replay"),
+        (["check", "--at", "5"], "--at needs --demo, --replay or --prometheus"),
         (["check", "--demo", "nope"], "unknown scenario 'nope'"),
         (["check", "--demo", "healthy-8b", "--at", "-1"], "-1"),
         (["check", "--demo", "healthy-8b", "--at", "99999"], "lasts 600 s"),

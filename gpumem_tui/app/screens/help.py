@@ -25,7 +25,8 @@ HELP = """\
 
 [b]Units[/b]  GB = 10^9 bytes, GiB = 2^30 bytes (7.4 % apart); `g` switches.
 [b]Sources[/b]  NVML per GPU and per process; the engine's /metrics and /v1/models; a demo node
-or a recording.
+or a recording; or one node's series in Prometheus (`--prometheus URL --node NAME`, or enter on the fleet
+screen's node: escape goes back), where pods stand in for processes.
 """  # noqa: E501 - the legend's fields are longer than the characters they become
 
 

@@ -44,6 +44,7 @@ class MainScreen(Screen):
         Binding("minus", "app.slower", "slower", key_display="-"),
         Binding("enter", "app.details", "details", show=False),
         Binding("f", "app.forensics", "forensics", show=False),
+        Binding("escape", "app.leave", "back", show=False),
     ]
 
     def __init__(self) -> None:

@@ -96,12 +96,20 @@ def _too_long(s: Situation, plan: EnginePlan, pool: int, length: int, measured: 
     need = plan.users * length
     fits = pool / length
     shorter = pool // plan.users
+    assumed = plan.context_assumed and plan.label == "auto"
     return Finding(
-        severity="critical" if pool < length else "warning",
+        # a length nobody stated is the model's maximum by default: worth saying, never an alarm
+        severity="info" if assumed else "critical" if pool < length else "warning",
         code="context_too_long",
-        title=f"{plan_name(s, plan)}: {plan.users:,} conversation(s) at {length:,} tokens do not fit the KV pool",
+        title=f"{plan_name(s, plan)}: {plan.users:,} conversation(s) at {length:,} tokens do not fit the KV pool"
+        + (" (if it serves its model's full context)" if assumed else ""),
         explanation=f"{plan.users:,} x {length:,} tokens = {need:,} tokens; the {'engine' if measured else 'planned'} "
-        f"pool holds {pool:,} tokens ({fits:,.1f} conversations at full length).",
+        f"pool holds {pool:,} tokens ({fits:,.1f} conversations at full length)."
+        + (
+            f" The engine's max length is not known here: {length:,} is its model's maximum, assumed."
+            if assumed
+            else ""
+        ),
         try_this=f"lower --max-model-len to {shorter:,} or plan for {int(fits):,} users; FP8 KV cache or more "
         "GPUs grow the pool",
         gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,

@@ -103,10 +103,13 @@ def _foreign(s: Situation, gpu: GpuRecord | None, process, held: int) -> Finding
 
 def unattributed_memory(s: Situation) -> list[Finding]:
     """Used memory the listed processes do not account for. Not on a GPU NVML read only in part this sample
-    (a SourceError names it): a process list that failed is unknown, not empty. Nor where NVML lists a
-    process without its memory (a MIG card's own list, read when its MIG devices could not be): what it
-    holds is unknown, not nothing."""
+    (a SourceError names it): a process list that failed is unknown, not empty; so is every GPU's on a node
+    read from Prometheus (its notes say so: no pids, and engines' processes are in no series). Nor where NVML
+    lists a process without its memory (a MIG card's own list, read when its MIG devices could not be): what
+    it holds is unknown, not nothing."""
     findings = []
+    if any(e.source == "prometheus" for e in s.sample.errors):
+        return []  # a node read from Prometheus: its engines' processes are never listed
     partial = {e.gpu_index for e in s.sample.errors if e.source == "nvml" and e.gpu_index is not None}
     for gpu in s.live_gpus():
         if gpu.memory_used_bytes is None or gpu.index in partial:

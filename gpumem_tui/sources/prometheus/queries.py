@@ -55,6 +55,8 @@ def _by(*labels: str) -> str:
     return ", ".join(labels)
 
 
+GPU_ID = ("UUID", "GPU_I_ID")
+"""What names one GPU or MIG GPU instance."""
 CARD_ID = ("UUID",)
 """What names one card in a sum over cards: a MIG card's GPU instances share its UUID and are folded into it
 (`max`, as `_cards` does), never added to the card's own figures."""

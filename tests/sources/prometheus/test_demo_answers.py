@@ -8,10 +8,11 @@ import asyncio
 
 import pytest
 
-from gpumem_tui.demo.fleet_answers import demo_sample
+from gpumem_tui.demo.fleet_answers import demo_node_feed, demo_sample
 from gpumem_tui.diagnosis.fleet import judge_fleet
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
+from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
 from gpumem_tui.sources.prometheus.queries import Queries
 from tests.sources.prometheus.conftest import AT, END_S, FLEET, STEP_S
 
@@ -57,3 +58,29 @@ def test_demo_answers_match_a_real_prometheus(fleet_url):
     demo_codes = sorted((f.node or "", f.finding.code) for f in judge_fleet(demo) if f.node != "node-nan")
     real_codes = sorted((f.node or "", f.finding.code) for f in judge_fleet(real) if f.node != "node-nan")
     assert demo_codes == real_codes
+
+
+def _without_rates(sample):
+    """Preemption rates: the in-process rate() does not extrapolate to the window's edges (above: within 10 %)."""
+    engines = [
+        e.model_copy(update={"records": [r.model_copy(update={"preemptions_per_min": None}) for r in e.records]})
+        for e in sample.engines
+    ]
+    return sample.model_copy(update={"engines": engines})
+
+
+def test_a_demo_node_is_the_node_a_real_prometheus_gives(fleet_url):
+    """`enter` on a node of `fleet --demo` reads it from the demo's answers (demo/fleet_answers.py): each
+    node's Sample equals the one the node's own queries give on a real Prometheus over the same series."""
+    demo = demo_sample(FLEET, AT - 1767225600, STEP_S, "-")
+    for spec in FLEET:
+        real = asyncio.run(prometheus_node_feed(Connection(fleet_url), spec.name, at=AT).sample())
+        simulated = asyncio.run(demo_node_feed(spec.name, lambda: demo).sample())
+        assert _without_rates(simulated) == _without_rates(real), spec.name
+        rates = [
+            (r.preemptions_per_min, s.preemptions_per_min)
+            for e, f in zip(real.engines, simulated.engines, strict=True)
+            for r, s in zip(e.records, f.records, strict=True)
+        ]
+        for r, s in rates:
+            assert (r is None) == (s is None) and (not r or s == pytest.approx(r, rel=0.1)), spec.name

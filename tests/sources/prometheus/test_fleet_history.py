@@ -117,7 +117,7 @@ def test_snapshot_history_in_json_and_text(fleet_url, capsys):
     assert max(p for p in history["series"]["preemptions_per_min"] if p is not None) > 0
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "Last 2 min, a point every 1 s:" in out and "Preemptions a minute" in out
+    assert "Last 2 min, a point every 1 s (GPU memory: dcgm-exporter's GPUs):" in out and "Preemptions a minute" in out
 
 
 def test_demo_snapshot_history_and_a_bad_span(capsys):
@@ -125,7 +125,9 @@ def test_demo_snapshot_history_and_a_bad_span(capsys):
 
     assert main(["fleet", "snapshot", "--demo", "--history", "1h"]) == 0
     out = capsys.readouterr().out
-    assert "Last 2 min, a point every 1 s:" in out  # the demo's whole run, shorter than the span asked
+    assert (
+        "Last 2 min, a point every 1 s (GPU memory: dcgm-exporter's GPUs):" in out
+    )  # the demo's whole run, shorter than the span asked
     assert main(["fleet", "snapshot", "--demo", "--history", "1w"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a span from 1m to 7d" in err

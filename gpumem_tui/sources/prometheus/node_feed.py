@@ -1,0 +1,94 @@
+"""One node's series read from Prometheus (the node-narrowed queries of node_queries.py, joined by the fleet's
+own `fleet.build`), and the feed that gives the single-node screen that node's `Sample` (node_sample.py):
+reference/fleet.md section 0's PrometheusNodeFeed. The simulated fleet of `fleet --demo` feeds the same
+`NodeFeed` from its in-process answers (demo/fleet_answers.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+from gpumem_tui.models import Sample
+from gpumem_tui.sources.feed import Feed
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.fleet import build
+from gpumem_tui.sources.prometheus.labels import node_of, workload_of
+from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+from gpumem_tui.sources.prometheus.node_sample import NodeRead, node_sample, only
+
+
+async def read_node(client: PrometheusClient, queries: NodeQueries, at: float) -> NodeRead:
+    """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
+    host). Raises PrometheusError when no query could be read."""
+    results, failures, errors = await _ask(client, queries.first_round(), at)
+    pods = sorted(
+        {
+            workload
+            for s in results.get("gpu_pods", Result()).series
+            if node_of(s.labels) == queries.node and (workload := workload_of(s.labels)) is not None
+        }
+    )
+    more, failed, _ = await _ask(client, queries.engine_queries(pods), at)
+    results |= more
+    failures |= failed
+    if not results:
+        raise errors[0]  # as the server failed: down, auth or timeout
+    processes = results.pop("processes", Result()).series
+    sample = build(client.connection.url, at, results, failures, queries.matchers)
+    return NodeRead(only(sample, queries.node), [s for s in processes if node_of(s.labels) == queries.node])
+
+
+async def _ask(
+    client: PrometheusClient, queries: dict[str, str], at: float
+) -> tuple[dict[str, Result], dict[str, str], list[PrometheusError]]:
+    """Every query at once: (the answers, the failures in words, the errors) by query name."""
+    answers = await asyncio.gather(*(client.query(q, at) for q in queries.values()), return_exceptions=True)
+    results: dict[str, Result] = {}
+    failures: dict[str, str] = {}
+    errors: list[PrometheusError] = []
+    for name, answer in zip(queries, answers, strict=True):
+        if isinstance(answer, Result):
+            results[name] = answer
+        elif isinstance(answer, PrometheusError):
+            failures[name] = str(answer)
+            errors.append(answer)
+        elif isinstance(answer, BaseException):
+            raise answer
+    return results, failures, errors
+
+
+NodeReader = Callable[[], Awaitable[NodeRead]]
+
+
+class NodeFeed(Feed):
+    """One node's samples from a reader of its series: a Prometheus (`prometheus_node_feed`), or the
+    simulated fleet's answers (demo/fleet_answers.py)."""
+
+    def __init__(self, read: NodeReader, node: str, label: str, at: float | None = None):
+        """`at`: the fixed moment every read is evaluated at (`--at`, a demo's moment); None: now."""
+        self.read, self.node, self.name, self.live, self.at = read, node, label, True, at
+        self.last: NodeRead | None = None
+        """The read behind the latest sample: the fleet's records of the node, for what only they say."""
+
+    def now(self) -> float | None:
+        return self.at
+
+    async def sample(self) -> Sample:
+        read = await self.read()
+        sample = node_sample(read, self.node)
+        self.last = read
+        return sample
+
+
+def prometheus_node_feed(
+    connection: Connection, node: str, matchers: str = "", at: float | None = None, timeout_s: float = 10.0
+) -> NodeFeed:
+    """The node's series in the Prometheus at `connection`, evaluated now on each read (or always at `at`)."""
+    queries = NodeQueries(node, matchers)
+
+    async def read() -> NodeRead:
+        async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
+            return await read_node(client, queries, time.time() if at is None else at)
+
+    return NodeFeed(read, node, f"prometheus {connection.url} node {node}", at)

@@ -1,0 +1,234 @@
+"""One node of the fleet as a `Sample` (pure): the fleet's records of the node (`fleet.build` over its series)
+turned into what the single-node screen and `check` read, so `judge()` and `diagnose` run unchanged.
+
+- GPUs: dcgm-exporter's used, free and reserved in bytes (total = used + free + reserved; used + free where
+  the exporter has no reserved, which is then unknown, never 0); MIG GPU instances under their card;
+- engines: vLLM's series as the records the live scraper makes (`EngineRecord`), placed on the GPUs
+  dcgm-exporter attributes to their pod (`devices`: those GPUs' UUIDs); a target whose `up` is 0 is down;
+- no processes: Prometheus gives no pids. The notes say so, and which pod holds which GPU; where the node
+  runs `gpumem-tui export`, its per-process series (processes that are not an engine) are the processes;
+- the sample's time is the node's newest dcgm-exporter sample, so a stale node looks stale."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, SourceError
+from gpumem_tui.sources.prometheus.client import Series
+from gpumem_tui.sources.prometheus.labels import host_of, workload_of
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
+
+SOURCE = "prometheus"
+NO_PIDS = (
+    "Prometheus gives no pids: the processes on each GPU and what each holds are unknown, pods stand in for them "
+    "(`gpumem-tui export` on the node publishes its processes)"
+)
+
+FLEET_WIDE = ("memory", "engines")
+"""`FleetSample.unknown` keys that say the whole selector matched no series: of one node that has GPUs, "no
+vLLM series" means it runs no engine, which its empty list of engines says."""
+
+
+REPORTED = "the engine reported "
+"""How the fleet's join (`fleet._number`) starts the reason of an engine's value that is no reading."""
+
+
+class NodeNotFound(ValueError):
+    """No series in Prometheus names the node (within the last hour)."""
+
+
+@dataclass
+class NodeRead:
+    """One read of a node: the fleet's records of it, and `gpumem-tui export`'s per-process series."""
+
+    fleet: FleetSample
+    processes: list[Series] = field(default_factory=list)
+
+
+def only(sample: FleetSample, node: str) -> FleetSample:
+    """The fleet sample cut to one node: its GPUs, the engines joined to it, its findings."""
+    return sample.model_copy(
+        update={
+            "nodes": [n for n in sample.nodes if n.name == node],
+            "gpus": [g for g in sample.gpus if g.node == node],
+            "engines": [e for e in sample.engines if e.node == node],
+            "node_findings": [f for f in sample.node_findings if f.node == node],
+            "stale_nodes": {n: a for n, a in sample.stale_nodes.items() if n == node},
+            "pod_nodes": {p: n for p, n in sample.pod_nodes.items() if n == node},
+            "targets_down": [t for t in sample.targets_down if _target_node(t, sample.pod_nodes) == node],
+        }
+    )
+
+
+def _target_node(labels: dict[str, str], pod_nodes: dict[str, str]) -> str | None:
+    """The node of a scrape target: its pod's (dcgm-exporter's allocation), else its address's host."""
+    if labels.get("pod"):
+        return pod_nodes.get(f"{labels.get('namespace', '')}/{labels['pod']}")
+    return host_of(labels.get("instance", ""))
+
+
+def node_sample(read: NodeRead, node: str) -> Sample:
+    """The Sample of `node` (pure). Raises NodeNotFound when no series names it."""
+    fleet = read.fleet
+    if not any(n.name == node for n in fleet.nodes):
+        raise NodeNotFound(f"no dcgm-exporter series names node {node!r} in the last hour (at {fleet.source})")
+    age = next(n.data_age_s for n in fleet.nodes if n.name == node)
+    errors = [
+        SourceError(source=SOURCE, message=f"{what} unknown, because {why}")
+        for what, why in fleet.unknown.items()
+        if what not in FLEET_WIDE
+    ]
+    if fleet.error:
+        errors.append(SourceError(source=SOURCE, message=f"some queries failed: {fleet.error}"))
+    errors += [SourceError(source=SOURCE, message=f"the server said: {w}") for w in fleet.warnings]
+    if age is None:
+        errors.append(
+            SourceError(
+                source=SOURCE,
+                message=f"node {node}: no dcgm-exporter sample in the last 5 min (Prometheus's lookback)",
+                hint="check that dcgm-exporter runs on the node and that Prometheus scrapes it",
+            )
+        )
+    gpus, notes = _gpus(fleet.gpus)
+    indices = {g.uuid: g.index for g in gpus if g.uuid}
+    return Sample(
+        timestamp=fleet.evaluated_at - age if age is not None else _seen_at(fleet),
+        hostname=node,
+        source=SOURCE,
+        gpus=gpus,
+        processes=_processes(read.processes, indices),
+        engines=[_endpoint(e, fleet) for e in fleet.engines],
+        errors=[*errors, *notes],
+    )
+
+
+def _seen_at(fleet: FleetSample) -> float:
+    """A node past the lookback: its data is at least 5 min old; the sample is dated then, to look stale."""
+    return max(0.0, fleet.evaluated_at - 300.0)
+
+
+def _index(gpu: FleetGpu) -> int | None:
+    return int(gpu.index) if gpu.index is not None and gpu.index.isdigit() else None
+
+
+def _gpus(found: list[FleetGpu]) -> tuple[list[GpuRecord], list[SourceError]]:
+    """GPU records (MIG GPU instances under their card), and per GPU what is unknown and who holds it."""
+    cards = [g for g in found if g.gpu_instance is None and _index(g) is not None]
+    instances = [g for g in found if g.gpu_instance is not None and _index(g) is not None]
+    records: dict[int, GpuRecord] = {}
+    notes: list[SourceError] = []
+    for gpu in cards:
+        index = _index(gpu)
+        assert index is not None  # kept above
+        records[index] = GpuRecord(
+            index=index,
+            uuid=gpu.uuid,
+            name=gpu.card,
+            memory_total_bytes=gpu.total_bytes,
+            memory_used_bytes=gpu.used_bytes,
+            memory_free_bytes=gpu.free_bytes,
+            memory_reserved_bytes=gpu.reserved_bytes,
+            mig_enabled=False,
+        )
+    for gpu in instances:
+        index = _index(gpu)
+        assert index is not None  # kept above
+        card = records.get(index) or GpuRecord(index=index, uuid=gpu.uuid, name=gpu.card)
+        mig = MigInstance(
+            gpu_instance_id=int(gpu.gpu_instance) if gpu.gpu_instance and gpu.gpu_instance.isdigit() else None,
+            memory_total_bytes=gpu.total_bytes,
+            memory_used_bytes=gpu.used_bytes,
+            memory_free_bytes=gpu.free_bytes,
+        )
+        records[index] = card.model_copy(update={"mig_enabled": True, "mig_instances": [*card.mig_instances, mig]})
+    holders: dict[str, list[str]] = {}
+    for gpu in found:
+        index = _index(gpu)
+        where = f"{index}" + (f":{gpu.gpu_instance}" if gpu.gpu_instance is not None else "")
+        for what, why in gpu.unknown.items():
+            said = why if why.startswith("n/a") else f"unknown, because {why}"
+            notes.append(SourceError(source=SOURCE, message=f"GPU {where} {what}: {said}", gpu_index=index))
+        holders.setdefault(", ".join(gpu.pods) or "", []).append(where)
+    notes.append(SourceError(source=SOURCE, message=NO_PIDS))
+    for pods, gpus in holders.items():
+        held = f"held by pod {pods} (dcgm-exporter's allocation)" if pods else "no pod holds it"
+        notes.append(SourceError(source=SOURCE, message=f"GPU {', '.join(gpus)}: {held}"))
+    return [records[i] for i in sorted(records)], notes
+
+
+def _processes(series: list[Series], indices: dict[str, int]) -> list[ProcessRecord]:
+    """`gpumem-tui export`'s processes that are not an engine; its `pid="other"` rest is left out."""
+    found = []
+    for s in series:
+        pid, gpu = s.labels.get("pid", ""), s.labels.get("gpu", "")
+        index = int(gpu) if gpu.isdigit() else indices.get(s.labels.get("UUID", ""))
+        if not pid.isdigit() or index is None or not math.isfinite(s.value) or s.value < 0:
+            continue
+        pod = "/".join(w) if (w := workload_of(s.labels)) else None
+        found.append(
+            ProcessRecord(
+                pid=int(pid),
+                gpu_index=index,
+                gpu_memory_bytes=round(s.value),
+                name=s.labels.get("process_name") or None,
+                pod=pod,
+                visible=False,
+                note="read from gpumem-tui export's series in Prometheus",
+            )
+        )
+    return found
+
+
+def _reported(why: str) -> float | None:
+    """The value the fleet read as no reading (`the engine reported NaN: no reading`), as the engine sent it;
+    None for any other reason a field is unknown."""
+    if not why.startswith(REPORTED):
+        return None
+    try:
+        return float(why.removeprefix(REPORTED).removesuffix(": no reading"))  # `NaN`, `+Inf`, `-1`
+    except ValueError:
+        return None
+
+
+def _count(value: float | None) -> int | None:
+    return None if value is None else round(value)
+
+
+def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
+    """An engine as the scraper records it; its target down (up == 0) is `down`."""
+    url = f"{engine.namespace}/{engine.pod}" if engine.pod else engine.instance or "?"
+    down = any(
+        (t.get("job"), t.get("instance")) == (engine.job, engine.instance) for t in fleet.targets_down if engine.job
+    )
+    reported = {f: v for f, why in engine.unknown.items() if (v := _reported(why)) is not None}
+    notes = [f"{field} unknown, because {why}" for field, why in engine.unknown.items() if field not in reported]
+    notes.append(f"{engine.joined}: {engine.join_reason}")
+    record = EngineRecord.model_validate(
+        {
+            "endpoint": url,
+            "engine": "vllm",
+            "version_family": "v1" if engine.engine is not None else None,
+            "model": engine.model_name,
+            "engine_index": engine.engine,
+            "kv_usage_fraction": engine.kv_usage_fraction,
+            "kv_pool_tokens": engine.pool_tokens,
+            "block_size": engine.block_size,
+            "num_gpu_blocks": engine.num_gpu_blocks,
+            "cache_dtype": engine.cache_dtype if engine.cache_dtype not in (None, "", "None") else None,
+            "gpu_memory_utilization": engine.gpu_memory_utilization,
+            "requests_running": _count(engine.requests_running),
+            "requests_waiting": _count(engine.requests_waiting),
+            "preemptions_per_min": engine.preemptions_per_min,
+            "notes": notes,
+            **reported,  # as the engine sent them: the record drops them as the live scraper's would, and says so
+        }
+    )
+    return EndpointStatus(
+        url=url,
+        state="down" if down else "ok",
+        error="its scrape target is down in Prometheus (up == 0)" if down else None,
+        devices=list(engine.gpus),
+        records=[] if down else [record],
+    )
