@@ -90,9 +90,9 @@ def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
 
 
 def _none(history: FleetHistory, name: str) -> str:
-    """A series with no number over the span, and why when a reading was NaN."""
+    """A series with no number over the span, and why when a reading was NaN (within the 120 columns)."""
     why = history.gaps.get(name)
-    return f"unknown over the span, because {literal(why)}" if why else "no number over the span"
+    return f"unknown, because {literal(why)}" if why else "no number over the span"
 
 
 def _now(value: float | None) -> str:

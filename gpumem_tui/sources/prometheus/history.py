@@ -124,7 +124,7 @@ def history_of(
     def gap(field: str, found: dict[float, float]) -> None:
         nan = sum(1 for t in steps if (value := found.get(t)) is not None and math.isnan(value))
         if nan:
-            gaps[field] = f"a reading in the sum was NaN at {nan} of {len(steps)} points (no reading, never a zero)"
+            gaps[field] = f"a reading was NaN ({nan} of {len(steps)} points)"
 
     memory = results.get("memory")
     if memory is not None:
