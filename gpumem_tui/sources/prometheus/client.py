@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpumem_tui.sources.http import HttpError, Timeouts, async_client, in_words, is_timeout, read_capped, reason_phrase
 
 MAX_BYTES = 64 * 2**20
 """The largest answer read: a per-GPU query of 8,000 GPUs is about 8 MiB (reference/fleet.md 4.2)."""
+R = TypeVar("R")
 QUERY_TIMEOUT_S = 10.0
 """What the server is allowed per query (its `timeout` parameter); the client reads 2 s longer."""
 
@@ -168,6 +169,23 @@ class PrometheusClient:
             kind_of = "timeout" if is_timeout(exc) else "down"
             raise PrometheusError(f"{url}: {in_words(exc, self.timeouts)}", kind_of) from None
         return _envelope(url, status, body, kind)
+
+
+def sorted_answers(
+    names: Iterable[str], answers: Iterable[object], kind: type[R]
+) -> tuple[dict[str, R], dict[str, str]]:
+    """Concurrent queries' answers by name: (the results of type `kind`, each failure in one line). Anything
+    else raised is raised again: a bug, never a source that failed."""
+    results: dict[str, R] = {}
+    failures: dict[str, str] = {}
+    for name, answer in zip(names, answers, strict=True):
+        if isinstance(answer, kind):
+            results[name] = answer
+        elif isinstance(answer, PrometheusError):
+            failures[name] = str(answer)
+        elif isinstance(answer, BaseException):
+            raise answer
+    return results, failures
 
 
 def _number(value: float) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus import gpumem_export
-from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series, sorted_answers
 from gpumem_tui.sources.prometheus.labels import (
     AUTO,
     EXPORTER_POD,
@@ -75,15 +75,7 @@ async def ask(
     """Each named query run concurrently at `at`: (answers, failures in one line each). Raises the first
     PrometheusError when none could be read."""
     answers = await asyncio.gather(*(client.query(q, at) for q in promql.values()), return_exceptions=True)
-    results: dict[str, Result] = {}
-    failures: dict[str, str] = {}
-    for name, answer in zip(promql, answers, strict=True):
-        if isinstance(answer, Result):
-            results[name] = answer
-        elif isinstance(answer, PrometheusError):
-            failures[name] = str(answer)
-        elif isinstance(answer, BaseException):
-            raise answer
+    results, failures = sorted_answers(promql, answers, Result)
     if not results and failures:
         raise next(a for a in answers if isinstance(a, PrometheusError))
     return results, failures
@@ -103,14 +95,8 @@ async def ask_with_exporters(
     if isinstance(read, BaseException):
         raise read
     results, failures = asked
-    for name, answer in read.items():
-        if isinstance(answer, Result):
-            results[name] = answer
-        elif isinstance(answer, PrometheusError):
-            failures[name] = str(answer)
-        elif isinstance(answer, BaseException):
-            raise answer
-    return results, failures
+    more, more_failed = sorted_answers(read, read.values(), Result)
+    return {**results, **more}, {**failures, **more_failed}
 
 
 async def read_full(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:

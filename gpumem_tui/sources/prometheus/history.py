@@ -15,7 +15,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, RangeResult
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, RangeResult, sorted_answers
 from gpumem_tui.sources.prometheus.queries import CARD_ID, ENGINE_KEY, FB, NODE_LABELS, Queries
 
 POINTS = 120
@@ -95,15 +95,7 @@ async def read_history(client: PrometheusClient, queries: Queries, end: float, s
     answers = await asyncio.gather(
         *(client.query_range(q, start, end, step) for q in asked.values()), return_exceptions=True
     )
-    results: dict[str, RangeResult] = {}
-    failures: dict[str, str] = {}
-    for name, answer in zip(asked, answers, strict=True):
-        if isinstance(answer, RangeResult):
-            results[name] = answer
-        elif isinstance(answer, PrometheusError):
-            failures[name] = str(answer)
-        elif isinstance(answer, BaseException):
-            raise answer
+    results, failures = sorted_answers(asked, answers, RangeResult)
     if not results:
         raise next(a for a in answers if isinstance(a, PrometheusError))
     return history_of(start, end, step, results, failures)
