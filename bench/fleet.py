@@ -204,7 +204,7 @@ def main() -> int:
         return 3
     at = float(T0 + HOUR_S)
     with tempfile.TemporaryDirectory(prefix="gpumem-fleet-bench-") as tmp:
-        data = _fleet(args, Path(args.keep) if args.keep else Path(tmp))
+        data = build_fleet(args.nodes, args.utilization, Path(args.keep) if args.keep else Path(tmp))
         if args.rules:
             data = _with_rules(data, Path(tmp), at)
         with running(data) as url:
@@ -247,16 +247,17 @@ async def first_frame(url: str, at: float) -> tuple[float, int]:
         return time.perf_counter() - started, psutil.Process().memory_info().rss
 
 
-def _fleet(args: argparse.Namespace, where: Path) -> Path:
-    """The backfilled blocks of the fleet under `where` (built unless --keep already holds this fleet)."""
+def build_fleet(nodes: int, utilization: float, where: Path) -> Path:
+    """The backfilled blocks of the fleet under `where` (built unless `where` already holds this fleet:
+    --keep)."""
     data, made_for = where / "data", where / "fleet.txt"
-    wanted = f"{args.nodes} nodes at utilization {args.utilization!r}\n"
+    wanted = f"{nodes} nodes at utilization {utilization!r}\n"
     if data.is_dir() and made_for.is_file() and made_for.read_text(encoding="utf-8") == wanted:
-        print(f"{args.nodes:,} nodes at utilization {args.utilization:g}: the blocks kept in {where}")
+        print(f"{nodes:,} nodes at utilization {utilization:g}: the blocks kept in {where}")
         return data
     where.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    source = write_fleet(args.nodes, where, args.utilization)
+    source = write_fleet(nodes, where, utilization)
     made = time.perf_counter() - started
     started = time.perf_counter()
     shutil.rmtree(data, ignore_errors=True)
@@ -270,8 +271,8 @@ def _fleet(args: argparse.Namespace, where: Path) -> Path:
     made_for.write_text(wanted, encoding="utf-8")
     filled = time.perf_counter() - started
     print(
-        f"{args.nodes:,} nodes, {args.nodes * 8:,} GPUs, {args.nodes:,} engines at utilization "
-        f"{args.utilization:g}, 1 h at {STEP_S} s: "
+        f"{nodes:,} nodes, {nodes * 8:,} GPUs, {nodes:,} engines at utilization "
+        f"{utilization:g}, 1 h at {STEP_S} s: "
         f"OpenMetrics {size / 1e6:,.1f} MB made in {made:.1f} s, backfilled in {filled:.1f} s"
     )
     return data

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.sources.prometheus.server, from a checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/fleet.py
 
-from fleet import HOUR_S, Counting, write_fleet  # noqa: E402
+from fleet import HOUR_S, Counting, build_fleet  # noqa: E402
 
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient  # noqa: E402
@@ -55,15 +54,7 @@ def main() -> int:
         print(f"fleet node bench: {exc}", file=sys.stderr)
         return 3
     with tempfile.TemporaryDirectory(prefix="gpumem-fleet-node-bench-") as tmp:
-        where = Path(tmp)
-        source = write_fleet(args.nodes, where)
-        data = where / "data"
-        subprocess.run(
-            ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
-            check=True,
-            capture_output=True,
-        )
-        source.unlink()
+        data = build_fleet(args.nodes, 0.9, Path(tmp))
         counting = Counting()
         client_module.read_capped = counting  # type: ignore[assignment]  # the bench's meter on every request
         at = T0 + HOUR_S

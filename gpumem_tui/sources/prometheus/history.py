@@ -61,14 +61,7 @@ def step_for(span_s: float) -> float:
 
 def history_queries(queries: Queries, step_s: float) -> dict[str, str]:
     """Each fleet-wide series as PromQL (memory in MiB as dcgm-exporter writes it, KV usage a fraction)."""
-    extra = queries.matchers
-
-    def sel(metric: str) -> str:
-        return f"{metric}{{{extra}}}" if extra else metric
-
-    def names(pattern: str, more: str = "") -> str:
-        return f'{{__name__=~"{pattern}"{"".join(f", {m}" for m in (extra, more) if m)}}}'
-
+    sel, names = queries.sel, queries.names
     # with --node-label, a GPU whose series lack that label names no node in the sample: not counted here either
     named = "" if queries.labels.node == "auto" else f'{queries.labels.node}!=""'
     each = f"max by ({', '.join((*NODE_LABELS, *CARD_ID, '__name__'))}) ({names(FB, named)})"

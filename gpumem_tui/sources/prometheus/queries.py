@@ -118,11 +118,11 @@ class Queries:
     """Read the per-node figures from the `gpumem:*` series of `gpumem-tui fleet rules` (RULES) instead of
     aggregating the raw series: the reader sets it when the server has them."""
 
-    def _sel(self, metric: str, extra: str = "") -> str:
+    def sel(self, metric: str, extra: str = "") -> str:
         inner = ", ".join(m for m in (self.matchers, extra) if m)
         return f"{metric}{{{inner}}}" if inner else metric
 
-    def _names(self, pattern: str, extra: str = "", mig: bool | None = None) -> str:
+    def names(self, pattern: str, extra: str = "", mig: bool | None = None) -> str:
         """`{__name__=~"pattern", <selector>, extra}`; mig False: whole cards only (no `GPU_I_ID`), True: MIG
         GPU instances only."""
         more = "".join(f", {m}" for m in (self.matchers, extra) if m)
@@ -134,12 +134,12 @@ class Queries:
         """Each card's series once per field, by its UUID: virtual-GPU copies deduplicated, and a MIG card's GPU
         instances folded into it (the card's own figure is at least any instance's, so `max` keeps the card's;
         where only instances report, the largest instance's)."""
-        return f"max by ({_by(*NODE_LABELS, 'UUID', *labels, '__name__')}) ({self._names(FB)})"
+        return f"max by ({_by(*NODE_LABELS, 'UUID', *labels, '__name__')}) ({self.names(FB)})"
 
     @property
     def gpu_memory(self) -> str:
         """Used, free and reserved MiB per GPU, one copy per GPU (deduplicated): every GPU (the full read)."""
-        return f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB)})"
+        return f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self.names(FB)})"
 
     def gpu_detail(self, nodes: dict[str, list[str]]) -> str:
         """`gpu_memory` for the named nodes only: label -> node names (the label each node is named by;
@@ -150,7 +150,7 @@ class Queries:
             if label == "instance":
                 pattern = f"({pattern})(:[0-9]+)?|\\[({pattern})\\](:[0-9]+)?"
             parts.append(
-                f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(FB, f'{label}=~{string(pattern)}')})"
+                f"max by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self.names(FB, f'{label}=~{string(pattern)}')})"
             )
         return " or ".join(parts)
 
@@ -158,7 +158,7 @@ class Queries:
     def gpu_pods(self) -> str:
         """Every GPU once per pod dcgm-exporter says holds it (the kubelet's allocation), with its index and
         card; a GPU no pod holds once without pod labels. One series per pair: read as a slow fact."""
-        return f"count by ({_by(*NODE_LABELS, *GPU_KEY, *POD_LABELS)}) ({self._sel('DCGM_FI_DEV_FB_USED')})"
+        return f"count by ({_by(*NODE_LABELS, *GPU_KEY, *POD_LABELS)}) ({self.sel('DCGM_FI_DEV_FB_USED')})"
 
     @property
     def node_memory(self) -> str:
@@ -166,7 +166,7 @@ class Queries:
         not added to their card), then summed. A NaN on one GPU makes its node's sum NaN (unknown, never a
         smaller number)."""
         if self.rules:
-            return self._sel(NODE_MEMORY)
+            return self.sel(NODE_MEMORY)
         return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards()})"
 
     @property
@@ -174,7 +174,7 @@ class Queries:
         """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing. A
         MIG card counts once, not once per GPU instance."""
         if self.rules:
-            return self._sel(NODE_GPUS)
+            return self.sel(NODE_GPUS)
         return f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) ({self._cards('modelName')})"
 
     @property
@@ -183,18 +183,18 @@ class Queries:
         dcgm-exporter versions export no FB field per instance (#380, #512), and one is then listed without
         memory rather than forgotten; one that reports an FB field is not (the overview does not read it)."""
         pattern = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)|DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-        return f"count by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self._names(pattern, mig=True)})"
+        return f"count by ({_by(*NODE_LABELS, *GPU_KEY, '__name__')}) ({self.names(pattern, mig=True)})"
 
     @property
     def card_totals(self) -> str:
         """Each distinct used + free + reserved MiB of one GPU (used + free where it has no reserved), per card
         model, as a `total` label with how many GPUs have it: whether every GPU of a card has one total."""
         if self.rules:
-            return self._sel(CARD_TOTALS)
+            return self.sel(CARD_TOTALS)
         return self._card_totals(NODE_LABELS)
 
     def _card_totals(self, kept: tuple[str, ...], by: tuple[str, ...] = ()) -> str:
-        per_gpu = f"max by ({_by(*kept, 'UUID', 'modelName', '__name__')}) ({self._names(FB)})"
+        per_gpu = f"max by ({_by(*kept, 'UUID', 'modelName', '__name__')}) ({self.names(FB)})"
         total = f"sum by ({_by(*kept, 'UUID', 'modelName')}) ({per_gpu})"
         return f'count_values by ({_by(*by, "modelName")}) ("total", {total})'
 
@@ -202,18 +202,18 @@ class Queries:
     def node_least_free(self) -> str:
         """The free MiB of the GPU with the least free memory, per node and card."""
         if self.rules:
-            return self._sel(LEAST_FREE)
-        free = f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) ({self._sel('DCGM_FI_DEV_FB_FREE')})"
+            return self.sel(LEAST_FREE)
+        free = f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) ({self.sel('DCGM_FI_DEV_FB_FREE')})"
         return f"min by ({_by(*NODE_LABELS, 'modelName')}) ({free})"
 
     def node_low(self, bounds: dict[str, float]) -> str:
         """GPUs whose free MiB is under the card's bound, per node and card: card model -> bound in MiB (the
         `look` share of the card's total, computed here). A comparison with a constant, per card."""
         parts = [
-            f"{self._sel(GPU_FREE, f'modelName={string(card)}')} < {bound!r}"
+            f"{self.sel(GPU_FREE, f'modelName={string(card)}')} < {bound!r}"
             if self.rules
             else f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) "
-            f"({self._sel('DCGM_FI_DEV_FB_FREE', f'modelName={string(card)}')}) < {bound!r}"
+            f"({self.sel('DCGM_FI_DEV_FB_FREE', f'modelName={string(card)}')}) < {bound!r}"
             for card, bound in sorted(bounds.items())
         ]
         return f"count by ({_by(*NODE_LABELS, 'modelName')}) ({' or '.join(parts)})"
@@ -224,11 +224,9 @@ class Queries:
         a regex over every name the server holds), and how many nodes that report have no recorded figures (a
         series labelled `unrecorded`; none when all have): rules printed for a narrower --selector record only
         its nodes. `or` matches series without their names, hence a label of its own."""
-        present = f"count by (__name__) ({' or '.join(self._sel(name) for name in RECORDED)})"
+        present = f"count by (__name__) ({' or '.join(self.sel(name) for name in RECORDED)})"
         nodes = _by(*NODE_LABELS)
-        unrecorded = (
-            f"count by ({nodes}) ({self._sel('DCGM_FI_DEV_FB_USED')}) unless on ({nodes}) {self._sel(NODE_GPUS)}"
-        )
+        unrecorded = f"count by ({nodes}) ({self.sel('DCGM_FI_DEV_FB_USED')}) unless on ({nodes}) {self.sel(NODE_GPUS)}"
         return f'{present} or label_replace(count({unrecorded}), "unrecorded", "nodes", "", "")'
 
     def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
@@ -236,9 +234,9 @@ class Queries:
         rule interval by the server, the field of each node sum in a `field` label (a recorded series has its
         rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches."""
         kept = (*keep, *NODE_LABELS)
-        field = _field(f"max by ({_by(*kept, 'UUID', '__name__')}) ({self._names(FB)})")
-        free = f"max by ({_by(*kept, 'UUID', 'modelName')}) ({self._sel('DCGM_FI_DEV_FB_FREE')})"
-        cards = f"max by ({_by(*kept, 'UUID', 'modelName', '__name__')}) ({self._names(FB)})"
+        field = _field(f"max by ({_by(*kept, 'UUID', '__name__')}) ({self.names(FB)})")
+        free = f"max by ({_by(*kept, 'UUID', 'modelName')}) ({self.sel('DCGM_FI_DEV_FB_FREE')})"
+        cards = f"max by ({_by(*kept, 'UUID', 'modelName', '__name__')}) ({self.names(FB)})"
         return {
             NODE_MEMORY: f"sum by ({_by(*kept, 'field')}) ({field})",
             GPU_FREE: free,
@@ -251,23 +249,23 @@ class Queries:
     @property
     def nodes_age(self) -> str:
         """The age in seconds of each reporting node's newest sample (within Prometheus's 5 min lookback)."""
-        return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self._sel('DCGM_FI_DEV_FB_USED')}))"
+        return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))"
 
     @property
     def nodes_seen(self) -> str:
         """Every node that reported within LOOK_BACK: one that is missing from `nodes_age` stopped reporting."""
-        return f"count by ({_by(*NODE_LABELS)}) (last_over_time({self._sel('DCGM_FI_DEV_FB_USED')}[{LOOK_BACK}]))"
+        return f"count by ({_by(*NODE_LABELS)}) (last_over_time({self.sel('DCGM_FI_DEV_FB_USED')}[{LOOK_BACK}]))"
 
     @property
     def engines(self) -> str:
         """vLLM's KV usage (the new name, else the old) and its queue, per engine."""
         pattern = "vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running|num_requests_waiting)"
-        return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self._names(pattern)})"
+        return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self.names(pattern)})"
 
     @property
     def pools(self) -> str:
         """`vllm:cache_config_info` as is: every CacheConfig field is a label, one series per engine."""
-        return self._sel("vllm:cache_config_info")
+        return self.sel("vllm:cache_config_info")
 
     @property
     def sleeping(self) -> str:
@@ -280,7 +278,7 @@ class Queries:
     @property
     def preemptions(self) -> str:
         """Preemptions per minute per engine over the last 2 minutes."""
-        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self._sel('vllm:num_preemptions_total')}[2m]))"
+        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.sel('vllm:num_preemptions_total')}[2m]))"
 
     @property
     def node_findings(self) -> str:
@@ -291,15 +289,15 @@ class Queries:
         markers)."""
         return (
             f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
-            f"(timestamp({self._sel('gpumem_finding_active')}))"
+            f"(timestamp({self.sel('gpumem_finding_active')}))"
         )
 
     @property
     def targets_down(self) -> str:
         """Scrape targets that failed (`up == 0`) in a job that served vLLM series within LOOK_BACK."""
         return (
-            f"({self._sel('up')} == 0) and on (job) "
-            f"group by (job) (last_over_time({self._sel('vllm:cache_config_info')}[{LOOK_BACK}]))"
+            f"({self.sel('up')} == 0) and on (job) "
+            f"group by (job) (last_over_time({self.sel('vllm:cache_config_info')}[{LOOK_BACK}]))"
         )
 
     def _exported_fine(self, query: str) -> str:
@@ -308,34 +306,34 @@ class Queries:
         if self.look is None:
             return query
         on = _by(*NODE_LABELS, "UUID")
-        free = f"max by ({on}) ({self._sel('gpumem_gpu_memory_free_bytes')})"
-        total = f"max by ({on}) ({self._sel('gpumem_gpu_memory_total_bytes')})"
+        free = f"max by ({on}) ({self.sel('gpumem_gpu_memory_free_bytes')})"
+        total = f"max by ({on}) ({self.sel('gpumem_gpu_memory_total_bytes')})"
         return f"({query}) unless on ({on}) ({free} >= {self.look!r} * {total})"
 
     @property
     def exported_node_memory(self) -> str:
         """`gpumem-tui export`'s used, free, reserved and total bytes per node, each GPU once."""
-        each = f"max by ({_by(*NODE_LABELS, 'UUID', '__name__')}) ({self._names(EXPORTED)})"
+        each = f"max by ({_by(*NODE_LABELS, 'UUID', '__name__')}) ({self.names(EXPORTED)})"
         return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({each})"
 
     @property
     def exported_node_gpus(self) -> str:
         """GPUs per node and card model in `gpumem-tui export`'s series, per field."""
-        each = f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName', '__name__')}) ({self._names(EXPORTED)})"
+        each = f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName', '__name__')}) ({self.names(EXPORTED)})"
         return f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) ({each})"
 
     @property
     def exported_gpu_memory(self) -> str:
         """`gpumem-tui export`'s memory per GPU; with `look`, only the GPUs that need one."""
         return self._exported_fine(
-            f"max by ({_by(*NODE_LABELS, 'UUID', 'gpu', 'modelName', '__name__')}) ({self._names(EXPORTED)})"
+            f"max by ({_by(*NODE_LABELS, 'UUID', 'gpu', 'modelName', '__name__')}) ({self.names(EXPORTED)})"
         )
 
     @property
     def node_processes(self) -> str:
         """Bytes that processes that are not an engine hold per node (`gpumem-tui export`'s, every row of
         every GPU: the largest processes and the `other` rest)."""
-        each = f"max by ({_by(*NODE_LABELS, 'UUID', 'pid')}) ({self._sel('gpumem_process_memory_used_bytes')})"
+        each = f"max by ({_by(*NODE_LABELS, 'UUID', 'pid')}) ({self.sel('gpumem_process_memory_used_bytes')})"
         return f"sum by ({_by(*NODE_LABELS)}) ({each})"
 
     @property
@@ -343,7 +341,7 @@ class Queries:
         """Each process that is not an engine on each GPU, as `gpumem-tui export` bounds them (its
         `--top-processes` per GPU and one `other` row); with `look`, on the GPUs that need one."""
         labels = _by(*NODE_LABELS, "UUID", "pid", "process_name", *POD_LABELS)
-        return self._exported_fine(f"max by ({labels}) ({self._sel('gpumem_process_memory_used_bytes')})")
+        return self._exported_fine(f"max by ({labels}) ({self.sel('gpumem_process_memory_used_bytes')})")
 
     @property
     def engine_plans(self) -> str:
@@ -365,9 +363,9 @@ class Queries:
     def exported_engines(self) -> str:
         """Each engine's KV usage and pool as `gpumem-tui export` reads them from the engine."""
         pattern = "gpumem_engine_kv_cache_(usage_ratio|pool_tokens)"
-        return f"max by ({_by(*EXPORTED_ENGINE, '__name__')}) ({self._names(pattern)})"
+        return f"max by ({_by(*EXPORTED_ENGINE, '__name__')}) ({self.names(pattern)})"
 
     @property
     def exporters_age(self) -> str:
         """Nodes that run `gpumem-tui export`, and the age in seconds of the newest sample each published."""
-        return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self._sel('gpumem_sample_timestamp_seconds')}))"
+        return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self.sel('gpumem_sample_timestamp_seconds')}))"
