@@ -187,7 +187,6 @@ def build(
     stale: dict[str, float | None] = {n: a for n, a in ages.items() if a > STALE_AFTER_S}
     stale |= dict.fromkeys(seen - set(ages))
     fresh = [a for n, a in ages.items() if n not in stale]
-    joined = sum(e.joined != "not joined" for e in engines)
     sample = FleetSample(
         source=source,
         evaluated_at=at,
@@ -202,13 +201,7 @@ def build(
         targets_down=[s.labels for s in results.get("targets_down", empty).series],
         node_findings=_node_findings(results.get("node_findings", empty).series),
         stale_nodes=stale,
-        coverage=Coverage(
-            nodes=len(nodes),
-            gpus=sum(n.gpus for n in nodes),
-            engines=len(engines),
-            joined=joined,
-            not_joined=len(engines) - joined,
-        ),
+        coverage=Coverage.of(nodes, engines),
         data_age_s=max(fresh) if fresh else None,
         join_age_s=join_age_s,
         unknown=unknown,

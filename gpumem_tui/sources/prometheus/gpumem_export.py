@@ -108,7 +108,6 @@ def with_exporters(
         if node.memory_from == OURS and age is not None and age > stale_after_s:
             stale[node.name] = age
     fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in stale]
-    joined = sum(e.joined != "not joined" for e in engines)
     return sample.model_copy(
         update={
             "nodes": nodes,
@@ -117,13 +116,7 @@ def with_exporters(
             "exporter_nodes": ages,
             "stale_nodes": stale,
             "unknown": unknown,
-            "coverage": Coverage(
-                nodes=len(nodes),
-                gpus=sum(n.gpus for n in nodes),
-                engines=len(engines),
-                joined=joined,
-                not_joined=len(engines) - joined,
-            ),
+            "coverage": Coverage.of(nodes, engines),
             "data_age_s": max(fresh) if fresh else None,
         }
     )

@@ -192,6 +192,17 @@ class Coverage(_Record):
     """Engines joined to GPUs, found or assumed."""
     not_joined: int = 0
 
+    @classmethod
+    def of(cls, nodes: list[FleetNode], engines: list[FleetEngine]) -> Coverage:
+        joined = sum(e.joined != "not joined" for e in engines)
+        return cls(
+            nodes=len(nodes),
+            gpus=sum(n.gpus for n in nodes),
+            engines=len(engines),
+            joined=joined,
+            not_joined=len(engines) - joined,
+        )
+
 
 class FleetSample(_Record):
     """Everything one evaluation read from Prometheus."""
