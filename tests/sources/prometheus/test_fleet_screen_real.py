@@ -10,6 +10,7 @@ from gpumem_tui.cli.fleet_screen import prometheus_reader
 from gpumem_tui.sources.prometheus.client import Connection
 from gpumem_tui.sources.prometheus.queries import Queries
 from tests.app.screen_text import screen_text
+from tests.app.waiting import until
 from tests.sources.prometheus.conftest import AT
 
 pytestmark = pytest.mark.prometheus
@@ -18,8 +19,8 @@ pytestmark = pytest.mark.prometheus
 async def test_fleet_screen_on_a_real_prometheus(fleet_url):
     app = FleetApp(prometheus_reader(Connection(fleet_url), Queries(), AT, 10), fleet_url, poll=False)
     async with app.run_test(size=(160, 60)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await until(pilot, lambda: app.sample is not None or app.failure is not None)
+        assert app.failure is None, app.failure
         text = " ".join(" ".join(screen_text(app)).split())
         assert "9 nodes, 25 GPUs, 12 engines, 12 joined; data age" in text and "state ok" in text
         table = app.query_one("#fleet-nodes")

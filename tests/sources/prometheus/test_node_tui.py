@@ -10,9 +10,18 @@ import pytest
 from gpumem_tui.cli import build_parser, main
 from gpumem_tui.cli.tui_cmd import build_app
 from tests.app.screen_text import screen_text
+from tests.app.waiting import until
 from tests.sources.prometheus.conftest import AT, FLEET
 
 pytestmark = pytest.mark.prometheus
+
+
+async def _read(app, pilot) -> None:
+    """The node's first read, judged and drawn; a failed read fails the test with its reason (an empty screen
+    would otherwise pass as a node with nothing to say)."""
+    await until(pilot, lambda: app.sample is not None or app.last_error is not None)
+    assert app.last_error is None, app.last_error
+    assert app.sample is not None, "the node's first read never arrived"
 
 
 def test_the_tui_opens_on_the_node_s_series(fleet_url):
@@ -22,9 +31,7 @@ def test_the_tui_opens_on_the_node_s_series(fleet_url):
     seen = []
 
     async def look(pilot):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.pause()
+        await _read(app, pilot)
         seen.append(" ".join(" ".join(screen_text(app)).split()))
         await pilot.press("q")
 
@@ -68,8 +75,7 @@ def _screen_findings(url: str, node: str) -> list:
     app.poll = False
 
     async def wait(pilot):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await _read(app, pilot)
         await pilot.press("q")
 
     app.run(headless=True, size=(150, 50), auto_pilot=wait)
