@@ -36,6 +36,7 @@ from gpumem_tui.sources.prometheus.fleet import (
     project,
     read_full,
 )
+from gpumem_tui.sources.prometheus.gc_pause import paused_gc
 from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_node, node_shares
 from gpumem_tui.sources.prometheus.labels import exporter_pods, node_label_of, node_of
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
@@ -134,11 +135,12 @@ class FleetReader:
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
         age = 0.0 if facts is None else at - facts.at
         identities = None if facts is None else facts.identities
-        sample = build(
-            url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age, identities=identities
-        )
-        sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
-        nodes, looks = _judged(sample, seen, facts, look, self.headroom)
+        with paused_gc():
+            sample = build(
+                url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age, identities=identities
+            )
+            sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
+            nodes, looks = _judged(sample, seen, facts, look, self.headroom)
         gpus: list[FleetGpu] = []
         if looks:
             more, more_failed = await ask(client, {"gpu_memory": q.gpu_detail(looks)}, at)
