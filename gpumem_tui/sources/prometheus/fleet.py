@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series, sorted_answers
+from gpumem_tui.sources.prometheus.fleet_engines import Counts, Held, Join, engine_key, engines_of, said
 from gpumem_tui.sources.prometheus.labels import (
     AUTO,
     EXPORTER_POD,
@@ -24,7 +25,7 @@ from gpumem_tui.sources.prometheus.labels import (
     projected,
     workload_of,
 )
-from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, Queries
+from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
     FleetEngine,
@@ -37,9 +38,6 @@ from gpumem_tui.sources.prometheus.records import (
 MIB = 2**20
 STALE_AFTER_S = 60.0
 """Twice dcgm-exporter's default 30 s collection interval: a node whose newest sample is older is stale."""
-MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cache_max_concurrency"}
-"""cache_config_info labels that vLLM measures at start-up (they differ with the card), not settings."""
-IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
 LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
 FROM_DCGM = {
     "gpu_memory",
@@ -165,19 +163,19 @@ def build(
         if node is not None and math.isfinite(s.value):
             ages[node] = min(s.value, ages.get(node, math.inf))
     seen = {node for s in results.get("nodes_seen", empty).series if (node := node_of(s.labels)) is not None}
-    engines = _engines(
+    held = _held_of(identities)
+    down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", empty).series}
+    engines = engines_of(
         results.get("engines", empty).series,
         results.get("pools", empty).series,
         results.get("preemptions", empty).series,
         failures,
-        {_key(s.labels): s.labels.get("sleep_state", "") for s in results.get("sleeping", empty).series},
+        {engine_key(s.labels): s.labels.get("sleep_state", "") for s in results.get("sleeping", empty).series},
+        down,
+        Join(identities, held, counts, "gpu_pods" in results, join_age_s),
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"
-    down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", empty).series}
-    engines = [_silenced(e) if (e.job or "", e.instance or "") in down else e for e in engines]
-    held = _held_of(identities)
-    engines = _join(engines, identities, held, counts, "gpu_pods" in results, join_age_s)
     nodes = _nodes(counts, sums, engines, ages, seen)
     for name in set(counts) | seen:
         if EXPORTER_POD.search(name):
@@ -232,29 +230,11 @@ def _node_findings(series: list[Series]) -> list[NodeFinding]:
     return sorted(found, key=lambda f: (f.node, f.code, f.gpu or "", f.endpoint or ""))
 
 
-def _silenced(engine: FleetEngine) -> FleetEngine:
-    """An engine whose target is down: its last values linger for Prometheus's lookback, but say nothing now."""
-    why = "its scrape target is down (up == 0): the last values are not the engine's now"
-    fields = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
-    return engine.model_copy(
-        update={**dict.fromkeys(fields), "unknown": {**engine.unknown, **dict.fromkeys(fields, why)}}
-    )
-
-
-def _said(value: float) -> str:
-    """A value as Prometheus writes it: `NaN`, `+Inf`, `-1`."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return f"{value:g}"
-
-
 def _mib(value: float | None, what: str, unknown: dict[str, str], field: str) -> int | None:
     if value is None:
         return None
     if not math.isfinite(value) or value < 0:
-        unknown[field] = f"dcgm-exporter reported {what} as {_said(value)}: no reading"
+        unknown[field] = f"dcgm-exporter reported {what} as {said(value)}: no reading"
         return None
     return round(value * MIB)
 
@@ -412,107 +392,6 @@ def _cards(gpus: list[FleetGpu]) -> list[FleetGpu]:
     return cards
 
 
-def _key(labels: Mapping[str, str]) -> tuple[str, ...]:
-    return tuple(labels.get(k, "") for k in ENGINE_KEY)
-
-
-def _number(value: float, field: str, unknown: dict[str, str]) -> float | None:
-    if not math.isfinite(value) or value < 0:
-        unknown[field] = f"the engine reported {_said(value)}: no reading"
-        return None
-    return value
-
-
-def _engines(
-    usage: list[Series],
-    pools: list[Series],
-    preemptions: list[Series],
-    failures: Mapping[str, str],
-    asleep: Mapping[tuple[str, ...], str],
-) -> list[FleetEngine]:
-    found: dict[tuple, dict[str, Series]] = defaultdict(dict)
-    for s in usage:
-        found[_key(s.labels)][s.labels.get("__name__", "")] = s
-    for s in pools:
-        found[_key(s.labels)]["vllm:cache_config_info"] = s
-    rates = {_key(s.labels): s.value for s in preemptions}
-    engines = []
-    for key, series in found.items():
-        labels = dict(zip(ENGINE_KEY, key, strict=True))
-        unknown: dict[str, str] = {}
-        kv = series.get("vllm:kv_cache_usage_perc") or series.get("vllm:gpu_cache_usage_perc")
-        if kv is None:
-            unknown["kv_usage_fraction"] = "no vllm:kv_cache_usage_perc (nor gpu_cache_usage_perc) series"
-        queue = {}
-        for field, metric in (("requests_running", "running"), ("requests_waiting", "waiting")):
-            count = series.get(f"vllm:num_requests_{metric}")
-            if count is None:
-                unknown[field] = f"no vllm:num_requests_{metric} series"
-            queue[field] = None if count is None else _number(count.value, field, unknown)
-        info = series.get("vllm:cache_config_info")
-        config = info.labels if info is not None else {}
-        if info is None:
-            why = failures.get("pools", "no vllm:cache_config_info series")
-            for field in ("pool_tokens", "num_gpu_blocks", "block_size", "gpu_memory_utilization"):
-                unknown[field] = why
-        rate = rates.get(key)
-        if rate is None:
-            unknown["preemptions_per_min"] = failures.get(
-                "preemptions", "no vllm:num_preemptions_total series (or under 2 min of it)"
-            )
-        blocks, block = _int(config.get("num_gpu_blocks")), _int(config.get("block_size"))
-        tokens = _int(config.get("kv_cache_size_tokens"))
-        if tokens is None and blocks is not None and block is not None:
-            tokens = blocks * block
-        if info is not None and tokens is None:
-            unknown["pool_tokens"] = "cache_config_info gives neither kv_cache_size_tokens nor blocks x block size"
-        engines.append(
-            FleetEngine(
-                model_name=labels["model_name"] or "?",
-                engine=labels["engine"] or None,
-                namespace=labels.get("namespace") or labels.get("kubernetes_namespace") or None,
-                pod=labels.get("pod") or labels.get("kubernetes_pod_name") or None,
-                instance=labels["instance"] or None,
-                job=labels["job"] or None,
-                kv_usage_fraction=None if kv is None else _number(kv.value, "kv_usage_fraction", unknown),
-                pool_tokens=tokens,
-                num_gpu_blocks=blocks,
-                block_size=block,
-                cache_dtype=config.get("cache_dtype"),
-                gpu_memory_utilization=_float(config.get("gpu_memory_utilization")),
-                requests_running=queue["requests_running"],
-                requests_waiting=queue["requests_waiting"],
-                preemptions_per_min=None if rate is None else _number(rate, "preemptions_per_min", unknown),
-                settings={k: v for k, v in config.items() if k not in IDENTITY | MEASURED},
-                sleep_state=asleep.get(key) or None,
-                unknown=unknown,
-            )
-        )
-    return sorted(
-        engines, key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or "")
-    )
-
-
-def _int(text: str | None) -> int | None:
-    """A cache_config_info label as a count; None for `None` (vLLM's unset) and anything unreadable."""
-    try:
-        return int(text) if text is not None and text != "None" else None
-    except ValueError:
-        return None
-
-
-def _float(text: str | None) -> float | None:
-    try:
-        value = float(text) if text is not None and text != "None" else None
-    except ValueError:
-        return None
-    return value if value is not None and math.isfinite(value) else None
-
-
-Held = dict[str, tuple[str | None, int]]
-"""`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
-Counts = dict[str, dict[str, dict[str, int]]]
-"""node -> card model -> dcgm-exporter field (`USED`, `FREE`, `RESERVED`) -> GPUs that report it."""
 Sums = dict[str, dict[str, float]]
 """node -> field -> MiB summed over its GPUs."""
 
@@ -569,92 +448,6 @@ def _sums_of(gpus: list[FleetGpu]) -> Sums:
             if not missing:
                 mine[name] = mine.get(name, 0.0) + (math.nan if value is None else value / MIB)
     return sums
-
-
-def _join(
-    engines: list[FleetEngine],
-    gpus: list[GpuIdentity],
-    held: Held,
-    counts: Counts,
-    pods_read: bool,
-    age_s: float = 0.0,
-) -> list[FleetEngine]:
-    """Each engine with its node, its GPUs and how they were found (reference/fleet.md 2.4), from the join
-    read `age_s` ago (said in each reason when it was not read now)."""
-    by_pod: dict[str, list[GpuIdentity]] = defaultdict(list)
-    by_node: dict[str, list[GpuIdentity]] = defaultdict(list)
-    for gpu in gpus:
-        by_node[gpu.node].append(gpu)
-        for pod in gpu.pods:
-            by_pod[pod].append(gpu)
-    allocated: dict[str | None, int] = defaultdict(int)
-    for node, count in held.values():
-        allocated[node] += count
-    bare = [e for e in engines if e.pod is None]
-    per_node: dict[str | None, int] = defaultdict(int)
-    for engine in bare:
-        per_node[_engine_node(engine)] += 1
-    joined = []
-    for engine in engines:
-        update: dict[str, object]
-        if engine.pod is not None:
-            workload = f"{engine.namespace or ''}/{engine.pod}"
-            node, count = held.get(workload, (None, 0))
-            if count:
-                update = {
-                    "node": node,
-                    "gpus": [g.name for g in by_pod.get(workload, [])],
-                    "gpu_count": count,
-                    "joined": "found",
-                    "join_reason": f"dcgm-exporter attributes {count} GPU(s) to pod {workload}",
-                }
-            else:
-                why = (
-                    "the pod-to-GPU query failed"
-                    if not pods_read
-                    else f"no dcgm-exporter series carries pod {workload} (dcgm-exporter not in Kubernetes mode, "
-                    "or the GPUs were not allocated through the device plugin)"
-                )
-                update = {"joined": "not joined", "join_reason": why}
-        else:
-            node = _engine_node(engine)
-            if node is None:
-                update = {"joined": "not joined", "join_reason": "the engine's series name no pod and no node"}
-            elif node not in counts:
-                update = {
-                    "node": node,
-                    "joined": "not joined",
-                    "join_reason": f"no dcgm-exporter series for node {node}",
-                }
-            elif per_node[node] > 1:
-                update = {
-                    "node": node,
-                    "joined": "not joined",
-                    "join_reason": f"{per_node[node]} engines on node {node}, and no pod label says which GPUs "
-                    "each uses",
-                }
-            else:
-                free = max(0, _gpu_count(counts[node]) - allocated[node])
-                update = {
-                    "node": node,
-                    "gpus": [g.name for g in by_node.get(node, []) if not g.pods],
-                    "gpu_count": free,
-                    "joined": "assumed",
-                    "join_reason": f"the only engine on node {node} (no pod labels): all {free} of its "
-                    "unallocated GPUs assumed",
-                }
-        if age_s > 0 and update.get("join_reason"):
-            update["join_reason"] = f"{update['join_reason']} (the pod-to-GPU join as read {age_s:.0f} s ago)"
-        joined.append(engine.model_copy(update=update))
-    return joined
-
-
-def _gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:
-    return sum(max(fields.values(), default=0) for fields in cards.values())
-
-
-def _engine_node(engine: FleetEngine) -> str | None:
-    return node_of({"instance": engine.instance or ""})
 
 
 FIELDS = (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED"))

@@ -32,7 +32,7 @@ vLLM series" means it runs no engine, which its empty list of engines says."""
 
 
 REPORTED = "the engine reported "
-"""How the fleet's join (`fleet._number`) starts the reason of an engine's value that is no reading."""
+"""How the fleet's join (`fleet_engines._number`) starts the reason of an engine's value that is no reading."""
 
 
 class NodeNotFound(ValueError):

@@ -1,0 +1,245 @@
+"""The fleet's vLLM engines: one per `model_name` + `engine` of a scrape target, from the gauges, the pools
+(`vllm:cache_config_info`), preemptions and sleep, each joined to its GPUs (reference/fleet.md 2.4).
+
+An engine's GPUs are those dcgm-exporter's series attribute to its pod (found); on a node without pod labels
+(bare metal) a node's only engine is given the node's unallocated GPUs (assumed); anything else is not
+joined, with the reason. Each engine's fields are gathered, silenced (its target down) and joined as plain
+values, then made a FleetEngine once: a refresh of 1,000 engines copies no record."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpumem_tui.sources.prometheus.client import Series
+from gpumem_tui.sources.prometheus.labels import node_of
+from gpumem_tui.sources.prometheus.queries import ENGINE_KEY
+from gpumem_tui.sources.prometheus.records import FleetEngine
+
+MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cache_max_concurrency"}
+"""cache_config_info labels that vLLM measures at start-up (they differ with the card), not settings."""
+IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
+NOT_SETTINGS = frozenset(IDENTITY | MEASURED)
+GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
+DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
+POOL_FIELDS = ("pool_tokens", "num_gpu_blocks", "block_size", "gpu_memory_utilization")
+
+Held = dict[str, tuple[str | None, int]]
+"""`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
+Counts = dict[str, dict[str, dict[str, int]]]
+"""node -> card model -> dcgm-exporter field (`USED`, `FREE`, `RESERVED`) -> GPUs that report it."""
+
+
+@dataclass(frozen=True)
+class Join:
+    """What the join reads: every GPU and the pods holding it, pods' GPU counts, GPUs per node, whether the
+    pod-to-GPU query was read, and how long ago (said in each reason when it was not read now)."""
+
+    identities: list[Any]
+    """GpuIdentity (fleet.py): node, uuid, instance, index, pods, name."""
+    held: Held
+    counts: Counts
+    pods_read: bool
+    age_s: float = 0.0
+
+
+def engine_key(labels: Mapping[str, str]) -> tuple[str | None, ...]:
+    """The engine a series is about: its ENGINE_KEY labels (None where absent)."""
+    get = labels.get
+    return tuple([get(name) for name in ENGINE_KEY])
+
+
+def said(value: float) -> str:
+    """A value as Prometheus writes it: `NaN`, `+Inf`, `-1`."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return f"{value:g}"
+
+
+def _number(value: float, field: str, unknown: dict[str, str]) -> float | None:
+    if not math.isfinite(value) or value < 0:
+        unknown[field] = f"the engine reported {said(value)}: no reading"
+        return None
+    return value
+
+
+def engines_of(
+    usage: list[Series],
+    pools: list[Series],
+    preemptions: list[Series],
+    failures: Mapping[str, str],
+    asleep: Mapping[tuple[str | None, ...], str],
+    down: set[tuple[str, str]],
+    join: Join,
+) -> list[FleetEngine]:
+    """Every engine the gauges or the pools name, sorted by model, namespace, pod, instance and engine."""
+    found: dict[tuple, dict[str, Series]] = defaultdict(dict)
+    for s in usage:
+        found[engine_key(s.labels)][s.labels.get("__name__", "")] = s
+    for s in pools:
+        found[engine_key(s.labels)]["vllm:cache_config_info"] = s
+    rates = {engine_key(s.labels): s.value for s in preemptions}
+    rows = [_fields(k, series, rates.get(k), failures, asleep.get(k)) for k, series in found.items()]
+    for row in rows:
+        if (row["job"] or "", row["instance"] or "") in down:
+            row.update(dict.fromkeys(GAUGES))
+            row["unknown"].update(dict.fromkeys(GAUGES, DOWN))
+    _join(rows, join)
+    rows.sort(
+        key=lambda r: (r["model_name"], r["namespace"] or "", r["pod"] or "", r["instance"] or "", r["engine"] or "")
+    )
+    return [FleetEngine(**row) for row in rows]
+
+
+def _fields(
+    k: tuple[str | None, ...],
+    series: dict[str, Series],
+    rate: float | None,
+    failures: Mapping[str, str],
+    asleep: str | None,
+) -> dict[str, Any]:
+    """One engine's fields from its series (FleetEngine's names; `unknown` says why a field is None)."""
+    labels = dict(zip(ENGINE_KEY, k, strict=True))
+    unknown: dict[str, str] = {}
+    kv = series.get("vllm:kv_cache_usage_perc") or series.get("vllm:gpu_cache_usage_perc")
+    if kv is None:
+        unknown["kv_usage_fraction"] = "no vllm:kv_cache_usage_perc (nor gpu_cache_usage_perc) series"
+    queue = {}
+    for field, metric in (("requests_running", "running"), ("requests_waiting", "waiting")):
+        count = series.get(f"vllm:num_requests_{metric}")
+        if count is None:
+            unknown[field] = f"no vllm:num_requests_{metric} series"
+        queue[field] = None if count is None else _number(count.value, field, unknown)
+    info = series.get("vllm:cache_config_info")
+    config = info.labels if info is not None else {}
+    if info is None:
+        why = failures.get("pools", "no vllm:cache_config_info series")
+        unknown.update(dict.fromkeys(POOL_FIELDS, why))
+    if rate is None:
+        unknown["preemptions_per_min"] = failures.get(
+            "preemptions", "no vllm:num_preemptions_total series (or under 2 min of it)"
+        )
+    blocks, block = _int(config.get("num_gpu_blocks")), _int(config.get("block_size"))
+    tokens = _int(config.get("kv_cache_size_tokens"))
+    if tokens is None and blocks is not None and block is not None:
+        tokens = blocks * block
+    if info is not None and tokens is None:
+        unknown["pool_tokens"] = "cache_config_info gives neither kv_cache_size_tokens nor blocks x block size"
+    return {
+        "model_name": labels["model_name"] or "?",
+        "engine": labels["engine"] or None,
+        "namespace": labels.get("namespace") or labels.get("kubernetes_namespace") or None,
+        "pod": labels.get("pod") or labels.get("kubernetes_pod_name") or None,
+        "instance": labels["instance"] or None,
+        "job": labels["job"] or None,
+        "kv_usage_fraction": None if kv is None else _number(kv.value, "kv_usage_fraction", unknown),
+        "pool_tokens": tokens,
+        "num_gpu_blocks": blocks,
+        "block_size": block,
+        "cache_dtype": config.get("cache_dtype"),
+        "gpu_memory_utilization": _float(config.get("gpu_memory_utilization")),
+        **queue,
+        "preemptions_per_min": None if rate is None else _number(rate, "preemptions_per_min", unknown),
+        "settings": {k: v for k, v in config.items() if k not in NOT_SETTINGS},
+        "sleep_state": asleep or None,
+        "unknown": unknown,
+    }
+
+
+def _int(text: str | None) -> int | None:
+    """A cache_config_info label as a count; None for `None` (vLLM's unset) and anything unreadable."""
+    try:
+        return int(text) if text is not None and text != "None" else None
+    except ValueError:
+        return None
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None and text != "None" else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+def engine_node(instance: str | None) -> str | None:
+    """The node of an engine's scrape target (`node-c:8000` -> `node-c`)."""
+    return node_of({"instance": instance or ""})
+
+
+def gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:
+    return sum(max(fields.values(), default=0) for fields in cards.values())
+
+
+def _join(rows: list[dict[str, Any]], join: Join) -> None:
+    """Each engine's node, GPUs and how they were found, set in its row."""
+    by_pod: dict[str, list[Any]] = defaultdict(list)
+    by_node: dict[str, list[Any]] = defaultdict(list)
+    for gpu in join.identities:
+        by_node[gpu.node].append(gpu)
+        for pod in gpu.pods:
+            by_pod[pod].append(gpu)
+    allocated: dict[str | None, int] = defaultdict(int)
+    for node, count in join.held.values():
+        allocated[node] += count
+    per_node: dict[str | None, int] = defaultdict(int)
+    for row in rows:
+        if row["pod"] is None:
+            per_node[engine_node(row["instance"])] += 1
+    for row in rows:
+        update = _joined(row, join, by_pod, by_node, allocated, per_node)
+        if join.age_s > 0 and update.get("join_reason"):
+            update["join_reason"] = f"{update['join_reason']} (the pod-to-GPU join as read {join.age_s:.0f} s ago)"
+        row.update(update)
+
+
+def _joined(
+    row: dict[str, Any],
+    join: Join,
+    by_pod: Mapping[str, list[Any]],
+    by_node: Mapping[str, list[Any]],
+    allocated: Mapping[str | None, int],
+    per_node: Mapping[str | None, int],
+) -> dict[str, Any]:
+    if row["pod"] is not None:
+        workload = f"{row['namespace'] or ''}/{row['pod']}"
+        node, count = join.held.get(workload, (None, 0))
+        if count:
+            return {
+                "node": node,
+                "gpus": [g.name for g in by_pod.get(workload, [])],
+                "gpu_count": count,
+                "joined": "found",
+                "join_reason": f"dcgm-exporter attributes {count} GPU(s) to pod {workload}",
+            }
+        why = (
+            "the pod-to-GPU query failed"
+            if not join.pods_read
+            else f"no dcgm-exporter series carries pod {workload} (dcgm-exporter not in Kubernetes mode, "
+            "or the GPUs were not allocated through the device plugin)"
+        )
+        return {"joined": "not joined", "join_reason": why}
+    node = engine_node(row["instance"])
+    if node is None:
+        return {"joined": "not joined", "join_reason": "the engine's series name no pod and no node"}
+    if node not in join.counts:
+        return {"node": node, "joined": "not joined", "join_reason": f"no dcgm-exporter series for node {node}"}
+    if per_node[node] > 1:
+        return {
+            "node": node,
+            "joined": "not joined",
+            "join_reason": f"{per_node[node]} engines on node {node}, and no pod label says which GPUs each uses",
+        }
+    free = max(0, gpu_count(join.counts[node]) - allocated[node])
+    return {
+        "node": node,
+        "gpus": [g.name for g in by_node.get(node, []) if not g.pods],
+        "gpu_count": free,
+        "joined": "assumed",
+        "join_reason": f"the only engine on node {node} (no pod labels): all {free} of its unallocated GPUs assumed",
+    }
