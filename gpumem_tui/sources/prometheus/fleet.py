@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series, sorted_answers
-from gpumem_tui.sources.prometheus.fleet_engines import Counts, Held, Join, engine_key, engines_of, said
+from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engine_key, engines_of, said
 from gpumem_tui.sources.prometheus.labels import (
     AUTO,
     EXPORTER_POD,
@@ -135,11 +135,12 @@ def build(
     choice: LabelChoice = AUTO,
     join_age_s: float = 0.0,
     identities: list[GpuIdentity] | None = None,
+    index: JoinIndex | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
     labels to read dcgm-exporter's series with (--node-label, --pod-label); `join_age_s`: how long ago
     `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes;
-    `identities`: `identities_of(gpu_pods)` when the caller keeps it too."""
+    `identities`: `identities_of(gpu_pods)` when the caller keeps it too, and `index` its JoinIndex."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
@@ -163,7 +164,7 @@ def build(
         if node is not None and math.isfinite(s.value):
             ages[node] = min(s.value, ages.get(node, math.inf))
     seen = {node for s in results.get("nodes_seen", empty).series if (node := node_of(s.labels)) is not None}
-    held = _held_of(identities)
+    index = index or JoinIndex.of(identities)
     down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", empty).series}
     engines = engines_of(
         results.get("engines", empty).series,
@@ -172,7 +173,7 @@ def build(
         failures,
         {engine_key(s.labels): s.labels.get("sleep_state", "") for s in results.get("sleeping", empty).series},
         down,
-        Join(identities, held, counts, "gpu_pods" in results, join_age_s),
+        Join(index, counts, "gpu_pods" in results, join_age_s),
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"
@@ -195,7 +196,7 @@ def build(
         nodes=nodes,
         gpus=gpus,
         engines=engines,
-        pod_nodes={pod: node for pod, (node, _) in sorted(held.items()) if node is not None},
+        pod_nodes={pod: node for pod, (node, _) in sorted(index.held.items()) if node is not None},
         targets_down=[s.labels for s in results.get("targets_down", empty).series],
         node_findings=_node_findings(results.get("node_findings", empty).series),
         stale_nodes=stale,
@@ -394,15 +395,6 @@ def _cards(gpus: list[FleetGpu]) -> list[FleetGpu]:
 
 Sums = dict[str, dict[str, float]]
 """node -> field -> MiB summed over its GPUs."""
-
-
-def _held_of(identities: list[GpuIdentity]) -> Held:
-    held: dict[str, tuple[str | None, int]] = {}
-    for gpu in identities:
-        for pod in gpu.pods:
-            node, count = held.get(pod, (gpu.node, 0))
-            held[pod] = (node, count + 1)
-    return held
 
 
 def _field_of(labels: Mapping[str, str]) -> str:

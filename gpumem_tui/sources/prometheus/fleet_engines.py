@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,13 +34,42 @@ Counts = dict[str, dict[str, dict[str, int]]]
 
 
 @dataclass(frozen=True)
-class Join:
-    """What the join reads: every GPU and the pods holding it, pods' GPU counts, GPUs per node, whether the
-    pod-to-GPU query was read, and how long ago (said in each reason when it was not read now)."""
+class JoinIndex:
+    """The pod-to-GPU join (`gpu_pods`, a slow fact) indexed for joining engines: made once per read of it."""
 
-    identities: list[Any]
-    """GpuIdentity (fleet.py): node, uuid, instance, index, pods, name."""
     held: Held
+    by_pod: dict[str, list[str]]
+    """`namespace/pod` -> the names (UUIDs, else indexes) of the GPUs it holds."""
+    unheld: dict[str, list[str]]
+    """node -> the names of its GPUs no pod holds."""
+    allocated: dict[str | None, int]
+    """node -> GPUs pods hold on it."""
+
+    @classmethod
+    def of(cls, identities: Iterable[Any]) -> JoinIndex:
+        """From GpuIdentity's (fleet.py: node, pods, name)."""
+        held: Held = {}
+        by_pod: dict[str, list[str]] = defaultdict(list)
+        unheld: dict[str, list[str]] = defaultdict(list)
+        for gpu in identities:
+            if not gpu.pods:
+                unheld[gpu.node].append(gpu.name)
+            for pod in gpu.pods:
+                node, count = held.get(pod, (gpu.node, 0))
+                held[pod] = (node, count + 1)
+                by_pod[pod].append(gpu.name)
+        allocated: dict[str | None, int] = defaultdict(int)
+        for node, count in held.values():
+            allocated[node] += count
+        return cls(held, dict(by_pod), dict(unheld), dict(allocated))
+
+
+@dataclass(frozen=True)
+class Join:
+    """What joining engines reads: the join's index, GPUs per node (`counts`), whether the pod-to-GPU query
+    was read, and how long ago (said in each reason when it was not read now)."""
+
+    index: JoinIndex
     counts: Counts
     pods_read: bool
     age_s: float = 0.0
@@ -178,41 +207,26 @@ def gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:
 
 def _join(rows: list[dict[str, Any]], join: Join) -> None:
     """Each engine's node, GPUs and how they were found, set in its row."""
-    by_pod: dict[str, list[Any]] = defaultdict(list)
-    by_node: dict[str, list[Any]] = defaultdict(list)
-    for gpu in join.identities:
-        by_node[gpu.node].append(gpu)
-        for pod in gpu.pods:
-            by_pod[pod].append(gpu)
-    allocated: dict[str | None, int] = defaultdict(int)
-    for node, count in join.held.values():
-        allocated[node] += count
     per_node: dict[str | None, int] = defaultdict(int)
     for row in rows:
         if row["pod"] is None:
             per_node[engine_node(row["instance"])] += 1
     for row in rows:
-        update = _joined(row, join, by_pod, by_node, allocated, per_node)
+        update = _joined(row, join, per_node)
         if join.age_s > 0 and update.get("join_reason"):
             update["join_reason"] = f"{update['join_reason']} (the pod-to-GPU join as read {join.age_s:.0f} s ago)"
         row.update(update)
 
 
-def _joined(
-    row: dict[str, Any],
-    join: Join,
-    by_pod: Mapping[str, list[Any]],
-    by_node: Mapping[str, list[Any]],
-    allocated: Mapping[str | None, int],
-    per_node: Mapping[str | None, int],
-) -> dict[str, Any]:
+def _joined(row: dict[str, Any], join: Join, per_node: Mapping[str | None, int]) -> dict[str, Any]:
+    index = join.index
     if row["pod"] is not None:
         workload = f"{row['namespace'] or ''}/{row['pod']}"
-        node, count = join.held.get(workload, (None, 0))
+        node, count = index.held.get(workload, (None, 0))
         if count:
             return {
                 "node": node,
-                "gpus": [g.name for g in by_pod.get(workload, [])],
+                "gpus": list(index.by_pod.get(workload, ())),
                 "gpu_count": count,
                 "joined": "found",
                 "join_reason": f"dcgm-exporter attributes {count} GPU(s) to pod {workload}",
@@ -235,10 +249,10 @@ def _joined(
             "joined": "not joined",
             "join_reason": f"{per_node[node]} engines on node {node}, and no pod label says which GPUs each uses",
         }
-    free = max(0, gpu_count(join.counts[node]) - allocated[node])
+    free = max(0, gpu_count(join.counts[node]) - index.allocated.get(node, 0))
     return {
         "node": node,
-        "gpus": [g.name for g in by_node.get(node, []) if not g.pods],
+        "gpus": list(index.unheld.get(node, ())),
         "gpu_count": free,
         "joined": "assumed",
         "join_reason": f"the only engine on node {node} (no pod labels): all {free} of its unallocated GPUs assumed",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, NodeLow
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,11 @@ def node_shares(engines: list[FleetEngine]) -> dict[str, dict[str, float]]:
 def as_planned_node(node: FleetNode, mine: dict[str, float], h: Headroom) -> bool:
     """Every GPU of the node under the warning fraction is as planned (its `low` counts them); `mine`: the
     node's `node_shares`."""
-    if node.low is None or not node.gpus or len(mine) < node.gpus:
+    return node.low is not None and as_planned_low(node.low, node.gpus, mine, h)
+
+
+def as_planned_low(low: NodeLow, gpus: int, mine: dict[str, float], h: Headroom) -> bool:
+    """`as_planned_node` of a node of `gpus` GPUs whose GPUs under the fraction are `low`."""
+    if not gpus or len(mine) < gpus:
         return False
-    return as_planned_gpu(node.low.least_free_bytes, node.low.least_free_total_bytes, min(mine.values()), h)
+    return as_planned_gpu(low.least_free_bytes, low.least_free_total_bytes, min(mine.values()), h)
