@@ -267,6 +267,14 @@ class Queries:
         """`vllm:cache_config_info` as is: every CacheConfig field is a label, one series per engine."""
         return self.sel("vllm:cache_config_info")
 
+    def pools_changed(self, since_s: float) -> str:
+        """The pools that are not as they were `since_s` ago: a `vllm:cache_config_info` series now that was not
+        then (an engine that came, or restarted with other settings: every setting is a label) or one then
+        that is not now (an engine gone). Empty while none changed, so the overview keeps the pools it read
+        with the slow facts and reads them again only then."""
+        offset = f"offset {max(0, round(since_s * 1000))}ms"
+        return f"({self.pools} unless {self.pools} {offset}) or ({self.pools} {offset} unless {self.pools})"
+
     @property
     def sleeping(self) -> str:
         """Engines put to sleep (vLLM's sleep mode frees their weights or KV cache on purpose): the state each

@@ -36,8 +36,9 @@ from gpumem_tui.sources.prometheus.fleet import (
     project,
     read_full,
 )
+from gpumem_tui.sources.prometheus.fleet_engines import JoinIndex
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
-from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_node, node_shares
+from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_low, node_shares
 from gpumem_tui.sources.prometheus.labels import exporter_pods, node_label_of, node_of
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample, NodeLow
@@ -51,13 +52,12 @@ FAST = (
     "node_least_free",
     "nodes_age",
     "engines",
-    "pools",
     "sleeping",
     "preemptions",
     "node_findings",
     "targets_down",
 )
-FACTS = ("node_gpus", "gpu_pods", "gpu_instances", "nodes_seen", "card_totals", "rules_present")
+FACTS = ("node_gpus", "gpu_pods", "gpu_instances", "nodes_seen", "card_totals", "rules_present", "pools")
 GPU_CHANGE_MIB = 1024.0
 """A node's used + free + reserved that moves by more than this (1 GiB, under the smallest MIG instance's
 memory) means a GPU came or went; less is rounding, not worth a slow read."""
@@ -74,6 +74,10 @@ class Facts:
     unknown): a GPU that came or went changes it."""
     identities: list[GpuIdentity]
     """Every GPU and the pods holding it (the join), as read from `gpu_pods`."""
+    index: JoinIndex
+    """The join indexed for joining engines, made once with the facts."""
+    pools_at: float
+    """When `results["pools"]` was read: with the facts, or again when a refresh found the pools changed."""
 
     @property
     def rules(self) -> bool:
@@ -113,6 +117,8 @@ class FleetReader:
             promql["node_low"] = q.node_low(bounds)
         if due:
             promql |= {name: getattr(q, name) for name in FACTS}
+        elif facts is not None:
+            promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
         results, failures = await ask_with_exporters(client, q, promql, at)
         seen = project(results, q.labels)  # what the reader itself reads: the chosen node and pod labels
         reporting = _reporting(seen)
@@ -125,19 +131,37 @@ class FleetReader:
                 slow = {n: results[n] for n in FACTS}
                 exporters = exporter_pods(s.labels for s in slow["gpu_pods"].series)
                 identified = identities_of(seen["gpu_pods"].series, exporters)
-                facts = self.facts = Facts(at, slow, reporting or {}, identified)
+                facts = self.facts = Facts(at, slow, reporting or {}, identified, JoinIndex.of(identified), at)
                 self.rules = facts.rules
+        again = {}
         first = facts is not None and "node_low" not in promql and "node_low" not in failures
         if first and facts is not None and (bounds := _bounds(facts.results["card_totals"], look)):  # just read
-            more, more_failed = await ask(client, {"node_low": q.node_low(bounds)}, at)
+            again["node_low"] = q.node_low(bounds)
+        changed = results.get("pools_changed")
+        if "pools_changed" in promql and "pools" not in results and (changed is None or changed.series):
+            again["pools"] = q.pools  # an engine came, went or restarted with other settings (or we cannot say)
+        if again:
+            more, more_failed = await ask(client, again, at)
             results, failures = {**results, **more}, {**failures, **more_failed}
             seen = project(results, q.labels)
+            if facts is not None and "pools" in more:
+                facts = self.facts = replace(facts, results={**facts.results, "pools": more["pools"]}, pools_at=at)
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
+        if "pools" in failures:  # the pools read again failed: the engines' pool fields say why, never the old
+            kept.pop("pools", None)
         age = 0.0 if facts is None else at - facts.at
-        identities = None if facts is None else facts.identities
+        identities, index = (None, None) if facts is None else (facts.identities, facts.index)
         with paused_gc():
             sample = build(
-                url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age, identities=identities
+                url,
+                at,
+                {**kept, **results},
+                failures,
+                q.matchers,
+                q.labels,
+                join_age_s=age,
+                identities=identities,
+                index=index,
             )
             sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
             nodes, looks = _judged(sample, seen, facts, look, self.headroom)
@@ -283,11 +307,11 @@ def _judged(
             looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
             nodes.append(node)
             continue
-        if found is not None:
-            node = node.model_copy(update={"low": found})
-            if not as_planned_node(node, per_node.get(node.name, {}), headroom):
+        if isinstance(found, NodeLow):
+            if as_planned_low(found, node.gpus, per_node.get(node.name, {}), headroom):
+                node = node.model_copy(update={"low": found})
+            else:
                 looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
-                node = node.model_copy(update={"low": None})
         nodes.append(node)
     return nodes, looks
 

@@ -3,7 +3,9 @@ pod holds which GPU: the join) is read every FACTS_EVERY_S or when the set of no
 earlier says how old it is, never passing for one read now.
 
 The fleet here is written by hand: pod `serving/mover` is on node-x's GPU until 200 s, then on node-y's;
-node-z starts reporting at 600 s; node-w has two GPUs until its second stops reporting at 400 s."""
+node-z starts reporting at 600 s; node-w has two GPUs until its second stops reporting at 400 s. The engine
+restarts with other cache settings at 150 s (more KV blocks); a second engine, on pod `serving/leaver`, stops
+at 100 s. Without staleness markers (backfilled data) a series that stopped is still read for 5 min."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from tests.sources.prometheus.server import T0, backfill, require_prometheus, ru
 
 pytestmark = pytest.mark.prometheus
 MOVED_S, Z_FROM_S, LOST_S, END_S = 200, 600, 400, 800
+RESTART_S, LEFT_S = 150, 100
 GPU = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter"'
 
 
@@ -42,8 +45,14 @@ def _text() -> str:
                 lines[f"DCGM_FI_DEV_FB_{name}"].append(f"DCGM_FI_DEV_FB_{name}{{{labels}}} {value} {t}")
         engine = 'model_name="m",engine="0",job="vllm",namespace="serving",pod="mover",instance="10.2.0.1:8000"'
         vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{engine}}} 0.5 {t}")
-        config = f'{engine},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="1000"'
+        blocks = 1000 if s < RESTART_S else 1200
+        config = f'{engine},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="{blocks}"'
         vllm["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
+        if s < LEFT_S:
+            leaver = 'model_name="m2",engine="0",job="vllm",namespace="serving",pod="leaver",instance="10.2.0.2:8000"'
+            vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{leaver}}} 0.1 {t}")
+            config = f'{leaver},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="10"'
+            vllm["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
     out = []
     for name, rows in {**lines, **vllm}.items():
         out += [f"# TYPE {name} gauge", *rows]
@@ -86,8 +95,12 @@ def _joined(sent: list[str]) -> bool:
 
 
 def _mover(sample):
-    (engine,) = sample.engines
+    (engine,) = [e for e in sample.engines if e.model_name == "m"]
     return engine
+
+
+def _pools_read(sent: list[str]) -> bool:
+    return Queries().pools in sent
 
 
 def test_the_join_is_read_again_after_five_minutes_and_then_finds_the_pod_moved(moving_url):
@@ -172,3 +185,30 @@ def test_a_refresh_runs_no_per_gpu_operation_on_the_server(moving_url):
     gpu_queries = [q for q in then if "DCGM_FI_DEV_FB" in q]
     assert gpu_queries and not [q for q in gpu_queries if PER_GPU_OPERATION.search(q)]
     assert PER_GPU_OPERATION.search("(a) unless on (node) (b)") and PER_GPU_OPERATION.search("(a) / (b)")
+
+
+def test_the_pools_are_kept_between_refreshes_and_read_again_only_when_they_change(moving_url):
+    """The engines' cache settings change only when an engine comes, goes or restarts: each refresh asks only
+    what changed since they were read (an empty answer), not every engine's settings (a fifth of a refresh's
+    bytes at 1,000 nodes)."""
+    (first, sent1), (later, sent2) = _reads(moving_url, [460, 500], facts_every_s=3600)
+    assert _pools_read(sent1) and not _pools_read(sent2)
+    assert Queries().pools_changed(40) in sent2
+    assert _mover(later).num_gpu_blocks == _mover(first).num_gpu_blocks == 1200
+
+
+def test_an_engine_that_restarts_with_other_settings_reads_the_pools_again(moving_url):
+    """Read at 100 s (1,000 blocks), then at 450 s, when only the restarted engine's settings are left (the
+    old series is past the lookback): the refresh finds the change and reads the pools again."""
+    (before, _), (after, sent) = _reads(moving_url, [100, 450], facts_every_s=3600)
+    assert _mover(before).num_gpu_blocks == 1000
+    assert not _joined(sent) and _pools_read(sent)  # the pools alone, not the other slow facts
+    assert _mover(after).num_gpu_blocks == 1200 and _mover(after).pool_tokens == 1200 * 16
+
+
+def test_an_engine_that_left_is_not_kept_by_the_pools(moving_url):
+    """The leaver's series are read until 400 s: at 450 s its pool, read with the facts at 300 s, is gone, and
+    so is the engine (never one made of a kept pool alone)."""
+    (before, _), (after, sent) = _reads(moving_url, [300, 450], facts_every_s=3600)
+    assert "m2" in {e.model_name for e in before.engines}
+    assert _pools_read(sent) and [e.model_name for e in after.engines] == ["m"]
