@@ -272,7 +272,7 @@ class Queries:
         then (an engine that came, or restarted with other settings: every setting is a label) or one then
         that is not now (an engine gone). Empty while none changed, so the overview keeps the pools it read
         with the slow facts and reads them again only then."""
-        offset = f"offset {max(0, round(since_s * 1000))}ms"
+        offset = f"offset {max(1, round(since_s * 1000))}ms"  # Prometheus refuses `offset 0ms`
         return f"({self.pools} unless {self.pools} {offset}) or ({self.pools} {offset} unless {self.pools})"
 
     @property

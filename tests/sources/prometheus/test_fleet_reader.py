@@ -191,9 +191,10 @@ def test_the_pools_are_kept_between_refreshes_and_read_again_only_when_they_chan
     """The engines' cache settings change only when an engine comes, goes or restarts: each refresh asks only
     what changed since they were read (an empty answer), not every engine's settings (a fifth of a refresh's
     bytes at 1,000 nodes)."""
-    (first, sent1), (later, sent2) = _reads(moving_url, [460, 500], facts_every_s=3600)
-    assert _pools_read(sent1) and not _pools_read(sent2)
-    assert Queries().pools_changed(40) in sent2
+    (first, sent1), (same, sent2), (later, sent3) = _reads(moving_url, [460, 460, 500], facts_every_s=3600)
+    assert _pools_read(sent1) and not _pools_read(sent2) and not _pools_read(sent3)
+    assert Queries().pools_changed(0) in sent2 and Queries().pools_changed(40) in sent3
+    assert same.unknown == later.unknown == {} and same.state == later.state == "ok"
     assert _mover(later).num_gpu_blocks == _mover(first).num_gpu_blocks == 1200
 
 
