@@ -88,3 +88,30 @@ def test_labels_that_are_not_strings_are_read_as_text():
         {"Hostname": "node-a", "gpu": "0"},
         {"Hostname": "node-b", "gpu": "1", "odd": "None"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("odd", "read_as"),
+    [
+        ({"metric": {"Hostname": "node-c"}, "value": [AT, "not a number"]}, ({"Hostname": "node-c"}, "nan")),
+        ({"metric": {"Hostname": "node-c"}, "value": [AT]}, ({"Hostname": "node-c"}, "nan")),
+        ({"metric": {"Hostname": "node-c"}}, ({"Hostname": "node-c"}, "nan")),
+        ({"value": [AT, "3"]}, ({}, "3.0")),
+        ({"metric": "node-c", "value": [AT, "3"]}, ({}, "3.0")),
+        ({"metric": {"Hostname": "node-c"}, "value": [AT, "+Inf"]}, ({"Hostname": "node-c"}, "inf")),
+    ],
+)
+def test_one_odd_series_is_read_alone_and_the_others_as_sent(odd, read_as):
+    """A whole answer is read at once as the API sends it; one series that is not (a value that is no number,
+    a missing field) is read as far as it goes (NaN: unknown, never 0), and every other one as sent."""
+
+    async def ask(url: str):
+        async with PrometheusClient(Connection(url)) as client:
+            return await client.query("up", AT)
+
+    result = [{"metric": {"Hostname": "node-a"}, "value": [AT, "1"]}, odd, {"metric": {}, "value": [AT, "NaN"]}]
+    answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+    with answering(200, answer.encode()) as url:
+        found = asyncio.run(ask(url)).series
+    assert [(s.labels, repr(s.value)) for s in found] == [({"Hostname": "node-a"}, "1.0"), read_as, ({}, "nan")]
+    assert found[0].timestamp == AT
