@@ -3,22 +3,22 @@ check` makes one read), so what changes slowly is read once and kept.
 
 Each refresh (the overview) asks only for figures aggregated per node on the server: memory summed per node,
 the least free GPU per node and card, how many GPUs are under the headroom fraction (a comparison with a
-constant per card, the `look` share of the card's total, computed here), data ages, engines, pools,
-preemptions, the node exporters' findings and targets down. Then, in a second small query narrowed to them
-by name, the GPUs one by one of the nodes that need a look: a reading that is missing or not a number, a
-card whose total is unknown or differs between its GPUs, GPUs under the fraction that the engines'
-gpu_memory_utilization does not explain (headroom.py), or a model's engines holding some of the node's GPUs
-but not all, or a MIG instance a pod holds (a model's memory used is then the sum of its GPUs or instances;
-elsewhere its nodes' sums, fleet_plans.py).
-A node whose GPUs are under the fraction as planned is counted (`FleetNode.low`), never read GPU by GPU. No
-per-GPU arithmetic runs on the server.
+constant per card, the `look` share of the card's total, computed here), data ages, engines, preemptions,
+engines asleep, the node exporters' findings, targets down, and which engines' pools changed since they were
+read (empty while none did: then the pools read with the slow facts are kept; else they are read again). Then,
+in a second small query narrowed to them by name, the GPUs one by one of the nodes that need a look: a reading
+that is missing or not a number, a card whose total is unknown or differs between its GPUs, GPUs under the
+fraction that the engines' gpu_memory_utilization does not explain (headroom.py), or a model's engines holding
+some of the node's GPUs but not all, or a MIG instance a pod holds (a model's memory used is then the sum of
+its GPUs or instances; elsewhere its nodes' sums, fleet_plans.py). A node whose GPUs are under the fraction as
+planned is counted (`FleetNode.low`), never read GPU by GPU. No per-GPU arithmetic runs on the server.
 
 The slow facts (GPUs per node, card and field; which pod holds which GPU, the join; each card's total; the
-nodes seen within the hour) are read again every FACTS_EVERY_S, when the set of reporting nodes is not the
-one they were read with or a node's memory in all (used + free + reserved: a GPU came or went) changed, or
-when a refresh is evaluated before them; the sample says their age (`join_age_s`) and so does each engine's
-join reason. When the server has the recording rules of `gpumem-tui fleet rules`, the per-node figures are
-read from them (`node_figures_from`)."""
+nodes seen within the hour; the engines' pools) are read again every FACTS_EVERY_S, when the set of reporting
+nodes is not the one they were read with or a node's memory in all (used + free + reserved: a GPU came or
+went) changed, or when a refresh is evaluated before them; the sample says their age (`join_age_s`) and so
+does each engine's join reason. When the server has the recording rules of `gpumem-tui fleet rules`, the
+per-node figures are read from them (`node_figures_from`)."""
 
 from __future__ import annotations
 
@@ -146,6 +146,7 @@ class FleetReader:
             seen = project(results, q.labels)
             if facts is not None and "pools" in more:
                 facts = self.facts = replace(facts, results={**facts.results, "pools": more["pools"]}, pools_at=at)
+                failures.pop("pools_changed", None)  # whatever it could not say, the pools were read now
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
         if "pools" in failures:  # the pools read again failed: the engines' pool fields say why, never the old
             kept.pop("pools", None)

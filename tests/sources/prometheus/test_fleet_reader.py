@@ -213,3 +213,16 @@ def test_an_engine_that_left_is_not_kept_by_the_pools(moving_url):
     (before, _), (after, sent) = _reads(moving_url, [300, 450], facts_every_s=3600)
     assert "m2" in {e.model_name for e in before.engines}
     assert _pools_read(sent) and [e.model_name for e in after.engines] == ["m"]
+
+
+def test_a_change_query_that_fails_reads_the_pools_again(moving_url, monkeypatch):
+    """When the refresh cannot say whether the pools changed, it reads them again: the engines' settings are
+    never kept on a guess, and a sample read whole is not called stale."""
+
+    def refused(_queries: Queries, _since_s: float) -> str:
+        return "vllm:cache_config_info offset 0ms"  # Prometheus refuses it: a bad_data error
+
+    monkeypatch.setattr(Queries, "pools_changed", refused)
+    (_, _), (later, sent) = _reads(moving_url, [460, 500], facts_every_s=3600)
+    assert _pools_read(sent) and later.state == "ok" and later.unknown == {}
+    assert _mover(later).num_gpu_blocks == 1200
