@@ -27,6 +27,7 @@ from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.headroom import Headroom
 from gpumem_tui.sources.prometheus.history import FleetHistory, read_history
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_history import SPAN_S
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
@@ -34,8 +35,9 @@ from gpumem_tui.sources.prometheus.records import FleetSample
 Planner = Callable[[FleetSample], FleetSample]
 INTERVAL_S = 15.0
 """Seconds between reads unless --interval says."""
-HISTORY_S = 3600.0
-"""How far back the history line looks unless --history says."""
+HISTORY_S = SPAN_S
+"""How far back the history line looks unless --history says; a node opened from here reads as far back for
+its forensics (`f`)."""
 NODE_INTERVAL_S = 5.0
 """A demo node's screen refresh: its answers are computed once, so this only redraws its age."""
 
@@ -150,7 +152,7 @@ def run(
         reader, source = prometheus_reader(connection, queries, fixed, args.query_timeout, plan), connection.url
         history = prometheus_history(connection, queries, span, args.query_timeout)
         node = node_screen(
-            lambda name: prometheus_node_feed(connection, name, queries.matchers, fixed, args.query_timeout),
+            lambda name: prometheus_node_feed(connection, name, queries.matchers, fixed, args.query_timeout, span),
             interval,
         )
     else:
