@@ -135,9 +135,11 @@ def run(
     inputs: Callable[[argparse.Namespace], tuple[Connection, Queries, float]],
     demo_alone: Callable[[argparse.Namespace], None],
     plan: Planner = _unplanned,
+    run_app=lambda app: app.run(),
 ) -> int:
     """`inputs(args)` checks the source options as `fleet check` does: (connection, queries, at);
-    `demo_alone(args)` refuses them beside --demo; `plan` gives each sample's engines their plans."""
+    `demo_alone(args)` refuses them beside --demo; `plan` gives each sample's engines their plans; `run_app`
+    runs each screen (a test runs them headless)."""
     interval = INTERVAL_S if args.screen_interval is None else args.screen_interval
     span = HISTORY_S if args.screen_history is None else args.screen_history
     if args.fleet_demo:
@@ -158,5 +160,7 @@ def run(
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
     return session(
-        lambda kept: FleetApp(reader, source, interval, read_history=history, opens_nodes=True, kept=kept), node
+        lambda kept: FleetApp(reader, source, interval, read_history=history, opens_nodes=True, kept=kept),
+        node,
+        run_app,
     )

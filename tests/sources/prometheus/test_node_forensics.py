@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from gpumem_tui.app.screens.forensics import ForensicsScreen
-from gpumem_tui.cli import build_parser, main
+from gpumem_tui.cli import build_parser, fleet_cmd, fleet_screen, main
 from gpumem_tui.cli.tui_cmd import build_app
 from gpumem_tui.sources.prometheus.node_history import NO_GROWTH
 from tests.app.screen_text import screen_text
@@ -117,3 +117,31 @@ def test_a_dead_server_under_check_verbose_is_unknown(capsys):
     assert main(argv) == 3
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("gpumem-tui: Prometheus cannot be reached") and err.count("\n") == 1
+
+
+def test_a_node_opened_from_the_fleet_reads_the_fleet_s_history_span(fleet_url):
+    """`enter` on node-c of the fleet screen (`fleet --history 2m`), then `f`: the node's 2 min, not 1 h."""
+    args = build_parser().parse_args(["fleet", "--prometheus", fleet_url, "--at", str(AT), "--history", "2m"])
+    seen: list[str] = []
+
+    async def on_fleet(pilot):
+        await until(pilot, lambda: pilot.app.sample is not None)
+        nodes = pilot.app.query_one("#fleet-nodes")
+        await pilot.press(*["down"] * [k.value for k in nodes.rows].index("node-c"), "enter")
+
+    async def on_node(pilot):
+        app = pilot.app
+        await until(pilot, lambda: app.sample is not None or app.last_error is not None)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, ForensicsScreen) and not app.screen.workers)
+        seen.append(" ".join(" ".join(line.strip("│ ") for line in screen_text(app)).split()))
+        await pilot.press("escape", "q")
+
+    async def back(pilot):
+        await pilot.press("q")
+
+    scripts = iter([on_fleet, on_node, back])
+    run_app = lambda app: app.run(headless=True, size=(150, 60), auto_pilot=next(scripts))  # noqa: E731
+    assert fleet_screen.run(args, fleet_cmd.inputs, fleet_cmd.demo_alone, run_app=run_app) == 0
+    (text,) = seen
+    assert f"Forensics of {WHAT.format(url=fleet_url)}: 120 s" in text
