@@ -17,7 +17,7 @@ from gpumem_tui.diagnosis.findings import Finding, Thresholds
 from gpumem_tui.diagnosis.fleet import judge_fleet
 from gpumem_tui.diagnosis.fleet_node import Difference, differences, judge_node
 from gpumem_tui.diagnosis.fleet_plans import plan_fleet
-from gpumem_tui.diagnosis.forensics import Forensics, Investigation, investigate, result
+from gpumem_tui.diagnosis.forensics import Forensics, Investigation, investigate, no_samples, result
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
@@ -186,6 +186,8 @@ async def from_prometheus(
     forensics = None if past is None else investigate(past, catalog, manual, thresholds)
     if forensics is not None and past is not None:
         forensics = forensics.model_copy(update={"notes": past.warnings})
+    elif past is not None:  # as the screen says it: nothing to walk, and why
+        warnings.append(f"forensics: {no_samples(past.warnings)}")
     return Checked(
         sample,
         plans,

@@ -286,6 +286,11 @@ def investigate(
     return None if walk.start is None else result(walk)
 
 
+def no_samples(notes: list[str]) -> str:
+    """Why a walk found nothing, in words: no samples, and what its source said of them (a range read's gaps)."""
+    return "no samples" + (f": {'; '.join(notes)}" if notes else "")
+
+
 def result(walk: Investigation) -> Forensics:
     """What the walk found; offsets count from the oldest sample it still keeps."""
     first = walk.history.first_timestamp

@@ -20,7 +20,7 @@ from textual.widgets import Static
 from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.gpu_card import spark
-from gpumem_tui.diagnosis.forensics import Forensics, investigate
+from gpumem_tui.diagnosis.forensics import Forensics, investigate, no_samples
 from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.sources.feed import Past
 from gpumem_tui.sources.replay import RecordingReader
@@ -35,14 +35,16 @@ def recording(path: Path, judge) -> Callable[[], Forensics | None]:
     return lambda: investigate(RecordingReader(path), judge.catalog, judge.plan, judge.thresholds)
 
 
-def walked(past: Past, judge) -> Callable[[], Forensics | None]:
+def walked(past: Past, judge) -> Callable[[], Forensics | str]:
     """Reads a feed's past (a node's range read) and walks it, judged as the app judges; what the read could
-    not say (its gaps) goes with what the walk found."""
+    not say (its gaps) goes with what the walk found, or says why there was nothing to walk."""
 
-    def load() -> Forensics | None:
+    def load() -> Forensics | str:
         walk = past.read()
         found = investigate(walk, judge.catalog, judge.plan, judge.thresholds)
-        return None if found is None else found.model_copy(update={"notes": list(walk.warnings)})
+        if found is None:
+            return no_samples(walk.warnings)
+        return found.model_copy(update={"notes": list(walk.warnings)})
 
     return load
 
@@ -53,7 +55,8 @@ class ForensicsScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,f", "dismiss", "close")]
 
-    def __init__(self, what: str, load: Callable[[], Forensics | None]):
+    def __init__(self, what: str, load: Callable[[], Forensics | str | None]):
+        """`load` gives what it found; None or, in words, why it found nothing (no samples)."""
         super().__init__()
         self.what, self.load = what, load
 
@@ -71,7 +74,11 @@ class ForensicsScreen(ModalScreen[None]):
         except Exception as exc:  # noqa: BLE001 - a bad recording is a message on this screen
             self.app.call_from_thread(self._show, Text(f"cannot read {literal(self.what)}: {literal(str(exc))}"))
             return
-        body = Text(f"{literal(self.what)}: no samples.") if found is None else self._report(found)
+        body: Text | Group = (
+            Text(f"{literal(self.what)}: {literal(found or no_samples([]))}")
+            if found is None or isinstance(found, str)
+            else self._report(found)
+        )
         self.app.call_from_thread(self._show, body)
 
     def _show(self, body) -> None:

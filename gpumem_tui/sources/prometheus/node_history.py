@@ -61,27 +61,28 @@ class NodeHistory:
 
 
 async def read_node_history(client: PrometheusClient, queries: NodeQueries, end: float, span_s: float) -> NodeHistory:
-    """The node's series over the `span_s` before `end` (whole seconds). Raises PrometheusError when no query
-    could be read."""
+    """The node's series over the `span_s` before `end` (both in whole seconds, so the steps are the server's
+    own timestamps). Raises PrometheusError when the GPUs' memory could not be read: no sample without it."""
     step = step_for(span_s)
     end = math.floor(end)
-    start = end - span_s
+    start = end - math.ceil(span_s)
     first, failures, errors = await _ask(client, queries.first_round(), start, end, step)
+    if "gpu_memory" in errors:
+        raise errors["gpu_memory"]  # as the server failed: down, auth, timeout, or too many samples
     pods = pods_of((s.labels for s in first.get("gpu_pods", RangeResult()).series), queries.node)
-    more, failed, more_errors = await _ask(client, queries.engine_queries(pods), start, end, step)
-    if not first and not more:
-        raise (errors + more_errors)[0]  # as the server failed: down, auth or timeout
+    more, failed, _ = await _ask(client, queries.engine_queries(pods), start, end, step)
     return node_history(client.connection.url, queries, start, end, step, first | more, failures | failed)
 
 
 async def _ask(
     client: PrometheusClient, queries: dict[str, str], start: float, end: float, step: float
-) -> tuple[dict[str, RangeResult], dict[str, str], list[PrometheusError]]:
+) -> tuple[dict[str, RangeResult], dict[str, str], dict[str, PrometheusError]]:
+    """Every query at once over the span: (the answers, the failures in words, the errors) by query name."""
     answers = await asyncio.gather(
         *(client.query_range(q, start, end, step) for q in queries.values()), return_exceptions=True
     )
     results, failures = sorted_answers(queries, answers, RangeResult)
-    return results, failures, [a for a in answers if isinstance(a, PrometheusError)]
+    return results, failures, {n: a for n, a in zip(queries, answers, strict=True) if isinstance(a, PrometheusError)}
 
 
 def node_history(

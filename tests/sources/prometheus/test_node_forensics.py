@@ -28,6 +28,12 @@ def _check(capsys, url: str, *more: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def _check_argv(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def _forensics_screen(url: str, before=None) -> str:
     """The node's screen at AT with a 2 min history, `f` pressed: the forensics screen's text once read, its
     lines joined (the screen wraps them)."""
@@ -110,6 +116,31 @@ def test_bad_history_is_one_line(fleet_url, capsys, argv, code, said):
     assert main([*command, *where, *rest]) == code
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(said) and err.count("\n") == 1, err
+
+
+def test_a_range_read_the_server_refuses_is_a_warning_and_the_check_stands(fleet_blocks, tmp_path, capsys):
+    """A server that answers the node's instant queries but refuses its range queries (too many samples)."""
+    data = tmp_path / "data"
+    shutil.copytree(fleet_blocks, data)
+    with running(data, flags=("--query.max-samples=60",)) as url:
+        code, out, err = _check(capsys, url, "-v", "--json")
+    assert code == 2 and json.loads(out)["forensics"] is None
+    assert err.count("\n") == 1 and err.startswith(
+        f"gpumem-tui: warning: forensics unknown, because the range read failed: {url}/api/v1/query_range: "
+        "execution: query processing would load too many samples into memory"
+    ), err
+
+
+def test_a_span_with_no_sample_of_the_node_says_so(fleet_url, capsys):
+    """node-e's exporter stopped 30 s in: 400 s later it is still seen (within the hour), but the minute before
+    holds no sample of it (past Prometheus's 5 min lookback)."""
+    argv = ["check", "--prometheus", fleet_url, "--node", "node-e", "--at", str(AT - 120 + 430), "-v"]
+    code, out, err = _check_argv(capsys, *argv, "--history", "1m")
+    assert code in (1, 2) and "Forensics of" not in out
+    assert err == (
+        "gpumem-tui: warning: forensics: no samples: node node-e: no dcgm-exporter sample from 2026-01-01 00:06:10 "
+        f"to 00:07:10 UTC: no points there, not zeros; node node-e: {NO_GROWTH}\n"
+    )
 
 
 def test_a_dead_server_under_check_verbose_is_unknown(capsys):
