@@ -276,12 +276,15 @@ class GpuMemApp(App[None]):
 
     def action_forensics(self) -> None:
         """The timeline, markers, who grew before the first critical finding and why an engine exited: over
-        the whole recording on a replay, else over the minutes kept in memory."""
-        from gpumem_tui.app.screens.forensics import ForensicsScreen, recording
+        the whole recording on a replay, the feed's past where it has one (a node's history in Prometheus,
+        read in the screen's worker), else over the minutes kept in memory."""
+        from gpumem_tui.app.screens.forensics import ForensicsScreen, recording, walked
 
-        path = self.feed.path
+        path, past = self.feed.path, self.feed.past()
         if path is not None:
             self.push_screen(ForensicsScreen(f"{path}", recording(path, self.judge)))
+        elif past is not None:
+            self.push_screen(ForensicsScreen(past.what, walked(past, self.judge)))
         elif self.sample is None:
             self.notify("no sample yet: forensics needs a few refreshes of history", markup=False)
         else:

@@ -4,21 +4,12 @@ Pure (no Textual): the fleet screen and `fleet snapshot --history` print the sam
 from __future__ import annotations
 
 from gpumem_tui.glyphs import UNICODE, Glyphs
-from gpumem_tui.sources.prometheus.history import FleetHistory
+from gpumem_tui.sources.prometheus.history import FleetHistory, span_words
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
 WIDTH = 40
 """Cells of a sparkline: each the highest point of its share of the span, so a peak is never averaged away."""
-
-
-def span_words(seconds: float) -> str:
-    """`1 h`, `30 min`, `2 min`, `90 s`."""
-    if seconds >= 3600 and seconds % 3600 == 0:
-        return f"{seconds / 3600:g} h"
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{seconds / 60:g} min"
-    return f"{seconds:g} s"
 
 
 def cells(points: list[float | None], width: int = WIDTH) -> list[float | None]:

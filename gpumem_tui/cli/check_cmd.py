@@ -4,7 +4,8 @@ It follows the Nagios plugin guidelines, so Nagios, Icinga, Sensu, CI and cron u
 (nothing above info), 1 WARNING, 2 CRITICAL, 3 UNKNOWN. UNKNOWN is every failure: bad input (argparse's
 errors included), no data source (no NVML), or an error inside `check`; it prints one line on stderr and
 nothing on stdout. Otherwise the first line on stdout is `STATUS - summary | perfdata` (check_status.py),
-then where it looked and the findings; --verbose adds the plans and, on a recording, the forensics.
+then where it looked and the findings; --verbose adds the plans and, on a recording, a simulated node or a node
+in Prometheus (over its --history, from range queries), the forensics.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_prometheus, from_replay
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
 from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, exit_code_for, one_line, report, warn
-from gpumem_tui.cli.fleet_cmd import connection_options, node_source
+from gpumem_tui.cli.fleet_cmd import connection_options, node_history_option, node_source
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, scenario_names
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.overlays import ManualPlan
+from gpumem_tui.sources.prometheus.node_history import SPAN_S
 
 SCHEMA = "gpumem-tui.check/1"
 
@@ -64,6 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     fleet_node = parser.add_argument_group("a node in Prometheus (--prometheus URL --node NAME; docs/fleet.md)")
     fleet_node.add_argument("--node", metavar="NAME", help="the node, as dcgm-exporter's Hostname/hostname names it")
+    node_history_option(fleet_node, "-v's forensics")
     connection_options(fleet_node)
     parser.set_defaults(run=run)
 
@@ -74,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("check: --prometheus URL and --node NAME go together")
     if args.prometheus is not None and (args.endpoint or args.seed is not None):
         raise UsageError("check: --endpoint and --seed are not for a node read from Prometheus")
+    if args.node_history is not None and (args.prometheus is None or not args.verbose):
+        raise UsageError("check: --history is how far back -v's forensics reads a node in Prometheus: give -v too")
     if args.at is not None and args.demo is None and args.replay is None and args.prometheus is None:
         raise UsageError("--at needs --demo, --replay or --prometheus")
     catalog = load_catalog(args.catalog)
@@ -101,8 +106,9 @@ def failed(exc: BaseException) -> int:
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
     if args.prometheus is not None:
         connection, matchers, at = node_source(args, "check")
+        span = (SPAN_S if args.node_history is None else args.node_history) if args.verbose else None
         return asyncio.run(
-            from_prometheus(connection, args.node, matchers, at, args.query_timeout, catalog, manual, thresholds)
+            from_prometheus(connection, args.node, matchers, at, args.query_timeout, catalog, manual, thresholds, span)
         )
     offset = None if args.at is None else _offset(args.at)
     if args.demo is not None:

@@ -17,7 +17,7 @@ from gpumem_tui.diagnosis.findings import Finding, Thresholds
 from gpumem_tui.diagnosis.fleet import judge_fleet
 from gpumem_tui.diagnosis.fleet_node import Difference, differences, judge_node
 from gpumem_tui.diagnosis.fleet_plans import plan_fleet
-from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
+from gpumem_tui.diagnosis.forensics import Forensics, Investigation, investigate, no_samples, result
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
@@ -28,6 +28,7 @@ from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
 from gpumem_tui.sources.prometheus.node_feed import read_node
+from gpumem_tui.sources.prometheus.node_history import NodeHistory, history_words, read_node_history
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 from gpumem_tui.sources.prometheus.node_sample import node_sample
 from gpumem_tui.sources.replay import RecordingError, RecordingReader
@@ -53,6 +54,9 @@ class Checked:
     differences: list[Difference] | None = None
     """A node read from Prometheus: where its findings and `fleet check`'s for it differ, and why (None:
     not a fleet's node)."""
+    forensics_of: str | None = None
+    """What the forensics walked, in words, where it is not the recording or scenario checked (a node's
+    history in Prometheus)."""
 
 
 async def from_demo(
@@ -150,13 +154,24 @@ async def from_prometheus(
     catalog: Catalog,
     manual: ManualPlan | None,
     thresholds: Thresholds,
+    history_s: float | None = None,
 ) -> Checked:
     """One node of a Prometheus, judged as this node is (diagnose), with what only the fleet's reading of it
-    says (diagnosis/fleet_node.py), and where that differs from `fleet check`'s findings for the node."""
+    says (diagnosis/fleet_node.py), and where that differs from `fleet check`'s findings for the node. With
+    `history_s`, the forensics of its history over that span (range queries), walked as the node's screen
+    walks it on `f`; a failed range read is a warning, the check of the moment stands."""
     moment = time.time() if at is None else at
+    queries = NodeQueries(node, matchers)
+    past: NodeHistory | None = None
+    warnings: list[str] = []
     try:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            read = await read_node(client, NodeQueries(node, matchers), moment)
+            read = await read_node(client, queries, moment)
+            if history_s is not None:
+                try:
+                    past = await read_node_history(client, queries, moment, history_s)
+                except PrometheusError as exc:
+                    warnings.append(f"forensics unknown, because the range read failed: {exc}")
     except PrometheusError as exc:
         raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
     sample = node_sample(read, node)
@@ -168,4 +183,19 @@ async def from_prometheus(
     where = f"node {node} in Prometheus {connection.url} at {when}"
     # `fleet check` plans each engine from the catalog: so is the fleet's side compared here
     said = differences(found, judge_fleet(plan_fleet(read.fleet, catalog), thresholds), node)
-    return Checked(sample, plans, found, "prometheus", where, warnings=list(read.fleet.warnings), differences=said)
+    forensics = None if past is None else investigate(past, catalog, manual, thresholds)
+    if forensics is not None and past is not None:
+        forensics = forensics.model_copy(update={"notes": past.warnings})
+    elif past is not None:  # as the screen says it: nothing to walk, and why
+        warnings.append(f"forensics: {no_samples(past.warnings)}")
+    return Checked(
+        sample,
+        plans,
+        found,
+        "prometheus",
+        where,
+        forensics,
+        [*read.fleet.warnings, *warnings],
+        said,
+        None if history_s is None else history_words(node, connection.url, at, history_s),
+    )

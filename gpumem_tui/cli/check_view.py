@@ -60,7 +60,7 @@ def render(checked: Checked, out: Console, verbose: bool = False) -> None:
     for plan in checked.plans:
         _plan(plan, out)
     if checked.forensics is not None:
-        _forensics(checked.forensics, out)
+        _forensics(checked.forensics, out, checked.forensics_of)
 
 
 def _cards(sample: Sample) -> str:
@@ -99,15 +99,21 @@ def _plan(plan: EnginePlan, out: Console) -> None:
         out.print(Text(f"  term:    {line}"))
 
 
-def _forensics(forensics: Forensics, out: Console) -> None:
+def _forensics(forensics: Forensics, out: Console, what: str | None = None) -> None:
+    """`what`: what was walked, when not the recording (a node's history in Prometheus)."""
     out.print()
+    if what is not None:
+        out.print(Text(f"Forensics of {plugin_text(what)}: {forensics.end_offset_s:,.0f} s"), soft_wrap=True)
+    for note in forensics.notes:
+        out.print(Text(plugin_text(note)), soft_wrap=True)
     rows = [
         [f"{m.offset_s:,.0f} s", "" if m.gpu_index is None else str(m.gpu_index), m.severity or "", plugin_text(m.text)]
         for m in forensics.markers
     ]
-    out.print(table("Timeline (seconds into the recording)", ["at", "GPU", "severity", "what"], rows, right={0}))
+    into = "the recording" if what is None else "the history"
+    out.print(table(f"Timeline (seconds into {into})", ["at", "GPU", "severity", "what"], rows, right={0}))
     if forensics.first_critical is None:
-        out.print("Nothing critical was found in this recording.")
+        out.print(f"Nothing critical was found in this {'recording' if what is None else 'history'}.")
         return
     out.print(
         Text(

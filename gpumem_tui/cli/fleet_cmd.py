@@ -203,6 +203,17 @@ def connection_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup
     )
 
 
+def node_history_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
+    """`--history SPAN` of `check`/the TUI on one node: how far back its forensics reads (`what`: who reads)."""
+    parser.add_argument(
+        "--history",
+        dest="node_history",
+        type=_span,
+        metavar="SPAN",
+        help=f"how far back {what} reads the node's series: 30m, 1h (default), 6h ... (range queries)",
+    )
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)

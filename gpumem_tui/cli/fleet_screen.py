@@ -27,6 +27,7 @@ from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.headroom import Headroom
 from gpumem_tui.sources.prometheus.history import FleetHistory, read_history
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_history import SPAN_S
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
@@ -34,8 +35,9 @@ from gpumem_tui.sources.prometheus.records import FleetSample
 Planner = Callable[[FleetSample], FleetSample]
 INTERVAL_S = 15.0
 """Seconds between reads unless --interval says."""
-HISTORY_S = 3600.0
-"""How far back the history line looks unless --history says."""
+HISTORY_S = SPAN_S
+"""How far back the history line looks unless --history says; a node opened from here reads as far back for
+its forensics (`f`)."""
 NODE_INTERVAL_S = 5.0
 """A demo node's screen refresh: its answers are computed once, so this only redraws its age."""
 
@@ -133,9 +135,11 @@ def run(
     inputs: Callable[[argparse.Namespace], tuple[Connection, Queries, float]],
     demo_alone: Callable[[argparse.Namespace], None],
     plan: Planner = _unplanned,
+    run_app=lambda app: app.run(),
 ) -> int:
     """`inputs(args)` checks the source options as `fleet check` does: (connection, queries, at);
-    `demo_alone(args)` refuses them beside --demo; `plan` gives each sample's engines their plans."""
+    `demo_alone(args)` refuses them beside --demo; `plan` gives each sample's engines their plans; `run_app`
+    runs each screen (a test runs them headless)."""
     interval = INTERVAL_S if args.screen_interval is None else args.screen_interval
     span = HISTORY_S if args.screen_history is None else args.screen_history
     if args.fleet_demo:
@@ -150,11 +154,13 @@ def run(
         reader, source = prometheus_reader(connection, queries, fixed, args.query_timeout, plan), connection.url
         history = prometheus_history(connection, queries, span, args.query_timeout)
         node = node_screen(
-            lambda name: prometheus_node_feed(connection, name, queries.matchers, fixed, args.query_timeout),
+            lambda name: prometheus_node_feed(connection, name, queries.matchers, fixed, args.query_timeout, span),
             interval,
         )
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
     return session(
-        lambda kept: FleetApp(reader, source, interval, read_history=history, opens_nodes=True, kept=kept), node
+        lambda kept: FleetApp(reader, source, interval, read_history=history, opens_nodes=True, kept=kept),
+        node,
+        run_app,
     )

@@ -16,7 +16,7 @@ from gpumem_tui.cli.errors import (
     exit_status,
     register_input_error,
 )
-from gpumem_tui.cli.fleet_cmd import FAILED, connection_options, node_source
+from gpumem_tui.cli.fleet_cmd import FAILED, connection_options, node_history_option, node_source
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
@@ -31,6 +31,7 @@ from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.prometheus.client import PrometheusError
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_history import SPAN_S
 from gpumem_tui.sources.prometheus.node_sample import NodeNotFound
 from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
 
@@ -86,6 +87,7 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     fleet_node.add_argument(
         "--at", metavar="TIME", help="read the node as it was then: Unix seconds or RFC 3339 (default: now)"
     )
+    node_history_option(fleet_node, "forensics (`f`)")
     connection_options(fleet_node)
 
 
@@ -110,7 +112,8 @@ def node_feed(args: argparse.Namespace) -> NodeFeed:
     if args.endpoint:
         raise UsageError("--endpoint is for live engines; a node read from Prometheus brings its own")
     connection, matchers, at = node_source(args, "")
-    feed = prometheus_node_feed(connection, args.node, matchers, at, args.query_timeout)
+    span = SPAN_S if args.node_history is None else args.node_history
+    feed = prometheus_node_feed(connection, args.node, matchers, at, args.query_timeout, span)
     try:
         asyncio.run(feed.sample())
     except PrometheusError as exc:
@@ -145,6 +148,8 @@ def build_app(args: argparse.Namespace):
     endpoints_need_live(args, demo=True)
     if args.prometheus is None and (args.node is not None or args.at is not None):
         raise UsageError("--node and --at are for a node in Prometheus: give --prometheus URL too")
+    if args.prometheus is None and args.node_history is not None:
+        raise UsageError("--history is for a node in Prometheus: give --prometheus URL too")
     if args.record:
         check_record_path(args.record)
     judge = build_judge(args)

@@ -67,6 +67,8 @@ class Forensics(_Frozen):
     """Why each engine that exited (and stayed down) did, as the findings on screen say it."""
     critical_forgotten: bool = False
     """A critical finding was raised before the minutes kept: the first critical here is not the first."""
+    notes: list[str] = []
+    """What the walked source could not read, as it says it (a node's range read: where it has no samples)."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,11 @@ def investigate(
             break
         walk.add(sample)
     return None if walk.start is None else result(walk)
+
+
+def no_samples(notes: list[str]) -> str:
+    """Why a walk found nothing, in words: no samples, and what its source said of them (a range read's gaps)."""
+    return "no samples" + (f": {'; '.join(notes)}" if notes else "")
 
 
 def result(walk: Investigation) -> Forensics:

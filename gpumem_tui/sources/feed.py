@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from gpumem_tui.models import Sample, SourceError
 from gpumem_tui.sources.collector import Collector
@@ -36,6 +37,24 @@ ENGINE_WAIT_S = 0.1
 """How long a running screen's sample waits for engine answers still out, after the GPU read."""
 FIRST_WAIT_S = 1.0
 """How long the first sample waits for the engines' first answers."""
+
+
+class Walk(Protocol):
+    """Samples to walk in order, and what could not be read of them: a recording (RecordingReader), a node's
+    series in Prometheus read over a span (node_history.py)."""
+
+    warnings: list[str]
+
+    def __iter__(self) -> Iterator[Sample]: ...
+
+
+class Past(Protocol):
+    """A feed's history beyond the minutes the app keeps, for forensics: what it is in words, and its read."""
+
+    @property
+    def what(self) -> str: ...
+
+    def read(self) -> Walk: ...
 
 
 class Feed(ABC):
@@ -77,6 +96,10 @@ class Feed(ABC):
     @property
     def path(self) -> Path | None:
         """The recording a replay plays back (forensics walks it whole); None for any other feed."""
+        return None
+
+    def past(self) -> Past | None:
+        """The history forensics walks beyond the minutes kept (a node's in Prometheus); None: none."""
         return None
 
 

@@ -1,6 +1,6 @@
-"""ForensicsScreen: over a recording or the minutes the app keeps in memory, why each engine that exited
-did, each GPU's memory over time with markers where processes started or exited and findings were first
-raised, and who grew before the first critical finding (unexpected growth first)."""
+"""ForensicsScreen: over a recording, a node's history in Prometheus or the minutes the app keeps in memory,
+why each engine that exited did, each GPU's memory over time with markers where processes started or exited
+and findings were first raised, and who grew before the first critical finding (unexpected growth first)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from textual.widgets import Static
 from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.gpu_card import spark
-from gpumem_tui.diagnosis.forensics import Forensics, investigate
+from gpumem_tui.diagnosis.forensics import Forensics, investigate, no_samples
 from gpumem_tui.glyphs import Glyphs
+from gpumem_tui.sources.feed import Past
 from gpumem_tui.sources.replay import RecordingReader
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
@@ -34,13 +35,28 @@ def recording(path: Path, judge) -> Callable[[], Forensics | None]:
     return lambda: investigate(RecordingReader(path), judge.catalog, judge.plan, judge.thresholds)
 
 
+def walked(past: Past, judge) -> Callable[[], Forensics | str]:
+    """Reads a feed's past (a node's range read) and walks it, judged as the app judges; what the read could
+    not say (its gaps) goes with what the walk found, or says why there was nothing to walk."""
+
+    def load() -> Forensics | str:
+        walk = past.read()
+        found = investigate(walk, judge.catalog, judge.plan, judge.thresholds)
+        if found is None:
+            return no_samples(walk.warnings)
+        return found.model_copy(update={"notes": list(walk.warnings)})
+
+    return load
+
+
 class ForensicsScreen(ModalScreen[None]):
     """Runs `load` in a worker (a long recording takes a while; the screen stays responsive) and shows what
-    it found. `what` names the source: a recording's path, or the minutes kept in memory."""
+    it found. `what` names the source: a recording's path, a node's history, or the minutes kept in memory."""
 
     BINDINGS = [Binding("escape,q,f", "dismiss", "close")]
 
-    def __init__(self, what: str, load: Callable[[], Forensics | None]):
+    def __init__(self, what: str, load: Callable[[], Forensics | str | None]):
+        """`load` gives what it found; None or, in words, why it found nothing (no samples)."""
         super().__init__()
         self.what, self.load = what, load
 
@@ -58,7 +74,11 @@ class ForensicsScreen(ModalScreen[None]):
         except Exception as exc:  # noqa: BLE001 - a bad recording is a message on this screen
             self.app.call_from_thread(self._show, Text(f"cannot read {literal(self.what)}: {literal(str(exc))}"))
             return
-        body = Text(f"{literal(self.what)}: no samples.") if found is None else self._report(found)
+        body: Text | Group = (
+            Text(f"{literal(self.what)}: {literal(found or no_samples([]))}")
+            if found is None or isinstance(found, str)
+            else self._report(found)
+        )
         self.app.call_from_thread(self._show, body)
 
     def _show(self, body) -> None:
@@ -67,6 +87,7 @@ class ForensicsScreen(ModalScreen[None]):
     def _report(self, found: Forensics) -> Group:
         parts: list = [Text(f"Forensics of {literal(self.what)}: {found.end_offset_s:,.0f} s", style="bold")]
         loud = tone(self.app, "error", True)
+        parts += [Text(literal(note), style=tone(self.app, "warning", True)) for note in found.notes]
         for finding in found.exits:
             parts += [
                 Text(literal(finding.title), style=loud),

@@ -14,7 +14,7 @@ HELP = """\
 [b]Keys[/b]
   q quit    ? or h this help    p planner    tab next panel    s sort processes
   g GB / GiB    space pause    r record on/off    + / - refresh faster / slower    enter details
-  f forensics of the last minutes (a replay: all of it): markers, who grew, why an engine exited
+  f forensics of the last minutes (a replay: all of it; a node in Prometheus: its --history): markers, who grew, why an engine exited
 
 [b]Each GPU[/b]
   measured  what NVML reports now: each process ({engine} engine, {process} other), {unattributed} memory no process

@@ -55,6 +55,15 @@ def parse_span(text: str) -> float:
     return seconds
 
 
+def span_words(seconds: float) -> str:
+    """`1 h`, `30 min`, `2 min`, `90 s`."""
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"
+
+
 def step_for(span_s: float) -> float:
     return max(1.0, math.ceil(span_s / POINTS))
 

@@ -10,33 +10,24 @@ import time
 from collections.abc import Awaitable, Callable
 
 from gpumem_tui.models import Sample
-from gpumem_tui.sources.feed import Feed
+from gpumem_tui.sources.feed import Feed, Past
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
-from gpumem_tui.sources.prometheus.fleet import build
-from gpumem_tui.sources.prometheus.labels import node_of, workload_of
+from gpumem_tui.sources.prometheus.node_history import SPAN_S, NodeHistoryReader
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
-from gpumem_tui.sources.prometheus.node_sample import NodeRead, node_sample, only
+from gpumem_tui.sources.prometheus.node_sample import NodeRead, node_read, node_sample, pods_of
 
 
 async def read_node(client: PrometheusClient, queries: NodeQueries, at: float) -> NodeRead:
     """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
     host). Raises PrometheusError when no query could be read."""
     results, failures, errors = await _ask(client, queries.first_round(), at)
-    pods = sorted(
-        {
-            workload
-            for s in results.get("gpu_pods", Result()).series
-            if node_of(s.labels) == queries.node and (workload := workload_of(s.labels)) is not None
-        }
-    )
+    pods = pods_of((s.labels for s in results.get("gpu_pods", Result()).series), queries.node)
     more, failed, _ = await _ask(client, queries.engine_queries(pods), at)
     results |= more
     failures |= failed
     if not results:
         raise errors[0]  # as the server failed: down, auth or timeout
-    processes = results.pop("processes", Result()).series
-    sample = build(client.connection.url, at, results, failures, queries.matchers)
-    return NodeRead(only(sample, queries.node), [s for s in processes if node_of(s.labels) == queries.node])
+    return node_read(client.connection.url, at, results, failures, queries)
 
 
 async def _ask(
@@ -65,14 +56,19 @@ class NodeFeed(Feed):
     """One node's samples from a reader of its series: a Prometheus (`prometheus_node_feed`), or the
     simulated fleet's answers (demo/fleet_answers.py)."""
 
-    def __init__(self, read: NodeReader, node: str, label: str, at: float | None = None):
-        """`at`: the fixed moment every read is evaluated at (`--at`, a demo's moment); None: now."""
+    def __init__(self, read: NodeReader, node: str, label: str, at: float | None = None, history: Past | None = None):
+        """`at`: the fixed moment every read is evaluated at (`--at`, a demo's moment); None: now. `history`:
+        the node's history for forensics (range queries over --history); None: the minutes kept only."""
         self.read, self.node, self.name, self.live, self.at = read, node, label, True, at
+        self.history = history
         self.last: NodeRead | None = None
         """The read behind the latest sample: the fleet's records of the node, for what only they say."""
 
     def now(self) -> float | None:
         return self.at
+
+    def past(self) -> Past | None:
+        return self.history
 
     async def sample(self) -> Sample:
         read = await self.read()
@@ -82,13 +78,20 @@ class NodeFeed(Feed):
 
 
 def prometheus_node_feed(
-    connection: Connection, node: str, matchers: str = "", at: float | None = None, timeout_s: float = 10.0
+    connection: Connection,
+    node: str,
+    matchers: str = "",
+    at: float | None = None,
+    timeout_s: float = 10.0,
+    history_s: float = SPAN_S,
 ) -> NodeFeed:
-    """The node's series in the Prometheus at `connection`, evaluated now on each read (or always at `at`)."""
+    """The node's series in the Prometheus at `connection`, evaluated now on each read (or always at `at`);
+    forensics (`f`) walks its `history_s` before then, read with range queries."""
     queries = NodeQueries(node, matchers)
+    history = NodeHistoryReader(connection, node, matchers, at, history_s, timeout_s)
 
     async def read() -> NodeRead:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
             return await read_node(client, queries, time.time() if at is None else at)
 
-    return NodeFeed(read, node, f"prometheus {connection.url} node {node}", at)
+    return NodeFeed(read, node, f"prometheus {connection.url} node {node}", at, history)

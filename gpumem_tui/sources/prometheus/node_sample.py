@@ -12,12 +12,15 @@ turned into what the single-node screen and `check` read, so `judge()` and `diag
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, SourceError
-from gpumem_tui.sources.prometheus.client import Series
-from gpumem_tui.sources.prometheus.labels import host_of, workload_of
+from gpumem_tui.sources.prometheus.client import Result, Series
+from gpumem_tui.sources.prometheus.fleet import build
+from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
+from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 
 SOURCE = "prometheus"
@@ -60,6 +63,22 @@ def only(sample: FleetSample, node: str) -> FleetSample:
             "targets_down": [t for t in sample.targets_down if _target_node(t, sample.pod_nodes) == node],
         }
     )
+
+
+def pods_of(labels: Iterable[dict[str, str]], node: str) -> list[tuple[str, str]]:
+    """The (namespace, pod)s dcgm-exporter puts on the node's GPUs, from `gpu_pods`' series' labels."""
+    return sorted({pod for each in labels if node_of(each) == node and (pod := workload_of(each)) is not None})
+
+
+def node_read(
+    source: str, at: float, results: dict[str, Result], failures: dict[str, str], queries: NodeQueries
+) -> NodeRead:
+    """The node's read of its queries' answers at `at` (pure): an instant read's, or one step of a range read's
+    (node_history.py), built alike."""
+    answers = {name: result for name, result in results.items() if name != "processes"}
+    processes = results.get("processes", Result()).series
+    sample = build(source, at, answers, failures, queries.matchers)
+    return NodeRead(only(sample, queries.node), [s for s in processes if node_of(s.labels) == queries.node])
 
 
 def _target_node(labels: dict[str, str], pod_nodes: dict[str, str]) -> str | None:

@@ -66,9 +66,11 @@ def scrape_config(folder: Path, targets: list[str], job: str = "gpumem") -> Path
 
 
 @contextmanager
-def running(data: Path, web_config: Path | None = None, config: Path | None = None) -> Iterator[str]:
-    """Prometheus over `data` on a free loopback port, scraping what `config` says (nothing without one);
-    yields its URL and stops it (SIGTERM) after."""
+def running(
+    data: Path, web_config: Path | None = None, config: Path | None = None, flags: tuple[str, ...] = ()
+) -> Iterator[str]:
+    """Prometheus over `data` on a free loopback port, scraping what `config` says (nothing without one), with
+    any further command-line `flags`; yields its URL and stops it (SIGTERM) after."""
     port = free_port()
     command = [
         "prometheus",
@@ -77,6 +79,7 @@ def running(data: Path, web_config: Path | None = None, config: Path | None = No
         f"--web.listen-address=127.0.0.1:{port}",
         "--storage.tsdb.retention.time=100y",
         "--log.level=warn",
+        *flags,
     ]
     if web_config is not None:
         command.append(f"--web.config.file={web_config}")
