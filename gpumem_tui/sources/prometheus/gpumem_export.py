@@ -46,9 +46,13 @@ QUERY_NAMES = (
     "engine_plans",
     "engine_plan_gpus",
     "exported_engines",
+    "exporter_gpus",
 )
 """The queries of queries.Queries that read `gpumem-tui export`'s series, all per node or per engine but
 `exported_gpu_memory` and `gpu_processes` (narrowed to the GPUs that need a look in the overview)."""
+RENAMED_BY = "exporter_gpus"
+"""Asked only where `--node-label` names the label read as a node: one GPU of each exporter's node, so a node
+that dcgm-exporter names otherwise (its exporter pod's address as `instance`) is one node (`_renames`)."""
 OURS = "gpumem-tui export"
 FIELDS = ("used", "free", "reserved", "total")
 NO_EXPORTER = (
@@ -70,7 +74,7 @@ async def read(client: PrometheusClient, queries: Queries, at: float) -> dict[st
         gate = exc
     if isinstance(gate, Result) and not gate.series:
         return {GATE: gate}
-    rest = [name for name in QUERY_NAMES if name != GATE]
+    rest = [name for name in QUERY_NAMES if name != GATE and (name != RENAMED_BY or queries.labels.node != "auto")]
     answers = await asyncio.gather(*(client.query(getattr(queries, name), at) for name in rest), return_exceptions=True)
     found: dict[str, Result | PrometheusError] = {GATE: gate}
     for name, answer in zip(rest, answers, strict=True):
@@ -89,6 +93,11 @@ def with_exporters(
     empty = Result()
     if not any(results.get(name, empty).series for name in QUERY_NAMES):
         return sample  # no node runs one (each node's `other_processes_bytes` says so already)
+    renames = _renames(sample, results)
+    if renames:
+        results = _renamed(results, renames)
+        found = [f.model_copy(update={"node": renames.get(f.node, f.node)}) for f in sample.node_findings]
+        sample = sample.model_copy(update={"node_findings": found})
     ages = _ages(results.get("exporters_age", empty).series)
     sums = _sums(results.get("exported_node_memory", empty).series)
     cards = _cards(results.get("exported_node_gpus", empty).series)
@@ -120,6 +129,39 @@ def with_exporters(
             "data_age_s": max(fresh) if fresh else None,
         }
     )
+
+
+def _renames(sample: FleetSample, results: Mapping[str, Result]) -> dict[str, str]:
+    """An exporter's node name -> dcgm-exporter's name for the node that reports the same GPU, where the two
+    differ: the label read as the node (`--node-label`) names the node by dcgm-exporter's series, and the
+    exporter's series name it otherwise (their own `Hostname`, their target's address)."""
+    dcgm = {
+        s.labels["UUID"]: node
+        for s in results.get("gpu_pods", Result()).series
+        if (node := node_of(s.labels)) and s.labels.get("UUID")
+    }
+    dcgm |= {g.uuid: g.node for g in sample.gpus if g.uuid}
+    renames = {}
+    for s in results.get(RENAMED_BY, Result()).series:
+        node, there = node_of(s.labels), dcgm.get(s.labels.get("UUID", ""))
+        if node is not None and there is not None and there != node:
+            renames[node] = there
+    return renames
+
+
+def _renamed(results: Mapping[str, Result], renames: Mapping[str, str]) -> dict[str, Result]:
+    """The exporters' answers with each renamed node's series labelled by dcgm-exporter's name (`Hostname`,
+    the label `node_of` reads first)."""
+
+    def named(s: Series) -> Series:
+        node = node_of(s.labels)
+        there = None if node is None else renames.get(node)
+        return s if there is None else Series({**s.labels, "Hostname": there}, s.value, s.timestamp)
+
+    return {
+        name: Result([named(s) for s in r.series], r.warnings) if name in QUERY_NAMES else r
+        for name, r in results.items()
+    }
 
 
 def _ages(series: list[Series]) -> dict[str, float]:

@@ -366,6 +366,13 @@ class Queries:
         return f"max by ({_by(*EXPORTED_ENGINE, '__name__')}) ({self.names(pattern)})"
 
     @property
+    def exporter_gpus(self) -> str:
+        """One GPU (its UUID) of each node that runs `gpumem-tui export`: which of dcgm-exporter's nodes it is,
+        where the label read as the node names it differently (`--node-label`). One series per node."""
+        each = f"max by ({_by(*NODE_LABELS, 'UUID')}) ({self.sel('gpumem_gpu_memory_total_bytes')})"
+        return f"topk by ({_by(*NODE_LABELS)}) (1, {each})"
+
+    @property
     def exporters_age(self) -> str:
         """Nodes that run `gpumem-tui export`, and the age in seconds of the newest sample each published."""
         return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self.sel('gpumem_sample_timestamp_seconds')}))"
