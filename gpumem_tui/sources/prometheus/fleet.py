@@ -60,6 +60,7 @@ QUERY_NAMES = (
     "gpu_pods",
     "nodes_age",
     "nodes_seen",
+    "exporters_seen",
     "engines",
     "pools",
     "sleeping",

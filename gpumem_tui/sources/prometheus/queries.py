@@ -21,6 +21,8 @@ GPU_KEY = ("UUID", "GPU_I_ID", "gpu", "modelName")
 ENGINE_KEY = ("model_name", "engine", "job", *POD_LABELS, *NODE_LABELS)
 LOOK_BACK = "1h"
 """How far back a node or engine that stopped reporting is still named (stale), rather than forgotten."""
+LOOK_BACK_S = 3600.0
+"""LOOK_BACK in seconds: a subquery's steps each look back 5 min more (the lookback), which this cuts off."""
 
 _MATCHER = re.compile(r'\s*[A-Za-z_][A-Za-z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*')
 
@@ -371,6 +373,15 @@ class Queries:
         where the label read as the node names it differently (`--node-label`). One series per node."""
         each = f"max by ({_by(*NODE_LABELS, 'UUID')}) ({self.sel('gpumem_gpu_memory_total_bytes')})"
         return f"topk by ({_by(*NODE_LABELS)}) (1, {each})"
+
+    @property
+    def exporters_seen(self) -> str:
+        """Nodes whose `gpumem-tui export` published within LOOK_BACK, each with the Unix time Prometheus stamped
+        its newest sample with: one that stopped is still named (stale) past the 5 min lookback, as `nodes_seen`
+        names dcgm-exporter's. A subquery at 1 min steps, as `timestamp()` of a range function's result is the
+        evaluation time, not the sample's; one series a node, read as a slow fact."""
+        newest = f"last_over_time(timestamp({self.sel('gpumem_sample_timestamp_seconds')})[{LOOK_BACK}:1m])"
+        return f"max by ({_by(*NODE_LABELS)}) ({newest})"
 
     @property
     def exporters_age(self) -> str:
