@@ -339,6 +339,7 @@ def gpus_of(memory: list[Series], identities: list[GpuIdentity]) -> list[FleetGp
                 index=labels.get("gpu"),
                 uuid=uuid,
                 gpu_instance=instance,
+                gpu_instance_profile=labels.get("GPU_I_PROFILE"),
                 card=labels.get("modelName"),
                 used_bytes=used,
                 free_bytes=free,
@@ -382,6 +383,7 @@ def _with_instances(gpus: list[FleetGpu], instances: list[Series]) -> list[Fleet
                 index=s.labels.get("gpu"),
                 uuid=s.labels.get("UUID"),
                 gpu_instance=instance,
+                gpu_instance_profile=s.labels.get("GPU_I_PROFILE"),
                 card=s.labels.get("modelName"),
                 unknown=unknown,
             )

@@ -17,7 +17,8 @@ from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "instance")
 """Where a node's name may be, in the order they are trusted (reference/fleet.md 1.2, 2.4)."""
 POD_LABELS = ("exported_namespace", "exported_pod", "namespace", "pod", "kubernetes_namespace", "kubernetes_pod_name")
-GPU_KEY = ("UUID", "GPU_I_ID", "gpu", "modelName")
+GPU_KEY = ("UUID", "GPU_I_ID", "GPU_I_PROFILE", "gpu", "modelName")
+"""A GPU's labels; `GPU_I_PROFILE` (a MIG instance's, `3g.40gb`) is one value per instance: no more series."""
 ENGINE_KEY = ("model_name", "engine", "job", *POD_LABELS, *NODE_LABELS)
 LOOK_BACK = "1h"
 """How far back a node or engine that stopped reporting is still named (stale), rather than forgotten."""
