@@ -381,8 +381,8 @@ class Queries:
         its newest sample with: one that stopped is still named (stale) past the 5 min lookback, as `nodes_seen`
         names dcgm-exporter's. A subquery, as `timestamp()` of a range function's result is the evaluation time,
         not the sample's; its 5 min steps each see the 5 min before them (Prometheus's default lookback), so no
-        sample falls between two (1 min steps cost about 3 times as much at 1,000 nodes: bench/fleet_seen.py). One series a
-        node, read as a slow fact."""
+        sample falls between two (1 min steps cost about 3 times as much at 1,000 nodes: bench/fleet_seen.py).
+        One series a node, read as a slow fact."""
         newest = f"last_over_time(timestamp({self.sel('gpumem_sample_timestamp_seconds')})[{LOOK_BACK}:5m])"
         return f"max by ({_by(*NODE_LABELS)}) ({newest})"
 
