@@ -19,6 +19,7 @@ from gpumem_tui.catalog import CatalogError, load_catalog
 from gpumem_tui.cli import fleet_screen
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, plugin_text
 from gpumem_tui.cli.errors import NoSourceError, UsageError, crashed, exit_code_for, one_line, report, warn
+from gpumem_tui.cli.option_places import BothPlaces
 from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
@@ -78,7 +79,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="how far back the history line looks: 30m, 1h (default), 6h ... (range queries, read once a minute)",
     )
     parser.set_defaults(run=lambda args: fleet_screen.run(args, inputs, demo_alone, planner(args)))
-    actions = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
+    # options given both before the action and after it: repeatable ones merged, two values refused
+    actions = parser.add_subparsers(
+        dest="fleet_command", metavar="ACTION", parser_class=type(parser), action=BothPlaces
+    )
     snapshot = actions.add_parser("snapshot", help="one fleet sample: nodes, GPUs, engines, coverage")
     _source_options(snapshot, action=True)
     snapshot.add_argument("--json", action="store_true", help="print JSON (schema: docs/fleet-json.md)")

@@ -122,6 +122,11 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
         window = sorted(p for p in points if now - p[0] <= RATE_WINDOW_S)
         if len(window) >= 2:
             rates.append((dict(key), 60 * extrapolated_rate(window, now), now))
+    exporters_seen = [
+        (dict(key), max(at for at, _ in points if now - at < SEEN_S), now)
+        for key, points in history.items()
+        if dict(key)["__name__"] == "gpumem_sample_timestamp_seconds" and any(now - at < SEEN_S for at, _ in points)
+    ]
     vllm_jobs = {
         dict(key).get("job")
         for key, points in history.items()
@@ -141,6 +146,7 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
         "gpu_pods": _by(used, (*NODE_LABELS, *GPU_KEY, *POD_LABELS), len),
         "nodes_age": _by([(labels, now - at, now) for labels, _, at in used], NODE_LABELS, min),
         "nodes_seen": _by([(labels, 1.0, now) for labels in seen_used], NODE_LABELS, len),
+        "exporters_seen": _by(exporters_seen, NODE_LABELS, max),
         "engines": _by(
             named("vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running|num_requests_waiting)"),
             (*ENGINE_KEY, "__name__"),

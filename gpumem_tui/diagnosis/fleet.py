@@ -100,7 +100,11 @@ def _percent(fraction: float) -> str:
 
 def _source_stale(sample: FleetSample) -> list[FleetFinding]:
     findings = []
-    whose = {n.name: n.memory_from or "dcgm-exporter" for n in sample.nodes}
+    # a node only its gpumem-tui export reported, stopped past the lookback, has no figures: it was the exporter's
+    ours = "gpumem-tui export"
+    whose = {
+        n.name: n.memory_from or (ours if n.name in sample.exporter_nodes else "dcgm-exporter") for n in sample.nodes
+    }
     for node, age in sorted(sample.stale_nodes.items()):
         how_old = f"{age:.0f} s old" if age is not None else "older than 5 min (Prometheus's lookback)"
         exporter = whose.get(node, "dcgm-exporter")

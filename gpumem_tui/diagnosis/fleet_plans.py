@@ -6,10 +6,15 @@ What Prometheus says stands in for what a node's engine says: the served `model_
 (gpu_memory_utilization, block_size, cache_dtype), the GPUs joined to the engine (its tensor-parallel split:
 found when dcgm-exporter gives them its pod, assumed otherwise) and their card (dcgm-exporter's `modelName`).
 A plan is made once per model, settings, card and split, not per engine. An engine whose plan came from its
-node's own exporter keeps it; a model the catalog does not know is measured only, with the reason."""
+node's own exporter keeps it; a model the catalog does not know is measured only, with the reason.
+
+An engine on a MIG GPU instance (its pod holds the instance) is planned against the instance's memory: its
+total as dcgm-exporter reports it (used + free + reserved of the instance), else the memory its MIG profile
+names (`3g.40gb`: assumed), else no plan, with the reason: never a plan for the whole card."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -23,7 +28,12 @@ from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES, overlay_from_engine
 from gpumem_tui.planner.vllm import predict
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetPlan, FleetSample
+from gpumem_tui.units import GIB, MIB, fmt_both
 
+MIG_PROFILE = re.compile(r"\d+g\.(\d+)gb", re.IGNORECASE)
+"""A MIG profile's name (`3g.40gb`, `1g.10gb`): its memory rounded up to whole GiB as NVIDIA names it
+(H100's 3g.40gb has 40,192 MiB, 39.25 GiB; its 1g.10gb 9,856 MiB)."""
+WHOLE_CARD = "a plan for the whole card would not be its"
 Made = tuple[FleetPlan | None, str | None, list[str], list[str]]
 """A plan (or None and why not), and the facts it found and assumed."""
 
@@ -62,7 +72,11 @@ class _Planner:
 
     def __init__(self, sample: FleetSample, catalog: Catalog, aliases: Mapping[str, str]) -> None:
         self.catalog, self.aliases = catalog, aliases
-        self.cards = {g.uuid or g.index or "?": g for g in sample.gpus if g.card}
+        self.cards = {g.uuid or g.index or "?": g for g in sample.gpus if g.card and g.gpu_instance is None}
+        self.instances: dict[str, list[FleetGpu]] = defaultdict(list)
+        for g in sample.gpus:
+            if g.gpu_instance is not None and g.uuid:
+                self.instances[g.uuid].append(g)
         self.nodes = {n.name: n for n in sample.nodes}
         self.specs: dict[str, Facts] = {}
         self.made: dict[tuple, Made] = {}
@@ -125,9 +139,16 @@ class _Planner:
             found.append(f"GPU {gpu.key} (dcgm-exporter's modelName {card})")
         else:
             assumed.append(f"a card of the {gpu.key} size dcgm-exporter reports (its name is not in the catalog)")
+        on = self.instance(engine)
+        if on is not None:
+            sized = _instance_gpu(gpu, on, found, assumed)
+            if isinstance(sized, str):
+                return _unplanned(engine, sized)
+            gpu = sized
         sharing = self.per_pod.get((engine.namespace, engine.pod or ""), 1) if engine.pod else 1
         tp = _split(engine, sharing, found, assumed)
-        key = (spec.id, gpu.key, tp, engine.gpu_memory_utilization, engine.block_size, engine.cache_dtype)
+        settings = (engine.gpu_memory_utilization, engine.block_size, engine.cache_dtype)
+        key = (spec.id, gpu.key, gpu.total_mib, tp, *settings)
         if key not in self.made:
             self.made[key] = _make(spec, gpu, tp, engine)
         plan, missing, found_too, assumed_too = self.made[key]
@@ -136,6 +157,59 @@ class _Planner:
         plan = plan.model_copy(update={"found": [*found, *found_too], "assumed": [*assumed, *assumed_too]})
         update = {"plan": plan, "planned_bytes": plan.per_gpu_bytes * tp, "plan_from": "catalog"}
         return engine.model_copy(update=update)
+
+    def instance(self, engine: FleetEngine) -> FleetGpu | str | None:
+        """The MIG GPU instance the engine runs on (the one its pod holds), why it is not known where its card is
+        in MIG mode, or None where no GPU of it is (as read: the GPUs read one by one and the instances)."""
+        rows = [g for uuid in engine.gpus for g in self.instances.get(uuid, ())]
+        if not rows:
+            return None
+        pod = f"{engine.namespace or ''}/{engine.pod}" if engine.pod else None
+        held = [g for g in rows if pod is not None and pod in g.pods]
+        if len(held) == 1:
+            return held[0]
+        if held:
+            return f"its pod holds {len(held)} MIG GPU instances, so the memory it plans in is not known; {WHOLE_CARD}"
+        return (
+            "its card is in MIG mode and no GPU instance of it is joined to the engine's pod, so the instance's "
+            f"memory is not known; {WHOLE_CARD}"
+        )
+
+
+def _instance_gpu(card: GpuSpec, on: FleetGpu | str, found: list[str], assumed: list[str]) -> GpuSpec | str:
+    """The card's catalog entry sized as the MIG GPU instance the engine runs on (its memory, and none of the
+    card's per-card figures: SMs, L2, what CUDA reports), or why its size is not known."""
+    if isinstance(on, str):
+        return on
+    name = f"MIG GPU instance {on.gpu_instance}"
+    profile = on.gpu_instance_profile
+    if on.total_bytes is not None:
+        total_mib = on.total_bytes // MIB
+        found.append(f"{name} of its card: {fmt_both(on.total_bytes)} (dcgm-exporter's figures of the instance)")
+    elif profile and (named := MIG_PROFILE.fullmatch(profile)):
+        total_mib = int(named[1]) * GIB // MIB
+        why = on.unknown.get("total_bytes", "its total is not reported")
+        assumed.append(
+            f"{name} of its card: about {fmt_both(total_mib * MIB)}, as its MIG profile {profile} names it (NVIDIA "
+            f"rounds it up to whole GiB); dcgm-exporter's figures do not give its total ({why})"
+        )
+    else:
+        why = on.unknown.get("total_bytes", "its total is not reported")
+        said = f"its MIG profile {profile!r} names no memory" if profile else "no MIG profile names it"
+        return f"it runs on {name} of its card, whose memory is not known ({why}; {said}); {WHOLE_CARD}"
+    return card.model_copy(
+        update={
+            "key": f"{card.key} {name}",
+            "aliases": [],
+            "nvml_names": [],
+            "memory_gb_marketed": None,
+            "total_mib": max(1, total_mib),
+            "nominal_gib": None,
+            "torch_total_gib": None,
+            "sm_count": None,
+            "l2_cache_mib": None,
+        }
+    )
 
 
 def _make(spec: ModelSpec, gpu: GpuSpec, tp: int, engine: FleetEngine) -> Made:

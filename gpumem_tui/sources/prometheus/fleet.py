@@ -58,6 +58,7 @@ QUERY_NAMES = (
     "gpu_pods",
     "nodes_age",
     "nodes_seen",
+    "exporters_seen",
     "engines",
     "pools",
     "sleeping",
@@ -319,6 +320,7 @@ def gpus_of(memory: list[Series], identities: list[GpuIdentity]) -> list[FleetGp
                 index=labels.get("gpu"),
                 uuid=uuid,
                 gpu_instance=instance,
+                gpu_instance_profile=labels.get("GPU_I_PROFILE"),
                 card=labels.get("modelName"),
                 used_bytes=used,
                 free_bytes=free,
@@ -362,6 +364,7 @@ def _with_instances(gpus: list[FleetGpu], instances: list[Series]) -> list[Fleet
                 index=s.labels.get("gpu"),
                 uuid=s.labels.get("UUID"),
                 gpu_instance=instance,
+                gpu_instance_profile=s.labels.get("GPU_I_PROFILE"),
                 card=s.labels.get("modelName"),
                 unknown=unknown,
             )

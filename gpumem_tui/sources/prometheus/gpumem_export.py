@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
-from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.queries import LOOK_BACK_S, Queries
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
     FleetEngine,
@@ -46,9 +46,16 @@ QUERY_NAMES = (
     "engine_plans",
     "engine_plan_gpus",
     "exported_engines",
+    "exporter_gpus",
 )
 """The queries of queries.Queries that read `gpumem-tui export`'s series, all per node or per engine but
 `exported_gpu_memory` and `gpu_processes` (narrowed to the GPUs that need a look in the overview)."""
+SEEN = "exporters_seen"
+"""The nodes whose exporter published within the hour (a slow fact: sent with the fleet's, not by `read`): one
+whose exporter stopped is stale, with its age, never silently gone once Prometheus's lookback has passed."""
+RENAMED_BY = "exporter_gpus"
+"""Asked only where `--node-label` names the label read as a node: one GPU of each exporter's node, so a node
+that dcgm-exporter names otherwise (its exporter pod's address as `instance`) is one node (`_renames`)."""
 OURS = "gpumem-tui export"
 FIELDS = ("used", "free", "reserved", "total")
 NO_EXPORTER = (
@@ -56,6 +63,9 @@ NO_EXPORTER = (
     "hold its memory"
 )
 """Why a node's `other_processes_bytes` is unknown until its exporter says (set where the node is made)."""
+
+GONE = f"no {OURS} sample in the last 5 min (Prometheus's lookback)"
+"""Why the figures of a node only its exporter reported are unknown once it stopped (stale, named for the hour)."""
 
 EngineId = tuple[str | None, str, str, str | None, str | None]
 """(node, model_name, engine index, `namespace/pod`, endpoint URL)."""
@@ -70,7 +80,7 @@ async def read(client: PrometheusClient, queries: Queries, at: float) -> dict[st
         gate = exc
     if isinstance(gate, Result) and not gate.series:
         return {GATE: gate}
-    rest = [name for name in QUERY_NAMES if name != GATE]
+    rest = [name for name in QUERY_NAMES if name != GATE and (name != RENAMED_BY or queries.labels.node != "auto")]
     answers = await asyncio.gather(*(client.query(getattr(queries, name), at) for name in rest), return_exceptions=True)
     found: dict[str, Result | PrometheusError] = {GATE: gate}
     for name, answer in zip(rest, answers, strict=True):
@@ -87,16 +97,27 @@ def with_exporters(
     """`sample` with what the nodes' own exporters say added; unchanged where no node runs one. A node only an
     exporter reports is stale as a dcgm-exporter node is: its newest sample older than `stale_after_s`."""
     empty = Result()
-    if not any(results.get(name, empty).series for name in QUERY_NAMES):
+    if not any(results.get(name, empty).series for name in (*QUERY_NAMES, SEEN)):
         return sample  # no node runs one (each node's `other_processes_bytes` says so already)
+    renames = _renames(sample, results)
+    if renames:
+        results = _renamed(results, renames)
+        found = [f.model_copy(update={"node": renames.get(f.node, f.node)}) for f in sample.node_findings]
+        sample = sample.model_copy(update={"node_findings": found})
     ages = _ages(results.get("exporters_age", empty).series)
+    known = {n.name for n in sample.nodes}
+    gone = {
+        node: sample.evaluated_at - newest
+        for node, newest in _newest(results.get(SEEN, empty).series).items()
+        if node not in ages and node not in known and sample.evaluated_at - newest <= LOOK_BACK_S
+    }
     sums = _sums(results.get("exported_node_memory", empty).series)
     cards = _cards(results.get("exported_node_gpus", empty).series)
     processes = _node_processes(results.get("node_processes", empty).series)
     gpus = _gpus(sample, results.get("exported_gpu_memory", empty).series, results.get("gpu_processes", empty).series)
     plans_failed = failures.get("engine_plans")
     engines, extra = _engines(sample.engines, results, ages, plans_failed)
-    nodes = _nodes(sample, sums, cards, processes, ages, extra, "node_processes" in failures)
+    nodes = _nodes(sample, sums, cards, processes, ages | gone, extra, "node_processes" in failures, set(gone))
     unknown = dict(sample.unknown)
     if sums:
         unknown.pop("memory", None)
@@ -107,19 +128,62 @@ def with_exporters(
         age = ages.get(node.name)
         if node.memory_from == OURS and age is not None and age > stale_after_s:
             stale[node.name] = age
+    stale |= gone
     fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in stale]
     return sample.model_copy(
         update={
             "nodes": nodes,
             "gpus": gpus,
             "engines": engines,
-            "exporter_nodes": ages,
+            "exporter_nodes": ages | gone,
             "stale_nodes": stale,
             "unknown": unknown,
             "coverage": Coverage.of(nodes, engines),
             "data_age_s": max(fresh) if fresh else None,
         }
     )
+
+
+def _renames(sample: FleetSample, results: Mapping[str, Result]) -> dict[str, str]:
+    """An exporter's node name -> dcgm-exporter's name for the node that reports the same GPU, where the two
+    differ: the label read as the node (`--node-label`) names the node by dcgm-exporter's series, and the
+    exporter's series name it otherwise (their own `Hostname`, their target's address)."""
+    dcgm = {
+        s.labels["UUID"]: node
+        for s in results.get("gpu_pods", Result()).series
+        if (node := node_of(s.labels)) and s.labels.get("UUID")
+    }
+    dcgm |= {g.uuid: g.node for g in sample.gpus if g.uuid}
+    renames = {}
+    for s in results.get(RENAMED_BY, Result()).series:
+        node, there = node_of(s.labels), dcgm.get(s.labels.get("UUID", ""))
+        if node is not None and there is not None and there != node:
+            renames[node] = there
+    return renames
+
+
+def _renamed(results: Mapping[str, Result], renames: Mapping[str, str]) -> dict[str, Result]:
+    """The exporters' answers with each renamed node's series labelled by dcgm-exporter's name (`Hostname`,
+    the label `node_of` reads first)."""
+
+    def named(s: Series) -> Series:
+        node = node_of(s.labels)
+        there = None if node is None else renames.get(node)
+        return s if there is None else Series({**s.labels, "Hostname": there}, s.value, s.timestamp)
+
+    return {
+        name: Result([named(s) for s in r.series], r.warnings) if name in (*QUERY_NAMES, SEEN) else r
+        for name, r in results.items()
+    }
+
+
+def _newest(series: list[Series]) -> dict[str, float]:
+    newest: dict[str, float] = {}
+    for s in series:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            newest[node] = max(s.value, newest.get(node, -math.inf))
+    return newest
 
 
 def _ages(series: list[Series]) -> dict[str, float]:
@@ -242,9 +306,11 @@ def _nodes(
     ages: Mapping[str, float],
     extra: list[FleetEngine],
     processes_failed: bool,
+    gone: set[str],
 ) -> list[FleetNode]:
     """Each node with what its exporter adds; a node it adds nothing to is passed on as it is (no copy: a
-    thousand nodes without an exporter cost nothing here)."""
+    thousand nodes without an exporter cost nothing here). `gone`: nodes only an exporter reported, within the
+    hour but not Prometheus's lookback (their figures unknown, their age in `ages`)."""
     served: dict[str, list[str]] = defaultdict(list)
     for engine in extra:
         if engine.node is not None:
@@ -259,7 +325,10 @@ def _nodes(
         node = node or FleetNode(name=name)
         unknown = {k: v for k, v in node.unknown.items() if k != "other_processes_bytes"}
         update: dict[str, object] = {"engines": [*node.engines, *served.get(name, [])]}
-        if name in processes:
+        if name in gone:
+            for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes", "other_processes_bytes"):
+                unknown[field] = GONE
+        elif name in processes:
             update["other_processes_bytes"] = _bytes(
                 processes[name], "process memory", unknown, "other_processes_bytes"
             )
@@ -284,7 +353,7 @@ def _nodes(
                 "gpus": sum(cards.get(name, {}).values()),
                 "data_age_s": ages.get(name) if node.data_age_s is None else node.data_age_s,
             }
-        else:  # neither exporter reports its GPUs now
+        else:  # neither exporter reports its GPUs now (or, gone, within the lookback)
             for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):
                 unknown.setdefault(
                     field, f"its {OURS} publishes no GPU memory (gpumem_exporter_source_up says whether it reads them)"

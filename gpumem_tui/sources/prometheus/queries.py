@@ -17,10 +17,13 @@ from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "instance")
 """Where a node's name may be, in the order they are trusted (reference/fleet.md 1.2, 2.4)."""
 POD_LABELS = ("exported_namespace", "exported_pod", "namespace", "pod", "kubernetes_namespace", "kubernetes_pod_name")
-GPU_KEY = ("UUID", "GPU_I_ID", "gpu", "modelName")
+GPU_KEY = ("UUID", "GPU_I_ID", "GPU_I_PROFILE", "gpu", "modelName")
+"""A GPU's labels; `GPU_I_PROFILE` (a MIG instance's, `3g.40gb`) is one value per instance: no more series."""
 ENGINE_KEY = ("model_name", "engine", "job", *POD_LABELS, *NODE_LABELS)
 LOOK_BACK = "1h"
 """How far back a node or engine that stopped reporting is still named (stale), rather than forgotten."""
+LOOK_BACK_S = 3600.0
+"""LOOK_BACK in seconds: a subquery's steps each look back 5 min more (the lookback), which this cuts off."""
 
 _MATCHER = re.compile(r'\s*[A-Za-z_][A-Za-z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*')
 
@@ -372,6 +375,24 @@ class Queries:
         """Each engine's KV usage and pool as `gpumem-tui export` reads them from the engine."""
         pattern = "gpumem_engine_kv_cache_(usage_ratio|pool_tokens)"
         return f"max by ({_by(*EXPORTED_ENGINE, '__name__')}) ({self.names(pattern)})"
+
+    @property
+    def exporter_gpus(self) -> str:
+        """One GPU (its UUID) of each node that runs `gpumem-tui export`: which of dcgm-exporter's nodes it is,
+        where the label read as the node names it differently (`--node-label`). One series per node."""
+        each = f"max by ({_by(*NODE_LABELS, 'UUID')}) ({self.sel('gpumem_gpu_memory_total_bytes')})"
+        return f"topk by ({_by(*NODE_LABELS)}) (1, {each})"
+
+    @property
+    def exporters_seen(self) -> str:
+        """Nodes whose `gpumem-tui export` published within LOOK_BACK, each with the Unix time Prometheus stamped
+        its newest sample with: one that stopped is still named (stale) past the 5 min lookback, as `nodes_seen`
+        names dcgm-exporter's. A subquery, as `timestamp()` of a range function's result is the evaluation time,
+        not the sample's; its 5 min steps each see the 5 min before them (Prometheus's default lookback), so no
+        sample falls between two (1 min steps cost about 3 times as much at 1,000 nodes: bench/fleet_seen.py).
+        One series a node, read as a slow fact."""
+        newest = f"last_over_time(timestamp({self.sel('gpumem_sample_timestamp_seconds')})[{LOOK_BACK}:5m])"
+        return f"max by ({_by(*NODE_LABELS)}) ({newest})"
 
     @property
     def exporters_age(self) -> str:

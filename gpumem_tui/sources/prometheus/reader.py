@@ -57,7 +57,16 @@ FAST = (
     "node_findings",
     "targets_down",
 )
-FACTS = ("node_gpus", "gpu_pods", "gpu_instances", "nodes_seen", "card_totals", "rules_present", "pools")
+FACTS = (
+    "node_gpus",
+    "gpu_pods",
+    "gpu_instances",
+    "nodes_seen",
+    "exporters_seen",
+    "card_totals",
+    "rules_present",
+    "pools",
+)
 GPU_CHANGE_MIB = 1024.0
 """A node's used + free + reserved that moves by more than this (1 GiB, under the smallest MIG instance's
 memory) means a GPU came or went; less is rounding, not worth a slow read."""

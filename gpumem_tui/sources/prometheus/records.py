@@ -41,6 +41,8 @@ class FleetGpu(_Record):
     uuid: str | None = None
     gpu_instance: str | None = None
     """`GPU_I_ID` of a MIG GPU instance; None for a whole card."""
+    gpu_instance_profile: str | None = None
+    """`GPU_I_PROFILE` of a MIG GPU instance (`3g.40gb`), as dcgm-exporter labels it."""
     card: str | None = None
     """`modelName` (`NVIDIA H100 80GB HBM3`)."""
     used_bytes: int | None = None

@@ -21,6 +21,7 @@ from gpumem_tui.diagnosis.fleet import judge_fleet
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
 
@@ -168,6 +169,41 @@ def test_the_demo_answers_the_exporter_queries_as_prometheus_does(url):
     for d, r in zip(demo.engines, real.engines, strict=True):
         assert d.model_copy(update={"preemptions_per_min": None}) == r.model_copy(update={"preemptions_per_min": None})
     assert not any(isinstance(n.used_bytes, float) and math.isnan(n.used_bytes) for n in demo.nodes)
+
+
+@pytest.mark.parametrize("read", ["--overview", "--full"])
+def test_a_node_only_its_exporter_reports_is_stale_within_the_hour_never_gone(url, capsys, read):
+    """node-x's exporter published last at AT; 400 s later, past Prometheus's 5 min lookback, node-x is still
+    named, stale with its age and whose sample it was, as dcgm-exporter's nodes are for the hour."""
+    later = AT + 400
+    main(["fleet", "check", "--prometheus", url, "--at", str(later), "--json", read])
+    stale = {
+        f["node"]: f["title"] for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "source_stale"
+    }
+    assert stale["node-x"] == "node node-x: its newest gpumem-tui export sample is 400 s old"
+    assert set(stale) == {"node-w", "node-x", "node-y", "node-z"}
+    main(["fleet", "snapshot", "--prometheus", url, "--at", str(later), "--json", read])
+    snap = json.loads(capsys.readouterr().out)
+    assert snap["stale_nodes"]["node-x"] == 400
+    (x,) = [n for n in snap["nodes"] if n["name"] == "node-x"]
+    assert x["used_bytes"] is None and "5 min" in x["unknown"]["used_bytes"]
+    # an hour on, forgotten as dcgm-exporter's nodes are
+    main(["fleet", "snapshot", "--prometheus", url, "--at", str(AT + 3700), "--json", read])
+    assert "node-x" not in {n["name"] for n in json.loads(capsys.readouterr().out)["nodes"]}
+
+
+def test_the_screen_s_reader_keeps_a_stale_exporter_node_between_its_slow_reads(url):
+    """The fleet screen's reader reads who was seen within the hour with its slow facts; a refresh between them
+    still names node-x, now past the lookback."""
+
+    async def reads() -> list[FleetSample]:
+        reader = FleetReader(Queries(look=LOOK))
+        async with PrometheusClient(Connection(url)) as client:
+            return [await reader.read(client, at) for at in (AT + 320, AT + 400)]
+
+    first, second = asyncio.run(reads())
+    assert second.join_age_s == 80  # the facts of the first read, kept
+    assert (first.stale_nodes["node-x"], second.stale_nodes["node-x"]) == (320, 400)
 
 
 def _low_headroom(exporter_age: float | None):

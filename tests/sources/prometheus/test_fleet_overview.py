@@ -113,7 +113,9 @@ def test_the_overview_reads_gpus_one_by_one_only_on_nodes_that_need_a_look(fleet
         or g.node in needed
         and (g.free_bytes is None or g.total_bytes is None or g.free_bytes < LOOK * g.total_bytes)
     }
-    (one_by_one,) = [q for q in sent if q.startswith("max by") and "GPU_I_ID, gpu, modelName, __name__" in q]
+    (one_by_one,) = [
+        q for q in sent if q.startswith("max by") and "GPU_I_ID, GPU_I_PROFILE, gpu, modelName, __name__" in q
+    ]
     assert all(node in one_by_one for node in needed)
     assert not any(node in one_by_one for node in ("node-a", "node-b", "node-d", "node-f", "node-g"))
     node_b = next(n for n in overview.nodes if n.name == "node-b")

@@ -66,3 +66,26 @@ def test_an_engine_the_pod_label_leaves_unjoined_says_why_it_has_no_plan(fleet_u
     (a,) = [e for e in plain["engines"] if e["pod"] == "vllm-node-a-8000"]
     assert a["planned_bytes"] is None
     assert a["unknown"]["planned_bytes"] == "it is not joined to its GPUs, so their card is not known"
+
+
+def _check(capsys, url: str, *extra: str) -> dict:
+    main(["fleet", "check", "--prometheus", url, "--at", str(AT), "--json", *extra])
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("read", ["--overview", "--full"])
+def test_a_node_that_runs_gpumem_tui_export_is_one_node_whatever_label_names_it(fleet_url, capsys, read):
+    """With `--node-label instance` dcgm-exporter names node-h by its exporter pod's address (10.1.6.2), and
+    node-h's gpumem-tui export names it `node-h` (its own `Hostname`, and its target's host): the GPUs both
+    report make them one node, named as the option says, its findings on it and its model's GPUs counted
+    once, as with the default labels."""
+    auto = _check(capsys, fleet_url, read)
+    by_target = _check(capsys, fleet_url, read, "--node-label", "instance")
+    assert by_target["coverage"] == auto["coverage"]
+    assert "node-h" not in {f["node"] for f in by_target["findings"]}
+    h = sorted((f["severity"], f["code"], f["gpu_index"]) for f in auto["findings"] if f["node"] == "node-h")
+    assert h == sorted(
+        (f["severity"], f["code"], f["gpu_index"]) for f in by_target["findings"] if f["node"] == "10.1.6.2"
+    )
+    used = {m["model_name"]: (m["used_bytes"], m["planned_bytes"]) for m in auto["models"]}
+    assert used == {m["model_name"]: (m["used_bytes"], m["planned_bytes"]) for m in by_target["models"]}
