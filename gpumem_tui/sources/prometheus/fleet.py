@@ -135,25 +135,24 @@ def build(
     selector: str = "",
     choice: LabelChoice = AUTO,
     join_age_s: float = 0.0,
-    identities: list[GpuIdentity] | None = None,
-    index: JoinIndex | None = None,
+    slow: Slow | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
     labels to read dcgm-exporter's series with (--node-label, --pod-label); `join_age_s`: how long ago
-    `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes;
-    `identities`: `identities_of(gpu_pods)` when the caller keeps it too, and `index` its JoinIndex."""
+    `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes; `slow`:
+    what those give, when the caller keeps it too (`Slow.of` the same answers)."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
-    exporters = exporter_pods(s.labels for s in results.get("gpu_pods", empty).series)
+    if slow is None:
+        slow = Slow.of(results, choice)
     results = project(results, choice)
-    if identities is None:
-        identities = identities_of(results.get("gpu_pods", empty).series, exporters)
+    identities, index = slow.identities, slow.index
     gpus = gpus_of(results.get("gpu_memory", empty).series, identities)
     gpus = _with_instances(gpus, results.get("gpu_instances", empty).series)
     summed = "node_memory" in results and "node_gpus" in results
     if summed:
-        counts = _node_counts(results["node_gpus"].series)
+        counts = slow.counts if slow.counts is not None else _node_counts(results["node_gpus"].series)
         sums = _node_sums(results["node_memory"].series)
     else:  # canned answers without the node queries: the nodes are the sums of their GPUs
         counts, sums = _counts_of(_cards(gpus)), _sums_of(_cards(gpus))
@@ -165,7 +164,6 @@ def build(
         if node is not None and math.isfinite(s.value):
             ages[node] = min(s.value, ages.get(node, math.inf))
     seen = {node for s in results.get("nodes_seen", empty).series if (node := node_of(s.labels)) is not None}
-    index = index or JoinIndex.of(identities)
     down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", empty).series}
     engines = engines_of(
         results.get("engines", empty).series,
@@ -207,6 +205,29 @@ def build(
         unknown=unknown,
     )
     return gpumem_export.with_exporters(sample, results, failures, STALE_AFTER_S)
+
+
+@dataclass(frozen=True)
+class Slow:
+    """What a sample takes from the slow facts (the join `gpu_pods`, the GPUs per node and card `node_gpus`),
+    made once per read of them where a caller keeps them between refreshes (the overview's reader): at 1,000
+    nodes that is 10^4 series gone over again each refresh for the same answer."""
+
+    identities: list[GpuIdentity]
+    """Every GPU and the pods holding it."""
+    index: JoinIndex
+    counts: Counts | None
+    """`node_gpus` counted per node, card and field; None where it was not read."""
+
+    @classmethod
+    def of(cls, results: Mapping[str, Result], choice: LabelChoice = AUTO) -> Slow:
+        """From the answers as read (the exporter's own pods are found before the labels are projected)."""
+        empty = Result()
+        exporters = exporter_pods(s.labels for s in results.get("gpu_pods", empty).series)
+        seen = project({n: r for n, r in results.items() if n in ("gpu_pods", "node_gpus")}, choice)
+        identities = identities_of(seen.get("gpu_pods", empty).series, exporters)
+        counts = _node_counts(seen["node_gpus"].series) if "node_gpus" in seen else None
+        return cls(identities, JoinIndex.of(identities), counts)
 
 
 def _node_findings(series: list[Series]) -> list[NodeFinding]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.fleet import (
     GpuIdentity,
+    Slow,
     ask,
     ask_with_exporters,
     build,
@@ -36,10 +37,9 @@ from gpumem_tui.sources.prometheus.fleet import (
     project,
     read_full,
 )
-from gpumem_tui.sources.prometheus.fleet_engines import JoinIndex
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
 from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_low, node_shares
-from gpumem_tui.sources.prometheus.labels import exporter_pods, node_label_of, node_of
+from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample, NodeLow
 
@@ -81,12 +81,15 @@ class Facts:
     reporting: dict[str, float | None]
     """The nodes that reported when the facts were read, each with its used + free + reserved MiB (None:
     unknown): a GPU that came or went changes it."""
-    identities: list[GpuIdentity]
-    """Every GPU and the pods holding it (the join), as read from `gpu_pods`."""
-    index: JoinIndex
-    """The join indexed for joining engines, made once with the facts."""
+    slow: Slow
+    """What the samples take from the facts (the join, GPUs per node and card), made once with them."""
     pools_at: float
     """When `results["pools"]` was read: with the facts, or again when a refresh found the pools changed."""
+
+    @property
+    def identities(self) -> list[GpuIdentity]:
+        """Every GPU and the pods holding it (the join), as read from `gpu_pods`."""
+        return self.slow.identities
 
     @property
     def rules(self) -> bool:
@@ -138,9 +141,7 @@ class FleetReader:
                 seen = project(results, q.labels)
             if all(name in results for name in FACTS):
                 slow = {n: results[n] for n in FACTS}
-                exporters = exporter_pods(s.labels for s in slow["gpu_pods"].series)
-                identified = identities_of(seen["gpu_pods"].series, exporters)
-                facts = self.facts = Facts(at, slow, reporting or {}, identified, JoinIndex.of(identified), at)
+                facts = self.facts = Facts(at, slow, reporting or {}, Slow.of(slow, q.labels), at)
                 self.rules = facts.rules
         again = {}
         first = facts is not None and "node_low" not in promql and "node_low" not in failures
@@ -160,7 +161,7 @@ class FleetReader:
         if "pools" in failures:  # the pools read again failed: the engines' pool fields say why, never the old
             kept.pop("pools", None)
         age = 0.0 if facts is None else at - facts.at
-        identities, index = (None, None) if facts is None else (facts.identities, facts.index)
+        identities = None if facts is None else facts.identities
         with paused_gc():
             sample = build(
                 url,
@@ -170,8 +171,7 @@ class FleetReader:
                 q.matchers,
                 q.labels,
                 join_age_s=age,
-                identities=identities,
-                index=index,
+                slow=_kept_slow(facts, results, at),
             )
             sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
             nodes, looks = _judged(sample, seen, facts, look, self.headroom)
@@ -190,6 +190,14 @@ class FleetReader:
                     update={"nodes": nodes, "node_figures_from": sample.node_figures_from}
                 )
         return sample.model_copy(update={"nodes": nodes, "gpus": _with_listed(gpus, sample.gpus)})
+
+
+def _kept_slow(facts: Facts | None, results: dict[str, Result], at: float) -> Slow | None:
+    """The facts' Slow where the sample is built on those facts (None: build reads the answers as they are,
+    as where a slow read failed in part and some of its answers are newer than the facts)."""
+    if facts is None or (facts.at != at and {"gpu_pods", "node_gpus"} & results.keys()):
+        return None
+    return facts.slow
 
 
 def _with_listed(read: list[FleetGpu], listed: list[FleetGpu]) -> list[FleetGpu]:
