@@ -153,17 +153,15 @@ class PrometheusClient:
     async def query(self, promql: str, at: float) -> Result:
         """An instant query evaluated at `at` (Unix seconds)."""
         status, body, url = await self._post("/api/v1/query", {"query": promql, "time": _number(at)})
-        with paused_gc():
-            data = _envelope(url, status, body, "vector")
-            return Result(_instants(data["result"]), data["warnings"])
+        with paused_gc():  # the parsed JSON is freed inside: the collector never goes over it
+            return _vector(url, status, body)
 
     async def query_range(self, promql: str, start: float, end: float, step_s: float) -> RangeResult:
         """A range query; `step_s` as the caller chose it (Prometheus refuses over 11,000 points a series)."""
         form = {"query": promql, "start": _number(start), "end": _number(end), "step": _number(step_s)}
         status, body, url = await self._post("/api/v1/query_range", form)
         with paused_gc():
-            data = _envelope(url, status, body, "matrix")
-            return RangeResult([_ranged(item) for item in data["result"]], data["warnings"])
+            return _matrix(url, status, body)
 
     async def _post(self, path: str, form: dict[str, str]) -> tuple[int, bytes, str]:
         form = {**form, "timeout": _number(self.query_timeout_s)}  # seconds; "0.5s" is not a Prometheus duration
@@ -245,6 +243,16 @@ def _point(pair: Any) -> tuple[float, float]:
         return float(pair[0]), float(pair[1])
     except (TypeError, ValueError, IndexError):
         return math.nan, math.nan
+
+
+def _vector(url: str, status: int, body: bytes) -> Result:
+    data = _envelope(url, status, body, "vector")
+    return Result(_instants(data["result"]), data["warnings"])
+
+
+def _matrix(url: str, status: int, body: bytes) -> RangeResult:
+    data = _envelope(url, status, body, "matrix")
+    return RangeResult([_ranged(item) for item in data["result"]], data["warnings"])
 
 
 def _instants(items: list[dict[str, Any]]) -> list[Series]:
