@@ -38,6 +38,11 @@ from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
 register_input_error(NodeNotFound)
 
 
+NODE_IN_PROMETHEUS_S = 15.0
+"""A node read from Prometheus refreshes as the fleet screen does: dcgm-exporter collects every 30 s, and each
+read is ten queries to a server others use too."""
+
+
 def add_tui_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("the TUI (no command)")
     source = group.add_mutually_exclusive_group()
@@ -63,9 +68,9 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--interval",
         type=seconds(0.1, 3600),
-        default=1.0,
         metavar="SECONDS",
-        help="refresh every (default 1, at least 0.1)",
+        help=f"refresh every (default 1; {NODE_IN_PROMETHEUS_S:g} for a node in Prometheus, whose series change only "
+        "as often as they are scraped; at least 0.1)",
     )
     group.add_argument(
         "--theme",
@@ -157,7 +162,7 @@ def build_app(args: argparse.Namespace):
     return GpuMemApp(
         feed,
         judge,
-        interval_s=args.interval,
+        interval_s=args.interval or (NODE_IN_PROMETHEUS_S if isinstance(feed, NodeFeed) else 1.0),
         record_path=args.record,
         clock=time.time,
         theme=f"textual-{args.theme}",

@@ -41,6 +41,11 @@ def test_the_tui_opens_on_the_node_s_series(fleet_url):
     assert "age 90 s" in text  # its exporter stopped 30 s in: the node looks stale
     assert "team-a/vllm-chat-7d9f8c6b5-x2k4q" in text  # its engines, by their pods
     assert app.sample is not None and app.sample.hostname == "node-e"
+    assert app.interval_s == 15  # as the fleet screen reads: the series change as often as they are scraped
+    args = build_parser().parse_args(
+        ["--prometheus", fleet_url, "--node", "node-e", "--at", str(AT), "--interval", "2"]
+    )
+    assert build_app(args).interval_s == 2
 
 
 @pytest.mark.parametrize(
