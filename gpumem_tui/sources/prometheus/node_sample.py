@@ -155,8 +155,10 @@ def _gpus(found: list[FleetGpu]) -> tuple[list[GpuRecord], list[SourceError]]:
         index = _index(gpu)
         assert index is not None  # kept above
         card = records.get(index) or GpuRecord(index=index, uuid=gpu.uuid, name=gpu.card)
+        profile = gpu.gpu_instance_profile
         mig = MigInstance(
             gpu_instance_id=int(gpu.gpu_instance) if gpu.gpu_instance and gpu.gpu_instance.isdigit() else None,
+            name=" ".join(filter(None, (gpu.card, "MIG", profile))) if profile else None,  # as NVML names it
             memory_total_bytes=gpu.total_bytes,
             memory_used_bytes=gpu.used_bytes,
             memory_free_bytes=gpu.free_bytes,
@@ -215,6 +217,25 @@ def _count(value: float | None) -> int | None:
     return None if value is None else round(value)
 
 
+def _devices(engine: FleetEngine, fleet: FleetSample) -> list[str]:
+    """The engine's GPUs as device selectors: each card's UUID; on a card in MIG mode, the GPU instances its pod
+    holds, as `MIG-<card's UUID>/<GPU instance>` (the form drivers before R470 gave a MIG device, which names
+    the instance by its card), so the plan is made against the instance (autoplan.py), as the fleet's is."""
+    pod = f"{engine.namespace or ''}/{engine.pod}" if engine.pod else None
+    devices = []
+    for uuid in engine.gpus:
+        held = [
+            g.gpu_instance
+            for g in fleet.gpus
+            if g.uuid == uuid and g.gpu_instance is not None and pod is not None and pod in g.pods
+        ]
+        if held and uuid.startswith("GPU-"):
+            devices += [f"MIG-{uuid}/{gi}" for gi in held]
+        else:
+            devices.append(uuid)
+    return devices
+
+
 def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
     """An engine as the scraper records it; its target down (up == 0) is `down`."""
     url = f"{engine.namespace}/{engine.pod}" if engine.pod else engine.instance or "?"
@@ -248,6 +269,6 @@ def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
         url=url,
         state="down" if down else "ok",
         error="its scrape target is down in Prometheus (up == 0)" if down else None,
-        devices=list(engine.gpus),
+        devices=_devices(engine, fleet),
         records=[] if down else [record],
     )
