@@ -19,8 +19,8 @@ from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, SourceError
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
-from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
-from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice, host_of, node_of, projected, workload_of
+from gpumem_tui.sources.prometheus.node_queries import EXPORTED, NodeQueries
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 
 SOURCE = "prometheus"
@@ -65,20 +65,52 @@ def only(sample: FleetSample, node: str) -> FleetSample:
     )
 
 
-def pods_of(labels: Iterable[dict[str, str]], node: str) -> list[tuple[str, str]]:
-    """The (namespace, pod)s dcgm-exporter puts on the node's GPUs, from `gpu_pods`' series' labels."""
-    return sorted({pod for each in labels if node_of(each) == node and (pod := workload_of(each)) is not None})
+def pods_of(labels: Iterable[dict[str, str]], node: str, choice: LabelChoice = AUTO) -> list[tuple[str, str]]:
+    """The (namespace, pod)s dcgm-exporter puts on the node's GPUs, from `gpu_pods`' series' labels read with
+    the chosen node and pod labels."""
+    seen = (projected(each, choice) for each in labels)
+    return sorted({pod for each in seen if node_of(each) == node and (pod := workload_of(each)) is not None})
+
+
+def uuids_of(labels: Iterable[dict[str, str]], node: str, choice: LabelChoice = AUTO) -> list[str]:
+    """The UUIDs of the node's GPUs, from `gpu_pods`' series' labels read with the chosen node label."""
+    return sorted({u for each in labels if node_of(projected(each, choice)) == node and (u := each.get("UUID"))})
+
+
+def exporter_names(labels: Iterable[dict[str, str]], node: str) -> tuple[str, ...]:
+    """The names other than `node` that the node's own `gpumem-tui export` gives it, from the labels of
+    `exporter_gpus`' series."""
+    return tuple(sorted({name for each in labels if (name := node_of(each)) is not None and name != node}))
 
 
 def node_read(
     source: str, at: float, results: dict[str, Result], failures: dict[str, str], queries: NodeQueries
 ) -> NodeRead:
     """The node's read of its queries' answers at `at` (pure): an instant read's, or one step of a range read's
-    (node_history.py), built alike."""
+    (node_history.py), built alike. dcgm-exporter's series are read with the chosen labels, and the node's own
+    `gpumem-tui export`'s series under another name are the node's, as the fleet joins them."""
+    results = _named(results, queries)
     answers = {name: result for name, result in results.items() if name != "processes"}
     processes = results.get("processes", Result()).series
-    sample = build(source, at, answers, failures, queries.matchers)
+    sample = build(source, at, answers, failures, queries.matchers, queries.labels)
     return NodeRead(only(sample, queries.node), [s for s in processes if node_of(s.labels) == queries.node])
+
+
+def _named(results: dict[str, Result], queries: NodeQueries) -> dict[str, Result]:
+    """The answers with the exporter's series that name the node otherwise (`queries.exporter_names`) named
+    `queries.node` in `Hostname`, the label `node_of` reads first (as gpumem_export.py renames them)."""
+    if not queries.exporter_names:
+        return results
+    others = set(queries.exporter_names)
+
+    def named(s: Series) -> Series:
+        return (
+            Series({**s.labels, "Hostname": queries.node}, s.value, s.timestamp) if node_of(s.labels) in others else s
+        )
+
+    return {
+        name: Result([named(s) for s in r.series], r.warnings) if name in EXPORTED else r for name, r in results.items()
+    }
 
 
 def _target_node(labels: dict[str, str], pod_nodes: dict[str, str]) -> str | None:
