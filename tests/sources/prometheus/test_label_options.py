@@ -10,10 +10,12 @@ import json
 
 import pytest
 
+from gpumem_tui.app.app import GpuMemApp
+from gpumem_tui.app.fleet_app import FleetApp
 from gpumem_tui.cli import main
 from gpumem_tui.sources.prometheus.client import Connection
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
-from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
 from tests.sources.prometheus.conftest import AT
 
 pytestmark = pytest.mark.prometheus
@@ -139,3 +141,18 @@ def test_the_node_s_screen_under_node_label_is_the_fleet_s_node(fleet_url):
     assert mine.hostname == "10.1.6.2"
     assert (mine.gpus, mine.engines, mine.processes) == (auto.gpus, auto.engines, auto.processes)
     assert [s.timestamp for s in past] == [s.timestamp for s in auto_past] and len(past) > 1
+
+
+def test_enter_on_the_fleet_screen_passes_the_node_label_on(fleet_url, monkeypatch):
+    """`enter` on 10.1.6.2 of the fleet screen under `--node-label instance` opens the node's screen on the node
+    the fleet names, with the findings its gpumem-tui export raised (judged with the fleet's, as check does)."""
+    names = iter(["10.1.6.2", None])  # enter on the row, then q on the fleet
+    opened: list[GpuMemApp] = []
+    monkeypatch.setattr(FleetApp, "run", lambda *_, **__: next(names))
+    monkeypatch.setattr(GpuMemApp, "run", lambda self, **_: opened.append(self))
+    assert main(["fleet", "--prometheus", fleet_url, "--at", str(AT), "--node-label", "instance"]) == 0
+    (screen,) = opened
+    assert isinstance(screen.feed, NodeFeed) and screen.also is not None
+    sample = asyncio.run(screen.feed.sample())
+    assert sample.hostname == "10.1.6.2" and sample.engines
+    assert {"kv_pool_short", "weights_mismatch"} <= {f.code for f in screen.also([])}
