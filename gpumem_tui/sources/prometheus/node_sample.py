@@ -48,6 +48,8 @@ class NodeRead:
 
     fleet: FleetSample
     processes: list[Series] = field(default_factory=list)
+    node_label: str = "auto"
+    """The label read as the node (--node-label)."""
 
 
 def only(sample: FleetSample, node: str) -> FleetSample:
@@ -93,7 +95,8 @@ def node_read(
     answers = {name: result for name, result in results.items() if name != "processes"}
     processes = results.get("processes", Result()).series
     sample = build(source, at, answers, failures, queries.matchers, queries.labels)
-    return NodeRead(only(sample, queries.node), [s for s in processes if node_of(s.labels) == queries.node])
+    kept = [s for s in processes if node_of(s.labels) == queries.node]
+    return NodeRead(only(sample, queries.node), kept, queries.labels.node)
 
 
 def _named(results: dict[str, Result], queries: NodeQueries) -> dict[str, Result]:
@@ -124,7 +127,8 @@ def node_sample(read: NodeRead, node: str) -> Sample:
     """The Sample of `node` (pure). Raises NodeNotFound when no series names it."""
     fleet = read.fleet
     if not any(n.name == node for n in fleet.nodes):
-        raise NodeNotFound(f"no dcgm-exporter series names node {node!r} in the last hour (at {fleet.source})")
+        label = "" if read.node_label == "auto" else f" by its {read.node_label} label (--node-label {read.node_label})"
+        raise NodeNotFound(f"no dcgm-exporter series names node {node!r}{label} in the last hour (at {fleet.source})")
     age = next(n.data_age_s for n in fleet.nodes if n.name == node)
     errors = [
         SourceError(source=SOURCE, message=f"{what} unknown, because {why}")

@@ -156,3 +156,11 @@ def test_enter_on_the_fleet_screen_passes_the_node_label_on(fleet_url, monkeypat
     sample = asyncio.run(screen.feed.sample())
     assert sample.hostname == "10.1.6.2" and sample.engines
     assert {"kv_pool_short", "weights_mismatch"} <= {f.code for f in screen.also([])}
+
+
+def test_a_node_the_chosen_label_does_not_name_says_which_label_was_read(fleet_url, capsys):
+    argv = ["check", "--prometheus", fleet_url, "--node", "node-h", "--at", str(AT), "--node-label", "instance"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("gpumem-tui: no dcgm-exporter series names node 'node-h' by its instance label")
+    assert "(--node-label instance)" in err and err.count("\n") == 1
