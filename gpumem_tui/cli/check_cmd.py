@@ -18,13 +18,14 @@ from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_prometheus, from_replay
 from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
 from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, exit_code_for, one_line, report, warn
-from gpumem_tui.cli.fleet_cmd import connection_options, node_history_option, node_source
+from gpumem_tui.cli.fleet_cmd import connection_options, label_options, node_history_option, node_source
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, scenario_names
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.sources.prometheus.node_history import SPAN_S
+from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 
 SCHEMA = "gpumem-tui.check/1"
 
@@ -65,9 +66,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "check against a plan",
     )
     fleet_node = parser.add_argument_group("a node in Prometheus (--prometheus URL --node NAME; docs/fleet.md)")
-    fleet_node.add_argument("--node", metavar="NAME", help="the node, as dcgm-exporter's Hostname/hostname names it")
+    fleet_node.add_argument(
+        "--node", metavar="NAME", help="the node, as dcgm-exporter's Hostname/hostname (or --node-label) names it"
+    )
     node_history_option(fleet_node, "-v's forensics")
     connection_options(fleet_node)
+    label_options(fleet_node)
     parser.set_defaults(run=run)
 
 
@@ -105,11 +109,10 @@ def failed(exc: BaseException) -> int:
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
     if args.prometheus is not None:
-        connection, matchers, at = node_source(args, "check")
+        connection, queries, at = node_source(args, "check")
         span = (SPAN_S if args.node_history is None else args.node_history) if args.verbose else None
-        return asyncio.run(
-            from_prometheus(connection, args.node, matchers, at, args.query_timeout, catalog, manual, thresholds, span)
-        )
+        node = NodeQueries(args.node, queries.matchers, queries.labels)
+        return asyncio.run(from_prometheus(connection, node, at, args.query_timeout, catalog, manual, thresholds, span))
     offset = None if args.at is None else _offset(args.at)
     if args.demo is not None:
         return asyncio.run(from_demo(args.demo, offset, args.seed, catalog, manual, thresholds))

@@ -147,8 +147,7 @@ async def from_live(
 
 async def from_prometheus(
     connection: Connection,
-    node: str,
-    matchers: str,
+    queries: NodeQueries,
     at: float | None,
     timeout_s: float,
     catalog: Catalog,
@@ -156,12 +155,13 @@ async def from_prometheus(
     thresholds: Thresholds,
     history_s: float | None = None,
 ) -> Checked:
-    """One node of a Prometheus, judged as this node is (diagnose), with what only the fleet's reading of it
-    says (diagnosis/fleet_node.py), and where that differs from `fleet check`'s findings for the node. With
-    `history_s`, the forensics of its history over that span (range queries), walked as the node's screen
-    walks it on `f`; a failed range read is a warning, the check of the moment stands."""
+    """One node of a Prometheus (`queries`: the node, the selector's matchers, the fleet's labels), judged as
+    this node is (diagnose), with what only the fleet's reading of it says (diagnosis/fleet_node.py), and where
+    that differs from `fleet check`'s findings for the node. With `history_s`, the forensics of its history over
+    that span (range queries), walked as the node's screen walks it on `f`; a failed range read is a warning,
+    the check of the moment stands."""
     moment = time.time() if at is None else at
-    queries = NodeQueries(node, matchers)
+    node = queries.node
     past: NodeHistory | None = None
     warnings: list[str] = []
     try:

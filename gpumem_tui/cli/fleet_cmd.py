@@ -151,6 +151,23 @@ def _source_options(parser: argparse.ArgumentParser, action: bool = False) -> No
         help="every GPU one by one (the default of snapshot): an answer that grows with GPUs",
         **unset,
     )
+    label_options(parser, action)
+    parser.add_argument(
+        "--model-alias",
+        action="append",
+        metavar="SERVED=ORG/MODEL",
+        help="the catalog model a served model name stands for (repeatable), so its engines get a plan",
+        **(unset or {"default": []}),
+    )
+    parser.add_argument(
+        "--catalog", action="append", metavar="DIR", help="extra catalog directory", **(unset or {"default": []})
+    )
+
+
+def label_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, action: bool = False) -> None:
+    """Which labels name a node and a pod: the fleet's commands, and `check`/the TUI on one of its nodes (so
+    the node is the one the fleet names). `action`: on a fleet action, whose defaults are never set."""
+    unset: dict = {"default": argparse.SUPPRESS} if action else {}
     parser.add_argument(
         "--node-label",
         choices=NODE_CHOICES,
@@ -164,16 +181,6 @@ def _source_options(parser: argparse.ArgumentParser, action: bool = False) -> No
         **(unset or {"default": "auto"}),
         help="the label of dcgm-exporter's series that names the workload pod holding a GPU (default auto: "
         "exported_pod when present, else pod)",
-    )
-    parser.add_argument(
-        "--model-alias",
-        action="append",
-        metavar="SERVED=ORG/MODEL",
-        help="the catalog model a served model name stands for (repeatable), so its engines get a plan",
-        **(unset or {"default": []}),
-    )
-    parser.add_argument(
-        "--catalog", action="append", metavar="DIR", help="extra catalog directory", **(unset or {"default": []})
     )
 
 
@@ -244,7 +251,7 @@ def _inputs(
         url = parse_url(args.prometheus)
         headers = tuple(parse_header(h) for h in args.header)
         at = time.time() if args.at is None else parse_time(args.at)
-        labels = LabelChoice(getattr(args, "node_label", "auto"), getattr(args, "pod_label", "auto"))  # one node: auto
+        labels = LabelChoice(getattr(args, "node_label", "auto"), getattr(args, "pod_label", "auto"))
         queries = Queries(parse_selector(args.selector), look, labels)
         connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
         connection.request_headers()  # reads the token file now: a missing one is bad input
@@ -316,10 +323,11 @@ def planner(args: argparse.Namespace) -> Callable[[FleetSample], FleetSample]:
     return lambda sample: plan_fleet(sample, catalog, aliases)
 
 
-def node_source(args: argparse.Namespace, command: str) -> tuple[Connection, str, float | None]:
-    """The source options of `check`/the TUI on one node: (connection, the selector's matchers, --at or None)."""
+def node_source(args: argparse.Namespace, command: str) -> tuple[Connection, Queries, float | None]:
+    """The source options of `check`/the TUI on one node: (connection, the queries' selector and labels, --at
+    or None)."""
     connection, queries, at = _inputs(args, None, command)
-    return connection, queries.matchers, None if args.at is None else at
+    return connection, queries, None if args.at is None else at
 
 
 def no_screen_options(args: argparse.Namespace, action: str) -> None:

@@ -154,7 +154,9 @@ def run(
         reader, source = prometheus_reader(connection, queries, fixed, args.query_timeout, plan), connection.url
         history = prometheus_history(connection, queries, span, args.query_timeout)
         node = node_screen(
-            lambda name: prometheus_node_feed(connection, name, queries.matchers, fixed, args.query_timeout, span),
+            lambda name: prometheus_node_feed(
+                connection, name, queries.matchers, fixed, args.query_timeout, span, queries.labels
+            ),
             interval,
         )
     else:

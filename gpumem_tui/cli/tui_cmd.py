@@ -16,7 +16,7 @@ from gpumem_tui.cli.errors import (
     exit_status,
     register_input_error,
 )
-from gpumem_tui.cli.fleet_cmd import FAILED, connection_options, node_history_option, node_source
+from gpumem_tui.cli.fleet_cmd import FAILED, connection_options, label_options, node_history_option, node_source
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
@@ -88,12 +88,15 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
         parser.add_argument_group("a plan to draw over the GPUs (default: from what runs)"), "preload a plan"
     )
     fleet_node = parser.add_argument_group("a node in Prometheus (--prometheus URL --node NAME; docs/fleet.md)")
-    fleet_node.add_argument("--node", metavar="NAME", help="the node, as dcgm-exporter's Hostname/hostname names it")
+    fleet_node.add_argument(
+        "--node", metavar="NAME", help="the node, as dcgm-exporter's Hostname/hostname (or --node-label) names it"
+    )
     fleet_node.add_argument(
         "--at", metavar="TIME", help="read the node as it was then: Unix seconds or RFC 3339 (default: now)"
     )
     node_history_option(fleet_node, "forensics (`f`)")
     connection_options(fleet_node)
+    label_options(fleet_node)
 
 
 def build_feed(args: argparse.Namespace) -> Feed:
@@ -116,9 +119,9 @@ def node_feed(args: argparse.Namespace) -> NodeFeed:
         raise UsageError("--prometheus URL needs --node NAME (the fleet screen is `gpumem-tui fleet --prometheus URL`)")
     if args.endpoint:
         raise UsageError("--endpoint is for live engines; a node read from Prometheus brings its own")
-    connection, matchers, at = node_source(args, "")
+    connection, queries, at = node_source(args, "")
     span = SPAN_S if args.node_history is None else args.node_history
-    feed = prometheus_node_feed(connection, args.node, matchers, at, args.query_timeout, span)
+    feed = prometheus_node_feed(connection, args.node, queries.matchers, at, args.query_timeout, span, queries.labels)
     try:
         asyncio.run(feed.sample())
     except PrometheusError as exc:

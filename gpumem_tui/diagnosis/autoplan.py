@@ -11,13 +11,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gpumem_tui.catalog import Catalog, CatalogError, LookupFailed, ModelSpec
+from gpumem_tui.catalog import Catalog, CatalogError, GpuSpec, LookupFailed, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
 from gpumem_tui.diagnosis.engine_values import LABELS, plausible, shown, why_implausible
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
+from gpumem_tui.diagnosis.mig_plan import NO_INSTANCE, NOT_REPORTED, held_instances, instance_gpu, profile_of
 from gpumem_tui.diagnosis.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.models import GpuRecord, Sample
+from gpumem_tui.models import GpuRecord, MigInstance, Sample
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
@@ -25,6 +26,7 @@ from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSet
 from gpumem_tui.planner.vllm.vision import limits_from_flags
 from gpumem_tui.sources.engines.launch_flags import launch_flags, number
 from gpumem_tui.sources.engines.registry import looks_like_engine, registered, started_by
+from gpumem_tui.sources.placement import device_slices
 from gpumem_tui.text import literal
 
 PlanLabel = Literal["auto", "manual"]
@@ -117,7 +119,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     missing = unsized or _missing(spec, name, gpus, sample)
     if missing or spec is None:  # no spec is always missing: `_missing` says why
         return base.model_copy(update={"missing": missing})
-    return _predicted(base, spec, sample, catalog, manual, record, flags)
+    return _predicted(base, spec, sample, catalog, manual, record, flags, endpoint)
 
 
 def _by_hand(manual: ManualPlan, engine_split: int) -> str:
@@ -150,6 +152,7 @@ def _predicted(
     manual: ManualPlan | None,
     record: EngineRecord | None,
     flags: dict,
+    endpoint: EndpointStatus | None,
 ) -> EnginePlan:
     found, assumed = list(base.found), list(base.assumed)
     card = next(g for g in sample.gpus if g.index in base.gpu_indices and g.readable)
@@ -158,6 +161,13 @@ def _predicted(
         return base.model_copy(update={"missing": f"GPU {card.index} reports neither a known name nor its total"})
     _gpu_fact(card, gpu.key, catalog, found, assumed)
     card_key = gpu.key
+    instance_bytes = None
+    on = _mig_instance(endpoint, sample, card) if manual is None else None
+    if on is not None:  # planned against its MIG GPU instance, as the fleet plans it (mig_plan.py)
+        sized = _instance_gpu(gpu, on, sample.source, found, assumed)
+        if isinstance(sized, str):
+            return base.model_copy(update={"missing": sized, "found": found, "assumed": assumed})
+        gpu, instance_bytes = sized, sized.capacity_bytes
     if manual is not None and manual.gpu is not None:
         gpu = manual.gpu  # sized as the plan was made: a plan for another card is a plan_mismatch
     try:
@@ -185,7 +195,7 @@ def _predicted(
                 "assumed": assumed,
             }
         )
-    capacity = card.memory_total_bytes or gpu.capacity_bytes
+    capacity = instance_bytes or card.memory_total_bytes or gpu.capacity_bytes
     title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
     overlay = overlay_from_engine(prediction, capacity, base.label, title)
     measured_with = base.running.settings if base.running else settings
@@ -202,6 +212,31 @@ def _predicted(
             "assumed": assumed,
         }
     )
+
+
+def _mig_instance(endpoint: EndpointStatus | None, sample: Sample, card: GpuRecord) -> MigInstance | str | None:
+    """The MIG GPU instance of `card` the engine runs on: the one its device selectors name (a node read from
+    Prometheus: the instance its pod holds) or its processes are on (NVML); why it is not known on a card in
+    MIG mode; None on a card that is not in MIG mode."""
+    if endpoint is None or not card.mig_enabled:
+        return None
+    named = device_slices(endpoint.devices, [card]).get(card.index) or set()
+    pids = set(endpoint.pids)
+    on = {*named, *(p.gpu_instance_id for p in sample.processes if p.pid in pids and p.gpu_index == card.index)}
+    held = [m for m in card.mig_instances if m.gpu_instance_id is not None and m.gpu_instance_id in on]
+    if len(held) == 1:
+        return held[0]
+    return held_instances(len(held)) if held else NO_INSTANCE
+
+
+def _instance_gpu(gpu: GpuSpec, on: MigInstance | str, source: str, found: list, assumed: list) -> GpuSpec | str:
+    """The card's catalog entry sized as the instance (mig_plan.instance_gpu), or why it cannot be."""
+    if isinstance(on, str):
+        return on
+    why = "used or free is unknown" if on.memory_used_bytes is None or on.memory_free_bytes is None else NOT_REPORTED
+    whose = "dcgm-exporter's" if source == "prometheus" else "NVML's"  # a node read from Prometheus, else NVML
+    instance = None if on.gpu_instance_id is None else str(on.gpu_instance_id)
+    return instance_gpu(gpu, instance, on.memory_total_bytes, profile_of(on.name), why, whose, found, assumed)
 
 
 def _record(endpoint: EndpointStatus | None) -> EngineRecord | None:

@@ -14,7 +14,6 @@ names (`3g.40gb`: assumed), else no plan, with the reason: never a plan for the 
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -22,18 +21,14 @@ from pydantic import BaseModel, ConfigDict
 
 from gpumem_tui.catalog import Catalog, GpuSpec, LookupFailed, ModelSpec
 from gpumem_tui.diagnosis.autoplan import auto_settings, model_spec
+from gpumem_tui.diagnosis.mig_plan import NO_INSTANCE, NOT_REPORTED, held_instances, instance_gpu
 from gpumem_tui.diagnosis.overlays import gpu_spec_for
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES, overlay_from_engine
 from gpumem_tui.planner.vllm import predict
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetPlan, FleetSample
-from gpumem_tui.units import GIB, MIB, fmt_both
 
-MIG_PROFILE = re.compile(r"\d+g\.(\d+)gb", re.IGNORECASE)
-"""A MIG profile's name (`3g.40gb`, `1g.10gb`): its memory rounded up to whole GiB as NVIDIA names it
-(H100's 3g.40gb has 40,192 MiB, 39.25 GiB; its 1g.10gb 9,856 MiB)."""
-WHOLE_CARD = "a plan for the whole card would not be its"
 Made = tuple[FleetPlan | None, str | None, list[str], list[str]]
 """A plan (or None and why not), and the facts it found and assumed."""
 
@@ -169,47 +164,17 @@ class _Planner:
         if len(held) == 1:
             return held[0]
         if held:
-            return f"its pod holds {len(held)} MIG GPU instances, so the memory it plans in is not known; {WHOLE_CARD}"
-        return (
-            "its card is in MIG mode and no GPU instance of it is joined to the engine's pod, so the instance's "
-            f"memory is not known; {WHOLE_CARD}"
-        )
+            return held_instances(len(held))
+        return NO_INSTANCE
 
 
 def _instance_gpu(card: GpuSpec, on: FleetGpu | str, found: list[str], assumed: list[str]) -> GpuSpec | str:
-    """The card's catalog entry sized as the MIG GPU instance the engine runs on (its memory, and none of the
-    card's per-card figures: SMs, L2, what CUDA reports), or why its size is not known."""
+    """The card's catalog entry sized as the MIG GPU instance the engine runs on, or why its size is not known."""
     if isinstance(on, str):
         return on
-    name = f"MIG GPU instance {on.gpu_instance}"
+    why = on.unknown.get("total_bytes", NOT_REPORTED)
     profile = on.gpu_instance_profile
-    if on.total_bytes is not None:
-        total_mib = on.total_bytes // MIB
-        found.append(f"{name} of its card: {fmt_both(on.total_bytes)} (dcgm-exporter's figures of the instance)")
-    elif profile and (named := MIG_PROFILE.fullmatch(profile)):
-        total_mib = int(named[1]) * GIB // MIB
-        why = on.unknown.get("total_bytes", "its total is not reported")
-        assumed.append(
-            f"{name} of its card: about {fmt_both(total_mib * MIB)}, as its MIG profile {profile} names it (NVIDIA "
-            f"rounds it up to whole GiB); dcgm-exporter's figures do not give its total ({why})"
-        )
-    else:
-        why = on.unknown.get("total_bytes", "its total is not reported")
-        said = f"its MIG profile {profile!r} names no memory" if profile else "no MIG profile names it"
-        return f"it runs on {name} of its card, whose memory is not known ({why}; {said}); {WHOLE_CARD}"
-    return card.model_copy(
-        update={
-            "key": f"{card.key} {name}",
-            "aliases": [],
-            "nvml_names": [],
-            "memory_gb_marketed": None,
-            "total_mib": max(1, total_mib),
-            "nominal_gib": None,
-            "torch_total_gib": None,
-            "sm_count": None,
-            "l2_cache_mib": None,
-        }
-    )
+    return instance_gpu(card, on.gpu_instance, on.total_bytes, profile, why, "dcgm-exporter's", found, assumed)
 
 
 def _make(spec: ModelSpec, gpu: GpuSpec, tp: int, engine: FleetEngine) -> Made:

@@ -8,21 +8,39 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed, Past
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 from gpumem_tui.sources.prometheus.node_history import SPAN_S, NodeHistoryReader
-from gpumem_tui.sources.prometheus.node_queries import NodeQueries
-from gpumem_tui.sources.prometheus.node_sample import NodeRead, node_read, node_sample, pods_of
+from gpumem_tui.sources.prometheus.node_queries import NAMES, NodeQueries
+from gpumem_tui.sources.prometheus.node_sample import (
+    NodeRead,
+    exporter_names,
+    node_read,
+    node_sample,
+    pods_of,
+    uuids_of,
+)
 
 
 async def read_node(client: PrometheusClient, queries: NodeQueries, at: float) -> NodeRead:
     """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
     host). Raises PrometheusError when no query could be read."""
     results, failures, errors = await _ask(client, queries.first_round(), at)
-    pods = pods_of((s.labels for s in results.get("gpu_pods", Result()).series), queries.node)
-    more, failed, _ = await _ask(client, queries.engine_queries(pods), at)
+    held = [s.labels for s in results.get("gpu_pods", Result()).series]
+    asks = queries.engine_queries(pods_of(held, queries.node, queries.labels))
+    uuids = uuids_of(held, queries.node, queries.labels)
+    if queries.labels.node != "auto" and uuids:  # its own gpumem-tui export may name it otherwise
+        asks[NAMES] = queries.exporter_gpus(uuids)
+    more, failed, _ = await _ask(client, asks, at)
+    names = exporter_names((s.labels for s in more.pop(NAMES, Result()).series), queries.node)
+    if names:
+        queries = replace(queries, exporter_names=names)
+        again, failed_again, _ = await _ask(client, queries.exported(), at)
+        more, failed = more | again, failed | failed_again
     results |= more
     failures |= failed
     if not results:
@@ -84,11 +102,13 @@ def prometheus_node_feed(
     at: float | None = None,
     timeout_s: float = 10.0,
     history_s: float = SPAN_S,
+    labels: LabelChoice = AUTO,
 ) -> NodeFeed:
     """The node's series in the Prometheus at `connection`, evaluated now on each read (or always at `at`);
-    forensics (`f`) walks its `history_s` before then, read with range queries."""
-    queries = NodeQueries(node, matchers)
-    history = NodeHistoryReader(connection, node, matchers, at, history_s, timeout_s)
+    forensics (`f`) walks its `history_s` before then, read with range queries. `labels`: the fleet's
+    --node-label and --pod-label, so the node is the one the fleet names."""
+    queries = NodeQueries(node, matchers, labels)
+    history = NodeHistoryReader(connection, node, matchers, at, history_s, timeout_s, labels)
 
     async def read() -> NodeRead:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:

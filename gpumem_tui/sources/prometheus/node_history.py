@@ -18,7 +18,7 @@ import math
 import statistics
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.prometheus.client import (
@@ -31,8 +31,16 @@ from gpumem_tui.sources.prometheus.client import (
     sorted_answers,
 )
 from gpumem_tui.sources.prometheus.history import span_words, step_for
-from gpumem_tui.sources.prometheus.node_queries import NodeQueries
-from gpumem_tui.sources.prometheus.node_sample import NodeNotFound, node_read, node_sample, pods_of
+from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
+from gpumem_tui.sources.prometheus.node_queries import NAMES, NodeQueries
+from gpumem_tui.sources.prometheus.node_sample import (
+    NodeNotFound,
+    exporter_names,
+    node_read,
+    node_sample,
+    pods_of,
+    uuids_of,
+)
 
 SPAN_S = 3600.0
 """How far back a node's forensics looks unless --history says: the fleet screen's history line's span."""
@@ -69,8 +77,17 @@ async def read_node_history(client: PrometheusClient, queries: NodeQueries, end:
     first, failures, errors = await _ask(client, queries.first_round(), start, end, step)
     if "gpu_memory" in errors:
         raise errors["gpu_memory"]  # as the server failed: down, auth, timeout, or too many samples
-    pods = pods_of((s.labels for s in first.get("gpu_pods", RangeResult()).series), queries.node)
-    more, failed, _ = await _ask(client, queries.engine_queries(pods), start, end, step)
+    held = [s.labels for s in first.get("gpu_pods", RangeResult()).series]
+    asks = queries.engine_queries(pods_of(held, queries.node, queries.labels))
+    uuids = uuids_of(held, queries.node, queries.labels)
+    if queries.labels.node != "auto" and uuids:  # its own gpumem-tui export may name it otherwise
+        asks[NAMES] = queries.exporter_gpus(uuids)
+    more, failed, _ = await _ask(client, asks, start, end, step)
+    names = exporter_names((s.labels for s in more.pop(NAMES, RangeResult()).series), queries.node)
+    if names:
+        queries = replace(queries, exporter_names=names)
+        again, failed_again, _ = await _ask(client, queries.exported(), start, end, step)
+        more, failed = more | again, failed | failed_again
     return node_history(client.connection.url, queries, start, end, step, first | more, failures | failed)
 
 
@@ -183,6 +200,8 @@ class NodeHistoryReader:
     """The end of the span (--at); None: now, when read."""
     span_s: float = SPAN_S
     timeout_s: float = 10.0
+    labels: LabelChoice = AUTO
+    """The fleet's --node-label and --pod-label."""
 
     @property
     def what(self) -> str:
@@ -194,7 +213,9 @@ class NodeHistoryReader:
         async def read() -> NodeHistory:
             async with PrometheusClient(self.connection, query_timeout_s=self.timeout_s) as client:
                 end = time.time() if self.at is None else self.at
-                return await read_node_history(client, NodeQueries(self.node, self.matchers), end, self.span_s)
+                return await read_node_history(
+                    client, NodeQueries(self.node, self.matchers, self.labels), end, self.span_s
+                )
 
         return asyncio.run(read())
 

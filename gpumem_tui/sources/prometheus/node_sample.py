@@ -19,8 +19,8 @@ from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, SourceError
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
-from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
-from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice, host_of, node_of, projected, workload_of
+from gpumem_tui.sources.prometheus.node_queries import EXPORTED, NodeQueries
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 
 SOURCE = "prometheus"
@@ -48,6 +48,8 @@ class NodeRead:
 
     fleet: FleetSample
     processes: list[Series] = field(default_factory=list)
+    node_label: str = "auto"
+    """The label read as the node (--node-label)."""
 
 
 def only(sample: FleetSample, node: str) -> FleetSample:
@@ -65,20 +67,53 @@ def only(sample: FleetSample, node: str) -> FleetSample:
     )
 
 
-def pods_of(labels: Iterable[dict[str, str]], node: str) -> list[tuple[str, str]]:
-    """The (namespace, pod)s dcgm-exporter puts on the node's GPUs, from `gpu_pods`' series' labels."""
-    return sorted({pod for each in labels if node_of(each) == node and (pod := workload_of(each)) is not None})
+def pods_of(labels: Iterable[dict[str, str]], node: str, choice: LabelChoice = AUTO) -> list[tuple[str, str]]:
+    """The (namespace, pod)s dcgm-exporter puts on the node's GPUs, from `gpu_pods`' series' labels read with
+    the chosen node and pod labels."""
+    seen = (projected(each, choice) for each in labels)
+    return sorted({pod for each in seen if node_of(each) == node and (pod := workload_of(each)) is not None})
+
+
+def uuids_of(labels: Iterable[dict[str, str]], node: str, choice: LabelChoice = AUTO) -> list[str]:
+    """The UUIDs of the node's GPUs, from `gpu_pods`' series' labels read with the chosen node label."""
+    return sorted({u for each in labels if node_of(projected(each, choice)) == node and (u := each.get("UUID"))})
+
+
+def exporter_names(labels: Iterable[dict[str, str]], node: str) -> tuple[str, ...]:
+    """The names other than `node` that the node's own `gpumem-tui export` gives it, from the labels of
+    `exporter_gpus`' series."""
+    return tuple(sorted({name for each in labels if (name := node_of(each)) is not None and name != node}))
 
 
 def node_read(
     source: str, at: float, results: dict[str, Result], failures: dict[str, str], queries: NodeQueries
 ) -> NodeRead:
     """The node's read of its queries' answers at `at` (pure): an instant read's, or one step of a range read's
-    (node_history.py), built alike."""
+    (node_history.py), built alike. dcgm-exporter's series are read with the chosen labels, and the node's own
+    `gpumem-tui export`'s series under another name are the node's, as the fleet joins them."""
+    results = _named(results, queries)
     answers = {name: result for name, result in results.items() if name != "processes"}
     processes = results.get("processes", Result()).series
-    sample = build(source, at, answers, failures, queries.matchers)
-    return NodeRead(only(sample, queries.node), [s for s in processes if node_of(s.labels) == queries.node])
+    sample = build(source, at, answers, failures, queries.matchers, queries.labels)
+    kept = [s for s in processes if node_of(s.labels) == queries.node]
+    return NodeRead(only(sample, queries.node), kept, queries.labels.node)
+
+
+def _named(results: dict[str, Result], queries: NodeQueries) -> dict[str, Result]:
+    """The answers with the exporter's series that name the node otherwise (`queries.exporter_names`) named
+    `queries.node` in `Hostname`, the label `node_of` reads first (as gpumem_export.py renames them)."""
+    if not queries.exporter_names:
+        return results
+    others = set(queries.exporter_names)
+
+    def named(s: Series) -> Series:
+        return (
+            Series({**s.labels, "Hostname": queries.node}, s.value, s.timestamp) if node_of(s.labels) in others else s
+        )
+
+    return {
+        name: Result([named(s) for s in r.series], r.warnings) if name in EXPORTED else r for name, r in results.items()
+    }
 
 
 def _target_node(labels: dict[str, str], pod_nodes: dict[str, str]) -> str | None:
@@ -92,7 +127,8 @@ def node_sample(read: NodeRead, node: str) -> Sample:
     """The Sample of `node` (pure). Raises NodeNotFound when no series names it."""
     fleet = read.fleet
     if not any(n.name == node for n in fleet.nodes):
-        raise NodeNotFound(f"no dcgm-exporter series names node {node!r} in the last hour (at {fleet.source})")
+        label = "" if read.node_label == "auto" else f" by its {read.node_label} label (--node-label {read.node_label})"
+        raise NodeNotFound(f"no dcgm-exporter series names node {node!r}{label} in the last hour (at {fleet.source})")
     age = next(n.data_age_s for n in fleet.nodes if n.name == node)
     errors = [
         SourceError(source=SOURCE, message=f"{what} unknown, because {why}")
@@ -155,8 +191,10 @@ def _gpus(found: list[FleetGpu]) -> tuple[list[GpuRecord], list[SourceError]]:
         index = _index(gpu)
         assert index is not None  # kept above
         card = records.get(index) or GpuRecord(index=index, uuid=gpu.uuid, name=gpu.card)
+        profile = gpu.gpu_instance_profile
         mig = MigInstance(
             gpu_instance_id=int(gpu.gpu_instance) if gpu.gpu_instance and gpu.gpu_instance.isdigit() else None,
+            name=" ".join(filter(None, (gpu.card, "MIG", profile))) if profile else None,  # as NVML names it
             memory_total_bytes=gpu.total_bytes,
             memory_used_bytes=gpu.used_bytes,
             memory_free_bytes=gpu.free_bytes,
@@ -215,6 +253,25 @@ def _count(value: float | None) -> int | None:
     return None if value is None else round(value)
 
 
+def _devices(engine: FleetEngine, fleet: FleetSample) -> list[str]:
+    """The engine's GPUs as device selectors: each card's UUID; on a card in MIG mode, the GPU instances its pod
+    holds, as `MIG-<card's UUID>/<GPU instance>` (the form drivers before R470 gave a MIG device, which names
+    the instance by its card), so the plan is made against the instance (autoplan.py), as the fleet's is."""
+    pod = f"{engine.namespace or ''}/{engine.pod}" if engine.pod else None
+    devices = []
+    for uuid in engine.gpus:
+        held = [
+            g.gpu_instance
+            for g in fleet.gpus
+            if g.uuid == uuid and g.gpu_instance is not None and pod is not None and pod in g.pods
+        ]
+        if held and uuid.startswith("GPU-"):
+            devices += [f"MIG-{uuid}/{gi}" for gi in held]
+        else:
+            devices.append(uuid)
+    return devices
+
+
 def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
     """An engine as the scraper records it; its target down (up == 0) is `down`."""
     url = f"{engine.namespace}/{engine.pod}" if engine.pod else engine.instance or "?"
@@ -248,6 +305,6 @@ def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
         url=url,
         state="down" if down else "ok",
         error="its scrape target is down in Prometheus (up == 0)" if down else None,
-        devices=list(engine.gpus),
+        devices=_devices(engine, fleet),
         records=[] if down else [record],
     )

@@ -5,11 +5,17 @@ in `exported_pod`, node-b in `pod`; node-c is bare metal)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
+from gpumem_tui.app.app import GpuMemApp
+from gpumem_tui.app.fleet_app import FleetApp
 from gpumem_tui.cli import main
+from gpumem_tui.sources.prometheus.client import Connection
+from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
+from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
 from tests.sources.prometheus.conftest import AT
 
 pytestmark = pytest.mark.prometheus
@@ -89,3 +95,72 @@ def test_a_node_that_runs_gpumem_tui_export_is_one_node_whatever_label_names_it(
     )
     used = {m["model_name"]: (m["used_bytes"], m["planned_bytes"]) for m in auto["models"]}
     assert used == {m["model_name"]: (m["used_bytes"], m["planned_bytes"]) for m in by_target["models"]}
+
+
+def _node_check(capsys, url: str, node: str, *extra: str) -> dict:
+    argv = ["check", "--prometheus", url, "--node", node, "--at", str(AT), "--json", *extra]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert err == "" and code in (0, 1, 2), err
+    return json.loads(out)
+
+
+def test_the_node_read_takes_the_node_label_and_keeps_the_node_s_own_exporter(fleet_url, capsys):
+    """`check --prometheus --node 10.1.6.2 --node-label instance` is node-h as the fleet names it under that label:
+    its GPUs, engines and the findings its gpumem-tui export raised (which name it `node-h`) are read as with the
+    default labels, and where its findings and `fleet check --node-label instance`'s for 10.1.6.2 differ, it
+    says why."""
+    auto = _node_check(capsys, fleet_url, "node-h")
+    by_target = _node_check(capsys, fleet_url, "10.1.6.2", "--node-label", "instance")
+    assert {"kv_pool_short", "weights_mismatch"} <= {f["code"] for f in auto["findings"]}  # its exporter's
+    assert sorted((f["code"], f["severity"], f["gpu_index"]) for f in by_target["findings"]) == sorted(
+        (f["code"], f["severity"], f["gpu_index"]) for f in auto["findings"]
+    )
+    assert [(p["endpoint"], p["planned_bytes"]) for p in by_target["plans"]] == [
+        (p["endpoint"], p["planned_bytes"]) for p in auto["plans"]
+    ]
+    fleet = [f for f in _check(capsys, fleet_url, "--node-label", "instance")["findings"] if f["node"] == "10.1.6.2"]
+    mine = {(f["code"], f["severity"]) for f in by_target["findings"]}
+    theirs = {(f["code"], f["severity"]) for f in fleet}
+    said = {(d["code"], d["severity"], d["only_in"]) for d in by_target["fleet_differs"]}
+    assert said == {(c, s, "node") for c, s in mine - theirs} | {(c, s, "fleet") for c, s in theirs - mine}
+    assert all(d["why"] for d in by_target["fleet_differs"])
+
+
+def test_the_node_s_screen_under_node_label_is_the_fleet_s_node(fleet_url):
+    """The feed `enter` opens on the fleet screen under `--node-label instance` (and `--prometheus --node` alone):
+    the Sample the default labels give node-h, and forensics over the same history."""
+
+    def read(node: str, labels: LabelChoice):
+        feed = prometheus_node_feed(Connection(fleet_url), node, at=AT, history_s=120, labels=labels)
+        past = feed.past()
+        assert past is not None
+        return asyncio.run(feed.sample()), list(past.read())
+
+    (auto, auto_past), (mine, past) = read("node-h", AUTO), read("10.1.6.2", LabelChoice("instance"))
+    assert mine.hostname == "10.1.6.2"
+    assert (mine.gpus, mine.engines, mine.processes) == (auto.gpus, auto.engines, auto.processes)
+    assert [s.timestamp for s in past] == [s.timestamp for s in auto_past] and len(past) > 1
+
+
+def test_enter_on_the_fleet_screen_passes_the_node_label_on(fleet_url, monkeypatch):
+    """`enter` on 10.1.6.2 of the fleet screen under `--node-label instance` opens the node's screen on the node
+    the fleet names, with the findings its gpumem-tui export raised (judged with the fleet's, as check does)."""
+    names = iter(["10.1.6.2", None])  # enter on the row, then q on the fleet
+    opened: list[GpuMemApp] = []
+    monkeypatch.setattr(FleetApp, "run", lambda *_, **__: next(names))
+    monkeypatch.setattr(GpuMemApp, "run", lambda self, **_: opened.append(self))
+    assert main(["fleet", "--prometheus", fleet_url, "--at", str(AT), "--node-label", "instance"]) == 0
+    (screen,) = opened
+    assert isinstance(screen.feed, NodeFeed) and screen.also is not None
+    sample = asyncio.run(screen.feed.sample())
+    assert sample.hostname == "10.1.6.2" and sample.engines
+    assert {"kv_pool_short", "weights_mismatch"} <= {f.code for f in screen.also([])}
+
+
+def test_a_node_the_chosen_label_does_not_name_says_which_label_was_read(fleet_url, capsys):
+    argv = ["check", "--prometheus", fleet_url, "--node", "node-h", "--at", str(AT), "--node-label", "instance"]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("gpumem-tui: no dcgm-exporter series names node 'node-h' by its instance label")
+    assert "(--node-label instance)" in err and err.count("\n") == 1

@@ -79,3 +79,23 @@ def test_an_instance_whose_memory_is_not_read_is_planned_from_its_profile_or_not
     assert bare["planned_bytes"] is None and bare["plan"] is None
     why = bare["unknown"]["planned_bytes"]
     assert "MIG GPU instance 4" in why and "whole card" in why
+
+
+def test_the_node_s_check_plans_each_mig_engine_as_the_fleet_does(url, capsys):
+    """One answer per question: `check --prometheus --node` (and the node's screen, which judges the same sample)
+    plans each engine of node-m against its MIG GPU instance with the memory `fleet` plans it with, and where
+    the fleet cannot plan one it says the same reason; any finding that still differs says why."""
+    fleet = _engines(capsys, url, "--full")
+    at = str(T0 + END_S)
+    assert main(["check", "--prometheus", url, "--node", "node-m", "--at", at, "--json"]) in (0, 1, 2)
+    checked = json.loads(capsys.readouterr().out)
+    plans = {p["endpoint"]: p for p in checked["plans"]}
+    assert set(plans) == {f"serving/{pod}" for pod in fleet}
+    for pod, engine in fleet.items():
+        plan = plans[f"serving/{pod}"]
+        assert plan["planned_bytes"] == engine["planned_bytes"], (pod, plan["missing"])
+        if engine["planned_bytes"] is None:
+            assert plan["missing"] == engine["unknown"]["planned_bytes"], pod
+    assert any("MIG GPU instance 1" in f and fmt_both(INSTANCE_1) in f for f in plans["serving/vllm-m"]["found"])
+    assert any("1g.10gb" in fact for fact in plans["serving/vllm-small"]["assumed"])
+    assert all(d["why"] for d in checked["fleet_differs"]), checked["fleet_differs"]
