@@ -252,6 +252,8 @@ class FleetApp(App[str]):
 
     def history_text(self) -> Text:
         lines = [] if self.history is None else history_lines(self.history, self.glyphs)
+        if self.history is None and self.history_failure is None:
+            lines.append("History: reading (range queries over the span; the fleet's tables come first)…")
         if self.history_failure is not None:
             lines.append(f"History: unknown, because {self.history_failure}")
         return Text("\n".join(lines))

@@ -241,6 +241,33 @@ async def test_the_history_line_shows_the_fleet_over_time_and_degrades_alone(fle
         assert "8 nodes, 24 GPUs" in text and "state ok" in text
 
 
+async def test_the_history_line_says_it_is_reading_until_it_is_read(fleet_sample, fleet_history):
+    """The history's range queries (the demo's simulated run) take seconds: until they answer, the line says
+    so rather than standing empty."""
+    import threading
+
+    answered = threading.Event()
+
+    async def read():
+        return fleet_sample
+
+    async def read_history(_at: float):
+        await asyncio.to_thread(answered.wait, 10)
+        return fleet_history
+
+    app = FleetApp(read, "http://prom.example:9090", interval_s=15, poll=False, read_history=read_history)
+    async with app.run_test(size=(160, 60)) as pilot:
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if "8 nodes, 24 GPUs" in " ".join(screen_text(app)):
+                break
+        text = " ".join(" ".join(screen_text(app)).split())
+        assert "8 nodes, 24 GPUs" in text and "History: reading" in text and "Last 2 min" not in text
+        answered.set()
+        text = await _text(app, pilot)
+        assert "Last 2 min" in text and "History: reading" not in text
+
+
 async def test_models_show_used_vs_planned_as_fleet_check_says(fleet_sample):
     """One answer per question: the model table's used and planned memory are `fleet check --json`'s."""
     from gpumem_tui.catalog import load_catalog
