@@ -129,6 +129,8 @@ class FleetReader:
             promql["node_low"] = q.node_low(bounds)
         if due:
             promql |= {name: getattr(q, name) for name in FACTS}
+        elif facts is not None and at < facts.pools_at:
+            promql["pools"] = q.pools  # kept pools newer than `at`: a change query cannot look forward
         elif facts is not None:
             promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
         results, failures = await ask_with_exporters(client, q, promql, at)
