@@ -158,7 +158,8 @@ class FleetReader:
             seen = project(results, q.labels)
             if facts is not None and "pools" in more:
                 facts = self.facts = replace(facts, results={**facts.results, "pools": more["pools"]}, pools_at=at)
-                failures.pop("pools_changed", None)  # whatever it could not say, the pools were read now
+        if "pools" in results:  # read in this refresh (again, or with the facts): whatever the change query
+            failures.pop("pools_changed", None)  # could not say, the pools were read now
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
         if "pools" in failures:  # the pools read again failed: the engines' pool fields say why, never the old
             kept.pop("pools", None)

@@ -238,3 +238,16 @@ def test_a_refresh_earlier_than_the_pools_read_again_reads_them_as_they_were_the
     assert [_mover(s).num_gpu_blocks for s in (first, back, fresh)] == [1000, 1000, 1000]
     assert [e.num_gpu_blocks for e in back.engines] == [e.num_gpu_blocks for e in fresh.engines]
     assert _pools_read(sent)
+
+
+def test_a_change_query_that_fails_in_a_refresh_that_reads_the_facts_again_is_no_failure(moving_url, monkeypatch):
+    """node-z appears at 600 s: that refresh reads every slow fact again, the pools with them. Its change query,
+    refused, asked what the pools read then answer: the sample is read whole, not stale."""
+
+    def refused(_queries: Queries, _since_s: float) -> str:
+        return "vllm:cache_config_info offset 0ms"  # Prometheus refuses it: a bad_data error
+
+    monkeypatch.setattr(Queries, "pools_changed", refused)
+    (_, _), (later, sent) = _reads(moving_url, [560, 610], facts_every_s=3600)
+    assert _joined(sent) and _pools_read(sent)
+    assert later.state == "ok" and later.unknown == {} and later.error is None
