@@ -4,7 +4,8 @@
 `rules` prints the recording rules that let the server precompute the overview's per-node figures.
 `check` judges it (diagnosis/fleet.py) and exits as a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL,
 3 UNKNOWN (no data source: the server cannot be reached, refuses the credentials or runs out of time; bad
-input). `snapshot` exits 2 on bad input and 3 when no source answers. Every failure is one line on stderr."""
+input; or, with its report, a server that holds no node and no engine). `snapshot` exits 2 on bad input and 3
+when no source answers. Every failure is one line on stderr."""
 
 from __future__ import annotations
 
@@ -396,6 +397,8 @@ def run_check(args: argparse.Namespace) -> int:
         report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, "fleet check"))
         return UNKNOWN
     code = exit_code([f.finding for f in findings])
+    if code == 0 and not sample.nodes and not sample.engines:  # nothing was read: nothing can be called OK
+        code = UNKNOWN
     with reader_may_leave():
         if args.json:
             print_json(check_json(sample, findings, code))
@@ -452,6 +455,11 @@ def check_json(sample: FleetSample, findings: list[FleetFinding], code: int) -> 
     }
 
 
+NOTHING_READ = "no node and no engine within the hour"
+"""`fleet check`'s UNKNOWN where the server answered but holds nothing to judge (a --selector that matches
+nothing, a moment with no data): never OK over a fleet it cannot see."""
+
+
 def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
@@ -503,6 +511,8 @@ def _print_snapshot(sample: FleetSample) -> None:
 
 def _print_check(sample: FleetSample, findings: list[FleetFinding], code: int) -> None:
     top = findings[0].finding.title if findings and code else "nothing needs a look"
+    if code == UNKNOWN:
+        top = f"{NOTHING_READ} ({sample.unknown.get('memory', 'no series')})"
     lines = [f"{STATUS[code]} - {plugin_text(top)}; {coverage_line(sample)}"]
     infos: dict[str, list[FleetFinding]] = {}
     for f in findings:
