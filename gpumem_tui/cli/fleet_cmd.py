@@ -332,6 +332,29 @@ def no_screen_options(args: argparse.Namespace, action: str) -> None:
             )
 
 
+def _nothing_read(args: argparse.Namespace) -> None:
+    """`rules` reads nothing: a source or a way to read given before it is refused, never ignored (--selector
+    shapes the rules)."""
+    given = {
+        "--prometheus": args.prometheus is not None,
+        "--demo": args.fleet_demo,
+        "--at": args.at is not None,
+        "--header": bool(args.header),
+        "--bearer-token-file": args.bearer_token_file is not None,
+        "--ca-file": args.ca_file is not None,
+        "--query-timeout": args.query_timeout != QUERY_TIMEOUT_S,
+        "--overview": args.overview,
+        "--full": args.full,
+        "--node-label": args.node_label != "auto",
+        "--pod-label": args.pod_label != "auto",
+        "--model-alias": bool(args.model_alias),
+        "--catalog": bool(args.catalog),
+    }
+    unused = [option for option, yes in given.items() if yes]
+    if unused:
+        raise UsageError(f"fleet rules: {unused[0]} before the action is for reading the fleet; rules reads nothing")
+
+
 def source_given(args: argparse.Namespace, action: str) -> None:
     """One source, --prometheus or --demo, before the action or after it; none of the screen's options."""
     no_screen_options(args, action)
@@ -410,6 +433,7 @@ def run_check(args: argparse.Namespace) -> int:
 def run_rules(args: argparse.Namespace) -> int:
     """Print the recording-rule group (YAML) the overview reads when the server has it (docs/fleet.md)."""
     no_screen_options(args, "rules")
+    _nothing_read(args)
     try:
         matchers = parse_selector(args.selector)
     except SelectorError as exc:
