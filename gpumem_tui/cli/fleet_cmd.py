@@ -25,7 +25,7 @@ from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
-from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet, nothing_read
 from gpumem_tui.diagnosis.fleet_plans import AliasError, model_memory, parse_aliases, plan_fleet
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.http import tls
@@ -420,7 +420,7 @@ def run_check(args: argparse.Namespace) -> int:
         report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, "fleet check"))
         return UNKNOWN
     code = exit_code([f.finding for f in findings])
-    if code == 0 and not sample.nodes and not sample.engines:  # nothing was read: nothing can be called OK
+    if code == 0 and nothing_read(sample):  # nothing can be called OK
         code = UNKNOWN
     with reader_may_leave():
         if args.json:
@@ -479,11 +479,6 @@ def check_json(sample: FleetSample, findings: list[FleetFinding], code: int) -> 
     }
 
 
-NOTHING_READ = "no node and no engine within the hour"
-"""`fleet check`'s UNKNOWN where the server answered but holds nothing to judge (a --selector that matches
-nothing, a moment with no data): never OK over a fleet it cannot see."""
-
-
 def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
@@ -536,7 +531,7 @@ def _print_snapshot(sample: FleetSample) -> None:
 def _print_check(sample: FleetSample, findings: list[FleetFinding], code: int) -> None:
     top = findings[0].finding.title if findings and code else "nothing needs a look"
     if code == UNKNOWN:
-        top = f"{NOTHING_READ} ({sample.unknown.get('memory', 'no series')})"
+        top = nothing_read(sample) or top
     lines = [f"{STATUS[code]} - {plugin_text(top)}; {coverage_line(sample)}"]
     infos: dict[str, list[FleetFinding]] = {}
     for f in findings:
