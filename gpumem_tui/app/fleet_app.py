@@ -27,7 +27,7 @@ from gpumem_tui.app.fleet_history_view import history_lines
 from gpumem_tui.app.fleet_view import Table, finding_table, model_table, node_table
 from gpumem_tui.app.tone import severity_style, state_style
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet, nothing_read
 from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.sources.prometheus.client import PrometheusError
 from gpumem_tui.sources.prometheus.history import FleetHistory
@@ -220,6 +220,8 @@ class FleetApp(App[str]):
                 return "stale", f"reading {literal(self.source)} ..."
             if self.sample.state != "ok":
                 return "stale", f"stale: part of the answer is missing: {literal(self.sample.error or '')}"
+            if empty := nothing_read(self.sample):  # as fleet check's UNKNOWN: never ok over nothing
+                return "stale", literal(empty)
             return "ok", "ok"
         if self.last_ok is None:
             return "down", f"down: {self.failure}"

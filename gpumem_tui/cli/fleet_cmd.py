@@ -4,7 +4,8 @@
 `rules` prints the recording rules that let the server precompute the overview's per-node figures.
 `check` judges it (diagnosis/fleet.py) and exits as a monitoring plugin: 0 OK, 1 WARNING, 2 CRITICAL,
 3 UNKNOWN (no data source: the server cannot be reached, refuses the credentials or runs out of time; bad
-input). `snapshot` exits 2 on bad input and 3 when no source answers. Every failure is one line on stderr."""
+input; or, with its report, a server that holds no node and no engine). `snapshot` exits 2 on bad input and 3
+when no source answers. Every failure is one line on stderr."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
-from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet, nothing_read
 from gpumem_tui.diagnosis.fleet_plans import AliasError, model_memory, parse_aliases, plan_fleet
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.http import tls
@@ -339,6 +340,29 @@ def no_screen_options(args: argparse.Namespace, action: str) -> None:
             )
 
 
+def _nothing_read(args: argparse.Namespace) -> None:
+    """`rules` reads nothing: a source or a way to read given before it is refused, never ignored (--selector
+    shapes the rules)."""
+    given = {
+        "--prometheus": args.prometheus is not None,
+        "--demo": args.fleet_demo,
+        "--at": args.at is not None,
+        "--header": bool(args.header),
+        "--bearer-token-file": args.bearer_token_file is not None,
+        "--ca-file": args.ca_file is not None,
+        "--query-timeout": args.query_timeout != QUERY_TIMEOUT_S,
+        "--overview": args.overview,
+        "--full": args.full,
+        "--node-label": args.node_label != "auto",
+        "--pod-label": args.pod_label != "auto",
+        "--model-alias": bool(args.model_alias),
+        "--catalog": bool(args.catalog),
+    }
+    unused = [option for option, yes in given.items() if yes]
+    if unused:
+        raise UsageError(f"fleet rules: {unused[0]} before the action is for reading the fleet; rules reads nothing")
+
+
 def source_given(args: argparse.Namespace, action: str) -> None:
     """One source, --prometheus or --demo, before the action or after it; none of the screen's options."""
     no_screen_options(args, action)
@@ -404,6 +428,8 @@ def run_check(args: argparse.Namespace) -> int:
         report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, "fleet check"))
         return UNKNOWN
     code = exit_code([f.finding for f in findings])
+    if code == 0 and nothing_read(sample):  # nothing can be called OK
+        code = UNKNOWN
     with reader_may_leave():
         if args.json:
             print_json(check_json(sample, findings, code))
@@ -415,6 +441,7 @@ def run_check(args: argparse.Namespace) -> int:
 def run_rules(args: argparse.Namespace) -> int:
     """Print the recording-rule group (YAML) the overview reads when the server has it (docs/fleet.md)."""
     no_screen_options(args, "rules")
+    _nothing_read(args)
     try:
         matchers = parse_selector(args.selector)
     except SelectorError as exc:
@@ -511,6 +538,8 @@ def _print_snapshot(sample: FleetSample) -> None:
 
 def _print_check(sample: FleetSample, findings: list[FleetFinding], code: int) -> None:
     top = findings[0].finding.title if findings and code else "nothing needs a look"
+    if code == UNKNOWN:
+        top = nothing_read(sample) or top
     lines = [f"{STATUS[code]} - {plugin_text(top)}; {coverage_line(sample)}"]
     infos: dict[str, list[FleetFinding]] = {}
     for f in findings:

@@ -38,6 +38,15 @@ class FleetFinding(BaseModel):
     finding: Finding
 
 
+def nothing_read(sample: FleetSample) -> str | None:
+    """Why the sample holds nothing to judge (no node and no engine within the hour: a --selector that matches
+    nothing, a moment with no data), in words; None where it holds something. `fleet check` is then UNKNOWN and
+    the screen says so: a source that answers is not a fleet that is ok."""
+    if sample.nodes or sample.engines:
+        return None
+    return f"no node and no engine within the hour ({sample.unknown.get('memory', 'no series')})"
+
+
 def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> list[FleetFinding]:
     """Every finding of the sample, the most severe first, then by node."""
     t = thresholds or Thresholds()

@@ -317,3 +317,19 @@ async def test_a_join_read_earlier_says_its_age(fleet_sample):
     app = _app(fresh, Clock(fleet_sample.evaluated_at))
     async with app.run_test(size=(160, 60)) as pilot:
         assert "join as read" not in await _text(app, pilot)
+
+
+async def test_a_fleet_with_no_node_and_no_engine_is_not_called_ok():
+    """A selector that matches nothing: the header says nothing was read, as `fleet check` says UNKNOWN (a
+    source that answers is not a fleet that is ok)."""
+    why = "no dcgm-exporter series match the selector"
+    empty = FleetSample(source="http://prom.example:9090", evaluated_at=100.0, unknown={"memory": why})
+
+    async def read():
+        return empty
+
+    app = _app(read, Clock(101.0))
+    async with app.run_test(size=(160, 40)) as pilot:
+        text = await _text(app, pilot)
+        assert f"state no node and no engine within the hour ({why})" in text
+        assert "state ok" not in text

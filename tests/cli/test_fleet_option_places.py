@@ -69,3 +69,24 @@ def test_overview_before_and_full_after_is_refused(capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "--overview" in err[0] and "--full" in err[0]
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--prometheus", "http://127.0.0.1:1"],
+        ["--demo"],
+        ["--at", "1767225720"],
+        ["--header", "X-Scope-OrgID: a"],
+        ["--query-timeout", "3"],
+        ["--full"],
+        ["--node-label", "Hostname"],
+        ["--model-alias", "m=meta-llama/Llama-3.1-8B"],
+    ],
+)
+def test_a_reading_option_before_rules_is_refused_not_ignored(capsys, option):
+    """`rules` prints the rule group and reads nothing: a source or a way to read given before it would go
+    unused, as the screen's options would (only --selector shapes the rules)."""
+    assert main(["fleet", *option, "rules"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.splitlines()) == 1 and option[0] in captured.err

@@ -241,7 +241,7 @@ def _point(pair: Any) -> tuple[float, float]:
     anything unreadable as NaN."""
     try:
         return float(pair[0]), float(pair[1])
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: a JSON integer past a float's range
         return math.nan, math.nan
 
 
@@ -264,7 +264,7 @@ def _instants(items: list[dict[str, Any]]) -> list[Series]:
         deque(map("".join, map(dict.values, metrics)), maxlen=0)  # TypeError: a label that is not a string
         values = [item["value"] for item in items]
         return [Series(m, float(v[1]), float(v[0])) for m, v in zip(metrics, values, strict=True)]
-    except (KeyError, TypeError, ValueError, IndexError):
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError):
         return [_instant(item) for item in items]
 
 

@@ -129,6 +129,8 @@ class FleetReader:
             promql["node_low"] = q.node_low(bounds)
         if due:
             promql |= {name: getattr(q, name) for name in FACTS}
+        elif facts is not None and at < facts.pools_at:
+            promql["pools"] = q.pools  # kept pools newer than `at`: a change query cannot look forward
         elif facts is not None:
             promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
         results, failures = await ask_with_exporters(client, q, promql, at)
@@ -156,7 +158,8 @@ class FleetReader:
             seen = project(results, q.labels)
             if facts is not None and "pools" in more:
                 facts = self.facts = replace(facts, results={**facts.results, "pools": more["pools"]}, pools_at=at)
-                failures.pop("pools_changed", None)  # whatever it could not say, the pools were read now
+        if "pools" in results:  # read in this refresh (again, or with the facts): whatever the change query
+            failures.pop("pools_changed", None)  # could not say, the pools were read now
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
         if "pools" in failures:  # the pools read again failed: the engines' pool fields say why, never the old
             kept.pop("pools", None)

@@ -99,6 +99,8 @@ def test_labels_that_are_not_strings_are_read_as_text():
         ({"value": [AT, "3"]}, ({}, "3.0")),
         ({"metric": "node-c", "value": [AT, "3"]}, ({}, "3.0")),
         ({"metric": {"Hostname": "node-c"}, "value": [AT, "+Inf"]}, ({"Hostname": "node-c"}, "inf")),
+        ({"metric": {"Hostname": "node-c"}, "value": [10**400, "3"]}, ({"Hostname": "node-c"}, "nan")),
+        ({"metric": {"Hostname": "node-c"}, "value": [AT, 10**400]}, ({"Hostname": "node-c"}, "nan")),
     ],
 )
 def test_one_odd_series_is_read_alone_and_the_others_as_sent(odd, read_as):

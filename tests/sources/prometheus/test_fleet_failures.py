@@ -111,3 +111,18 @@ def test_401_until_the_credentials_are_sent(fleet_blocks, tmp_path, capsys):
         assert "HTTP 401 Unauthorized: check --bearer-token-file or --header" in _one_line(capsys)
         assert main(["fleet", "check", "--prometheus", url, "--at", str(AT), "--header", ADMIN_TEST, "--json"]) == 2
         assert json.loads(capsys.readouterr().out)["coverage"]["nodes"] == 9
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--at", str(AT), "--selector", '{cluster="no-such-cluster"}'], ["--at", str(AT + 2 * 86400)]],
+)
+def test_a_fleet_with_no_node_and_no_engine_is_unknown_never_ok(fleet_url, argv, capsys):
+    """A selector that matches nothing, or a moment past the hour the fleet is remembered for: nothing was read,
+    so nothing can be called OK (a cron job would stay green over a fleet it cannot see). The report is printed,
+    with why."""
+    assert main(["fleet", "check", "--prometheus", fleet_url, *argv]) == 3
+    assert capsys.readouterr().out.startswith("UNKNOWN - no node and no engine within the hour (no dcgm-exporter ")
+    assert main(["fleet", "check", "--prometheus", fleet_url, *argv, "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert (report["status"], report["exit_code"], report["coverage"]["nodes"]) == ("UNKNOWN", 3, 0)

@@ -226,3 +226,28 @@ def test_a_change_query_that_fails_reads_the_pools_again(moving_url, monkeypatch
     (_, _), (later, sent) = _reads(moving_url, [460, 500], facts_every_s=3600)
     assert _pools_read(sent) and later.state == "ok" and later.unknown == {}
     assert _mover(later).num_gpu_blocks == 1200
+
+
+def test_a_refresh_earlier_than_the_pools_read_again_reads_them_as_they_were_then(moving_url):
+    """Read at 100 s (1,000 blocks), at 450 s (the engine restarted: the pools read again, 1,200 blocks), then
+    at 100 s again (a fixed --at moved back, a clock stepped back) within the facts' time: the pools kept are
+    from after that moment, and a change query cannot look forward, so they are read for that moment, as a
+    fresh reader reads them."""
+    (first, _), (_, _), (back, sent) = _reads(moving_url, [100, 450, 100], facts_every_s=3600)
+    ((fresh, _),) = _reads(moving_url, [100])
+    assert [_mover(s).num_gpu_blocks for s in (first, back, fresh)] == [1000, 1000, 1000]
+    assert [e.num_gpu_blocks for e in back.engines] == [e.num_gpu_blocks for e in fresh.engines]
+    assert _pools_read(sent)
+
+
+def test_a_change_query_that_fails_in_a_refresh_that_reads_the_facts_again_is_no_failure(moving_url, monkeypatch):
+    """node-z appears at 600 s: that refresh reads every slow fact again, the pools with them. Its change query,
+    refused, asked what the pools read then answer: the sample is read whole, not stale."""
+
+    def refused(_queries: Queries, _since_s: float) -> str:
+        return "vllm:cache_config_info offset 0ms"  # Prometheus refuses it: a bad_data error
+
+    monkeypatch.setattr(Queries, "pools_changed", refused)
+    (_, _), (later, sent) = _reads(moving_url, [560, 610], facts_every_s=3600)
+    assert _joined(sent) and _pools_read(sent)
+    assert later.state == "ok" and later.unknown == {} and later.error is None
