@@ -39,15 +39,16 @@ def async_client(
     connections: int,
     headers: Mapping[str, str],
     ca_file: str | None = None,
+    pool_s: float | None = None,
 ) -> Any:
     """An `httpx.AsyncClient` with per-phase timeouts, at most `connections` connections, up to 5 redirects,
-    no proxy or netrc from the environment, and the system's certificates (or `ca_file`'s)."""
+    no proxy or netrc from the environment, and the system's certificates (or `ca_file`'s). `pool_s`: how long a
+    request waits for a free connection (default: the connect timeout)."""
     import httpx
 
+    pool = timeouts.connect_s if pool_s is None else pool_s
     return httpx.AsyncClient(
-        timeout=httpx.Timeout(
-            connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.read_s, pool=timeouts.connect_s
-        ),
+        timeout=httpx.Timeout(connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.read_s, pool=pool),
         limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
         follow_redirects=True,
         max_redirects=5,

@@ -23,6 +23,9 @@ from gpumem_tui.sources.prometheus.gc_pause import paused_gc
 MAX_BYTES = 64 * 2**20
 """The largest answer read: a per-GPU query of 8,000 GPUs is about 8 MiB (reference/fleet.md 4.2)."""
 R = TypeVar("R")
+CONNECT_TIMEOUT_S = 3.0
+"""A Prometheus, Thanos or Mimir is often across a network or behind a proxy (TLS counts here); its queries
+are allowed 10 s, so 3 s to connect is no wait a user notices, and 1 s failed a loaded machine's loopback."""
 QUERY_TIMEOUT_S = 10.0
 """What the server is allowed per query (its `timeout` parameter); the client reads 2 s longer."""
 
@@ -132,7 +135,7 @@ class PrometheusClient:
         self,
         connection: Connection,
         *,
-        connect_timeout_s: float = 1.0,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
         query_timeout_s: float = QUERY_TIMEOUT_S,
         max_bytes: int = MAX_BYTES,
         connections: int = 8,
@@ -141,7 +144,11 @@ class PrometheusClient:
         read_s = query_timeout_s + 2.0
         self.timeouts = Timeouts(connect_timeout_s, read_s, connect_timeout_s + read_s + 1.0)
         self._client = async_client(
-            self.timeouts, connections=connections, headers=connection.request_headers(), ca_file=connection.ca_file
+            self.timeouts,
+            connections=connections,
+            headers=connection.request_headers(),
+            ca_file=connection.ca_file,
+            pool_s=read_s,  # a query queued behind the others waits as long as one query may take
         )
 
     async def __aenter__(self) -> PrometheusClient:

@@ -117,3 +117,18 @@ def test_one_odd_series_is_read_alone_and_the_others_as_sent(odd, read_as):
         found = asyncio.run(ask(url)).series
     assert [(s.labels, repr(s.value)) for s in found] == [({"Hostname": "node-a"}, "1.0"), read_as, ({}, "nan")]
     assert found[0].timestamp == AT
+
+
+def test_queries_beyond_the_connections_wait_for_one_as_long_as_a_query_may_take():
+    """A read asks more queries at once than the client opens connections (the first fleet read: 20 on 8).
+    While the server takes 3.5 s a query, well within its query timeout, the queries queued for a free
+    connection wait for one; they are not failed as if the server could not be reached."""
+    answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}}).encode()
+
+    async def ask(url: str):
+        async with PrometheusClient(Connection(url), connections=2) as client:
+            return await asyncio.gather(*(client.query(f"q{i}", AT) for i in range(4)), return_exceptions=True)
+
+    with answering(200, answer, hang_s=3.5) as url:
+        answers = asyncio.run(ask(url))
+    assert [type(a).__name__ for a in answers] == ["Result"] * 4, [str(a) for a in answers]
