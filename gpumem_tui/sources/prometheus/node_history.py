@@ -159,9 +159,9 @@ def _gaps(history: NodeHistory) -> list[str]:
     said = []
     for a, b in zip([history.start, *stamps], [*stamps, history.end], strict=True):
         if b - a > 2 * usual:
-            said.append(
-                f"node {history.node}: no new dcgm-exporter sample from {_when(a, b)} ({b - a:,.0f} s, where it "
-                f"reported every {usual:,.0f} s): {NO_ZEROS}"
+            said.append(  # the usual spacing at the step's grain: the node may report more often than that
+                f"node {history.node}: no new dcgm-exporter sample from {_when(a, b)} ({b - a:,.0f} s, where the "
+                f"read found a new one every {usual:,.0f} s): {NO_ZEROS}"
             )
     return said
 

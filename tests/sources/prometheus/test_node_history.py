@@ -109,8 +109,8 @@ def test_a_node_that_stopped_reporting_is_a_gap_never_zeros(fleet_url):
     history, _ = _history(fleet_url, "node-e")
     assert [s.timestamp - T0 for s in history.samples] == [0, 5, 10, 15, 20, 25, 30]
     assert history.warnings == [
-        "node node-e: no new dcgm-exporter sample from 2026-01-01 00:00:30 to 00:02:00 UTC (90 s, where it "
-        "reported every 5 s): no points there, not zeros",
+        "node node-e: no new dcgm-exporter sample from 2026-01-01 00:00:30 to 00:02:00 UTC (90 s, where the "
+        "read found a new one every 5 s): no points there, not zeros",
         f"node node-e: {NO_GROWTH}",
     ]
 
