@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
-from gpumem_tui.sources.prometheus.labels import node_of
+from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.queries import ENGINE_KEY
 from gpumem_tui.sources.prometheus.records import FleetEngine
 
@@ -196,12 +196,7 @@ def _float(text: str | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def engine_node(instance: str | None) -> str | None:
-    """The node of an engine's scrape target (`node-c:8000` -> `node-c`)."""
-    return node_of({"instance": instance or ""})
-
-
-def gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:
+def _gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:
     return sum(max(fields.values(), default=0) for fields in cards.values())
 
 
@@ -210,7 +205,7 @@ def _join(rows: list[dict[str, Any]], join: Join) -> None:
     per_node: dict[str | None, int] = defaultdict(int)
     for row in rows:
         if row["pod"] is None:
-            per_node[engine_node(row["instance"])] += 1
+            per_node[host_of(row["instance"] or "")] += 1
     for row in rows:
         update = _joined(row, join, per_node)
         if join.age_s > 0 and update.get("join_reason"):
@@ -238,7 +233,7 @@ def _joined(row: dict[str, Any], join: Join, per_node: Mapping[str | None, int])
             "or the GPUs were not allocated through the device plugin)"
         )
         return {"joined": "not joined", "join_reason": why}
-    node = engine_node(row["instance"])
+    node = host_of(row["instance"] or "")
     if node is None:
         return {"joined": "not joined", "join_reason": "the engine's series name no pod and no node"}
     if node not in join.counts:
@@ -249,7 +244,7 @@ def _joined(row: dict[str, Any], join: Join, per_node: Mapping[str | None, int])
             "joined": "not joined",
             "join_reason": f"{per_node[node]} engines on node {node}, and no pod label says which GPUs each uses",
         }
-    free = max(0, gpu_count(join.counts[node]) - index.allocated.get(node, 0))
+    free = max(0, _gpu_count(join.counts[node]) - index.allocated.get(node, 0))
     return {
         "node": node,
         "gpus": list(index.unheld.get(node, ())),
