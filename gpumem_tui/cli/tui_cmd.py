@@ -17,6 +17,7 @@ from gpumem_tui.cli.errors import (
     register_input_error,
 )
 from gpumem_tui.cli.fleet_cmd import FAILED, connection_options, label_options, node_history_option, node_source
+from gpumem_tui.cli.fleet_screen import INTERVAL_S as FLEET_INTERVAL_S
 from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
@@ -38,7 +39,7 @@ from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
 register_input_error(NodeNotFound)
 
 
-NODE_IN_PROMETHEUS_S = 15.0
+NODE_IN_PROMETHEUS_S = FLEET_INTERVAL_S
 """A node read from Prometheus refreshes as the fleet screen does: dcgm-exporter collects every 30 s, and each
 read is ten queries to a server others use too."""
 
