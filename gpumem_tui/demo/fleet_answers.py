@@ -148,9 +148,20 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
         "nodes_seen": _by([(labels, 1.0, now) for labels in seen_used], NODE_LABELS, len),
         "exporters_seen": _by(exporters_seen, NODE_LABELS, max),
         "engines": _by(
-            named("vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running|num_requests_waiting)"),
+            named("vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running)"),
             (*ENGINE_KEY, "__name__"),
             max,
+        ),
+        "waiting": _by([row for row in named("vllm:num_requests_waiting") if row[1] > 0], ENGINE_KEY, max),
+        "engine_counters": Result(
+            [
+                Series({**s.labels, "gauge": gauge}, s.value, now)
+                for gauge, found in (
+                    ("requests_waiting", _by(named("vllm:num_requests_waiting"), ENGINE_KEY, len)),
+                    ("preemptions_per_min", _by(rates, ENGINE_KEY, len)),
+                )
+                for s in found.series
+            ]
         ),
         "pools": Result([Series(labels, v, now) for labels, v, _ in named("vllm:cache_config_info")]),
         "sleeping": _by(
@@ -162,7 +173,7 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
             (*ENGINE_KEY, "sleep_state"),
             max,
         ),
-        "preemptions": _by(rates, ENGINE_KEY, sum),
+        "preemptions": Result([s for s in _by(rates, ENGINE_KEY, sum).series if s.value > 0]),
         "node_findings": _by(
             [(labels, at, now) for labels, _, at in named("gpumem_finding_active")],
             (*NODE_LABELS, "code", "severity", "gpu", "pid", "endpoint", "model_name"),

@@ -25,7 +25,7 @@ from gpumem_tui.sources.prometheus.labels import (
     projected,
     workload_of,
 )
-from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
     FleetEngine,
@@ -60,24 +60,53 @@ QUERY_NAMES = (
     "nodes_seen",
     "exporters_seen",
     "engines",
+    "waiting",
     "pools",
+    "engine_counters",
     "sleeping",
     "preemptions",
     "node_findings",
     "targets_down",
 )
+QUIET = ("waiting", "preemptions", "sleeping", "node_findings", "targets_down")
+"""Queries whose answers are mostly empty (engines with requests waiting, preempting, asleep; the exporters'
+findings; targets down): `ask` sends those it is given as one request (`queries.merged`), as a request costs
+the client about 2 ms however small its answer (bench/fleet.py). Plain PromQL any server answers; the pools'
+change query (`offset`) is asked alone, so a server that refuses it fails nothing else."""
 
 
 async def ask(
     client: PrometheusClient, promql: Mapping[str, str], at: float
 ) -> tuple[dict[str, Result], dict[str, str]]:
-    """Each named query run concurrently at `at`: (answers, failures in one line each). Raises the first
-    PrometheusError when none could be read."""
-    answers = await asyncio.gather(*(client.query(q, at) for q in promql.values()), return_exceptions=True)
+    """Each named query run concurrently at `at`, the QUIET ones in one request: (answers, failures in one
+    line each). Raises the first PrometheusError when none could be read."""
+    quiet = {name: q for name, q in promql.items() if name in QUIET}
+    if len(quiet) < 2:
+        quiet = {}
+    alone = [name for name in promql if name not in quiet]
+    requests = [promql[name] for name in alone] + ([merged(quiet)] if quiet else [])
+    answers = await asyncio.gather(*(client.query(q, at) for q in requests), return_exceptions=True)
+    by_name = dict(zip(alone, answers, strict=False))
+    if quiet:
+        by_name |= split(answers[-1], list(quiet))
+    answers = [by_name[name] for name in promql]
     results, failures = sorted_answers(promql, answers, Result)
     if not results and failures:
         raise next(a for a in answers if isinstance(a, PrometheusError))
     return results, failures
+
+
+def split(answer: Result | BaseException, names: list[str]) -> dict[str, Result | BaseException]:
+    """A merged request's answer as each part's own (the tag label taken off); a failure is each part's."""
+    if not isinstance(answer, Result):
+        return dict.fromkeys(names, answer)
+    parts: dict[str, list[Series]] = {name: [] for name in names}
+    for s in answer.series:
+        labels = dict(s.labels)
+        part = parts.get(labels.pop(PART, ""))
+        if part is not None:
+            part.append(Series(labels, s.value, s.timestamp))
+    return {name: Result(series, list(answer.warnings)) for name, series in parts.items()}
 
 
 async def ask_with_exporters(
@@ -173,6 +202,8 @@ def build(
         {engine_key(s.labels): s.labels.get("sleep_state", "") for s in results.get("sleeping", empty).series},
         down,
         Join(index, counts, "gpu_pods" in results, join_age_s),
+        results.get("waiting", empty).series,
+        results["engine_counters"].series if "engine_counters" in results else None,
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"

@@ -105,15 +105,23 @@ def engines_of(
     asleep: Mapping[tuple[str | None, ...], str],
     down: set[tuple[str, str]],
     join: Join,
+    waiting: Iterable[Series] = (),
+    counters: list[Series] | None = None,
 ) -> list[FleetEngine]:
-    """Every engine the gauges or the pools name, sorted by model, namespace, pod, instance and engine."""
+    """Every engine the gauges or the pools name, sorted by model, namespace, pod, instance and engine.
+    `waiting`: requests waiting per engine where `usage` does not carry them (the overview asks only where
+    some wait); `counters`: which engines export waiting and a preemption rate (`Queries.engine_counters`),
+    so an engine missing from `waiting` or `preemptions` reads as zero there (None: as unknown)."""
     found: dict[tuple, dict[str, Series]] = defaultdict(dict)
     for s in usage:
         found[engine_key(s.labels)][s.labels.get("__name__", "")] = s
+    for s in waiting:
+        found[engine_key(s.labels)]["vllm:num_requests_waiting"] = s
     for s in pools:
         found[engine_key(s.labels)]["vllm:cache_config_info"] = s
     rates = {engine_key(s.labels): s.value for s in preemptions}
-    rows = [_fields(k, series, rates.get(k), failures, asleep.get(k)) for k, series in found.items()]
+    zero = Zeros.of(counters, failures)
+    rows = [_fields(k, series, rates.get(k), failures, asleep.get(k), zero) for k, series in found.items()]
     for row in rows:
         if (row["job"] or "", row["instance"] or "") in down:
             row.update(dict.fromkeys(GAUGES))
@@ -125,12 +133,37 @@ def engines_of(
     return [FleetEngine(**row) for row in rows]
 
 
+@dataclass(frozen=True)
+class Zeros:
+    """Which engines' missing waiting or preemption series mean zero: those `Queries.engine_counters` names."""
+
+    exported: set[tuple[tuple[str | None, ...], str]]
+    """(engine key, FleetEngine field) of each engine that exports the field's series."""
+    why: str | None = None
+    """Why no engine's missing series can be read as zero (the counters' query failed), else None."""
+
+    @classmethod
+    def of(cls, counters: list[Series] | None, failures: Mapping[str, str]) -> Zeros:
+        if counters is None:
+            failed = failures.get("engine_counters")
+            return cls(set(), None if failed is None else f"not known to be zero: {failed}")
+        return cls({(engine_key(s.labels), s.labels.get("gauge", "")) for s in counters})
+
+    def value(self, k: tuple[str | None, ...], field: str, unknown: dict[str, str], missing: str) -> float | None:
+        """0.0 where the engine exports the field's series, else None with the reason in `unknown`."""
+        if (k, field) in self.exported:
+            return 0.0
+        unknown[field] = self.why or missing
+        return None
+
+
 def _fields(
     k: tuple[str | None, ...],
     series: dict[str, Series],
     rate: float | None,
     failures: Mapping[str, str],
     asleep: str | None,
+    zero: Zeros,
 ) -> dict[str, Any]:
     """One engine's fields from its series (FleetEngine's names; `unknown` says why a field is None)."""
     labels = dict(zip(ENGINE_KEY, k, strict=True))
@@ -138,21 +171,28 @@ def _fields(
     kv = series.get("vllm:kv_cache_usage_perc") or series.get("vllm:gpu_cache_usage_perc")
     if kv is None:
         unknown["kv_usage_fraction"] = "no vllm:kv_cache_usage_perc (nor gpu_cache_usage_perc) series"
-    queue = {}
-    for field, metric in (("requests_running", "running"), ("requests_waiting", "waiting")):
-        count = series.get(f"vllm:num_requests_{metric}")
-        if count is None:
-            unknown[field] = f"no vllm:num_requests_{metric} series"
-        queue[field] = None if count is None else _number(count.value, field, unknown)
+    running = series.get("vllm:num_requests_running")
+    if running is None:
+        unknown["requests_running"] = "no vllm:num_requests_running series"
+    waiting = series.get("vllm:num_requests_waiting")
+    queue = {"requests_running": None if running is None else _number(running.value, "requests_running", unknown)}
+    if waiting is not None:
+        queue["requests_waiting"] = _number(waiting.value, "requests_waiting", unknown)
+    elif "waiting" in failures:
+        queue["requests_waiting"], unknown["requests_waiting"] = None, failures["waiting"]
+    else:
+        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, "no vllm:num_requests_waiting series")
     info = series.get("vllm:cache_config_info")
     config = info.labels if info is not None else {}
     if info is None:
         why = failures.get("pools", "no vllm:cache_config_info series")
         unknown.update(dict.fromkeys(POOL_FIELDS, why))
-    if rate is None:
-        unknown["preemptions_per_min"] = failures.get(
-            "preemptions", "no vllm:num_preemptions_total series (or under 2 min of it)"
+    if rate is None and "preemptions" not in failures:
+        rate = zero.value(
+            k, "preemptions_per_min", unknown, "no vllm:num_preemptions_total series (or under 2 min of it)"
         )
+    elif rate is None:
+        unknown["preemptions_per_min"] = failures["preemptions"]
     blocks, block = _int(config.get("num_gpu_blocks")), _int(config.get("block_size"))
     tokens = _int(config.get("kv_cache_size_tokens"))
     if tokens is None and blocks is not None and block is not None:

@@ -102,6 +102,20 @@ def string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+PART = "gpumem_query"
+"""The label `merged` tags each part's series with (and the reader takes off again)."""
+
+
+def merged(parts: dict[str, str]) -> str:
+    """Several queries as one request: each part's series tagged with its name in label PART, so `or` keeps
+    them all (it matches label sets without the metric name: two parts about one engine would otherwise
+    drop one) and `split` gives each part its own. For queries whose answers are small (mostly empty), where
+    a request's own cost is most of theirs."""
+    return " or ".join(
+        f'label_replace({promql}, {string(PART)}, {string(name)}, "", "")' for name, promql in parts.items()
+    )
+
+
 @dataclass(frozen=True)
 class Queries:
     """Every query of one fleet sample, with the selector's matchers added.
@@ -261,9 +275,15 @@ class Queries:
 
     @property
     def engines(self) -> str:
-        """vLLM's KV usage (the new name, else the old) and its queue, per engine."""
-        pattern = "vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running|num_requests_waiting)"
+        """vLLM's KV usage (the new name, else the old) and requests running, per engine."""
+        pattern = "vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running)"
         return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self.names(pattern)})"
+
+    @property
+    def waiting(self) -> str:
+        """Requests waiting per engine, only where some wait: an engine `engine_counters` names and this does
+        not has none waiting. A fleet at rest sends no series here (one an engine, before)."""
+        return f"max by ({_by(*ENGINE_KEY)}) ({self.sel('vllm:num_requests_waiting')} > 0)"
 
     @property
     def pools(self) -> str:
@@ -288,8 +308,23 @@ class Queries:
 
     @property
     def preemptions(self) -> str:
-        """Preemptions per minute per engine over the last 2 minutes."""
-        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.sel('vllm:num_preemptions_total')}[2m]))"
+        """Preemptions per minute per engine over the last 2 minutes, only where there were some: an engine
+        `engine_counters` names and this does not had none."""
+        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.sel('vllm:num_preemptions_total')}[2m])) > 0"
+
+    @property
+    def engine_counters(self) -> str:
+        """Which engines export requests waiting, and which have a preemption rate (2 min of the counter), in
+        label `gauge` (the FleetEngine field): what lets `waiting` and `preemptions` leave out the engines at
+        zero, where an engine missing from both would otherwise read as unknown. One series an engine and
+        gauge, read with the pools (a slow fact, read again when an engine comes, goes or restarts)."""
+        keys = _by(*ENGINE_KEY)
+        waiting = f"count by ({keys}) ({self.sel('vllm:num_requests_waiting')})"
+        rate = f"count by ({keys}) (rate({self.sel('vllm:num_preemptions_total')}[2m]))"
+        return (
+            f'label_replace({waiting}, "gauge", "requests_waiting", "", "") '
+            f'or label_replace({rate}, "gauge", "preemptions_per_min", "", "")'
+        )
 
     @property
     def node_findings(self) -> str:

@@ -52,6 +52,7 @@ FAST = (
     "node_least_free",
     "nodes_age",
     "engines",
+    "waiting",
     "sleeping",
     "preemptions",
     "node_findings",
@@ -66,7 +67,11 @@ FACTS = (
     "card_totals",
     "rules_present",
     "pools",
+    "engine_counters",
 )
+POOLS = ("pools", "engine_counters")
+"""The facts about engines read again when an engine came, went or restarted: its pool and which of its
+counters it exports (an engine missing from `waiting`/`preemptions` reads as zero only if it does)."""
 GPU_CHANGE_MIB = 1024.0
 """A node's used + free + reserved that moves by more than this (1 GiB, under the smallest MIG instance's
 memory) means a GPU came or went; less is rounding, not worth a slow read."""
@@ -130,7 +135,7 @@ class FleetReader:
         if due:
             promql |= {name: getattr(q, name) for name in FACTS}
         elif facts is not None and at < facts.pools_at:
-            promql["pools"] = q.pools  # kept pools newer than `at`: a change query cannot look forward
+            promql |= {name: getattr(q, name) for name in POOLS}  # kept ones newer than `at`: see pools_changed
         elif facts is not None:
             promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
         results, failures = await ask_with_exporters(client, q, promql, at)
@@ -151,18 +156,20 @@ class FleetReader:
             again["node_low"] = q.node_low(bounds)
         changed = results.get("pools_changed")
         if "pools_changed" in promql and "pools" not in results and (changed is None or changed.series):
-            again["pools"] = q.pools  # an engine came, went or restarted with other settings (or we cannot say)
+            again |= {name: getattr(q, name) for name in POOLS}  # an engine came, went or restarted (or unknown)
         if again:
             more, more_failed = await ask(client, again, at)
             results, failures = {**results, **more}, {**failures, **more_failed}
             seen = project(results, q.labels)
             if facts is not None and "pools" in more:
-                facts = self.facts = replace(facts, results={**facts.results, "pools": more["pools"]}, pools_at=at)
+                read = {name: more[name] for name in POOLS if name in more}
+                facts = self.facts = replace(facts, results={**facts.results, **read}, pools_at=at)
         if "pools" in results:  # read in this refresh (again, or with the facts): whatever the change query
             failures.pop("pools_changed", None)  # could not say, the pools were read now
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
-        if "pools" in failures:  # the pools read again failed: the engines' pool fields say why, never the old
-            kept.pop("pools", None)
+        for name in POOLS:  # read again and failed: the engines' fields say why, never the old answer
+            if name in failures:
+                kept.pop(name, None)
         age = 0.0 if facts is None else at - facts.at
         identities = None if facts is None else facts.identities
         with paused_gc():

@@ -204,6 +204,7 @@ def test_an_engine_that_restarts_with_other_settings_reads_the_pools_again(movin
     (before, _), (after, sent) = _reads(moving_url, [100, 450], facts_every_s=3600)
     assert _mover(before).num_gpu_blocks == 1000
     assert not _joined(sent) and _pools_read(sent)  # the pools alone, not the other slow facts
+    assert Queries(look=0.1).engine_counters in sent  # and which counters its engines export
     assert _mover(after).num_gpu_blocks == 1200 and _mover(after).pool_tokens == 1200 * 16
 
 
