@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series, sorted_answers
-from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engine_key, engines_of, said
+from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, engine_key
+from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engines_of, said
 from gpumem_tui.sources.prometheus.labels import (
     AUTO,
     EXPORTER_POD,
@@ -165,11 +166,13 @@ def build(
     choice: LabelChoice = AUTO,
     join_age_s: float = 0.0,
     slow: Slow | None = None,
+    known: EngineFacts | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
     labels to read dcgm-exporter's series with (--node-label, --pod-label); `join_age_s`: how long ago
     `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes; `slow`:
-    what those give, when the caller keeps it too (`Slow.of` the same answers)."""
+    what those give, when the caller keeps it too (`Slow.of` the same answers); `known`: what the engines take
+    from `pools` and `engine_counters`, likewise (`EngineFacts.of` them)."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
@@ -204,6 +207,7 @@ def build(
         Join(index, counts, "gpu_pods" in results, join_age_s),
         results.get("waiting", empty).series,
         results["engine_counters"].series if "engine_counters" in results else None,
+        known,
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"

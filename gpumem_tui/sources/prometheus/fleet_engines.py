@@ -15,17 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
+from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.labels import host_of
-from gpumem_tui.sources.prometheus.queries import ENGINE_KEY
 from gpumem_tui.sources.prometheus.records import FleetEngine
 
-MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cache_max_concurrency"}
-"""cache_config_info labels that vLLM measures at start-up (they differ with the card), not settings."""
-IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
-NOT_SETTINGS = frozenset(IDENTITY | MEASURED)
 GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
 DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
-POOL_FIELDS = ("pool_tokens", "num_gpu_blocks", "block_size", "gpu_memory_utilization")
 
 Held = dict[str, tuple[str | None, int]]
 """`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
@@ -75,12 +70,6 @@ class Join:
     age_s: float = 0.0
 
 
-def engine_key(labels: Mapping[str, str]) -> tuple[str | None, ...]:
-    """The engine a series is about: its ENGINE_KEY labels (None where absent)."""
-    get = labels.get
-    return tuple([get(name) for name in ENGINE_KEY])
-
-
 def said(value: float) -> str:
     """A value as Prometheus writes it: `NaN`, `+Inf`, `-1`."""
     if math.isnan(value):
@@ -107,21 +96,24 @@ def engines_of(
     join: Join,
     waiting: Iterable[Series] = (),
     counters: list[Series] | None = None,
+    known: EngineFacts | None = None,
 ) -> list[FleetEngine]:
     """Every engine the gauges or the pools name, sorted by model, namespace, pod, instance and engine.
     `waiting`: requests waiting per engine where `usage` does not carry them (the overview asks only where
     some wait); `counters`: which engines export waiting and a preemption rate (`Queries.engine_counters`),
-    so an engine missing from `waiting` or `preemptions` reads as zero there (None: as unknown)."""
-    found: dict[tuple, dict[str, Series]] = defaultdict(dict)
+    so an engine missing from `waiting` or `preemptions` reads as zero there (None: as unknown); `known`: what
+    the pools and counters give, where the caller keeps it (made of `pools` and `counters` otherwise)."""
+    if known is None:
+        known = EngineFacts.of(pools, counters, failures)
+    found: dict[Key, dict[str, Series]] = defaultdict(dict)
     for s in usage:
         found[engine_key(s.labels)][s.labels.get("__name__", "")] = s
     for s in waiting:
         found[engine_key(s.labels)]["vllm:num_requests_waiting"] = s
-    for s in pools:
-        found[engine_key(s.labels)]["vllm:cache_config_info"] = s
+    for k in known.pools:
+        found[k]  # noqa: B018 - an engine its pool alone names is one too
     rates = {engine_key(s.labels): s.value for s in preemptions}
-    zero = Zeros.of(counters, failures)
-    rows = [_fields(k, series, rates.get(k), failures, asleep.get(k), zero) for k, series in found.items()]
+    rows = [_fields(k, series, rates.get(k), failures, asleep.get(k), known) for k, series in found.items()]
     for row in rows:
         if (row["job"] or "", row["instance"] or "") in down:
             row.update(dict.fromkeys(GAUGES))
@@ -133,40 +125,18 @@ def engines_of(
     return [FleetEngine(**row) for row in rows]
 
 
-@dataclass(frozen=True)
-class Zeros:
-    """Which engines' missing waiting or preemption series mean zero: those `Queries.engine_counters` names."""
-
-    exported: set[tuple[tuple[str | None, ...], str]]
-    """(engine key, FleetEngine field) of each engine that exports the field's series."""
-    why: str | None = None
-    """Why no engine's missing series can be read as zero (the counters' query failed), else None."""
-
-    @classmethod
-    def of(cls, counters: list[Series] | None, failures: Mapping[str, str]) -> Zeros:
-        if counters is None:
-            failed = failures.get("engine_counters")
-            return cls(set(), None if failed is None else f"not known to be zero: {failed}")
-        return cls({(engine_key(s.labels), s.labels.get("gauge", "")) for s in counters})
-
-    def value(self, k: tuple[str | None, ...], field: str, unknown: dict[str, str], missing: str) -> float | None:
-        """0.0 where the engine exports the field's series, else None with the reason in `unknown`."""
-        if (k, field) in self.exported:
-            return 0.0
-        unknown[field] = self.why or missing
-        return None
-
-
 def _fields(
-    k: tuple[str | None, ...],
+    k: Key,
     series: dict[str, Series],
     rate: float | None,
     failures: Mapping[str, str],
     asleep: str | None,
-    zero: Zeros,
+    known: EngineFacts,
 ) -> dict[str, Any]:
-    """One engine's fields from its series (FleetEngine's names; `unknown` says why a field is None)."""
-    labels = dict(zip(ENGINE_KEY, k, strict=True))
+    """One engine's fields from its series and what its pool gives (FleetEngine's names; `unknown` says why a
+    field is None)."""
+    static = known.fields(k)
+    zero = known.zeros
     unknown: dict[str, str] = {}
     kv = series.get("vllm:kv_cache_usage_perc") or series.get("vllm:gpu_cache_usage_perc")
     if kv is None:
@@ -182,58 +152,25 @@ def _fields(
         queue["requests_waiting"], unknown["requests_waiting"] = None, failures["waiting"]
     else:
         queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, "no vllm:num_requests_waiting series")
-    info = series.get("vllm:cache_config_info")
-    config = info.labels if info is not None else {}
-    if info is None:
-        why = failures.get("pools", "no vllm:cache_config_info series")
-        unknown.update(dict.fromkeys(POOL_FIELDS, why))
+    pooled = k in known.pools
+    if not pooled:  # every pool field unknown, why said here as it was always said
+        unknown.update(static["unknown"])
     if rate is None and "preemptions" not in failures:
         rate = zero.value(
             k, "preemptions_per_min", unknown, "no vllm:num_preemptions_total series (or under 2 min of it)"
         )
     elif rate is None:
         unknown["preemptions_per_min"] = failures["preemptions"]
-    blocks, block = _int(config.get("num_gpu_blocks")), _int(config.get("block_size"))
-    tokens = _int(config.get("kv_cache_size_tokens"))
-    if tokens is None and blocks is not None and block is not None:
-        tokens = blocks * block
-    if info is not None and tokens is None:
-        unknown["pool_tokens"] = "cache_config_info gives neither kv_cache_size_tokens nor blocks x block size"
+    if pooled:
+        unknown.update(static["unknown"])
     return {
-        "model_name": labels["model_name"] or "?",
-        "engine": labels["engine"] or None,
-        "namespace": labels.get("namespace") or labels.get("kubernetes_namespace") or None,
-        "pod": labels.get("pod") or labels.get("kubernetes_pod_name") or None,
-        "instance": labels["instance"] or None,
-        "job": labels["job"] or None,
+        **static,
         "kv_usage_fraction": None if kv is None else _number(kv.value, "kv_usage_fraction", unknown),
-        "pool_tokens": tokens,
-        "num_gpu_blocks": blocks,
-        "block_size": block,
-        "cache_dtype": config.get("cache_dtype"),
-        "gpu_memory_utilization": _float(config.get("gpu_memory_utilization")),
         **queue,
         "preemptions_per_min": None if rate is None else _number(rate, "preemptions_per_min", unknown),
-        "settings": {k: v for k, v in config.items() if k not in NOT_SETTINGS},
         "sleep_state": asleep or None,
         "unknown": unknown,
     }
-
-
-def _int(text: str | None) -> int | None:
-    """A cache_config_info label as a count; None for `None` (vLLM's unset) and anything unreadable."""
-    try:
-        return int(text) if text is not None and text != "None" else None
-    except ValueError:
-        return None
-
-
-def _float(text: str | None) -> float | None:
-    try:
-        value = float(text) if text is not None and text != "None" else None
-    except ValueError:
-        return None
-    return value if value is not None and math.isfinite(value) else None
 
 
 def _gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.engine_facts import EngineFacts
 from gpumem_tui.sources.prometheus.fleet import (
     GpuIdentity,
     Slow,
@@ -90,6 +92,12 @@ class Facts:
     """What the samples take from the facts (the join, GPUs per node and card), made once with them."""
     pools_at: float
     """When `results["pools"]` was read: with the facts, or again when a refresh found the pools changed."""
+
+    @cached_property
+    def engines(self) -> EngineFacts:
+        """What the engines take from the pools and counters kept (made once, with them)."""
+        counters = self.results.get("engine_counters")
+        return EngineFacts.of(self.results["pools"].series, None if counters is None else counters.series, {})
 
     @property
     def identities(self) -> list[GpuIdentity]:
@@ -182,6 +190,7 @@ class FleetReader:
                 q.labels,
                 join_age_s=age,
                 slow=_kept_slow(facts, results, at),
+                known=_kept_engines(facts, results, failures),
             )
             sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
             nodes, looks = _judged(sample, seen, facts, look, self.headroom)
@@ -208,6 +217,18 @@ def _kept_slow(facts: Facts | None, results: dict[str, Result], at: float) -> Sl
     if facts is None or (facts.at != at and {"gpu_pods", "node_gpus"} & results.keys()):
         return None
     return facts.slow
+
+
+def _kept_engines(facts: Facts | None, results: dict[str, Result], failures: dict[str, str]) -> EngineFacts | None:
+    """The facts' EngineFacts where the sample is built on the pools and counters they were made of (None: the
+    pools read for an earlier moment, or a read of them that failed: build makes its own)."""
+    if facts is None:
+        return None
+    for name in POOLS:
+        kept = facts.results.get(name)
+        if name in failures or results.get(name, kept) is not kept:
+            return None
+    return facts.engines
 
 
 def _with_listed(read: list[FleetGpu], listed: list[FleetGpu]) -> list[FleetGpu]:

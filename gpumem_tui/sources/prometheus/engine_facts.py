@@ -1,0 +1,123 @@
+"""What an engine takes from the fleet's slow answers: its identity and pool fields (its
+`vllm:cache_config_info` parsed: every cache setting is a label) and which engines export the counters the
+overview asks for only where they are not zero (`Queries.engine_counters`). Made once per read of those where
+the caller keeps them between refreshes (the overview's reader: 1,000 engines' settings parsed and keyed
+once, not every 15 s), else once per sample."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gpumem_tui.sources.prometheus.client import Series
+from gpumem_tui.sources.prometheus.queries import ENGINE_KEY
+
+Key = tuple[str | None, ...]
+"""An engine: its ENGINE_KEY labels (None where absent)."""
+MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cache_max_concurrency"}
+"""cache_config_info labels that vLLM measures at start-up (they differ with the card), not settings."""
+IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
+NOT_SETTINGS = frozenset(IDENTITY | MEASURED)
+POOL_FIELDS = ("pool_tokens", "num_gpu_blocks", "block_size", "gpu_memory_utilization")
+NO_POOL = "no vllm:cache_config_info series"
+
+
+def engine_key(labels: Mapping[str, str]) -> Key:
+    """The engine a series is about: its ENGINE_KEY labels (None where absent)."""
+    get = labels.get
+    return tuple([get(name) for name in ENGINE_KEY])
+
+
+@dataclass(frozen=True)
+class Zeros:
+    """Which engines' missing waiting or preemption series mean zero: those `Queries.engine_counters` names."""
+
+    exported: set[tuple[Key, str]]
+    """(engine key, FleetEngine field) of each engine that exports the field's series."""
+    why: str | None = None
+    """Why no engine's missing series can be read as zero (the counters' query failed), else None."""
+
+    @classmethod
+    def of(cls, counters: list[Series] | None, failures: Mapping[str, str]) -> Zeros:
+        if counters is None:
+            failed = failures.get("engine_counters")
+            return cls(set(), None if failed is None else f"not known to be zero: {failed}")
+        return cls({(engine_key(s.labels), s.labels.get("gauge", "")) for s in counters})
+
+    def value(self, k: Key, field: str, unknown: dict[str, str], missing: str) -> float | None:
+        """0.0 where the engine exports the field's series, else None with the reason in `unknown`."""
+        if (k, field) in self.exported:
+            return 0.0
+        unknown[field] = self.why or missing
+        return None
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    pools: dict[Key, dict[str, Any]]
+    """Engine key -> its identity and pool fields (FleetEngine's names; `unknown`: why a pool field is None),
+    for each engine a pool names."""
+    zeros: Zeros
+    no_pool: str
+    """Why an engine that no pool names has no pool fields."""
+
+    @classmethod
+    def of(cls, pools: list[Series], counters: list[Series] | None, failures: Mapping[str, str]) -> EngineFacts:
+        found = {}
+        for s in pools:
+            k = engine_key(s.labels)
+            found[k] = static_fields(k, s.labels)
+        return cls(found, Zeros.of(counters, failures), failures.get("pools", NO_POOL))
+
+    def fields(self, k: Key) -> dict[str, Any]:
+        """The engine's identity and pool fields; without a pool, unknown with the reason."""
+        found = self.pools.get(k)
+        return found if found is not None else static_fields(k, None, self.no_pool)
+
+
+def static_fields(k: Key, config: Mapping[str, str] | None, no_pool: str = NO_POOL) -> dict[str, Any]:
+    """An engine's fields that only its key and its pool (`config`, None: no pool, for `no_pool`) give."""
+    labels = dict(zip(ENGINE_KEY, k, strict=True))
+    unknown: dict[str, str] = {}
+    if config is None:
+        config = {}
+        unknown.update(dict.fromkeys(POOL_FIELDS, no_pool))
+    blocks, block = _int(config.get("num_gpu_blocks")), _int(config.get("block_size"))
+    tokens = _int(config.get("kv_cache_size_tokens"))
+    if tokens is None and blocks is not None and block is not None:
+        tokens = blocks * block
+    if not unknown and tokens is None:
+        unknown["pool_tokens"] = "cache_config_info gives neither kv_cache_size_tokens nor blocks x block size"
+    return {
+        "model_name": labels["model_name"] or "?",
+        "engine": labels["engine"] or None,
+        "namespace": labels.get("namespace") or labels.get("kubernetes_namespace") or None,
+        "pod": labels.get("pod") or labels.get("kubernetes_pod_name") or None,
+        "instance": labels["instance"] or None,
+        "job": labels["job"] or None,
+        "pool_tokens": tokens,
+        "num_gpu_blocks": blocks,
+        "block_size": block,
+        "cache_dtype": config.get("cache_dtype"),
+        "gpu_memory_utilization": _float(config.get("gpu_memory_utilization")),
+        "settings": {k: v for k, v in config.items() if k not in NOT_SETTINGS},
+        "unknown": unknown,
+    }
+
+
+def _int(text: str | None) -> int | None:
+    """A cache_config_info label as a count; None for `None` (vLLM's unset) and anything unreadable."""
+    try:
+        return int(text) if text is not None and text != "None" else None
+    except ValueError:
+        return None
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None and text != "None" else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
