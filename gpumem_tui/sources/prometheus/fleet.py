@@ -12,11 +12,21 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series, sorted_answers
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, engine_key
-from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engines_of, said
+from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engines_of
+from gpumem_tui.sources.prometheus.fleet_nodes import (
+    FIELDS,
+    MIB,
+    Shape,
+    Sums,
+    as_bytes,
+    nodes_of,
+    shapes_of,
+)
 from gpumem_tui.sources.prometheus.labels import (
     AUTO,
     EXPORTER_POD,
@@ -29,17 +39,13 @@ from gpumem_tui.sources.prometheus.labels import (
 from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
-    FleetEngine,
     FleetGpu,
-    FleetNode,
     FleetSample,
     NodeFinding,
 )
 
-MIB = 2**20
 STALE_AFTER_S = 60.0
 """Twice dcgm-exporter's default 30 s collection interval: a node whose newest sample is older is stale."""
-LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
 FROM_DCGM = {
     "gpu_memory",
     "gpu_instances",
@@ -211,7 +217,7 @@ def build(
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"
-    nodes = _nodes(counts, sums, engines, ages, seen)
+    nodes = nodes_of(counts, sums, engines, ages, seen, slow.shapes if counts is slow.counts else None)
     for name in set(counts) | seen:
         if EXPORTER_POD.search(name):
             warnings.append(
@@ -254,6 +260,11 @@ class Slow:
     counts: Counts | None
     """`node_gpus` counted per node, card and field; None where it was not read."""
 
+    @cached_property
+    def shapes(self) -> dict[str, Shape] | None:
+        """Each node's Shape, from `counts`."""
+        return None if self.counts is None else shapes_of(self.counts)
+
     @classmethod
     def of(cls, results: Mapping[str, Result], choice: LabelChoice = AUTO) -> Slow:
         """From the answers as read (the exporter's own pods are found before the labels are projected)."""
@@ -286,15 +297,6 @@ def _node_findings(series: list[Series]) -> list[NodeFinding]:
             )
         )
     return sorted(found, key=lambda f: (f.node, f.code, f.gpu or "", f.endpoint or ""))
-
-
-def _mib(value: float | None, what: str, unknown: dict[str, str], field: str) -> int | None:
-    if value is None:
-        return None
-    if not math.isfinite(value) or value < 0:
-        unknown[field] = f"dcgm-exporter reported {what} as {said(value)}: no reading"
-        return None
-    return round(value * MIB)
 
 
 @dataclass(slots=True)
@@ -357,9 +359,9 @@ def gpus_of(memory: list[Series], identities: list[GpuIdentity]) -> list[FleetGp
             s = fields.get(f"DCGM_FI_DEV_FB_{name}")
             return None if s is None else s.value
 
-        used = _mib(value("USED"), "FB_USED", unknown, "used_bytes")
-        free = _mib(value("FREE"), "FB_FREE", unknown, "free_bytes")
-        reserved = _mib(value("RESERVED"), "FB_RESERVED", unknown, "reserved_bytes")
+        used = as_bytes(value("USED"), "FB_USED", unknown, "used_bytes")
+        free = as_bytes(value("FREE"), "FB_FREE", unknown, "free_bytes")
+        reserved = as_bytes(value("RESERVED"), "FB_RESERVED", unknown, "reserved_bytes")
         for field, name in (("used_bytes", "USED"), ("free_bytes", "FREE")):
             if value(name) is None:
                 unknown[field] = f"no DCGM_FI_DEV_FB_{name} series"
@@ -457,10 +459,6 @@ def _cards(gpus: list[FleetGpu]) -> list[FleetGpu]:
     return cards
 
 
-Sums = dict[str, dict[str, float]]
-"""node -> field -> MiB summed over its GPUs."""
-
-
 def _field_of(labels: Mapping[str, str]) -> str:
     """`USED`, `FREE` or `RESERVED`: from the series' name, or its `field` label (a recorded node sum)."""
     return labels.get("field") or labels.get("__name__", "").removeprefix("DCGM_FI_DEV_FB_")
@@ -504,59 +502,3 @@ def _sums_of(gpus: list[FleetGpu]) -> Sums:
             if not missing:
                 mine[name] = mine.get(name, 0.0) + (math.nan if value is None else value / MIB)
     return sums
-
-
-FIELDS = (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED"))
-
-
-def _nodes(
-    counts: Counts, sums: Sums, engines: list[FleetEngine], ages: Mapping[str, float], seen: set[str]
-) -> list[FleetNode]:
-    served: dict[str, list[str]] = defaultdict(list)
-    for engine in engines:
-        if engine.node is not None:
-            served[engine.node].append(engine.name)
-    nodes = []
-    for name in sorted(set(counts) | set(ages) | seen):
-        cards = {card: max(fields.values(), default=0) for card, fields in counts.get(name, {}).items()}
-        gpus = sum(cards.values())
-        unknown: dict[str, str] = {"other_processes_bytes": gpumem_export.NO_EXPORTER}  # its exporter's, if any
-        figures: dict[str, int | None] = {}
-        for field, key in FIELDS:
-            reporting = sum(fields.get(key, 0) for fields in counts.get(name, {}).values())
-            value = sums.get(name, {}).get(key)
-            if not gpus:
-                unknown[field] = LOOKBACK_NOTE
-            elif reporting == 0 and key == "RESERVED":
-                unknown[field] = (
-                    "n/a: this dcgm-exporter exports no DCGM_FI_DEV_FB_RESERVED (its default list has it from "
-                    "4.4.0); total is used + free"
-                )
-            elif reporting < gpus:
-                unknown[field] = f"{gpus - reporting} of {gpus} GPUs report no DCGM_FI_DEV_FB_{key}"
-            figures[field] = _mib(value, f"FB_{key} on a GPU", unknown, field) if field not in unknown else None
-        if figures["used_bytes"] is None or figures["free_bytes"] is None:
-            if gpus:
-                unknown["total_bytes"] = "used or free is unknown"
-            else:
-                unknown["total_bytes"] = LOOKBACK_NOTE
-            total = None
-        elif figures["reserved_bytes"] is None and not unknown["reserved_bytes"].startswith("n/a"):
-            unknown["total_bytes"] = "reserved is unknown"
-            total = None
-        else:
-            total = figures["used_bytes"] + figures["free_bytes"] + (figures["reserved_bytes"] or 0)
-        nodes.append(
-            FleetNode(
-                name=name,
-                gpus=gpus,
-                cards=cards,
-                data_age_s=ages.get(name),
-                engines=served.get(name, []),
-                memory_from="dcgm-exporter" if gpus else None,
-                unknown=unknown,
-                total_bytes=total,
-                **figures,
-            )
-        )
-    return nodes

@@ -1,0 +1,116 @@
+"""The fleet's nodes: each node's figures summed on the server (used, free, reserved MiB per node) read
+against the GPUs `node_gpus` counts on it, per card and field. What the counts alone say (the cards, the
+GPUs, a field some GPUs do not report) is a node's Shape, made once per read of the counts where the caller
+keeps them (the overview's reader), so a refresh reads only the sums."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gpumem_tui.sources.prometheus import gpumem_export
+from gpumem_tui.sources.prometheus.fleet_engines import Counts, said
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode
+
+MIB = 2**20
+LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
+FIELDS = (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED"))
+NO_RESERVED = (
+    "n/a: this dcgm-exporter exports no DCGM_FI_DEV_FB_RESERVED (its default list has it from 4.4.0); "
+    "total is used + free"
+)
+Sums = dict[str, dict[str, float]]
+"""node -> field -> MiB summed over its GPUs."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A node's GPUs as `node_gpus` counts them."""
+
+    cards: dict[str, int]
+    """GPU model -> count."""
+    gpus: int
+    missing: dict[str, str]
+    """Field (`used_bytes` ...) -> why it is unknown, where the counts say so (no GPU, or GPUs not reporting)."""
+
+
+def shape_of(cards: Mapping[str, Mapping[str, int]]) -> Shape:
+    """From one node's counts: card model -> field (`USED` ...) -> GPUs that report it."""
+    per_card = {card: max(fields.values(), default=0) for card, fields in cards.items()}
+    gpus = sum(per_card.values())
+    missing: dict[str, str] = {}
+    for field, key in FIELDS:
+        reporting = sum(fields.get(key, 0) for fields in cards.values())
+        if not gpus:
+            missing[field] = LOOKBACK_NOTE
+        elif reporting == 0 and key == "RESERVED":
+            missing[field] = NO_RESERVED
+        elif reporting < gpus:
+            missing[field] = f"{gpus - reporting} of {gpus} GPUs report no DCGM_FI_DEV_FB_{key}"
+    return Shape(per_card, gpus, missing)
+
+
+def shapes_of(counts: Counts) -> dict[str, Shape]:
+    return {node: shape_of(cards) for node, cards in counts.items()}
+
+
+def as_bytes(value: float | None, what: str, unknown: dict[str, str], field: str) -> int | None:
+    """dcgm-exporter's MiB as bytes; None for no value, and for one that is no reading (with why)."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or value < 0:
+        unknown[field] = f"dcgm-exporter reported {what} as {said(value)}: no reading"
+        return None
+    return round(value * MIB)
+
+
+def nodes_of(
+    counts: Counts,
+    sums: Sums,
+    engines: list[FleetEngine],
+    ages: Mapping[str, float],
+    seen: set[str],
+    shapes: Mapping[str, Shape] | None = None,
+) -> list[FleetNode]:
+    """Every node counted, aged or seen, by name. `shapes`: `shapes_of(counts)`, where the caller keeps it."""
+    served: dict[str, list[str]] = defaultdict(list)
+    for engine in engines:
+        if engine.node is not None:
+            served[engine.node].append(engine.name)
+    nodes = []
+    for name in sorted(set(counts) | set(ages) | seen):
+        shape = shapes.get(name) if shapes is not None else None
+        if shape is None:
+            shape = shape_of(counts.get(name, {}))
+        gpus, mine = shape.gpus, sums.get(name, {})
+        unknown: dict[str, str] = {"other_processes_bytes": gpumem_export.NO_EXPORTER}  # its exporter's, if any
+        figures: dict[str, int | None] = {}
+        for field, key in FIELDS:
+            if field in shape.missing:
+                unknown[field], figures[field] = shape.missing[field], None
+            else:
+                figures[field] = as_bytes(mine.get(key), f"FB_{key} on a GPU", unknown, field)
+        if figures["used_bytes"] is None or figures["free_bytes"] is None:
+            unknown["total_bytes"] = "used or free is unknown" if gpus else LOOKBACK_NOTE
+            total = None
+        elif figures["reserved_bytes"] is None and not unknown["reserved_bytes"].startswith("n/a"):
+            unknown["total_bytes"] = "reserved is unknown"
+            total = None
+        else:
+            total = figures["used_bytes"] + figures["free_bytes"] + (figures["reserved_bytes"] or 0)
+        nodes.append(
+            FleetNode(
+                name=name,
+                gpus=gpus,
+                cards=shape.cards,
+                data_age_s=ages.get(name),
+                engines=served.get(name, []),
+                memory_from="dcgm-exporter" if gpus else None,
+                unknown=unknown,
+                total_bytes=total,
+                **figures,
+            )
+        )
+    return nodes
