@@ -39,7 +39,7 @@ from gpumem_tui.sources.prometheus.fleet import (
     project,
     read_full,
 )
-from gpumem_tui.sources.prometheus.gc_pause import paused_gc
+from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
 from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_low, node_shares
 from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
@@ -122,6 +122,7 @@ class FleetReader:
             headroom if queries.look is None else Headroom(queries.look, headroom.critical, headroom.tolerance)
         )
         self.facts: Facts | None = None
+        roomy()  # a reader lives across refreshes: each keeps its sample's 10^5 objects until the next
         self.rules: bool | None = None
         """Whether the server has the recording rules' series (None: not asked yet)."""
 
