@@ -7,8 +7,9 @@ once, not every 15 s), else once per sample."""
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
@@ -62,6 +63,16 @@ class EngineFacts:
     zeros: Zeros
     no_pool: str
     """Why an engine that no pool names has no pool fields."""
+    made: dict[Any, Any] = field(default_factory=dict, compare=False)
+    """The engines' records made of these facts (fleet_engines), for the join they were made with."""
+
+    def made_for(self, join: tuple[object, ...]) -> dict[Any, Any]:
+        """The records made of these facts with `join` (its parts compared by identity); none when it is another
+        join than the one they were made with."""
+        if not (len(join) == len(self.made.get("join", ())) and all(map(operator.is_, join, self.made["join"]))):
+            self.made.clear()
+            self.made["join"] = join  # held, so no other join can take its parts' identities
+        return self.made.setdefault("records", {})
 
     @classmethod
     def of(cls, pools: list[Series], counters: list[Series] | None, failures: Mapping[str, str]) -> EngineFacts:

@@ -103,6 +103,7 @@ def engines_of(
     some wait); `counters`: which engines export waiting and a preemption rate (`Queries.engine_counters`),
     so an engine missing from `waiting` or `preemptions` reads as zero there (None: as unknown); `known`: what
     the pools and counters give, where the caller keeps it (made of `pools` and `counters` otherwise)."""
+    kept = known is not None
     if known is None:
         known = EngineFacts.of(pools, counters, failures)
     found: dict[Key, dict[str, Series]] = defaultdict(dict)
@@ -118,11 +119,36 @@ def engines_of(
         if (row["job"] or "", row["instance"] or "") in down:
             row.update(dict.fromkeys(GAUGES))
             row["unknown"].update(dict.fromkeys(GAUGES, DOWN))
-    _join(rows, join)
-    rows.sort(
-        key=lambda r: (r["model_name"], r["namespace"] or "", r["pod"] or "", r["instance"] or "", r["engine"] or "")
-    )
-    return [FleetEngine(**row) for row in rows]
+    per_node: dict[str | None, int] = defaultdict(int)  # engines without a pod on each host
+    for row in rows:
+        if row["pod"] is None:
+            per_node[host_of(row["instance"] or "")] += 1
+    made = known.made_for((join.index, join.counts, join.pods_read)) if kept else {}
+    engines = []
+    for k, row in zip(found, rows, strict=True):
+        slot = (k, None if row["pod"] is not None else per_node[host_of(row["instance"] or "")])
+        template = made.get(slot)
+        if template is None:  # its fields that neither the gauges nor the join's age change, made once
+            template = FleetEngine(**row, **_joined(row, join, per_node))
+            if not kept:
+                engines.append(_aged(template, join, template))
+                continue
+            made[slot] = template
+        engines.append(_aged(template, join, {name: row[name] for name in CHANGING}))
+    engines.sort(key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""))
+    return engines
+
+
+CHANGING = (*GAUGES, "sleep_state", "unknown")
+"""An engine's fields that change from refresh to refresh while its pool and join stay (with the join's age)."""
+
+
+def _aged(template: FleetEngine, join: Join, update: dict[str, Any] | FleetEngine) -> FleetEngine:
+    """`template` with the changing fields of `update` (None: as it is) and the join's age in its reason."""
+    changes = {} if isinstance(update, FleetEngine) else dict(update)
+    if join.age_s > 0 and template.join_reason:
+        changes["join_reason"] = f"{template.join_reason} (the pod-to-GPU join as read {join.age_s:.0f} s ago)"
+    return template.model_copy(update=changes) if changes else template
 
 
 def _fields(
@@ -175,19 +201,6 @@ def _fields(
 
 def _gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:
     return sum(max(fields.values(), default=0) for fields in cards.values())
-
-
-def _join(rows: list[dict[str, Any]], join: Join) -> None:
-    """Each engine's node, GPUs and how they were found, set in its row."""
-    per_node: dict[str | None, int] = defaultdict(int)
-    for row in rows:
-        if row["pod"] is None:
-            per_node[host_of(row["instance"] or "")] += 1
-    for row in rows:
-        update = _joined(row, join, per_node)
-        if join.age_s > 0 and update.get("join_reason"):
-            update["join_reason"] = f"{update['join_reason']} (the pod-to-GPU join as read {join.age_s:.0f} s ago)"
-        row.update(update)
 
 
 def _joined(row: dict[str, Any], join: Join, per_node: Mapping[str | None, int]) -> dict[str, Any]:
