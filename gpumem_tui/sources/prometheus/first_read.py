@@ -37,7 +37,7 @@ def covers(result: Result) -> bool:
     for every node that reports."""
     if any(s.labels.get("unrecorded") and s.value > 0 for s in result.series):
         return False
-    return {s.labels.get("__name__") for s in result.series} >= set(RECORDED)
+    return {s.labels.get("recorded") for s in result.series} >= set(RECORDED)
 
 
 async def first_answers(
@@ -78,7 +78,7 @@ async def first_answers(
             await figures(rules)
             return rules
         if not listed >= set(RECORDED):
-            listing.append(Result([Series({"__name__": name}, 1.0, at) for name in sorted(listed)]))
+            listing.append(Result([Series({"recorded": name}, 1.0, at) for name in sorted(listed)]))
             await figures(False)
             return False
         await asyncio.gather(one("rules_present", queries.rules_present), figures(True))
