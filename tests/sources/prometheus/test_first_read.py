@@ -113,9 +113,19 @@ def test_a_server_without_the_rules_is_not_asked_which_nodes_they_record(fleet_u
     assert [p for p in _sent(log) if '"unrecorded"' in p] == []
 
 
-def test_where_the_rules_are_the_server_is_asked_whether_they_cover_every_node(recorded_url):
-    _, log = _first(recorded_url)
+def test_where_the_rules_are_which_nodes_they_cover_is_told_from_what_the_read_asks_anyway(recorded_url):
+    """The data ages name the nodes that report, the recorded GPU counts those the rules record: the server's
+    own check (a select of every GPU's series) is not asked, and the reader keeps what it would have said."""
+    reader = FleetReader(OVERVIEW)
+    sample, log = _first(recorded_url, reader)
+    assert OVERVIEW.rules_named in _sent(log) and OVERVIEW.rules_present not in _sent(log)
+    assert sample.node_figures_from == "recording rules" and reader.facts is not None and reader.facts.rules
+
+
+def test_where_the_data_ages_fail_the_server_says_which_nodes_the_rules_cover(recorded_url):
+    sample, log = _first(recorded_url, failing=(OVERVIEW.nodes_age,))
     assert OVERVIEW.rules_present in _sent(log)
+    assert sample.node_figures_from == "recording rules"
 
 
 @pytest.mark.parametrize("server", ["fleet_url", "recorded_url"])
