@@ -8,9 +8,11 @@ all, the raw figures go out at once and `rules_present` is not asked: its answer
 it lists them all, the recorded figures go out with `rules_named` (which of them have series now), and which
 reporting nodes they do not record is told from answers the read asks anyway: the nodes that report
 (`nodes_age`) without a recorded GPU count (`rules_present`'s own check selects every GPU's series: it is
-asked only where one of those failed, or the label API did, then first, as a later facts read asks it). The
-raw figures go out only if the rules do not cover the fleet. The count of GPUs under the fraction
-(`node_low`) goes out as soon as the cards' totals answer, in the same form as they.
+asked only where one of those failed). The raw figures go out only if the rules do not cover the fleet.
+Where the label API fails (a proxy that passes only the query API, a server that does not answer), the raw
+figures go out, with `rules_present` beside them: the refreshes after read the rules where it finds them.
+The count of GPUs under the fraction (`node_low`) goes out as soon as the cards' totals answer, in the same
+form as they.
 
 The answers are those of one refresh that reads the slow facts: the same names, each a result or a failure."""
 
@@ -95,11 +97,10 @@ async def first_answers(
 
     async def ruled() -> bool:
         listed = await _listed(client, queries, at)
-        if listed is None:  # the label API failed: whether the rules are there, asked first
-            await one("rules_present", queries.rules_present)
-            rules = _covers(answers["rules_present"])
-            await figures(rules)
-            return rules
+        if listed is None:  # the label API failed: the raw figures now, and beside them whether the rules are
+            # there, for the refreshes after this one (asked first, a server that never answers took a round more)
+            await asyncio.gather(one("rules_present", queries.rules_present), figures(False))
+            return False
         if not listed >= set(RECORDED):
             listing.append(Result([Series({"recorded": name}, 1.0, at) for name in sorted(listed)]))
             await figures(False)
