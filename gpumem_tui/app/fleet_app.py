@@ -185,8 +185,15 @@ class FleetApp(App[str]):
         self.last_ok, self.failure, self.failed_at = self.clock(), None, None
         self._draw()  # the fleet first: the history's range queries cost more than the refresh
         if self._history_due():
+            await self._painted()  # their CPU (and the server's) would hold up the frame that shows the fleet
             await asyncio.to_thread(self._read_history, sample.evaluated_at)
             self._draw()
+
+    async def _painted(self) -> None:
+        """Once the screen has been refreshed with what was drawn before."""
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)
+        await painted.wait()
 
     def _read_and_judge(self) -> tuple[FleetSample, list[FleetFinding]]:
         """In a thread of its own, with its own event loop: the join and the judge of thousands of nodes
