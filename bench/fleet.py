@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.sources.pr
 import psutil  # noqa: E402
 
 from gpumem_tui.app.fleet_app import FleetApp  # noqa: E402
-from gpumem_tui.cli.fleet_screen import prometheus_reader  # noqa: E402
+from gpumem_tui.cli.fleet_screen import HISTORY_S, prometheus_history, prometheus_reader  # noqa: E402
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
@@ -236,10 +236,14 @@ def _with_rules(data: Path, where: Path, at: float) -> Path:
 
 async def first_frame(url: str, at: float) -> tuple[float, int]:
     """Seconds from starting the fleet screen (headless) to its first frame with the fleet drawn, and the
-    process's RSS then: the overview's first read, with the slow facts, and the tables filled."""
+    process's RSS then: the overview's first read, with the slow facts, and the tables filled; with the history
+    line's reader, as `gpumem-tui fleet` makes the screen (its range queries start after that frame)."""
     started = time.perf_counter()
     queries = READS["overview"]
-    app = FleetApp(prometheus_reader(Connection(url), queries, at, QUERY_TIMEOUT_S), url, poll=False)
+    history = prometheus_history(Connection(url), queries, HISTORY_S, QUERY_TIMEOUT_S)
+    app = FleetApp(
+        prometheus_reader(Connection(url), queries, at, QUERY_TIMEOUT_S), url, poll=False, read_history=history
+    )
     async with app.run_test(size=(160, 60)) as pilot:
         while app.sample is None and app.failure is None:
             await pilot.pause(0.01)

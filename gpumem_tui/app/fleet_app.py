@@ -185,8 +185,15 @@ class FleetApp(App[str]):
         self.last_ok, self.failure, self.failed_at = self.clock(), None, None
         self._draw()  # the fleet first: the history's range queries cost more than the refresh
         if self._history_due():
+            await self._painted()  # their CPU (and the server's) would hold up the frame that shows the fleet
             await asyncio.to_thread(self._read_history, sample.evaluated_at)
-            self._draw()
+            self._draw_history()  # the tables are as they were: 1,000 rows filled again held the screen
+
+    async def _painted(self) -> None:
+        """Once the screen has been refreshed with what was drawn before."""
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)
+        await painted.wait()
 
     def _read_and_judge(self) -> tuple[FleetSample, list[FleetFinding]]:
         """In a thread of its own, with its own event loop: the join and the judge of thousands of nodes
@@ -262,9 +269,7 @@ class FleetApp(App[str]):
 
     def _draw(self) -> None:
         self.query_one("#fleet-header", Static).update(self.header())
-        history = self.query_one("#fleet-history", Static)
-        history.display = self.read_history is not None
-        history.update(self.history_text())
+        self._draw_history()
         if self.sample is None:
             return
         for name, table in (
@@ -273,6 +278,11 @@ class FleetApp(App[str]):
             ("findings", finding_table(self.findings)),
         ):
             self._fill(name, table)
+
+    def _draw_history(self) -> None:
+        history = self.query_one("#fleet-history", Static)
+        history.display = self.read_history is not None
+        history.update(self.history_text())
 
     def _fill(self, name: str, table: Table) -> None:
         widget = self.query_one(f"#fleet-{name}", DataTable)

@@ -65,11 +65,17 @@ def tls(ca_file: str | None = None) -> ssl.SSLContext:
 
 
 async def read_capped(
-    client: Any, method: str, url: str, max_bytes: int, data: Mapping[str, str] | None = None
+    client: Any,
+    method: str,
+    url: str,
+    max_bytes: int,
+    data: Mapping[str, str] | None = None,
+    params: Mapping[str, str] | None = None,
 ) -> tuple[int, bytes]:
-    """The status and body of one request, reading no more than `max_bytes` of the body (an HttpError
-    beyond). The caller decides what an error status means (Prometheus puts its reason in the body)."""
-    async with client.stream(method, url, data=data) as response:
+    """The status and body of one request (`data`: a form body, `params`: the URL's query), reading no more
+    than `max_bytes` of the body (an HttpError beyond). The caller decides what an error status means
+    (Prometheus puts its reason in the body)."""
+    async with client.stream(method, url, data=data, params=params) as response:
         declared = response.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > max_bytes:
             raise HttpError(f"payload of {int(declared):,} bytes is over the {max_bytes:,}-byte limit: not read")

@@ -170,11 +170,24 @@ class PrometheusClient:
         with paused_gc():
             return _matrix(url, status, body)
 
+    async def label_values(self, label: str, selector: str, start: float, end: float) -> list[str]:
+        """The values `label` takes on the series `selector` matches between `start` and `end`, sorted: the
+        label API, an index lookup that reads no samples (a stored block that overlaps the span counts whole,
+        so a value may be listed whose series has no sample in it)."""
+        params = {"match[]": selector, "start": _number(start), "end": _number(end)}
+        status, body, url = await self._request("GET", f"/api/v1/label/{label}/values", params=params)
+        return _strings(url, status, body)
+
     async def _post(self, path: str, form: dict[str, str]) -> tuple[int, bytes, str]:
         form = {**form, "timeout": _number(self.query_timeout_s)}  # seconds; "0.5s" is not a Prometheus duration
+        return await self._request("POST", path, data=form)
+
+    async def _request(
+        self, method: str, path: str, data: dict[str, str] | None = None, params: dict[str, str] | None = None
+    ) -> tuple[int, bytes, str]:
         url = self.connection.url + path
         try:
-            status, body = await read_capped(self._client, "POST", url, self.max_bytes, data=form)
+            status, body = await read_capped(self._client, method, url, self.max_bytes, data=data, params=params)
         except HttpError as exc:
             raise PrometheusError(f"{url}: {exc}", "down") from None
         except Exception as exc:  # noqa: BLE001 - every transport failure is one line and `down` (or timeout)
@@ -207,6 +220,27 @@ def _number(value: float) -> str:
 
 def _envelope(url: str, status: int, body: bytes, kind: str) -> dict[str, Any]:
     """The `data` of a success, with `warnings` (a list of strings); a PrometheusError otherwise."""
+    answer = _success(url, status, body)
+    data = answer.get("data")
+    if not isinstance(data, dict) or data.get("resultType") != kind or not isinstance(data.get("result"), list):
+        raise PrometheusError(f"{url}: the answer has no {kind} result", "query")
+    warnings = answer.get("warnings") or []
+    return {
+        "result": [item for item in data["result"] if isinstance(item, dict)],
+        "warnings": [str(w) for w in warnings] if isinstance(warnings, list) else [str(warnings)],
+    }
+
+
+def _strings(url: str, status: int, body: bytes) -> list[str]:
+    """The list of strings a label API answers (its `data`), sorted; a PrometheusError otherwise."""
+    data = _success(url, status, body).get("data")
+    if not isinstance(data, list):
+        raise PrometheusError(f"{url}: the answer has no list of values", "query")
+    return sorted(str(value) for value in data)
+
+
+def _success(url: str, status: int, body: bytes) -> dict[str, Any]:
+    """The answer of a request the server carried out; a PrometheusError in one line otherwise."""
     if status in (401, 403):
         raise PrometheusError(
             f"{url}: HTTP {status} {reason_phrase(status)}: check --bearer-token-file or --header", "auth"
@@ -222,14 +256,7 @@ def _envelope(url: str, status: int, body: bytes, kind: str) -> dict[str, Any]:
         error_type, error = str(answer.get("errorType", "")), str(answer.get("error", ""))
         kind_of = "timeout" if error_type == "timeout" or status == 503 and "timeout" in error else "query"
         raise PrometheusError(f"{url}: {error_type or f'HTTP {status}'}: {' '.join(error.split())[:300]}", kind_of)
-    data = answer.get("data")
-    if not isinstance(data, dict) or data.get("resultType") != kind or not isinstance(data.get("result"), list):
-        raise PrometheusError(f"{url}: the answer has no {kind} result", "query")
-    warnings = answer.get("warnings") or []
-    return {
-        "result": [item for item in data["result"] if isinstance(item, dict)],
-        "warnings": [str(w) for w in warnings] if isinstance(warnings, list) else [str(warnings)],
-    }
+    return answer
 
 
 def _labels(item: Mapping[str, Any]) -> dict[str, str]:

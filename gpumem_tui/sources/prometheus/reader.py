@@ -26,8 +26,9 @@ import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts
+from gpumem_tui.sources.prometheus.first_read import covers, first_answers
 from gpumem_tui.sources.prometheus.fleet import (
     GpuIdentity,
     Slow,
@@ -42,7 +43,7 @@ from gpumem_tui.sources.prometheus.fleet import (
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
 from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_low, node_shares
 from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
-from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
+from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample, NodeLow
 
 MIB = 2**20
@@ -107,7 +108,7 @@ class Facts:
     @property
     def rules(self) -> bool:
         """Whether the server has every `gpumem:*` series of `gpumem-tui fleet rules`."""
-        return _recorded(self.results["rules_present"])
+        return covers(self.results["rules_present"])
 
 
 class FleetReader:
@@ -133,21 +134,24 @@ class FleetReader:
             return await read_full(client, q, at)
         look = q.look
         facts = self.facts
-        totals = None if facts is None else facts.results["card_totals"]
-        if facts is None and self.rules is None:  # two small queries first: the first read uses the rules
-            self.rules, totals = await _has_rules(client, q, at)
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
-        q = replace(q, rules=bool(self.rules))
-        promql = {name: getattr(q, name) for name in FAST}
-        if totals is not None and (bounds := _bounds(totals, look)):
-            promql["node_low"] = q.node_low(bounds)
-        if due:
-            promql |= {name: getattr(q, name) for name in FACTS}
-        elif facts is not None and at < facts.pools_at:
-            promql |= {name: getattr(q, name) for name in POOLS}  # kept ones newer than `at`: see pools_changed
-        elif facts is not None:
-            promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
-        results, failures = await ask_with_exporters(client, q, promql, at)
+        if facts is None and self.rules is None:  # the first read: each query as soon as it can go (first_read.py)
+            names = (*FAST, *FACTS)
+            results, failures, self.rules = await first_answers(client, q, at, names, lambda t: _bounds(t, look))
+            q = replace(q, rules=self.rules)
+            promql = {name: getattr(q, name) for name in names}
+        else:
+            q = replace(q, rules=bool(self.rules))
+            promql = {name: getattr(q, name) for name in FAST}
+            if facts is not None and (bounds := _bounds(facts.results["card_totals"], look)):
+                promql["node_low"] = q.node_low(bounds)
+            if due:
+                promql |= {name: getattr(q, name) for name in FACTS}
+            elif facts is not None and at < facts.pools_at:
+                promql |= {name: getattr(q, name) for name in POOLS}  # kept ones newer than `at`: see pools_changed
+            elif facts is not None:
+                promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
+            results, failures = await ask_with_exporters(client, q, promql, at)
         seen = project(results, q.labels)  # what the reader itself reads: the chosen node and pod labels
         reporting = _reporting(seen)
         if due or (facts is not None and reporting is not None and _changed(facts.reporting, reporting)):
@@ -160,7 +164,7 @@ class FleetReader:
                 facts = self.facts = Facts(at, slow, reporting or {}, Slow.of(slow, q.labels), at)
                 self.rules = facts.rules
         again = {}
-        first = facts is not None and "node_low" not in promql and "node_low" not in failures
+        first = facts is not None and "node_low" not in results and "node_low" not in failures
         if first and facts is not None and (bounds := _bounds(facts.results["card_totals"], look)):  # just read
             again["node_low"] = q.node_low(bounds)
         changed = results.get("pools_changed")
@@ -238,27 +242,6 @@ def _with_listed(read: list[FleetGpu], listed: list[FleetGpu]) -> list[FleetGpu]
     keys = {(g.node, g.uuid, g.gpu_instance) for g in read}
     more = [g for g in listed if (g.node, g.uuid, g.gpu_instance) not in keys]
     return sorted([*read, *more], key=lambda g: (g.node, str(g.uuid), str(g.gpu_instance)))
-
-
-async def _has_rules(client: PrometheusClient, queries: Queries, at: float) -> tuple[bool, Result | None]:
-    """Whether the server has the rules' series, and then the cards' recorded totals (the first read's
-    bounds, so it needs no second round for the GPUs under the fraction)."""
-    promql = {"rules_present": queries.rules_present, "card_totals": replace(queries, rules=True).card_totals}
-    try:
-        results, _ = await ask(client, promql, at)
-    except PrometheusError:
-        return False, None  # the refresh's own queries say what is wrong with the server
-    if "rules_present" not in results or not _recorded(results["rules_present"]):
-        return False, None
-    return True, results.get("card_totals")
-
-
-def _recorded(result: Result) -> bool:
-    """Whether every `gpumem:*` series the reader uses is in a `rules_present` answer, with figures recorded
-    for every node that reports."""
-    if any(s.labels.get("unrecorded") and s.value > 0 for s in result.series):
-        return False
-    return {s.labels.get("__name__") for s in result.series} >= set(RECORDED)
 
 
 def shared_nodes(sample: FleetSample, identities: list[GpuIdentity] | None = None) -> set[str]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series
-from tests.sources.prometheus.server import backfill, require_prometheus, running
+from gpumem_tui.sources.prometheus.queries import Queries
+from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
 
 FLEET = (
     # Kubernetes, ServiceMonitor with honorLabels false: the workload in exported_pod, dcgm-exporter <= 4.8.2.
@@ -56,4 +60,30 @@ def fleet_blocks(tmp_path_factory):
 @pytest.fixture(scope="session")
 def fleet_url(fleet_blocks):
     with running(fleet_blocks) as url:
+        yield url
+
+
+def recorded_blocks(fleet_url, fleet_blocks, where, queries: Queries):
+    """The test fleet with the rules' series backfilled beside it, evaluated every 5 s as the fleet is sampled
+    (Prometheus offsets a group's evaluations within its interval: their moments are not the samples')."""
+    from gpumem_tui.sources.prometheus.rules import rule_group
+
+    data = where / "data"
+    shutil.copytree(fleet_blocks, data, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head", "queries.active"))
+    rules = where / "rules.yml"
+    rules.write_text(rule_group(queries, interval_s=5), encoding="utf-8")
+    subprocess.run(
+        [
+            "promtool", "tsdb", "create-blocks-from", "rules", f"--url={fleet_url}", f"--start={T0}",
+            f"--end={T0 + END_S}", "--eval-interval=5s", f"--output-dir={data}", str(rules),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return data
+
+
+@pytest.fixture(scope="session")
+def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
+    with running(recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("recorded"), Queries())) as url:
         yield url

@@ -5,7 +5,6 @@ test fleet), judging as the full read of the raw series does."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 
 import pytest
@@ -16,8 +15,8 @@ from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries, parse_selector
 from gpumem_tui.sources.prometheus.reader import FleetReader
-from tests.sources.prometheus.conftest import AT, END_S
-from tests.sources.prometheus.server import T0, require_prometheus, running
+from tests.sources.prometheus.conftest import AT, recorded_blocks
+from tests.sources.prometheus.server import require_prometheus, running
 
 pytestmark = pytest.mark.prometheus
 
@@ -41,39 +40,13 @@ def test_a_bad_selector_is_one_line(capsys):
     assert len(err) == 1 and "expected label matchers in braces" in err[0]
 
 
-def _recorded(fleet_url, fleet_blocks, where, queries: Queries):
-    """The test fleet with the rules' series backfilled beside it, evaluated every 5 s as the fleet is sampled
-    (Prometheus offsets a group's evaluations within its interval: their moments are not the samples')."""
-    from gpumem_tui.sources.prometheus.rules import rule_group
-
-    data = where / "data"
-    shutil.copytree(fleet_blocks, data, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head", "queries.active"))
-    rules = where / "rules.yml"
-    rules.write_text(rule_group(queries, interval_s=5), encoding="utf-8")
-    subprocess.run(
-        [
-            "promtool", "tsdb", "create-blocks-from", "rules", f"--url={fleet_url}", f"--start={T0}",
-            f"--end={T0 + END_S}", "--eval-interval=5s", f"--output-dir={data}", str(rules),
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return data
-
-
-@pytest.fixture(scope="module")
-def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
-    with running(_recorded(fleet_url, fleet_blocks, tmp_path_factory.mktemp("recorded"), Queries())) as url:
-        yield url
-
-
 NODE_A = parse_selector('{Hostname="node-a"}')
 
 
 @pytest.fixture(scope="module")
 def node_a_url(fleet_url, fleet_blocks, tmp_path_factory):
     """The rules of `fleet rules --selector '{Hostname="node-a"}'` recorded: node-a's figures alone."""
-    with running(_recorded(fleet_url, fleet_blocks, tmp_path_factory.mktemp("node-a"), Queries(NODE_A))) as url:
+    with running(recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("node-a"), Queries(NODE_A))) as url:
         yield url
 
 
@@ -119,29 +92,6 @@ def test_the_overview_reads_the_recorded_series_and_judges_the_same(recorded_url
 def test_without_the_rules_the_overview_reads_the_raw_series(fleet_url):
     _, then = _reads(fleet_url, Queries(look=0.1), [AT - 5, AT])
     assert then.node_figures_from == "raw series"
-
-
-def test_with_the_rules_the_first_read_counts_low_gpus_in_its_first_round(recorded_url):
-    """The first read (the screen's first frame) asks for the rules and the cards' recorded totals first,
-    so its count of GPUs under the fraction goes out with the other queries, not after the slow facts."""
-    from gpumem_tui.sources.prometheus.client import Result
-
-    sent: list[str] = []
-
-    class Recording(PrometheusClient):
-        async def query(self, promql: str, at: float) -> Result:
-            sent.append(promql)
-            return await super().query(promql, at)
-
-    async def read():
-        async with Recording(Connection(recorded_url)) as client:
-            return await FleetReader(Queries(look=0.1)).read(client, AT)
-
-    sample = asyncio.run(read())
-    assert sample.node_figures_from == "recording rules"
-    low = next(i for i, q in enumerate(sent) if "gpumem:gpu_fb_free_mib:max{" in q and " < " in q)
-    join = sent.index(Queries().gpu_pods)
-    assert low < join and len([q for q in sent if " < " in q]) == 1
 
 
 def test_rules_recorded_for_a_narrower_selector_are_not_read_for_the_whole_fleet(node_a_url):
