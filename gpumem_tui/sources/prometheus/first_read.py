@@ -26,7 +26,7 @@ from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.queries import NODE_LABELS, RECORDED, Queries, literal_regex
 
-RULED = ("card_totals", "node_memory", "node_gpus", "node_least_free")
+RULED = ("card_totals", "node_memory", "node_reserved", "node_gpus", "node_least_free")
 """The queries read from the rules' series where the server has them (`node_low` too, made with card_totals'
 answer); card_totals first, as the count waits for it."""
 LOOKBACK_S = 300.0

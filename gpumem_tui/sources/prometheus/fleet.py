@@ -53,6 +53,7 @@ FROM_DCGM = {
     "nodes_age",
     "nodes_seen",
     "node_memory",
+    "node_reserved",
     "node_gpus",
     "node_least_free",
     "node_low",
@@ -191,7 +192,7 @@ def build(
     summed = "node_memory" in results and "node_gpus" in results
     if summed:
         counts = slow.counts if slow.counts is not None else _node_counts(results["node_gpus"].series)
-        sums = _node_sums(results["node_memory"].series)
+        sums = _node_sums([*results["node_memory"].series, *results.get("node_reserved", empty).series])
     else:  # canned answers without the node queries: the nodes are the sums of their GPUs
         counts, sums = _counts_of(_cards(gpus)), _sums_of(_cards(gpus))
     if ("gpu_memory" in results or summed) and not gpus and not counts:

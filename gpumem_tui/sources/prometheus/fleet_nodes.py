@@ -90,8 +90,10 @@ def nodes_of(
         for field, key in FIELDS:
             if field in shape.missing:
                 unknown[field], figures[field] = shape.missing[field], None
+            elif key not in mine:  # its GPUs report the field, but no sum of it was read (a query failed)
+                unknown[field], figures[field] = f"no sum of DCGM_FI_DEV_FB_{key} was read for the node", None
             else:
-                figures[field] = as_bytes(mine.get(key), f"FB_{key} on a GPU", unknown, field)
+                figures[field] = as_bytes(mine[key], f"FB_{key} on a GPU", unknown, field)
         if figures["used_bytes"] is None or figures["free_bytes"] is None:
             unknown["total_bytes"] = "used or free is unknown" if gpus else LOOKBACK_NOTE
             total = None

@@ -64,6 +64,8 @@ CARD_ID = ("UUID",)
 """What names one card in a sum over cards: a MIG card's GPU instances share its UUID and are folded into it
 (`max`, as `_cards` does), never added to the card's own figures."""
 FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
+FB_CHANGING = "DCGM_FI_DEV_FB_(USED|FREE)"
+"""The fields a refresh reads: reserved memory does not change while a GPU is there."""
 EXPORTED = "gpumem_gpu_memory_(used|free|reserved|total)_bytes"
 """`gpumem-tui export`'s GPU memory, in bytes (docs/export.md)."""
 EXPORTED_ENGINE = ("endpoint", "model_name", "engine", *POD_LABELS, *NODE_LABELS)
@@ -147,11 +149,11 @@ class Queries:
             more += ', GPU_I_ID!=""' if mig else ', GPU_I_ID=""'
         return f'{{__name__=~"{pattern}"{more}}}'
 
-    def _cards(self, *labels: str) -> str:
+    def _cards(self, *labels: str, fields: str = FB) -> str:
         """Each card's series once per field, by its UUID: virtual-GPU copies deduplicated, and a MIG card's GPU
         instances folded into it (the card's own figure is at least any instance's, so `max` keeps the card's;
         where only instances report, the largest instance's)."""
-        return f"max by ({_by(*NODE_LABELS, 'UUID', *labels, '__name__')}) ({self.names(FB)})"
+        return f"max by ({_by(*NODE_LABELS, 'UUID', *labels, '__name__')}) ({self.names(fields)})"
 
     @property
     def gpu_memory(self) -> str:
@@ -179,12 +181,20 @@ class Queries:
 
     @property
     def node_memory(self) -> str:
-        """Used, free and reserved MiB per node: each card once (virtual-GPU copies deduplicated, MIG instances
-        not added to their card), then summed. A NaN on one GPU makes its node's sum NaN (unknown, never a
-        smaller number)."""
+        """Used and free MiB per node: each card once (virtual-GPU copies deduplicated, MIG instances not added
+        to their card), then summed. A NaN on one GPU makes its node's sum NaN (unknown, never a smaller
+        number). Reserved is `node_reserved`'s, a slow fact."""
         if self.rules:
-            return self.sel(NODE_MEMORY)
-        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards()})"
+            return self.sel(NODE_MEMORY, 'field=~"USED|FREE"')
+        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards(fields=FB_CHANGING)})"
+
+    @property
+    def node_reserved(self) -> str:
+        """Reserved MiB per node, as `node_memory` sums the others: what the driver holds of each GPU, the same
+        while the GPU is there, so read with the slow facts (which are read again when a node's GPUs change)."""
+        if self.rules:
+            return self.sel(NODE_MEMORY, 'field="RESERVED"')
+        return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards(fields='DCGM_FI_DEV_FB_RESERVED')})"
 
     @property
     def node_gpus(self) -> str:

@@ -63,6 +63,7 @@ FAST = (
 )
 FACTS = (
     "node_gpus",
+    "node_reserved",
     "gpu_pods",
     "gpu_instances",
     "nodes_seen",

@@ -252,3 +252,26 @@ def test_a_change_query_that_fails_in_a_refresh_that_reads_the_facts_again_is_no
     (_, _), (later, sent) = _reads(moving_url, [560, 610], facts_every_s=3600)
     assert _joined(sent) and _pools_read(sent)
     assert later.state == "ok" and later.unknown == {} and later.error is None
+
+
+def test_reserved_memory_is_read_with_the_slow_facts_and_kept_between_refreshes(moving_url):
+    """A driver holds the same reserved memory of a GPU while the GPU is there: a refresh reads used and free
+    per node, and reserved comes with the facts (read again when a node's GPUs change)."""
+    q = Queries(look=0.1)
+    (first, sent1), (later, sent2) = _reads(moving_url, [150, 160], facts_every_s=3600)
+    assert q.node_reserved in sent1 and q.node_reserved not in sent2
+    assert "RESERVED" not in q.node_memory and "RESERVED" in q.node_reserved
+    for sample in (first, later):
+        node_x = next(n for n in sample.nodes if n.name == "node-x")
+        assert node_x.reserved_bytes == 500 * 2**20 and node_x.total_bytes == 81559 * 2**20
+        assert "reserved_bytes" not in node_x.unknown
+
+
+def test_a_failed_reserved_query_leaves_reserved_unknown_with_the_reason(moving_url, monkeypatch):
+    monkeypatch.setattr(Queries, "node_reserved", property(lambda _q: "vllm:cache_config_info offset 0ms"))
+    ((sample, _),) = _reads(moving_url, [150])
+    node_x = next(n for n in sample.nodes if n.name == "node-x")
+    assert sample.state == "stale" and "node_reserved" in sample.unknown
+    assert node_x.used_bytes == 500 * 2**20 and node_x.reserved_bytes is None and node_x.total_bytes is None
+    assert node_x.unknown["reserved_bytes"] == "no sum of DCGM_FI_DEV_FB_RESERVED was read for the node"
+    assert node_x.unknown["total_bytes"] == "reserved is unknown"
