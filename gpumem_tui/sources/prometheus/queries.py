@@ -102,6 +102,9 @@ def string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+RATE_PENDING = "preemptions_rate_pending"
+"""`engine_counters`' label `gauge` for an engine whose preemption counter has no rate yet (a sample in the
+last minute, one in the last 2): the reader asks the counters again at each refresh until it has one."""
 PART = "gpumem_query"
 """The label `merged` tags each part's series with (and the reader takes off again)."""
 
@@ -325,14 +328,19 @@ class Queries:
     def engine_counters(self) -> str:
         """Which engines export requests waiting, and which have a preemption rate (2 min of the counter), in
         label `gauge` (the FleetEngine field): what lets `waiting` and `preemptions` leave out the engines at
-        zero, where an engine missing from both would otherwise read as unknown. One series an engine and
-        gauge, read with the pools (a slow fact, read again when an engine comes, goes or restarts)."""
+        zero, where an engine missing from both would otherwise read as unknown; and, as RATE_PENDING, which
+        export the preemption counter with no rate yet: a sample in the last minute, fewer than 2 in the last 2
+        (an engine just started, not one that stopped exporting a while ago). One series an engine and
+        gauge, read with the pools (a slow fact, read again when an engine comes, goes or restarts, and while
+        some rate is pending)."""
         keys = _by(*ENGINE_KEY)
         waiting = f"count by ({keys}) ({self.sel('vllm:num_requests_waiting')})"
         rate = f"count by ({keys}) (rate({self.sel('vllm:num_preemptions_total')}[2m]))"
+        pending = f"count by ({keys}) (count_over_time({self.sel('vllm:num_preemptions_total')}[1m])) unless {rate}"
         return (
             f'label_replace({waiting}, "gauge", "requests_waiting", "", "") '
-            f'or label_replace({rate}, "gauge", "preemptions_per_min", "", "")'
+            f'or label_replace({rate}, "gauge", "preemptions_per_min", "", "") '
+            f'or label_replace({pending}, "gauge", {string(RATE_PENDING)}, "", "")'
         )
 
     @property

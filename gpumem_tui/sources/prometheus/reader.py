@@ -151,7 +151,11 @@ class FleetReader:
                 promql |= {name: getattr(q, name) for name in POOLS}  # kept ones newer than `at`: see pools_changed
             elif facts is not None:
                 promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
+                if facts.engines.zeros.pending:  # a rate the full read may have now: the counters alone again
+                    promql["engine_counters"] = q.engine_counters
             results, failures = await ask_with_exporters(client, q, promql, at)
+            if facts is not None and "pools" not in promql and "engine_counters" in promql:
+                facts = self.facts = _counters_again(facts, results, failures)
         seen = project(results, q.labels)  # what the reader itself reads: the chosen node and pod labels
         reporting = _reporting(seen)
         if due or (facts is not None and reporting is not None and _changed(facts.reporting, reporting)):
@@ -214,6 +218,15 @@ class FleetReader:
                     update={"nodes": nodes, "node_figures_from": sample.node_figures_from}
                 )
         return sample.model_copy(update={"nodes": nodes, "gpus": _with_listed(gpus, sample.gpus)})
+
+
+def _counters_again(facts: Facts, results: dict[str, Result], failures: dict[str, str]) -> Facts:
+    """The facts with the engine counters read again alone (while some engine's preemption rate was pending);
+    where that read failed, the ones kept, which still say which engines read as zero (the answers and
+    failures lose it either way: the sample is built on the facts')."""
+    failures.pop("engine_counters", None)
+    counters = results.pop("engine_counters", None)
+    return facts if counters is None else replace(facts, results={**facts.results, "engine_counters": counters})
 
 
 def _kept_slow(facts: Facts | None, results: dict[str, Result], at: float) -> Slow | None:

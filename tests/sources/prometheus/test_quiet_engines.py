@@ -4,7 +4,8 @@ reads must stay what it read when every engine sent every series and each query 
 
 The fleet here is written by hand, 3 min of it: engine `busy` waits (3 requests) and preempts; `calm`
 exports both counters at 0; `old` exports neither (a vLLM build without them): its fields are unknown, never
-0; `young` starts its preemption counter at the read (one sample: no rate yet); a vLLM target is down."""
+0; `young` starts its preemption counter at the read (one sample: no rate yet); `late` starts at LATE_S (its
+pod's GPU reports from the start), both counters at 0; a vLLM target is down."""
 
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ import asyncio
 import pytest
 
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.fleet import QUIET, ask
+from gpumem_tui.sources.prometheus.fleet import QUIET, ask, read_fleet
 from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
 
 pytestmark = pytest.mark.prometheus
-END_S, YOUNG_S = 180, 180
-ENGINES = ("busy", "calm", "old", "young")
+END_S, YOUNG_S, LATE_S = 180, 180, 100
+ENGINES = ("busy", "calm", "old", "young", "late")
 
 
 def _engine(name: str) -> str:
@@ -45,6 +46,8 @@ def _text() -> str:
             rows["DCGM_FI_DEV_FB_USED"].append(
                 f'DCGM_FI_DEV_FB_USED{{{gpu},exported_namespace="serving",exported_pod="{name}"}} 70000 {t}'
             )
+            if name == "late" and s < LATE_S:
+                continue
             labels = _engine(name)
             rows["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{labels}}} 0.5 {t}")
             rows["vllm:num_requests_running"].append(f"vllm:num_requests_running{{{labels}}} 2 {t}")
@@ -53,7 +56,7 @@ def _text() -> str:
             if name != "old":
                 waiting = 3 if name == "busy" else 0
                 rows["vllm:num_requests_waiting"].append(f"vllm:num_requests_waiting{{{labels}}} {waiting} {t}")
-            if name in ("busy", "calm") or (name == "young" and s >= YOUNG_S):
+            if name in ("busy", "calm", "late") or (name == "young" and s >= YOUNG_S):
                 count = s if name == "busy" else 0  # busy: one preemption a second
                 rows["vllm:num_preemptions_total"].append(f"vllm:num_preemptions_total{{{labels}}} {count} {t}")
     out = []
@@ -146,3 +149,33 @@ def test_a_merged_request_that_fails_fails_each_of_its_parts(quiet_url, monkeypa
     results, failures = asyncio.run(read())
     assert set(results) == {"engines"} and set(failures) == set(QUIET)
     assert len(set(failures.values())) == 1
+
+
+def test_an_engine_younger_than_its_rate_reads_as_the_full_read_does_once_it_has_one(quiet_url):
+    """One reader refresh after refresh (the screen's): `late` comes at LATE_S with one sample of its counter
+    (no rate: unknown), and has a rate of 0 a minute later, which the full read says; the kept counters must
+    not hold it unknown until the facts are read again (5 min)."""
+
+    async def reads():
+        async with PrometheusClient(Connection(quiet_url)) as client:
+            reader = FleetReader(Queries(look=0.1))
+            found = []
+            for at in (T0 + 60, T0 + LATE_S, T0 + END_S):
+                overview = await reader.read(client, at)
+                full = await read_fleet(client, Queries(), at)
+                found.append((at - T0, _by_pod(overview), _by_pod(full)))
+            return found
+
+    fields = ("requests_waiting", "preemptions_per_min")
+    found = asyncio.run(reads())
+    for s, overview, full in found:
+        assert overview.keys() == full.keys(), s
+        for pod, engine in full.items():
+            got = overview[pod]
+            for field in fields:
+                assert (got.model_dump()[field], got.unknown.get(field)) == (
+                    engine.model_dump()[field],
+                    engine.unknown.get(field),
+                ), (s, pod, field)
+    *_, (_, overview, _) = found
+    assert overview["late"].preemptions_per_min == 0
