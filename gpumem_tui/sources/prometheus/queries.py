@@ -293,9 +293,10 @@ class Queries:
 
     @property
     def waiting(self) -> str:
-        """Requests waiting per engine, only where some wait: an engine `engine_counters` names and this does
-        not has none waiting. A fleet at rest sends no series here (one an engine, before)."""
-        return f"max by ({_by(*ENGINE_KEY)}) ({self.sel('vllm:num_requests_waiting')} > 0)"
+        """Requests waiting per engine, only where not 0: an engine `engine_counters` names and this does not
+        has none waiting. A fleet at rest sends no series here (one an engine, before). `!= 0`, not `> 0`: NaN
+        or a negative count is no reading, said as unknown, never read as 0."""
+        return f"max by ({_by(*ENGINE_KEY)}) ({self.sel('vllm:num_requests_waiting')} != 0)"
 
     @property
     def pools(self) -> str:
@@ -321,8 +322,8 @@ class Queries:
     @property
     def preemptions(self) -> str:
         """Preemptions per minute per engine over the last 2 minutes, only where there were some: an engine
-        `engine_counters` names and this does not had none."""
-        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.sel('vllm:num_preemptions_total')}[2m])) > 0"
+        `engine_counters` names and this does not had none (`!= 0`: a NaN rate is no reading, not 0)."""
+        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.sel('vllm:num_preemptions_total')}[2m])) != 0"
 
     @property
     def engine_counters(self) -> str:

@@ -5,7 +5,8 @@ reads must stay what it read when every engine sent every series and each query 
 The fleet here is written by hand, 3 min of it: engine `busy` waits (3 requests) and preempts; `calm`
 exports both counters at 0; `old` exports neither (a vLLM build without them): its fields are unknown, never
 0; `young` starts its preemption counter at the read (one sample: no rate yet); `late` starts at LATE_S (its
-pod's GPU reports from the start), both counters at 0; a vLLM target is down."""
+pod's GPU reports from the start), both counters at 0; `broken` reports both as NaN (no reading, never 0); a
+vLLM target is down."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tests.sources.prometheus.server import T0, backfill, require_prometheus, ru
 
 pytestmark = pytest.mark.prometheus
 END_S, YOUNG_S, LATE_S = 180, 180, 100
-ENGINES = ("busy", "calm", "old", "young", "late")
+ENGINES = ("busy", "calm", "old", "young", "late", "broken")
 
 
 def _engine(name: str) -> str:
@@ -54,10 +55,10 @@ def _text() -> str:
             config = f'{labels},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="100"'
             rows["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
             if name != "old":
-                waiting = 3 if name == "busy" else 0
+                waiting = {"busy": "3", "broken": "NaN"}.get(name, "0")
                 rows["vllm:num_requests_waiting"].append(f"vllm:num_requests_waiting{{{labels}}} {waiting} {t}")
-            if name in ("busy", "calm", "late") or (name == "young" and s >= YOUNG_S):
-                count = s if name == "busy" else 0  # busy: one preemption a second
+            if name in ("busy", "calm", "late", "broken") or (name == "young" and s >= YOUNG_S):
+                count = {"busy": s, "broken": "NaN"}.get(name, 0)  # busy: one preemption a second
                 rows["vllm:num_preemptions_total"].append(f"vllm:num_preemptions_total{{{labels}}} {count} {t}")
     out = []
     for name, found in rows.items():
@@ -105,6 +106,13 @@ def test_an_engine_left_out_reads_as_zero_only_where_it_exports_the_series(quiet
     old = engines["old"]
     assert old.requests_waiting is None and old.unknown["requests_waiting"] == "no vllm:num_requests_waiting series"
     assert old.preemptions_per_min is None and "no vllm:num_preemptions_total" in old.unknown["preemptions_per_min"]
+    broken = engines["broken"]  # NaN is no reading: unknown, as when each series was asked in full
+    assert broken.requests_waiting is None and broken.preemptions_per_min is None
+    assert (
+        broken.unknown["requests_waiting"]
+        == broken.unknown["preemptions_per_min"]
+        == ("the engine reported NaN: no reading")
+    )
     young = engines["young"]  # one sample of its counter: no rate yet, so no zero either
     assert young.requests_waiting == 0 and young.preemptions_per_min is None
     assert "under 2 min" in young.unknown["preemptions_per_min"]
@@ -134,8 +142,8 @@ def test_the_merged_request_answers_what_each_query_answers_alone(quiet_url):
     assert not failures and PART not in merged({"a": "up"}).split(",")[0]
     assert sum(len(r.series) for r in alone.values()) >= 3  # busy's waiting and preemptions, and targets
     for name in QUIET:
-        key = sorted((sorted(s.labels.items()), s.value) for s in alone[name].series)
-        assert sorted((sorted(s.labels.items()), s.value) for s in together[name].series) == key, name
+        key = sorted((sorted(s.labels.items()), repr(s.value)) for s in alone[name].series)  # repr: NaN == NaN
+        assert sorted((sorted(s.labels.items()), repr(s.value)) for s in together[name].series) == key, name
 
 
 def test_a_merged_request_that_fails_fails_each_of_its_parts(quiet_url, monkeypatch):
