@@ -187,3 +187,30 @@ def test_an_engine_younger_than_its_rate_reads_as_the_full_read_does_once_it_has
                 ), (s, pod, field)
     *_, (_, overview, _) = found
     assert overview["late"].preemptions_per_min == 0
+
+
+@pytest.mark.parametrize("s", [LATE_S, END_S])
+def test_the_node_read_says_what_the_fleet_says_of_each_engine_s_queue_and_preemptions(quiet_url, s):
+    """The single-node read (`check --prometheus URL --node N`) asks its engines' series unfiltered; the fleet
+    asks only where not 0 and reads the rest from the counters: the same values, and the same reasons where
+    unknown."""
+    from gpumem_tui.sources.prometheus.node_feed import read_node
+    from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+
+    async def reads():
+        async with PrometheusClient(Connection(quiet_url)) as client:
+            fleet = await FleetReader(Queries(look=0.1)).read(client, T0 + s)
+            nodes = {e.node for e in fleet.engines}
+            alone = [await read_node(client, NodeQueries(node), T0 + s) for node in sorted(nodes)]
+            return fleet, [e for read in alone for e in read.fleet.engines]
+
+    fleet, alone = asyncio.run(reads())
+    assert len(alone) == len(fleet.engines) >= 5
+    fields = ("requests_waiting", "preemptions_per_min")
+    for engine in alone:
+        theirs = _by_pod(fleet)[engine.pod]
+        for field in fields:
+            assert (getattr(engine, field), engine.unknown.get(field)) == (
+                getattr(theirs, field),
+                theirs.unknown.get(field),
+            ), (engine.pod, field)
