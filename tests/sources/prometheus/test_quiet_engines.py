@@ -5,8 +5,9 @@ reads must stay what it read when every engine sent every series and each query 
 The fleet here is written by hand, 3 min of it: engine `busy` waits (3 requests) and preempts; `calm`
 exports both counters at 0; `old` exports neither (a vLLM build without them): its fields are unknown, never
 0; `young` starts its preemption counter at the read (one sample: no rate yet); `late` starts at LATE_S (its
-pod's GPU reports from the start), both counters at 0; `broken` reports both as NaN (no reading, never 0); a
-vLLM target is down."""
+pod's GPU reports from the start), both counters at 0; `nopool` starts at NOPOOL_S likewise, without
+`vllm:cache_config_info` (so no pool change says it came); `broken` reports both as NaN (no reading, never 0);
+a vLLM target is down."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
 
 pytestmark = pytest.mark.prometheus
-END_S, YOUNG_S, LATE_S = 180, 180, 100
-ENGINES = ("busy", "calm", "old", "young", "late", "broken")
+END_S, YOUNG_S, LATE_S, NOPOOL_S = 180, 180, 100, 130
+ENGINES = ("busy", "calm", "old", "young", "late", "broken", "nopool")
 
 
 def _engine(name: str) -> str:
@@ -47,17 +48,18 @@ def _text() -> str:
             rows["DCGM_FI_DEV_FB_USED"].append(
                 f'DCGM_FI_DEV_FB_USED{{{gpu},exported_namespace="serving",exported_pod="{name}"}} 70000 {t}'
             )
-            if name == "late" and s < LATE_S:
+            if (name == "late" and s < LATE_S) or (name == "nopool" and s < NOPOOL_S):
                 continue
             labels = _engine(name)
             rows["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{labels}}} 0.5 {t}")
             rows["vllm:num_requests_running"].append(f"vllm:num_requests_running{{{labels}}} 2 {t}")
             config = f'{labels},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="100"'
-            rows["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
+            if name != "nopool":
+                rows["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
             if name != "old":
                 waiting = {"busy": "3", "broken": "NaN"}.get(name, "0")
                 rows["vllm:num_requests_waiting"].append(f"vllm:num_requests_waiting{{{labels}}} {waiting} {t}")
-            if name in ("busy", "calm", "late", "broken") or (name == "young" and s >= YOUNG_S):
+            if name in ("busy", "calm", "late", "broken", "nopool") or (name == "young" and s >= YOUNG_S):
                 count = {"busy": s, "broken": "NaN"}.get(name, 0)  # busy: one preemption a second
                 rows["vllm:num_preemptions_total"].append(f"vllm:num_preemptions_total{{{labels}}} {count} {t}")
     out = []
@@ -161,16 +163,18 @@ def test_a_part_the_server_refuses_fails_alone(quiet_url, monkeypatch):
     assert sorted(s.labels["pod"] for s in results["waiting"].series) == ["broken", "busy"]
 
 
-def test_an_engine_younger_than_its_rate_reads_as_the_full_read_does_once_it_has_one(quiet_url):
+@pytest.mark.parametrize("offsets", [(60, LATE_S, END_S), (110, END_S)])
+def test_an_engine_younger_than_its_rate_reads_as_the_full_read_does_once_it_has_one(quiet_url, offsets):
     """One reader refresh after refresh (the screen's): `late` comes at LATE_S with one sample of its counter
     (no rate: unknown), and has a rate of 0 a minute later, which the full read says; the kept counters must
-    not hold it unknown until the facts are read again (5 min)."""
+    not hold it unknown until the facts are read again (5 min). `nopool` comes between two refreshes with no
+    pool that changes: its counters are 0 as the full read says, not unknown for want of a read of them."""
 
     async def reads():
         async with PrometheusClient(Connection(quiet_url)) as client:
             reader = FleetReader(Queries(look=0.1))
             found = []
-            for at in (T0 + 60, T0 + LATE_S, T0 + END_S):
+            for at in (T0 + s for s in offsets):
                 overview = await reader.read(client, at)
                 full = await read_fleet(client, Queries(), at)
                 found.append((at - T0, _by_pod(overview), _by_pod(full)))
