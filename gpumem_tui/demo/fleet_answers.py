@@ -152,7 +152,7 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
             (*ENGINE_KEY, "__name__"),
             max,
         ),
-        "waiting": _by([row for row in named("vllm:num_requests_waiting") if row[1] > 0], ENGINE_KEY, max),
+        "waiting": _by([row for row in named("vllm:num_requests_waiting") if row[1] != 0], ENGINE_KEY, max),
         "engine_counters": Result(
             [
                 Series({**s.labels, "gauge": gauge}, s.value, now)
@@ -173,7 +173,7 @@ def answers(rows: list[Row], now: float) -> dict[str, Result]:
             (*ENGINE_KEY, "sleep_state"),
             max,
         ),
-        "preemptions": Result([s for s in _by(rates, ENGINE_KEY, sum).series if s.value > 0]),
+        "preemptions": Result([s for s in _by(rates, ENGINE_KEY, sum).series if s.value != 0]),
         "node_findings": _by(
             [(labels, at, now) for labels, _, at in named("gpumem_finding_active")],
             (*NODE_LABELS, "code", "severity", "gpu", "pid", "endpoint", "model_name"),

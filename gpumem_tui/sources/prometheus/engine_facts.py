@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
-from gpumem_tui.sources.prometheus.queries import ENGINE_KEY
+from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, RATE_PENDING
 
 Key = tuple[str | None, ...]
 """An engine: its ENGINE_KEY labels (None where absent)."""
@@ -39,13 +39,23 @@ class Zeros:
     """(engine key, FleetEngine field) of each engine that exports the field's series."""
     why: str | None = None
     """Why no engine's missing series can be read as zero (the counters' query failed), else None."""
+    pending: frozenset[Key] = frozenset()
+    """Engines that export the preemption counter with no rate yet (under 2 min of it): until they have one,
+    the counters are asked again at each refresh, as the full read would read their 0 then."""
 
     @classmethod
     def of(cls, counters: list[Series] | None, failures: Mapping[str, str]) -> Zeros:
         if counters is None:
             failed = failures.get("engine_counters")
             return cls(set(), None if failed is None else f"not known to be zero: {failed}")
-        return cls({(engine_key(s.labels), s.labels.get("gauge", "")) for s in counters})
+        exported, pending = set(), set()
+        for s in counters:
+            k, gauge = engine_key(s.labels), s.labels.get("gauge", "")
+            if gauge == RATE_PENDING:
+                pending.add(k)
+            else:
+                exported.add((k, gauge))
+        return cls(exported, pending=frozenset(pending))
 
     def value(self, k: Key, field: str, unknown: dict[str, str], missing: str) -> float | None:
         """0.0 where the engine exports the field's series, else None with the reason in `unknown`."""

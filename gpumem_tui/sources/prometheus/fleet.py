@@ -79,8 +79,9 @@ QUERY_NAMES = (
 QUIET = ("waiting", "preemptions", "sleeping", "node_findings", "targets_down")
 """Queries whose answers are mostly empty (engines with requests waiting, preempting, asleep; the exporters'
 findings; targets down): `ask` sends those it is given as one request (`queries.merged`), as a request costs
-the client about 2 ms however small its answer (bench/fleet.py). Plain PromQL any server answers; the pools'
-change query (`offset`) is asked alone, so a server that refuses it fails nothing else."""
+the client about 2 ms however small its answer (bench/fleet.py), and each alone where the server refuses that
+request (a part it cannot run fails alone, as it did before). The pools' change query (`offset`) is asked
+alone, so a server that refuses it fails nothing else."""
 
 
 async def ask(
@@ -95,7 +96,11 @@ async def ask(
     requests = [promql[name] for name in alone] + ([merged(quiet)] if quiet else [])
     answers = await asyncio.gather(*(client.query(q, at) for q in requests), return_exceptions=True)
     by_name = dict(zip(alone, answers, strict=False))
-    if quiet:
+    if quiet and isinstance(answers[-1], PrometheusError) and answers[-1].kind == "query":
+        # the server refused the merged request, maybe for one part it cannot run: each alone, so the rest answer
+        again = await asyncio.gather(*(client.query(q, at) for q in quiet.values()), return_exceptions=True)
+        by_name |= dict(zip(quiet, again, strict=True))
+    elif quiet:
         by_name |= split(answers[-1], list(quiet))
     answers = [by_name[name] for name in promql]
     results, failures = sorted_answers(promql, answers, Result)

@@ -104,6 +104,9 @@ def string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+RATE_PENDING = "preemptions_rate_pending"
+"""`engine_counters`' label `gauge` for an engine whose preemption counter has no rate yet (a sample in the
+last minute, one in the last 2): the reader asks the counters again at each refresh until it has one."""
 PART = "gpumem_query"
 """The label `merged` tags each part's series with (and the reader takes off again)."""
 
@@ -300,9 +303,10 @@ class Queries:
 
     @property
     def waiting(self) -> str:
-        """Requests waiting per engine, only where some wait: an engine `engine_counters` names and this does
-        not has none waiting. A fleet at rest sends no series here (one an engine, before)."""
-        return f"max by ({_by(*ENGINE_KEY)}) ({self.sel('vllm:num_requests_waiting')} > 0)"
+        """Requests waiting per engine, only where not 0: an engine `engine_counters` names and this does not
+        has none waiting. A fleet at rest sends no series here (one an engine, before). `!= 0`, not `> 0`: NaN
+        or a negative count is no reading, said as unknown, never read as 0."""
+        return f"max by ({_by(*ENGINE_KEY)}) ({self.sel('vllm:num_requests_waiting')} != 0)"
 
     @property
     def pools(self) -> str:
@@ -328,21 +332,26 @@ class Queries:
     @property
     def preemptions(self) -> str:
         """Preemptions per minute per engine over the last 2 minutes, only where there were some: an engine
-        `engine_counters` names and this does not had none."""
-        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.sel('vllm:num_preemptions_total')}[2m])) > 0"
+        `engine_counters` names and this does not had none (`!= 0`: a NaN rate is no reading, not 0)."""
+        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.sel('vllm:num_preemptions_total')}[2m])) != 0"
 
     @property
     def engine_counters(self) -> str:
         """Which engines export requests waiting, and which have a preemption rate (2 min of the counter), in
         label `gauge` (the FleetEngine field): what lets `waiting` and `preemptions` leave out the engines at
-        zero, where an engine missing from both would otherwise read as unknown. One series an engine and
-        gauge, read with the pools (a slow fact, read again when an engine comes, goes or restarts)."""
+        zero, where an engine missing from both would otherwise read as unknown; and, as RATE_PENDING, which
+        export the preemption counter with no rate yet: a sample in the last minute, fewer than 2 in the last 2
+        (an engine just started, not one that stopped exporting a while ago). One series an engine and
+        gauge, read with the pools (a slow fact, read again when an engine comes, goes or restarts, and while
+        some rate is pending)."""
         keys = _by(*ENGINE_KEY)
         waiting = f"count by ({keys}) ({self.sel('vllm:num_requests_waiting')})"
         rate = f"count by ({keys}) (rate({self.sel('vllm:num_preemptions_total')}[2m]))"
+        pending = f"count by ({keys}) (count_over_time({self.sel('vllm:num_preemptions_total')}[1m])) unless {rate}"
         return (
             f'label_replace({waiting}, "gauge", "requests_waiting", "", "") '
-            f'or label_replace({rate}, "gauge", "preemptions_per_min", "", "")'
+            f'or label_replace({rate}, "gauge", "preemptions_per_min", "", "") '
+            f'or label_replace({pending}, "gauge", {string(RATE_PENDING)}, "", "")'
         )
 
     @property

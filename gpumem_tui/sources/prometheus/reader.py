@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
-from gpumem_tui.sources.prometheus.engine_facts import EngineFacts
+from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.first_read import covers, first_answers
 from gpumem_tui.sources.prometheus.fleet import (
     GpuIdentity,
@@ -94,6 +94,9 @@ class Facts:
     """What the samples take from the facts (the join, GPUs per node and card), made once with them."""
     pools_at: float
     """When `results["pools"]` was read: with the facts, or again when a refresh found the pools changed."""
+    counted: frozenset[Key] = frozenset()
+    """The engines the gauges named when `results["engine_counters"]` was read: one they name that is not here
+    came since (with no pool that changed to say so), and the counters are asked again."""
 
     @cached_property
     def engines(self) -> EngineFacts:
@@ -152,7 +155,11 @@ class FleetReader:
                 promql |= {name: getattr(q, name) for name in POOLS}  # kept ones newer than `at`: see pools_changed
             elif facts is not None:
                 promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
+                if facts.engines.zeros.pending:  # a rate the full read may have now: the counters alone again
+                    promql["engine_counters"] = q.engine_counters
             results, failures = await ask_with_exporters(client, q, promql, at)
+            if facts is not None and "pools" not in promql and "engine_counters" in promql:
+                facts = self.facts = _counters_again(facts, results, failures)
         seen = project(results, q.labels)  # what the reader itself reads: the chosen node and pod labels
         reporting = _reporting(seen)
         if due or (facts is not None and reporting is not None and _changed(facts.reporting, reporting)):
@@ -162,7 +169,7 @@ class FleetReader:
                 seen = project(results, q.labels)
             if all(name in results for name in FACTS):
                 slow = {n: results[n] for n in FACTS}
-                facts = self.facts = Facts(at, slow, reporting or {}, Slow.of(slow, q.labels), at)
+                facts = self.facts = Facts(at, slow, reporting or {}, Slow.of(slow, q.labels), at, _named(results))
                 self.rules = facts.rules
         again = {}
         first = facts is not None and "node_low" not in results and "node_low" not in failures
@@ -171,13 +178,19 @@ class FleetReader:
         changed = results.get("pools_changed")
         if "pools_changed" in promql and "pools" not in results and (changed is None or changed.series):
             again |= {name: getattr(q, name) for name in POOLS}  # an engine came, went or restarted (or unknown)
+        elif facts is not None and "engine_counters" not in promql and _named(results) - facts.counted:
+            again["engine_counters"] = q.engine_counters  # an engine came that no pool names: its counters
         if again:
             more, more_failed = await ask(client, again, at)
             results, failures = {**results, **more}, {**failures, **more_failed}
             seen = project(results, q.labels)
             if facts is not None and "pools" in more:
                 read = {name: more[name] for name in POOLS if name in more}
-                facts = self.facts = replace(facts, results={**facts.results, **read}, pools_at=at)
+                facts = self.facts = replace(
+                    facts, results={**facts.results, **read}, pools_at=at, counted=_named(results)
+                )
+            elif facts is not None and "engine_counters" in again:
+                facts = self.facts = _counters_again(facts, results, failures)
         if "pools" in results:  # read in this refresh (again, or with the facts): whatever the change query
             failures.pop("pools_changed", None)  # could not say, the pools were read now
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
@@ -215,6 +228,22 @@ class FleetReader:
                     update={"nodes": nodes, "node_figures_from": sample.node_figures_from}
                 )
         return sample.model_copy(update={"nodes": nodes, "gpus": _with_listed(gpus, sample.gpus)})
+
+
+def _counters_again(facts: Facts, results: dict[str, Result], failures: dict[str, str]) -> Facts:
+    """The facts with the engine counters read again alone (some engine's preemption rate was pending, or an
+    engine came that no pool names); where that read failed, the ones kept, which still say which engines read
+    as zero (the answers and failures lose it either way: the sample is built on the facts')."""
+    failures.pop("engine_counters", None)
+    counters = results.pop("engine_counters", None)
+    if counters is None:
+        return facts
+    return replace(facts, results={**facts.results, "engine_counters": counters}, counted=_named(results))
+
+
+def _named(results: dict[str, Result]) -> frozenset[Key]:
+    """The engines the refresh's gauges (`engines`) name."""
+    return frozenset(engine_key(s.labels) for s in results.get("engines", Result()).series)
 
 
 def _kept_slow(facts: Facts | None, results: dict[str, Result], at: float) -> Slow | None:

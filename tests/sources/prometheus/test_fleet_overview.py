@@ -159,6 +159,9 @@ def test_the_query_counts_docs_fleet_md_gives_are_what_a_read_sends(fleet_url):
     sent: list[str] = []
     _read(fleet_url, Queries(), AT, sent)
     assert len(sent) == full + asks + exporters
+    schema = " ".join((Path(__file__).resolve().parents[3] / "docs" / "fleet-json.md").read_text("utf-8").split())
+    said = re.search(r"(\d+) queries, or (\d+) on a fleet with exporters", schema)
+    assert (int(said[1]), int(said[2])) == (full + asks, full + asks + exporters)  # docs/fleet-json.md agrees
 
     async def refreshes():
         reader = FleetReader(Queries(look=LOOK))
