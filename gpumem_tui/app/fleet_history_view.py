@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.sources.prometheus.history import FleetHistory, span_words
 from gpumem_tui.text import literal
-from gpumem_tui.units import fmt
+from gpumem_tui.units import TIB, fmt_auto
 
 WIDTH = 40
 """Cells of a sparkline: each the highest point of its share of the span, so a peak is never averaged away."""
@@ -55,8 +55,8 @@ def history_lines(history: FleetHistory, glyphs: Glyphs = UNICODE) -> list[str]:
         ]
         ceiling = max(_known(totals), default=0.0)
         known = _known(used)
-        of = f" of {fmt(ceiling, 'GiB')}" if ceiling else ""
-        said = f"now {_now(used[-1])}{of}, highest {fmt(max(known), 'GiB')}" if known else _none(history, "used_bytes")
+        of = f" of {_size(ceiling)}" if ceiling else ""
+        said = f"now {_now(used[-1])}{of}, highest {_size(max(known))}" if known else _none(history, "used_bytes")
         lines.append(f"  GPU memory used      {sparkline(used, ceiling, glyphs)}  {said}")
     for name, title, scale in (
         ("kv_usage_max", "KV cache, fullest   ", None),
@@ -87,7 +87,13 @@ def _none(history: FleetHistory, name: str) -> str:
 
 
 def _now(value: float | None) -> str:
-    return "unknown" if value is None else fmt(value, "GiB")
+    return "unknown" if value is None else _size(value)
+
+
+def _size(n_bytes: float) -> str:
+    """A fleet's memory in binary units: TiB from 1 TiB, to two decimals (10 GiB), so that a thousand nodes'
+    (hundreds of TiB) fits the screen's 120 columns, where in GiB it did not; GiB below, to one."""
+    return fmt_auto(n_bytes, digits=2) if n_bytes >= TIB else fmt_auto(n_bytes)
 
 
 def _percent(value: float | None) -> str:
