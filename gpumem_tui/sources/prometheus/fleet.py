@@ -20,7 +20,6 @@ from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, engine_key
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engines_of
 from gpumem_tui.sources.prometheus.fleet_nodes import (
     FIELDS,
-    MIB,
     Shape,
     Sums,
     as_bytes,
@@ -43,6 +42,7 @@ from gpumem_tui.sources.prometheus.records import (
     FleetSample,
     NodeFinding,
 )
+from gpumem_tui.units import MIB
 
 STALE_AFTER_S = 60.0
 """Twice dcgm-exporter's default 30 s collection interval: a node whose newest sample is older is stale."""

@@ -112,7 +112,7 @@ def engines_of(
     for s in waiting:
         found[engine_key(s.labels)]["vllm:num_requests_waiting"] = s
     for k in known.pools:
-        found[k]  # noqa: B018 - an engine its pool alone names is one too
+        found.setdefault(k, {})  # an engine its pool alone names is one too
     rates = {engine_key(s.labels): s.value for s in preemptions}
     rows = [_fields(k, series, rates.get(k), failures, asleep.get(k), known) for k, series in found.items()]
     for row in rows:
@@ -131,7 +131,7 @@ def engines_of(
         if template is None:  # its fields that neither the gauges nor the join's age change, made once
             template = FleetEngine(**row, **_joined(row, join, per_node))
             if not kept:
-                engines.append(_aged(template, join, template))
+                engines.append(_aged(template, join))
                 continue
             made[slot] = template
         engines.append(_aged(template, join, {name: row[name] for name in CHANGING}))
@@ -143,9 +143,9 @@ CHANGING = (*GAUGES, "sleep_state", "unknown")
 """An engine's fields that change from refresh to refresh while its pool and join stay (with the join's age)."""
 
 
-def _aged(template: FleetEngine, join: Join, update: dict[str, Any] | FleetEngine) -> FleetEngine:
+def _aged(template: FleetEngine, join: Join, update: Mapping[str, Any] | None = None) -> FleetEngine:
     """`template` with the changing fields of `update` (None: as it is) and the join's age in its reason."""
-    changes = {} if isinstance(update, FleetEngine) else dict(update)
+    changes = dict(update or {})
     if join.age_s > 0 and template.join_reason:
         changes["join_reason"] = f"{template.join_reason} (the pod-to-GPU join as read {join.age_s:.0f} s ago)"
     return template.model_copy(update=changes) if changes else template

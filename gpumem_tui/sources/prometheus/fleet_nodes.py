@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, said
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode
+from gpumem_tui.units import MIB
 
-MIB = 2**20
 LOOKBACK_NOTE = "no sample in the last 5 min (Prometheus's lookback)"
 FIELDS = (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED"))
 NO_RESERVED = (
