@@ -1,0 +1,79 @@
+"""`g` switches every size on the single-node screens between GB (10^9) and GiB (2^30): the monitor's
+process table (host RSS with GPU memory), and the details and forensics sheets opened over it, redrawn
+when `g` is pressed while they are open. The expected numbers are computed here from the bytes the
+simulated node is told to hold (catalog/scenarios/noisy-neighbour.toml), to the one decimal shown."""
+
+from __future__ import annotations
+
+from gpumem_tui.app.screens.forensics import ForensicsScreen
+from gpumem_tui.app.screens.main import MainScreen
+from tests.app.conftest import run_to, settle, text_of
+
+NOTEBOOK_PID = 3100
+NOTEBOOK_BYTES = 20 * 2**30
+"""The notebook's GPU memory: `memory_gib = 20` in the scenario."""
+
+
+def gb(n_bytes: int) -> str:
+    return f"{n_bytes / 10**9:,.1f} GB"
+
+
+def gib(n_bytes: int) -> str:
+    return f"{n_bytes / 2**30:,.1f} GiB"
+
+
+def words(widget) -> str:
+    return " ".join(text_of(widget).split())
+
+
+async def _forensics_text(app, pilot) -> str:
+    await app.screen.workers.wait_for_complete()
+    await pilot.pause()
+    return words(app.screen.query_one("#forensics-text"))
+
+
+def _notebook_row(text: str) -> str:
+    """The notebook's row (GPU, pid, name, from, to, growth) in the table of who grew before the first
+    critical finding."""
+    grew = text[text.index("Who grew") :]
+    start = grew.index(f" 0 {NOTEBOOK_PID} python3 ")
+    return grew[start : grew.index("unexpected", start)].strip()
+
+
+async def test_g_on_the_forensics_sheet_redraws_its_sizes_in_the_other_unit(make_app):
+    app = make_app("noisy-neighbour", at=0)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=300)
+        total = app.sample.gpus[0].memory_total_bytes
+        assert app.unit == "GB"
+        await pilot.press("f")
+        assert isinstance(app.screen, ForensicsScreen)
+        in_gb = await _forensics_text(app, pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        in_gib = words(app.screen.query_one("#forensics-text"))
+        await pilot.press("g")
+        await pilot.pause()
+        back = words(app.screen.query_one("#forensics-text"))
+        assert isinstance(app.screen, ForensicsScreen)  # `g` switches, it does not close the sheet
+    assert f"of {gb(total)}" in in_gb
+    assert _notebook_row(in_gb) == f"0 {NOTEBOOK_PID} python3 {gb(0)} {gb(NOTEBOOK_BYTES)} +{gb(NOTEBOOK_BYTES)}"
+    assert f"of {gib(total)}" in in_gib
+    assert _notebook_row(in_gib) == f"0 {NOTEBOOK_PID} python3 {gib(0)} {gib(NOTEBOOK_BYTES)} +{gib(NOTEBOOK_BYTES)}"
+    assert back == in_gb
+
+
+async def test_forensics_opens_in_the_unit_chosen_on_the_monitor_and_g_there_reaches_the_monitor(make_app):
+    app = make_app("noisy-neighbour", at=0)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=300)
+        await pilot.press("g")
+        await pilot.press("f")
+        text = await _forensics_text(app, pilot)
+        await pilot.press("g")  # back to GB, from the sheet
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MainScreen)
+        header = text_of(app.screen.query_one("#header"))
+    assert _notebook_row(text).endswith(f"+{gib(NOTEBOOK_BYTES)}")
+    assert app.unit == "GB" and " GB" in header and "GiB" not in header
