@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from gpumem_tui.app.screens.forensics import ForensicsScreen
 from gpumem_tui.app.screens.main import MainScreen
+from gpumem_tui.app.widgets.process_table import ProcessTable
 from tests.app.conftest import run_to, settle, text_of
 
 NOTEBOOK_PID = 3100
 NOTEBOOK_BYTES = 20 * 2**30
 """The notebook's GPU memory: `memory_gib = 20` in the scenario."""
+NOTEBOOK_RSS_BYTES = 6 * 2**30
+"""The notebook's host RSS: `host_rss_gib = 6`."""
 
 
 def gb(n_bytes: int) -> str:
@@ -77,3 +80,21 @@ async def test_forensics_opens_in_the_unit_chosen_on_the_monitor_and_g_there_rea
         header = text_of(app.screen.query_one("#header"))
     assert _notebook_row(text).endswith(f"+{gib(NOTEBOOK_BYTES)}")
     assert app.unit == "GB" and " GB" in header and "GiB" not in header
+
+
+async def test_the_process_tables_host_rss_follows_g_with_its_gpu_memory(make_app):
+    app = make_app("noisy-neighbour", at=45)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(ProcessTable)
+
+        def notebook() -> tuple[str, str]:
+            row = table.get_row(f"{NOTEBOOK_PID}:0")
+            return row[3].plain, row[4].plain  # GPU memory, host RSS
+
+        in_gb = notebook()
+        await pilot.press("g")
+        await pilot.pause()
+        in_gib = notebook()
+    assert in_gb[0].endswith(" GB") and in_gb[1] == gb(NOTEBOOK_RSS_BYTES)
+    assert in_gib[0].endswith(" GiB") and in_gib[1] == gib(NOTEBOOK_RSS_BYTES)
