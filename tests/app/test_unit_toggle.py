@@ -5,6 +5,7 @@ simulated node is told to hold (catalog/scenarios/noisy-neighbour.toml), to the 
 
 from __future__ import annotations
 
+from gpumem_tui.app.screens.details import DetailsScreen
 from gpumem_tui.app.screens.forensics import ForensicsScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.widgets.process_table import ProcessTable
@@ -98,3 +99,19 @@ async def test_the_process_tables_host_rss_follows_g_with_its_gpu_memory(make_ap
         in_gib = notebook()
     assert in_gb[0].endswith(" GB") and in_gb[1] == gb(NOTEBOOK_RSS_BYTES)
     assert in_gib[0].endswith(" GiB") and in_gib[1] == gib(NOTEBOOK_RSS_BYTES)
+
+
+async def test_g_on_the_details_sheet_redraws_its_sizes_in_the_other_unit(make_app):
+    app = make_app("noisy-neighbour", at=45)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        total = app.sample.gpus[0].memory_total_bytes
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailsScreen)
+        in_gb = words(app.screen.query_one("#details-text"))
+        await pilot.press("g")
+        await pilot.pause()
+        in_gib = words(app.screen.query_one("#details-text"))
+        assert isinstance(app.screen, DetailsScreen)
+    assert f"memory_total_bytes {total / 10**9:,.2f} GB ({total:,} bytes)" in in_gb
+    assert f"memory_total_bytes {total / 2**30:,.2f} GiB ({total:,} bytes)" in in_gib
