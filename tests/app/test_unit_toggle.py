@@ -115,3 +115,23 @@ async def test_g_on_the_details_sheet_redraws_its_sizes_in_the_other_unit(make_a
         assert isinstance(app.screen, DetailsScreen)
     assert f"memory_total_bytes {total / 10**9:,.2f} GB ({total:,} bytes)" in in_gb
     assert f"memory_total_bytes {total / 2**30:,.2f} GiB ({total:,} bytes)" in in_gib
+
+
+async def test_a_mig_instances_sizes_on_the_details_sheet_have_the_unit_and_follow_g(make_app):
+    """A card in MIG mode lists its instances on the sheet: their memory was a bare count of bytes."""
+    from gpumem_tui.app.widgets.gpu_card import GpuCard
+
+    app = make_app("mig-node", at=60)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        [first, *_] = app.sample.gpus[0].mig_instances
+        app.screen.query_one(GpuCard).focus()
+        await pilot.press("enter")
+        in_gb = words(app.screen.query_one("#details-text"))
+        await pilot.press("g")
+        await pilot.pause()
+        in_gib = words(app.screen.query_one("#details-text"))
+    used = first.memory_used_bytes
+    assert f"memory_used_bytes {used / 10**9:,.2f} GB ({used:,} bytes)" in in_gb
+    assert f"memory_used_bytes {used / 2**30:,.2f} GiB ({used:,} bytes)" in in_gib
+    assert f"'memory_used_bytes': {used}" not in in_gb

@@ -60,11 +60,18 @@ def _sheet(title: str, fields: dict, unit: Unit) -> Table:
     table.add_column(style="bold")
     table.add_column()
     for name, value in fields.items():
-        if name.endswith("_bytes") and isinstance(value, int):
-            shown = f"{fmt(value, unit, 2)} ({value:,} bytes)"
-        elif isinstance(value, list):
-            shown = " ".join(str(v) for v in value) if value else "-"
-        else:
-            shown = "n/a" if value is None else str(value)
-        table.add_row(Text(name), Text(literal(shown)))
+        table.add_row(Text(name), Text(_shown(name, value, unit)))
     return table
+
+
+def _shown(name: str, value, unit: Unit) -> str:
+    """A field as the sheet shows it, outside text literally: a size in the app's unit with its bytes; a list
+    item by item, a record in it (a MIG instance) on a line of its own, field by field, its sizes too."""
+    if name.endswith("_bytes") and isinstance(value, int):
+        return f"{fmt(value, unit, 2)} ({value:,} bytes)"
+    if isinstance(value, dict):
+        return "; ".join(f"{literal(key)} {_shown(key, item, unit)}" for key, item in value.items())
+    if isinstance(value, list):
+        joint = "\n" if any(isinstance(item, dict) for item in value) else " "
+        return joint.join(_shown(name, item, unit) for item in value) if value else "-"
+    return "n/a" if value is None else literal(value)
