@@ -55,7 +55,8 @@ def _said(found: FleetFinding | None) -> str:
 
 
 def _memory_cell(value: int | None, why: str) -> str:
-    """A node's memory figure in GiB, or why it is missing ("n/a" where the exporter has no such field)."""
+    """A node's memory figure in GiB, or why it is missing ("n/a" where the exporter has no such field).
+    Always GiB: the fleet screen has no GB/GiB toggle (the single-node screens' `g`); each cell names its unit."""
     if value is not None:
         return fmt(value, "GiB")
     return "n/a" if why.startswith("n/a") else "unknown"

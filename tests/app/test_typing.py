@@ -35,7 +35,8 @@ def monitor_state(app) -> dict:
 
 
 def key_names(screen) -> set[str]:
-    """The keys a screen binds itself (closing it is what they are for)."""
+    """The keys a screen binds itself: closing it, and `g` (the unit its sizes are in) on the sheets that
+    show sizes, which is the app's unit and the monitor's too."""
     return {key for binding in screen.BINDINGS for key in binding.key.split(",")}
 
 

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from gpumem_tui.app.owner import owner
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.models import Sample
@@ -19,17 +20,25 @@ from gpumem_tui.units import Unit, fmt
 
 
 class DetailsScreen(ModalScreen[None]):
-    """A read-only sheet; escape or enter closes it."""
+    """A read-only sheet; escape or enter closes it. Sizes are in the app's unit; `g` switches it here as on
+    the monitor, and the sheet is drawn again (from the sample it was opened on)."""
 
-    BINDINGS = [Binding("escape,enter,q", "dismiss", "close")]
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "close"), Binding("g", "units", "GB/GiB")]
 
     def __init__(self, sample: Sample, focused: Widget | None, unit: Unit):
         super().__init__()
+        self.sample, self.focused_then = sample, focused
         self.body = _details(sample, focused, unit)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="details-box"):
             yield Static(self.body, id="details-text")
+
+    def action_units(self) -> None:
+        app = owner(self)
+        app.action_units()
+        self.body = _details(self.sample, self.focused_then, app.unit)
+        self.query_one("#details-text", Static).update(self.body)
 
 
 def _details(sample: Sample, focused: Widget | None, unit: Unit) -> Table | Text:
@@ -51,11 +60,18 @@ def _sheet(title: str, fields: dict, unit: Unit) -> Table:
     table.add_column(style="bold")
     table.add_column()
     for name, value in fields.items():
-        if name.endswith("_bytes") and isinstance(value, int):
-            shown = f"{fmt(value, unit, 2)} ({value:,} bytes)"
-        elif isinstance(value, list):
-            shown = " ".join(str(v) for v in value) if value else "-"
-        else:
-            shown = "n/a" if value is None else str(value)
-        table.add_row(Text(name), Text(literal(shown)))
+        table.add_row(Text(name), Text(_shown(name, value, unit)))
     return table
+
+
+def _shown(name: str, value, unit: Unit) -> str:
+    """A field as the sheet shows it, outside text literally: a size in the app's unit with its bytes; a list
+    item by item, a record in it (a MIG instance) on a line of its own, field by field, its sizes too."""
+    if name.endswith("_bytes") and isinstance(value, int):
+        return f"{fmt(value, unit, 2)} ({value:,} bytes)"
+    if isinstance(value, dict):
+        return "; ".join(f"{literal(key)} {_shown(key, item, unit)}" for key, item in value.items())
+    if isinstance(value, list):
+        joint = "\n" if any(isinstance(item, dict) for item in value) else " "
+        return joint.join(_shown(name, item, unit) for item in value) if value else "-"
+    return "n/a" if value is None else literal(value)

@@ -25,7 +25,7 @@ from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.sources.feed import Past
 from gpumem_tui.sources.replay import RecordingReader
 from gpumem_tui.text import literal
-from gpumem_tui.units import fmt
+from gpumem_tui.units import Unit, fmt
 
 WIDTH = 72
 
@@ -51,14 +51,17 @@ def walked(past: Past, judge) -> Callable[[], Forensics | str]:
 
 class ForensicsScreen(ModalScreen[None]):
     """Runs `load` in a worker (a long recording takes a while; the screen stays responsive) and shows what
-    it found. `what` names the source: a recording's path, a node's history, or the minutes kept in memory."""
+    it found. `what` names the source: a recording's path, a node's history, or the minutes kept in memory.
+    Sizes are in the app's unit; `g` switches it here as on the monitor, and the sheet is drawn again."""
 
-    BINDINGS = [Binding("escape,q,f", "dismiss", "close")]
+    BINDINGS = [Binding("escape,q,f", "dismiss", "close"), Binding("g", "units", "GB/GiB")]
 
     def __init__(self, what: str, load: Callable[[], Forensics | str | None]):
         """`load` gives what it found; None or, in words, why it found nothing (no samples)."""
         super().__init__()
         self.what, self.load = what, load
+        self.found: Forensics | None = None
+        """What `load` found, kept to draw again in the other unit."""
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="details-box"):
@@ -74,17 +77,25 @@ class ForensicsScreen(ModalScreen[None]):
         except Exception as exc:  # noqa: BLE001 - a bad recording is a message on this screen
             self.app.call_from_thread(self._show, Text(f"cannot read {literal(self.what)}: {literal(str(exc))}"))
             return
-        body: Text | Group = (
-            Text(f"{literal(self.what)}: {literal(found or no_samples([]))}")
-            if found is None or isinstance(found, str)
-            else self._report(found)
-        )
-        self.app.call_from_thread(self._show, body)
+        if found is None or isinstance(found, str):
+            self.app.call_from_thread(self._show, Text(f"{literal(self.what)}: {literal(found or no_samples([]))}"))
+        else:
+            self.app.call_from_thread(self._found, found)
+
+    def _found(self, found: Forensics) -> None:
+        self.found = found
+        self._show(self._report(found))
 
     def _show(self, body) -> None:
         self.query_one("#forensics-text", Static).update(body)
 
+    def action_units(self) -> None:
+        owner(self).action_units()
+        if self.found is not None:
+            self._show(self._report(self.found))
+
     def _report(self, found: Forensics) -> Group:
+        unit = owner(self).unit
         parts: list = [Text(f"Forensics of {literal(self.what)}: {found.end_offset_s:,.0f} s", style="bold")]
         loud = tone(self.app, "error", True)
         parts += [Text(literal(note), style=tone(self.app, "warning", True)) for note in found.notes]
@@ -95,7 +106,7 @@ class ForensicsScreen(ModalScreen[None]):
                 Text(f"try: {literal(finding.try_this)}", style="dim"),
             ]
         for timeline in found.timelines:
-            parts += _timeline(timeline, found, owner(self).glyphs)
+            parts += _timeline(timeline, found, owner(self).glyphs, unit)
         markers = Table(title=Text("Markers (seconds from the start)"), title_justify="left", box=None)
         for name in ("at", "GPU", "what"):
             markers.add_column(name, justify="right" if name == "at" else "left")
@@ -107,11 +118,11 @@ class ForensicsScreen(ModalScreen[None]):
                 Text(literal(m.text), style=style),
             )
         parts.append(markers)
-        parts.append(_who_grew(found, loud))
+        parts.append(_who_grew(found, loud, unit))
         return Group(*parts)
 
 
-def _timeline(timeline, found: Forensics, glyphs: Glyphs) -> list[Text]:
+def _timeline(timeline, found: Forensics, glyphs: Glyphs, unit: Unit) -> list[Text]:
     """Memory used as a line of heights, and under it where each marker of this GPU fell."""
     total = timeline.total_bytes or max((b for _, b in timeline.points), default=1)
     end = max(1.0, found.end_offset_s)
@@ -126,12 +137,12 @@ def _timeline(timeline, found: Forensics, glyphs: Glyphs) -> list[Text]:
             marks[min(WIDTH - 1, int(m.offset_s / end * WIDTH))] = mark[m.kind]
     levels = tuple(round(c * 8) for c in cells)
     return [
-        Text(f"GPU {timeline.gpu_index} {spark(levels, WIDTH, glyphs)} of {fmt(total, 'GiB')}"),
+        Text(f"GPU {timeline.gpu_index} {spark(levels, WIDTH, glyphs)} of {fmt(total, unit)}"),
         Text(f"      {''.join(marks)}  {glyphs.started} started {glyphs.exited} exited ! finding", style="dim"),
     ]
 
 
-def _who_grew(found: Forensics, loud) -> Text | Table:
+def _who_grew(found: Forensics, loud, unit: Unit) -> Text | Table:
     if found.first_critical is None and found.critical_forgotten:
         return Text(
             f"The first critical finding (and who grew before it) fell out of the {found.end_offset_s:,.0f} s "
@@ -157,9 +168,9 @@ def _who_grew(found: Forensics, loud) -> Text | Table:
             str(g.gpu_index),
             str(g.pid),
             Text(literal(g.name, "?")),
-            fmt(g.start_bytes, "GiB"),
-            fmt(g.end_bytes, "GiB"),
-            f"+{fmt(g.growth_bytes, 'GiB')}",
+            fmt(g.start_bytes, unit),
+            fmt(g.end_bytes, unit),
+            f"+{fmt(g.growth_bytes, unit)}",
             Text(g.why, style=loud if g.unexpected_bytes else "dim"),
         )
     return table

@@ -77,7 +77,7 @@ def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit, pods: bool = Fal
         Text(literal(p.user, "?")),
         Text(p.device),
         Text(fmt(p.gpu_memory_bytes, unit)),
-        Text(fmt(p.host_rss_bytes, "GiB")),
+        Text(fmt(p.host_rss_bytes, unit)),
         Text("-" if p.cpu_percent is None else f"{p.cpu_percent:.0f} %"),
         Text("yes" if p.pid in engine_pids else ""),
         *pod,
