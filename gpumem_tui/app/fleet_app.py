@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
@@ -34,6 +35,11 @@ from gpumem_tui.sources.prometheus.history import FleetHistory
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 
+FIRST_ROWS = 100
+"""Rows a table is drawn with at once: a screenful and more (the node table shows 14)."""
+MORE_ROWS = 500
+"""Rows added after each frame until the table has them all: 1,000 nodes' rows at once held up the first
+frame by about 0.3 s, and each refresh's redraw kept the keys waiting as long."""
 DOWN_AFTER = 4
 """Intervals without an answer after which the source is said down rather than stale."""
 FAILED = {
@@ -73,6 +79,19 @@ def _why(error: BaseException) -> str:
     if isinstance(error, PrometheusError):
         return f"{FAILED.get(error.kind, 'Prometheus failed')}: {error}"
     return f"{type(error).__name__}: {error}"
+
+
+@dataclass
+class Filling:
+    """A table's rows being added (FleetApp._fill): all of them, and where its cursor was."""
+
+    rows: list[tuple[tuple[str, ...], str | None, str | None]]
+    """Each row's cells, severity and key."""
+    key: str | None
+    """The row the cursor was on (by key): it goes back there once that row is in."""
+    row: int
+    """That row's index, where the row is gone."""
+    placed: bool = False
 
 
 class FleetApp(App[str]):
@@ -116,6 +135,8 @@ class FleetApp(App[str]):
         self.last_ok: float | None = kept.last_ok if kept else None
         self.failure: str | None = None
         self.failed_at: float | None = None
+        self.filling: dict[str, Filling] = {}
+        """Tables whose rows are still being added, by name."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-header")
@@ -145,6 +166,8 @@ class FleetApp(App[str]):
         nodes.focus()
         if node is not None and node in nodes.rows:
             nodes.move_cursor(row=nodes.get_row_index(node))
+        elif node is not None and "nodes" in self.filling:  # its row is still to come
+            self.filling["nodes"].key, self.filling["nodes"].placed = node, False
 
     def action_refresh_now(self) -> None:
         self.refresh_now()
@@ -285,17 +308,38 @@ class FleetApp(App[str]):
         history.update(self.history_text())
 
     def _fill(self, name: str, table: Table) -> None:
+        """The table drawn again: its first FIRST_ROWS rows now, the rest after the frame (`_more_rows`), the
+        cursor kept on its row (by key) once that row is in. Columns are as wide as their widest cell, so the
+        rows added later do not move them."""
         widget = self.query_one(f"#fleet-{name}", DataTable)
         row_now = widget.cursor_row
         key_now = widget.coordinate_to_cell_key(widget.cursor_coordinate).row_key.value if widget.row_count else None
         widget.clear(columns=True)
-        widget.add_columns(*table.columns)
+        for index, label in enumerate(table.columns):
+            widest = max((cell_len(row[index]) for row in table.rows), default=0)
+            widget.add_column(label, width=max(cell_len(label), widest))
         keys: list[str | None] = [*table.keys] or [None] * len(table.rows)
-        for row, severity, key in zip(table.rows, table.severities, keys, strict=True):
-            style = severity_style(self, severity) if severity else None
-            widget.add_row(*(Text(cell, style=style or "") for cell in row), key=key)
-        if key_now is not None and key_now in widget.rows:  # a refresh re-sorts the nodes: the cursor stays on its own
-            widget.move_cursor(row=widget.get_row_index(key_now))
-        elif widget.row_count:
-            widget.move_cursor(row=min(row_now, widget.row_count - 1))
+        rows = list(zip(table.rows, table.severities, keys, strict=True))
+        self.filling[name] = Filling(rows, key_now, row_now)
+        self._more_rows(name, self.filling[name], FIRST_ROWS)
         self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))
+
+    def _more_rows(self, name: str, filling: Filling, count: int) -> None:
+        """`count` more of the rows `filling` holds, and the rest after the next frame (nothing where a newer
+        fill of the table took its place)."""
+        if self.filling.get(name) is not filling:
+            return
+        widget = self.query_one(f"#fleet-{name}", DataTable)
+        start = widget.row_count
+        for row, severity, key in filling.rows[start : start + count]:
+            style = severity_style(self, severity) if severity else ""
+            widget.add_row(*(Text(cell, style=style) for cell in row), key=key)
+        if not filling.placed and filling.key is not None and filling.key in widget.rows:
+            widget.move_cursor(row=widget.get_row_index(filling.key))  # a refresh re-sorts: the cursor stays on its row
+            filling.placed = True
+        if widget.row_count < len(filling.rows):
+            self.call_after_refresh(self._more_rows, name, filling, MORE_ROWS)
+            return
+        del self.filling[name]
+        if not filling.placed and widget.row_count:  # its row is gone: where it was
+            widget.move_cursor(row=min(filling.row, widget.row_count - 1))

@@ -35,6 +35,7 @@ from gpumem_tui.sources.prometheus.labels import (
     projected,
     workload_of,
 )
+from gpumem_tui.sources.prometheus.node_looks import Looks
 from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
@@ -179,12 +180,14 @@ def build(
     join_age_s: float = 0.0,
     slow: Slow | None = None,
     known: EngineFacts | None = None,
+    looks: Looks | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
     labels to read dcgm-exporter's series with (--node-label, --pod-label); `join_age_s`: how long ago
     `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes; `slow`:
     what those give, when the caller keeps it too (`Slow.of` the same answers); `known`: what the engines take
-    from `pools` and `engine_counters`, likewise (`EngineFacts.of` them)."""
+    from `pools` and `engine_counters`, likewise (`EngineFacts.of` them); `looks`: the overview's look at each
+    node, made with the node's record (each node's `low`; the nodes to read one by one in `looks.needs`)."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
@@ -223,7 +226,9 @@ def build(
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"
-    nodes = nodes_of(counts, sums, engines, ages, seen, slow.shapes if counts is slow.counts else None)
+    if looks is not None:
+        looks.with_engines(engines)
+    nodes = nodes_of(counts, sums, engines, ages, seen, slow.shapes if counts is slow.counts else None, looks)
     for name in set(counts) | seen:
         if EXPORTER_POD.search(name):
             warnings.append(
@@ -251,7 +256,10 @@ def build(
         join_age_s=join_age_s,
         unknown=unknown,
     )
-    return gpumem_export.with_exporters(sample, results, failures, STALE_AFTER_S)
+    told = gpumem_export.with_exporters(sample, results, failures, STALE_AFTER_S)
+    if looks is not None and told is not sample:  # a node's own exporter added to the records: look again
+        told = told.model_copy(update={"nodes": looks.judge(told)})
+    return told
 
 
 @dataclass(frozen=True)

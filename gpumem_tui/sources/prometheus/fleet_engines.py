@@ -114,33 +114,32 @@ def engines_of(
     for k in known.pools:
         found.setdefault(k, {})  # an engine its pool alone names is one too
     rates = {engine_key(s.labels): s.value for s in preemptions}
-    rows = [_fields(k, series, rates.get(k), failures, asleep.get(k), known) for k, series in found.items()]
-    for row in rows:
-        if (row["job"] or "", row["instance"] or "") in down:
-            row.update(dict.fromkeys(GAUGES))
-            row["unknown"].update(dict.fromkeys(GAUGES, DOWN))
+    rows = []
+    for k, series in found.items():
+        static = known.fields(k)
+        gauges = _gauges(static, k, series, rates.get(k), failures, asleep.get(k), known)
+        if (static["job"] or "", static["instance"] or "") in down:
+            gauges.update(dict.fromkeys(GAUGES))
+            gauges["unknown"].update(dict.fromkeys(GAUGES, DOWN))
+        rows.append((k, static, gauges))
     per_node: dict[str | None, int] = defaultdict(int)  # engines without a pod on each host
-    for row in rows:
-        if row["pod"] is None:
-            per_node[host_of(row["instance"] or "")] += 1
+    for _, static, _ in rows:
+        if static["pod"] is None:
+            per_node[host_of(static["instance"] or "")] += 1
     made = known.made_for((join.index, join.counts, join.pods_read)) if kept else {}
     engines = []
-    for k, row in zip(found, rows, strict=True):
-        slot = (k, None if row["pod"] is not None else per_node[host_of(row["instance"] or "")])
+    for k, static, gauges in rows:
+        slot = (k, None if static["pod"] is not None else per_node[host_of(static["instance"] or "")])
         template = made.get(slot)
         if template is None:  # its fields that neither the gauges nor the join's age change, made once
-            template = FleetEngine(**row, **_joined(row, join, per_node))
+            template = FleetEngine(**{**static, **gauges}, **_joined(static, join, per_node))
             if not kept:
                 engines.append(_aged(template, join))
                 continue
             made[slot] = template
-        engines.append(_aged(template, join, {name: row[name] for name in CHANGING}))
+        engines.append(_aged(template, join, gauges))
     engines.sort(key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""))
     return engines
-
-
-CHANGING = (*GAUGES, "sleep_state", "unknown")
-"""An engine's fields that change from refresh to refresh while its pool and join stay (with the join's age)."""
 
 
 def _aged(template: FleetEngine, join: Join, update: Mapping[str, Any] | None = None) -> FleetEngine:
@@ -151,7 +150,8 @@ def _aged(template: FleetEngine, join: Join, update: Mapping[str, Any] | None = 
     return template.model_copy(update=changes) if changes else template
 
 
-def _fields(
+def _gauges(
+    static: dict[str, Any],
     k: Key,
     series: dict[str, Series],
     rate: float | None,
@@ -159,9 +159,9 @@ def _fields(
     asleep: str | None,
     known: EngineFacts,
 ) -> dict[str, Any]:
-    """One engine's fields from its series and what its pool gives (FleetEngine's names; `unknown` says why a
-    field is None)."""
-    static = known.fields(k)
+    """One engine's fields that change from refresh to refresh while its pool and join stay (the GAUGES, its
+    sleep state, `unknown`), from its series and `static`, what its pool gives (FleetEngine's names; `unknown`
+    says why a field is None, its pool's fields included)."""
     zero = known.zeros
     unknown: dict[str, str] = {}
     kv = series.get("vllm:kv_cache_usage_perc") or series.get("vllm:gpu_cache_usage_perc")
@@ -190,7 +190,6 @@ def _fields(
     if pooled:
         unknown.update(static["unknown"])
     return {
-        **static,
         "kv_usage_fraction": None if kv is None else _number(kv.value, "kv_usage_fraction", unknown),
         **queue,
         "preemptions_per_min": None if rate is None else _number(rate, "preemptions_per_min", unknown),

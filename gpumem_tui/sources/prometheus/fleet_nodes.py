@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, said
+from gpumem_tui.sources.prometheus.node_looks import Looks
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode
 from gpumem_tui.units import MIB
 
@@ -73,8 +74,10 @@ def nodes_of(
     ages: Mapping[str, float],
     seen: set[str],
     shapes: Mapping[str, Shape] | None = None,
+    looks: Looks | None = None,
 ) -> list[FleetNode]:
-    """Every node counted, aged or seen, by name. `shapes`: `shapes_of(counts)`, where the caller keeps it."""
+    """Every node counted, aged or seen, by name. `shapes`: `shapes_of(counts)`, where the caller keeps it;
+    `looks`: the overview's look, which gives each node its `low` as its record is made."""
     served: dict[str, list[str]] = defaultdict(list)
     for engine in engines:
         if engine.node is not None:
@@ -102,6 +105,7 @@ def nodes_of(
             total = None
         else:
             total = figures["used_bytes"] + figures["free_bytes"] + (figures["reserved_bytes"] or 0)
+        low = None if looks is None else looks.low(name, gpus, shape.cards, unknown, total)
         nodes.append(
             FleetNode(
                 name=name,
@@ -112,6 +116,7 @@ def nodes_of(
                 memory_from="dcgm-exporter" if gpus else None,
                 unknown=unknown,
                 total_bytes=total,
+                low=low,
                 **figures,
             )
         )

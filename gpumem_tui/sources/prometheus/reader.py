@@ -41,13 +41,12 @@ from gpumem_tui.sources.prometheus.fleet import (
     read_full,
 )
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
-from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_low, node_shares
-from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
+from gpumem_tui.sources.prometheus.headroom import Headroom
+from gpumem_tui.sources.prometheus.labels import node_of
+from gpumem_tui.sources.prometheus.node_looks import Looks, card_totals, low_bounds
 from gpumem_tui.sources.prometheus.queries import Queries
-from gpumem_tui.sources.prometheus.records import FleetGpu, FleetNode, FleetSample, NodeLow
+from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
 
-MIB = 2**20
-MEMORY_FIELDS = ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes")
 FACTS_EVERY_S = 300.0
 """How often the slow facts are read again (reference/fleet.md 0: pod-to-GPU attribution every 5 min)."""
 FAST = (
@@ -141,13 +140,13 @@ class FleetReader:
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
         if facts is None and self.rules is None:  # the first read: each query as soon as it can go (first_read.py)
             names = (*FAST, *FACTS)
-            results, failures, self.rules = await first_answers(client, q, at, names, lambda t: _bounds(t, look))
+            results, failures, self.rules = await first_answers(client, q, at, names, lambda t: low_bounds(t, look))
             q = replace(q, rules=self.rules)
             promql = {name: getattr(q, name) for name in names}
         else:
             q = replace(q, rules=bool(self.rules))
             promql = {name: getattr(q, name) for name in FAST}
-            if facts is not None and (bounds := _bounds(facts.results["card_totals"], look)):
+            if facts is not None and (bounds := low_bounds(facts.results["card_totals"], look)):
                 promql["node_low"] = q.node_low(bounds)
             if due:
                 promql |= {name: getattr(q, name) for name in FACTS}
@@ -173,7 +172,7 @@ class FleetReader:
                 self.rules = facts.rules
         again = {}
         first = facts is not None and "node_low" not in results and "node_low" not in failures
-        if first and facts is not None and (bounds := _bounds(facts.results["card_totals"], look)):  # just read
+        if first and facts is not None and (bounds := low_bounds(facts.results["card_totals"], look)):  # just read
             again["node_low"] = q.node_low(bounds)
         changed = results.get("pools_changed")
         if "pools_changed" in promql and "pools" not in results and (changed is None or changed.series):
@@ -199,6 +198,8 @@ class FleetReader:
                 kept.pop(name, None)
         age = 0.0 if facts is None else at - facts.at
         identities = None if facts is None else facts.identities
+        totals = {} if facts is None else card_totals(facts.results["card_totals"])
+        judge = Looks(seen, totals, () if facts is None else facts.identities, look, self.headroom)
         with paused_gc():
             sample = build(
                 url,
@@ -210,9 +211,10 @@ class FleetReader:
                 join_age_s=age,
                 slow=_kept_slow(facts, results, at),
                 known=_kept_engines(facts, results, failures),
+                looks=judge,
             )
             sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
-            nodes, looks = _judged(sample, seen, facts, look, self.headroom)
+            nodes, looks = sample.nodes, judge.needs
         gpus: list[FleetGpu] = []
         if looks:
             more, more_failed = await ask(client, {"gpu_memory": q.gpu_detail(looks)}, at)
@@ -322,93 +324,3 @@ def _changed(then: dict[str, float | None], now: dict[str, float | None]) -> boo
         ):
             return True
     return False
-
-
-def _totals(card_totals: Result) -> dict[str, tuple[float, float]]:
-    """Card model -> (the largest, the smallest) total MiB of one of its GPUs."""
-    found: dict[str, list[float]] = {}
-    for s in card_totals.series:
-        try:
-            total = float(s.labels.get("total", "nan"))
-        except ValueError:
-            continue
-        if s.labels.get("modelName") and math.isfinite(total):
-            found.setdefault(s.labels["modelName"], []).append(total)
-    return {card: (max(totals), min(totals)) for card, totals in found.items()}
-
-
-def _bounds(card_totals: Result, look: float) -> dict[str, float]:
-    """Card model -> the free MiB under which a GPU of the card's largest total is low (a node whose GPUs of
-    the card have a smaller total, such as an exporter without FB_RESERVED, is read one by one where low)."""
-    return {card: look * big for card, (big, _) in _totals(card_totals).items() if big > 0}
-
-
-def _judged(
-    sample: FleetSample, results: dict[str, Result], facts: Facts | None, look: float, headroom: Headroom
-) -> tuple[list[FleetNode], dict[str, list[str]]]:
-    """The nodes, each with its GPUs under the fraction counted where they are as planned, and the nodes to
-    read one by one: label that names them -> names."""
-    least: dict[str, dict[str, float]] = {}
-    label: dict[str, str] = {}
-    for s in results.get("node_least_free", Result()).series:
-        if (name := node_of(s.labels)) is not None:
-            least.setdefault(name, {})[s.labels.get("modelName") or "?"] = s.value
-            label[name] = node_label_of(s.labels)
-    low: dict[str, dict[str, int]] = {}
-    for s in results.get("node_low", Result()).series:
-        if (name := node_of(s.labels)) is not None:
-            low.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
-    totals = _totals(facts.results["card_totals"]) if facts is not None else {}
-    counted = "node_low" in results
-    per_node = node_shares(sample.engines)
-    nodes: list[FleetNode] = []
-    looks: dict[str, list[str]] = {}
-    shared = shared_nodes(sample, None if facts is None else facts.identities)
-    for node in sample.nodes:
-        found = _low(node, least.get(node.name, {}), low.get(node.name, {}), totals, look, counted)
-        if found is False or node.name in shared:
-            looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
-            nodes.append(node)
-            continue
-        if isinstance(found, NodeLow):
-            if as_planned_low(found, node.gpus, per_node.get(node.name, {}), headroom):
-                node = node.model_copy(update={"low": found})
-            else:
-                looks.setdefault(label.get(node.name, "Hostname"), []).append(node.name)
-        nodes.append(node)
-    return nodes, looks
-
-
-def _low(
-    node: FleetNode,
-    least: dict[str, float],
-    low: dict[str, int],
-    totals: dict[str, tuple[float, float]],
-    look: float,
-    counted: bool,
-) -> NodeLow | None | bool:
-    """The node's GPUs under the fraction (None: none), or False when it needs a look: a figure missing or
-    not a number, GPUs whose total is not the card's largest (then the count's bound is not theirs), the
-    count not read. A node of one card has the largest total on every GPU when its total is that many
-    times it (the mean of totals that are each at most the largest)."""
-    memory = {k: why for k, why in node.unknown.items() if k in MEMORY_FIELDS}  # not other processes' memory
-    if not node.gpus or any(not why.startswith("n/a") for why in memory.values()):
-        return False if node.gpus else None
-    fractions = []
-    gpus = 0
-    for card in node.cards:
-        free = least.get(card)
-        big, small = totals.get(card, (math.nan, math.nan))
-        if free is None or not math.isfinite(free) or not big > 0:
-            return False
-        same = big == small or (len(node.cards) == 1 and node.total_bytes == node.gpus * round(big * MIB))
-        if not same or not counted:
-            if free < look * big:
-                return False
-            continue
-        gpus += low.get(card, 0)
-        fractions.append((free / big, free, big))
-    if not gpus:
-        return None
-    _, free, big = min(fractions)
-    return NodeLow(gpus=gpus, least_free_bytes=round(free * MIB), least_free_total_bytes=round(big * MIB))

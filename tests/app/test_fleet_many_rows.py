@@ -1,0 +1,126 @@
+"""The fleet screen over hundreds of nodes: the first rows are drawn at once and the rest after that frame
+(FleetApp._fill), so the table must end whole and in order, its columns as wide as the widest cell of any row,
+the cursor on the node it was on, and a refresh that lands while rows are still being added must replace
+them, not add to them."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from textual.widgets import DataTable
+
+from gpumem_tui.app.fleet_app import FIRST_ROWS, FleetApp, Kept
+from gpumem_tui.app.fleet_view import node_table
+from gpumem_tui.sources.prometheus.records import Coverage, FleetGpu, FleetNode, FleetSample
+
+GIB = 2**30
+NODES = 3 * FIRST_ROWS + 50
+LONG = "node-with-a-name-much-longer-than-the-others-349"
+
+
+def _sample(critical: str | None = None) -> FleetSample:
+    """NODES healthy nodes (sorted by name on screen), the last named LONG; `critical`: one node with a GPU
+    left almost no free memory (a critical finding), which puts it first."""
+    names = [f"node-{i:03d}" for i in range(NODES - 1)] + [LONG]
+    nodes = [
+        FleetNode(
+            name=name,
+            gpus=1,
+            cards={"NVIDIA H100 80GB HBM3": 1},
+            used_bytes=(79 if name == critical else 40) * GIB,
+            free_bytes=(1 if name == critical else 40) * GIB,
+            reserved_bytes=0,
+            total_bytes=80 * GIB,
+            data_age_s=1.0,
+            memory_from="dcgm-exporter",
+        )
+        for name in names
+    ]
+    return FleetSample(
+        source="http://prom.example:9090",
+        evaluated_at=100.0,
+        nodes=nodes,
+        gpus=[]
+        if critical is None
+        else [FleetGpu(node=critical, uuid="GPU-1", used_bytes=79 * GIB, free_bytes=GIB, total_bytes=80 * GIB)],
+        coverage=Coverage(nodes=NODES, gpus=NODES),
+        data_age_s=1.0,
+    )
+
+
+def _nodes(app: FleetApp) -> DataTable:
+    return app.query_one("#fleet-nodes", DataTable)
+
+
+def _names(app: FleetApp) -> list[str]:
+    table = _nodes(app)
+    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+
+async def _filled(app: FleetApp, pilot) -> None:
+    """Until every table has all its rows (bounded: a fill that never ends fails here)."""
+    await app.workers.wait_for_complete()
+    for _ in range(200):
+        await pilot.pause()
+        if not app.filling:
+            return
+    raise AssertionError(f"rows still being added: {sorted(app.filling)}")
+
+
+def _app(samples: list[FleetSample], **kwargs) -> FleetApp:
+    async def read():
+        return samples[0] if len(samples) == 1 else samples.pop(0)
+
+    return FleetApp(read, "http://prom.example:9090", interval_s=15, poll=False, clock=lambda: 101.0, **kwargs)
+
+
+async def test_every_row_comes_in_order_and_the_columns_fit_the_widest_cell():
+    app = _app([_sample()])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        first = [column.width for column in _nodes(app).columns.values()]
+        await _filled(app, pilot)
+        names = _names(app)
+        assert names == sorted(names) and len(names) == NODES == len(set(names))
+        assert names[-1] == LONG
+        widths = [column.width for column in _nodes(app).columns.values()]
+        assert widths == first  # the rows added later did not move a column
+        assert widths[0] == cell_len(LONG)  # the last row's name fits its column
+
+
+async def test_a_refresh_while_rows_are_being_added_replaces_them():
+    app = _app([_sample()])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await app.workers.wait_for_complete()
+        assert app.filling  # the first fill is still adding rows
+        renamed = _sample().model_copy(
+            update={"nodes": [n.model_copy(update={"name": f"other-{n.name}"}) for n in _sample().nodes]}
+        )
+        app._fill("nodes", node_table(renamed, []))  # as a refresh's redraw does
+        await _filled(app, pilot)
+        names = _names(app)
+        assert len(names) == NODES == len(set(names))
+        assert all(name.startswith("other-") for name in names)
+
+
+async def test_the_cursor_stays_on_its_node_when_a_refresh_moves_it_past_the_first_rows():
+    app = _app([_sample(), _sample(critical="node-300")])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        table = _nodes(app)
+        table.move_cursor(row=FIRST_ROWS + 20)
+        on = _names(app)[FIRST_ROWS + 20]
+        app.refresh_now()
+        await _filled(app, pilot)
+        assert _names(app)[0] == "node-300"  # every row after it one further down
+        assert str(table.get_row_at(table.cursor_row)[0]) == on
+
+
+async def test_coming_back_from_a_node_puts_the_cursor_on_it_though_its_row_comes_late():
+    sample = _sample()
+    kept = Kept(sample=sample, findings=[], last_ok=101.0, node="node-320")
+    app = _app([sample], opens_nodes=True, kept=kept)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        table = _nodes(app)
+        assert str(table.get_row_at(table.cursor_row)[0]) == "node-320"
