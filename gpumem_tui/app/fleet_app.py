@@ -308,9 +308,9 @@ class FleetApp(App[str]):
         history.update(self.history_text())
 
     def _fill(self, name: str, table: Table) -> None:
-        """The table drawn again: its first FIRST_ROWS rows now, the rest after the frame (`_more_rows`), the
-        cursor kept on its row (by key) once that row is in. Columns are as wide as their widest cell, so the
-        rows added later do not move them."""
+        """The table drawn again: its first FIRST_ROWS rows now (more where the cursor's row comes later), the
+        rest after the frame (`_more_rows`), the cursor kept on its row (by key). Columns are as wide as their
+        widest cell, so the rows added later do not move them."""
         widget = self.query_one(f"#fleet-{name}", DataTable)
         row_now = widget.cursor_row
         key_now = widget.coordinate_to_cell_key(widget.cursor_coordinate).row_key.value if widget.row_count else None
@@ -321,7 +321,10 @@ class FleetApp(App[str]):
         keys: list[str | None] = [*table.keys] or [None] * len(table.rows)
         rows = list(zip(table.rows, table.severities, keys, strict=True))
         self.filling[name] = Filling(rows, key_now, row_now)
-        self._more_rows(name, self.filling[name], FIRST_ROWS)
+        at = next((i for i, (_, _, key) in enumerate(rows) if key is not None and key == key_now), -1)
+        # the cursor's row comes with the first rows: between frames it would sit on the first row, for enter
+        # or the next redraw to take as the node the cursor is on
+        self._more_rows(name, self.filling[name], max(FIRST_ROWS, at + 1))
         self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))
 
     def _more_rows(self, name: str, filling: Filling, count: int) -> None:

@@ -124,3 +124,30 @@ async def test_coming_back_from_a_node_puts_the_cursor_on_it_though_its_row_come
         await _filled(app, pilot)
         table = _nodes(app)
         assert str(table.get_row_at(table.cursor_row)[0]) == "node-320"
+
+
+async def test_a_second_redraw_before_the_cursors_row_came_keeps_the_cursor_on_its_node():
+    # A failed read redraws the tables with the sample kept; a refresh redraws them again: either can land
+    # while an earlier redraw has not yet added the row the cursor goes back to.
+    app = _app([_sample()])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        table = _nodes(app)
+        table.move_cursor(row=FIRST_ROWS + 20)
+        on = _names(app)[FIRST_ROWS + 20]
+        app._fill("nodes", node_table(_sample(), []))
+        app._fill("nodes", node_table(_sample(), []))  # the next redraw, before the frame
+        await _filled(app, pilot)
+        assert str(table.get_row_at(table.cursor_row)[0]) == on
+
+
+async def test_enter_while_rows_are_being_added_opens_the_node_the_cursor_was_on():
+    app = _app([_sample()], opens_nodes=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        table = _nodes(app)
+        table.move_cursor(row=FIRST_ROWS + 20)
+        on = _names(app)[FIRST_ROWS + 20]
+        app._fill("nodes", node_table(_sample(), []))  # a refresh's redraw; enter comes before the next frame
+        app.action_open_node()
+    assert app.return_value == on
