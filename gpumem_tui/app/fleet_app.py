@@ -314,6 +314,8 @@ class FleetApp(App[str]):
         widget = self.query_one(f"#fleet-{name}", DataTable)
         row_now = widget.cursor_row
         key_now = widget.coordinate_to_cell_key(widget.cursor_coordinate).row_key.value if widget.row_count else None
+        if (before := self.filling.get(name)) is not None and not before.placed:  # its cursor still to go back
+            key_now, row_now = before.key, before.row
         widget.clear(columns=True)
         for index, label in enumerate(table.columns):
             widest = max((cell_len(row[index]) for row in table.rows), default=0)

@@ -151,3 +151,17 @@ async def test_enter_while_rows_are_being_added_opens_the_node_the_cursor_was_on
         app._fill("nodes", node_table(_sample(), []))  # a refresh's redraw; enter comes before the next frame
         app.action_open_node()
     assert app.return_value == on
+
+
+async def test_a_redraw_before_the_row_of_the_node_come_back_from_keeps_the_cursor_for_it():
+    # Back from a node's screen, its row may come after the first frame (`_on_the_nodes` leaves the cursor to
+    # the fill); a redraw then (a read that failed at once, a refresh) must not forget it.
+    app = _app([_sample()], opens_nodes=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        app._fill("nodes", node_table(_sample(), []))  # the cursor on the first row: its first rows only
+        app._on_the_nodes("node-320")  # not in yet
+        app._fill("nodes", node_table(_sample(), []))
+        await _filled(app, pilot)
+        table = _nodes(app)
+        assert str(table.get_row_at(table.cursor_row)[0]) == "node-320"
