@@ -321,6 +321,11 @@ class FleetApp(App[str]):
             widest = max((cell_len(row[index]) for row in table.rows), default=0)
             widget.add_column(label, width=max(cell_len(label), widest))
         keys: list[str | None] = [*table.keys] or [None] * len(table.rows)
+        named: set[str | None] = {None}  # a name that repeats: its row shown without a key (DataTable's
+        for index, key in enumerate(keys):  # DuplicateKey, raised after the first frame, would end the app)
+            if key in named:
+                keys[index] = None
+            named.add(key)
         rows = list(zip(table.rows, table.severities, keys, strict=True))
         self.filling[name] = Filling(rows, key_now, row_now)
         at = next((i for i, (_, _, key) in enumerate(rows) if key is not None and key == key_now), -1)

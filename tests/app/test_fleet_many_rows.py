@@ -165,3 +165,17 @@ async def test_a_redraw_before_the_row_of_the_node_come_back_from_keeps_the_curs
         await _filled(app, pilot)
         table = _nodes(app)
         assert str(table.get_row_at(table.cursor_row)[0]) == "node-320"
+
+
+async def test_a_node_name_that_repeats_past_the_first_rows_shows_both_rows_and_keeps_the_app():
+    # Rows past the first ones are added after a frame, outside the refresh's worker: a repeated key there
+    # (DataTable's DuplicateKey) would end the app rather than one panel.
+    sample = _sample()
+    nodes = list(sample.nodes)
+    nodes[FIRST_ROWS + 50] = nodes[FIRST_ROWS + 50].model_copy(update={"name": nodes[FIRST_ROWS + 49].name})
+    app = _app([sample.model_copy(update={"nodes": nodes})])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        names = _names(app)
+        assert len(names) == NODES and names.count(nodes[FIRST_ROWS + 49].name) == 2
+        assert app.is_running
