@@ -308,20 +308,30 @@ class FleetApp(App[str]):
         history.update(self.history_text())
 
     def _fill(self, name: str, table: Table) -> None:
-        """The table drawn again: its first FIRST_ROWS rows now, the rest after the frame (`_more_rows`), the
-        cursor kept on its row (by key) once that row is in. Columns are as wide as their widest cell, so the
-        rows added later do not move them."""
+        """The table drawn again: its first FIRST_ROWS rows now (more where the cursor's row comes later), the
+        rest after the frame (`_more_rows`), the cursor kept on its row (by key). Columns are as wide as their
+        widest cell, so the rows added later do not move them."""
         widget = self.query_one(f"#fleet-{name}", DataTable)
         row_now = widget.cursor_row
         key_now = widget.coordinate_to_cell_key(widget.cursor_coordinate).row_key.value if widget.row_count else None
+        if (before := self.filling.get(name)) is not None and not before.placed:  # its cursor still to go back
+            key_now, row_now = before.key, before.row
         widget.clear(columns=True)
         for index, label in enumerate(table.columns):
             widest = max((cell_len(row[index]) for row in table.rows), default=0)
             widget.add_column(label, width=max(cell_len(label), widest))
         keys: list[str | None] = [*table.keys] or [None] * len(table.rows)
+        named: set[str | None] = {None}  # a name that repeats: its row shown without a key (DataTable's
+        for index, key in enumerate(keys):  # DuplicateKey, raised after the first frame, would end the app)
+            if key in named:
+                keys[index] = None
+            named.add(key)
         rows = list(zip(table.rows, table.severities, keys, strict=True))
         self.filling[name] = Filling(rows, key_now, row_now)
-        self._more_rows(name, self.filling[name], FIRST_ROWS)
+        at = next((i for i, (_, _, key) in enumerate(rows) if key is not None and key == key_now), -1)
+        # the cursor's row comes with the first rows: between frames it would sit on the first row, for enter
+        # or the next redraw to take as the node the cursor is on
+        self._more_rows(name, self.filling[name], max(FIRST_ROWS, at + 1))
         self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))
 
     def _more_rows(self, name: str, filling: Filling, count: int) -> None:

@@ -124,3 +124,58 @@ async def test_coming_back_from_a_node_puts_the_cursor_on_it_though_its_row_come
         await _filled(app, pilot)
         table = _nodes(app)
         assert str(table.get_row_at(table.cursor_row)[0]) == "node-320"
+
+
+async def test_a_second_redraw_before_the_cursors_row_came_keeps_the_cursor_on_its_node():
+    # A failed read redraws the tables with the sample kept; a refresh redraws them again: either can land
+    # while an earlier redraw has not yet added the row the cursor goes back to.
+    app = _app([_sample()])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        table = _nodes(app)
+        table.move_cursor(row=FIRST_ROWS + 20)
+        on = _names(app)[FIRST_ROWS + 20]
+        app._fill("nodes", node_table(_sample(), []))
+        app._fill("nodes", node_table(_sample(), []))  # the next redraw, before the frame
+        await _filled(app, pilot)
+        assert str(table.get_row_at(table.cursor_row)[0]) == on
+
+
+async def test_enter_while_rows_are_being_added_opens_the_node_the_cursor_was_on():
+    app = _app([_sample()], opens_nodes=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        table = _nodes(app)
+        table.move_cursor(row=FIRST_ROWS + 20)
+        on = _names(app)[FIRST_ROWS + 20]
+        app._fill("nodes", node_table(_sample(), []))  # a refresh's redraw; enter comes before the next frame
+        app.action_open_node()
+    assert app.return_value == on
+
+
+async def test_a_redraw_before_the_row_of_the_node_come_back_from_keeps_the_cursor_for_it():
+    # Back from a node's screen, its row may come after the first frame (`_on_the_nodes` leaves the cursor to
+    # the fill); a redraw then (a read that failed at once, a refresh) must not forget it.
+    app = _app([_sample()], opens_nodes=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        app._fill("nodes", node_table(_sample(), []))  # the cursor on the first row: its first rows only
+        app._on_the_nodes("node-320")  # not in yet
+        app._fill("nodes", node_table(_sample(), []))
+        await _filled(app, pilot)
+        table = _nodes(app)
+        assert str(table.get_row_at(table.cursor_row)[0]) == "node-320"
+
+
+async def test_a_node_name_that_repeats_past_the_first_rows_shows_both_rows_and_keeps_the_app():
+    # Rows past the first ones are added after a frame, outside the refresh's worker: a repeated key there
+    # (DataTable's DuplicateKey) would end the app rather than one panel.
+    sample = _sample()
+    nodes = list(sample.nodes)
+    nodes[FIRST_ROWS + 50] = nodes[FIRST_ROWS + 50].model_copy(update={"name": nodes[FIRST_ROWS + 49].name})
+    app = _app([sample.model_copy(update={"nodes": nodes})])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        names = _names(app)
+        assert len(names) == NODES and names.count(nodes[FIRST_ROWS + 49].name) == 2
+        assert app.is_running
