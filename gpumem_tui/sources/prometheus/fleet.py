@@ -16,7 +16,7 @@ from functools import cached_property
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series, sorted_answers
-from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, engine_key
+from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engines_of
 from gpumem_tui.sources.prometheus.fleet_nodes import (
     FIELDS,
@@ -181,13 +181,15 @@ def build(
     slow: Slow | None = None,
     known: EngineFacts | None = None,
     looks: Looks | None = None,
+    engine_keys: list[Key] | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
     labels to read dcgm-exporter's series with (--node-label, --pod-label); `join_age_s`: how long ago
     `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes; `slow`:
     what those give, when the caller keeps it too (`Slow.of` the same answers); `known`: what the engines take
     from `pools` and `engine_counters`, likewise (`EngineFacts.of` them); `looks`: the overview's look at each
-    node, made with the node's record (each node's `low`; the nodes to read one by one in `looks.needs`)."""
+    node, made with the node's record (each node's `low`; the nodes to read one by one in `looks.needs`);
+    `engine_keys`: `engine_key` of each series of `results["engines"]`, where the caller has them."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     empty = Result()
@@ -223,6 +225,7 @@ def build(
         results.get("waiting", empty).series,
         results["engine_counters"].series if "engine_counters" in results else None,
         known,
+        engine_keys,
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"

@@ -97,18 +97,21 @@ def engines_of(
     waiting: Iterable[Series] = (),
     counters: list[Series] | None = None,
     known: EngineFacts | None = None,
+    usage_keys: list[Key] | None = None,
 ) -> list[FleetEngine]:
     """Every engine the gauges or the pools name, sorted by model, namespace, pod, instance and engine.
     `waiting`: requests waiting per engine where `usage` does not carry them (the overview asks only where
     some wait); `counters`: which engines export waiting and a preemption rate (`Queries.engine_counters`),
     so an engine missing from `waiting` or `preemptions` reads as zero there (None: as unknown); `known`: what
-    the pools and counters give, where the caller keeps it (made of `pools` and `counters` otherwise)."""
+    the pools and counters give, where the caller keeps it (made of `pools` and `counters` otherwise);
+    `usage_keys`: `engine_key` of each of `usage`, where the caller has them."""
     kept = known is not None
     if known is None:
         known = EngineFacts.of(pools, counters, failures)
     found: dict[Key, dict[str, Series]] = defaultdict(dict)
-    for s in usage:
-        found[engine_key(s.labels)][s.labels.get("__name__", "")] = s
+    keys = usage_keys if usage_keys is not None else [engine_key(s.labels) for s in usage]
+    for k, s in zip(keys, usage, strict=True):
+        found[k][s.labels.get("__name__", "")] = s
     for s in waiting:
         found[engine_key(s.labels)]["vllm:num_requests_waiting"] = s
     for k in known.pools:

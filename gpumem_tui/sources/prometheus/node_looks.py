@@ -58,11 +58,12 @@ class Looks:
         headroom: Headroom,
     ) -> None:
         self.least: dict[str, dict[str, float]] = {}
-        self.label: dict[str, str] = {}
+        self.labels: dict[str, Mapping[str, str]] = {}
+        """A series of each node's (its labels): which of them names the node, for a node that needs a look."""
         for s in results.get("node_least_free", Result()).series:
             if (name := node_of(s.labels)) is not None:
                 self.least.setdefault(name, {})[s.labels.get("modelName") or "?"] = s.value
-                self.label[name] = node_label_of(s.labels)
+                self.labels[name] = s.labels
         self.counts: dict[str, dict[str, int]] = {}
         for s in results.get("node_low", Result()).series:
             if (name := node_of(s.labels)) is not None:
@@ -108,7 +109,8 @@ class Looks:
             return None
         if isinstance(found, NodeLow) and not shared and self._as_planned(name, found, gpus):
             return found
-        self.needs.setdefault(self.label.get(name, "Hostname"), []).append(name)
+        labels = self.labels.get(name)
+        self.needs.setdefault("Hostname" if labels is None else node_label_of(labels), []).append(name)
         return None
 
     def judge(self, sample: FleetSample) -> list[FleetNode]:

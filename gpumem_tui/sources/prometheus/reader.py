@@ -78,6 +78,7 @@ counters it exports (an engine missing from `waiting`/`preemptions` reads as zer
 GPU_CHANGE_MIB = 1024.0
 """A node's used + free + reserved that moves by more than this (1 GiB, under the smallest MIG instance's
 memory) means a GPU came or went; less is rounding, not worth a slow read."""
+NO_ANSWER = Result()
 DEFAULT_HEADROOM = Headroom(warning=0.10, critical=0.05, tolerance=0.02)
 """diagnosis' Thresholds' defaults (tests/sources/prometheus/test_fleet_reader.py holds them equal)."""
 
@@ -129,6 +130,19 @@ class FleetReader:
         roomy()  # a reader lives across refreshes: each keeps its sample's 10^5 objects until the next
         self.rules: bool | None = None
         """Whether the server has the recording rules' series (None: not asked yet)."""
+        self.keyed: tuple[Result, list[Key]] | None = None
+        """The gauges' answer last keyed, with `engine_key` of each of its series: asked twice a refresh."""
+
+    def _keys(self, results: dict[str, Result]) -> list[Key]:
+        """`engine_key` of each series of the gauges' answer (`engines`), in order."""
+        answer = results.get("engines", NO_ANSWER)
+        if self.keyed is None or self.keyed[0] is not answer:
+            self.keyed = (answer, [engine_key(s.labels) for s in answer.series])
+        return self.keyed[1]
+
+    def _named(self, results: dict[str, Result]) -> frozenset[Key]:
+        """The engines the refresh's gauges (`engines`) name."""
+        return frozenset(self._keys(results))
 
     async def read(self, client: PrometheusClient, at: float) -> FleetSample:
         """One sample at `at`. Raises PrometheusError when no query could be read."""
@@ -158,7 +172,7 @@ class FleetReader:
                     promql["engine_counters"] = q.engine_counters
             results, failures = await ask_with_exporters(client, q, promql, at)
             if facts is not None and "pools" not in promql and "engine_counters" in promql:
-                facts = self.facts = _counters_again(facts, results, failures)
+                facts = self.facts = _counters_again(facts, results, failures, self._named(results))
         seen = project(results, q.labels)  # what the reader itself reads: the chosen node and pod labels
         reporting = _reporting(seen)
         if due or (facts is not None and reporting is not None and _changed(facts.reporting, reporting)):
@@ -168,7 +182,7 @@ class FleetReader:
                 seen = project(results, q.labels)
             if all(name in results for name in FACTS):
                 slow = {n: results[n] for n in FACTS}
-                facts = self.facts = Facts(at, slow, reporting or {}, Slow.of(slow, q.labels), at, _named(results))
+                facts = self.facts = Facts(at, slow, reporting or {}, Slow.of(slow, q.labels), at, self._named(results))
                 self.rules = facts.rules
         again = {}
         first = facts is not None and "node_low" not in results and "node_low" not in failures
@@ -177,7 +191,7 @@ class FleetReader:
         changed = results.get("pools_changed")
         if "pools_changed" in promql and "pools" not in results and (changed is None or changed.series):
             again |= {name: getattr(q, name) for name in POOLS}  # an engine came, went or restarted (or unknown)
-        elif facts is not None and "engine_counters" not in promql and _named(results) - facts.counted:
+        elif facts is not None and "engine_counters" not in promql and self._named(results) - facts.counted:
             again["engine_counters"] = q.engine_counters  # an engine came that no pool names: its counters
         if again:
             more, more_failed = await ask(client, again, at)
@@ -186,10 +200,10 @@ class FleetReader:
             if facts is not None and "pools" in more:
                 read = {name: more[name] for name in POOLS if name in more}
                 facts = self.facts = replace(
-                    facts, results={**facts.results, **read}, pools_at=at, counted=_named(results)
+                    facts, results={**facts.results, **read}, pools_at=at, counted=self._named(results)
                 )
             elif facts is not None and "engine_counters" in again:
-                facts = self.facts = _counters_again(facts, results, failures)
+                facts = self.facts = _counters_again(facts, results, failures, self._named(results))
         if "pools" in results:  # read in this refresh (again, or with the facts): whatever the change query
             failures.pop("pools_changed", None)  # could not say, the pools were read now
         kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
@@ -212,6 +226,7 @@ class FleetReader:
                 slow=_kept_slow(facts, results, at),
                 known=_kept_engines(facts, results, failures),
                 looks=judge,
+                engine_keys=self._keys(results) if "engines" in results else None,
             )
             sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
             nodes, looks = sample.nodes, judge.needs
@@ -232,20 +247,16 @@ class FleetReader:
         return sample.model_copy(update={"nodes": nodes, "gpus": _with_listed(gpus, sample.gpus)})
 
 
-def _counters_again(facts: Facts, results: dict[str, Result], failures: dict[str, str]) -> Facts:
+def _counters_again(facts: Facts, results: dict[str, Result], failures: dict[str, str], named: frozenset[Key]) -> Facts:
     """The facts with the engine counters read again alone (some engine's preemption rate was pending, or an
     engine came that no pool names); where that read failed, the ones kept, which still say which engines read
-    as zero (the answers and failures lose it either way: the sample is built on the facts')."""
+    as zero (the answers and failures lose it either way: the sample is built on the facts'); `named`: the
+    engines the gauges name now."""
     failures.pop("engine_counters", None)
     counters = results.pop("engine_counters", None)
     if counters is None:
         return facts
-    return replace(facts, results={**facts.results, "engine_counters": counters}, counted=_named(results))
-
-
-def _named(results: dict[str, Result]) -> frozenset[Key]:
-    """The engines the refresh's gauges (`engines`) name."""
-    return frozenset(engine_key(s.labels) for s in results.get("engines", Result()).series)
+    return replace(facts, results={**facts.results, "engine_counters": counters}, counted=named)
 
 
 def _kept_slow(facts: Facts | None, results: dict[str, Result], at: float) -> Slow | None:
