@@ -93,7 +93,7 @@ def test_a_walk_that_keeps_a_minute_stays_a_minute(from_start, catalog):
     # its critical onset fell out of the minute: the forensics say so rather than "nothing critical"
     found = result(walk)
     assert found.exits and found.first_critical is None and found.critical_forgotten
-    said = str(_who_grew(found, "bold red"))
+    said = str(_who_grew(found, "bold red", "GiB"))
     assert "fell out of the" in said and "Nothing critical" not in said
 
 
