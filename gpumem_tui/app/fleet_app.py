@@ -186,6 +186,9 @@ class FleetApp(App[str]):
         if not self.opens_nodes or not nodes.row_count:
             return
         key = nodes.coordinate_to_cell_key(nodes.cursor_coordinate).row_key.value
+        filling = self.filling.get("nodes")
+        if filling is not None and not filling.placed and filling.key is not None:
+            key = filling.key  # the row the cursor goes back to is still to come: that node, not the row under it
         if key is not None:
             self.kept = Kept(self.sample, self.findings, self.last_ok, key, self.history, self.history_read_at)
             self.exit(key)

@@ -179,3 +179,16 @@ async def test_a_node_name_that_repeats_past_the_first_rows_shows_both_rows_and_
         names = _names(app)
         assert len(names) == NODES and names.count(nodes[FIRST_ROWS + 49].name) == 2
         assert app.is_running
+
+
+async def test_enter_before_the_row_of_the_node_come_back_from_opens_that_node():
+    # Back from a node's screen whose row comes after the first frame, the cursor waits for that row; `enter`
+    # pressed meanwhile opens the node the cursor is going back to, not the first row's.
+    app = _app([_sample()], opens_nodes=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _filled(app, pilot)
+        app._fill("nodes", node_table(_sample(), []))  # the cursor on the first row: its first rows only
+        app._on_the_nodes("node-320")  # not in yet
+        app.action_open_node()
+        await pilot.pause()
+    assert app.return_value == "node-320"
