@@ -153,14 +153,20 @@ async def test_enter_while_rows_are_being_added_opens_the_node_the_cursor_was_on
     assert app.return_value == on
 
 
+async def _back_to(app: FleetApp, pilot, node: str) -> None:
+    """As on the way back from `node`'s screen, its row still to come: the table filled again, the cursor on
+    its first row, and `_on_the_nodes` leaving the cursor to the fill."""
+    await _filled(app, pilot)
+    app._fill("nodes", node_table(_sample(), []))  # its first rows only
+    app._on_the_nodes(node)  # not in yet
+
+
 async def test_a_redraw_before_the_row_of_the_node_come_back_from_keeps_the_cursor_for_it():
     # Back from a node's screen, its row may come after the first frame (`_on_the_nodes` leaves the cursor to
     # the fill); a redraw then (a read that failed at once, a refresh) must not forget it.
     app = _app([_sample()], opens_nodes=True)
     async with app.run_test(size=(160, 50)) as pilot:
-        await _filled(app, pilot)
-        app._fill("nodes", node_table(_sample(), []))  # the cursor on the first row: its first rows only
-        app._on_the_nodes("node-320")  # not in yet
+        await _back_to(app, pilot, "node-320")
         app._fill("nodes", node_table(_sample(), []))
         await _filled(app, pilot)
         table = _nodes(app)
@@ -186,9 +192,7 @@ async def test_enter_before_the_row_of_the_node_come_back_from_opens_that_node()
     # pressed meanwhile opens the node the cursor is going back to, not the first row's.
     app = _app([_sample()], opens_nodes=True)
     async with app.run_test(size=(160, 50)) as pilot:
-        await _filled(app, pilot)
-        app._fill("nodes", node_table(_sample(), []))  # the cursor on the first row: its first rows only
-        app._on_the_nodes("node-320")  # not in yet
+        await _back_to(app, pilot, "node-320")
         app.action_open_node()
         await pilot.pause()
     assert app.return_value == "node-320"
