@@ -26,6 +26,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from gpumem_tui.app.fleet_history_view import history_lines
 from gpumem_tui.app.fleet_view import Table, finding_table, model_table, node_table
+from gpumem_tui.app.off_thread import off_thread
 from gpumem_tui.app.tone import severity_style, state_style
 from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet, nothing_read
@@ -202,7 +203,7 @@ class FleetApp(App[str]):
     @work(group="fleet", exit_on_error=False)
     async def _refresh(self) -> None:
         try:
-            sample, findings = await asyncio.to_thread(self._read_and_judge)
+            sample, findings = await off_thread(self._read_and_judge, "fleet read")
         except Exception as exc:  # noqa: BLE001 - a source that fails degrades the header, never the app
             self.failure, self.failed_at = literal(_why(exc)), self.clock()
             self._draw()
@@ -212,7 +213,7 @@ class FleetApp(App[str]):
         self._draw()  # the fleet first: the history's range queries cost more than the refresh
         if self._history_due():
             await self._painted()  # their CPU (and the server's) would hold up the frame that shows the fleet
-            await asyncio.to_thread(self._read_history, sample.evaluated_at)
+            await off_thread(lambda: self._read_history(sample.evaluated_at), "fleet history")
             self._draw_history()  # the tables are as they were: 1,000 rows filled again held the screen
 
     async def _painted(self) -> None:

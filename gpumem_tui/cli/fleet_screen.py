@@ -9,13 +9,13 @@ answers for a demo node), and q or escape there comes back to the fleet."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import time
 from collections.abc import Callable
 
 from gpumem_tui.app import GpuMemApp
 from gpumem_tui.app.fleet_app import FleetApp, HistoryReader, Kept, Reader
+from gpumem_tui.app.off_thread import off_thread
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError, exit_status
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
@@ -79,7 +79,8 @@ def demo_history(span_s: float) -> HistoryReader:
 
     async def read(_at: float) -> FleetHistory:
         if not cached:
-            cached.append(await asyncio.to_thread(demo_fleet_history, span_s))  # the simulator runs its own loop
+            # the simulator runs its own loop; a daemon thread, so q need not wait for it (app/off_thread.py)
+            cached.append(await off_thread(lambda: demo_fleet_history(span_s), "demo history"))
         return cached[0]
 
     return read
@@ -90,7 +91,7 @@ def demo_reader(fleet: Callable[[], FleetSample] = demo_fleet, plan: Planner = _
 
     async def read() -> FleetSample:
         if not cached:
-            cached.append(await asyncio.to_thread(lambda: plan(fleet())))
+            cached.append(await off_thread(lambda: plan(fleet()), "demo fleet"))
         return cached[0]
 
     return read
