@@ -29,9 +29,13 @@ def shares(engines: list[FleetEngine]) -> dict[str, float]:
     """GPU (its UUID, else index) -> the largest gpu_memory_utilization of the engines joined to it."""
     found: dict[str, float] = {}
     for engine in engines:
-        if engine.gpu_memory_utilization is not None and engine.joined != "not joined":
+        share = engine.gpu_memory_utilization
+        if share is not None and engine.joined != "not joined":
+            if not found:  # the first engine (on a node, usually the only one): its GPUs at once
+                found = dict.fromkeys(engine.gpus, max(0.0, share))
+                continue
             for gpu in engine.gpus:
-                found[gpu] = max(found.get(gpu, 0.0), engine.gpu_memory_utilization)
+                found[gpu] = max(found.get(gpu, 0.0), share)
     return found
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Result
-from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_gpu
+from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_gpu, node_shares
 from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetSample, NodeLow
 from gpumem_tui.units import MIB
@@ -75,24 +75,14 @@ class Looks:
         self.planned: dict[str, tuple[int, float]] = {}
         self.held: dict[str, list[int]] = {}
 
-    def with_engines(self, engines: Iterable[FleetEngine]) -> None:
+    def with_engines(self, engines: list[FleetEngine]) -> None:
         """What the node's engines plan (headroom.node_shares: per node, how many GPUs a joined engine states its
         utilization for, and the smallest), and how many GPUs each model's engines hold on each node."""
-        shares: dict[str, dict[str, float]] = {}
+        self.planned = {node: (len(mine), min(mine.values())) for node, mine in node_shares(engines).items() if mine}
         held: dict[tuple[str, str], set[str]] = {}
         for engine in engines:
-            if engine.node is None:
-                continue
-            held.setdefault((engine.node, engine.model_name), set()).update(engine.gpus)
-            share = engine.gpu_memory_utilization
-            if share is not None and engine.joined != "not joined":
-                mine = shares.get(engine.node)
-                if mine is None:
-                    shares[engine.node] = dict.fromkeys(engine.gpus, max(0.0, share))
-                    continue
-                for gpu in engine.gpus:
-                    mine[gpu] = max(mine.get(gpu, 0.0), share)
-        self.planned = {node: (len(mine), min(mine.values())) for node, mine in shares.items() if mine}
+            if engine.node is not None:
+                held.setdefault((engine.node, engine.model_name), set()).update(engine.gpus)
         self.held = {}
         for (node, _), gpus in held.items():
             if gpus:

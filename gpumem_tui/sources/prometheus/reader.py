@@ -213,7 +213,7 @@ class FleetReader:
         age = 0.0 if facts is None else at - facts.at
         identities = None if facts is None else facts.identities
         totals = {} if facts is None else card_totals(facts.results["card_totals"])
-        judge = Looks(seen, totals, () if facts is None else facts.identities, look, self.headroom)
+        judge = Looks(seen, totals, identities or (), look, self.headroom)
         with paused_gc():
             sample = build(
                 url,
