@@ -14,9 +14,9 @@ from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans
 from gpumem_tui.diagnosis.diagnose import diagnose
 from gpumem_tui.diagnosis.findings import Finding, Thresholds
-from gpumem_tui.diagnosis.fleet import judge_fleet
-from gpumem_tui.diagnosis.fleet_node import Difference, differences, judge_node
-from gpumem_tui.diagnosis.fleet_plans import plan_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.node import Difference, differences, judge_node
+from gpumem_tui.diagnosis.fleet.plans import plan_fleet
 from gpumem_tui.diagnosis.forensics import Forensics, Investigation, investigate, no_samples, result
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan

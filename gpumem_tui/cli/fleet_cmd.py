@@ -25,8 +25,9 @@ from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
-from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet, nothing_read
-from gpumem_tui.diagnosis.fleet_plans import AliasError, model_memory, parse_aliases, plan_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read
+from gpumem_tui.diagnosis.fleet.plans import AliasError, model_memory, parse_aliases, plan_fleet
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.http import tls
 from gpumem_tui.sources.prometheus.client import (

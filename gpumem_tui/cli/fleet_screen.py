@@ -21,7 +21,7 @@ from gpumem_tui.cli.errors import UsageError, exit_status
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet_node import with_fleet
+from gpumem_tui.diagnosis.fleet.node import with_fleet
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.headroom import Headroom

@@ -22,7 +22,7 @@ from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
-from gpumem_tui.diagnosis.fleet_node import with_fleet
+from gpumem_tui.diagnosis.fleet.node import with_fleet
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
 from gpumem_tui.sources.collector import Collector

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from gpumem_tui.demo.fleet_answers import demo_node_feed, demo_sample
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed

@@ -17,7 +17,7 @@ from gpumem_tui.cli import main
 from gpumem_tui.demo.fleet_answers import demo_sample
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
 from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from gpumem_tui.cli import main
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries, parse_selector

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 

@@ -3,7 +3,7 @@ two engines, a node name that is the exporter's pod. The found and assumed joins
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 

@@ -1,4 +1,4 @@
-"""Findings about an engine of the fleet against the plan made for it from the catalog (fleet_plans.py), with
+"""Findings about an engine of the fleet against the plan made for it from the catalog (plans.py), with
 the single-node code's arithmetic and thresholds (findings/plan.py): `kv_pool_short` (the pool vLLM carved,
 from `vllm:cache_config_info`, against the plan's), `weights_mismatch` (what dcgm-exporter's FB_USED per GPU
 leaves for weights, where the engine holds its whole node), and `plan_note` when the plan does not fit while

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, Thresholds
-from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed
 from gpumem_tui.sources.prometheus.records import FleetSample
 
