@@ -17,8 +17,7 @@ from gpumem_tui.diagnosis.fleet.engines import config_drift, engine_down, kv_sat
 from gpumem_tui.diagnosis.fleet.memory import headroom_low
 from gpumem_tui.diagnosis.fleet.plan_findings import plan_findings
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.diagnosis.fleet.stale import source_stale
-from gpumem_tui.sources.prometheus.fleet import STALE_AFTER_S
+from gpumem_tui.diagnosis.fleet.stale import source_stale, stale
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 
@@ -51,7 +50,7 @@ def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> li
     # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code, and
     # while its exporter publishes, the node's findings are its whole answer to what the node's check judges
     said = {(f.node, f.finding.code, f.finding.gpu_index) for f in from_nodes}
-    judging = {node for node, age in sample.exporter_nodes.items() if age <= STALE_AFTER_S}
+    judging = {node for node, age in sample.exporter_nodes.items() if not stale(age)}
     found = [
         f
         for f in found

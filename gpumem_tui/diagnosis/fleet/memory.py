@@ -7,8 +7,8 @@ from collections import defaultdict
 
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import percent
+from gpumem_tui.diagnosis.fleet.headroom import as_planned_gpu, as_planned_node, node_shares, shares
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_gpu, as_planned_node, node_shares, shares
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import gib
@@ -22,7 +22,6 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
     """Per GPU read one by one: a warning or critical finding each; GPUs under the fraction as their
     engines planned are counted per node (one info finding), as are those the overview counted on the
     server (`FleetNode.low`): both reads say the same of a node."""
-    h = Headroom(t.headroom_warning_fraction, t.headroom_critical_fraction, t.headroom_plan_tolerance_fraction)
     share = shares(sample.engines)
     planned: dict[str, list[tuple[int, int]]] = defaultdict(list)
     findings = []
@@ -30,13 +29,13 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
         free, total = gpu.free_bytes, gpu.total_bytes
         if gpu.node in sample.stale_nodes or free is None or not total:
             continue
-        if free >= h.warning * total:
+        if free >= t.headroom_warning_fraction * total:
             continue
         given = share.get(gpu.uuid or gpu.index or "?")
-        if as_planned_gpu(free, total, given, h):
+        if as_planned_gpu(free, total, given, t):
             planned[gpu.node].append((free, total))
             continue
-        critical = free < h.critical * total
+        critical = free < t.headroom_critical_fraction * total
         words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
         if given is not None:
             words += f"; vLLM's gpu_memory_utilization {given:g} leaves {gib(total * (1 - given))}"
@@ -60,15 +59,15 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
         if node.name in sample.stale_nodes:
             continue
         mine = per_node.get(node.name, {})
-        if node.low is not None and node.name not in planned and as_planned_node(node, mine, h):
+        if node.low is not None and node.name not in planned and as_planned_node(node, mine, t):
             least = (node.low.least_free_bytes, node.low.least_free_total_bytes)
             planned[node.name] = [least] * node.low.gpus
         if planned.get(node.name):
-            findings.append(_as_planned(node.name, planned[node.name], mine, h))
+            findings.append(_as_planned(node.name, planned[node.name], mine, t))
     return findings
 
 
-def _as_planned(node: str, gpus: list[tuple[int, int]], mine: dict[str, float], h: Headroom) -> FleetFinding:
+def _as_planned(node: str, gpus: list[tuple[int, int]], mine: dict[str, float], t: Thresholds) -> FleetFinding:
     """One info finding for a node's GPUs under the fraction as planned: how many, and the least free;
     `mine`: the utilization its engines give each of its GPUs."""
     free, total = min(gpus, key=lambda g: g[0] / g[1])
@@ -79,7 +78,7 @@ def _as_planned(node: str, gpus: list[tuple[int, int]], mine: dict[str, float], 
         finding=Finding(
             severity="info",
             code="headroom_low",
-            title=f"node {literal(node)}: {count} under {percent(h.warning)} free, as planned "
+            title=f"node {literal(node)}: {count} under {percent(t.headroom_warning_fraction)} free, as planned "
             f"(the least: {percent(free / total)})",
             explanation=f"The least free has {gib(free)} of {gib(total)} ({percent(free / total)} of the card); "
             f"its engines' gpu_memory_utilization ({', '.join(f'{s:g}' for s in shares_said)}) leaves that much "

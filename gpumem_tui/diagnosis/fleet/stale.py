@@ -1,12 +1,21 @@
-"""`source_stale`: a node stopped reporting, a query failed, or the server answered in part."""
+"""When a node's data is stale, and `source_stale`: a node stopped reporting, a query failed, or the server
+answered in part."""
 
 from __future__ import annotations
 
 from gpumem_tui.diagnosis.findings.records import Finding
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.sources.prometheus.fleet import STALE_AFTER_S
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
+
+STALE_AFTER_S = 60.0
+"""Twice dcgm-exporter's default 30 s collection interval: a node whose newest sample is older is stale."""
+
+
+def stale(age_s: float) -> bool:
+    """Whether a node's newest sample, `age_s` seconds old, says nothing of the node now (the reader is handed
+    this: sources/prometheus/read_rules.Stale)."""
+    return age_s > STALE_AFTER_S
 
 
 def source_stale(sample: FleetSample) -> list[FleetFinding]:

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
 from gpumem_tui.sources.prometheus.queries import LOOK_BACK_S, Queries
+from gpumem_tui.sources.prometheus.read_rules import Stale
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
     FleetEngine,
@@ -92,10 +93,10 @@ async def read(client: PrometheusClient, queries: Queries, at: float) -> dict[st
 
 
 def with_exporters(
-    sample: FleetSample, results: Mapping[str, Result], failures: Mapping[str, str], stale_after_s: float
+    sample: FleetSample, results: Mapping[str, Result], failures: Mapping[str, str], stale: Stale
 ) -> FleetSample:
     """`sample` with what the nodes' own exporters say added; unchanged where no node runs one. A node only an
-    exporter reports is stale as a dcgm-exporter node is: its newest sample older than `stale_after_s`."""
+    exporter reports is stale as a dcgm-exporter node is: by the judge's rule `stale` of its newest sample."""
     empty = Result()
     if not any(results.get(name, empty).series for name in (*QUERY_NAMES, SEEN)):
         return sample  # no node runs one (each node's `other_processes_bytes` says so already)
@@ -123,20 +124,20 @@ def with_exporters(
         unknown.pop("memory", None)
     if extra:
         unknown.pop("engines", None)
-    stale = dict(sample.stale_nodes)
+    old = dict(sample.stale_nodes)
     for node in nodes:
         age = ages.get(node.name)
-        if node.memory_from == OURS and age is not None and age > stale_after_s:
-            stale[node.name] = age
-    stale |= gone
-    fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in stale]
+        if node.memory_from == OURS and age is not None and stale(age):
+            old[node.name] = age
+    old |= gone
+    fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in old]
     return sample.model_copy(
         update={
             "nodes": nodes,
             "gpus": gpus,
             "engines": engines,
             "exporter_nodes": ages | gone,
-            "stale_nodes": stale,
+            "stale_nodes": old,
             "unknown": unknown,
             "coverage": Coverage.of(nodes, engines),
             "data_age_s": max(fresh) if fresh else None,

@@ -21,6 +21,7 @@ from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice, host_of, node_of, projected, workload_of
 from gpumem_tui.sources.prometheus.node_queries import EXPORTED, NodeQueries
+from gpumem_tui.sources.prometheus.read_rules import Stale
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 
 SOURCE = "prometheus"
@@ -86,7 +87,7 @@ def exporter_names(labels: Iterable[dict[str, str]], node: str) -> tuple[str, ..
 
 
 def node_read(
-    source: str, at: float, results: dict[str, Result], failures: dict[str, str], queries: NodeQueries
+    source: str, at: float, results: dict[str, Result], failures: dict[str, str], queries: NodeQueries, stale: Stale
 ) -> NodeRead:
     """The node's read of its queries' answers at `at` (pure): an instant read's, or one step of a range read's
     (node_history.py), built alike. dcgm-exporter's series are read with the chosen labels, and the node's own
@@ -94,7 +95,7 @@ def node_read(
     results = _named(results, queries)
     answers = {name: result for name, result in results.items() if name != "processes"}
     processes = results.get("processes", Result()).series
-    sample = build(source, at, answers, failures, queries.matchers, queries.labels)
+    sample = build(source, at, answers, failures, queries.matchers, queries.labels, stale=stale)
     kept = [s for s in processes if node_of(s.labels) == queries.node]
     return NodeRead(only(sample, queries.node), kept, queries.labels.node)
 
