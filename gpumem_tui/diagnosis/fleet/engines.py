@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from gpumem_tui.diagnosis.findings.engines import saturated
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import percent
+from gpumem_tui.diagnosis.findings.starting import down_severity
 from gpumem_tui.diagnosis.fleet.records import FleetFinding, endpoint
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetSample
@@ -20,8 +22,7 @@ def kv_saturated(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
         usage = e.kv_usage_fraction
         if e.sleep_state is not None:  # asleep: its KV cache is freed on purpose (plan_findings.py says so)
             continue
-        pressed = (e.preemptions_per_min or 0) > 0 or (e.requests_waiting or 0) > 0
-        if usage is None or usage < t.kv_saturated_fraction or not pressed:
+        if usage is None or not saturated(usage, e.preemptions_per_min, e.requests_waiting, t):
             continue
         pool = f"{e.pool_tokens:,} tokens" if e.pool_tokens is not None else "a pool of unknown size"
         findings.append(
@@ -57,7 +58,7 @@ def engine_down(sample: FleetSample) -> list[FleetFinding]:
             FleetFinding(
                 node=node,
                 finding=Finding(
-                    severity="critical",
+                    severity=down_severity(alive=False),  # Prometheus names no process of a target
                     code="engine_down",
                     title=f"vLLM target {literal(target)} does not answer (up == 0, job {literal(labels.get('job'))})",
                     explanation="Prometheus's last scrape of this target failed; its KV and queue series are stale "

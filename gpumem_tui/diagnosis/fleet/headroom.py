@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from gpumem_tui.diagnosis.findings.memory import as_planned
 from gpumem_tui.diagnosis.findings.records import Thresholds
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, NodeLow
 
@@ -25,11 +26,15 @@ def shares(engines: list[FleetEngine]) -> dict[str, float]:
     return found
 
 
+def planned_free(total: int, share: float | None) -> float | None:
+    """The free memory an engine's gpu_memory_utilization `share` leaves of a card of `total` bytes."""
+    return None if share is None else total * (1 - share)
+
+
 def as_planned_gpu(free: int, total: int, share: float | None, t: Thresholds) -> bool:
-    """A GPU under the warning fraction that its engines' utilization leaves so, and not critical."""
-    if share is None or free < t.headroom_critical_fraction * total:
-        return False
-    return free >= total * (1 - share) - t.headroom_plan_tolerance_fraction * total
+    """A GPU under the warning fraction that its engines' utilization leaves so, and not critical: the node's
+    own rule (findings/memory.as_planned) with what the utilization leaves as the plan's free memory."""
+    return as_planned(free, total, planned_free(total, share), t)
 
 
 def node_shares(engines: list[FleetEngine]) -> dict[str, dict[str, float]]:

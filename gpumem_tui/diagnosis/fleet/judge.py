@@ -12,7 +12,7 @@ itself, with its plans: its findings replace the fleet's single-node ones about 
 from __future__ import annotations
 
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Thresholds
-from gpumem_tui.diagnosis.findings.registry import BY_CODE
+from gpumem_tui.diagnosis.findings.registry import BY_CODE, FINDINGS
 from gpumem_tui.diagnosis.fleet.engines import config_drift, engine_down, kv_saturated, not_joined
 from gpumem_tui.diagnosis.fleet.memory import headroom_low
 from gpumem_tui.diagnosis.fleet.plan_findings import plan_findings
@@ -21,8 +21,9 @@ from gpumem_tui.diagnosis.fleet.stale import source_stale, stale
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 
-FLEET_ONLY = frozenset({"source_stale", "not_joined", "config_drift"})
-"""Codes only the fleet judges; every other one a node's own `gpumem-tui export` judges too."""
+FLEET_ONLY = frozenset(kind.code for kind in FINDINGS if "node" not in kind.views)
+"""Codes only the fleet judges (the registry's `views`); every other one a node's own `gpumem-tui export`
+judges too."""
 
 
 def nothing_read(sample: FleetSample) -> str | None:

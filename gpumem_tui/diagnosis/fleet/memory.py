@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from gpumem_tui.diagnosis.findings.memory import headroom_severity
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import percent
-from gpumem_tui.diagnosis.fleet.headroom import as_planned_gpu, as_planned_node, node_shares, shares
+from gpumem_tui.diagnosis.fleet.headroom import as_planned_node, node_shares, planned_free, shares
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
 from gpumem_tui.text import literal
@@ -29,13 +30,13 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
         free, total = gpu.free_bytes, gpu.total_bytes
         if gpu.node in sample.stale_nodes or free is None or not total:
             continue
-        if free >= t.headroom_warning_fraction * total:
-            continue
         given = share.get(gpu.uuid or gpu.index or "?")
-        if as_planned_gpu(free, total, given, t):
+        severity = headroom_severity(free, total, planned_free(total, given), t)
+        if severity is None:
+            continue
+        if severity == "info":  # as planned: counted per node
             planned[gpu.node].append((free, total))
             continue
-        critical = free < t.headroom_critical_fraction * total
         words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
         if given is not None:
             words += f"; vLLM's gpu_memory_utilization {given:g} leaves {gib(total * (1 - given))}"
@@ -44,7 +45,7 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
             FleetFinding(
                 node=gpu.node,
                 finding=Finding(
-                    severity="critical" if critical else "warning",
+                    severity=severity,
                     code="headroom_low",
                     title=f"node {literal(gpu.node)} {where}: only {percent(free / total)} of memory free",
                     explanation=words + ".",
