@@ -1,13 +1,7 @@
-"""Findings about a fleet read from Prometheus, as the app's own Finding records, each with its node.
-
-Per node, what Prometheus lets us judge: `headroom_low` (dcgm-exporter's free memory against the card,
-"as planned" when vLLM's gpu_memory_utilization leaves that much on purpose), `kv_saturated` (vLLM's gauges),
-`engine_down` (a vLLM target's `up` is 0), and against the plan made from the catalog (plan_findings.py)
-`kv_pool_short`, `weights_mismatch`, `plan_note`. Fleet-only: `source_stale` (a node stopped reporting, a query
-failed, the server answered in part), `not_joined` (an engine whose GPUs could not be found), `config_drift`
-(one model served with different cache settings). A field Prometheus did not give raises nothing: it is
-shown as unknown with its reason, never judged as fine. A node whose `gpumem-tui export` publishes judges
-itself, with its plans: its findings replace the fleet's single-node ones about it (FLEET_ONLY aside)."""
+"""Findings about a fleet read from Prometheus, as the app's own Finding records, each with its node: what
+Prometheus lets us judge of each node, the fleet-only codes, and the findings a node's own `gpumem-tui
+export` raised, which replace the fleet's about that node. A field Prometheus did not give raises nothing.
+docs/design/fleet.md lists the codes and why."""
 
 from __future__ import annotations
 
