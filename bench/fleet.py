@@ -42,6 +42,7 @@ from gpumem_tui.app.fleet_app import FleetApp  # noqa: E402
 from gpumem_tui.cli.fleet_screen import HISTORY_S, prometheus_history, prometheus_reader  # noqa: E402
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
+from gpumem_tui.diagnosis.fleet.reading import FleetRules  # noqa: E402
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
 from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S, Connection, PrometheusClient  # noqa: E402
 from gpumem_tui.sources.prometheus.queries import Queries  # noqa: E402
@@ -303,7 +304,7 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores shared with other work)")
     for name in READS if args.read == "both" else [args.read]:
         runs = []
-        reader = FleetReader(READS[name])  # one reader for all refreshes, as the fleet screen's worker
+        reader = FleetReader(READS[name], FleetRules())  # one reader for all refreshes, as the fleet screen's worker
         for number in range(args.refreshes + (name == "overview")):
             wall, cpu, received, queries, gpus, source = asyncio.run(refresh(url, at, reader, counting))
             rss = me.memory_info().rss

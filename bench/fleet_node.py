@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/fleet.py
 from fleet import HOUR_S, Counting, build_fleet  # noqa: E402
 
 from gpumem_tui.catalog import load_catalog  # noqa: E402
+from gpumem_tui.diagnosis.fleet.stale import stale  # noqa: E402
 from gpumem_tui.diagnosis.forensics import investigate  # noqa: E402
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient  # noqa: E402
@@ -41,7 +42,7 @@ async def drill(url: str, node: str, at: float, counting: Counting) -> tuple[flo
     counting.requests = counting.bytes = 0
     wall, cpu = time.perf_counter(), time.process_time()
     async with PrometheusClient(Connection(url)) as client:
-        sample = node_sample(await read_node(client, NodeQueries(node), at), node)
+        sample = node_sample(await read_node(client, NodeQueries(node), at, stale), node)
     return time.perf_counter() - wall, time.process_time() - cpu, counting.bytes, counting.requests, len(sample.gpus)
 
 
@@ -51,7 +52,7 @@ async def forensics(url: str, node: str, at: float, counting: Counting) -> tuple
     counting.requests = counting.bytes = 0
     wall, cpu = time.perf_counter(), time.process_time()
     async with PrometheusClient(Connection(url)) as client:
-        history = await read_node_history(client, NodeQueries(node), at, HOUR_S)
+        history = await read_node_history(client, NodeQueries(node), at, HOUR_S, stale)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     walk = time.process_time()
     investigate(history, load_catalog())

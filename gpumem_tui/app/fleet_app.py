@@ -29,7 +29,8 @@ from gpumem_tui.app.fleet_view import Table, finding_table, model_table, node_ta
 from gpumem_tui.app.off_thread import off_thread
 from gpumem_tui.app.tone import severity_style, state_style
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet, nothing_read
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.sources.prometheus.client import PrometheusError
 from gpumem_tui.sources.prometheus.history import FleetHistory

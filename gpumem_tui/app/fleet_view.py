@@ -13,8 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER
-from gpumem_tui.diagnosis.fleet import FleetFinding
-from gpumem_tui.diagnosis.fleet_plans import model_memory
+from gpumem_tui.diagnosis.fleet.plans import model_memory
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt

@@ -17,7 +17,7 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo import ManualClock, load_scenario
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
-from gpumem_tui.diagnosis.fleet_plans import plan_fleet
+from gpumem_tui.diagnosis.fleet.plans import plan_fleet
 
 # (file name, scenario, moment in seconds, terminal size, keys pressed before the picture)
 SHOTS = [

@@ -14,9 +14,10 @@ from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans
 from gpumem_tui.diagnosis.diagnose import diagnose
 from gpumem_tui.diagnosis.findings import Finding, Thresholds
-from gpumem_tui.diagnosis.fleet import judge_fleet
-from gpumem_tui.diagnosis.fleet_node import Difference, differences, judge_node
-from gpumem_tui.diagnosis.fleet_plans import plan_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.node import Difference, differences, judge_node
+from gpumem_tui.diagnosis.fleet.plans import plan_fleet
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.diagnosis.forensics import Forensics, Investigation, investigate, no_samples, result
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
@@ -166,10 +167,10 @@ async def from_prometheus(
     warnings: list[str] = []
     try:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            read = await read_node(client, queries, moment)
+            read = await read_node(client, queries, moment, stale)
             if history_s is not None:
                 try:
-                    past = await read_node_history(client, queries, moment, history_s)
+                    past = await read_node_history(client, queries, moment, history_s, stale)
                 except PrometheusError as exc:
                     warnings.append(f"forensics unknown, because the range read failed: {exc}")
     except PrometheusError as exc:

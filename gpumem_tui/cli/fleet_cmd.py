@@ -25,8 +25,10 @@ from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
-from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet, nothing_read
-from gpumem_tui.diagnosis.fleet_plans import AliasError, model_memory, parse_aliases, plan_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read
+from gpumem_tui.diagnosis.fleet.plans import AliasError, model_memory, parse_aliases, plan_fleet
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.http import tls
 from gpumem_tui.sources.prometheus.client import (
@@ -273,7 +275,7 @@ def _read(connection: Connection, queries: Queries, at: float, timeout_s: float)
         # the sample is handed over aside: on the main thread Python 3.11's asyncio.run formats its task,
         # result included, on the way out (0.16 s of a 1,000-node sample's repr)
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            read.append(await FleetReader(queries, fleet_screen.headroom()).read(client, at))
+            read.append(await FleetReader(queries, FleetRules()).read(client, at))
 
     try:
         asyncio.run(run())

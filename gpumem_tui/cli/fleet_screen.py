@@ -20,11 +20,11 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError, exit_status
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
 from gpumem_tui.demo.fleet_history import demo_fleet_history
-from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet_node import with_fleet
+from gpumem_tui.diagnosis.fleet.node import with_fleet
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.headroom import Headroom
 from gpumem_tui.sources.prometheus.history import FleetHistory, read_history
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
 from gpumem_tui.sources.prometheus.node_history import SPAN_S
@@ -46,17 +46,11 @@ def _unplanned(sample: FleetSample) -> FleetSample:
     return sample
 
 
-def headroom() -> Headroom:
-    """The headroom fractions of the judge's thresholds (GPUMEM_TUI_HEADROOM_* in the environment)."""
-    t = Thresholds()
-    return Headroom(t.headroom_warning_fraction, t.headroom_critical_fraction, t.headroom_plan_tolerance_fraction)
-
-
 def prometheus_reader(
     connection: Connection, queries: Queries, at: float | None, timeout_s: float, plan: Planner = _unplanned
 ) -> Reader:
     """Each refresh through one FleetReader, which keeps the slow facts (the join) between refreshes."""
-    reader = FleetReader(queries, headroom())
+    reader = FleetReader(queries, FleetRules())
 
     async def read() -> FleetSample:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
@@ -156,7 +150,7 @@ def run(
         history = prometheus_history(connection, queries, span, args.query_timeout)
         node = node_screen(
             lambda name: prometheus_node_feed(
-                connection, name, queries.matchers, fixed, args.query_timeout, span, queries.labels
+                connection, name, queries.matchers, fixed, args.query_timeout, span, queries.labels, stale=stale
             ),
             interval,
         )

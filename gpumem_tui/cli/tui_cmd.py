@@ -22,7 +22,8 @@ from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
 from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
-from gpumem_tui.diagnosis.fleet_node import with_fleet
+from gpumem_tui.diagnosis.fleet.node import with_fleet
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import ASCII, for_terminal, to_ascii
 from gpumem_tui.sources.collector import Collector
@@ -122,7 +123,9 @@ def node_feed(args: argparse.Namespace) -> NodeFeed:
         raise UsageError("--endpoint is for live engines; a node read from Prometheus brings its own")
     connection, queries, at = node_source(args, "")
     span = SPAN_S if args.node_history is None else args.node_history
-    feed = prometheus_node_feed(connection, args.node, queries.matchers, at, args.query_timeout, span, queries.labels)
+    feed = prometheus_node_feed(
+        connection, args.node, queries.matchers, at, args.query_timeout, span, queries.labels, stale=stale
+    )
     try:
         asyncio.run(feed.sample())
     except PrometheusError as exc:

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, series_rows
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed
@@ -65,7 +66,7 @@ def demo_sample(specs: Iterable[FleetNodeSpec], at_s: float, step_s: float, sour
     """The FleetSample of the simulated fleet at offset `at_s` (its nodes sampled every `step_s`)."""
     rows = list(series_rows(specs, at_s, step_s))
     now = max(at for *_, at in rows)
-    return build(source, now, answers(rows, now), {})
+    return build(source, now, answers(rows, now), {}, stale=stale)
 
 
 def demo_fleet() -> FleetSample:

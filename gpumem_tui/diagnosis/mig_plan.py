@@ -1,6 +1,6 @@
 """An engine on a MIG GPU instance is planned against the instance's memory, never the whole card's: its total
 as read (dcgm-exporter's figures of it, NVML's), else the memory its MIG profile names (`3g.40gb`: assumed),
-else no plan, with the reason. The fleet's plans (fleet_plans.py) and a node's (autoplan.py) size it here, so
+else no plan, with the reason. The fleet's plans (fleet/plans.py) and a node's (autoplan.py) size it here, so
 both say the same figure and the same reason."""
 
 from __future__ import annotations

@@ -272,8 +272,8 @@ async def test_models_show_used_vs_planned_as_fleet_check_says(fleet_sample):
     """One answer per question: the model table's used and planned memory are `fleet check --json`'s."""
     from gpumem_tui.catalog import load_catalog
     from gpumem_tui.cli.fleet_cmd import check_json
-    from gpumem_tui.diagnosis.fleet import judge_fleet
-    from gpumem_tui.diagnosis.fleet_plans import plan_fleet
+    from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+    from gpumem_tui.diagnosis.fleet.plans import plan_fleet
     from gpumem_tui.units import fmt
 
     planned = plan_fleet(fleet_sample, load_catalog())

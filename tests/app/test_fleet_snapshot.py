@@ -7,7 +7,7 @@ from gpumem_tui.app.fleet_app import FleetApp
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.fleet_screen import demo_history, demo_reader
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE
-from gpumem_tui.diagnosis.fleet_plans import plan_fleet
+from gpumem_tui.diagnosis.fleet.plans import plan_fleet
 
 
 async def _settled(pilot) -> None:

@@ -41,8 +41,8 @@ def test_the_code_type_lists_exactly_the_registered_codes_each_once():
         Finding(severity="warning", code="not_registered", title="t", explanation="e", try_this="x")
 
 
-def test_every_code_is_raised_by_a_rule_or_says_where_it_is_made():
-    assert all(kind.rule or kind.made_by for kind in FINDINGS), "a code nothing raises"
+def test_every_code_is_raised_by_a_rule_or_says_where_it_is_decided():
+    assert all(kind.rule or kind.decided_by for kind in FINDINGS), "a code nothing raises"
 
 
 def test_a_code_made_outside_the_rules_is_registered_like_any_other():

@@ -7,7 +7,7 @@ from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.engine_values import implausible, plausible
 from gpumem_tui.diagnosis.findings.capacity import more_conversations
 from gpumem_tui.diagnosis.findings.plan import plan_name, serving
-from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, percent
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 
@@ -43,15 +43,16 @@ def kv_saturated(s: Situation) -> list[Finding]:
         if endpoint.state != "ok":
             continue
         for record in map(plausible, endpoint.records):
-            if _saturated(s, record):
+            if saturated(record.kv_usage_fraction, record.preemptions_per_min, record.requests_waiting, s.thresholds):
                 findings.append(_saturation(s, endpoint, record))
     return findings
 
 
-def _saturated(s: Situation, record: EngineRecord) -> bool:
-    usage = record.kv_usage_fraction
-    pressed = (record.preemptions_per_min or 0) > 0 or (record.requests_waiting or 0) > 0
-    return usage is not None and usage >= s.thresholds.kv_saturated_fraction and pressed
+def saturated(usage: float | None, preemptions_per_min: float | None, waiting: float | None, t: Thresholds) -> bool:
+    """The one rule of `kv_saturated`, the node's and the fleet's: KV usage at or over the fraction while
+    requests are preempted or wait."""
+    pressed = (preemptions_per_min or 0) > 0 or (waiting or 0) > 0
+    return usage is not None and usage >= t.kv_saturated_fraction and pressed
 
 
 def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) -> Finding:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.autoplan import measured_facts
+from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts
 from gpumem_tui.diagnosis.findings.differ import mismatched
-from gpumem_tui.diagnosis.findings.records import Finding, Severity
+from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, duration, free_bytes, percent
 from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per_s
 from gpumem_tui.models import GpuRecord
@@ -15,21 +15,45 @@ def headroom_low(s: Situation) -> list[Finding]:
     findings = []
     for gpu in s.live_gpus():
         free, total = free_bytes(gpu), gpu.memory_total_bytes or 0
-        if free is None or free >= s.thresholds.headroom_warning_fraction * total:
+        if free is None:
             continue
-        findings.append(_headroom(s, gpu, free, total))
+        plan = s.plan_on(gpu.index)
+        if plan is not None and mismatched(plan):
+            plan = measured_facts(plan)  # a plan for something else says nothing of what this card should leave
+        planned_free = plan.overlay.free_bytes if plan and plan.overlay else None
+        severity = headroom_severity(free, total, planned_free, s.thresholds)
+        if severity is not None:
+            findings.append(_headroom(s, gpu, free, total, plan, planned_free, severity))
     return findings
 
 
-def _headroom(s: Situation, gpu: GpuRecord, free: int, total: int) -> Finding:
-    t = s.thresholds
-    plan = s.plan_on(gpu.index)
-    if plan is not None and mismatched(plan):
-        plan = measured_facts(plan)  # a plan for something else says nothing of what this card should leave
-    planned_free = plan.overlay.free_bytes if plan and plan.overlay else None
-    as_planned = planned_free is not None and free >= planned_free - t.headroom_plan_tolerance_fraction * total
-    critical = free < t.headroom_critical_fraction * total
-    severity: Severity = "critical" if critical else "info" if as_planned else "warning"
+def headroom_severity(free: int, total: int, planned_free: float | None, t: Thresholds) -> Severity | None:
+    """The one rule of `headroom_low`, the node's and the fleet's: None with free memory at or over the warning
+    fraction of the card, critical under the critical fraction, info where the plan leaves that much on
+    purpose (`as_planned`), else a warning."""
+    if free >= t.headroom_warning_fraction * total:
+        return None
+    if free < t.headroom_critical_fraction * total:
+        return "critical"
+    return "info" if as_planned(free, total, planned_free, t) else "warning"
+
+
+def as_planned(free: int, total: int, planned_free: float | None, t: Thresholds) -> bool:
+    """Free memory the plan leaves on purpose (`planned_free`, within the tolerance), and not critical."""
+    if planned_free is None or free < t.headroom_critical_fraction * total:
+        return False
+    return free >= planned_free - t.headroom_plan_tolerance_fraction * total
+
+
+def _headroom(
+    s: Situation,
+    gpu: GpuRecord,
+    free: int,
+    total: int,
+    plan: EnginePlan | None,
+    planned_free: float | None,
+    severity: Severity,
+) -> Finding:
     words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
     if plan is not None and planned_free is not None:
         words += f"; the {plan.label} plan leaves {gib(max(0, planned_free))}"
@@ -38,11 +62,11 @@ def _headroom(s: Situation, gpu: GpuRecord, free: int, total: int) -> Finding:
         severity=severity,
         code="headroom_low",
         title=f"GPU {gpu.index}: only {percent(free / total)} of memory free"
-        + (" (as planned)" if as_planned and severity == "info" else ""),
+        + (" (as planned)" if severity == "info" else ""),
         explanation=words,
         try_this="find who grew (the process list, or `check --replay` on a recording); lower "
         "--gpu-memory-utilization or move other work off this GPU"
-        if not as_planned or severity == "critical"
+        if severity != "info"
         else "nothing: the engine's gpu_memory_utilization leaves this much on purpose",
         gpu_index=gpu.index,
     )

@@ -255,16 +255,23 @@ def weights_estimate(held: int, kv_bytes: int, others: int, weights: int, activa
 
 
 def weights_severity(ratio: float, t: Thresholds) -> Severity | None:
-    """Weights `ratio` times the plan's: None within the tolerance; critical at the ratio of another precision
-    (twice or half), else a warning."""
+    """The one rule of `weights_mismatch`, the node's and the fleet's: weights `ratio` times the plan's are None
+    within the tolerance, critical at the ratio of another precision (twice or half), else a warning."""
     if abs(ratio - 1) <= t.weights_tolerance_fraction:
         return None
     return "critical" if ratio >= t.weights_precision_ratio or ratio <= 1 / t.weights_precision_ratio else "warning"
 
 
+POOL_SHORT_ADVICE = (
+    "look for what took the memory: larger weights (wrong precision), another process at startup, a lower "
+    "--gpu-memory-utilization than planned"
+)
+"""What to try about a short KV pool, on a node and in the fleet alike."""
+
+
 def pool_short_severity(planned: int, measured: int, t: Thresholds) -> Severity | None:
-    """A KV pool of `measured` tokens against `planned`: None within the tolerance (or no planned pool);
-    critical under half, else a warning."""
+    """The one rule of `kv_pool_short`, the node's and the fleet's: a KV pool of `measured` tokens against
+    `planned` is None within the tolerance (or with no planned pool), critical under half, else a warning."""
     if planned <= 0 or measured >= planned * (1 - t.kv_pool_tolerance_fraction):
         return None
     return "critical" if measured < planned / 2 else "warning"
@@ -279,11 +286,16 @@ def _short(s: Situation, plan: EnginePlan, length: int, planned: int, measured: 
         explanation=f"The engine carved {measured:,} tokens of KV cache; the {plan.label} plan says {planned:,}. "
         f"That is {short / length:,.1f} fewer conversations at the planned {length:,}-token context "
         f"({measured / length:,.1f} fit instead of {planned / length:,.1f}).",
-        try_this="look for what took the memory: larger weights (wrong precision), another process at startup, "
-        "a lower --gpu-memory-utilization than planned",
+        try_this=POOL_SHORT_ADVICE,
         gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,
         endpoint=plan.endpoint,
     )
+
+
+def note_severity(manual: bool) -> Severity:
+    """The one rule of `plan_note`, the node's and the fleet's: a warning about a plan the user set (it cannot
+    work as set), else info (the engine's own numbers win over a plan made for it)."""
+    return "warning" if manual else "info"
 
 
 def plan_notes(s: Situation) -> list[Finding]:
@@ -293,7 +305,7 @@ def plan_notes(s: Situation) -> list[Finding]:
     for plan in s.plans:
         if plan.prediction is None:
             continue
-        severity: Severity = "warning" if plan.label == "manual" else "info"
+        severity = note_severity(plan.label == "manual")
         lines = [(line, "does not fit") for line in plan.prediction.failures]
         lines += [(line, "has a warning") for line in plan.prediction.warnings]
         for line, verdict in lines:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts
-from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.diagnosis.findings.records import Finding, Severity
 from gpumem_tui.diagnosis.findings.situation import Situation, duration
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import ProcessRecord
@@ -103,27 +103,29 @@ def _number(n_bytes: int) -> str:
     return f"{n_bytes / GIB:,.2f}"
 
 
+def down_severity(alive: bool) -> Severity:
+    """The one rule of `engine_down`, the node's and the fleet's: a warning while a process of the engine lives
+    (stuck, hung or restarting), critical once none does or none is known (it exited, or nothing says it runs)."""
+    return "warning" if alive else "critical"
+
+
 def _down(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]) -> Finding:
     held = sum(p.gpu_memory_bytes or 0 for p in alive)
     if alive and endpoint.state == "down" and not _answered_before(s, endpoint.url):
-        severity, state = (
-            "warning",
+        state = (
             f"its processes hold {gib(held)} and their memory has been flat for "
-            f"{duration(s.thresholds.engine_stall_s)}: stuck while starting?",
+            f"{duration(s.thresholds.engine_stall_s)}: stuck while starting?"
         )
     elif alive:
-        severity, state = "warning", f"its processes are alive and hold {gib(held)} (hung, or restarting?)"
+        state = f"its processes are alive and hold {gib(held)} (hung, or restarting?)"
     elif endpoint.pids:
-        severity, state = (
-            "critical",
-            f"its processes ({', '.join(map(str, endpoint.pids))}) hold no GPU memory: the engine has exited",
-        )
+        state = f"its processes ({', '.join(map(str, endpoint.pids))}) hold no GPU memory: the engine has exited"
     else:
-        severity, state = "critical", "no process of it is known"
+        state = "no process of it is known"
     age = f"; last good answer {endpoint.age_s:,.0f} s ago" if endpoint.state == "stale" and endpoint.age_s else ""
     plan = _running_plan(s, endpoint.url)
     return Finding(
-        severity=severity,
+        severity=down_severity(bool(alive)),
         code="engine_down",
         title=f"{s.engine_name(endpoint.url, plan.model if plan else None)} does not answer",
         explanation=f"{endpoint.error or 'no answer'}{age}; {state}.",

@@ -35,18 +35,19 @@ from gpumem_tui.sources.prometheus.labels import (
     projected,
     workload_of,
 )
-from gpumem_tui.sources.prometheus.node_looks import Looks
 from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
+from gpumem_tui.sources.prometheus.read_rules import NodeLook, Stale
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
+    FleetEngine,
     FleetGpu,
     FleetSample,
     NodeFinding,
 )
 from gpumem_tui.units import MIB
 
-STALE_AFTER_S = 60.0
-"""Twice dcgm-exporter's default 30 s collection interval: a node whose newest sample is older is stale."""
+EMPTY = Result()
+
 FROM_DCGM = {
     "gpu_memory",
     "gpu_instances",
@@ -141,21 +142,11 @@ async def ask_with_exporters(
     return {**results, **more}, {**failures, **more_failed}
 
 
-async def read_full(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
-    """Every GPU one by one (`fleet snapshot --full`, `fleet check --full`)."""
+async def read_full(client: PrometheusClient, queries: Queries, at: float, stale: Stale) -> FleetSample:
+    """Every GPU one by one (`fleet snapshot --full`, `fleet check --full`); `stale`: the judge's rule."""
     promql = {name: getattr(queries, name) for name in QUERY_NAMES}
     results, failures = await ask_with_exporters(client, queries, promql, at)
-    return build(client.connection.url, at, results, failures, queries.matchers, queries.labels)
-
-
-async def read_fleet(client: PrometheusClient, queries: Queries, at: float) -> FleetSample:
-    """One fleet sample at `at`: every GPU one by one when `queries.look` is None (the full read), else the
-    overview as one refresh of a FleetReader. Raises PrometheusError when no query could be read."""
-    if queries.look is not None:
-        from gpumem_tui.sources.prometheus.reader import FleetReader  # noqa: PLC0415 - the reader builds on this module
-
-        return await FleetReader(queries).read(client, at)
-    return await read_full(client, queries, at)
+    return build(client.connection.url, at, results, failures, queries.matchers, queries.labels, stale=stale)
 
 
 def project(results: Mapping[str, Result], choice: LabelChoice) -> dict[str, Result]:
@@ -180,8 +171,10 @@ def build(
     join_age_s: float = 0.0,
     slow: Slow | None = None,
     known: EngineFacts | None = None,
-    looks: Looks | None = None,
+    looks: NodeLook | None = None,
     engine_keys: list[Key] | None = None,
+    *,
+    stale: Stale,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
     labels to read dcgm-exporter's series with (--node-label, --pod-label); `join_age_s`: how long ago
@@ -189,57 +182,31 @@ def build(
     what those give, when the caller keeps it too (`Slow.of` the same answers); `known`: what the engines take
     from `pools` and `engine_counters`, likewise (`EngineFacts.of` them); `looks`: the overview's look at each
     node, made with the node's record (each node's `low`; the nodes to read one by one in `looks.needs`);
-    `engine_keys`: `engine_key` of each series of `results["engines"]`, where the caller has them."""
+    `engine_keys`: `engine_key` of each series of `results["engines"]`, where the caller has them; `stale`:
+    the judge's rule of when a node's data is stale."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
-    empty = Result()
     if slow is None:
         slow = Slow.of(results, choice)
     results = project(results, choice)
-    identities, index = slow.identities, slow.index
-    gpus = gpus_of(results.get("gpu_memory", empty).series, identities)
-    gpus = _with_instances(gpus, results.get("gpu_instances", empty).series)
-    summed = "node_memory" in results and "node_gpus" in results
-    if summed:
-        counts = slow.counts if slow.counts is not None else _node_counts(results["node_gpus"].series)
-        sums = _node_sums([*results["node_memory"].series, *results.get("node_reserved", empty).series])
-    else:  # canned answers without the node queries: the nodes are the sums of their GPUs
-        counts, sums = _counts_of(_cards(gpus)), _sums_of(_cards(gpus))
+    gpus = gpus_of(results.get("gpu_memory", EMPTY).series, slow.identities)
+    gpus = _with_instances(gpus, results.get("gpu_instances", EMPTY).series)
+    counts, sums, summed = _node_figures(results, slow, gpus)
     if ("gpu_memory" in results or summed) and not gpus and not counts:
         unknown["memory"] = "no dcgm-exporter series match the selector"
-    ages: dict[str, float] = {}
-    for s in results.get("nodes_age", empty).series:
-        node = node_of(s.labels)
-        if node is not None and math.isfinite(s.value):
-            ages[node] = min(s.value, ages.get(node, math.inf))
-    seen = {node for s in results.get("nodes_seen", empty).series if (node := node_of(s.labels)) is not None}
-    down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", empty).series}
-    engines = engines_of(
-        results.get("engines", empty).series,
-        results.get("pools", empty).series,
-        results.get("preemptions", empty).series,
-        failures,
-        {engine_key(s.labels): s.labels.get("sleep_state", "") for s in results.get("sleeping", empty).series},
-        down,
-        Join(index, counts, "gpu_pods" in results, join_age_s),
-        results.get("waiting", empty).series,
-        results["engine_counters"].series if "engine_counters" in results else None,
-        known,
-        engine_keys,
-    )
+    ages = _ages(results.get("nodes_age", EMPTY).series)
+    seen = {node for s in results.get("nodes_seen", EMPTY).series if (node := node_of(s.labels)) is not None}
+    join = Join(slow.index, counts, "gpu_pods" in results, join_age_s)
+    engines = _engines(results, failures, join, known, engine_keys)
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = "no vLLM series match the selector"
     if looks is not None:
         looks.with_engines(engines)
     nodes = nodes_of(counts, sums, engines, ages, seen, slow.shapes if counts is slow.counts else None, looks)
-    for name in set(counts) | seen:
-        if EXPORTER_POD.search(name):
-            warnings.append(
-                f"node name {name!r} looks like dcgm-exporter's own pod: NODE_NAME is unset in its environment"
-            )
-    stale: dict[str, float | None] = {n: a for n, a in ages.items() if a > STALE_AFTER_S}
-    stale |= dict.fromkeys(seen - set(ages))
-    fresh = [a for n, a in ages.items() if n not in stale]
+    warnings += _exporter_pods(set(counts) | seen)
+    old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
+    old |= dict.fromkeys(seen - set(ages))
+    fresh = [a for n, a in ages.items() if n not in old]
     sample = FleetSample(
         source=source,
         evaluated_at=at,
@@ -250,19 +217,73 @@ def build(
         nodes=nodes,
         gpus=gpus,
         engines=engines,
-        pod_nodes={pod: node for pod, (node, _) in sorted(index.held.items()) if node is not None},
-        targets_down=[s.labels for s in results.get("targets_down", empty).series],
-        node_findings=_node_findings(results.get("node_findings", empty).series),
-        stale_nodes=stale,
+        pod_nodes={pod: node for pod, (node, _) in sorted(slow.index.held.items()) if node is not None},
+        targets_down=[s.labels for s in results.get("targets_down", EMPTY).series],
+        node_findings=_node_findings(results.get("node_findings", EMPTY).series),
+        stale_nodes=old,
         coverage=Coverage.of(nodes, engines),
         data_age_s=max(fresh) if fresh else None,
         join_age_s=join_age_s,
         unknown=unknown,
     )
-    told = gpumem_export.with_exporters(sample, results, failures, STALE_AFTER_S)
+    told = gpumem_export.with_exporters(sample, results, failures, stale)
     if looks is not None and told is not sample:  # a node's own exporter added to the records: look again
-        told = told.model_copy(update={"nodes": looks.judge(told)})
+        told = told.model_copy(update={"nodes": looks.again(told)})
     return told
+
+
+def _node_figures(results: Mapping[str, Result], slow: Slow, gpus: list[FleetGpu]) -> tuple[Counts, Sums, bool]:
+    """The GPUs counted and the memory summed per node, and whether the node queries answered (canned answers
+    without them: the nodes are the sums of their GPUs)."""
+    if "node_memory" in results and "node_gpus" in results:
+        counts = slow.counts if slow.counts is not None else _node_counts(results["node_gpus"].series)
+        sums = _node_sums([*results["node_memory"].series, *results.get("node_reserved", EMPTY).series])
+        return counts, sums, True
+    cards = _cards(gpus)
+    return _counts_of(cards), _sums_of(cards), False
+
+
+def _ages(series: list[Series]) -> dict[str, float]:
+    """Node -> the age in seconds of its newest dcgm-exporter sample (`nodes_age`)."""
+    ages: dict[str, float] = {}
+    for s in series:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            ages[node] = min(s.value, ages.get(node, math.inf))
+    return ages
+
+
+def _engines(
+    results: Mapping[str, Result],
+    failures: Mapping[str, str],
+    join: Join,
+    known: EngineFacts | None,
+    engine_keys: list[Key] | None,
+) -> list[FleetEngine]:
+    """The engines of vLLM's answers, joined to their GPUs."""
+    down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", EMPTY).series}
+    return engines_of(
+        results.get("engines", EMPTY).series,
+        results.get("pools", EMPTY).series,
+        results.get("preemptions", EMPTY).series,
+        failures,
+        {engine_key(s.labels): s.labels.get("sleep_state", "") for s in results.get("sleeping", EMPTY).series},
+        down,
+        join,
+        results.get("waiting", EMPTY).series,
+        results["engine_counters"].series if "engine_counters" in results else None,
+        known,
+        engine_keys,
+    )
+
+
+def _exporter_pods(names: set[str]) -> list[str]:
+    """A warning for each node name that is dcgm-exporter's own pod's (its NODE_NAME unset)."""
+    return [
+        f"node name {name!r} looks like dcgm-exporter's own pod: NODE_NAME is unset in its environment"
+        for name in names
+        if EXPORTER_POD.search(name)
+    ]
 
 
 @dataclass(frozen=True)
@@ -371,29 +392,7 @@ def gpus_of(memory: list[Series], identities: list[GpuIdentity]) -> list[FleetGp
             continue
         labels = next(iter(fields.values())).labels
         unknown: dict[str, str] = {}
-
-        def value(name: str, fields: dict[str, Series] = fields) -> float | None:
-            s = fields.get(f"DCGM_FI_DEV_FB_{name}")
-            return None if s is None else s.value
-
-        used = as_bytes(value("USED"), "FB_USED", unknown, "used_bytes")
-        free = as_bytes(value("FREE"), "FB_FREE", unknown, "free_bytes")
-        reserved = as_bytes(value("RESERVED"), "FB_RESERVED", unknown, "reserved_bytes")
-        for field, name in (("used_bytes", "USED"), ("free_bytes", "FREE")):
-            if value(name) is None:
-                unknown[field] = f"no DCGM_FI_DEV_FB_{name} series"
-        if value("RESERVED") is None:
-            unknown["reserved_bytes"] = (
-                "n/a: this dcgm-exporter exports no DCGM_FI_DEV_FB_RESERVED (its default list has it from 4.4.0); "
-                "total is used + free"
-            )
-        total = None
-        if used is None or free is None:
-            unknown["total_bytes"] = "used or free is unknown"
-        elif value("RESERVED") is not None and reserved is None:
-            unknown["total_bytes"] = "reserved is unreadable"
-        else:
-            total = used + free + (reserved or 0)
+        used, free, reserved, total = _fb_figures(fields, unknown)
         gpus.append(
             FleetGpu(
                 node=node,
@@ -411,6 +410,35 @@ def gpus_of(memory: list[Series], identities: list[GpuIdentity]) -> list[FleetGp
             )
         )
     return gpus
+
+
+def _fb_figures(fields: Mapping[str, Series], unknown: dict[str, str]) -> tuple[int | None, ...]:
+    """A GPU's used, free, reserved and total bytes from its FB_* series by name (why each unknown one is, in
+    `unknown`)."""
+
+    def value(name: str) -> float | None:
+        s = fields.get(f"DCGM_FI_DEV_FB_{name}")
+        return None if s is None else s.value
+
+    used = as_bytes(value("USED"), "FB_USED", unknown, "used_bytes")
+    free = as_bytes(value("FREE"), "FB_FREE", unknown, "free_bytes")
+    reserved = as_bytes(value("RESERVED"), "FB_RESERVED", unknown, "reserved_bytes")
+    for field, name in (("used_bytes", "USED"), ("free_bytes", "FREE")):
+        if value(name) is None:
+            unknown[field] = f"no DCGM_FI_DEV_FB_{name} series"
+    if value("RESERVED") is None:
+        unknown["reserved_bytes"] = (
+            "n/a: this dcgm-exporter exports no DCGM_FI_DEV_FB_RESERVED (its default list has it from 4.4.0); "
+            "total is used + free"
+        )
+    total = None
+    if used is None or free is None:
+        unknown["total_bytes"] = "used or free is unknown"
+    elif value("RESERVED") is not None and reserved is None:
+        unknown["total_bytes"] = "reserved is unreadable"
+    else:
+        total = used + free + (reserved or 0)
+    return used, free, reserved, total
 
 
 MIG_NO_FB = (

@@ -108,6 +108,22 @@ def engines_of(
     kept = known is not None
     if known is None:
         known = EngineFacts.of(pools, counters, failures)
+    found = _by_engine(usage, usage_keys, waiting, known)
+    rates = {engine_key(s.labels): s.value for s in preemptions}
+    rows = [_row(k, series, rates.get(k), failures, asleep.get(k), down, known) for k, series in found.items()]
+    engines = _made(rows, join, known if kept else None)
+    engines.sort(key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""))
+    return engines
+
+
+Row = tuple[Key, dict[str, Any], dict[str, Any]]
+"""An engine: its key, the fields its pool gives, the fields that change each refresh (`_gauges`)."""
+
+
+def _by_engine(
+    usage: list[Series], usage_keys: list[Key] | None, waiting: Iterable[Series], known: EngineFacts
+) -> dict[Key, dict[str, Series]]:
+    """Each engine the gauges or the pools name -> its gauges' series by name."""
     found: dict[Key, dict[str, Series]] = defaultdict(dict)
     keys = usage_keys if usage_keys is not None else [engine_key(s.labels) for s in usage]
     for k, s in zip(keys, usage, strict=True):
@@ -116,32 +132,46 @@ def engines_of(
         found[engine_key(s.labels)]["vllm:num_requests_waiting"] = s
     for k in known.pools:
         found.setdefault(k, {})  # an engine its pool alone names is one too
-    rates = {engine_key(s.labels): s.value for s in preemptions}
-    rows = []
-    for k, series in found.items():
-        static = known.fields(k)
-        gauges = _gauges(static, k, series, rates.get(k), failures, asleep.get(k), known)
-        if (static["job"] or "", static["instance"] or "") in down:
-            gauges.update(dict.fromkeys(GAUGES))
-            gauges["unknown"].update(dict.fromkeys(GAUGES, DOWN))
-        rows.append((k, static, gauges))
+    return found
+
+
+def _row(
+    k: Key,
+    series: dict[str, Series],
+    rate: float | None,
+    failures: Mapping[str, str],
+    asleep: str | None,
+    down: set[tuple[str, str]],
+    known: EngineFacts,
+) -> Row:
+    """One engine's fields; a target that is down has no gauge reading, with the reason."""
+    static = known.fields(k)
+    gauges = _gauges(static, k, series, rate, failures, asleep, known)
+    if (static["job"] or "", static["instance"] or "") in down:
+        gauges.update(dict.fromkeys(GAUGES))
+        gauges["unknown"].update(dict.fromkeys(GAUGES, DOWN))
+    return k, static, gauges
+
+
+def _made(rows: list[Row], join: Join, kept: EngineFacts | None) -> list[FleetEngine]:
+    """The engines of the rows, joined; `kept`: the caller's EngineFacts, whose records made for this join are
+    reused with the refresh's gauges (None: each made anew)."""
     per_node: dict[str | None, int] = defaultdict(int)  # engines without a pod on each host
     for _, static, _ in rows:
         if static["pod"] is None:
             per_node[host_of(static["instance"] or "")] += 1
-    made = known.made_for((join.index, join.counts, join.pods_read)) if kept else {}
+    made = kept.made_for((join.index, join.counts, join.pods_read)) if kept is not None else {}
     engines = []
     for k, static, gauges in rows:
         slot = (k, None if static["pod"] is not None else per_node[host_of(static["instance"] or "")])
         template = made.get(slot)
         if template is None:  # its fields that neither the gauges nor the join's age change, made once
             template = FleetEngine(**{**static, **gauges}, **_joined(static, join, per_node))
-            if not kept:
+            if kept is None:
                 engines.append(_aged(template, join))
                 continue
             made[slot] = template
         engines.append(_aged(template, join, gauges))
-    engines.sort(key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""))
     return engines
 
 

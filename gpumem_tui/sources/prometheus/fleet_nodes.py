@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, said
-from gpumem_tui.sources.prometheus.node_looks import Looks
+from gpumem_tui.sources.prometheus.read_rules import NodeLook
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode
 from gpumem_tui.units import MIB
 
@@ -74,7 +74,7 @@ def nodes_of(
     ages: Mapping[str, float],
     seen: set[str],
     shapes: Mapping[str, Shape] | None = None,
-    looks: Looks | None = None,
+    looks: NodeLook | None = None,
 ) -> list[FleetNode]:
     """Every node counted, aged or seen, by name. `shapes`: `shapes_of(counts)`, where the caller keeps it;
     `looks`: the overview's look, which gives each node its `low` as its record is made."""

@@ -1,16 +1,7 @@
-"""What nodes that run `gpumem-tui export` add to a fleet sample (docs/export.md, docs/fleet.md):
-
-- GPU memory of a node that dcgm-exporter does not report. Where both report a node, dcgm-exporter's figures
-  are the node's (the fleet's one convention) and the exporter's used memory is kept beside them to compare
-  (`exporter_used_bytes`): never added.
-- Engines that Prometheus does not scrape themselves (no `vllm:*` series): their KV usage and pool as the
-  exporter read them, joined to the GPUs its plan is drawn over (found: the node itself says).
-- Each engine's plan (`gpumem_plan_bytes`, the bands the engine holds): `planned_bytes` with
-  `plan_from="exporter"`, joined to vLLM's own engine by its pod, else on its node by model, engine index and
-  port (docs/export.md's engine labels).
-- Processes that are not an engine: per node summed on the server, per GPU where GPUs are read one by one.
-
-The pure half of the read: query answers in, an updated FleetSample out."""
+"""What nodes that run `gpumem-tui export` add to a fleet sample (docs/export.md): the GPU memory of nodes
+dcgm-exporter does not report (dcgm-exporter's figures win where both do), the engines Prometheus does not
+scrape, each engine's own plan, and the memory of processes that are not an engine. The pure half of the read:
+query answers in, an updated FleetSample out; docs/design/fleet.md has the joins."""
 
 from __future__ import annotations
 
@@ -24,6 +15,7 @@ from urllib.parse import urlsplit
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
 from gpumem_tui.sources.prometheus.queries import LOOK_BACK_S, Queries
+from gpumem_tui.sources.prometheus.read_rules import Stale
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
     FleetEngine,
@@ -92,10 +84,10 @@ async def read(client: PrometheusClient, queries: Queries, at: float) -> dict[st
 
 
 def with_exporters(
-    sample: FleetSample, results: Mapping[str, Result], failures: Mapping[str, str], stale_after_s: float
+    sample: FleetSample, results: Mapping[str, Result], failures: Mapping[str, str], stale: Stale
 ) -> FleetSample:
     """`sample` with what the nodes' own exporters say added; unchanged where no node runs one. A node only an
-    exporter reports is stale as a dcgm-exporter node is: its newest sample older than `stale_after_s`."""
+    exporter reports is stale as a dcgm-exporter node is: by the judge's rule `stale` of its newest sample."""
     empty = Result()
     if not any(results.get(name, empty).series for name in (*QUERY_NAMES, SEEN)):
         return sample  # no node runs one (each node's `other_processes_bytes` says so already)
@@ -123,20 +115,20 @@ def with_exporters(
         unknown.pop("memory", None)
     if extra:
         unknown.pop("engines", None)
-    stale = dict(sample.stale_nodes)
+    old = dict(sample.stale_nodes)
     for node in nodes:
         age = ages.get(node.name)
-        if node.memory_from == OURS and age is not None and age > stale_after_s:
-            stale[node.name] = age
-    stale |= gone
-    fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in stale]
+        if node.memory_from == OURS and age is not None and stale(age):
+            old[node.name] = age
+    old |= gone
+    fresh = [n.data_age_s for n in nodes if n.data_age_s is not None and n.name not in old]
     return sample.model_copy(
         update={
             "nodes": nodes,
             "gpus": gpus,
             "engines": engines,
             "exporter_nodes": ages | gone,
-            "stale_nodes": stale,
+            "stale_nodes": old,
             "unknown": unknown,
             "coverage": Coverage.of(nodes, engines),
             "data_age_s": max(fresh) if fresh else None,
@@ -325,42 +317,60 @@ def _nodes(
         node = node or FleetNode(name=name)
         unknown = {k: v for k, v in node.unknown.items() if k != "other_processes_bytes"}
         update: dict[str, object] = {"engines": [*node.engines, *served.get(name, [])]}
-        if name in gone:
-            for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes", "other_processes_bytes"):
-                unknown[field] = GONE
-        elif name in processes:
-            update["other_processes_bytes"] = _bytes(
-                processes[name], "process memory", unknown, "other_processes_bytes"
-            )
-        else:
-            unknown["other_processes_bytes"] = (
-                "the query of gpumem_process_memory_used_bytes failed"
-                if processes_failed
-                else f"its {OURS} publishes no gpumem_process_memory_used_bytes"
-            )
-        if node.gpus:
-            used = sums.get(name, {}).get("used")
-            if used is not None and math.isfinite(used):
-                update["exporter_used_bytes"] = round(used)
-        elif name in sums:
-            for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):
-                unknown.pop(field, None)
-            figures = _figures(sums[name], unknown)
-            update |= {
-                **figures,
-                "memory_from": OURS,
-                "cards": dict(cards.get(name, {})),
-                "gpus": sum(cards.get(name, {}).values()),
-                "data_age_s": ages.get(name) if node.data_age_s is None else node.data_age_s,
-            }
-        else:  # neither exporter reports its GPUs now (or, gone, within the lookback)
-            for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):
-                unknown.setdefault(
-                    field, f"its {OURS} publishes no GPU memory (gpumem_exporter_source_up says whether it reads them)"
-                )
-            update["data_age_s"] = ages.get(name) if node.data_age_s is None else node.data_age_s
+        update |= _processes_of(name, processes, processes_failed, gone, unknown)
+        update |= _memory_of(node, sums.get(name), cards.get(name, {}), ages.get(name), unknown)
         nodes.append(node.model_copy(update={**update, "unknown": unknown}))
     return nodes
+
+
+def _processes_of(
+    name: str, processes: Mapping[str, float], failed: bool, gone: set[str], unknown: dict[str, str]
+) -> dict[str, object]:
+    """A node's memory held by processes that are not an engine, by its exporter (why unknown in `unknown`;
+    every figure of a node `gone` is)."""
+    if name in gone:
+        for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes", "other_processes_bytes"):
+            unknown[field] = GONE
+        return {}
+    if name in processes:
+        return {"other_processes_bytes": _bytes(processes[name], "process memory", unknown, "other_processes_bytes")}
+    unknown["other_processes_bytes"] = (
+        "the query of gpumem_process_memory_used_bytes failed"
+        if failed
+        else f"its {OURS} publishes no gpumem_process_memory_used_bytes"
+    )
+    return {}
+
+
+def _memory_of(
+    node: FleetNode,
+    sums: Mapping[str, float] | None,
+    cards: Mapping[str, int],
+    age: float | None,
+    unknown: dict[str, str],
+) -> dict[str, object]:
+    """What the exporter says of a node's GPU memory: beside dcgm-exporter's figures, its used memory to compare;
+    else the node's figures (`sums`), or why there are none."""
+    if node.gpus:
+        used = (sums or {}).get("used")
+        return {"exporter_used_bytes": round(used)} if used is not None and math.isfinite(used) else {}
+    data_age = age if node.data_age_s is None else node.data_age_s
+    if sums is not None:
+        for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):
+            unknown.pop(field, None)
+        figures = _figures(sums, unknown)
+        return {
+            **figures,
+            "memory_from": OURS,
+            "cards": dict(cards),
+            "gpus": sum(cards.values()),
+            "data_age_s": data_age,
+        }
+    for field in ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes"):  # neither exporter reports its GPUs
+        unknown.setdefault(
+            field, f"its {OURS} publishes no GPU memory (gpumem_exporter_source_up says whether it reads them)"
+        )
+    return {"data_age_s": data_age}
 
 
 def _port(address: str | None) -> str | None:
@@ -393,32 +403,8 @@ def _engines(
 ) -> tuple[list[FleetEngine], list[FleetEngine]]:
     """vLLM's engines with the plans of their nodes' exporters, then the exporters' engines vLLM's series lack
     (each with every GPU its plan is drawn over, as the pod-to-GPU join names a vLLM engine's), and those
-    added. Where the plans could not be read, the
-    engines of nodes that run an exporter say so."""
-    empty = Result()
-    planned = {_engine_id(s.labels): s.value for s in results.get("engine_plans", empty).series}
-    drawn: dict[EngineId, set[str]] = defaultdict(set)
-    for s in results.get("engine_plan_gpus", empty).series:
-        drawn[_engine_id(s.labels)].add(s.labels.get("UUID", "?"))
-    said: dict[EngineId, dict[str, Series]] = defaultdict(dict)
-    for s in results.get("exported_engines", empty).series:
-        said[_engine_id(s.labels)][s.labels.get("__name__", "")] = s
-    ids = sorted(set(planned) | set(said), key=lambda i: tuple(str(k) for k in i))
-    update: dict[int, dict[str, object]] = {}
-    extra = []
-    for found in ids:
-        at = _match(engines, found)
-        plan = planned.get(found)
-        fields: dict[str, object] = {}
-        if plan is not None and math.isfinite(plan) and plan > 0:
-            fields = {"planned_bytes": round(plan), "plan_from": "exporter"}
-            if at is not None:  # the node's own plan wins over one made here from the catalog
-                fields["unknown"] = {k: v for k, v in engines[at].unknown.items() if k != "planned_bytes"}
-        if at is not None:
-            update[at] = fields
-        elif found[4] is not None and (found[0] in ages or found in said):  # a plan set by hand names no engine
-            uuids = drawn.get(found, set())
-            extra.append(_from_exporter(found, said.get(found, {}), sorted(uuids), len(uuids), fields))
+    added. Where the plans could not be read, the engines of nodes that run an exporter say so."""
+    update, extra = _exporters_engines(engines, results, ages)
     if plans_failed is not None:
         why = {"planned_bytes": f"the query of gpumem-tui export's plans failed: {plans_failed}"}
         for i, e in enumerate(engines):
@@ -433,6 +419,42 @@ def _engines(
         key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""),
     )
     return every, extra
+
+
+def _exporters_engines(
+    engines: list[FleetEngine], results: Mapping[str, Result], ages: Mapping[str, float]
+) -> tuple[dict[int, dict[str, object]], list[FleetEngine]]:
+    """What the exporters say of each engine: the fields to update of vLLM's engines (by position: the plan the
+    node made), and the engines vLLM's series lack."""
+    empty = Result()
+    planned = {_engine_id(s.labels): s.value for s in results.get("engine_plans", empty).series}
+    drawn: dict[EngineId, set[str]] = defaultdict(set)
+    for s in results.get("engine_plan_gpus", empty).series:
+        drawn[_engine_id(s.labels)].add(s.labels.get("UUID", "?"))
+    said: dict[EngineId, dict[str, Series]] = defaultdict(dict)
+    for s in results.get("exported_engines", empty).series:
+        said[_engine_id(s.labels)][s.labels.get("__name__", "")] = s
+    update: dict[int, dict[str, object]] = {}
+    extra = []
+    for found in sorted(set(planned) | set(said), key=lambda i: tuple(str(k) for k in i)):
+        at = _match(engines, found)
+        fields = _plan_fields(planned.get(found), None if at is None else engines[at])
+        if at is not None:
+            update[at] = fields
+        elif found[4] is not None and (found[0] in ages or found in said):  # a plan set by hand names no engine
+            uuids = drawn.get(found, set())
+            extra.append(_from_exporter(found, said.get(found, {}), sorted(uuids), len(uuids), fields))
+    return update, extra
+
+
+def _plan_fields(plan: float | None, engine: FleetEngine | None) -> dict[str, object]:
+    """An exporter's plan of an engine as its fields; it wins over one made here from the catalog."""
+    if plan is None or not math.isfinite(plan) or plan <= 0:
+        return {}
+    fields: dict[str, object] = {"planned_bytes": round(plan), "plan_from": "exporter"}
+    if engine is not None:
+        fields["unknown"] = {k: v for k, v in engine.unknown.items() if k != "planned_bytes"}
+    return fields
 
 
 def _match(engines: list[FleetEngine], found: EngineId) -> int | None:

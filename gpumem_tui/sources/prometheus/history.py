@@ -21,7 +21,6 @@ from gpumem_tui.sources.prometheus.queries import CARD_ID, ENGINE_KEY, FB, NODE_
 POINTS = 120
 """Steps over the span: a 1 h history is one point per 30 s, dcgm-exporter's own interval."""
 MIB = 2**20
-HISTORY_SERIES = ("used_bytes", "free_bytes", "reserved_bytes", "kv_usage_max", "waiting", "preemptions_per_min")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
 _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -87,6 +86,9 @@ def history_queries(queries: Queries, step_s: float) -> dict[str, str]:
 
 MEMORY_FIELDS = {"DCGM_FI_DEV_FB_USED": "used_bytes", "DCGM_FI_DEV_FB_FREE": "free_bytes"}
 MEMORY_FIELDS["DCGM_FI_DEV_FB_RESERVED"] = "reserved_bytes"
+ENGINE_SERIES = ("kv_usage_max", "waiting", "preemptions_per_min")
+HISTORY_SERIES = (*MEMORY_FIELDS.values(), *ENGINE_SERIES)
+"""Every series a history may hold (docs/fleet-json.md lists them)."""
 
 
 async def read_history(client: PrometheusClient, queries: Queries, end: float, span_s: float) -> FleetHistory:
@@ -111,34 +113,39 @@ def history_of(
     series: dict[str, list[float | None]] = {}
     unknown: dict[str, str] = {}
     gaps: dict[str, str] = {}
-
-    def points(found: dict[float, float], scale: float = 1.0) -> list[float | None]:
-        return [value * scale if (value := found.get(t)) is not None and math.isfinite(value) else None for t in steps]
-
-    def gap(field: str, found: dict[float, float]) -> None:
-        nan = sum(1 for t in steps if (value := found.get(t)) is not None and math.isnan(value))
-        if nan:
-            gaps[field] = f"a reading was NaN ({nan} of {len(steps)} points)"
-
     memory = results.get("memory")
     if memory is not None:
         by_name = {s.labels.get("__name__", ""): dict(s.points) for s in memory.series}
         for metric, field in MEMORY_FIELDS.items():
             if metric in by_name:
-                series[field] = points(by_name[metric], MIB)
-                gap(field, by_name[metric])
+                _add(series, gaps, field, by_name[metric], steps, MIB)
             else:
                 unknown[field] = f"no {metric} series over the span"
-    for name in ("kv_usage_max", "waiting", "preemptions_per_min"):
+    for name in ENGINE_SERIES:
         result = results.get(name)
-        if result is None:
-            continue
-        if result.series:
-            series[name] = points(dict(result.series[0].points))
-            gap(name, dict(result.series[0].points))
-        else:
+        if result is not None and result.series:
+            _add(series, gaps, name, dict(result.series[0].points), steps)
+        elif result is not None:
             unknown[name] = "no vLLM series over the span"
     for name, why in failures.items():
         for field in MEMORY_FIELDS.values() if name == "memory" else (name,):
             unknown[field] = f"the query failed: {why}"
     return FleetHistory(start=start, end=end, step_s=step, series=series, unknown=unknown, gaps=gaps)
+
+
+def _add(
+    series: dict[str, list[float | None]],
+    gaps: dict[str, str],
+    field: str,
+    found: dict[float, float],
+    steps: list[float],
+    scale: float = 1.0,
+) -> None:
+    """The field's value at each step (None where there is none or it is not a number), and where a reading
+    was NaN, how many."""
+    series[field] = [
+        value * scale if (value := found.get(t)) is not None and math.isfinite(value) else None for t in steps
+    ]
+    nan = sum(1 for t in steps if (value := found.get(t)) is not None and math.isnan(value))
+    if nan:
+        gaps[field] = f"a reading was NaN ({nan} of {len(steps)} points)"

@@ -1,15 +1,6 @@
 """Which label names a series' node and workload pod, across dcgm-exporter versions and scrape setups
-(reference/fleet.md 1.2 and 2.4):
-
-- node: `Hostname` (dcgm-exporter up to 4.8.2), `hostname` (after PR #655), `node` or `kubernetes_node`
-  (relabelled), else the host part of `instance` (bare metal, the scrape target's address);
-- pod: `exported_namespace/exported_pod` when present (a ServiceMonitor with honorLabels false: `pod` is
-  then the exporter's own pod), else `namespace/pod` unless that pod is the exporter itself (its name holds
-  `dcgm-exporter`, or it is the `pod` of a series that also carries `exported_pod`); annotation-based scrape
-  jobs say `kubernetes_namespace/kubernetes_pod_name`.
-
-`--node-label` and `--pod-label` name one of them instead (`LabelChoice`): dcgm-exporter's series are then
-read with only that label (`projected`), so a series without it names no node or no workload."""
+(`Hostname`, `hostname`, `node`, `instance`'s host; `exported_pod`, `pod`, `kubernetes_pod_name`), or the one
+`--node-label` and `--pod-label` name (`LabelChoice`). docs/design/fleet.md lists them in order."""
 
 from __future__ import annotations
 

@@ -24,11 +24,12 @@ from gpumem_tui.sources.prometheus.node_sample import (
     pods_of,
     uuids_of,
 )
+from gpumem_tui.sources.prometheus.read_rules import Stale
 
 
-async def read_node(client: PrometheusClient, queries: NodeQueries, at: float) -> NodeRead:
+async def read_node(client: PrometheusClient, queries: NodeQueries, at: float, stale: Stale) -> NodeRead:
     """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
-    host). Raises PrometheusError when no query could be read."""
+    host); `stale`: the judge's rule. Raises PrometheusError when no query could be read."""
     results, failures, errors = await _ask(client, queries.first_round(), at)
     held = [s.labels for s in results.get("gpu_pods", Result()).series]
     asks = queries.engine_queries(pods_of(held, queries.node, queries.labels))
@@ -45,7 +46,7 @@ async def read_node(client: PrometheusClient, queries: NodeQueries, at: float) -
     failures |= failed
     if not results:
         raise errors[0]  # as the server failed: down, auth or timeout
-    return node_read(client.connection.url, at, results, failures, queries)
+    return node_read(client.connection.url, at, results, failures, queries, stale)
 
 
 async def _ask(
@@ -103,15 +104,17 @@ def prometheus_node_feed(
     timeout_s: float = 10.0,
     history_s: float = SPAN_S,
     labels: LabelChoice = AUTO,
+    *,
+    stale: Stale,
 ) -> NodeFeed:
     """The node's series in the Prometheus at `connection`, evaluated now on each read (or always at `at`);
     forensics (`f`) walks its `history_s` before then, read with range queries. `labels`: the fleet's
-    --node-label and --pod-label, so the node is the one the fleet names."""
+    --node-label and --pod-label, so the node is the one the fleet names; `stale`: the judge's rule."""
     queries = NodeQueries(node, matchers, labels)
-    history = NodeHistoryReader(connection, node, matchers, at, history_s, timeout_s, labels)
+    history = NodeHistoryReader(connection, node, matchers, at, history_s, timeout_s, labels, stale=stale)
 
     async def read() -> NodeRead:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            return await read_node(client, queries, time.time() if at is None else at)
+            return await read_node(client, queries, time.time() if at is None else at, stale)
 
     return NodeFeed(read, node, f"prometheus {connection.url} node {node}", at, history)

@@ -1,15 +1,6 @@
 """One node's history in Prometheus, read with range queries, as the samples forensics walks (a recording's
-interface: iterate for the samples; `warnings` says what could not be read).
-
-Each of the node's queries (node_queries.py: narrowed to the node by its labels) is asked once over the span,
-at the fleet history's step (history.step_for: the span over 120 points, far under Prometheus's 11,000); the
-engines' queries ask for every pod dcgm-exporter put on the node's GPUs at any step. Each step is then cut out
-of the answers and built into the node's Sample by the instant read's own code (node_feed.node_read,
-node_sample), so a moment judged from the range read and from an instant read of that moment is one Sample.
-
-A step whose newest dcgm-exporter sample is the previous step's adds nothing (the step is finer than the
-scrape) and is left out. Where the node sent no new sample for longer than twice its usual interval, or a GPU's
-memory used was NaN, the warnings say when: a gap is never read as zero."""
+interface). Each step is built into the node's Sample by the instant read's own code, so a moment read either
+way is one Sample; a gap or a NaN is said in the warnings, never read as zero. docs/design/fleet.md says how."""
 
 from __future__ import annotations
 
@@ -41,6 +32,7 @@ from gpumem_tui.sources.prometheus.node_sample import (
     pods_of,
     uuids_of,
 )
+from gpumem_tui.sources.prometheus.read_rules import Stale
 
 SPAN_S = 3600.0
 """How far back a node's forensics looks unless --history says: the fleet screen's history line's span."""
@@ -68,9 +60,11 @@ class NodeHistory:
         return iter(self.samples)
 
 
-async def read_node_history(client: PrometheusClient, queries: NodeQueries, end: float, span_s: float) -> NodeHistory:
+async def read_node_history(
+    client: PrometheusClient, queries: NodeQueries, end: float, span_s: float, stale: Stale
+) -> NodeHistory:
     """The node's series over the `span_s` before `end` (both in whole seconds, so the steps are the server's
-    own timestamps). Raises PrometheusError when the GPUs' memory could not be read: no sample without it."""
+    own timestamps); `stale`: the judge's rule. Raises PrometheusError when the GPUs' memory could not be read."""
     step = step_for(span_s)
     end = math.floor(end)
     start = end - math.ceil(span_s)
@@ -88,7 +82,7 @@ async def read_node_history(client: PrometheusClient, queries: NodeQueries, end:
         queries = replace(queries, exporter_names=names)
         again, failed_again, _ = await _ask(client, queries.exported(), start, end, step)
         more, failed = more | again, failed | failed_again
-    return node_history(client.connection.url, queries, start, end, step, first | more, failures | failed)
+    return node_history(client.connection.url, queries, start, end, step, first | more, failures | failed, stale)
 
 
 async def _ask(
@@ -110,6 +104,7 @@ def node_history(
     step: float,
     results: dict[str, RangeResult],
     failures: dict[str, str],
+    stale: Stale,
 ) -> NodeHistory:
     """The NodeHistory of range answers (pure: canned answers in, samples out)."""
     node = queries.node
@@ -124,7 +119,7 @@ def node_history(
             )
             for name, series in points.items()
         }
-        read = node_read(source, at, answers, failures, queries)
+        read = node_read(source, at, answers, failures, queries, stale)
         try:
             sample = node_sample(read, node)
         except NodeNotFound:
@@ -202,6 +197,8 @@ class NodeHistoryReader:
     timeout_s: float = 10.0
     labels: LabelChoice = AUTO
     """The fleet's --node-label and --pod-label."""
+    stale: Stale = field(kw_only=True)
+    """The judge's rule of when a node's data is stale."""
 
     @property
     def what(self) -> str:
@@ -213,9 +210,8 @@ class NodeHistoryReader:
         async def read() -> NodeHistory:
             async with PrometheusClient(self.connection, query_timeout_s=self.timeout_s) as client:
                 end = time.time() if self.at is None else self.at
-                return await read_node_history(
-                    client, NodeQueries(self.node, self.matchers, self.labels), end, self.span_s
-                )
+                queries = NodeQueries(self.node, self.matchers, self.labels)
+                return await read_node_history(client, queries, end, self.span_s, self.stale)
 
         return asyncio.run(read())
 

@@ -1,13 +1,7 @@
 """One node of the fleet as a `Sample` (pure): the fleet's records of the node (`fleet.build` over its series)
-turned into what the single-node screen and `check` read, so `judge()` and `diagnose` run unchanged.
-
-- GPUs: dcgm-exporter's used, free and reserved in bytes (total = used + free + reserved; used + free where
-  the exporter has no reserved, which is then unknown, never 0); MIG GPU instances under their card;
-- engines: vLLM's series as the records the live scraper makes (`EngineRecord`), placed on the GPUs
-  dcgm-exporter attributes to their pod (`devices`: those GPUs' UUIDs); a target whose `up` is 0 is down;
-- no processes: Prometheus gives no pids. The notes say so, and which pod holds which GPU; where the node
-  runs `gpumem-tui export`, its per-process series (processes that are not an engine) are the processes;
-- the sample's time is the node's newest dcgm-exporter sample, so a stale node looks stale."""
+turned into what the single-node screen and `check` read, so `judge()` and `diagnose` run unchanged. Prometheus
+gives no pids: pods stand in for processes unless the node's `gpumem-tui export` publishes them.
+docs/design/fleet.md has the mapping."""
 
 from __future__ import annotations
 
@@ -21,6 +15,7 @@ from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice, host_of, node_of, projected, workload_of
 from gpumem_tui.sources.prometheus.node_queries import EXPORTED, NodeQueries
+from gpumem_tui.sources.prometheus.read_rules import Stale
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 
 SOURCE = "prometheus"
@@ -86,7 +81,7 @@ def exporter_names(labels: Iterable[dict[str, str]], node: str) -> tuple[str, ..
 
 
 def node_read(
-    source: str, at: float, results: dict[str, Result], failures: dict[str, str], queries: NodeQueries
+    source: str, at: float, results: dict[str, Result], failures: dict[str, str], queries: NodeQueries, stale: Stale
 ) -> NodeRead:
     """The node's read of its queries' answers at `at` (pure): an instant read's, or one step of a range read's
     (node_history.py), built alike. dcgm-exporter's series are read with the chosen labels, and the node's own
@@ -94,7 +89,7 @@ def node_read(
     results = _named(results, queries)
     answers = {name: result for name, result in results.items() if name != "processes"}
     processes = results.get("processes", Result()).series
-    sample = build(source, at, answers, failures, queries.matchers, queries.labels)
+    sample = build(source, at, answers, failures, queries.matchers, queries.labels, stale=stale)
     kept = [s for s in processes if node_of(s.labels) == queries.node]
     return NodeRead(only(sample, queries.node), kept, queries.labels.node)
 

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from gpumem_tui.sources.prometheus.card_totals import card_totals, low_bounds
 from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.first_read import covers, first_answers
@@ -41,10 +42,9 @@ from gpumem_tui.sources.prometheus.fleet import (
     read_full,
 )
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
-from gpumem_tui.sources.prometheus.headroom import Headroom
 from gpumem_tui.sources.prometheus.labels import node_of
-from gpumem_tui.sources.prometheus.node_looks import Looks, card_totals, low_bounds
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.read_rules import ReadRules
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
 
 FACTS_EVERY_S = 300.0
@@ -79,8 +79,6 @@ GPU_CHANGE_MIB = 1024.0
 """A node's used + free + reserved that moves by more than this (1 GiB, under the smallest MIG instance's
 memory) means a GPU came or went; less is rounding, not worth a slow read."""
 NO_ANSWER = Result()
-DEFAULT_HEADROOM = Headroom(warning=0.10, critical=0.05, tolerance=0.02)
-"""diagnosis' Thresholds' defaults (tests/sources/prometheus/test_fleet_reader.py holds them equal)."""
 
 
 @dataclass(frozen=True)
@@ -117,15 +115,10 @@ class Facts:
 
 class FleetReader:
     """Reads the fleet at each refresh; keeps the slow facts between refreshes. With `queries.look` None it
-    makes the full read (every GPU one by one) each time."""
+    makes the full read (every GPU one by one) each time. `rules`: the judge's, handed in by the caller."""
 
-    def __init__(
-        self, queries: Queries, headroom: Headroom = DEFAULT_HEADROOM, facts_every_s: float = FACTS_EVERY_S
-    ) -> None:
-        self.queries, self.facts_every_s = queries, facts_every_s
-        self.headroom = (
-            headroom if queries.look is None else Headroom(queries.look, headroom.critical, headroom.tolerance)
-        )
+    def __init__(self, queries: Queries, rules: ReadRules, facts_every_s: float = FACTS_EVERY_S) -> None:
+        self.queries, self.read_rules, self.facts_every_s = queries, rules, facts_every_s
         self.facts: Facts | None = None
         roomy()  # a reader lives across refreshes: each keeps its sample's 10^5 objects until the next
         self.rules: bool | None = None
@@ -148,7 +141,7 @@ class FleetReader:
         """One sample at `at`. Raises PrometheusError when no query could be read."""
         q, url = self.queries, client.connection.url
         if q.look is None:
-            return await read_full(client, q, at)
+            return await read_full(client, q, at, self.read_rules.stale)
         look = q.look
         facts = self.facts
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
@@ -213,7 +206,7 @@ class FleetReader:
         age = 0.0 if facts is None else at - facts.at
         identities = None if facts is None else facts.identities
         totals = {} if facts is None else card_totals(facts.results["card_totals"])
-        judge = Looks(seen, totals, identities or (), look, self.headroom)
+        looker = self.read_rules.looks(seen, totals, identities or (), look)
         with paused_gc():
             sample = build(
                 url,
@@ -225,25 +218,25 @@ class FleetReader:
                 join_age_s=age,
                 slow=_kept_slow(facts, results, at),
                 known=_kept_engines(facts, results, failures),
-                looks=judge,
+                looks=looker,
                 engine_keys=self._keys(results) if "engines" in results else None,
+                stale=self.read_rules.stale,
             )
             sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
-            nodes, looks = sample.nodes, judge.needs
+            nodes, looks = sample.nodes, looker.needs
         gpus: list[FleetGpu] = []
         if looks:
             more, more_failed = await ask(client, {"gpu_memory": q.gpu_detail(looks)}, at)
             failures = {**failures, **more_failed}
-            named = {name for names in looks.values() for name in names}
             if identities is None:
                 identities = identities_of(seen.get("gpu_pods", Result()).series)
             memory = project(more, q.labels).get("gpu_memory", Result()).series
-            shared = shared_nodes(sample, identities)
-            gpus = [g for g in gpus_of(memory, identities) if g.node in named and (g.node in shared or _needs(g, look))]
+            gpus = looker.kept(gpus_of(memory, identities), sample, identities)
             if more_failed:
-                return build(url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age).model_copy(
-                    update={"nodes": nodes, "node_figures_from": sample.node_figures_from}
-                )
+                stale = self.read_rules.stale
+                return build(
+                    url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age, stale=stale
+                ).model_copy(update={"nodes": nodes, "node_figures_from": sample.node_figures_from})
         return sample.model_copy(update={"nodes": nodes, "gpus": _with_listed(gpus, sample.gpus)})
 
 
@@ -285,26 +278,6 @@ def _with_listed(read: list[FleetGpu], listed: list[FleetGpu]) -> list[FleetGpu]
     keys = {(g.node, g.uuid, g.gpu_instance) for g in read}
     more = [g for g in listed if (g.node, g.uuid, g.gpu_instance) not in keys]
     return sorted([*read, *more], key=lambda g: (g.node, str(g.uuid), str(g.gpu_instance)))
-
-
-def shared_nodes(sample: FleetSample, identities: list[GpuIdentity] | None = None) -> set[str]:
-    """Nodes where a model's engines hold some of the GPUs but not all, or a MIG GPU instance that a pod
-    holds (`identities`, the join): their GPUs are read one by one, as the memory a model uses is then a sum
-    of its GPUs or instances (elsewhere it is its nodes' sums)."""
-    mig = {gpu.node for gpu in identities or () if gpu.instance is not None and gpu.pods}
-    held: dict[tuple[str, str], set[str]] = {}
-    for engine in sample.engines:
-        if engine.node is not None:
-            held.setdefault((engine.node, engine.model_name), set()).update(engine.gpus)
-    gpus = {node.name: node.gpus for node in sample.nodes}
-    return mig | {node for (node, _), mine in held.items() if mine and len(mine) < gpus.get(node, 0)}
-
-
-def _needs(gpu: FleetGpu, look: float) -> bool:
-    """A GPU read one by one is kept when a figure is missing or its free memory is under the look share."""
-    if gpu.free_bytes is None or gpu.total_bytes is None:
-        return True
-    return gpu.free_bytes < look * gpu.total_bytes
 
 
 def _reporting(results: dict[str, Result]) -> dict[str, float | None] | None:

@@ -9,11 +9,13 @@ import asyncio
 import pytest
 
 from gpumem_tui.demo.fleet_answers import demo_node_feed, demo_sample
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT, END_S, FLEET, STEP_S
 
 pytestmark = pytest.mark.prometheus
@@ -22,7 +24,7 @@ pytestmark = pytest.mark.prometheus
 def _real(url: str):
     async def read():
         async with PrometheusClient(Connection(url)) as client:
-            return await read_fleet(client, Queries(), AT)
+            return await FleetReader(Queries(), FleetRules()).read(client, AT)
 
     return asyncio.run(read())
 
@@ -74,7 +76,7 @@ def test_a_demo_node_is_the_node_a_real_prometheus_gives(fleet_url):
     node's Sample equals the one the node's own queries give on a real Prometheus over the same series."""
     demo = demo_sample(FLEET, AT - 1767225600, STEP_S, "-")
     for spec in FLEET:
-        real = asyncio.run(prometheus_node_feed(Connection(fleet_url), spec.name, at=AT).sample())
+        real = asyncio.run(prometheus_node_feed(Connection(fleet_url), spec.name, at=AT, stale=stale).sample())
         simulated = asyncio.run(demo_node_feed(spec.name, lambda: demo).sample())
         assert _without_rates(simulated) == _without_rates(real), spec.name
         rates = [

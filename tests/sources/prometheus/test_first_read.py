@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
@@ -65,7 +66,7 @@ class Recording(PrometheusClient):
 
 
 def _first(url: str, reader: FleetReader | None = None, **recording):
-    reader = reader or FleetReader(OVERVIEW)
+    reader = reader or FleetReader(OVERVIEW, FleetRules())
 
     async def read():
         async with Recording(Connection(url), **recording) as client:
@@ -116,7 +117,7 @@ def test_a_server_without_the_rules_is_not_asked_which_nodes_they_record(fleet_u
 def test_where_the_rules_are_which_nodes_they_cover_is_told_from_what_the_read_asks_anyway(recorded_url):
     """The data ages name the nodes that report, the recorded GPU counts those the rules record: the server's
     own check (a select of every GPU's series) is not asked, and the reader keeps what it would have said."""
-    reader = FleetReader(OVERVIEW)
+    reader = FleetReader(OVERVIEW, FleetRules())
     sample, log = _first(recorded_url, reader)
     assert OVERVIEW.rules_named in _sent(log) and OVERVIEW.rules_present not in _sent(log)
     assert sample.node_figures_from == "recording rules" and reader.facts is not None and reader.facts.rules
@@ -133,7 +134,7 @@ def test_the_first_read_and_a_refresh_at_the_same_moment_give_one_sample(server,
     """The first read asks in its own order; a refresh at the same moment, on the facts it kept, answers the
     same: the fleet screen's first frame is the fleet as `fleet check` and later refreshes read it."""
     url = request.getfixturevalue(server)
-    reader = FleetReader(OVERVIEW)
+    reader = FleetReader(OVERVIEW, FleetRules())
     first, _ = _first(url, reader)
     again, log = _first(url, reader)
     assert OVERVIEW.gpu_pods not in _sent(log)  # the refresh kept the facts: not a second first read
@@ -142,7 +143,7 @@ def test_the_first_read_and_a_refresh_at_the_same_moment_give_one_sample(server,
 
 @pytest.mark.parametrize("server", ["fleet_url", "recorded_url"])
 def test_a_failed_card_totals_leaves_the_count_unread_and_says_why(server, request):
-    reader = FleetReader(OVERVIEW)
+    reader = FleetReader(OVERVIEW, FleetRules())
     url = request.getfixturevalue(server)
     totals = (OVERVIEW.card_totals, Queries(look=0.1, rules=True).card_totals)
     sample, log = _first(url, reader, failing=totals)
@@ -154,7 +155,7 @@ def test_a_failed_card_totals_leaves_the_count_unread_and_says_why(server, reque
 def test_where_the_label_api_fails_the_first_read_reads_the_raw_figures_and_the_next_the_rules(recorded_url):
     """Whether the rules are there is asked beside the raw figures, not first: a server that never answers
     takes no round more than it did before the label API was asked."""
-    reader = FleetReader(OVERVIEW)
+    reader = FleetReader(OVERVIEW, FleetRules())
     sample, log = _first(recorded_url, reader, no_labels=True)
     assert OVERVIEW.rules_present in _sent(log) and OVERVIEW.node_memory in _sent(log)
     assert sample.node_figures_from == "raw series" and sample.state == "ok"

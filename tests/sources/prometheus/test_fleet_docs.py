@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gpumem_tui.cli.fleet_cmd import SNAPSHOT_SCHEMA, check_json
 from gpumem_tui.diagnosis.findings.registry import BY_CODE
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Result
 from gpumem_tui.sources.prometheus.fleet import build
 
@@ -20,7 +21,7 @@ def _keys(heading: str) -> list[str]:
 
 
 def test_the_snapshot_keys_are_documented():
-    sample = build("http://p", 0.0, {"gpu_memory": Result()}, {})
+    sample = build("http://p", 0.0, {"gpu_memory": Result()}, {}, stale=stale)
     assert _keys("`fleet snapshot --json`") == ["schema", *sample.model_dump(mode="json")]
     assert SNAPSHOT_SCHEMA == "gpumem-tui.fleet-snapshot/1"
 
@@ -32,7 +33,7 @@ def test_the_codes_are_registered_finding_codes():
 
 
 def test_the_check_keys_are_documented():
-    sample = build("http://p", 0.0, {"gpu_memory": Result()}, {})
+    sample = build("http://p", 0.0, {"gpu_memory": Result()}, {}, stale=stale)
     assert _keys("`fleet check --json`") == list(check_json(sample, [], 0))
 
 

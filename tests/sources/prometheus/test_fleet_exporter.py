@@ -17,9 +17,9 @@ from gpumem_tui.cli import main
 from gpumem_tui.demo.fleet_answers import demo_sample
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
@@ -53,7 +53,7 @@ def url(tmp_path_factory):
 def _read(url: str, queries: Queries | None = None):
     async def read():
         async with PrometheusClient(Connection(url)) as client:
-            return await read_fleet(client, queries or Queries(), AT)
+            return await FleetReader(queries or Queries(), FleetRules()).read(client, AT)
 
     return asyncio.run(read())
 
@@ -197,7 +197,7 @@ def test_the_screen_s_reader_keeps_a_stale_exporter_node_between_its_slow_reads(
     still names node-x, now past the lookback."""
 
     async def reads() -> list[FleetSample]:
-        reader = FleetReader(Queries(look=LOOK))
+        reader = FleetReader(Queries(look=LOOK), FleetRules())
         async with PrometheusClient(Connection(url)) as client:
             return [await reader.read(client, at) for at in (AT + 320, AT + 400)]
 

@@ -11,10 +11,11 @@ import pytest
 
 from gpumem_tui.demo.fleet_history import demo_history
 from gpumem_tui.demo.fleet_series import series_rows
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.history import parse_span, read_history, step_for
 from gpumem_tui.sources.prometheus.queries import Queries, parse_selector
+from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT, END_S, FLEET, STEP_S
 
 WITHOUT_NAN_NODE = parse_selector('{Hostname!="node-nan", instance!="node-nan:8000"}')
@@ -65,7 +66,7 @@ def test_the_newest_point_is_the_sum_the_fleet_sample_shows(fleet_url):
 
     async def read():
         async with PrometheusClient(Connection(fleet_url)) as client:
-            return await read_fleet(client, queries, AT)
+            return await FleetReader(queries, FleetRules()).read(client, AT)
 
     sample = asyncio.run(read())
     history = _read(fleet_url, queries, 600)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
-from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT
@@ -47,7 +47,7 @@ def _read(url: str, queries: Queries, at: float = AT, sent: list[str] | None = N
     async def read():
         async with Recording(Connection(url)) as client:
             client.sent = [] if sent is None else sent
-            return await read_fleet(client, queries, at)
+            return await FleetReader(queries, FleetRules()).read(client, at)
 
     return asyncio.run(read())
 
@@ -164,7 +164,7 @@ def test_the_query_counts_docs_fleet_md_gives_are_what_a_read_sends(fleet_url):
     assert (int(said[1]), int(said[2])) == (full + asks, full + asks + exporters)  # docs/fleet-json.md agrees
 
     async def refreshes():
-        reader = FleetReader(Queries(look=LOOK))
+        reader = FleetReader(Queries(look=LOOK), FleetRules())
         async with Recording(Connection(fleet_url)) as client:
             client.sent = []
             await reader.read(client, AT)  # the first reads the slow facts too

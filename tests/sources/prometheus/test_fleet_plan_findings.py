@@ -8,8 +8,8 @@ import pytest
 
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet import judge_fleet
-from gpumem_tui.diagnosis.fleet_plans import plan_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.plans import plan_fleet
 from gpumem_tui.sources.prometheus.records import Coverage, FleetEngine, FleetGpu, FleetNode, FleetSample
 
 GIB = 2**30

@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FACTS_EVERY_S, FleetReader
@@ -76,7 +77,7 @@ class Recording(PrometheusClient):
 
 def _reads(url: str, offsets: list[int], facts_every_s: float = FACTS_EVERY_S):
     """(sample, queries sent) of each refresh of one reader, at each offset in turn."""
-    reader = FleetReader(Queries(look=0.1), facts_every_s=facts_every_s)
+    reader = FleetReader(Queries(look=0.1), FleetRules(), facts_every_s=facts_every_s)
 
     async def read():
         out = []
@@ -134,15 +135,6 @@ def test_a_gpu_that_stops_reporting_reads_the_facts_again_at_once(moving_url):
     w = {s.name: s for s in after.nodes}["node-w"]
     assert _joined(sent) and after.join_age_s == 0
     assert w.gpus == 1 and w.total_bytes == 81559 * 2**20 and set(w.unknown) <= {"other_processes_bytes"}
-
-
-def test_the_reader_judges_headroom_with_the_thresholds_defaults():
-    from gpumem_tui.diagnosis.findings import Thresholds
-    from gpumem_tui.sources.prometheus.reader import DEFAULT_HEADROOM
-
-    t = Thresholds()
-    fractions = (t.headroom_warning_fraction, t.headroom_critical_fraction, t.headroom_plan_tolerance_fraction)
-    assert (DEFAULT_HEADROOM.warning, DEFAULT_HEADROOM.critical, DEFAULT_HEADROOM.tolerance) == fractions
 
 
 NAMES = ["a.b", "axb", 'q"|\\z.*', "plain"]

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from gpumem_tui.cli import main
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.queries import Queries, parse_selector
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT, recorded_blocks
@@ -51,7 +51,7 @@ def node_a_url(fleet_url, fleet_blocks, tmp_path_factory):
 
 
 def _reads(url: str, queries: Queries, times: list[float]):
-    reader = FleetReader(queries)
+    reader = FleetReader(queries, FleetRules())
 
     async def read():
         out = []
@@ -81,7 +81,7 @@ def test_the_overview_reads_the_recorded_series_and_judges_the_same(recorded_url
 
     async def full():
         async with PrometheusClient(Connection(recorded_url)) as client:
-            return await read_fleet(client, Queries(), at)
+            return await FleetReader(Queries(), FleetRules()).read(client, at)
 
     raw = asyncio.run(full())
     assert raw.node_figures_from == "raw series"
@@ -102,7 +102,7 @@ def test_rules_recorded_for_a_narrower_selector_are_not_read_for_the_whole_fleet
 
     async def full():
         async with PrometheusClient(Connection(node_a_url)) as client:
-            return await read_fleet(client, Queries(), AT)
+            return await FleetReader(Queries(), FleetRules()).read(client, AT)
 
     raw = asyncio.run(full())
     assert wide.node_figures_from == "raw series"

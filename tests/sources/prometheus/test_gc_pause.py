@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.gc_pause import YOUNG, paused_gc, roomy
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
@@ -25,7 +26,7 @@ def test_a_fleet_reader_raises_the_young_generation_s_threshold_and_never_lowers
     before = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
-        FleetReader(Queries(look=0.1))
+        FleetReader(Queries(look=0.1), FleetRules())
         assert gc.get_threshold() == (YOUNG, 10, 10)
         gc.set_threshold(YOUNG * 2, 5, 5)
         roomy()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 
@@ -40,7 +41,7 @@ def _sample(age_s: float = 2.0, used: float = 79e9, **more: Result):
         **_memory(used),
         **{name: result for name, result in more.items() if result is not None},
     }
-    return build("http://p", AT, results, failures)
+    return build("http://p", AT, results, failures, stale=stale)
 
 
 def test_a_nan_reading_of_the_exporter_is_unknown_with_the_reason():

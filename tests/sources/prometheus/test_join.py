@@ -3,7 +3,8 @@ two engines, a node name that is the exporter's pod. The found and assumed joins
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.fleet import judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 
@@ -36,7 +37,7 @@ def test_engines_not_joined_say_why_and_are_findings():
         ),
         "pools": Result(),
     }
-    sample = build("http://p", AT, results, {})
+    sample = build("http://p", AT, results, {}, stale=stale)
     why = {e.model_name: (e.joined, e.join_reason) for e in sample.engines}
     assert why["m1"] == ("not joined", "2 engines on node bare-1, and no pod label says which GPUs each uses")
     assert why["m3"][0] == "not joined" and why["m3"][1].startswith(
@@ -50,7 +51,9 @@ def test_engines_not_joined_say_why_and_are_findings():
 
 
 def test_a_node_named_like_the_exporter_pod_is_warned_about():
-    sample = build("http://p", AT, {"gpu_memory": Result(_gpu("nvidia-dcgm-exporter-x7k2p", "GPU-a", 1, 1))}, {})
+    sample = build(
+        "http://p", AT, {"gpu_memory": Result(_gpu("nvidia-dcgm-exporter-x7k2p", "GPU-a", 1, 1))}, {}, stale=stale
+    )
     assert sample.warnings == [
         "node name 'nvidia-dcgm-exporter-x7k2p' looks like dcgm-exporter's own pod: "
         "NODE_NAME is unset in its environment"
@@ -59,10 +62,10 @@ def test_a_node_named_like_the_exporter_pod_is_warned_about():
 
 def test_a_failed_query_leaves_its_fields_unknown_and_the_source_stale():
     results = {"gpu_memory": Result(_gpu("n", "GPU-a", 40000, 40000))}
-    sample = build("http://p", AT, results, {"pools": "http://p/api/v1/query: execution: boom"})
+    sample = build("http://p", AT, results, {"pools": "http://p/api/v1/query: execution: boom"}, stale=stale)
     assert (
         sample.state == "stale"
         and sample.unknown["pools"] == "the query failed: http://p/api/v1/query: execution: boom"
     )
-    (stale,) = [f for f in judge_fleet(sample) if f.finding.code == "source_stale"]
-    assert stale.node is None and "boom" in stale.finding.explanation
+    (said,) = [f for f in judge_fleet(sample) if f.finding.code == "source_stale"]
+    assert said.node is None and "boom" in said.finding.explanation

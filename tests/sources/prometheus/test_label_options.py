@@ -13,6 +13,7 @@ import pytest
 from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.fleet_app import FleetApp
 from gpumem_tui.cli import main
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Connection
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
@@ -132,7 +133,7 @@ def test_the_node_s_screen_under_node_label_is_the_fleet_s_node(fleet_url):
     the Sample the default labels give node-h, and forensics over the same history."""
 
     def read(node: str, labels: LabelChoice):
-        feed = prometheus_node_feed(Connection(fleet_url), node, at=AT, history_s=120, labels=labels)
+        feed = prometheus_node_feed(Connection(fleet_url), node, at=AT, history_s=120, labels=labels, stale=stale)
         past = feed.past()
         assert past is not None
         return asyncio.run(feed.sample()), list(past.read())

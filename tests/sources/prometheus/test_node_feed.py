@@ -7,11 +7,13 @@ import asyncio
 
 import pytest
 
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.fleet import read_fleet
 from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
 from gpumem_tui.sources.prometheus.node_sample import NO_PIDS, NodeNotFound
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT
 
 pytestmark = pytest.mark.prometheus
@@ -19,13 +21,13 @@ MIB = 2**20
 
 
 def _sample(url: str, node: str):
-    return asyncio.run(prometheus_node_feed(Connection(url), node, at=AT).sample())
+    return asyncio.run(prometheus_node_feed(Connection(url), node, at=AT, stale=stale).sample())
 
 
 def _fleet(url: str):
     async def read():
         async with PrometheusClient(Connection(url)) as client:
-            return await read_fleet(client, Queries(), AT)
+            return await FleetReader(Queries(), FleetRules()).read(client, AT)
 
     return asyncio.run(read())
 

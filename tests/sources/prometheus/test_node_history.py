@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 from gpumem_tui.catalog import load_catalog
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.diagnosis.forensics import investigate
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed, read_node
@@ -41,7 +42,7 @@ class Counting(PrometheusClient):
 def _history(url: str, node: str, span_s: float = 120.0, end: float = AT):
     async def read():
         async with Counting(Connection(url)) as client:
-            return await read_node_history(client, NodeQueries(node), end, span_s), client
+            return await read_node_history(client, NodeQueries(node), end, span_s, stale), client
 
     return asyncio.run(read())
 
@@ -49,7 +50,7 @@ def _history(url: str, node: str, span_s: float = 120.0, end: float = AT):
 def _instant(url: str, node: str, at: float):
     async def read():
         async with PrometheusClient(Connection(url)) as client:
-            return node_sample(await read_node(client, NodeQueries(node), at), node)
+            return node_sample(await read_node(client, NodeQueries(node), at, stale), node)
 
     return asyncio.run(read())
 
@@ -133,9 +134,9 @@ def test_a_nan_reading_is_said_and_never_a_point(fleet_url):
 
 
 def test_the_feed_s_history_names_the_node_the_span_and_the_step(fleet_url):
-    past = prometheus_node_feed(Connection(fleet_url), "node-c", at=AT, history_s=120).past()
+    past = prometheus_node_feed(Connection(fleet_url), "node-c", at=AT, history_s=120, stale=stale).past()
     assert past is not None
     assert past.what == f"node node-c from Prometheus {fleet_url}, the 2 min before 2026-01-01 00:02:00 UTC (step 1 s)"
     assert [s.timestamp for s in past.read()] == [s.timestamp for s in _history(fleet_url, "node-c")[0]]
-    now = prometheus_node_feed(Connection(fleet_url), "node-c").past()
+    now = prometheus_node_feed(Connection(fleet_url), "node-c", stale=stale).past()
     assert now is not None and now.what == f"node node-c from Prometheus {fleet_url}, the last 1 h (step 30 s)"

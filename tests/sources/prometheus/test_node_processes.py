@@ -10,6 +10,7 @@ import json
 import pytest
 
 from gpumem_tui.cli import main
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Connection
 from gpumem_tui.sources.prometheus.labels import LabelChoice
 from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
@@ -46,7 +47,7 @@ def node_url(tmp_path_factory):
 
 
 def test_the_exporter_s_processes_are_the_node_s_processes(node_url):
-    sample = asyncio.run(prometheus_node_feed(Connection(node_url), "node-x", at=AT).sample())
+    sample = asyncio.run(prometheus_node_feed(Connection(node_url), "node-x", at=AT, stale=stale).sample())
     (process,) = sample.processes  # the `pid="other"` rest row is no process
     assert (process.pid, process.gpu_index, process.gpu_memory_bytes, process.name) == (4242, 0, 20 * 2**30, "python3")
     assert sample.engines[0].devices == ["GPU-1f2e3d4c-0000-4000-8000-00000000000a"]
@@ -65,7 +66,9 @@ def test_under_node_label_the_node_s_exporter_is_still_read(node_url, capsys):
     """`--node-label instance` names node-x `10.9.0.7` (dcgm-exporter's pod); its gpumem-tui export names it
     `node-x`: the node's screen (its feed, forensics too) and check read that exporter's processes as with the
     default labels, found by the GPU both report."""
-    feed = prometheus_node_feed(Connection(node_url), "10.9.0.7", at=AT, history_s=60, labels=LabelChoice("instance"))
+    feed = prometheus_node_feed(
+        Connection(node_url), "10.9.0.7", at=AT, history_s=60, labels=LabelChoice("instance"), stale=stale
+    )
     sample = asyncio.run(feed.sample())
     (process,) = sample.processes
     assert (sample.hostname, process.pid, process.gpu_memory_bytes) == ("10.9.0.7", 4242, 20 * 2**30)

@@ -15,8 +15,10 @@ import asyncio
 
 import pytest
 
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.fleet import QUIET, ask, read_fleet
+from gpumem_tui.sources.prometheus.fleet import QUIET, ask
 from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
@@ -79,17 +81,16 @@ def quiet_url(tmp_path_factory):
 def _read(url: str, queries: Queries):
     async def read():
         async with PrometheusClient(Connection(url)) as client:
-            return await FleetReader(queries).read(client, T0 + END_S) if queries.look else None
+            return await FleetReader(queries, FleetRules()).read(client, T0 + END_S) if queries.look else None
 
     return asyncio.run(read())
 
 
 def _full(url: str):
-    from gpumem_tui.sources.prometheus.fleet import read_fleet
 
     async def read():
         async with PrometheusClient(Connection(url)) as client:
-            return await read_fleet(client, Queries(), T0 + END_S)
+            return await FleetReader(Queries(), FleetRules()).read(client, T0 + END_S)
 
     return asyncio.run(read())
 
@@ -172,11 +173,11 @@ def test_an_engine_younger_than_its_rate_reads_as_the_full_read_does_once_it_has
 
     async def reads():
         async with PrometheusClient(Connection(quiet_url)) as client:
-            reader = FleetReader(Queries(look=0.1))
+            reader = FleetReader(Queries(look=0.1), FleetRules())
             found = []
             for at in (T0 + s for s in offsets):
                 overview = await reader.read(client, at)
-                full = await read_fleet(client, Queries(), at)
+                full = await FleetReader(Queries(), FleetRules()).read(client, at)
                 found.append((at - T0, _by_pod(overview), _by_pod(full)))
             return found
 
@@ -205,9 +206,9 @@ def test_the_node_read_says_what_the_fleet_says_of_each_engine_s_queue_and_preem
 
     async def reads():
         async with PrometheusClient(Connection(quiet_url)) as client:
-            fleet = await FleetReader(Queries(look=0.1)).read(client, T0 + s)
+            fleet = await FleetReader(Queries(look=0.1), FleetRules()).read(client, T0 + s)
             nodes = {e.node for e in fleet.engines}
-            alone = [await read_node(client, NodeQueries(node), T0 + s) for node in sorted(nodes)]
+            alone = [await read_node(client, NodeQueries(node), T0 + s, stale) for node in sorted(nodes)]
             return fleet, [e for read in alone for e in read.fleet.engines]
 
     fleet, alone = asyncio.run(reads())

@@ -1,12 +1,7 @@
-"""One node read from Prometheus, judged as `check` judges a node, and compared with the fleet's judgement of it.
-
-`diagnose` judges the node's Sample (sources/prometheus/node_sample.py) unchanged. To its findings come what only
-the fleet's reading of the node says: the node stopped reporting or the server answered in part
-(`source_stale`), an engine whose GPUs could not be found (`not_joined`), and the findings the node's own
-`gpumem-tui export` raised (judged there with pids and its plan: they replace `diagnose`'s of the same code
-and GPU, as `fleet check` lets them replace its own). Where the node's findings and `fleet check`'s for the
-node still differ in code or severity, `differences` says which and why: one answer per question, or the
-reason there are two."""
+"""One node read from Prometheus, judged as `check` judges a node (`diagnose` on its Sample, unchanged), with
+what only the fleet's reading of the node says (FROM_FLEET codes) and the findings its own `gpumem-tui export`
+raised; `differences` says where the node's findings and `fleet check`'s for it still differ, and why.
+docs/design/fleet.md has the whole account."""
 
 from __future__ import annotations
 
@@ -15,7 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, Thresholds
-from gpumem_tui.diagnosis.fleet import FleetFinding, judge_fleet
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed
 from gpumem_tui.sources.prometheus.records import FleetSample
 

@@ -1,61 +1,39 @@
-"""Which nodes the overview reads GPU by GPU, and what it counts on the others: decided for each node as its
-record is made (fleet_nodes.nodes_of), so a refresh of 1,000 nodes makes each node's record once, with its
-`low`, rather than making it and copying it with its count.
-
-A node needs a look (its GPUs read one by one) when a memory figure is missing or not a number, a card's
-total is unknown or differs between its GPUs (then the count's bound is not theirs), the count was not read,
-its GPUs under the fraction are not as its engines planned (headroom.py), or a model's engines hold some of
-its GPUs but not all, or a pod holds one of its MIG GPU instances (a model's memory used is then the sum of
-its GPUs or instances; elsewhere its node's sums)."""
+"""Which nodes the overview reads GPU by GPU, and what it counts on the others (a node's `low`), decided for
+each node as its record is made (fleet_nodes.nodes_of): a node needs a look when a figure is missing or not a
+number, its cards' totals are unknown or differ, the count was not read, its GPUs under the fraction are not
+as its engines planned (headroom.py), or it is shared (a model's engines hold some of its GPUs but not all, or
+a pod holds one of its MIG GPU instances). docs/design/fleet.md says why."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
 
+from gpumem_tui.diagnosis.findings.records import Thresholds
+from gpumem_tui.diagnosis.fleet.headroom import as_planned_low, node_shares
 from gpumem_tui.sources.prometheus.client import Result
-from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_gpu, node_shares
 from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
-from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetSample, NodeLow
+from gpumem_tui.sources.prometheus.read_rules import HeldGpu, Totals
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetNode, FleetSample, NodeLow
 from gpumem_tui.units import MIB
 
 MEMORY_FIELDS = ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes")
 """A node's figures whose absence calls for a look (not other processes' memory)."""
 
 
-def card_totals(answer: Result) -> dict[str, tuple[float, float]]:
-    """Card model -> (the largest, the smallest) total MiB of one of its GPUs, from `card_totals`."""
-    found: dict[str, list[float]] = {}
-    for s in answer.series:
-        try:
-            total = float(s.labels.get("total", "nan"))
-        except ValueError:
-            continue
-        if s.labels.get("modelName") and math.isfinite(total):
-            found.setdefault(s.labels["modelName"], []).append(total)
-    return {card: (max(totals), min(totals)) for card, totals in found.items()}
-
-
-def low_bounds(answer: Result, look: float) -> dict[str, float]:
-    """Card model -> the free MiB under which a GPU of the card's largest total is low (a node whose GPUs of
-    the card have a smaller total, such as an exporter without FB_RESERVED, is read one by one where low)."""
-    return {card: look * big for card, (big, _) in card_totals(answer).items() if big > 0}
-
-
 class Looks:
-    """The overview's look at each node of one refresh. `results`: the refresh's answers (`node_least_free`,
-    `node_low`); `totals`: `card_totals` of the slow facts; `identities`: the join's GPUs (GpuIdentity), for
-    the MIG instances pods hold. `with_engines` first, then `low` per node; `needs` then names the nodes to
-    read one by one, by the label that names them."""
+    """The overview's look at each node of one refresh (sources/prometheus/read_rules.NodeLook). `results`: the
+    refresh's answers (`node_least_free`, `node_low`); `totals`: `card_totals` of the slow facts; `identities`:
+    the join's GPUs, for the MIG instances pods hold. `with_engines` first, then `low` per node; `needs` then
+    names the nodes to read one by one, by the label that names them."""
 
     def __init__(
         self,
         results: Mapping[str, Result],
-        totals: dict[str, tuple[float, float]],
-        identities: Iterable[Any],
+        totals: Totals,
+        identities: Iterable[HeldGpu],
         look: float,
-        headroom: Headroom,
+        thresholds: Thresholds,
     ) -> None:
         self.least: dict[str, dict[str, float]] = {}
         self.labels: dict[str, Mapping[str, str]] = {}
@@ -69,8 +47,8 @@ class Looks:
             if (name := node_of(s.labels)) is not None:
                 self.counts.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
         self.counted = "node_low" in results
-        self.totals, self.look, self.headroom = totals, look, headroom
-        self.mig = {gpu.node for gpu in identities if gpu.instance is not None and gpu.pods}
+        self.totals, self.look, self.thresholds = totals, look, thresholds
+        self.mig = _mig(identities)
         self.needs: dict[str, list[str]] = {}
         self.planned: dict[str, tuple[int, float]] = {}
         self.held: dict[str, list[int]] = {}
@@ -79,14 +57,7 @@ class Looks:
         """What the node's engines plan (headroom.node_shares: per node, how many GPUs a joined engine states its
         utilization for, and the smallest), and how many GPUs each model's engines hold on each node."""
         self.planned = {node: (len(mine), min(mine.values())) for node, mine in node_shares(engines).items() if mine}
-        held: dict[tuple[str, str], set[str]] = {}
-        for engine in engines:
-            if engine.node is not None:
-                held.setdefault((engine.node, engine.model_name), set()).update(engine.gpus)
-        self.held = {}
-        for (node, _), gpus in held.items():
-            if gpus:
-                self.held.setdefault(node, []).append(len(gpus))
+        self.held = _held(engines)
 
     def low(
         self, name: str, gpus: int, cards: Mapping[str, int], unknown: Mapping[str, str], total: int | None
@@ -94,7 +65,7 @@ class Looks:
         """The node's GPUs under the fraction where its engines planned them so (None: none, or the node needs a
         look, which `needs` then says)."""
         found = self._found(gpus, cards, unknown, total, self.least.get(name, {}), self.counts.get(name, {}))
-        shared = name in self.mig or any(0 < held < gpus for held in self.held.get(name, ()))
+        shared = _shared(name, gpus, self.mig, self.held)
         if found is None and not shared:
             return None
         if isinstance(found, NodeLow) and not shared and self._as_planned(name, found, gpus):
@@ -103,7 +74,7 @@ class Looks:
         self.needs.setdefault("Hostname" if labels is None else node_label_of(labels), []).append(name)
         return None
 
-    def judge(self, sample: FleetSample) -> list[FleetNode]:
+    def again(self, sample: FleetSample) -> list[FleetNode]:
         """The sample's nodes looked at again, each with its `low` (a copy where it changes): where something
         changed the records after they were made (a node's own gpumem-tui export adds GPUs and engines)."""
         self.needs = {}
@@ -114,12 +85,19 @@ class Looks:
             nodes.append(node if low is None and node.low is None else node.model_copy(update={"low": low}))
         return nodes
 
+    def kept(self, gpus: list[FleetGpu], sample: FleetSample, identities: Iterable[HeldGpu]) -> list[FleetGpu]:
+        """Of the GPUs read one by one on the nodes that need a look, those the sample lists: every GPU of a
+        shared node (a model's memory used is then a sum of its GPUs or instances), else those with a figure
+        missing or free memory under the look share."""
+        named = {name for names in self.needs.values() for name in names}
+        held = _held(sample.engines)
+        shared = _mig(identities) | {n.name for n in sample.nodes if _shared(n.name, n.gpus, set(), held)}
+        return [g for g in gpus if g.node in named and (g.node in shared or _under(g, self.look))]
+
     def _as_planned(self, name: str, low: NodeLow, gpus: int) -> bool:
         """headroom.as_planned_low, with the node's shares as `with_engines` summed them."""
         count, least = self.planned.get(name, (0, 0.0))
-        if not gpus or count < gpus:
-            return False
-        return as_planned_gpu(low.least_free_bytes, low.least_free_total_bytes, least, self.headroom)
+        return as_planned_low(low, gpus, count, least, self.thresholds)
 
     def _found(
         self,
@@ -157,3 +135,34 @@ class Looks:
             return None
         _, free, big = min(fractions)
         return NodeLow(gpus=under, least_free_bytes=round(free * MIB), least_free_total_bytes=round(big * MIB))
+
+
+def _mig(identities: Iterable[HeldGpu]) -> set[str]:
+    """The nodes where a pod holds a MIG GPU instance."""
+    return {gpu.node for gpu in identities if gpu.instance is not None and gpu.pods}
+
+
+def _held(engines: list[FleetEngine]) -> dict[str, list[int]]:
+    """Node -> how many of its GPUs each model's engines hold (a model that holds none left out)."""
+    held: dict[tuple[str, str], set[str]] = {}
+    for engine in engines:
+        if engine.node is not None:
+            held.setdefault((engine.node, engine.model_name), set()).update(engine.gpus)
+    found: dict[str, list[int]] = {}
+    for (node, _), gpus in held.items():
+        if gpus:
+            found.setdefault(node, []).append(len(gpus))
+    return found
+
+
+def _shared(name: str, gpus: int, mig: set[str], held: Mapping[str, list[int]]) -> bool:
+    """A node of `gpus` GPUs is shared where a pod holds one of its MIG GPU instances, or a model's engines hold
+    some of its GPUs but not all."""
+    return name in mig or any(0 < count < gpus for count in held.get(name, ()))
+
+
+def _under(gpu: FleetGpu, look: float) -> bool:
+    """A figure is missing, or the free memory is under the look share."""
+    if gpu.free_bytes is None or gpu.total_bytes is None:
+        return True
+    return gpu.free_bytes < look * gpu.total_bytes

@@ -1,16 +1,7 @@
-"""Plans for the fleet's engines, made here from the catalog by the single-node planner's own rules
-(autoplan.py: `model_spec`, `auto_settings`, then vLLM's `predict` and the overlay the TUI draws).
-
-What Prometheus says stands in for what a node's engine says: the served `model_name` (through
-`--model-alias SERVED=ORG/MODEL` when it is an alias), the cache settings of `vllm:cache_config_info`
-(gpu_memory_utilization, block_size, cache_dtype), the GPUs joined to the engine (its tensor-parallel split:
-found when dcgm-exporter gives them its pod, assumed otherwise) and their card (dcgm-exporter's `modelName`).
-A plan is made once per model, settings, card and split, not per engine. An engine whose plan came from its
-node's own exporter keeps it; a model the catalog does not know is measured only, with the reason.
-
-An engine on a MIG GPU instance (its pod holds the instance) is planned against the instance's memory: its
-total as dcgm-exporter reports it (used + free + reserved of the instance), else the memory its MIG profile
-names (`3g.40gb`: assumed), else no plan, with the reason: never a plan for the whole card."""
+"""Plans for the fleet's engines, made from the catalog by the single-node planner's own rules (autoplan.py),
+with what Prometheus says standing in for what a node's engine says (served model, cache settings, joined
+GPUs and card). One plan per model, settings, card and split; an exporter's plan is kept; an engine on a MIG
+GPU instance is planned against the instance, never the whole card. docs/design/fleet.md says how."""
 
 from __future__ import annotations
 

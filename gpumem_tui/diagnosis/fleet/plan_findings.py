@@ -1,4 +1,4 @@
-"""Findings about an engine of the fleet against the plan made for it from the catalog (fleet_plans.py), with
+"""Findings about an engine of the fleet against the plan made for it from the catalog (plans.py), with
 the single-node code's arithmetic and thresholds (findings/plan.py): `kv_pool_short` (the pool vLLM carved,
 from `vllm:cache_config_info`, against the plan's), `weights_mismatch` (what dcgm-exporter's FB_USED per GPU
 leaves for weights, where the engine holds its whole node), and `plan_note` when the plan does not fit while
@@ -8,7 +8,13 @@ there, not here; an engine whose target is down is not judged (its last values l
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.findings.plan import pool_short_severity, weights_estimate, weights_severity
+from gpumem_tui.diagnosis.findings.plan import (
+    POOL_SHORT_ADVICE,
+    note_severity,
+    pool_short_severity,
+    weights_estimate,
+    weights_severity,
+)
 from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetPlan, FleetSample
 from gpumem_tui.text import literal
@@ -58,8 +64,7 @@ def _short(e: FleetEngine, plan: FleetPlan, severity: Severity) -> Finding:
         explanation=f"The engine carved {measured:,} tokens of KV cache (its vllm:cache_config_info); the catalog's "
         f"plan says {planned:,} for {plan.model} on {plan.tensor_parallel} x {plan.card}. That is "
         f"{short / length:,.1f} fewer conversations at the {length:,}-token context the plan assumes.",
-        try_this="look for what took the memory: larger weights (wrong precision), another process at startup, "
-        "a lower --gpu-memory-utilization than planned",
+        try_this=POOL_SHORT_ADVICE,
         endpoint=_endpoint(e),
     )
 
@@ -97,7 +102,7 @@ def _weights(e: FleetEngine, plan: FleetPlan, node: FleetNode | None, t: Thresho
 
 def _does_not_fit(e: FleetEngine, plan: FleetPlan) -> Finding:
     return Finding(
-        severity="info",
+        severity=note_severity(manual=False),  # a plan made here from the catalog
         code="plan_note",
         title=f"{literal(e.name)}: the catalog's plan does not fit, yet the engine runs",
         explanation=f"The plan for {plan.model} on {plan.tensor_parallel} x {plan.card} leaves no KV pool, and the "
@@ -112,7 +117,7 @@ def _does_not_fit(e: FleetEngine, plan: FleetPlan) -> Finding:
 
 def _asleep(e: FleetEngine) -> Finding:
     return Finding(
-        severity="info",
+        severity=note_severity(manual=False),  # a plan made here from the catalog
         code="plan_note",
         title=f"{literal(e.name)}: asleep ({literal(e.sleep_state)}), not held against its plan",
         explanation="vLLM's sleep mode frees the engine's weights or KV cache on purpose "

@@ -1,0 +1,85 @@
+"""Findings about a fleet read from Prometheus, as the app's own Finding records, each with its node: what
+Prometheus lets us judge of each node, the fleet-only codes, and the findings a node's own `gpumem-tui
+export` raised, which replace the fleet's about that node. A field Prometheus did not give raises nothing.
+docs/design/fleet.md lists the codes and why."""
+
+from __future__ import annotations
+
+from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Thresholds
+from gpumem_tui.diagnosis.findings.registry import BY_CODE, FINDINGS
+from gpumem_tui.diagnosis.fleet.engines import config_drift, engine_down, kv_saturated, not_joined
+from gpumem_tui.diagnosis.fleet.memory import headroom_low
+from gpumem_tui.diagnosis.fleet.plan_findings import plan_findings
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
+from gpumem_tui.diagnosis.fleet.stale import source_stale, stale
+from gpumem_tui.sources.prometheus.records import FleetSample
+from gpumem_tui.text import literal
+
+FLEET_ONLY = frozenset(kind.code for kind in FINDINGS if "node" not in kind.views)
+"""Codes only the fleet judges (the registry's `views`); every other one a node's own `gpumem-tui export`
+judges too."""
+
+
+def nothing_read(sample: FleetSample) -> str | None:
+    """Why the sample holds nothing to judge (no node and no engine within the hour: a --selector that matches
+    nothing, a moment with no data), in words; None where it holds something. `fleet check` is then UNKNOWN and
+    the screen says so: a source that answers is not a fleet that is ok."""
+    if sample.nodes or sample.engines:
+        return None
+    return f"no node and no engine within the hour ({sample.unknown.get('memory', 'no series')})"
+
+
+def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> list[FleetFinding]:
+    """Every finding of the sample, the most severe first, then by node."""
+    t = thresholds or Thresholds()
+    found = [
+        *source_stale(sample),
+        *engine_down(sample),
+        *headroom_low(sample, t),
+        *kv_saturated(sample, t),
+        *not_joined(sample),
+        *config_drift(sample),
+        *(FleetFinding(node=node, finding=f) for node, f in plan_findings(sample, t)),
+    ]
+    from_nodes = _from_node_exporters(sample)
+    # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code, and
+    # while its exporter publishes, the node's findings are its whole answer to what the node's check judges
+    said = {(f.node, f.finding.code, f.finding.gpu_index) for f in from_nodes}
+    judging = {node for node, age in sample.exporter_nodes.items() if not stale(age)}
+    found = [
+        f
+        for f in found
+        if (f.node, f.finding.code, f.finding.gpu_index) not in said
+        and (f.node not in judging or f.finding.code in FLEET_ONLY)
+    ] + from_nodes
+    return sorted(found, key=lambda f: (-SEVERITY_ORDER[f.finding.severity], f.node or "", f.finding.code))
+
+
+def _from_node_exporters(sample: FleetSample) -> list[FleetFinding]:
+    """`gpumem_finding_active` of nodes that run `gpumem-tui export`, as findings; a code or severity this
+    version does not know is left out (it would not be judged the same)."""
+    findings = []
+    for f in sample.node_findings:
+        kind = BY_CODE.get(f.code)
+        if kind is None or f.severity not in kind.severities:
+            continue
+        gpu = f"GPU {literal(f.gpu)}: " if f.gpu else ""
+        engine = f" ({literal(f.endpoint)})" if f.endpoint else ""
+        findings.append(
+            FleetFinding(
+                node=f.node,
+                finding=Finding(
+                    severity=f.severity,  # checked against the registry above
+                    code=kind.code,
+                    title=f"node {literal(f.node)} {gpu}{kind.meaning}{engine}",
+                    explanation="Raised by gpumem-tui export on the node, judged against the engine's plan"
+                    + (f" (pid {literal(f.pid)}). " if f.pid else ". ")
+                    + "The node's own check has the numbers.",
+                    try_this="run `gpumem-tui check -v` on the node, or open its TUI",
+                    gpu_index=int(f.gpu) if f.gpu and f.gpu.isdigit() else None,
+                    pid=int(f.pid) if f.pid and f.pid.isdigit() else None,
+                    endpoint=f.endpoint,
+                ),
+            )
+        )
+    return findings

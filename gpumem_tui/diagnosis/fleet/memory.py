@@ -1,0 +1,89 @@
+"""`headroom_low` of a fleet: per GPU read one by one, and per node where its GPUs under the fraction are as
+its engines planned (counted by the overview, `FleetNode.low`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from gpumem_tui.diagnosis.findings.memory import headroom_severity
+from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
+from gpumem_tui.diagnosis.findings.situation import percent
+from gpumem_tui.diagnosis.fleet.headroom import as_planned_node, node_shares, planned_free, shares
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
+from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
+from gpumem_tui.text import literal
+from gpumem_tui.units import gib
+
+
+def _gpu_index(gpu: FleetGpu) -> int | None:
+    return int(gpu.index) if gpu.index is not None and gpu.index.isdigit() else None
+
+
+def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
+    """Per GPU read one by one: a warning or critical finding each; GPUs under the fraction as their
+    engines planned are counted per node (one info finding), as are those the overview counted on the
+    server (`FleetNode.low`): both reads say the same of a node."""
+    share = shares(sample.engines)
+    planned: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    findings = []
+    for gpu in sample.gpus:
+        free, total = gpu.free_bytes, gpu.total_bytes
+        if gpu.node in sample.stale_nodes or free is None or not total:
+            continue
+        given = share.get(gpu.uuid or gpu.index or "?")
+        severity = headroom_severity(free, total, planned_free(total, given), t)
+        if severity is None:
+            continue
+        if severity == "info":  # as planned: counted per node
+            planned[gpu.node].append((free, total))
+            continue
+        words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
+        if given is not None:
+            words += f"; vLLM's gpu_memory_utilization {given:g} leaves {gib(total * (1 - given))}"
+        where = f"GPU {literal(gpu.index)}" + (f" ({literal(gpu.uuid)})" if gpu.uuid else "")
+        findings.append(
+            FleetFinding(
+                node=gpu.node,
+                finding=Finding(
+                    severity=severity,
+                    code="headroom_low",
+                    title=f"node {literal(gpu.node)} {where}: only {percent(free / total)} of memory free",
+                    explanation=words + ".",
+                    try_this="open the node (`gpumem-tui` on it) to see who holds the memory; lower "
+                    "--gpu-memory-utilization or move other work off this GPU",
+                    gpu_index=_gpu_index(gpu),
+                ),
+            )
+        )
+    per_node = node_shares(sample.engines)
+    for node in sample.nodes:
+        if node.name in sample.stale_nodes:
+            continue
+        mine = per_node.get(node.name, {})
+        if node.low is not None and node.name not in planned and as_planned_node(node, mine, t):
+            least = (node.low.least_free_bytes, node.low.least_free_total_bytes)
+            planned[node.name] = [least] * node.low.gpus
+        if planned.get(node.name):
+            findings.append(_as_planned(node.name, planned[node.name], mine, t))
+    return findings
+
+
+def _as_planned(node: str, gpus: list[tuple[int, int]], mine: dict[str, float], t: Thresholds) -> FleetFinding:
+    """One info finding for a node's GPUs under the fraction as planned: how many, and the least free;
+    `mine`: the utilization its engines give each of its GPUs."""
+    free, total = min(gpus, key=lambda g: g[0] / g[1])
+    shares_said = sorted(set(mine.values()))
+    count = f"{len(gpus)} GPU{'s' * (len(gpus) > 1)}"
+    return FleetFinding(
+        node=node,
+        finding=Finding(
+            severity="info",
+            code="headroom_low",
+            title=f"node {literal(node)}: {count} under {percent(t.headroom_warning_fraction)} free, as planned "
+            f"(the least: {percent(free / total)})",
+            explanation=f"The least free has {gib(free)} of {gib(total)} ({percent(free / total)} of the card); "
+            f"its engines' gpu_memory_utilization ({', '.join(f'{s:g}' for s in shares_said)}) leaves that much "
+            "on purpose.",
+            try_this="nothing: the engines' gpu_memory_utilization leaves this much on purpose",
+        ),
+    )
