@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Thresholds
 from gpumem_tui.diagnosis.findings.registry import BY_CODE
 from gpumem_tui.diagnosis.fleet_plan_findings import plan_findings
+from gpumem_tui.records import Record
 from gpumem_tui.sources.prometheus.fleet import STALE_AFTER_S
 from gpumem_tui.sources.prometheus.headroom import Headroom, as_planned_gpu, as_planned_node, node_shares, shares
 from gpumem_tui.sources.prometheus.labels import host_of
@@ -29,10 +28,8 @@ FLEET_ONLY = frozenset({"source_stale", "not_joined", "config_drift"})
 """Codes only the fleet judges; every other one a node's own `gpumem-tui export` judges too."""
 
 
-class FleetFinding(BaseModel):
+class FleetFinding(Record):
     """A finding and the node it is about (None: the fleet or the source as a whole)."""
-
-    model_config = ConfigDict(frozen=True)
 
     node: str | None = None
     finding: Finding

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
 from gpumem_tui.planner.budget import AMBER_FRACTION
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.serving import EngineOptions, serve
+from gpumem_tui.records import Record
 
 # The seed's table rule: 8 conversations of 8,192 tokens, 4 GB overhead per GPU, 90 % fill.
 DEFAULT_USERS = 8
 DEFAULT_CONTEXT = 8192
 
 
-class FitCell(BaseModel):
+class FitCell(Record):
     """One cell: the fewest GPUs (None: not even 8), the spare on that split, amber under 5 % spare."""
-
-    model_config = ConfigDict(frozen=True)
 
     model: str
     weights_format: str
