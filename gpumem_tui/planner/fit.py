@@ -51,28 +51,16 @@ def fit_cell(
         overhead_bytes=overhead_bytes,
     )
     serving = serve(inp, engine)
-    tp = serving.fewest_gpus
-    if tp is None:
-        return FitCell(
-            model=model.id,
-            weights_format=fmt.name,
-            kv_dtype=inp.kv_dtype,
-            gpu=gpu.key,
-            gpus=None,
-            spare_bytes=None,
-            spare_fraction=None,
-            amber=False,
-        )
-    spare, fraction = serving.spare_bytes, serving.spare_fraction
+    fits = serving.fewest_gpus is not None  # else not even 8 GPUs: no spare to speak of
     return FitCell(
         model=model.id,
         weights_format=fmt.name,
         kv_dtype=inp.kv_dtype,
         gpu=gpu.key,
-        gpus=tp,
-        spare_bytes=spare,
-        spare_fraction=fraction,
-        amber=fraction < AMBER_FRACTION,
+        gpus=serving.fewest_gpus,
+        spare_bytes=serving.spare_bytes if fits else None,
+        spare_fraction=serving.spare_fraction if fits else None,
+        amber=fits and serving.spare_fraction < AMBER_FRACTION,
     )
 
 
