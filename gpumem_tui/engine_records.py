@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator, model_validator
+from pydantic import StringConstraints, field_validator, model_validator
 
 from gpumem_tui.readings import ReadingsRecord, dropped, reading_fields, unreadable
+from gpumem_tui.records import Record
 
 EngineKind = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 """A kind in `sources/engines/registry.py` (`vllm`, `sglang`, ...). Records sit below the sources, so the kind is
@@ -14,10 +15,8 @@ checked as a short name here; a kind the registry lacks (a recording from a newe
 EndpointState = Literal["ok", "stale", "down"]
 
 
-class EngineRecord(BaseModel):
+class EngineRecord(Record):
     """One served model on one engine endpoint. A reading the engine does not export is None, never 0."""
-
-    model_config = ConfigDict(frozen=True)
 
     endpoint: str | None = None
     engine: EngineKind

@@ -35,55 +35,38 @@ class Glyphs:
     """Forensics markers: a process started, a process exited."""
 
 
-UNICODE = Glyphs(
-    fill=MappingProxyType(
-        {
-            "engine": "█",
-            "process": "▓",
-            "unattributed": "▒",
-            "driver": "░",
-            "free": "·",
-            "weights": "█",
-            "runtime": "▓",
-            "activations": "▒",
-            "graphs": "▒",
-            "kv": "▆",
-            "reserve": "░",
-            "spare": "·",
-        }
-    ),
-    over="»",
-    levels=" ▁▂▃▄▅▆▇█",
-    gauge="█",
-    degree="°",
-    started="▲",
-    exited="▼",
-)
+FILL = {  # a memory bar's kind of slice or band: (Unicode, ASCII)
+    "engine": ("█", "#"),
+    "process": ("▓", "="),
+    "unattributed": ("▒", "+"),
+    "driver": ("░", ":"),
+    "free": ("·", "."),
+    "weights": ("█", "#"),
+    "runtime": ("▓", "="),
+    "activations": ("▒", "+"),
+    "graphs": ("▒", "+"),
+    "kv": ("▆", "~"),
+    "reserve": ("░", ":"),
+    "spare": ("·", "."),
+}
+MARKS = {  # every other field of Glyphs: (Unicode, ASCII)
+    "over": ("»", ">"),
+    "levels": (" ▁▂▃▄▅▆▇█", " ._-:=+*#"),
+    "gauge": ("█", "#"),
+    "degree": ("°", ""),
+    "started": ("▲", "^"),
+    "exited": ("▼", "v"),
+}
 
-ASCII = Glyphs(
-    fill=MappingProxyType(
-        {
-            "engine": "#",
-            "process": "=",
-            "unattributed": "+",
-            "driver": ":",
-            "free": ".",
-            "weights": "#",
-            "runtime": "=",
-            "activations": "+",
-            "graphs": "+",
-            "kv": "~",
-            "reserve": ":",
-            "spare": ".",
-        }
-    ),
-    over=">",
-    levels=" ._-:=+*#",
-    gauge="#",
-    degree="",
-    started="^",
-    exited="v",
-)
+
+def _glyphs(side: int) -> Glyphs:
+    """One side of FILL and MARKS: 0 Unicode, 1 ASCII."""
+    fill = MappingProxyType({kind: pair[side] for kind, pair in FILL.items()})
+    return Glyphs(fill=fill, **{name: pair[side] for name, pair in MARKS.items()})
+
+
+UNICODE = _glyphs(0)
+ASCII = _glyphs(1)
 
 
 def _pairs(wide: Glyphs, narrow: Glyphs) -> dict[str, str]:

@@ -10,7 +10,9 @@ import typing
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
+from pydantic import BaseModel, PrivateAttr, model_validator
+
+from gpumem_tui.records import Record
 
 LIMIT = 2**64
 """NVML and the engines count in 64 bits at most."""
@@ -67,11 +69,10 @@ def dropped(bad: dict[str, str]) -> str:
     return f"{fields} {'is not a reading' if len(bad) == 1 else 'are not readings'}; shown as missing"
 
 
-class ReadingsRecord(BaseModel):
+class ReadingsRecord(Record):
     """A frozen record that takes only readings: any other number is missing as it is built, and `dropped`
     says which and why, for the sample to note under its source (`models.py`, `EndpointStatus`)."""
 
-    model_config = ConfigDict(frozen=True)
     _dropped: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="wrap")

@@ -25,6 +25,7 @@ AT_ROOT = {  # modules at the package root, by layer
     "__main__": "cli",
     "__init__": "base",
     "models": "base",
+    "records": "base",
     "engine_records": "base",
     "readings": "base",
     "units": "base",

@@ -7,10 +7,9 @@ import os
 import struct
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.catalog.jsonfile import read_json
 from gpumem_tui.catalog.loader import CatalogError
+from gpumem_tui.records import Record
 
 MAX_HEADER = 100_000_000
 """The safetensors format's own limit on its JSON header."""
@@ -39,10 +38,8 @@ BITS = {
 """Bits per element of each dtype the format names."""
 
 
-class CheckpointBytes(BaseModel):
+class CheckpointBytes(Record):
     """What the safetensors files beside a config hold: bytes per dtype, in total."""
-
-    model_config = ConfigDict(frozen=True)
 
     files: int
     tensors: int

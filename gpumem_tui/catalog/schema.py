@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from gpumem_tui.records import FiniteRecord
 from gpumem_tui.units import GIB, MIB
 
 # Upper bounds on what a file may declare: about ten times the largest real model (Llama 3.1 405B's 126
@@ -23,8 +24,8 @@ MAX_CONTEXT = 100_000_000
 MAX_PARAMS = 10**15
 
 
-class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+class _Entry(FiniteRecord):
+    model_config = ConfigDict(extra="forbid")
 
 
 class MoeSpec(_Entry):

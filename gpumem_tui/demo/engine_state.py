@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from gpumem_tui.records import Record
 
 EnginePhase = Literal["waiting", "loading", "profiling", "capturing", "ready", "failed", "crashed"]
 
 
-class EngineState(BaseModel):
+class EngineState(Record):
     """One simulated engine at one moment. Readings exist only once the engine serves (`phase == ready`)."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     engine: str

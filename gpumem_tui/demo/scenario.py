@@ -13,10 +13,11 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from gpumem_tui.catalog.loader import packaged_dir
 from gpumem_tui.models import LATEST_TIMESTAMP
+from gpumem_tui.records import FiniteRecord
 from gpumem_tui.text import literal
 
 MAX_DURATION_S = 86_400
@@ -34,8 +35,8 @@ class ScenarioError(ValueError):
     """A scenario that cannot be found or read: the name or file, and the reason."""
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+class _Spec(FiniteRecord):
+    model_config = ConfigDict(extra="forbid")
 
 
 class GpuGroup(_Spec):

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.catalog import Catalog, CatalogError, GpuSpec, LookupFailed, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
 from gpumem_tui.diagnosis.engine_values import LABELS, plausible, shown, why_implausible
@@ -24,6 +22,7 @@ from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 from gpumem_tui.planner.vllm.vision import limits_from_flags
+from gpumem_tui.records import Record
 from gpumem_tui.sources.engines.launch_flags import launch_flags, number
 from gpumem_tui.sources.engines.registry import looks_like_engine, registered, started_by
 from gpumem_tui.sources.placement import device_slices
@@ -32,10 +31,8 @@ from gpumem_tui.text import literal
 PlanLabel = Literal["auto", "manual"]
 
 
-class EnginePlan(BaseModel):
+class EnginePlan(Record):
     """The plan for one engine endpoint (or for the node, when a manual plan finds no engine)."""
-
-    model_config = ConfigDict(frozen=True)
 
     endpoint: str | None
     model: str | None

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.diagnosis.measured import MeasuredSlice
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.planner.overlay import GpuOverlay
+from gpumem_tui.records import Record
 
 
-class CompareRow(BaseModel):
+class CompareRow(Record):
     """One comparison: a planned and a measured size (None where there is nothing to read)."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     planned_bytes: int | None

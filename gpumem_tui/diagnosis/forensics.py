@@ -9,8 +9,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans, measured_facts
 from gpumem_tui.diagnosis.diagnose import diagnose
@@ -21,17 +19,14 @@ from gpumem_tui.diagnosis.growth import Growth, allowances, who_grew
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
+from gpumem_tui.records import Record
 
 MAX_POINTS = 600
 LATE_S = 60.0
 """Kept beyond the "who grew" window, so an exit seen a refresh (or a paused minute) late still has all of it."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class Marker(_Frozen):
+class Marker(Record):
     """Something that happened at `offset_s` seconds into what was watched."""
 
     offset_s: float
@@ -46,14 +41,14 @@ class Marker(_Frozen):
     text: str
 
 
-class GpuTimeline(_Frozen):
+class GpuTimeline(Record):
     gpu_index: int
     total_bytes: int | None
     points: list[tuple[float, int]]
     """(offset_s, used bytes); at most MAX_POINTS, each the peak of its stretch so no spike is lost."""
 
 
-class Forensics(_Frozen):
+class Forensics(Record):
     start_timestamp: float
     end_offset_s: float
     first_critical_offset_s: float | None

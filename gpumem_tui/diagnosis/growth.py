@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.records import Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.models import Sample
+from gpumem_tui.records import Record
 from gpumem_tui.units import gib
 
 EXPECTED = "expected (planned: loading / KV pool)"
@@ -19,9 +18,7 @@ NOT_PLANNED = "the engine's own (no plan to compare)"
 FOREIGN = "unexpected: not the engine's"
 
 
-class Growth(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Growth(Record):
     gpu_index: int
     pid: int
     name: str | None

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
+from gpumem_tui.records import Record
 from gpumem_tui.sources.placement import device_gpus
 
 
-class MeasuredSlice(BaseModel):
+class MeasuredSlice(Record):
     """One slice of a GPU's measured memory."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     kind: str  # process | engine | unattributed | driver | free

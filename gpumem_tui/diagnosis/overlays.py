@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec
 from gpumem_tui.models import Sample
@@ -19,6 +19,7 @@ from gpumem_tui.planner.serving import (
     resolve_weights,
 )
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EngineSettings
+from gpumem_tui.records import Record
 from gpumem_tui.units import MIB
 
 DEFAULT_MAX_LEN = 2048  # vLLM's own when a model states no maximum
@@ -26,10 +27,8 @@ DEFAULT_MAX_LEN = 2048  # vLLM's own when a model states no maximum
 PlanSource = Literal["command line", "planner screen", "scenario"]
 
 
-class ManualPlan(BaseModel):
+class ManualPlan(Record):
     """A plan from the command line or the planner screen; it wins over one inferred from the node."""
-
-    model_config = ConfigDict(frozen=True)
 
     model: ModelSpec
     quantization: str | None = None

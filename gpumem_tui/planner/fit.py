@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
 from gpumem_tui.planner.budget import AMBER_FRACTION
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.serving import EngineOptions, serve
+from gpumem_tui.records import Record
 
 # The seed's table rule: 8 conversations of 8,192 tokens, 4 GB overhead per GPU, 90 % fill.
 DEFAULT_USERS = 8
 DEFAULT_CONTEXT = 8192
 
 
-class FitCell(BaseModel):
+class FitCell(Record):
     """One cell: the fewest GPUs (None: not even 8), the spare on that split, amber under 5 % spare."""
-
-    model_config = ConfigDict(frozen=True)
 
     model: str
     weights_format: str
@@ -54,28 +51,16 @@ def fit_cell(
         overhead_bytes=overhead_bytes,
     )
     serving = serve(inp, engine)
-    tp = serving.fewest_gpus
-    if tp is None:
-        return FitCell(
-            model=model.id,
-            weights_format=fmt.name,
-            kv_dtype=inp.kv_dtype,
-            gpu=gpu.key,
-            gpus=None,
-            spare_bytes=None,
-            spare_fraction=None,
-            amber=False,
-        )
-    spare, fraction = serving.spare_bytes, serving.spare_fraction
+    fits = serving.fewest_gpus is not None  # else not even 8 GPUs: no spare to speak of
     return FitCell(
         model=model.id,
         weights_format=fmt.name,
         kv_dtype=inp.kv_dtype,
         gpu=gpu.key,
-        gpus=tp,
-        spare_bytes=spare,
-        spare_fraction=fraction,
-        amber=fraction < AMBER_FRACTION,
+        gpus=serving.fewest_gpus,
+        spare_bytes=serving.spare_bytes if fits else None,
+        spare_fraction=serving.spare_fraction if fits else None,
+        amber=fits and serving.spare_fraction < AMBER_FRACTION,
     )
 
 

@@ -3,18 +3,15 @@ beats recomputing it."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from gpumem_tui.records import Record
 from gpumem_tui.units import GB
 
 # Usable one-direction bandwidth of a x16 link, by PCIe generation (the seed's 64 GB/s for gen 5).
 PCIE_X16_GBPS = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}
 
 
-class OffloadEstimate(BaseModel):
+class OffloadEstimate(Record):
     """Per-token time when each GPU reads its resident weights from HBM and the rest over a link."""
-
-    model_config = ConfigDict(frozen=True)
 
     gpus: int
     resident_bytes_per_gpu: int
@@ -50,10 +47,8 @@ def offload_estimate(
     )
 
 
-class KvOffloadBreakEven(BaseModel):
+class KvOffloadBreakEven(Record):
     """Fetching a conversation's cached KV back over a link versus recomputing it with a prefill."""
-
-    model_config = ConfigDict(frozen=True)
 
     context: int
     kv_bytes: int

@@ -2,29 +2,24 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.planner.vllm import EnginePrediction
+from gpumem_tui.records import Record
 from gpumem_tui.units import GIB
 
 # A CUDA process holds its context before the engine measures anything (about 0.5 GiB on H100).
 CUDA_CONTEXT_BYTES = round(0.5 * GIB)
 
 
-class PlannedBand(BaseModel):
+class PlannedBand(Record):
     """One band of the planned bar. `kind` groups bands for drawing and comparison."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     kind: str  # driver | weights | runtime | activations | graphs | kv | reserve | spare
     bytes: int
 
 
-class GpuOverlay(BaseModel):
+class GpuOverlay(Record):
     """What a plan says one GPU should hold, with the numbers to compare against the measurement."""
-
-    model_config = ConfigDict(frozen=True)
 
     label: str
     """`manual` (the user set it) or `auto` (built from what is running)."""

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
+from gpumem_tui.records import FiniteRecord
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
-
-
-class PlanInput(_Frozen):
+class PlanInput(FiniteRecord):
     """One serving question: this model, in this format, for these users, on these GPUs."""
 
     model: ModelSpec
@@ -39,14 +36,14 @@ class PlanInput(_Frozen):
         return self.capacity_bytes or self.gpu.capacity_bytes
 
 
-class Band(_Frozen):
+class Band(FiniteRecord):
     """One slice of a GPU's memory."""
 
     name: str
     bytes: int
 
 
-class GpuBudget(_Frozen):
+class GpuBudget(FiniteRecord):
     """One GPU of the split: its capacity cut into bands that sum to it."""
 
     capacity_bytes: int
@@ -55,7 +52,7 @@ class GpuBudget(_Frozen):
     bands: list[Band]
 
 
-class Plan(_Frozen):
+class Plan(FiniteRecord):
     """The answer: does it fit, with how much spare, and what else the same GPUs could hold."""
 
     input: PlanInput

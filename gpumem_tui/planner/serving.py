@@ -3,7 +3,7 @@ plain method; the other method's answer on the same split is kept as a cross-che
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from gpumem_tui.catalog import Catalog, LookupFailed
 from gpumem_tui.catalog.schema import FormatSpec, ModelSpec
@@ -14,6 +14,7 @@ from gpumem_tui.planner.records import Plan, PlanInput
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
 from gpumem_tui.planner.warnings import setting_warnings, thin_warnings
+from gpumem_tui.records import Record
 
 # vLLM's quantization methods as the catalog's weight formats (the plain method sizes them so).
 QUANTIZATION_TO_FORMAT = {
@@ -30,11 +31,7 @@ QUANTIZATION_TO_FORMAT = {
 SIXTEEN_BIT = ("bf16", "fp16")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class EngineOptions(_Frozen):
+class EngineOptions(Record):
     """The engine a plan is for and the flags only it has; None means the release's default."""
 
     name: str = "vllm"
@@ -112,7 +109,7 @@ def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineSet
     )
 
 
-class EngineAnswer(_Frozen):
+class EngineAnswer(Record):
     """The engine's own answer on one split: does it start, does its KV pool hold the load, what else it holds."""
 
     tp: int
@@ -175,7 +172,7 @@ def engine_split(inp: PlanInput, engine: EngineOptions, fewest: int | None = Non
     return gpus // engine.pp
 
 
-class Serving(_Frozen):
+class Serving(Record):
     """The plan of one question. `method` says who decided: `plain` (weights + KV + overhead) or the
     engine's name; `plan` is always the plain method on the same split (with an engine, the cross-check)."""
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.catalog.schema import FormatSpec, ModelSpec
 from gpumem_tui.planner.params import count_params
 from gpumem_tui.planner.weights import weights_bytes
+from gpumem_tui.records import Record
 
 # Mixed-precision Adam (ZeRO paper): 2 weights + 2 gradients + 4 master + 4 momentum + 4 variance.
 FULL_BYTES_PER_PARAM = 16
@@ -16,10 +15,8 @@ ADAPTER_BYTES_PER_PARAM = 16
 DEFAULT_ACTIVATION_FRACTION = 0.20
 
 
-class TrainingEstimate(BaseModel):
+class TrainingEstimate(Record):
     """Memory for one training setup, by part, all GPUs together."""
-
-    model_config = ConfigDict(frozen=True)
 
     mode: str
     weights_bytes: int

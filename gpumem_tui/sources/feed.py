@@ -1,16 +1,9 @@
 """Feeds: where the app's samples come from. One async call gives a whole Sample, engines included.
 
-- `LiveFeed`: NVML and the host through a Collector, plus engine endpoints given with --endpoint or
-  discovered from the host's command lines, scraped over HTTP.
-- `DemoFeed` (in `gpumem_tui.demo.feed`, so the live feed never loads the simulator): the simulated
-  node through the same Collector, NVML source and scraper.
-- `ReplayFeed`: a recording played back.
-
-Engines never hold up the GPU read: their polls run as the scraper's own tasks, and a sample waits at
-most `engine_wait_s` for the polls it started (None: for every poll until it ends, for one-shot commands
-and stepped demos), then takes the newest answer of each endpoint; a slow one shows its last answer,
-then stale, and is not waited for again while its poll is out.
-The first sample waits up to FIRST_WAIT_S, so a first frame does not call a healthy engine down.
+`LiveFeed`: NVML, the host and engine endpoints; `DemoFeed` (in `gpumem_tui.demo.feed`, so the live feed
+never loads the simulator); `ReplayFeed`: a recording. Engines never hold up the GPU read: a sample waits at
+most `engine_wait_s` for the polls it started, then takes each endpoint's newest answer
+(docs/design/node-sources.md).
 """
 
 from __future__ import annotations

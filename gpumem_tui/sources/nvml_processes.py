@@ -1,23 +1,10 @@
 """GPU process lists read at the C level through the bound NVML module, with this module's own entry layouts.
 
-Why not the binding's `nvmlDeviceGet*RunningProcesses`: it reads every `_v3` entry as the struct of the
-release it was cut from, and drivers disagree. Early R535 drivers (535.43 to 535.86) write 32-byte `_v3`
-entries where nvidia-ml-py 12.550+ reads 24 (rows for pid 0 and 4294967295, memory that is another
-entry's pid); nvidia-ml-py 12.535.77 reads 32 over the 24 every other driver writes. So the function
-pointers are called here, through the module's `_nvmlGetFunctionPointer` (it never imports pynvml), with
-the two-call protocol (ask the count, then fill; retry while the list grows).
-
-The entry layout is measured, not inferred: the first time a list has entries, it is read into two
-buffers, one filled with 0x00 and one with 0xFF. The driver writes the same bytes into both, the tail it
-leaves alone keeps its fill and differs; the last byte where they agree ends what it wrote, and that length
-over the count is the stride (16, 24 or 32). nvitop first chose the layout from which symbols a driver
-exports and then went over to a probe like this (nvitop #226): a symbol table cannot express every driver
-(a patched or backported release), the bytes a driver writes always say what it wrote. When a probe cannot
-tell (the list changed between the two calls), the exported symbols decide as nvitop's tree does.
-
-MIG: a MIG card's own list has no per-process memory as root and is refused to other users (nvml.h on
-`nvmlDeviceGetComputeRunningProcesses_v3`), so on a card in MIG mode each MIG device (one compute instance
-of one GPU instance) is read instead, and its processes are tagged with both instance ids.
+The binding's `nvmlDeviceGet*RunningProcesses` reads every `_v3` entry as the struct of its own release, and
+drivers disagree (early R535 drivers write 32-byte entries where nvidia-ml-py 12.550+ reads 24). So the
+function pointers are called here, and an entry's stride is measured from the bytes the driver writes (as
+nvitop does, nvitop #226). A card in MIG mode is read MIG device by MIG device. Why, in full:
+docs/design/node-sources.md.
 """
 
 from __future__ import annotations

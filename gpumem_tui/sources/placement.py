@@ -1,15 +1,9 @@
 """Engines placed on their GPUs by the UUIDs their environment names, when NVML's pids are not theirs.
 
-Inside a container the driver still reports host pids, which the container's PID namespace cannot see,
-while discovery finds the engine under its container pid: nothing joins them by pid. The engine's
-NVIDIA_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES name its GPUs (UUIDs, or indices), and NVML names every
-GPU's UUID: the engine is placed on those GPUs, and the pids NVML lists there that this namespace cannot
-see are counted as the engine's (a guess, said in a note: another container sharing the card would be
-counted too). A note says "PID namespaces differ", and what to do.
-
-That the namespaces differ is read from the sample (NVML's pids not visible here while an engine found here
-has none among them), not from our own `NSpid`: a container mounts its own /proc, whose NSpid lines start
-at the container's namespace and so show one entry.
+Inside a container the driver reports host pids the container cannot see, while discovery finds the engine
+under its container pid. Its visible devices name its GPUs; the pids NVML lists there that this namespace
+cannot see are counted as the engine's, a guess said in a note. Why, and how differing PID namespaces are
+told: docs/design/node-sources.md.
 """
 
 from __future__ import annotations

@@ -189,6 +189,44 @@ def _cuda_devices(value: str | None) -> list[str] | None:
     return found
 
 
+def _components(path: str) -> list[str]:
+    return [p for p in path.split("/") if p not in ("", ".")]
+
+
+def _symlink(name: str, directory: int) -> str | None:
+    """Where `name` in the open `directory` points; None when it is no symlink (or absent: its open says so)."""
+    try:
+        return os.readlink(name, dir_fd=directory)
+    except OSError:
+        return None
+
+
+def _walk(opened: list[int], path: str) -> bool:
+    """Opens each component of `path` below `opened[-1]` without following links, appending it to `opened`
+    (`..` closes the last one, never the root at `opened[0]`); a symlink is resolved as the container sees it.
+    False past MAX_SYMLINKS links; OSError where a component is absent or not what it must be."""
+    parts = _components(path)
+    links = 0
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if len(opened) > 1:
+                os.close(opened.pop())
+            continue
+        target = _symlink(part, opened[-1])
+        if target is None:
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_DIRECTORY if parts else 0)
+            opened.append(os.open(part, flags, dir_fd=opened[-1]))
+            continue
+        links += 1
+        if links > MAX_SYMLINKS:
+            return False
+        while target.startswith("/") and len(opened) > 1:  # absolute: from the container's root again
+            os.close(opened.pop())
+        parts = _components(target) + parts
+    return True
+
+
 class ProcFiles:
     """Reads files under a proc root and a kubelet pod-log root; anything unreadable is None."""
 
@@ -219,32 +257,7 @@ class ProcFiles:
             return None
         opened = [root]  # the directories walked so far, root first: `..` pops one, never the root
         try:
-            parts = [p for p in path.split("/") if p not in ("", ".")]
-            links = 0
-            while parts:
-                part = parts.pop(0)
-                if part == "..":
-                    if len(opened) > 1:
-                        os.close(opened.pop())
-                    continue
-                here = opened[-1]
-                try:
-                    target = os.readlink(part, dir_fd=here)
-                except OSError:
-                    target = None  # not a symlink (or absent: the open below says so)
-                if target is not None:
-                    links += 1
-                    if links > MAX_SYMLINKS:
-                        return None
-                    if target.startswith("/"):
-                        while len(opened) > 1:
-                            os.close(opened.pop())
-                    parts = [p for p in target.split("/") if p not in ("", ".")] + parts
-                    continue
-                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-                fd = os.open(part, flags | (os.O_DIRECTORY if parts else 0), dir_fd=here)
-                opened.append(fd)
-            if len(opened) < 2 or not stat.S_ISREG(os.fstat(opened[-1]).st_mode):
+            if not _walk(opened, path) or len(opened) < 2 or not stat.S_ISREG(os.fstat(opened[-1]).st_mode):
                 return None
             return os.read(opened[-1], MAX_INSIDE_BYTES).decode("utf-8", errors="replace")
         except (OSError, ValueError):

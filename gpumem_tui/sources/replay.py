@@ -1,16 +1,8 @@
 """Record samples to JSON Lines and play them back at any speed.
 
-The first line is a header naming the format and its version; each further line is one Sample. Every
-line is flushed as it is written, so a crash loses at most the sample being written; such a cut-off
-last line is skipped with a warning when the file is read back. Samples appended later continue the
-recording when they carry on from it (same host and source, later in time: a snapshot every minute
-from cron is one recording); anything else starts a new session with a header line of its own, and a
-reader reads the last session unless told which, so two incidents are never played as one.
-
-A recording is outside input: a line that is not a sample (damaged, a value that is no reading's, a
-line over `MAX_LINE_BYTES`, read no further than that) is skipped and noted, and reading goes on. Only
-one recorder writes a file at a time (an exclusive lock), and a write that fails (a full disk) is a
-`RecordingError` in words, never a traceback.
+A header line names the format and its version, then one Sample a line, each flushed as it is written. A
+recording is outside input: a line that is no sample is skipped and noted, and a failed write is a
+`RecordingError` in words. The format, its sessions and its lock: docs/recording-format.md.
 """
 
 from __future__ import annotations

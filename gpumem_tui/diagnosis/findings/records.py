@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from gpumem_tui.records import Record
 
 Severity = Literal["info", "warning", "critical"]
 FindingCode = Literal[
@@ -36,10 +38,8 @@ FindingCode = Literal[
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "critical": 2}
 
 
-class Finding(BaseModel):
+class Finding(Record):
     """One thing worth telling the on-call engineer: what, the numbers behind it, and what to try."""
-
-    model_config = ConfigDict(frozen=True)
 
     severity: Severity
     code: FindingCode

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.catalog import Catalog, GpuSpec, LookupFailed, ModelSpec
 from gpumem_tui.diagnosis.autoplan import auto_settings, model_spec
 from gpumem_tui.diagnosis.mig_plan import NO_INSTANCE, NOT_REPORTED, held_instances, instance_gpu
@@ -18,6 +16,7 @@ from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES, overlay_from_engine
 from gpumem_tui.planner.vllm import predict
+from gpumem_tui.records import Record
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetPlan, FleetSample
 
 Made = tuple[FleetPlan | None, str | None, list[str], list[str]]
@@ -228,11 +227,9 @@ def _split(engine: FleetEngine, sharing: int, found: list[str], assumed: list[st
     return 1
 
 
-class ModelMemory(BaseModel):
+class ModelMemory(Record):
     """One served model across the fleet: its GPU memory used (dcgm-exporter, over the GPUs joined to its
     engines) and planned (its engines' plans); the screen's model table and `fleet check --json` both show it."""
-
-    model_config = ConfigDict(frozen=True)
 
     model_name: str
     engines: list[FleetEngine]

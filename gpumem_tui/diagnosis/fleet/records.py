@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.diagnosis.findings.records import Finding
+from gpumem_tui.records import Record
 from gpumem_tui.sources.prometheus.records import FleetEngine
 
 
-class FleetFinding(BaseModel):
+class FleetFinding(Record):
     """A finding and the node it is about (None: the fleet or the source as a whole)."""
-
-    model_config = ConfigDict(frozen=True)
 
     node: str | None = None
     finding: Finding

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.planner.vllm.records import EnginePrediction
+from gpumem_tui.records import Record
 from gpumem_tui.units import GIB
 
 # (label, the log's key, the prediction's value)
@@ -22,10 +21,8 @@ ROWS = [
 ]
 
 
-class Versus(BaseModel):
+class Versus(Record):
     """One line of the comparison; `error` is (predicted - stated) / stated, None when the log is silent."""
-
-    model_config = ConfigDict(frozen=True)
 
     label: str
     key: str

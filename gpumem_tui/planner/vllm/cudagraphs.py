@@ -19,15 +19,9 @@ FULL_SPLITS = 32
 (`flash_attn_max_num_splits_for_cuda_graph`, config/attention.py:27 at 0.19.0)."""
 GPT_OSS_LARGEST = 1024  # gpt-oss raises the largest capture size (model_executor/models/config.py:113-133)
 GRAPH_BYTES_PER_LAYER = round(0.17 * MIB)
-"""What one more captured graph costs per decoder layer in one mode. The second capture of a mode (the
-next size down) lands in the same graph pool as the first (gpu_model_runner.py:5886-5891 at 0.19.0) and
-its activations fit in the blocks the larger first capture freed, so what it adds is the graph itself:
-its kernel nodes, which the driver keeps. vLLM reads that with `torch.cuda.mem_get_info` (:5904-5923),
-which moves in whole 2 MiB pages: every per-mode figure of the 36 seen v0.19.0 H100 logs is a multiple
-of 2 MiB (4 or 6 MiB at 28-40 dense layers, 10 at 46, 18 at 80), or vLLM's 1 MiB floor (:5923) where
-it read none. vLLM multiplies that one sample by the graph count, so a model is known to within a page
-per mode (50 x 2 MiB, about 0.1 GiB). Not in the source: the mean over those logs and the six llm-d DEV
-logs, 0.125-0.22 MiB per layer and mode."""
+"""What one more captured graph costs per decoder layer in one mode: its kernel nodes, since it shares the
+first capture's pool (gpu_model_runner.py:5886-5891 at 0.19.0). The mean of 36 v0.19.0 H100 logs and six
+llm-d DEV logs; vLLM measures it in 2 MiB pages, so about 0.1 GiB per mode: docs/design/vllm-cuda-graphs.md."""
 LAYER_TENTHS = 10
 """A layer's weight in tenths of GRAPH_BYTES_PER_LAYER: a dense layer, ten tenths; the extras below add to it."""
 MOE_TENTHS = 3

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec
 from gpumem_tui.catalog.schema import GpuSpec
 from gpumem_tui.planner.dtypes import PlanInputError
@@ -13,6 +11,7 @@ from gpumem_tui.planner.vllm.records import EngineSettings
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 from gpumem_tui.planner.vllm.vision import mm_limits
 from gpumem_tui.planner.vllm.wording import release_from_wording
+from gpumem_tui.records import Record
 from gpumem_tui.units import GIB
 
 # Suffixes that published quantized copies add to the base model's name, and the method each names.
@@ -36,10 +35,8 @@ _GPU_WORDS = [
 ]
 
 
-class Stated(BaseModel):
+class Stated(Record):
     """Settings as a log or a case states them; None where it does not say."""
-
-    model_config = ConfigDict(frozen=True)
 
     model: str | None = None
     gpu: str | None = None

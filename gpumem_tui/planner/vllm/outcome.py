@@ -8,21 +8,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from gpumem_tui.planner.vllm.records import EnginePrediction
 from gpumem_tui.planner.vllm.risks import OOM_AT_START
+from gpumem_tui.records import Record
 
 LogEnd = Literal["started", "failed", "not shown"]
 NODE_KINDS = ("free_memory_below_requested",)
 """Failures the node causes (other processes hold the GPU), which settings alone cannot predict."""
 
 
-class Outcome(BaseModel):
+class Outcome(Record):
     """The log's end of the start, the predicted one, whether they agree (None when the log does not
     show it), and one sentence that says it."""
-
-    model_config = ConfigDict(frozen=True)
 
     log: LogEnd
     predicted: Literal["starts", "fails"]

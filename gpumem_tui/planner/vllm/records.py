@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from gpumem_tui.catalog.schema import GpuSpec, ModelSpec
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
+from gpumem_tui.records import FiniteRecord
 from gpumem_tui.units import GIB
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
-
-
-class EngineSettings(_Frozen):
+class EngineSettings(FiniteRecord):
     """`vllm serve` flags that decide memory; None means the release's default."""
 
     model: ModelSpec
@@ -58,7 +55,7 @@ def term_line(key: str, value: int) -> str:
     return f"{TERM_LABELS.get(key, key)}: {value / GIB:,.2f} GiB"
 
 
-class RankPrediction(_Frozen):
+class RankPrediction(FiniteRecord):
     """One GPU of the deployment (TP ranks are alike; PP stages differ)."""
 
     stage: int
@@ -71,7 +68,7 @@ class RankPrediction(_Frozen):
     """The named sizing terms that applied on this rank (see `EnginePrediction.terms`)."""
 
 
-class EnginePrediction(_Frozen):
+class EnginePrediction(FiniteRecord):
     """What the release will log and hold. Memory figures are the first rank's (the one whose lines a
     pipeline-parallel log shows); the block count is the minimum over ranks, which decides the pool."""
 

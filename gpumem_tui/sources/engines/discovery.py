@@ -2,12 +2,8 @@
 
 Pure: it takes (pid, cmdline[, ppid]) tuples, so the host source supplies them and tests can too.
 A child process (vLLM's EngineCore and workers hold the GPU memory) is tied to its server's
-endpoint through its parent pid.
-
-Given a `look` (what /proc says of an engine process), an engine in another network namespace (a pod,
-seen from the host) is probed where it can be reached: its own address, on the port its socket table
-shows listening; a note says which address was used and why. Its environment's visible devices go
-with the endpoint, so an engine whose pids NVML does not report can still be placed on its GPUs.
+endpoint through its parent pid. An engine in another network namespace (a pod, seen from the host) is
+probed at its own address, and its visible devices go with it (docs/design/node-sources.md).
 """
 
 from __future__ import annotations

@@ -3,59 +3,65 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from gpumem_tui.sources.engines.logoom import oom_clues, summary
-from gpumem_tui.sources.engines.startup_log import Failure
+from gpumem_tui.sources.engines.startup_log import Failure, FailureKind
+
+
+def _free_below_requested(g: dict[str, str]) -> str:
+    device = f" on {g['device']}" if g.get("device") else ""
+    return (
+        f"free memory at startup{device} ({g['free']} of {g['total_gpu_memory_gib']} GiB) is below "
+        f"the requested share ({g['gpu_memory_utilization']} = {g['requested']} GiB); "
+        "other processes hold the rest"
+    )
+
+
+def _kv_too_small_v1(g: dict[str, str]) -> str:
+    estimate = f"; the longest that fits is about {g['estimated']} tokens" if g.get("estimated") else ""
+    return (
+        f"one request at the max length {g['max_model_len']} needs {g['needed']} GiB of KV cache, "
+        f"but only {g['kv_cache_gib']} GiB is left for it{estimate}"
+    )
+
+
+def _kv_too_small_v0(g: dict[str, str]) -> str:
+    return f"the max length {g['max_model_len']} is more than the KV cache holds ({g['kv_cache_tokens']} tokens)"
+
+
+def _no_kv_memory(_g: dict[str, str]) -> str:
+    return "no memory is left for the KV cache"
+
+
+def _sampler_warmup_oom(g: dict[str, str]) -> str:
+    return (
+        f"out of memory warming up the sampler with {g['num_reqs']} requests, after the KV cache was "
+        "allocated: lower gpu_memory_utilization or max_num_seqs"
+    )
+
+
+FAILURES: dict[str, tuple[FailureKind, Callable[[dict[str, str]], str]]] = {
+    "startup_free_error": ("free_memory_below_requested", _free_below_requested),
+    "kv_too_small_v1": ("kv_cache_too_small", _kv_too_small_v1),
+    "kv_too_small_v0": ("kv_cache_too_small", _kv_too_small_v0),
+    "no_kv_memory": ("kv_cache_too_small", _no_kv_memory),
+    "sg_not_enough": ("kv_cache_too_small", _no_kv_memory),
+    "sampler_warmup_oom": ("sampler_warmup_oom", _sampler_warmup_oom),
+}
+"""Each log rule that states a failure: its kind and its words, from the line's named groups."""
 
 
 def failure_for(rule: str, match: re.Match[str], line: str) -> Failure | None:
     """The failure a matched line states, or None when the rule is not a failure."""
-    g = match.groupdict()
     text = line.strip()[:400]
-    if rule == "startup_free_error":
-        device = f" on {g['device']}" if g.get("device") else ""
-        return Failure(
-            kind="free_memory_below_requested",
-            line=text,
-            message=(
-                f"free memory at startup{device} ({g['free']} of {g['total_gpu_memory_gib']} GiB) is below "
-                f"the requested share ({g['gpu_memory_utilization']} = {g['requested']} GiB); "
-                "other processes hold the rest"
-            ),
-        )
-    if rule == "kv_too_small_v1":
-        estimate = f"; the longest that fits is about {g['estimated']} tokens" if g.get("estimated") else ""
-        return Failure(
-            kind="kv_cache_too_small",
-            line=text,
-            message=(
-                f"one request at the max length {g['max_model_len']} needs {g['needed']} GiB of KV cache, "
-                f"but only {g['kv_cache_gib']} GiB is left for it{estimate}"
-            ),
-        )
-    if rule == "kv_too_small_v0":
-        return Failure(
-            kind="kv_cache_too_small",
-            line=text,
-            message=(
-                f"the max length {g['max_model_len']} is more than the KV cache holds ({g['kv_cache_tokens']} tokens)"
-            ),
-        )
-    if rule in ("no_kv_memory", "sg_not_enough"):
-        return Failure(kind="kv_cache_too_small", line=text, message="no memory is left for the KV cache")
-    if rule == "sampler_warmup_oom":
-        return Failure(
-            kind="sampler_warmup_oom",
-            line=text,
-            message=(
-                f"out of memory warming up the sampler with {g['num_reqs']} requests, after the KV cache was "
-                "allocated: lower gpu_memory_utilization or max_num_seqs"
-            ),
-        )
     if rule == "cuda_oom":
         clues = oom_clues(line)
         return Failure(kind="cuda_out_of_memory", line=text, message=summary(clues), oom=clues)
-    return None
+    if rule not in FAILURES:
+        return None
+    kind, words = FAILURES[rule]
+    return Failure(kind=kind, line=text, message=words(match.groupdict()))
 
 
 def derived_failure(values: dict, failures: list[Failure]) -> Failure | None:

@@ -1,13 +1,8 @@
 """PyTorch's CUDA out-of-memory message, read for its clues: who held the GPU and how much was free.
 
-The wording is c10/cuda/CUDACachingAllocator.cpp's. From torch 2.1: `Tried to allocate X. GPU 0 has a
-total capacity of T of which F is free. Process N has P memory in use. Including non-PyTorch memory,
-this process has S memory in use. Of the allocated memory A is allocated by PyTorch, [with G allocated
-in private pools (e.g., CUDA Graphs), ]and R is reserved by PyTorch but unallocated.` (2.1 spelled
-"capacty"; "L allowed; " follows the processes when a memory fraction is set). Before 2.1: `Tried to
-allocate X (GPU 0; T total capacity; A already allocated; F free; [L allowed; ]R reserved in total by
-PyTorch)`, and "R cached" before that. Sizes are bytes, KiB, MiB or GiB (binary) with two decimals;
-they are kept as ints of bytes. A message wrapped over several lines is read joined again.
+The wording is c10/cuda/CUDACachingAllocator.cpp's, in its forms from before torch 2.1 to now (each quoted
+in docs/design/node-sources.md). Sizes are kept as ints of bytes; a message wrapped over several lines is
+read joined again.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Scrape every engine endpoint over HTTP; each answers ok, stale or down, and none can hold up another.
 
-Clients come from sources/http.py (the only module that imports httpx). Every request has a total deadline
-(connect ~1 s, read ~2 s, plus a wall deadline that a trickling body cannot outlive); the body size is
-capped while streaming. Each endpoint has its own client holding at most two connections (`/metrics` and
-`/v1/models`), so a stuck endpoint can only exhaust its own. Polls run as tasks owned by the scraper:
-`poll()` starts one per endpoint that has none in flight, `latest(wait_s)` takes the newest answers ready
-after at most `wait_s`, and every task is cancelled and awaited when its endpoint goes and on `aclose()`.
-Payloads are parsed on a thread of the scraper's own, off the event loop and off the pool the GPU read
-uses.
+Each endpoint has its own client (sources/http.py) with a total deadline, a capped body and at most two
+connections, so a stuck endpoint can only exhaust its own. `poll()` starts a task per endpoint with none in
+flight, `latest(wait_s)` takes the newest answers ready within `wait_s`; payloads are parsed on the
+scraper's own thread. Deadlines and task lifetimes: docs/design/node-sources.md.
 """
 
 from __future__ import annotations

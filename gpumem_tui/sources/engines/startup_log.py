@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from gpumem_tui.records import Record
 
 FailureKind = Literal["free_memory_below_requested", "kv_cache_too_small", "sampler_warmup_oom", "cuda_out_of_memory"]
 
@@ -38,19 +38,15 @@ KEYS = (
 )
 
 
-class ProcessMemory(BaseModel):
+class ProcessMemory(Record):
     """`Process N has X memory in use`: a process the out-of-memory message names."""
-
-    model_config = ConfigDict(frozen=True)
 
     pid: int
     bytes: int
 
 
-class OomClues(BaseModel):
+class OomClues(Record):
     """What PyTorch's out-of-memory message states, as ints of bytes; null where it does not say."""
-
-    model_config = ConfigDict(frozen=True)
 
     device: int | None = None
     tried_to_allocate_bytes: int | None = None
@@ -65,10 +61,8 @@ class OomClues(BaseModel):
     reserved_by_pytorch_bytes: int | None = None
 
 
-class Failure(BaseModel):
+class Failure(Record):
     """A startup failure the log states, in words, with the line that said it."""
-
-    model_config = ConfigDict(frozen=True)
 
     kind: FailureKind
     message: str
@@ -77,10 +71,8 @@ class Failure(BaseModel):
     """With `cuda_out_of_memory`: the clues PyTorch's message gives (an addition to the issue's keys)."""
 
 
-class RankValues(BaseModel):
+class RankValues(Record):
     """What one worker process (one GPU) logged."""
-
-    model_config = ConfigDict(frozen=True)
 
     rank: str
     """`TP0`, `PP1_TP0`, `main` (the engine process itself) or `pid N` when the log never names the rank."""
@@ -93,10 +85,8 @@ class RankValues(BaseModel):
     kv_cache_gib: float | None = None
 
 
-class StartupLog(BaseModel):
+class StartupLog(Record):
     """Values exactly as the lines state them (GiB where the old lines say "GB"), null when not said."""
-
-    model_config = ConfigDict(frozen=True)
 
     vllm_version: str | None = None
     model: str | None = None

@@ -13,8 +13,7 @@ import asyncio
 import math
 import re
 
-from pydantic import BaseModel, ConfigDict
-
+from gpumem_tui.records import Record
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, RangeResult, sorted_answers
 from gpumem_tui.sources.prometheus.queries import CARD_ID, ENGINE_KEY, FB, NODE_LABELS, Queries
 
@@ -25,12 +24,10 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
 _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-class FleetHistory(BaseModel):
+class FleetHistory(Record):
     """Fleet-wide series from `start` to `end` every `step_s` (Unix seconds). A point is None where the
     fleet gave no number then (no series, or a NaN reading); a series that could not be read at all is
     missing from `series` with its reason in `unknown`."""
-
-    model_config = ConfigDict(frozen=True)
 
     start: float
     end: float

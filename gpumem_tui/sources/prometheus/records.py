@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from gpumem_tui.records import Record as _Record
 
 SourceState = Literal["ok", "stale", "down"]
 Joined = Literal["found", "assumed", "not joined"]
@@ -15,10 +15,6 @@ MemoryFrom = Literal["dcgm-exporter", "gpumem-tui export"]
 """Which exporter's figures a GPU's or node's memory is: dcgm-exporter's where it reports the node (then the
 node's `gpumem-tui export`, if any, is compared, not added), else the node's `gpumem-tui export`."""
 NodeFigures = Literal["raw series", "recording rules"]
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True)
 
 
 class FleetProcess(_Record):
