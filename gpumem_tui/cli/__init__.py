@@ -1,4 +1,8 @@
-"""Command line: the composition root. Parses arguments, builds sources and plans, prints or runs the app."""
+"""Command line: the composition root. Parses arguments, builds sources and plans, prints or runs the app.
+
+Each command registers its options from a light module (`*_opts.py`) whose `run` imports the command's code
+(`*_cmd.py`) when it runs: a one-shot command never loads the TUI, nor another command's code
+(tests/test_import_rules.py holds it)."""
 
 from __future__ import annotations
 
@@ -9,20 +13,20 @@ from collections.abc import Sequence
 
 from gpumem_tui import __version__
 from gpumem_tui.cli import (
-    catalog_cmd,
-    check_cmd,
-    export_cmd,
-    fit_cmd,
-    fleet_cmd,
-    log_cmd,
-    metrics_cmd,
-    plan_cmd,
-    snapshot_cmd,
-    train_cmd,
+    catalog_opts,
+    check_opts,
+    export_opts,
+    fit_opts,
+    fleet_opts,
+    log_opts,
+    metrics_opts,
+    plan_opts,
+    snapshot_opts,
+    train_opts,
 )
-from gpumem_tui.cli.errors import CRASH, UsageError, crashed, exit_code_for, one_line, report
+from gpumem_tui.cli.errors import CRASH, UNKNOWN, UsageError, crashed, exit_code_for, one_line, plugin_failed, report
 from gpumem_tui.cli.output import stdout_gone
-from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
+from gpumem_tui.cli.tui_opts import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
 
 DESCRIPTION = (
@@ -30,21 +34,21 @@ DESCRIPTION = (
     "(NVML plus the engines it finds); --demo opens it on a simulated node, --replay on a recording."
 )
 COMMANDS = [
-    plan_cmd,
-    fit_cmd,
-    train_cmd,
-    catalog_cmd,
-    snapshot_cmd,
-    metrics_cmd,
-    log_cmd,
-    check_cmd,
-    export_cmd,
-    fleet_cmd,
+    plan_opts,
+    fit_opts,
+    train_opts,
+    catalog_opts,
+    snapshot_opts,
+    metrics_opts,
+    log_opts,
+    check_opts,
+    export_opts,
+    fleet_opts,
 ]
-FAILURE_HANDLERS = {"check": check_cmd.failed, "fleet check": fleet_cmd.failed}
-"""Commands with their own exit codes for failures: `check` is a monitoring plugin, where any failure
-(bad input included) is UNKNOWN, 3. The others use `exit_code_for`: 2 for bad input, 3 for no data source,
-and 70 for a crash (one line; the traceback goes to a file)."""
+PLUGINS = {"check", "fleet check"}
+"""Monitoring plugins, where any failure (bad input included) is UNKNOWN, 3 (`plugin_failed`). The others
+use `exit_code_for`: 2 for bad input, 3 for no data source, and 70 for a crash (one line; the traceback goes
+to a file)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -90,11 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (check, plan --check) computes it before printing and keeps it (output.reader_may_leave).
         # Where the command had not got that far, check says UNKNOWN rather than OK.
         stdout_gone()
-        return check_cmd.UNKNOWN if command == "check" else 0
+        return UNKNOWN if command == "check" else 0
     except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001 - every failure is one line and a code
         command = command or getattr(exc, "command", None)
-        if command in FAILURE_HANDLERS:
-            return FAILURE_HANDLERS[command](exc)
+        if command in PLUGINS:
+            return plugin_failed(exc, command)
         code = exit_code_for(exc)
         report(one_line(exc) if code is not None else crashed(exc, command))
         return CRASH if code is None else code

@@ -13,18 +13,18 @@ import functools
 import time
 from collections.abc import Callable
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.fleet_app import FleetApp, HistoryReader, Kept, Reader
 from gpumem_tui.app.off_thread import off_thread
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError, exit_status
+from gpumem_tui.cli.fleet_opts import INTERVAL_S
+from gpumem_tui.cli.prometheus_source import headroom
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
 from gpumem_tui.demo.fleet_history import demo_fleet_history
-from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.fleet_node import with_fleet
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.headroom import Headroom
 from gpumem_tui.sources.prometheus.history import FleetHistory, read_history
 from gpumem_tui.sources.prometheus.node_feed import NodeFeed, prometheus_node_feed
 from gpumem_tui.sources.prometheus.node_history import SPAN_S
@@ -33,8 +33,6 @@ from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
 
 Planner = Callable[[FleetSample], FleetSample]
-INTERVAL_S = 15.0
-"""Seconds between reads unless --interval says."""
 HISTORY_S = SPAN_S
 """How far back the history line looks unless --history says; a node opened from here reads as far back for
 its forensics (`f`)."""
@@ -44,12 +42,6 @@ NODE_INTERVAL_S = 5.0
 
 def _unplanned(sample: FleetSample) -> FleetSample:
     return sample
-
-
-def headroom() -> Headroom:
-    """The headroom fractions of the judge's thresholds (GPUMEM_TUI_HEADROOM_* in the environment)."""
-    t = Thresholds()
-    return Headroom(t.headroom_warning_fraction, t.headroom_critical_fraction, t.headroom_plan_tolerance_fraction)
 
 
 def prometheus_reader(
