@@ -6,7 +6,7 @@ import argparse
 
 from gpumem_tui.cli.fleet_opts import connection_options, label_options, node_history_option
 from gpumem_tui.cli.planargs import add_plan_options
-from gpumem_tui.cli.source_opts import add_endpoint, add_seed, add_sources
+from gpumem_tui.cli.source_opts import add_endpoint, add_moment, add_sources
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,13 +20,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         replay="a recording: findings at --at (default: the end); -v adds its forensics",
         prometheus="a node of the fleet in this Prometheus (with --node): its series judged",
     )
-    parser.add_argument(
-        "--at",
-        metavar="SECONDS",
-        help="seconds into the scenario (default: the moment that shows its story) or the recording (default: the "
+    add_moment(
+        parser,
+        "seconds into the scenario (default: the moment that shows its story) or the recording (default: the "
         "end); with --prometheus, a moment: Unix seconds or RFC 3339 (default: now)",
+        in_seconds=False,
     )
-    add_seed(parser)
     add_endpoint(parser)
     parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/check-json.md)")
     parser.add_argument(

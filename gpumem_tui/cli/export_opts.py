@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from gpumem_tui.cli.planargs import add_plan_options, count, seconds
-from gpumem_tui.cli.source_opts import add_endpoint, add_seed, add_sources
+from gpumem_tui.cli.source_opts import add_endpoint, add_moment, add_sources
 
 DEFAULT_INTERVAL_S = 5.0
 """A sample every 5 s: fresher than a 15 s scrape, and what `check` steps a demo by."""
@@ -64,14 +64,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         demo=" (default {default}): {shipped}, or a .toml file",
         replay="a recording made with --record",
     )
-    parser.add_argument(
-        "--at",
-        type=seconds(),
-        metavar="SECONDS",
-        help="where the first refresh is, in seconds into the scenario (default: where the TUI opens) or the "
+    add_moment(
+        parser,
+        "where the first refresh is, in seconds into the scenario (default: where the TUI opens) or the "
         "recording (default: its start); each next refresh is --interval seconds later",
     )
-    add_seed(parser)
     add_endpoint(parser)
     parser.add_argument(
         "--interval",

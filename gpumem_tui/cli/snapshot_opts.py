@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.cli.planargs import seconds
-from gpumem_tui.cli.source_opts import add_seed, add_sources
+from gpumem_tui.cli.source_opts import add_moment, add_sources
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,13 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         demo=" instead of this one (default {default}): {shipped}, or a .toml file",
         replay="a recording made with --record (default: its last sample)",
     )
-    parser.add_argument(
-        "--at",
-        type=seconds(),
-        metavar="SECONDS",
-        help="seconds into the scenario (default: the moment that shows its story) or the recording",
-    )
-    add_seed(parser)
+    add_moment(parser, "seconds into the scenario (default: the moment that shows its story) or the recording")
     parser.add_argument("--record", metavar="FILE", help="append the sample to this recording (JSON Lines)")
     parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/snapshot-json.md)")
     parser.set_defaults(run=run)

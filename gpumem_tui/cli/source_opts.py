@@ -1,11 +1,12 @@
 """Where a node's samples come from, as `snapshot`, `check`, `export` and the TUI take it: --demo, --replay,
---prometheus (one of them at most; none is this node) and --endpoint (engines to scrape beside). Written once
-here; each command says in its help what the source is to it."""
+--prometheus (one of them at most; none is this node), --endpoint (engines to scrape beside), and the moment
+to read. Written once here; each command says in its help what the source is to it."""
 
 from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.planargs import seconds
 from gpumem_tui.demo.scenario import DEFAULT_SCENARIO, scenario_names
 
 Options = argparse.ArgumentParser | argparse._ArgumentGroup
@@ -35,5 +36,9 @@ def add_endpoint(options: Options, also: str = "") -> None:
     )
 
 
-def add_seed(parser: argparse.ArgumentParser) -> None:
+def add_moment(parser: argparse.ArgumentParser, at: str, in_seconds: bool = True) -> None:
+    """--at, the moment to read (`at` says where it is to the command; `in_seconds`: parsed as seconds here,
+    else by the command), and --seed of the simulated node."""
+    parsed: dict = {"type": seconds()} if in_seconds else {}
+    parser.add_argument("--at", metavar="SECONDS", help=at, **parsed)
     parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
