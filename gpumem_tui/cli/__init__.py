@@ -7,7 +7,6 @@ Each command registers its options from a light module (`*_opts.py`) whose `run`
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 
@@ -25,7 +24,6 @@ from gpumem_tui.cli import (
     train_opts,
 )
 from gpumem_tui.cli.errors import CRASH, UNKNOWN, UsageError, crashed, exit_code_for, one_line, plugin_failed, report
-from gpumem_tui.cli.output import stdout_gone
 from gpumem_tui.cli.tui_opts import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
 
@@ -93,9 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left before the output ended (`| head`); a command whose exit status says something
         # (check, plan --check) computes it before printing and keeps it (output.reader_may_leave).
         # Where the command had not got that far, check says UNKNOWN rather than OK.
+        from gpumem_tui.cli.output import stdout_gone  # rich, which --version and --json need not load
+
         stdout_gone()
         return UNKNOWN if command == "check" else 0
-    except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001 - every failure is one line and a code
+    except SystemExit:  # argparse's --help and --version, and its exit status
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every failure is one line and a code (asyncio's CancelledError too)
         command = command or getattr(exc, "command", None)
         if command in PLUGINS:
             return plugin_failed(exc, command)

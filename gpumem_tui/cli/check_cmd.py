@@ -18,8 +18,8 @@ from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_prometheus, from_replay
 from gpumem_tui.cli.check_status import STATUS, exit_code, headline, status_line
 from gpumem_tui.cli.errors import UsageError, endpoints_need_live, warn
+from gpumem_tui.cli.node_plan import manual_plan
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
-from gpumem_tui.cli.plan_resolve import manual_plan
 from gpumem_tui.cli.planargs import seconds
 from gpumem_tui.cli.prometheus_source import node_source
 from gpumem_tui.diagnosis.findings import Thresholds, worst

@@ -11,14 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from gpumem_tui.catalog import CatalogError, LookupFailed
-from gpumem_tui.demo.scenario import ScenarioError
-from gpumem_tui.planner.dtypes import PlanInputError
-from gpumem_tui.sources.engines.endpoints import EndpointError
-from gpumem_tui.sources.prometheus.node_sample import NodeNotFound
-from gpumem_tui.sources.replay import RecordingError
 from gpumem_tui.text import literal
-from gpumem_tui.units import SizeError
 
 
 class UsageError(ValueError):
@@ -55,19 +48,30 @@ CRASH = 70
 UNKNOWN = 3
 """A monitoring plugin's answer to bad input, no data source, or a failure inside it: the state is not known."""
 
-_INPUT_ERRORS = (
-    UsageError,
-    CatalogError,
-    LookupFailed,
-    SizeError,
-    PlanInputError,
-    RecordingError,
-    ScenarioError,
-    EndpointError,
-    NodeNotFound,
-    ValidationError,
-)
-"""The user's input was wrong: a file, a scenario, an endpoint, a node name, a value (exit 2)."""
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    """The user's input was wrong: a value, a catalog, a file, a scenario, an endpoint, a node name (exit 2).
+    Imported when a failure is sorted, not at every start: the layers that raise them are a command's own."""
+    from gpumem_tui.catalog import CatalogError, LookupFailed
+    from gpumem_tui.demo.scenario import ScenarioError
+    from gpumem_tui.planner.dtypes import PlanInputError
+    from gpumem_tui.sources.engines.endpoints import EndpointError
+    from gpumem_tui.sources.prometheus.node_sample import NodeNotFound
+    from gpumem_tui.sources.replay import RecordingError
+    from gpumem_tui.units import SizeError
+
+    return (
+        UsageError,
+        ValidationError,
+        CatalogError,
+        LookupFailed,
+        SizeError,
+        PlanInputError,
+        RecordingError,
+        ScenarioError,
+        EndpointError,
+        NodeNotFound,
+    )
 
 
 def one_line(exc: BaseException) -> str:
@@ -105,7 +109,7 @@ def _save_traceback(exc: BaseException) -> str | None:
 
 def exit_code_for(exc: BaseException) -> int | None:
     """2 for bad input, 3 for no data source, None for a bug (let it raise)."""
-    if isinstance(exc, _INPUT_ERRORS):
+    if isinstance(exc, _input_errors()):
         return 2
     if isinstance(exc, NoSourceError):
         return 3

@@ -19,7 +19,7 @@ import socket
 from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, one_line, report
 from gpumem_tui.cli.export_opts import Listen
 from gpumem_tui.cli.export_sources import Stepped, SteppedDemo, SteppedReplay, live_feed
-from gpumem_tui.cli.plan_resolve import build_judge
+from gpumem_tui.cli.node_plan import build_judge
 from gpumem_tui.demo import load_scenario
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.export.evaluation import Evaluator

@@ -8,7 +8,6 @@ import argparse
 
 from gpumem_tui.cli.option_places import BothPlaces
 from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S
-from gpumem_tui.sources.prometheus.history import parse_span
 from gpumem_tui.sources.prometheus.labels import NODE_CHOICES, POD_CHOICES
 
 INTERVAL_S = 15.0
@@ -197,6 +196,9 @@ def _seconds(text: str) -> float:
 
 
 def _span(text: str) -> float:
+    # imported when a span is given: the fleet's history reader is no cost of every command's start
+    from gpumem_tui.sources.prometheus.history import parse_span
+
     try:
         return parse_span(text)
     except ValueError as exc:

@@ -1,5 +1,5 @@
-"""What the plan options name, resolved when a command runs: the catalog's model and GPU, the plan input,
-a manual plan (`check`, `export`, the TUI), and the judge that holds it."""
+"""What the plan options name, resolved when a command runs: the catalog's model and GPU, the checkpoint's
+bytes, the plan input (`plan`, `train`, `offload`; a plan by hand: node_plan.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,6 @@ from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec, load_catalog
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.catalog.safetensors import CheckpointBytes, checkpoint_bytes
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.demo import load_scenario
-from gpumem_tui.demo.plan import scenario_plan
-from gpumem_tui.diagnosis.judge import Judge
-from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.serving import resolve_weights
 from gpumem_tui.units import GIB
@@ -77,33 +73,3 @@ def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
         kv_heads=args.kv_heads,
         weights_bytes_override=exact,
     )
-
-
-def manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None:
-    """The plan the plan options describe (--model or --config and what goes with it), or None."""
-    if args.model is None and args.config is None:
-        for flag in ("weights", "context", "gpus"):
-            if getattr(args, flag) is not None:
-                given = getattr(args, f"_{flag}_given_as", (f"--{flag}",))[0]
-                raise UsageError(f"{given} describes a plan: give --model too")
-        return None
-    model = Resolved.model_of(args, catalog)
-    return ManualPlan.with_weights(
-        catalog,
-        model,
-        args.weights,
-        kv_cache_dtype=args.kv_dtype,
-        max_model_len=args.context,
-        users=args.users,
-        utilization=args.utilization,
-        tp=args.gpus,
-        version=args.vllm_version,
-    )
-
-
-def build_judge(args: argparse.Namespace) -> Judge:
-    """The judge of `export` and the TUI: the catalog, and the plan given by hand, else a --demo scenario's."""
-    catalog = load_catalog(args.catalog)
-    plan = scenario_plan(load_scenario(args.demo), catalog) if args.demo is not None else None
-    plan = manual_plan(args, catalog) or plan
-    return Judge(catalog, plan)

@@ -1,6 +1,6 @@
 """Plan options shared by `plan`, `offload`, `train` and the TUI: model, GPU, formats, load; and the
-argparse types every command's options share. Read when the parser is built: what the options name is
-resolved by plan_resolve.py, when a command runs."""
+argparse types every command's options share. Read when the parser is built; what the options name is
+resolved when a command runs (plan_resolve.py, node_plan.py)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.cli.errors import NoSourceError, UsageError, endpoints_need_live, exit_status
-from gpumem_tui.cli.plan_resolve import build_judge
+from gpumem_tui.cli.node_plan import build_judge
 from gpumem_tui.cli.prometheus_source import FAILED, node_source
 from gpumem_tui.cli.tui_opts import NODE_IN_PROMETHEUS_S
 from gpumem_tui.demo.feed import DemoFeed
