@@ -1,8 +1,8 @@
 """Command line: the composition root. Parses arguments, builds sources and plans, prints or runs the app.
 
 Each command registers its options from a light module (`*_opts.py`) whose `run` imports the command's code
-(`*_cmd.py`) when it runs: a one-shot command never loads the TUI, nor another command's code
-(tests/test_import_rules.py holds it)."""
+(`*_cmd.py`) when it runs, so a one-shot command never loads the TUI (tests/test_import_rules.py holds it).
+Options that several commands share: source_opts.py, planargs.py, fleet_opts.py (Prometheus)."""
 
 from __future__ import annotations
 
