@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.faults, fr
 
 import psutil  # noqa: E402
 
-from gpumem_tui.app import GpuMemApp  # noqa: E402
+from gpumem_tui.app.app import GpuMemApp  # noqa: E402
 from gpumem_tui.catalog import load_catalog  # noqa: E402
 from gpumem_tui.demo import load_scenario  # noqa: E402
 from gpumem_tui.demo.feed import DemoFeed  # noqa: E402

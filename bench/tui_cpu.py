@@ -13,7 +13,7 @@ import asyncio
 import resource
 import time
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.judge import Judge

@@ -1,10 +1,15 @@
 """The layering rules: every module imports only its own layer or lower ones (LAYERS, the one list of them);
-the core never loads Textual or Rich; each vendor library lives in one module."""
+the core never loads Textual or Rich; no one-shot command loads Textual; each vendor library lives in one
+module."""
 
 import ast
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from tests.datafiles import DATA, METRICS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gpumem_tui"
 UI_PARTS = {"app", "cli"}
@@ -71,6 +76,41 @@ def _importers(library: str) -> set[str]:
             if any(name.split(".")[0] == library for name in names):
                 found.add(str(path.relative_to(PACKAGE)))
     return found
+
+
+ONE_SHOT = [  # (arguments, exit status): each command run to its end, as a shell or cron runs it
+    (["plan", "--model", "llama-3.1-8b", "--gpu", "h100"], 0),
+    (["check", "--demo", "idle-node"], 0),
+    (["snapshot", "--demo", "idle-node"], 0),
+    (["fit", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "bf16"], 0),
+    (["catalog", "gpus"], 0),
+    (["log", str(DATA / "vllm_0.19_gemma-2-27b_started.log"), "--compare"], 0),
+    (["metrics", str(METRICS / "sglang_docs_production_metrics_llama31_8b.prom")], 0),
+    # its action runs as far as the feed, which refuses a moment past the scenario's end before serving
+    (["export", "--demo", "idle-node", "--at", "9999999"], 2),
+    (["fleet", "check", "--demo"], 2),
+    (["fleet", "snapshot", "--demo"], 0),
+    (["--version"], 0),
+]
+LOADED_TEXTUAL = (
+    "import atexit, runpy, sys\n"
+    "atexit.register(lambda: print('textual:', *sorted(m for m in sys.modules if m.split('.')[0] == 'textual'),"
+    " file=sys.stderr))\n"
+    "sys.argv[0] = 'gpumem-tui'\n"
+    "runpy.run_module('gpumem_tui', run_name='__main__')\n"
+)
+"""`python -m gpumem_tui ARGS` that says, last on stderr, the textual modules loaded when it exits."""
+
+
+@pytest.mark.parametrize(("argv", "status"), ONE_SHOT, ids=[" ".join(a[: 1 + (a[0] == "fleet")]) for a, _ in ONE_SHOT])
+def test_no_one_shot_command_loads_textual(argv, status):
+    """`check` runs every minute on every node and `plan` in CI: the TUI's code is imported only to run it."""
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_TEXTUAL, *argv], capture_output=True, text=True, cwd=PACKAGE.parent
+    )
+    assert done.returncode == status, done.stderr
+    loaded = done.stderr.splitlines()[-1].split()
+    assert loaded == ["textual:"], f"{' '.join(argv)} loaded {len(loaded) - 1} textual modules: {loaded[1:4]} ..."
 
 
 def test_planner_does_no_io_and_never_imports_sources():

@@ -60,7 +60,7 @@ class GpuMemApp(App[None]):
     ):
         """`back_to`: what the screen was opened from (`the fleet`): q and escape go back there. `also`: what
         else judges each sample's findings (a node read from Prometheus: the fleet's own findings about it,
-        diagnosis/fleet_node.judge_node), so the screen says what `check` says of the same source."""
+        diagnosis/fleet/node.judge_node), so the screen says what `check` says of the same source."""
         super().__init__()
         self.back_to, self.also = back_to, also
         self.glyphs = glyphs

@@ -1,28 +1,30 @@
-"""Command line: the composition root. Parses arguments, builds sources and plans, prints or runs the app."""
+"""Command line: the composition root. Parses arguments, builds sources and plans, prints or runs the app.
+
+Each command registers its options from a light module (`*_opts.py`) whose `run` imports the command's code
+(`*_cmd.py`) when it runs, so a one-shot command never loads the TUI (tests/test_import_rules.py holds it).
+Options that several commands share: source_opts.py, planargs.py, fleet_opts.py (Prometheus)."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Sequence
 
 from gpumem_tui import __version__
 from gpumem_tui.cli import (
-    catalog_cmd,
-    check_cmd,
-    export_cmd,
-    fit_cmd,
-    fleet_cmd,
-    log_cmd,
-    metrics_cmd,
-    plan_cmd,
-    snapshot_cmd,
-    train_cmd,
+    catalog_opts,
+    check_opts,
+    export_opts,
+    fit_opts,
+    fleet_opts,
+    log_opts,
+    metrics_opts,
+    plan_opts,
+    snapshot_opts,
+    train_opts,
 )
-from gpumem_tui.cli.errors import CRASH, UsageError, crashed, exit_code_for, one_line, report
-from gpumem_tui.cli.output import stdout_gone
-from gpumem_tui.cli.tui_cmd import add_tui_options, run_tui
+from gpumem_tui.cli.errors import CRASH, UNKNOWN, UsageError, crashed, exit_code_for, one_line, plugin_failed, report
+from gpumem_tui.cli.tui_opts import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
 
 DESCRIPTION = (
@@ -30,21 +32,21 @@ DESCRIPTION = (
     "(NVML plus the engines it finds); --demo opens it on a simulated node, --replay on a recording."
 )
 COMMANDS = [
-    plan_cmd,
-    fit_cmd,
-    train_cmd,
-    catalog_cmd,
-    snapshot_cmd,
-    metrics_cmd,
-    log_cmd,
-    check_cmd,
-    export_cmd,
-    fleet_cmd,
+    plan_opts,
+    fit_opts,
+    train_opts,
+    catalog_opts,
+    snapshot_opts,
+    metrics_opts,
+    log_opts,
+    check_opts,
+    export_opts,
+    fleet_opts,
 ]
-FAILURE_HANDLERS = {"check": check_cmd.failed, "fleet check": fleet_cmd.failed}
-"""Commands with their own exit codes for failures: `check` is a monitoring plugin, where any failure
-(bad input included) is UNKNOWN, 3. The others use `exit_code_for`: 2 for bad input, 3 for no data source,
-and 70 for a crash (one line; the traceback goes to a file)."""
+PLUGINS = {"check", "fleet check"}
+"""Monitoring plugins, where any failure (bad input included) is UNKNOWN, 3 (`plugin_failed`). The others
+use `exit_code_for`: 2 for bad input, 3 for no data source, and 70 for a crash (one line; the traceback goes
+to a file)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,12 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left before the output ended (`| head`); a command whose exit status says something
         # (check, plan --check) computes it before printing and keeps it (output.reader_may_leave).
         # Where the command had not got that far, check says UNKNOWN rather than OK.
+        from gpumem_tui.cli.output import stdout_gone  # rich, which --version and --json need not load
+
         stdout_gone()
-        return check_cmd.UNKNOWN if command == "check" else 0
-    except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001 - every failure is one line and a code
+        return UNKNOWN if command == "check" else 0
+    except SystemExit:  # argparse's --help and --version, and its exit status
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every failure is one line and a code (asyncio's CancelledError too)
         command = command or getattr(exc, "command", None)
-        if command in FAILURE_HANDLERS:
-            return FAILURE_HANDLERS[command](exc)
+        if command in PLUGINS:
+            return plugin_failed(exc, command)
         code = exit_code_for(exc)
         report(one_line(exc) if code is not None else crashed(exc, command))
         return CRASH if code is None else code

@@ -1,4 +1,4 @@
-"""`gpumem-tui catalog [models|gpus|formats]`: what the catalog holds."""
+"""`gpumem-tui catalog [models|gpus|formats]`: what the catalog holds (the options: catalog_opts.py)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,6 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.planner.params import count_params
 from gpumem_tui.units import GB, GIB
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("catalog", help="list the models, GPUs and weight formats the planner knows")
-    parser.add_argument(
-        "kind", nargs="?", choices=["models", "gpus", "formats"], default="models", help="what to list (default models)"
-    )
-    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

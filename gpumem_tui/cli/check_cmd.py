@@ -5,7 +5,7 @@ It follows the Nagios plugin guidelines, so Nagios, Icinga, Sensu, CI and cron u
 errors included), no data source (no NVML), or an error inside `check`; it prints one line on stderr and
 nothing on stdout. Otherwise the first line on stdout is `STATUS - summary | perfdata` (check_status.py),
 then where it looked and the findings; --verbose adds the plans and, on a recording, a simulated node or a node
-in Prometheus (over its --history, from range queries), the forensics.
+in Prometheus (over its --history, from range queries), the forensics. The options are check_opts.py's.
 """
 
 from __future__ import annotations
@@ -16,63 +16,18 @@ import asyncio
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_prometheus, from_replay
-from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code, headline, status_line
-from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, exit_code_for, one_line, report, warn
-from gpumem_tui.cli.fleet_cmd import connection_options, label_options, node_history_option, node_source
+from gpumem_tui.cli.check_status import STATUS, exit_code, headline, status_line
+from gpumem_tui.cli.errors import UsageError, endpoints_need_live, warn
+from gpumem_tui.cli.node_plan import manual_plan
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
-from gpumem_tui.cli.planargs import add_plan_options, manual_plan, seconds
-from gpumem_tui.demo import DEFAULT_SCENARIO, scenario_names
+from gpumem_tui.cli.planargs import seconds
+from gpumem_tui.cli.prometheus_source import node_source
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.sources.prometheus.node_history import SPAN_S
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 
 SCHEMA = "gpumem-tui.check/1"
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "check",
-        help="findings: plan vs actual, as a monitoring plugin (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
-    )
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument(
-        "--demo",
-        nargs="?",
-        const=DEFAULT_SCENARIO,
-        metavar="SCENARIO",
-        help=f"a simulated node (default {DEFAULT_SCENARIO}): {', '.join(scenario_names())}",
-    )
-    source.add_argument(
-        "--replay", metavar="FILE", help="a recording: findings at --at (default: the end); -v adds its forensics"
-    )
-    source.add_argument(
-        "--prometheus", metavar="URL", help="a node of the fleet in this Prometheus (with --node): its series judged"
-    )
-    parser.add_argument(
-        "--at",
-        metavar="SECONDS",
-        help="seconds into the scenario (default: the moment that shows its story) or the recording (default: the "
-        "end); with --prometheus, a moment: Unix seconds or RFC 3339 (default: now)",
-    )
-    parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
-    parser.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint (live)")
-    parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/check-json.md)")
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="also what each plan found and assumed, and the forensics"
-    )
-    add_plan_options(
-        parser.add_argument_group("a plan to check against (default: one made from what is running)"),
-        "check against a plan",
-    )
-    fleet_node = parser.add_argument_group("a node in Prometheus (--prometheus URL --node NAME; docs/fleet.md)")
-    fleet_node.add_argument(
-        "--node", metavar="NAME", help="the node, as dcgm-exporter's Hostname/hostname (or --node-label) names it"
-    )
-    node_history_option(fleet_node, "-v's forensics")
-    connection_options(fleet_node)
-    label_options(fleet_node)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,13 +53,6 @@ def run(args: argparse.Namespace) -> int:
             out.file.write(check_view.rendered(checked, out, args.verbose))
             out.file.flush()
     return code
-
-
-def failed(exc: BaseException) -> int:
-    """Any failure of `check` is UNKNOWN: one line on stderr, exit 3. An error that is not the user's
-    input nor a missing source is a bug in `check`: the line says where it was raised, to report it."""
-    report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, "check"))
-    return UNKNOWN
 
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:

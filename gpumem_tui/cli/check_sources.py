@@ -6,9 +6,9 @@ import time
 from dataclasses import dataclass, field
 
 from gpumem_tui.catalog import Catalog
-from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error
-from gpumem_tui.cli.fleet_cmd import FAILED
-from gpumem_tui.demo import ManualClock, Scenario, ScenarioError, load_scenario
+from gpumem_tui.cli.errors import NoSourceError, UsageError
+from gpumem_tui.cli.prometheus_source import FAILED
+from gpumem_tui.demo import ManualClock, Scenario, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans
@@ -23,7 +23,6 @@ from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.collector import Collector
-from gpumem_tui.sources.engines.endpoints import EndpointError
 from gpumem_tui.sources.feed import LiveFeed
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
@@ -33,10 +32,6 @@ from gpumem_tui.sources.prometheus.node_history import NodeHistory, history_word
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 from gpumem_tui.sources.prometheus.node_sample import node_sample
 from gpumem_tui.sources.replay import RecordingError, RecordingReader
-
-register_input_error(RecordingError)
-register_input_error(ScenarioError)
-register_input_error(EndpointError)
 
 DEMO_STEP_S = 5.0
 

@@ -4,6 +4,7 @@ finding, so the first line drops into Nagios, Icinga, Sensu or a cron mail as it
 
 from __future__ import annotations
 
+from gpumem_tui.cli.errors import UNKNOWN
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.findings.headline import STATUS, headline, level, ranked, status
@@ -11,9 +12,6 @@ from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
 
 __all__ = ["STATUS", "UNKNOWN", "exit_code", "headline", "perfdata", "plugin_text", "ranked", "status_line"]
-
-UNKNOWN = 3
-"""Bad input, no data source, or a failure inside `check`: the node's state is not known."""
 
 
 def exit_code(findings: list[Finding]) -> int:

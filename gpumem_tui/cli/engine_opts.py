@@ -1,18 +1,14 @@
-"""`plan --engine vllm` options and output: vLLM's own startup numbers, predicted per release."""
+"""`plan --engine vllm` options: the engine's own flags, sized by vLLM's startup rules per release (the
+numbers are printed by plan_view.py)."""
 
 from __future__ import annotations
 
 import argparse
 
-from rich.text import Text
-
-from gpumem_tui.cli.output import say, table
-from gpumem_tui.cli.planargs import Resolved, count, size, vllm_version
+from gpumem_tui.cli.planargs import count, size, vllm_version
 from gpumem_tui.planner.dtypes import PlanInputError
-from gpumem_tui.planner.serving import EngineOptions
-from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction
-from gpumem_tui.planner.vllm.vision import NO_MODALITIES, mm_limits
-from gpumem_tui.units import GIB
+from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
+from gpumem_tui.planner.vllm.vision import mm_limits
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -56,53 +52,3 @@ def limits(text: str) -> dict[str, int]:
         raise argparse.ArgumentTypeError(
             str(exc).removeprefix("--limit-mm-per-prompt: ").removeprefix("--limit-mm-per-prompt ")
         ) from None
-
-
-def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
-    """The engine's own flags; the rest (weights, KV dtype, context, split, utilization) are the plan's."""
-    return EngineOptions(
-        name=args.engine,
-        version=args.vllm_version,
-        quantization=found.quantization,
-        pp=args.pp,
-        dtype=args.dtype,
-        max_num_seqs=args.max_num_seqs,
-        max_num_batched_tokens=args.max_num_batched_tokens,
-        enforce_eager=args.enforce_eager,
-        kv_cache_memory_bytes=args.kv_cache_memory,
-        other_processes_bytes=args.other_processes,
-        limit_mm_per_prompt=NO_MODALITIES if args.language_model_only else args.limit_mm_per_prompt,
-    )
-
-
-def print_engine(out, p: EnginePrediction, tp: int) -> None:
-    rows = [
-        [name, f"{value / GIB:,.2f}"]
-        for name, value in [
-            ("total (as CUDA reports it)", p.total_gpu_memory_bytes),
-            ("requested (x utilization)", p.requested_memory_bytes),
-            ("weights", p.weights_bytes),
-            ("non-torch", p.non_torch_bytes),
-            ("activation peak", p.activation_peak_bytes),
-            ("CUDA graphs" + (" (charged)" if p.cudagraph_charged else " (outside the budget)"), p.cudagraph_bytes),
-            ("KV cache", p.kv_cache_bytes),
-        ]
-    ]
-    out.print(table(f"vLLM {p.version} on each of {tp * len(p.ranks)} GPU(s)", ["per GPU", "GiB"], rows, {1}))
-    out.print(
-        Text(
-            f"{p.num_gpu_blocks:,} blocks of {p.block_size} tokens; max_num_seqs {p.max_num_seqs}, "
-            f"max_num_batched_tokens {p.max_num_batched_tokens:,}, max_model_len {p.max_model_len:,}"
-        )
-    )
-    for line in p.term_lines():
-        say(out, f"  + {line}")
-    say(out, "Predicted log lines:", style="bold")
-    for line in p.log_lines:
-        say(out, f"  {line}")
-    for line in p.failures:
-        say(out, f"  x will fail: {line}", style="bold red")
-    for line in p.warnings:
-        say(out, f"  ! {line}", style="yellow")
-    for line in p.assumed:
-        say(out, f"  ~ {line}")

@@ -1,6 +1,6 @@
 """Which failures are the user's input (exit 2), a missing data source (exit 3) or a crash (exit 70),
-printed as one line. (`check` maps every failure to 3, UNKNOWN, as a monitoring plugin must: see
-check_cmd.failed.) A crash's traceback goes to a file, never to the terminal."""
+printed as one line. (`check` and `fleet check` map every failure to 3, UNKNOWN, as a monitoring plugin
+must: `plugin_failed`.) A crash's traceback goes to a file, never to the terminal."""
 
 from __future__ import annotations
 
@@ -11,10 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from gpumem_tui.catalog import CatalogError, LookupFailed
-from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.text import literal
-from gpumem_tui.units import SizeError
 
 
 class UsageError(ValueError):
@@ -48,15 +45,33 @@ class NoSourceError(RuntimeError):
 
 CRASH = 70
 """An error inside gpumem-tui, a bug (EX_SOFTWARE in sysexits.h); `check` answers 3, UNKNOWN, instead."""
+UNKNOWN = 3
+"""A monitoring plugin's answer to bad input, no data source, or a failure inside it: the state is not known."""
 
-_INPUT_ERRORS: tuple[type[BaseException], ...] = (UsageError, CatalogError, LookupFailed, SizeError, PlanInputError)
-_SOURCE_ERRORS: list[type[BaseException]] = [NoSourceError]
 
+def _input_errors() -> tuple[type[BaseException], ...]:
+    """The user's input was wrong: a value, a catalog, a file, a scenario, an endpoint, a node name (exit 2).
+    Imported when a failure is sorted, not at every start: the layers that raise them are a command's own."""
+    from gpumem_tui.catalog import CatalogError, LookupFailed
+    from gpumem_tui.demo.scenario import ScenarioError
+    from gpumem_tui.planner.dtypes import PlanInputError
+    from gpumem_tui.sources.engines.endpoints import EndpointError
+    from gpumem_tui.sources.prometheus.node_sample import NodeNotFound
+    from gpumem_tui.sources.replay import RecordingError
+    from gpumem_tui.units import SizeError
 
-def register_input_error(cls: type[BaseException]) -> None:
-    """Let a layer declare its own bad-input error class (exit 2) without the CLI importing upward."""
-    global _INPUT_ERRORS
-    _INPUT_ERRORS = (*_INPUT_ERRORS, cls)
+    return (
+        UsageError,
+        ValidationError,
+        CatalogError,
+        LookupFailed,
+        SizeError,
+        PlanInputError,
+        RecordingError,
+        ScenarioError,
+        EndpointError,
+        NodeNotFound,
+    )
 
 
 def one_line(exc: BaseException) -> str:
@@ -94,11 +109,18 @@ def _save_traceback(exc: BaseException) -> str | None:
 
 def exit_code_for(exc: BaseException) -> int | None:
     """2 for bad input, 3 for no data source, None for a bug (let it raise)."""
-    if isinstance(exc, (*_INPUT_ERRORS, ValidationError)):
+    if isinstance(exc, _input_errors()):
         return 2
-    if isinstance(exc, tuple(_SOURCE_ERRORS)):
+    if isinstance(exc, NoSourceError):
         return 3
     return None
+
+
+def plugin_failed(exc: BaseException, command: str) -> int:
+    """Any failure of a monitoring plugin (`check`, `fleet check`) is UNKNOWN: one line on stderr, exit 3. An
+    error that is not the user's input nor a missing source is a bug: the line says where it was raised."""
+    report(one_line(exc) if exit_code_for(exc) is not None else crashed(exc, command))
+    return UNKNOWN
 
 
 def report(message: str) -> None:

@@ -5,7 +5,7 @@ The same sample, plans and findings the TUI shows: the feed the TUI reads, judge
 samples. It listens on 127.0.0.1 unless told otherwise, and on any address that is not loopback only with
 --allow-remote. Bad input (an address, a port in use, a scenario, a recording) is one line and exit 2
 before anything is served; a source that fails later makes that refresh's series go, never the exporter.
-SIGTERM or SIGINT stops it (exit 0)."""
+SIGTERM or SIGINT stops it (exit 0). The options are export_opts.py's."""
 
 from __future__ import annotations
 
@@ -13,111 +13,20 @@ import argparse
 import asyncio
 import errno
 import ipaddress
-import re
 import signal
 import socket
-from dataclasses import dataclass
 
 from gpumem_tui.cli.errors import UsageError, crashed, endpoints_need_live, one_line, report
+from gpumem_tui.cli.export_opts import Listen
 from gpumem_tui.cli.export_sources import Stepped, SteppedDemo, SteppedReplay, live_feed
-from gpumem_tui.cli.planargs import add_plan_options, count, seconds
-from gpumem_tui.cli.tui_cmd import build_judge
-from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario, scenario_names
+from gpumem_tui.cli.node_plan import build_judge
+from gpumem_tui.demo import load_scenario
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.export.evaluation import Evaluator
 from gpumem_tui.export.server import ExportServer, serve
 from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.text import literal
-
-DEFAULT_INTERVAL_S = 5.0
-"""A sample every 5 s: fresher than a 15 s scrape, and what `check` steps a demo by."""
-DEFAULT_TOP = 5
-"""Processes that are not an engine published per GPU, beside the `other` row."""
-
-
-@dataclass(frozen=True)
-class Listen:
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-
-_ADDRESS = re.compile(r"\[(?P<v6>[^\[\]]+)\]:(?P<port6>\d+)|(?P<host>[^:\[\]]+):(?P<port>\d+)")
-
-
-def listen_address(text: str) -> Listen:
-    """`HOST:PORT`, an IPv6 address in brackets (`[::1]:9877`); port 0 takes a free one."""
-    found = _ADDRESS.fullmatch(text)
-    if found is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (an IPv6 address in brackets: [::1]:9877)")
-    host = found.group("v6") or found.group("host")
-    port = int(found.group("port6") or found.group("port"))
-    if port > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r}: a port is from 0 to 65535")
-    return Listen(host, port)
-
-
-DEFAULT_LISTEN = Listen("127.0.0.1", 9877)
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "export",
-        help="serve this node's GPU memory, plans and findings to Prometheus (/metrics; docs/export.md)",
-    )
-    parser.add_argument(
-        "--listen",
-        type=listen_address,
-        default=DEFAULT_LISTEN,
-        metavar="HOST:PORT",
-        help=f"where to serve /metrics (default {DEFAULT_LISTEN}; port 0: a free one, printed)",
-    )
-    parser.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="serve on an address other than loopback (0.0.0.0, ::, this node's): docs/export.md says what it exposes",
-    )
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument(
-        "--demo",
-        nargs="?",
-        const=DEFAULT_SCENARIO,
-        metavar="SCENARIO",
-        help=f"a simulated node (default {DEFAULT_SCENARIO}): {', '.join(scenario_names())}, or a .toml file",
-    )
-    source.add_argument("--replay", metavar="FILE", help="a recording made with --record")
-    parser.add_argument(
-        "--at",
-        type=seconds(),
-        metavar="SECONDS",
-        help="where the first refresh is, in seconds into the scenario (default: where the TUI opens) or the "
-        "recording (default: its start); each next refresh is --interval seconds later",
-    )
-    parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
-    parser.add_argument("--endpoint", action="append", default=[], metavar="URL", help="an engine endpoint (live)")
-    parser.add_argument(
-        "--interval",
-        type=seconds(0.1, 3600),
-        default=DEFAULT_INTERVAL_S,
-        metavar="SECONDS",
-        help=f"sample and judge every (default {DEFAULT_INTERVAL_S:g}, at least 0.1); never per scrape",
-    )
-    parser.add_argument(
-        "--top-processes",
-        type=count(0, 1000),
-        default=DEFAULT_TOP,
-        metavar="N",
-        help=f"processes that are not an engine published per GPU, the largest first; the rest sum into one "
-        f"pid='other' row (default {DEFAULT_TOP})",
-    )
-    add_plan_options(
-        parser.add_argument_group("a plan to judge against (default: one made from what is running)"),
-        "judge against a plan",
-    )
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

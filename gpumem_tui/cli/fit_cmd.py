@@ -1,4 +1,5 @@
-"""`gpumem-tui fit`: which GPUs hold which models, as the fewest GPUs per model, format and card."""
+"""`gpumem-tui fit`: which GPUs hold which models, as the fewest GPUs per model, format and card. The options
+are fit_opts.py's."""
 
 from __future__ import annotations
 
@@ -8,89 +9,11 @@ import itertools
 from rich.text import Text
 
 from gpumem_tui.catalog import load_catalog
+from gpumem_tui.cli.fit_opts import DEFAULT_GPUS, DEFAULT_MODELS
 from gpumem_tui.cli.output import console, print_json, table
-from gpumem_tui.cli.planargs import count, fraction, kv_dtype, size, vllm_version
-from gpumem_tui.planner.fit import DEFAULT_CONTEXT, DEFAULT_USERS, FitCell, fit_matrix
+from gpumem_tui.planner.fit import FitCell, fit_matrix
 from gpumem_tui.planner.serving import EngineOptions
-from gpumem_tui.planner.vllm import DEFAULT_VERSION
 from gpumem_tui.units import fmt
-
-DEFAULT_MODELS = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-oss-120b", "deepseek-v3"]
-DEFAULT_GPUS = ["rtx4090", "l40s", "a100", "h100", "h200", "b200"]
-DEFAULT_FORMATS = ["bf16", "fp8", "int4"]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("fit", help="table: fewest GPUs (1/2/4/8) for each model, format and GPU")
-    parser.add_argument(
-        "--models",
-        "--model",
-        nargs="+",
-        action="extend",
-        metavar="ID",
-        help=f"catalog model ids or aliases, one row group each; repeatable (default: {' '.join(DEFAULT_MODELS)})",
-    )
-    parser.add_argument(
-        "--gpu",
-        dest="gpus",
-        nargs="+",
-        action="extend",
-        metavar="KEY",
-        help=f"catalog GPU keys or aliases, one column each; repeatable (default: {' '.join(DEFAULT_GPUS)})",
-    )
-    parser.add_argument("--gpus", nargs="*", action=_GpusIsACount, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--weights",
-        nargs="+",
-        default=DEFAULT_FORMATS,
-        metavar="FMT",
-        help=f"weight formats, one row each (default: {' '.join(DEFAULT_FORMATS)})",
-    )
-    parser.add_argument(
-        "--users",
-        type=count(1),
-        default=DEFAULT_USERS,
-        metavar="N",
-        help=f"conversations at once (default {DEFAULT_USERS})",
-    )
-    parser.add_argument(
-        "--context",
-        type=count(1),
-        default=DEFAULT_CONTEXT,
-        metavar="TOKENS",
-        help=f"tokens per conversation (default {DEFAULT_CONTEXT:,})",
-    )
-    parser.add_argument(
-        "--utilization", type=fraction, default=0.9, metavar="F", help="share of each GPU to fill (default 0.9)"
-    )
-    parser.add_argument("--overhead", type=size, default=4 * 10**9, metavar="SIZE", help="per GPU (default 4GB)")
-    parser.add_argument(
-        "--kv-dtype",
-        type=kv_dtype,
-        metavar="DT",
-        help="KV dtype for every row (default: 16-bit for 16-bit weights, fp8 otherwise)",
-    )
-    parser.add_argument(
-        "--engine",
-        choices=["vllm"],
-        help="the fewest GPUs by the engine's own sizing, as `plan --engine` searches them (default: the plain method)",
-    )
-    parser.add_argument(
-        "--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}"
-    )
-    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
-    parser.add_argument("--json", action="store_true", help="print JSON: one object per cell")
-    parser.set_defaults(run=run)
-
-
-class _GpusIsACount(argparse.Action):
-    """`--gpus` is a count of GPUs in every other command; here the cards are named with `--gpu`."""
-
-    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ARG002 (argparse's signature)
-        parser.error(
-            "--gpus is a count of GPUs elsewhere; name the cards to compare with --gpu KEY [KEY ...]"
-            + (f", e.g. --gpu {' '.join(values)}" if values else "")
-        )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,11 +13,12 @@ import functools
 import time
 from collections.abc import Callable
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.fleet_app import FleetApp, HistoryReader, Kept, Reader
 from gpumem_tui.app.off_thread import off_thread
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError, exit_status
+from gpumem_tui.cli.fleet_opts import INTERVAL_S
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.fleet.node import with_fleet
@@ -33,8 +34,6 @@ from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetSample
 
 Planner = Callable[[FleetSample], FleetSample]
-INTERVAL_S = 15.0
-"""Seconds between reads unless --interval says."""
 HISTORY_S = SPAN_S
 """How far back the history line looks unless --history says; a node opened from here reads as far back for
 its forensics (`f`)."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.catalog import LookupFailed, ModelSpec, load_catalog
+from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec, load_catalog
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
-from gpumem_tui.planner.vllm import predict
+from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.planner.vllm.against_log import versus
 from gpumem_tui.planner.vllm.from_log import Stated, assumed, release_of, settings_from
 from gpumem_tui.planner.vllm.outcome import outcome
@@ -20,22 +20,7 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
         raise UsageError(f"{args.file}: --compare predicts vLLM startups; this log is {parsed.engine or 'unknown'}")
     catalog = load_catalog(args.catalog)
     release = release_of(parsed.vllm_version, text.splitlines(), args.vllm_version)
-    stated = Stated(**{k: getattr(parsed, k) for k in Stated.model_fields if hasattr(parsed, k)})
-    if args.model:
-        stated = stated.model_copy(update={"model": args.model})
-    if args.max_model_len:
-        stated = stated.model_copy(update={"max_model_len": args.max_model_len})
-    spec = _config_model(args.config) if args.config else None
-    if not stated.model and spec is None:
-        raise UsageError(f"{args.file}: the log does not name the model; give it with --model ID or --config PATH")
-    gpu = catalog.gpu(args.gpu) if args.gpu else None
-    if gpu is None and parsed.total_gpu_memory_gib is None:
-        raise UsageError(f"{args.file}: the log does not state the GPU's total memory; name the GPU with --gpu KEY")
-    try:
-        settings = settings_from(catalog, stated, release["version"], gpu, spec)
-    except LookupFailed as exc:
-        hint = "for a model the catalog does not hold, give its config.json with --config PATH"
-        raise UsageError(f"{exc}; {hint}") from None
+    stated, settings = _settings(args, parsed, catalog, release["version"])
     prediction, guessed = predict(settings), assumed(stated, settings)
     model = settings.model.id
     rows = versus(prediction, parsed.model_dump())
@@ -73,6 +58,29 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     for note in notes + [w for w in prediction.warnings if w not in shown]:
         say(out, f"  ! {note}", style="yellow")
     return 0
+
+
+def _settings(
+    args: argparse.Namespace, parsed: StartupLog, catalog: Catalog, version: str
+) -> tuple[Stated, EngineSettings]:
+    """The settings the log states, and vLLM's as they follow from them; --model, --max-model-len, --config
+    and --gpu give what the log does not state."""
+    stated = Stated(**{k: getattr(parsed, k) for k in Stated.model_fields if hasattr(parsed, k)})
+    if args.model:
+        stated = stated.model_copy(update={"model": args.model})
+    if args.max_model_len:
+        stated = stated.model_copy(update={"max_model_len": args.max_model_len})
+    spec = _config_model(args.config) if args.config else None
+    if not stated.model and spec is None:
+        raise UsageError(f"{args.file}: the log does not name the model; give it with --model ID or --config PATH")
+    gpu = catalog.gpu(args.gpu) if args.gpu else None
+    if gpu is None and parsed.total_gpu_memory_gib is None:
+        raise UsageError(f"{args.file}: the log does not state the GPU's total memory; name the GPU with --gpu KEY")
+    try:
+        return stated, settings_from(catalog, stated, version, gpu, spec)
+    except LookupFailed as exc:
+        hint = "for a model the catalog does not hold, give its config.json with --config PATH"
+        raise UsageError(f"{exc}; {hint}") from None
 
 
 def _config_model(where: str) -> ModelSpec:

@@ -1,4 +1,5 @@
-"""`gpumem-tui metrics FILE|URL [--json]`: what one engine's /metrics says right now, normalized."""
+"""`gpumem-tui metrics FILE|URL [--json]`: what one engine's /metrics says right now, normalized (the options:
+metrics_opts.py)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,6 @@ from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.engines.scraper import MAX_BYTES, Scraper
 from gpumem_tui.text import literal
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("metrics", help="parse one engine /metrics payload (a file or a live URL)")
-    parser.add_argument("source", metavar="FILE|URL", help="a saved payload, or http://HOST:PORT[/metrics]")
-    parser.add_argument("--timeout", type=float, default=2.0, metavar="S", help="read timeout for a URL (2 s)")
-    parser.add_argument("--json", action="store_true", help="print a JSON list of records (docs/metrics-json.md)")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,34 +1,18 @@
-"""`gpumem-tui plan`: will this model fit on these GPUs for this load, and with how much to spare."""
+"""`gpumem-tui plan`: will this model fit on these GPUs for this load, and with how much to spare. The options
+are plan_opts.py's; the text, plan_view.py's."""
 
 from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.cli.engine_opts import add_engine_options, engine_options, print_engine
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.output import console, print_json, reader_may_leave, say, table
-from gpumem_tui.cli.planargs import Resolved, add_load_options, add_model_options, plan_input
-from gpumem_tui.planner.records import Plan
-from gpumem_tui.planner.report import cross_check, serving_json, serving_verdict, split_reason, verdict
-from gpumem_tui.planner.serving import Serving, serve
-from gpumem_tui.units import GB, GIB, fmt, fmt_both
-
-BAND_LABELS = {
-    "weights": "weights",
-    "kv_cache": "KV cache",
-    "overhead": "overhead",
-    "spare": "spare",
-    "reserved_by_utilization": "left by utilization",
-}
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("plan", help="size one deployment: weights, KV cache, overhead, spare, per GPU")
-    add_model_options(parser)
-    add_load_options(parser)
-    add_engine_options(parser)
-    parser.add_argument("--check", action="store_true", help="exit 1 when the plan does not fit (for CI)")
-    parser.set_defaults(run=run)
+from gpumem_tui.cli.output import print_json, reader_may_leave
+from gpumem_tui.cli.plan_resolve import Resolved, plan_input
+from gpumem_tui.cli.plan_view import print_engine_plan, print_plan
+from gpumem_tui.planner.report import serving_json, split_reason
+from gpumem_tui.planner.serving import EngineOptions, serve
+from gpumem_tui.planner.vllm.vision import NO_MODALITIES
+from gpumem_tui.units import fmt_both
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,60 +41,18 @@ def run(args: argparse.Namespace) -> int:
     return 1 if args.check and not serving.fits else 0
 
 
-def print_heading(out, plan: Plan, why: str | None = None) -> None:
-    """What was asked: the model and formats, the load, the GPUs and the capacity planned with, and why the
-    split is more than one GPU when none was asked for."""
-    inp = plan.input
-    say(
-        out,
-        f"{inp.model.id}: {plan.params_total / 1e9:,.2f} B parameters"
-        f" ({plan.params_active / 1e9:,.2f} B active per token), {inp.weights_format.name} weights,"
-        f" {'16-bit' if inp.kv_dtype == 'auto' else inp.kv_dtype} KV cache",
+def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
+    """The engine's own flags; the rest (weights, KV dtype, context, split, utilization) are the plan's."""
+    return EngineOptions(
+        name=args.engine,
+        version=args.vllm_version,
+        quantization=found.quantization,
+        pp=args.pp,
+        dtype=args.dtype,
+        max_num_seqs=args.max_num_seqs,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        enforce_eager=args.enforce_eager,
+        kv_cache_memory_bytes=args.kv_cache_memory,
+        other_processes_bytes=args.other_processes,
+        limit_mm_per_prompt=NO_MODALITIES if args.language_model_only else args.limit_mm_per_prompt,
     )
-    custom = inp.gpu.capacity_is_nominal and inp.capacity_bytes
-    card = inp.gpu.capacity_bytes
-    reported = "as given" if custom else f"reports {fmt(card)} = {fmt(card, 'GiB')}"
-    planned = f"; planning with {fmt(inp.capacity)} = {fmt(inp.capacity, 'GiB')}"
-    using = planned if inp.capacity_bytes and not custom else ""
-    say(
-        out,
-        f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
-        f" ({reported}{using}), {inp.utilization:.0%} utilization",
-    )
-    if why:
-        say(out, why)
-    out.print()
-
-
-def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None) -> None:
-    """The engine decides: its per-GPU numbers and log lines, its verdict, then the plain cross-check."""
-    out, engine = console(), serving.engine
-    assert engine is not None
-    print_heading(out, serving.plan, why)
-    print_engine(out, engine.prediction, engine.tp)
-    out.print()
-    say(out, serving_verdict(serving), style="bold")
-    say(out, cross_check(serving), style="dim")
-    for line in notes + serving.warnings:
-        say(out, f"  ! {line}", style="yellow")
-
-
-def print_plan(plan: Plan, notes: list[str], why: str | None = None) -> None:
-    """The plain method decides: the per-GPU bands, the totals and its verdict."""
-    out = console()
-    print_heading(out, plan, why)
-    rows = [
-        [BAND_LABELS.get(b.name, b.name), f"{b.bytes / GB:,.1f}", f"{b.bytes / GIB:,.1f}"] for b in plan.per_gpu.bands
-    ]
-    rows.append(["capacity", f"{plan.per_gpu.capacity_bytes / GB:,.1f}", f"{plan.per_gpu.capacity_bytes / GIB:,.1f}"])
-    out.print(table(f"Per GPU ({plan.gpus} GPU{'s' if plan.gpus > 1 else ''})", ["band", "GB", "GiB"], rows, {1, 2}))
-    out.print()
-    usable = fmt(plan.per_gpu.usable_bytes * plan.gpus)
-    say(
-        out,
-        f"All GPUs: weights {fmt_both(plan.weights_bytes)}, KV cache {fmt_both(plan.kv_bytes)}"
-        f" at {plan.kv_bytes_per_token:,} bytes per token, usable {usable}",
-    )
-    say(out, verdict(plan), style="bold")
-    for line in notes + plan.warnings:
-        say(out, f"  ! {line}", style="yellow")

@@ -1,21 +1,15 @@
-"""Plan options shared by `plan`, `offload`, `train` and the TUI: model, GPU, formats, load."""
+"""Plan options shared by `plan`, `offload`, `train` and the TUI: model, GPU, formats, load; and the
+argparse types every command's options share. Read when the parser is built; what the options name is
+resolved when a command runs (plan_resolve.py, node_plan.py)."""
 
 from __future__ import annotations
 
 import argparse
 import math
 
-from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec, load_catalog
-from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
-from gpumem_tui.catalog.safetensors import CheckpointBytes, checkpoint_bytes
-from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.dtypes import PlanInputError, kv_dtype_bytes
-from gpumem_tui.planner.records import PlanInput
-from gpumem_tui.planner.serving import resolve_weights
-from gpumem_tui.planner.vllm import DEFAULT_VERSION
-from gpumem_tui.planner.vllm.versions import known_version
-from gpumem_tui.units import GIB, parse_fraction, parse_size
+from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION, known_version
+from gpumem_tui.units import parse_fraction, parse_size
 
 
 def count(minimum: int, maximum: int = 10**9):
@@ -177,67 +171,6 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class Resolved:
-    """What the options name: the catalog, the model (and where it came from), the GPU, the checkpoint bytes."""
-
-    def __init__(self, args: argparse.Namespace):
-        self.catalog: Catalog = load_catalog(args.catalog)
-        self.warnings: list[str] = []
-        self.checkpoint: CheckpointBytes | None = None
-        self.model = self._model(args)
-        self.gpu = self._gpu(args)
-        self.format, self.quantization = resolve_weights(self.catalog, self.model, args.weights)
-
-    def _model(self, args: argparse.Namespace) -> ModelSpec:
-        spec, self.warnings, self.checkpoint = self.read_model(args, self.catalog)
-        return spec
-
-    @staticmethod
-    def read_model(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelSpec, list[str], CheckpointBytes | None]:
-        """The model --model names, or the one --config describes (with its warnings and checkpoint bytes)."""
-        if args.model is not None:
-            if not args.model.strip():
-                raise UsageError("--model needs a name (see `gpumem-tui catalog`)")
-            return catalog.model(args.model), [], None
-        if not args.config.strip():
-            raise UsageError("--config needs a path or an HF id")
-        path = find_config(args.config)
-        config = load_config(path)
-        spec, warnings = model_from_config(config, model_id_for(path, config))
-        return spec, warnings, checkpoint_bytes(path.parent)
-
-    @staticmethod
-    def model_of(args: argparse.Namespace, catalog: Catalog) -> ModelSpec:
-        return Resolved.read_model(args, catalog)[0]
-
-    def _gpu(self, args: argparse.Namespace) -> GpuSpec:
-        if args.gpu:
-            return self.catalog.gpu(args.gpu)
-        if args.gpu_memory:
-            return GpuSpec(key=f"{args.gpu_memory / 1e9:g}GB-GPU", nominal_gib=args.gpu_memory / GIB)
-        raise UsageError("name a GPU with --gpu KEY or give its memory with --gpu-memory SIZE")
-
-
-def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
-    fixed, share = args.overhead
-    exact = found.checkpoint.total_bytes if found.checkpoint and not args.weights else None
-    return PlanInput(
-        model=found.model,
-        gpu=found.gpu,
-        weights_format=found.format,
-        kv_dtype=args.kv_dtype,
-        context=args.context,
-        users=args.users,
-        gpus=args.gpus,
-        utilization=args.utilization,
-        overhead_bytes=fixed,
-        overhead_fraction=share,
-        capacity_bytes=args.gpu_memory,
-        kv_heads=args.kv_heads,
-        weights_bytes_override=exact,
-    )
-
-
 def add_plan_options(group, what: str) -> None:
     """The options that describe a manual plan (`what` says what it is for), shared by the TUI and check."""
     which = group.add_mutually_exclusive_group()
@@ -287,25 +220,3 @@ def add_plan_options(group, what: str) -> None:
         help=f"release whose sizing rules the plan follows (default {DEFAULT_VERSION})",
     )
     group.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
-
-
-def manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None:
-    """The plan the plan options describe (--model or --config and what goes with it), or None."""
-    if args.model is None and args.config is None:
-        for flag in ("weights", "context", "gpus"):
-            if getattr(args, flag) is not None:
-                given = getattr(args, f"_{flag}_given_as", (f"--{flag}",))[0]
-                raise UsageError(f"{given} describes a plan: give --model too")
-        return None
-    model = Resolved.model_of(args, catalog)
-    return ManualPlan.with_weights(
-        catalog,
-        model,
-        args.weights,
-        kv_cache_dtype=args.kv_dtype,
-        max_model_len=args.context,
-        users=args.users,
-        utilization=args.utilization,
-        tp=args.gpus,
-        version=args.vllm_version,
-    )

@@ -1,50 +1,23 @@
-"""`gpumem-tui snapshot`: one sample of this node, a simulated node or a recording, as a table or JSON."""
+"""`gpumem-tui snapshot`: one sample of this node, a simulated node or a recording, as a table or JSON (the
+options: snapshot_opts.py; the table: snapshot_view.py)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 
-from gpumem_tui.cli.errors import NoSourceError, UsageError, register_input_error, warn
+from gpumem_tui.cli.errors import NoSourceError, UsageError, warn
 from gpumem_tui.cli.output import console, print_json
-from gpumem_tui.cli.planargs import seconds
 from gpumem_tui.cli.snapshot_view import render
-from gpumem_tui.demo import DEFAULT_SCENARIO, ManualClock, ScenarioError, load_scenario, scenario_names
+from gpumem_tui.demo import ManualClock, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.host import HostSource
 from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
-from gpumem_tui.sources.replay import Recorder, RecordingError, ReplaySource
+from gpumem_tui.sources.replay import Recorder, ReplaySource
 
 SCHEMA = "gpumem-tui.snapshot/1"
-
-register_input_error(RecordingError)
-register_input_error(ScenarioError)
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("snapshot", help="one sample of GPU memory per GPU and per process, like nvidia-smi")
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument(
-        "--demo",
-        nargs="?",
-        const=DEFAULT_SCENARIO,
-        metavar="SCENARIO",
-        help=f"a simulated node instead of this one (default {DEFAULT_SCENARIO}): "
-        f"{', '.join(scenario_names())}, or a .toml file",
-    )
-    source.add_argument("--replay", metavar="FILE", help="a recording made with --record (default: its last sample)")
-    parser.add_argument(
-        "--at",
-        type=seconds(),
-        metavar="SECONDS",
-        help="seconds into the scenario (default: the moment that shows its story) or the recording",
-    )
-    parser.add_argument("--seed", type=int, help="seed of the simulated node (default: the scenario's)")
-    parser.add_argument("--record", metavar="FILE", help="append the sample to this recording (JSON Lines)")
-    parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/snapshot-json.md)")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

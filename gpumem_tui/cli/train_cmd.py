@@ -1,5 +1,5 @@
 """`gpumem-tui train` (full / LoRA / QLoRA memory) and `gpumem-tui offload` (CPU-offload speed, KV
-offload break-even)."""
+offload break-even). The options are train_opts.py's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
-from gpumem_tui.cli.planargs import Resolved, add_model_options, count, fraction, size
+from gpumem_tui.cli.plan_resolve import Resolved
 from gpumem_tui.planner.kv import sequence_bytes_per_gpu
 from gpumem_tui.planner.offload import PCIE_X16_GBPS, kv_offload_breakeven, offload_estimate, prefill_flops
 from gpumem_tui.planner.parallel import split_problem
@@ -16,46 +16,6 @@ from gpumem_tui.planner.params import count_params
 from gpumem_tui.planner.training import adapter_training, full_training
 from gpumem_tui.planner.weights import weights_bytes
 from gpumem_tui.units import fmt_both
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    train = sub.add_parser("train", help="training memory: full (Adam, 16 bytes/param), LoRA or QLoRA")
-    add_model_options(train)
-    train.add_argument(
-        "--mode",
-        choices=["full", "lora", "qlora"],
-        default="full",
-        help="full: weights, gradients and Adam states; lora / qlora: a frozen base and adapters",
-    )
-    train.add_argument(
-        "--activations",
-        type=fraction,
-        default=0.2,
-        metavar="PCT",
-        help="full training: activations as a share of weights+states (default 20%%)",
-    )
-    train.add_argument("--rank", type=count(1), default=16, help="LoRA rank (default 16)")
-    train.add_argument("--batch", type=count(1), default=1, help="LoRA/QLoRA micro-batch (default 1)")
-    train.add_argument("--sequence", type=count(1), default=2048, help="LoRA/QLoRA tokens per sample")
-    train.set_defaults(run=run_train)
-    offload = sub.add_parser("offload", help="tokens/s when weights spill to CPU memory; KV offload break-even")
-    add_model_options(offload)
-    offload.add_argument("--gpus", type=count(1), default=1, metavar="N", help="GPUs in the split (default 1)")
-    offload.add_argument(
-        "--resident",
-        type=size,
-        metavar="SIZE",
-        help="weights kept in each GPU's memory (default: capacity x 0.9 - 4GB - one context of KV)",
-    )
-    offload.add_argument("--link-gbps", type=float, metavar="GB/s", help="CPU-GPU link (default: PCIe x16 of the GPU)")
-    offload.add_argument(
-        "--context",
-        type=count(1),
-        default=8192,
-        metavar="TOKENS",
-        help="tokens of one conversation, for its KV cache (default 8,192)",
-    )
-    offload.set_defaults(run=run_offload)
 
 
 def run_train(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.demo_app import demo_app
 from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed

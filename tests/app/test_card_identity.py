@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.app.widgets.header_bar import HeaderBar
 from gpumem_tui.demo import ManualClock, demo_collector

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.cli import build_parser
 from gpumem_tui.cli.check_sources import from_demo
-from gpumem_tui.cli.tui_cmd import build_feed, build_judge
+from gpumem_tui.cli.node_plan import build_judge
+from gpumem_tui.cli.tui_cmd import build_feed
 from gpumem_tui.demo import DEFAULT_SCENARIO, load_scenario, scenario_names
 from gpumem_tui.diagnosis.findings import Thresholds
 from tests.app.conftest import run_to, settle

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.demo import WallClock, demo_collector
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import LiveFeed

@@ -169,7 +169,7 @@ async def test_planner_applies_a_4_bit_plan_as_the_engine_would_load_it(make_app
 
 
 async def test_the_light_theme_recolours_the_screen(catalog):
-    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.app.app import GpuMemApp
     from gpumem_tui.demo import ManualClock
     from gpumem_tui.demo.feed import DemoFeed
     from gpumem_tui.diagnosis.judge import Judge
@@ -219,7 +219,7 @@ async def test_a_demo_sample_age_is_counted_in_the_node_s_own_time(catalog):
     wall clock's distance to that date."""
     import time
 
-    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.app.app import GpuMemApp
     from gpumem_tui.demo import ManualClock
     from gpumem_tui.demo.feed import DemoFeed
     from gpumem_tui.diagnosis.judge import Judge

@@ -85,7 +85,7 @@ async def test_the_planner_starts_on_the_nodes_own_card_and_a_plan_for_another_s
 
 async def test_the_planner_screen_plans_each_format_as_the_command_line_does(make_app, catalog):
     from gpumem_tui.cli import build_parser
-    from gpumem_tui.cli.planargs import manual_plan
+    from gpumem_tui.cli.node_plan import manual_plan
 
     app = make_app("idle-node")
     async with app.run_test(size=(160, 50)) as pilot:

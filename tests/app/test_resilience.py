@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.driver_abi import ERROR_DRIVER_NOT_LOADED, ERROR_NOT_SUPPORTED, ERROR_TIMEOUT
 from gpumem_tui.demo.feed import DemoFeed

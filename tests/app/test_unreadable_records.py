@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.demo import ManualClock
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import ReplayFeed

@@ -7,7 +7,7 @@ import pytest
 
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli import build_parser
-from gpumem_tui.cli.planargs import manual_plan
+from gpumem_tui.cli.node_plan import manual_plan
 from gpumem_tui.demo import load_scenario
 from gpumem_tui.demo.plan import scenario_plan
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from gpumem_tui.cli import build_parser, main
-from gpumem_tui.cli.planargs import manual_plan
+from gpumem_tui.cli.node_plan import manual_plan
 from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu

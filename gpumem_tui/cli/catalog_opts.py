@@ -1,0 +1,21 @@
+"""`gpumem-tui catalog`: the options; the action (catalog_cmd.py) is imported when it runs."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("catalog", help="list the models, GPUs and weight formats the planner knows")
+    parser.add_argument(
+        "kind", nargs="?", choices=["models", "gpus", "formats"], default="models", help="what to list (default models)"
+    )
+    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpumem_tui.cli import catalog_cmd
+
+    return catalog_cmd.run(args)

@@ -1,0 +1,98 @@
+"""`gpumem-tui export`: the options; the action (export_cmd.py) is imported when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+
+from gpumem_tui.cli.planargs import add_plan_options, count, seconds
+from gpumem_tui.cli.source_opts import add_endpoint, add_moment, add_sources
+
+DEFAULT_INTERVAL_S = 5.0
+"""A sample every 5 s: fresher than a 15 s scrape, and what `check` steps a demo by."""
+DEFAULT_TOP = 5
+"""Processes that are not an engine published per GPU, beside the `other` row."""
+
+
+@dataclass(frozen=True)
+class Listen:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+_ADDRESS = re.compile(r"\[(?P<v6>[^\[\]]+)\]:(?P<port6>\d+)|(?P<host>[^:\[\]]+):(?P<port>\d+)")
+
+
+def listen_address(text: str) -> Listen:
+    """`HOST:PORT`, an IPv6 address in brackets (`[::1]:9877`); port 0 takes a free one."""
+    found = _ADDRESS.fullmatch(text)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (an IPv6 address in brackets: [::1]:9877)")
+    host = found.group("v6") or found.group("host")
+    port = int(found.group("port6") or found.group("port"))
+    if port > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: a port is from 0 to 65535")
+    return Listen(host, port)
+
+
+DEFAULT_LISTEN = Listen("127.0.0.1", 9877)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "export",
+        help="serve this node's GPU memory, plans and findings to Prometheus (/metrics; docs/export.md)",
+    )
+    parser.add_argument(
+        "--listen",
+        type=listen_address,
+        default=DEFAULT_LISTEN,
+        metavar="HOST:PORT",
+        help=f"where to serve /metrics (default {DEFAULT_LISTEN}; port 0: a free one, printed)",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="serve on an address other than loopback (0.0.0.0, ::, this node's): docs/export.md says what it exposes",
+    )
+    add_sources(
+        parser,
+        demo=" (default {default}): {shipped}, or a .toml file",
+        replay="a recording made with --record",
+    )
+    add_moment(
+        parser,
+        "where the first refresh is, in seconds into the scenario (default: where the TUI opens) or the "
+        "recording (default: its start); each next refresh is --interval seconds later",
+    )
+    add_endpoint(parser)
+    parser.add_argument(
+        "--interval",
+        type=seconds(0.1, 3600),
+        default=DEFAULT_INTERVAL_S,
+        metavar="SECONDS",
+        help=f"sample and judge every (default {DEFAULT_INTERVAL_S:g}, at least 0.1); never per scrape",
+    )
+    parser.add_argument(
+        "--top-processes",
+        type=count(0, 1000),
+        default=DEFAULT_TOP,
+        metavar="N",
+        help=f"processes that are not an engine published per GPU, the largest first; the rest sum into one "
+        f"pid='other' row (default {DEFAULT_TOP})",
+    )
+    add_plan_options(
+        parser.add_argument_group("a plan to judge against (default: one made from what is running)"),
+        "judge against a plan",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpumem_tui.cli import export_cmd
+
+    return export_cmd.run(args)

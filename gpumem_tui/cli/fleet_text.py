@@ -1,0 +1,114 @@
+"""`fleet snapshot` and `fleet check` as text: plain lines, outside text shown literally, written at once."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from gpumem_tui.app.fleet_history_view import history_lines
+from gpumem_tui.cli.check_status import STATUS, UNKNOWN, plugin_text
+from gpumem_tui.diagnosis.fleet.judge import nothing_read
+from gpumem_tui.diagnosis.fleet.records import FleetFinding
+from gpumem_tui.glyphs import for_terminal
+from gpumem_tui.sources.prometheus.history import FleetHistory
+from gpumem_tui.sources.prometheus.records import FleetSample
+from gpumem_tui.text import literal
+from gpumem_tui.units import fmt_both
+
+PLAN_FROM = {"catalog": "the catalog", "exporter": "its node's gpumem-tui export"}
+INFO_LISTED = 5
+"""Info findings of one code listed one by one up to this many; beyond, counted with one example."""
+
+
+def coverage_line(sample: FleetSample) -> str:
+    c = sample.coverage
+    line = f"{c.nodes:,} nodes, {c.gpus:,} GPUs, {c.engines:,} engines, {c.joined:,} joined"
+    if c.not_joined:
+        line += f" ({c.not_joined:,} not joined)"
+    age = "unknown" if sample.data_age_s is None else f"{sample.data_age_s:.0f} s"
+    return f"{line}; data age {age}"
+
+
+def _when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+def _bytes(value: int | None, unknown: dict[str, str], field: str) -> str:
+    if value is not None:
+        return fmt_both(value)
+    return "n/a" if unknown.get(field, "").startswith("n/a") else "unknown"
+
+
+def _write(lines: list[str]) -> None:
+    """Plain lines, outside text shown literally, written at once: a reader that leaves (`| head -1`)
+    raises BrokenPipeError here, which keeps the exit status (rich's console would exit 1 instead)."""
+    sys.stdout.write("".join(literal(line) + "\n" for line in lines))
+
+
+def print_snapshot(sample: FleetSample, history: FleetHistory | None) -> None:
+    lines = [f"{sample.source} at {_when(sample.evaluated_at)}: {coverage_line(sample)}"]
+    lines += [f"  {what} unknown: {why}" for what, why in sample.unknown.items()]
+    lines += ["", "Nodes:"]
+    for node in sample.nodes:
+        cards = ", ".join(f"{n} x {card}" for card, n in node.cards.items()) or "no GPU series"
+        stale = " (stale)" if node.name in sample.stale_nodes else ""
+        others = _bytes(node.other_processes_bytes, node.unknown, "other_processes_bytes")
+        lines.append(
+            f"  {node.name}{stale}: {cards}; used {_bytes(node.used_bytes, node.unknown, 'used_bytes')}, "
+            f"reserved {_bytes(node.reserved_bytes, node.unknown, 'reserved_bytes')}, "
+            f"free {_bytes(node.free_bytes, node.unknown, 'free_bytes')}"
+            + (f" (from {node.memory_from})" if node.memory_from not in (None, "dcgm-exporter") else "")
+            + (
+                f" (dcgm-exporter's; its gpumem-tui export reads used {fmt_both(node.exporter_used_bytes)})"
+                if node.exporter_used_bytes is not None
+                else ""
+            )
+            + (f", other processes {others}" if node.other_processes_bytes is not None else "")
+            + f"; engines: {', '.join(node.engines) or '-'}"
+        )
+    lines += ["", "Engines:"]
+    for e in sample.engines:
+        kv = "unknown" if e.kv_usage_fraction is None else f"{e.kv_usage_fraction * 100:.1f} %"
+        pool = "unknown" if e.pool_tokens is None else f"{e.pool_tokens:,} tokens"
+        if e.planned_bytes is not None:
+            planned = f"planned {fmt_both(e.planned_bytes)} (from {PLAN_FROM.get(e.plan_from or '', e.plan_from)})"
+        else:
+            planned = f"planned unknown: {e.unknown.get('planned_bytes', 'no plan was made')}"
+        lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {planned}; {e.joined}: {e.join_reason}")
+    _write(lines)
+    if history is not None:
+        _write(["", *history_lines(history, for_terminal(False, sys.stdout))])
+
+
+def print_check(sample: FleetSample, findings: list[FleetFinding], code: int) -> None:
+    top = findings[0].finding.title if findings and code else "nothing needs a look"
+    if code == UNKNOWN:
+        top = nothing_read(sample) or top
+    lines = [f"{STATUS[code]} - {plugin_text(top)}; {coverage_line(sample)}"]
+    infos: dict[str, list[FleetFinding]] = {}
+    for f in findings:
+        if f.finding.severity == "info":
+            infos.setdefault(f.finding.code, []).append(f)
+            continue
+        node = f"[{f.node}] " if f.node else ""
+        # no `|` in any line: a monitoring system reads the first one as the start of performance data
+        lines.append(plugin_text(f"{f.finding.severity:8} {f.finding.code}: {node}{f.finding.title}"))
+    for kind, same in infos.items():
+        lines += _infos(kind, same)
+    if not findings:
+        lines.append(f"Evaluated at {_when(sample.evaluated_at)} on {sample.source}.")
+    _write(lines)
+
+
+def _infos(kind: str, same: list[FleetFinding]) -> list[str]:
+    """The info findings of one code: each on its line, or past INFO_LISTED counted with one example."""
+    if len(same) > INFO_LISTED:  # a fleet has thousands of GPUs as planned: counted, one example
+        nodes = len({f.node for f in same})
+        first = same[0]
+        return [
+            plugin_text(
+                f"info     {kind}: {len(same):,} on {nodes:,} node{'s' * (nodes != 1)}, "
+                f"such as [{first.node}] {first.finding.title} (--json lists each)"
+            )
+        ]
+    return [plugin_text(f"info     {kind}: {f'[{f.node}] ' if f.node else ''}{f.finding.title}") for f in same]

@@ -1,0 +1,43 @@
+"""`gpumem-tui log`: the options; the action (log_cmd.py) is imported when it runs."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpumem_tui.cli.planargs import count, vllm_version
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("log", help="read the memory numbers from a vLLM or SGLang startup log")
+    parser.add_argument("file", metavar="FILE", help="a startup log (prefixes, colours and TP workers are fine)")
+    parser.add_argument("--json", action="store_true", help="print JSON (docs/log-json.md)")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="predict the log from the settings it states and print predicted vs actual",
+    )
+    parser.add_argument("--gpu", metavar="KEY", help="with --compare: the GPU (default: the total the log states)")
+    parser.add_argument("--model", metavar="ID", help="with --compare: the model, when the log does not name it")
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help="with --compare: the model's config.json (or directory, or cached HF id), for a "
+        "model the catalog does not hold",
+    )
+    parser.add_argument(
+        "--max-model-len",
+        type=count(1),
+        metavar="TOKENS",
+        help="with --compare: when the log does not state it (default: the model's own)",
+    )
+    parser.add_argument(
+        "--vllm-version", type=vllm_version, metavar="X.Y.Z", help="with --compare: when the log does not say"
+    )
+    parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpumem_tui.cli import log_cmd
+
+    return log_cmd.run(args)

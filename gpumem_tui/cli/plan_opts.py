@@ -1,0 +1,23 @@
+"""`gpumem-tui plan`: the options; the action (plan_cmd.py) is imported when it runs."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpumem_tui.cli.engine_opts import add_engine_options
+from gpumem_tui.cli.planargs import add_load_options, add_model_options
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("plan", help="size one deployment: weights, KV cache, overhead, spare, per GPU")
+    add_model_options(parser)
+    add_load_options(parser)
+    add_engine_options(parser)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the plan does not fit (for CI)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpumem_tui.cli import plan_cmd
+
+    return plan_cmd.run(args)

@@ -1,0 +1,26 @@
+"""`gpumem-tui snapshot`: the options; the action (snapshot_cmd.py) is imported when it runs."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpumem_tui.cli.source_opts import add_moment, add_sources
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("snapshot", help="one sample of GPU memory per GPU and per process, like nvidia-smi")
+    add_sources(
+        parser,
+        demo=" instead of this one (default {default}): {shipped}, or a .toml file",
+        replay="a recording made with --record (default: its last sample)",
+    )
+    add_moment(parser, "seconds into the scenario (default: the moment that shows its story) or the recording")
+    parser.add_argument("--record", metavar="FILE", help="append the sample to this recording (JSON Lines)")
+    parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/snapshot-json.md)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpumem_tui.cli import snapshot_cmd
+
+    return snapshot_cmd.run(args)
