@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.lazy import action
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("catalog", help="list the models, GPUs and weight formats the planner knows")
@@ -12,10 +14,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import catalog_cmd
-
-    return catalog_cmd.run(args)
+    parser.set_defaults(run=action("catalog_cmd:run"))

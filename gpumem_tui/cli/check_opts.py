@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gpumem_tui.cli.fleet_opts import connection_options, label_options, node_history_option
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import add_plan_options
 from gpumem_tui.cli.source_opts import add_endpoint, add_moment, add_sources
 
@@ -42,10 +43,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     node_history_option(fleet_node, "-v's forensics")
     connection_options(fleet_node)
     label_options(fleet_node)
-    parser.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import check_cmd
-
-    return check_cmd.run(args)
+    parser.set_defaults(run=action("check_cmd:run"))

@@ -6,6 +6,7 @@ import argparse
 import re
 from dataclasses import dataclass
 
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import add_plan_options, count, seconds
 from gpumem_tui.cli.source_opts import add_endpoint, add_moment, add_sources
 
@@ -89,10 +90,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         parser.add_argument_group("a plan to judge against (default: one made from what is running)"),
         "judge against a plan",
     )
-    parser.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import export_cmd
-
-    return export_cmd.run(args)
+    parser.set_defaults(run=action("export_cmd:run"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import count, fraction, kv_dtype, size, vllm_version
 from gpumem_tui.planner.fit import DEFAULT_CONTEXT, DEFAULT_USERS
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
@@ -73,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON: one object per cell")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=action("fit_cmd:run"))
 
 
 class _GpusIsACount(argparse.Action):
@@ -84,9 +85,3 @@ class _GpusIsACount(argparse.Action):
             "--gpus is a count of GPUs elsewhere; name the cards to compare with --gpu KEY [KEY ...]"
             + (f", e.g. --gpu {' '.join(values)}" if values else "")
         )
-
-
-def run(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import fit_cmd
-
-    return fit_cmd.run(args)

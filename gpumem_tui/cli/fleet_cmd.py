@@ -238,3 +238,10 @@ def check_json(sample: FleetSample, findings: list[FleetFinding], code: int) -> 
         "warnings": sample.warnings,
         "unknown": sample.unknown,
     }
+
+
+def run_screen(args: argparse.Namespace) -> int:
+    """`fleet` with no action: the fleet screen, Textual imported now."""
+    from gpumem_tui.cli import fleet_screen
+
+    return fleet_screen.run(args, inputs, demo_alone, planner(args))

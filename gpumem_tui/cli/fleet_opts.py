@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.option_places import BothPlaces
 from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S
 from gpumem_tui.sources.prometheus.labels import NODE_CHOICES, POD_CHOICES
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SPAN",
         help="how far back the history line looks: 30m, 1h (default), 6h ... (range queries, read once a minute)",
     )
-    parser.set_defaults(run=run_screen)
+    parser.set_defaults(run=action("fleet_cmd:run_screen"))
     # options given both before the action and after it: repeatable ones merged, two values refused
     actions = parser.add_subparsers(
         dest="fleet_command", metavar="ACTION", parser_class=type(parser), action=BothPlaces
@@ -47,13 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SPAN",
         help="also the fleet over the SPAN before the moment (30m, 1h, 6h ...): memory, KV, queue, preemptions",
     )
-    snapshot.set_defaults(run=run_snapshot)
+    snapshot.set_defaults(run=action("fleet_cmd:run_snapshot"))
     check = actions.add_parser(
         "check", help="fleet findings, as a monitoring plugin (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)"
     )
     _source_options(check, action=True)
     check.add_argument("--json", action="store_true", help="print JSON (schema: docs/fleet-json.md)")
-    check.set_defaults(run=run_check)
+    check.set_defaults(run=action("fleet_cmd:run_check"))
     _rules_options(
         actions.add_parser(
             "rules", help="a Prometheus recording-rule group: the overview's per-node figures, computed by the server"
@@ -76,7 +77,7 @@ def _rules_options(rules: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="the group's evaluation interval (default 30: dcgm-exporter's collection interval)",
     )
-    rules.set_defaults(run=run_rules)
+    rules.set_defaults(run=action("fleet_cmd:run_rules"))
 
 
 def _source_options(parser: argparse.ArgumentParser, action: bool = False) -> None:
@@ -203,28 +204,3 @@ def _span(text: str) -> float:
         return parse_span(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--history ")) from None
-
-
-def run_screen(args: argparse.Namespace) -> int:
-    """`fleet` with no action: the fleet screen, Textual imported now."""
-    from gpumem_tui.cli import fleet_cmd, fleet_screen
-
-    return fleet_screen.run(args, fleet_cmd.inputs, fleet_cmd.demo_alone, fleet_cmd.planner(args))
-
-
-def run_snapshot(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import fleet_cmd
-
-    return fleet_cmd.run_snapshot(args)
-
-
-def run_check(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import fleet_cmd
-
-    return fleet_cmd.run_check(args)
-
-
-def run_rules(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import fleet_cmd
-
-    return fleet_cmd.run_rules(args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import count, vllm_version
 
 
@@ -34,10 +35,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--vllm-version", type=vllm_version, metavar="X.Y.Z", help="with --compare: when the log does not say"
     )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
-    parser.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import log_cmd
-
-    return log_cmd.run(args)
+    parser.set_defaults(run=action("log_cmd:run"))

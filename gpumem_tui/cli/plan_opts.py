@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gpumem_tui.cli.engine_opts import add_engine_options
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import add_load_options, add_model_options
 
 
@@ -14,10 +15,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_load_options(parser)
     add_engine_options(parser)
     parser.add_argument("--check", action="store_true", help="exit 1 when the plan does not fit (for CI)")
-    parser.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import plan_cmd
-
-    return plan_cmd.run(args)
+    parser.set_defaults(run=action("plan_cmd:run"))

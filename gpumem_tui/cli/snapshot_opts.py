@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.source_opts import add_moment, add_sources
 
 
@@ -17,10 +18,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_moment(parser, "seconds into the scenario (default: the moment that shows its story) or the recording")
     parser.add_argument("--record", metavar="FILE", help="append the sample to this recording (JSON Lines)")
     parser.add_argument("--json", action="store_true", help="print JSON (schema: docs/snapshot-json.md)")
-    parser.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import snapshot_cmd
-
-    return snapshot_cmd.run(args)
+    parser.set_defaults(run=action("snapshot_cmd:run"))

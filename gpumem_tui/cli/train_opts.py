@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import add_model_options, count, fraction, size
 
 
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     train.add_argument("--rank", type=count(1), default=16, help="LoRA rank (default 16)")
     train.add_argument("--batch", type=count(1), default=1, help="LoRA/QLoRA micro-batch (default 1)")
     train.add_argument("--sequence", type=count(1), default=2048, help="LoRA/QLoRA tokens per sample")
-    train.set_defaults(run=run_train)
+    train.set_defaults(run=action("train_cmd:run_train"))
     offload = sub.add_parser("offload", help="tokens/s when weights spill to CPU memory; KV offload break-even")
     add_model_options(offload)
     offload.add_argument("--gpus", type=count(1), default=1, metavar="N", help="GPUs in the split (default 1)")
@@ -45,16 +46,4 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="TOKENS",
         help="tokens of one conversation, for its KV cache (default 8,192)",
     )
-    offload.set_defaults(run=run_offload)
-
-
-def run_train(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import train_cmd
-
-    return train_cmd.run_train(args)
-
-
-def run_offload(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import train_cmd
-
-    return train_cmd.run_offload(args)
+    offload.set_defaults(run=action("train_cmd:run_offload"))

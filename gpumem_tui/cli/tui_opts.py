@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from gpumem_tui.cli.fleet_opts import INTERVAL_S, connection_options, label_options, node_history_option
+from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import add_plan_options, seconds
 from gpumem_tui.cli.source_opts import add_endpoint, add_sources
 
@@ -58,7 +59,5 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
     label_options(fleet_node)
 
 
-def run_tui(args: argparse.Namespace) -> int:
-    from gpumem_tui.cli import tui_cmd
-
-    return tui_cmd.run_tui(args)
+run_tui = action("tui_cmd:run_tui")
+"""The TUI (no command), Textual imported when it runs."""
