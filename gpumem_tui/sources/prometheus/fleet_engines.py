@@ -1,5 +1,5 @@
-"""The fleet's vLLM engines: one per `model_name` + `engine` of a scrape target, from the gauges, the pools
-(`vllm:cache_config_info`), preemptions and sleep, each joined to its GPUs (reference/fleet.md 2.4).
+"""The fleet's engines: one per `model_name` + `engine` of a scrape target, from the gauges, the pools
+(vLLM's `cache_config_info`), preemptions and sleep, each joined to its GPUs (reference/fleet.md 2.4).
 
 An engine's GPUs are those dcgm-exporter's series attribute to its pod (found); on a node without pod labels
 (bare metal) a node's only engine is given the node's unallocated GPUs (assumed); anything else is not
@@ -16,11 +16,14 @@ from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
+from gpumem_tui.sources.prometheus.engine_series import NAMES, no_series
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine
 
 GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
 DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
+NO_KV, NO_RUNNING, NO_WAITING = no_series(NAMES.kv_usage), no_series(NAMES.running), no_series(NAMES.waiting)
+NO_RATE = f"{no_series(NAMES.preemptions)} (or under 2 min of it)"
 
 Held = dict[str, tuple[str | None, int]]
 """`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
@@ -113,7 +116,7 @@ def engines_of(
     for k, s in zip(keys, usage, strict=True):
         found[k][s.labels.get("__name__", "")] = s
     for s in waiting:
-        found[engine_key(s.labels)]["vllm:num_requests_waiting"] = s
+        found[engine_key(s.labels)][NAMES.waiting[0]] = s
     for k in known.pools:
         found.setdefault(k, {})  # an engine its pool alone names is one too
     rates = {engine_key(s.labels): s.value for s in preemptions}
@@ -167,27 +170,25 @@ def _gauges(
     says why a field is None, its pool's fields included)."""
     zero = known.zeros
     unknown: dict[str, str] = {}
-    kv = series.get("vllm:kv_cache_usage_perc") or series.get("vllm:gpu_cache_usage_perc")
+    kv = _first(series, NAMES.kv_usage)
     if kv is None:
-        unknown["kv_usage_fraction"] = "no vllm:kv_cache_usage_perc (nor gpu_cache_usage_perc) series"
-    running = series.get("vllm:num_requests_running")
+        unknown["kv_usage_fraction"] = NO_KV
+    running = _first(series, NAMES.running)
     if running is None:
-        unknown["requests_running"] = "no vllm:num_requests_running series"
-    waiting = series.get("vllm:num_requests_waiting")
+        unknown["requests_running"] = NO_RUNNING
+    waiting = _first(series, NAMES.waiting)
     queue = {"requests_running": None if running is None else _number(running.value, "requests_running", unknown)}
     if waiting is not None:
         queue["requests_waiting"] = _number(waiting.value, "requests_waiting", unknown)
     elif "waiting" in failures:
         queue["requests_waiting"], unknown["requests_waiting"] = None, failures["waiting"]
     else:
-        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, "no vllm:num_requests_waiting series")
+        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, NO_WAITING)
     pooled = k in known.pools
     if not pooled:  # every pool field unknown, why said here as it was always said
         unknown.update(static["unknown"])
     if rate is None and "preemptions" not in failures:
-        rate = zero.value(
-            k, "preemptions_per_min", unknown, "no vllm:num_preemptions_total series (or under 2 min of it)"
-        )
+        rate = zero.value(k, "preemptions_per_min", unknown, NO_RATE)
     elif rate is None:
         unknown["preemptions_per_min"] = failures["preemptions"]
     if pooled:
@@ -199,6 +200,15 @@ def _gauges(
         "sleep_state": asleep or None,
         "unknown": unknown,
     }
+
+
+def _first(series: Mapping[str, Series], names: tuple[str, ...]) -> Series | None:
+    """The engine's series of the first of these names it has (a newer name before an older)."""
+    for name in names:
+        found = series.get(name)
+        if found is not None:
+            return found
+    return None
 
 
 def _gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:
