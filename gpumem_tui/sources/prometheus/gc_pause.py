@@ -1,13 +1,7 @@
-"""The cyclic garbage collector paused while a fleet answer is parsed and built into records.
-
-Reading 1,000 nodes makes about 10^5 dicts, lists and strings in a few milliseconds; CPython runs its cyclic
-collector every 700 new containers and, every so often, over the whole heap (the app's modules, Textual's
-widgets), which more than doubled a refresh's CPU (bench/fleet.py). None of what a read makes is cyclic:
-reference counting frees it all, so the collector has nothing to find there. It runs again as usual after.
-
-A pause only defers: the objects made in it are counted, and the first allocation after it collects the
-young generation over them all. A process that reads a fleet refresh after refresh keeps 10^5 objects of
-each sample until the next, so `roomy` lets the young generation grow larger before a collection."""
+"""The cyclic garbage collector paused while a fleet answer is parsed and built into records: at 1,000 nodes a
+read makes about 10^5 containers, none cyclic, and the collector's passes over the whole heap more than
+doubled a refresh's CPU (bench/fleet.py). It runs again as usual after; `roomy` lets its young generation
+grow for a reader that keeps each sample until the next. Why: docs/design/queries.md."""
 
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
-"""What nodes that run `gpumem-tui export` add to a fleet sample (docs/export.md, docs/fleet.md):
-
-- GPU memory of a node that dcgm-exporter does not report. Where both report a node, dcgm-exporter's figures
-  are the node's (the fleet's one convention) and the exporter's used memory is kept beside them to compare
-  (`exporter_used_bytes`): never added.
-- Engines that Prometheus does not scrape themselves (no `vllm:*` series): their KV usage and pool as the
-  exporter read them, joined to the GPUs its plan is drawn over (found: the node itself says).
-- Each engine's plan (`gpumem_plan_bytes`, the bands the engine holds): `planned_bytes` with
-  `plan_from="exporter"`, joined to vLLM's own engine by its pod, else on its node by model, engine index and
-  port (docs/export.md's engine labels).
-- Processes that are not an engine: per node summed on the server, per GPU where GPUs are read one by one.
-
-The pure half of the read: query answers in, an updated FleetSample out."""
+"""What nodes that run `gpumem-tui export` add to a fleet sample (docs/export.md, docs/fleet.md): the GPU
+memory of a node dcgm-exporter does not report (where both do, dcgm-exporter's figures are the node's and the
+exporter's used memory is kept beside them, `exporter_used_bytes`); engines Prometheus does not scrape
+themselves, joined to the GPUs their plan is drawn over; each engine's plan (`plan_from="exporter"`), joined
+by pod, else on its node by model, engine index and port; and processes that are not an engine. The pure
+half of the read: query answers in, an updated FleetSample out."""
 
 from __future__ import annotations
 

@@ -5,11 +5,11 @@
   (relabelled), else the host part of `instance` (bare metal, the scrape target's address);
 - pod: `exported_namespace/exported_pod` when present (a ServiceMonitor with honorLabels false: `pod` is
   then the exporter's own pod), else `namespace/pod` unless that pod is the exporter itself (its name holds
-  `dcgm-exporter`, or it is the `pod` of a series that also carries `exported_pod`); annotation-based scrape
-  jobs say `kubernetes_namespace/kubernetes_pod_name`.
+  `dcgm-exporter`, or it is the `pod` of a series that also carries `exported_pod`); else
+  `kubernetes_namespace/kubernetes_pod_name` (annotation-based scrape jobs).
 
-`--node-label` and `--pod-label` name one of them instead (`LabelChoice`): dcgm-exporter's series are then
-read with only that label (`projected`), so a series without it names no node or no workload."""
+`--node-label` and `--pod-label` name one instead (`LabelChoice`): dcgm-exporter's series are then read with
+only that label (`projected`)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
 """One node's history in Prometheus, read with range queries, as the samples forensics walks (a recording's
-interface: iterate for the samples; `warnings` says what could not be read).
-
-Each of the node's queries (node_queries.py: narrowed to the node by its labels) is asked once over the span,
-at the fleet history's step (history.step_for: the span over 120 points, far under Prometheus's 11,000); the
-engines' queries ask for every pod dcgm-exporter put on the node's GPUs at any step. Each step is then cut out
-of the answers and built into the node's Sample by the instant read's own code (node_feed.node_read,
-node_sample), so a moment judged from the range read and from an instant read of that moment is one Sample.
-
-A step whose newest dcgm-exporter sample is the previous step's adds nothing (the step is finer than the
-scrape) and is left out. Where the node sent no new sample for longer than twice its usual interval, or a GPU's
-memory used was NaN, the warnings say when: a gap is never read as zero."""
+interface: iterate for the samples; `warnings` says what could not be read). Each of the node's queries is
+asked once over the span; each step is cut out of the answers and built by the instant read's own code, so a
+moment judged from either read is one Sample. Steps and gaps: docs/design/queries.md."""
 
 from __future__ import annotations
 

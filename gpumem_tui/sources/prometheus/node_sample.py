@@ -1,12 +1,11 @@
 """One node of the fleet as a `Sample` (pure): the fleet's records of the node (`fleet.build` over its series)
 turned into what the single-node screen and `check` read, so `judge()` and `diagnose` run unchanged.
 
-- GPUs: dcgm-exporter's used, free and reserved in bytes (total = used + free + reserved; used + free where
-  the exporter has no reserved, which is then unknown, never 0); MIG GPU instances under their card;
-- engines: vLLM's series as the records the live scraper makes (`EngineRecord`), placed on the GPUs
-  dcgm-exporter attributes to their pod (`devices`: those GPUs' UUIDs); a target whose `up` is 0 is down;
-- no processes: Prometheus gives no pids. The notes say so, and which pod holds which GPU; where the node
-  runs `gpumem-tui export`, its per-process series (processes that are not an engine) are the processes;
+- GPUs: dcgm-exporter's used, free and reserved in bytes (reserved unknown, never 0, where it has none);
+  MIG GPU instances under their card;
+- engines: the records the live scraper makes (`EngineRecord`), on the GPUs dcgm-exporter attributes to
+  their pod; a target whose `up` is 0 is down;
+- processes: none (Prometheus gives no pids; the notes say so), but the node's `gpumem-tui export`'s;
 - the sample's time is the node's newest dcgm-exporter sample, so a stale node looks stale."""
 
 from __future__ import annotations
