@@ -25,6 +25,8 @@ class FleetNames:
     `block_size`, `cache_dtype`, `gpu_memory_utilization`, ...), one per engine."""
     sleeping: tuple[str, ...] = ()
     """The sleep state: one series per state in label `sleep_state`, 1 for the engine's (`awake` when awake)."""
+    swapped: tuple[str, ...] = ()
+    """Requests swapped out to CPU memory (a gauge)."""
 
     @classmethod
     def joined(cls, engines: Iterable[FleetNames]) -> FleetNames:

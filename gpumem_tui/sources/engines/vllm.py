@@ -28,6 +28,7 @@ FLEET = FleetNames(
     preemptions=(PREEMPTIONS,),
     pools=(CACHE_INFO,),
     sleeping=(SLEEP_STATE,),
+    swapped=(SWAPPED,),
 )
 """What the fleet reads of vLLM's series through Prometheus."""
 

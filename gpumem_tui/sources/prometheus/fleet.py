@@ -198,6 +198,7 @@ def build(
         results["engine_counters"].series if "engine_counters" in results else None,
         known,
         engine_keys,
+        swapped=results.get("swapped", empty).series,
     )
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = f"no {SAID} series match the selector"

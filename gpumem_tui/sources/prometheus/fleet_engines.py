@@ -101,13 +101,15 @@ def engines_of(
     counters: list[Series] | None = None,
     known: EngineFacts | None = None,
     usage_keys: list[Key] | None = None,
+    swapped: Iterable[Series] = (),
 ) -> list[FleetEngine]:
     """Every engine the gauges or the pools name, sorted by model, namespace, pod, instance and engine.
     `waiting`: requests waiting per engine where `usage` does not carry them (the overview asks only where
     some wait); `counters`: which engines export waiting and a preemption rate (`Queries.engine_counters`),
     so an engine missing from `waiting` or `preemptions` reads as zero there (None: as unknown); `known`: what
     the pools and counters give, where the caller keeps it (made of `pools` and `counters` otherwise);
-    `usage_keys`: `engine_key` of each of `usage`, where the caller has them."""
+    `usage_keys`: `engine_key` of each of `usage`, where the caller has them; `swapped`: requests swapped per
+    engine where not 0."""
     kept = known is not None
     if known is None:
         known = EngineFacts.of(pools, counters, failures)
@@ -120,10 +122,11 @@ def engines_of(
     for k in known.pools:
         found.setdefault(k, {})  # an engine its pool alone names is one too
     rates = {engine_key(s.labels): s.value for s in preemptions}
+    queued = {engine_key(s.labels): s.value for s in swapped}
     rows = []
     for k, series in found.items():
         static = known.fields(k)
-        gauges = _gauges(static, k, series, rates.get(k), failures, asleep.get(k), known)
+        gauges = _gauges(static, k, series, (rates.get(k), queued.get(k)), failures, asleep.get(k), known)
         if (static["job"] or "", static["instance"] or "") in down:
             gauges.update(dict.fromkeys(GAUGES))
             gauges["unknown"].update(dict.fromkeys(GAUGES, DOWN))
@@ -160,15 +163,16 @@ def _gauges(
     static: dict[str, Any],
     k: Key,
     series: dict[str, Series],
-    rate: float | None,
+    counts: tuple[float | None, float | None],
     failures: Mapping[str, str],
     asleep: str | None,
     known: EngineFacts,
 ) -> dict[str, Any]:
     """One engine's fields that change from refresh to refresh while its pool and join stay (the GAUGES, its
     sleep state, `unknown`), from its series and `static`, what its pool gives (FleetEngine's names; `unknown`
-    says why a field is None, its pool's fields included)."""
-    zero = known.zeros
+    says why a field is None, its pool's fields included). `counts`: its preemption rate and requests swapped,
+    where the quiet queries name it."""
+    (rate, swapped), zero = counts, known.zeros
     unknown: dict[str, str] = {}
     kv = _first(series, NAMES.kv_usage)
     if kv is None:
@@ -197,6 +201,7 @@ def _gauges(
         "kv_usage_fraction": None if kv is None else _number(kv.value, "kv_usage_fraction", unknown),
         **queue,
         "preemptions_per_min": None if rate is None else _number(rate, "preemptions_per_min", unknown),
+        "requests_swapped": None if swapped is None else _number(swapped, "requests_swapped", unknown),
         "sleep_state": asleep or None,
         "unknown": unknown,
     }

@@ -313,6 +313,11 @@ class Queries:
         return f"max by ({_by(*ENGINE_KEY)}) ({self.metric(NAMES.waiting)} != 0)"
 
     @property
+    def swapped(self) -> str:
+        """Requests swapped out to CPU memory per engine, only where not 0 (vLLM v0's swapped queue)."""
+        return f"max by ({_by(*ENGINE_KEY)}) ({self.metric(NAMES.swapped)} != 0)"
+
+    @property
     def pools(self) -> str:
         """The engines' pools as they are (vLLM's `cache_config_info`: every CacheConfig field is a label), one
         series per engine."""

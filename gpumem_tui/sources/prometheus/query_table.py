@@ -255,6 +255,14 @@ ENGINES: tuple[Query, ...] = (
         quiet=True,
     ),
     Query(
+        "swapped",
+        "engine",
+        By("max", ENGINE_KEY, Only(Pick(pattern(NAMES.swapped)), "!=", 0)),
+        full=True,
+        overview="refresh",
+        quiet=True,
+    ),
+    Query(
         "preemptions",
         "engine",
         Only(By("sum", ENGINE_KEY, Rate(pattern(NAMES.preemptions), per=60.0)), "!=", 0),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 SourceState = Literal["ok", "stale", "down"]
 Joined = Literal["found", "assumed", "not joined"]
@@ -112,6 +112,8 @@ class FleetEngine(_Record):
     requests_running: float | None = None
     requests_waiting: float | None = None
     preemptions_per_min: float | None = None
+    requests_swapped: float | None = None
+    """Requests swapped out to CPU memory (vLLM v0), where some are; None, and left out of JSON, elsewhere."""
     settings: dict[str, str] = {}
     """The labels of its `vllm:cache_config_info` that are settings (not counts measured at start-up)."""
     sleep_state: str | None = None
@@ -125,6 +127,13 @@ class FleetEngine(_Record):
     plan: FleetPlan | None = None
     """The plan made here (`plan_from` = `catalog`), with its figures and facts."""
     unknown: dict[str, str] = {}
+
+    @model_serializer(mode="wrap")
+    def _swapped_where_some(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if self.requests_swapped is None:
+            data.pop("requests_swapped", None)
+        return data
 
     @property
     def name(self) -> str:
