@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from gpumem_tui.sources.prometheus import engine_series
 from gpumem_tui.sources.prometheus.engine_series import pattern
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
-from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, GPU_ID, GPU_KEY, LOOK_BACK, NODE_LABELS, POD_LABELS
+from gpumem_tui.sources.prometheus.queries import (
+    ENGINE_KEY,
+    GPU_ID,
+    GPU_KEY,
+    LOOK_BACK,
+    NODE_LABELS,
+    POD_LABELS,
+    RATE_PENDING,
+)
 from gpumem_tui.sources.prometheus.query_table import names
 
 FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
@@ -157,9 +165,23 @@ class NodeQueries:
         return " or ".join(self._each(where, pattern(SERIES.pools)))
 
     def preemptions(self, where: list[str]) -> str:
-        """Every engine's rate, 0 too (no `!= 0`): the node asks no `engine_counters` to read a missing one as 0."""
-        rates = " or ".join(f"rate({s})" for s in self._each(where, pattern(SERIES.preemptions), "[2m]"))
-        return f"60 * sum by ({_by(*ENGINE_KEY)}) ({rates})"
+        """As the fleet's: only where not 0 (an engine `engine_counters` names and this does not had none)."""
+        return f"60 * sum by ({_by(*ENGINE_KEY)}) ({self._rates(where, '2m')}) != 0"
+
+    def engine_counters(self, where: list[str]) -> str:
+        """As the fleet's (Queries.engine_counters), over the node's engines."""
+        keys = _by(*ENGINE_KEY)
+        waiting = f"count by ({keys}) ({' or '.join(self._each(where, pattern(SERIES.waiting)))})"
+        rate = f"count by ({keys}) ({self._rates(where, '2m')})"
+        recent = " or ".join(f"count_over_time({s})" for s in self._each(where, pattern(SERIES.preemptions), "[1m]"))
+        return (
+            f'label_replace({waiting}, "gauge", "requests_waiting", "", "") '
+            f'or label_replace({rate}, "gauge", "preemptions_per_min", "", "") '
+            f'or label_replace(count by ({keys}) ({recent}) unless {rate}, "gauge", {quoted(RATE_PENDING)}, "", "")'
+        )
+
+    def _rates(self, where: list[str], window: str) -> str:
+        return " or ".join(f"rate({s})" for s in self._each(where, pattern(SERIES.preemptions), f"[{window}]"))
 
     def targets_down(self, where: list[str]) -> str:
         served = " or ".join(f"last_over_time({s})" for s in self._each(where, pattern(SERIES.pools), f"[{LOOK_BACK}]"))

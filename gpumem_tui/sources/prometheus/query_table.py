@@ -245,7 +245,7 @@ ENGINES: tuple[Query, ...] = (
     ),
     Query("pools", "engine", Pick(pattern(NAMES.pools)), full=True, overview="pools", node="engines"),
     Query("pools_changed", "engine", _pools_changed, overview="asked"),
-    Query("engine_counters", "engine", _engine_counters(), full=True, overview="pools"),
+    Query("engine_counters", "engine", _engine_counters(), full=True, overview="pools", node="engines"),
     Query(
         "sleeping",
         "engine",
