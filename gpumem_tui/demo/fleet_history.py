@@ -1,79 +1,42 @@
 """The range answers Prometheus would give the fleet's history queries (sources/prometheus/history.py),
 computed in-process from the simulated fleet's samples for `fleet --demo`, evaluated step by step as a range
-query is: at each step, every series' newest sample within the 5 min lookback, then the same reductions."""
+query is: at each step the same forms as an instant query's (demo/promql.py)."""
 
 from __future__ import annotations
 
-import math
-from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
 
-from gpumem_tui.demo.fleet_answers import DEMO_AT_S, DEMO_FLEET, DEMO_STEP_S, LOOKBACK_S, Key, Row, extrapolated_rate
+from gpumem_tui.demo.fleet_answers import DEMO_AT_S, DEMO_FLEET, DEMO_STEP_S
 from gpumem_tui.demo.fleet_series import series_rows
+from gpumem_tui.demo.promql import Row, Stored, evaluate
+from gpumem_tui.sources.prometheus.answer_forms import By, Form, Pick, Rate
 from gpumem_tui.sources.prometheus.client import RangeResult, RangeSeries
+from gpumem_tui.sources.prometheus.engine_series import NAMES, pattern
 from gpumem_tui.sources.prometheus.history import MEMORY_FIELDS, FleetHistory, history_of, step_for
 from gpumem_tui.sources.prometheus.queries import CARD_ID, ENGINE_KEY, NODE_LABELS
 
-KV_NAMES = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
+FORMS: dict[str, Form] = {
+    "memory": By(
+        "sum", ("__name__",), By("max", (*NODE_LABELS, *CARD_ID, "__name__"), Pick(pattern(tuple(MEMORY_FIELDS))))
+    ),
+    "kv_usage_max": By("max", (), By("max", ENGINE_KEY, Pick(pattern(NAMES.kv_usage)))),
+    "waiting": By("sum", (), By("max", ENGINE_KEY, Pick(pattern(NAMES.waiting)))),
+}
+"""history.history_queries' series, but preemptions (its window follows the step)."""
 
 
 def demo_history(rows: Iterable[Row], start: float, end: float, step: float) -> FleetHistory:
     """The fleet-wide series of these samples from `start` to `end` every `step` seconds."""
-    points: dict[Key, list[tuple[float, float]]] = defaultdict(list)
-    for name, labels, value, at in rows:
-        key = tuple(sorted({"__name__": name, **{k: v for k, v in labels.items() if v}}.items()))
-        points[key].append((at, value))
-    for found in points.values():
-        found.sort()
-    steps = [start + i * step for i in range(int(round((end - start) / step)) + 1)]
-    answers: dict[str, dict[tuple, list[tuple[float, float]]]] = {
-        "memory": defaultdict(list),
-        "kv_usage_max": defaultdict(list),
-        "waiting": defaultdict(list),
-        "preemptions_per_min": defaultdict(list),
-    }
-    window = max(120.0, step)
-    for t in steps:
-        latest = {}
-        for key, found in points.items():
-            at = bisect_right(found, (t, math.inf))
-            if at and t - found[at - 1][0] < LOOKBACK_S:
-                latest[key] = found[at - 1]
-        memory: dict[tuple, float] = {}
-        kv: dict[tuple, float] = {}
-        waiting: dict[tuple, float] = {}
-        rate = 0.0
-        counted = False
-        for key, (_, value) in latest.items():
-            labels = dict(key)
-            name = labels["__name__"]
-            if name in MEMORY_FIELDS and not math.isnan(value):
-                gpu = (name, *(labels.get(k, "") for k in (*NODE_LABELS, *CARD_ID)))
-                memory[gpu] = max(value, memory.get(gpu, -math.inf))
-            elif name in KV_NAMES and not math.isnan(value):
-                engine = tuple(labels.get(k, "") for k in ENGINE_KEY)
-                kv[engine] = max(value, kv.get(engine, -math.inf))
-            elif name == "vllm:num_requests_waiting" and not math.isnan(value):
-                engine = tuple(labels.get(k, "") for k in ENGINE_KEY)
-                waiting[engine] = max(value, waiting.get(engine, -math.inf))
-        for key, found in points.items():
-            if dict(key)["__name__"] != "vllm:num_preemptions_total":
-                continue
-            inside = [p for p in found if t - window <= p[0] <= t]
-            if len(inside) >= 2:
-                rate, counted = rate + extrapolated_rate(inside, t, window), True
-        sums: dict[str, float] = defaultdict(float)
-        for (name, *_), value in memory.items():
-            sums[name] += value
-        for name, value in sums.items():
-            answers["memory"][(("__name__", name),)].append((t, value))
-        if kv:
-            answers["kv_usage_max"][()].append((t, max(kv.values())))
-        if waiting:
-            answers["waiting"][()].append((t, sum(waiting.values())))
-        if counted:
-            answers["preemptions_per_min"][()].append((t, 60 * rate))
+    stored = Stored(rows)
+    forms = {**FORMS, "preemptions_per_min": By("sum", (), Rate(pattern(NAMES.preemptions), max(120.0, step)))}
+    answers: dict[str, dict[tuple, list[tuple[float, float]]]] = {name: defaultdict(list) for name in forms}
+    for i in range(int(round((end - start) / step)) + 1):
+        t = start + i * step
+        for name, form in forms.items():
+            for labels, value in evaluate(form, stored, t):
+                scale = 60 if name == "preemptions_per_min" else 1
+                answers[name][tuple(labels.items())].append((t, scale * value))
     results = {
         name: RangeResult([RangeSeries(dict(labels), found) for labels, found in series.items()])
         for name, series in answers.items()

@@ -1,6 +1,7 @@
 """The inference engines this tool knows, one entry each: how to find one, parse its /metrics, read its launch
 flags, and whether it can be sized. Every consumer (discovery, the metrics parser, the planner from what runs)
-reads this table, so adding an engine is one entry here and one normalizer module beside this one.
+reads this table, and so does the fleet (`fleet`: the series it reads through Prometheus), so adding an engine
+is one entry here and one normalizer module beside this one.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines import llamacpp, sglang, tgi, vllm
+from gpumem_tui.sources.engines.fleet_names import FleetNames
 from gpumem_tui.sources.engines.launch_flags import launch_flags
 from gpumem_tui.sources.engines.prometheus import Families
 
@@ -40,6 +42,8 @@ class Engine:
     launch_notes: Callable[[Argv], tuple[str, ...]] = lambda _argv: ()
     """What its command line says about its endpoint (llama-server without --metrics serves none)."""
     sizing: str | None = None
+    fleet: FleetNames | None = None
+    """Its series the fleet reads through Prometheus (None: the fleet does not read this engine)."""
 
 
 ENGINES: dict[str, Engine] = {}
@@ -70,6 +74,11 @@ def started_by(argv: Argv) -> Engine | None:
 def all_families() -> frozenset[str]:
     """Every /metrics sample name some engine's normalizer reads."""
     return frozenset(name for e in ENGINES.values() for name in e.families)
+
+
+def fleet_engines() -> tuple[Engine, ...]:
+    """The engines the fleet reads through Prometheus, in the order they were registered."""
+    return tuple(e for e in ENGINES.values() if e.fleet is not None)
 
 
 def looks_like_engine(name: str | None, argv: Argv | None) -> bool:
@@ -112,7 +121,7 @@ def _tgi(argv: Argv) -> bool:
     return any(n == "text-generation-launcher" for n in _names(argv)[:2])
 
 
-register(Engine("vllm", "vLLM", _vllm, ("vllm",), 8000, vllm.FAMILIES, vllm.normalize, sizing="vllm"))
+register(Engine("vllm", "vLLM", _vllm, ("vllm",), 8000, vllm.FAMILIES, vllm.normalize, sizing="vllm", fleet=vllm.FLEET))
 register(Engine("sglang", "SGLang", _sglang, ("sglang",), 30000, sglang.FAMILIES, sglang.normalize))
 register(
     Engine(

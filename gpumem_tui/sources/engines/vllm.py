@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.engine_records import EngineRecord
+from gpumem_tui.sources.engines.fleet_names import FleetNames
 from gpumem_tui.sources.engines.prometheus import Families, Series
 from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int, label_float, label_int, with_note
 
@@ -16,9 +17,20 @@ HITS = ("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")  # V
 QUERIES = ("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total")
 HIT_RATE_V0 = "vllm:gpu_prefix_cache_hit_rate"
 CACHE_INFO = "vllm:cache_config_info"
+SLEEP_STATE = "vllm:engine_sleep_state"  # its sleep mode: weights or KV cache freed on purpose
 
 PER_MODEL = (*KV_USAGE, CPU_USAGE, RUNNING, WAITING, SWAPPED, PREEMPTIONS, *HITS, *QUERIES, HIT_RATE_V0)
 FAMILIES = (*PER_MODEL, CACHE_INFO)
+FLEET = FleetNames(
+    kv_usage=KV_USAGE,
+    running=(RUNNING,),
+    waiting=(WAITING,),
+    preemptions=(PREEMPTIONS,),
+    pools=(CACHE_INFO,),
+    sleeping=(SLEEP_STATE,),
+    swapped=(SWAPPED,),
+)
+"""What the fleet reads of vLLM's series through Prometheus."""
 
 
 def normalize(families: Families) -> list[EngineRecord]:

@@ -1,8 +1,8 @@
-"""What an engine takes from the fleet's slow answers: its identity and pool fields (its
-`vllm:cache_config_info` parsed: every cache setting is a label) and which engines export the counters the
-overview asks for only where they are not zero (`Queries.engine_counters`). Made once per read of those where
-the caller keeps them between refreshes (the overview's reader: 1,000 engines' settings parsed and keyed
-once, not every 15 s), else once per sample."""
+"""What an engine takes from the fleet's slow answers: its identity and pool fields (its pool series parsed:
+vLLM's `cache_config_info`, every cache setting a label) and which engines export the counters the overview
+asks for only where they are not zero (`Queries.engine_counters`). Made once per read of those where the caller
+keeps them between refreshes (the overview's reader: 1,000 engines' settings parsed and keyed once, not every
+15 s), else once per sample."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
+from gpumem_tui.sources.prometheus.engine_series import NAMES, no_series
 from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, RATE_PENDING
 
 Key = tuple[str | None, ...]
@@ -22,7 +23,7 @@ MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cach
 IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
 NOT_SETTINGS = frozenset(IDENTITY | MEASURED)
 POOL_FIELDS = ("pool_tokens", "num_gpu_blocks", "block_size", "gpu_memory_utilization")
-NO_POOL = "no vllm:cache_config_info series"
+NO_POOL = no_series(NAMES.pools)
 
 
 def engine_key(labels: Mapping[str, str]) -> Key:

@@ -1,40 +1,30 @@
 """The overview's first read (the fleet screen's first frame, a `fleet check`): every query goes out as soon
-as what it needs is known, never a round behind another.
-
-Most of the first read's queries do not depend on whether the server has the series of `gpumem-tui fleet
-rules`: they go out at once. The per-node figures (RULED) do. Beside the others, the server's label API
-lists which of the rules' names it holds (an index lookup: no sample is read). Where it does not list them
-all, the raw figures go out at once and `rules_present` is not asked: its answer is the names listed. Where
-it lists them all, the recorded figures go out with `rules_named` (which of them have series now), and which
-reporting nodes they do not record is told from answers the read asks anyway: the nodes that report
-(`nodes_age`) without a recorded GPU count (`rules_present`'s own check selects every GPU's series: it is
-asked only where one of those failed). The raw figures go out only if the rules do not cover the fleet.
-Where the label API fails (a proxy that passes only the query API, a server that does not answer), the raw
-figures go out, with `rules_present` beside them: the refreshes after read the rules where it finds them.
-The count of GPUs under the fraction (`node_low`) goes out as soon as the cards' totals answer, in the same
-form as they.
-
-The answers are those of one refresh that reads the slow facts: the same names, each a result or a failure."""
+as what it needs is known, never a round behind another. The per-node figures that the recording rules of
+`gpumem-tui fleet rules` may hold (the table's `recorded` queries) wait for the server's label API to say
+whether it has them; every other query goes out at once. How the rules' coverage is told without a costly
+query: docs/design/queries.md. The answers are those of one refresh that reads the slow facts."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.queries import NODE_LABELS, RECORDED, Queries, literal_regex
+from gpumem_tui.sources.prometheus.query_table import TABLE, names
 
-RULED = ("card_totals", "node_memory", "node_reserved", "node_gpus", "node_least_free")
-"""The queries read from the rules' series where the server has them (`node_low` too, made with card_totals'
-answer); card_totals first, as the count waits for it."""
+TOTALS, LOW = "card_totals", "node_low"
+"""The cards' totals, and the count of GPUs under the fraction made with their answer (as soon as it comes)."""
+RULED = names(lambda q: q.recorded and q.name != LOW)
+"""The queries read from the rules' series where the server has them."""
 LOOKBACK_S = 300.0
 """Prometheus's default lookback: an instant query sees a series with a sample this long before."""
 Bounds = Callable[[Result], dict[str, float]]
 """The cards' totals answer -> card model -> the free MiB under which a GPU is counted (reader.py)."""
 Answers = dict[str, Result | PrometheusError]
-NAMED = "rules_named"
+NAMED, PRESENT = "rules_named", "rules_present"
 REPORTING = "nodes_age"
 """The nodes that report: with the recorded GPU counts, which of them the rules do not record."""
 
@@ -48,80 +38,101 @@ def covers(result: Result) -> bool:
 
 
 async def first_answers(
-    client: PrometheusClient, queries: Queries, at: float, names: tuple[str, ...], bounds: Bounds
+    client: PrometheusClient, queries: Queries, at: float, asked: tuple[str, ...], bounds: Bounds
 ) -> tuple[dict[str, Result], dict[str, str], bool]:
-    """The answers to `names` (those of RULED among them in the form the server allows), `node_low` where the
+    """The answers to `asked` (those of RULED among them in the form the server allows), `node_low` where the
     totals give bounds, and the exporter's: (results, failures in one line each, whether the figures are the
     rules'). Raises the first PrometheusError when no query could be read."""
-    answers: Answers = {}
-    listing: list[Result] = []
-    """`rules_present`'s answer where it is not asked as one query (kept apart: no query made it whole)."""
-    answered = {name: asyncio.Event() for name in names}
-
-    async def one(name: str, promql: str) -> None:
-        try:
-            answers[name] = await client.query(promql, at)
-        except PrometheusError as exc:
-            answers[name] = exc
-        finally:
-            if name in answered:
-                answered[name].set()
-
-    async def exporters() -> None:
-        answers.update(await gpumem_export.read(client, queries, at))
-
-    async def figures(rules: bool) -> None:
-        q = replace(queries, rules=rules)
-
-        async def totals_then_count() -> None:
-            await one("card_totals", q.card_totals)
-            totals = answers["card_totals"]
-            if isinstance(totals, Result) and (found := bounds(totals)):
-                await one("node_low", q.node_low(found))
-
-        await asyncio.gather(totals_then_count(), *(one(n, getattr(q, n)) for n in RULED[1:]))
-
-    async def checked() -> bool:
-        """With the recorded figures: whether the rules cover every node that reports."""
-        if REPORTING not in answered:
-            await asyncio.gather(one("rules_present", queries.rules_present), figures(True))
-            return _covers(answers["rules_present"])
-        # which nodes they record, from answers the read asks anyway (the server's own check selects every GPU's)
-        await asyncio.gather(one(NAMED, queries.rules_named), figures(True), answered[REPORTING].wait())
-        presence = _presence(answers.pop(NAMED), answers[REPORTING], answers["node_gpus"], at)
-        if presence is None:  # one of them failed: the server's own check
-            await one("rules_present", queries.rules_present)
-            return _covers(answers["rules_present"])
-        listing.append(presence)
-        return covers(presence)
-
-    async def ruled() -> bool:
-        listed = await _listed(client, queries, at)
-        if listed is None:  # the label API failed: the raw figures now, and beside them whether the rules are
-            # there, for the refreshes after this one (asked first, a server that never answers took a round more)
-            await asyncio.gather(one("rules_present", queries.rules_present), figures(False))
-            return False
-        if not listed >= set(RECORDED):
-            listing.append(Result([Series({"recorded": name}, 1.0, at) for name in sorted(listed)]))
-            await figures(False)
-            return False
-        if await checked():
-            return True
-        for name in (*RULED, "node_low"):  # a node reports that the rules do not record: the raw figures
-            answers.pop(name, None)
-        await figures(False)
-        return False
-
-    others = [n for n in names if n not in RULED and n != "rules_present"]
+    read = _FirstRead(client, queries, at, bounds, {name: asyncio.Event() for name in asked})
+    others = [n for n in asked if n not in RULED and n != PRESENT]
     # the label API first: the figures it decides are the costliest queries, and the client opens 8 connections
-    rules, *_ = await asyncio.gather(ruled(), *(one(n, getattr(queries, n)) for n in others), exporters())
+    rules, *_ = await asyncio.gather(
+        read.ruled(), *(read.one(n, TABLE[n].promql(queries)) for n in others), read.exporters()
+    )
+    answers = read.answers
     results = {name: a for name, a in answers.items() if isinstance(a, Result)}
     failures = {name: str(a) for name, a in answers.items() if isinstance(a, PrometheusError)}
     if not results and failures:
         raise next(a for a in answers.values() if isinstance(a, PrometheusError))
-    if listing:
-        results["rules_present"] = listing[0]
+    if read.listing:
+        results[PRESENT] = read.listing[0]
     return results, failures, bool(rules)
+
+
+@dataclass
+class _FirstRead:
+    client: PrometheusClient
+    queries: Queries
+    at: float
+    bounds: Bounds
+    answered: dict[str, asyncio.Event]
+    """An event per query asked at once, set when it answers."""
+    answers: Answers = field(default_factory=dict)
+    listing: list[Result] = field(default_factory=list)
+    """`rules_present`'s answer where it is not asked as one query (kept apart: no query made it whole)."""
+
+    async def one(self, name: str, promql: str) -> None:
+        try:
+            self.answers[name] = await self.client.query(promql, self.at)
+        except PrometheusError as exc:
+            self.answers[name] = exc
+        finally:
+            if name in self.answered:
+                self.answered[name].set()
+
+    async def exporters(self) -> None:
+        self.answers.update(await gpumem_export.read(self.client, self.queries, self.at))
+
+    async def figures(self, rules: bool) -> None:
+        """The per-node figures, from the rules' series or the raw ones; the count as soon as the totals come."""
+        q = replace(self.queries, rules=rules)
+
+        async def totals_then_count() -> None:
+            await self.one(TOTALS, TABLE[TOTALS].promql(q))
+            totals = self.answers[TOTALS]
+            if isinstance(totals, Result) and (found := self.bounds(totals)):
+                await self.one(LOW, TABLE[LOW].promql(q, found))
+
+        others = (self.one(n, TABLE[n].promql(q)) for n in RULED if n != TOTALS)
+        await asyncio.gather(totals_then_count(), *others)
+
+    async def present(self) -> bool:
+        """The server's own check of the rules (`rules_present`) beside the recorded figures."""
+        await self.one(PRESENT, TABLE[PRESENT].promql(self.queries))
+        return _covers(self.answers[PRESENT])
+
+    async def checked(self) -> bool:
+        """With the recorded figures: whether the rules cover every node that reports."""
+        if REPORTING not in self.answered:
+            await asyncio.gather(self.one(PRESENT, TABLE[PRESENT].promql(self.queries)), self.figures(True))
+            return _covers(self.answers[PRESENT])
+        # which nodes they record, from answers the read asks anyway (the server's own check selects every GPU's)
+        await asyncio.gather(
+            self.one(NAMED, TABLE[NAMED].promql(self.queries)), self.figures(True), self.answered[REPORTING].wait()
+        )
+        presence = _presence(self.answers.pop(NAMED), self.answers[REPORTING], self.answers["node_gpus"], self.at)
+        if presence is None:  # one of them failed: the server's own check
+            return await self.present()
+        self.listing.append(presence)
+        return covers(presence)
+
+    async def ruled(self) -> bool:
+        """The per-node figures in the form the server allows: whether they are the rules'."""
+        listed = await _listed(self.client, self.queries, self.at)
+        if listed is None:  # the label API failed: the raw figures now, and beside them whether the rules are
+            # there, for the refreshes after this one (asked first, a server that never answers took a round more)
+            await asyncio.gather(self.one(PRESENT, TABLE[PRESENT].promql(self.queries)), self.figures(False))
+            return False
+        if not listed >= set(RECORDED):
+            self.listing.append(Result([Series({"recorded": name}, 1.0, self.at) for name in sorted(listed)]))
+            await self.figures(False)
+            return False
+        if await self.checked():
+            return True
+        for name in (*RULED, LOW):  # a node reports that the rules do not record: the raw figures
+            self.answers.pop(name, None)
+        await self.figures(False)
+        return False
 
 
 def _covers(answer: Result | PrometheusError) -> bool:

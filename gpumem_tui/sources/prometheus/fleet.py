@@ -17,6 +17,7 @@ from functools import cached_property
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series, sorted_answers
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
+from gpumem_tui.sources.prometheus.engine_series import SAID
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engines_of
 from gpumem_tui.sources.prometheus.fleet_nodes import (
     FIELDS,
@@ -36,6 +37,7 @@ from gpumem_tui.sources.prometheus.labels import (
     workload_of,
 )
 from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
+from gpumem_tui.sources.prometheus.query_table import TABLE, names
 from gpumem_tui.sources.prometheus.read_rules import NodeLook, Stale
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
@@ -48,42 +50,12 @@ from gpumem_tui.units import MIB
 
 EMPTY = Result()
 
-FROM_DCGM = {
-    "gpu_memory",
-    "gpu_instances",
-    "gpu_pods",
-    "nodes_age",
-    "nodes_seen",
-    "node_memory",
-    "node_reserved",
-    "node_gpus",
-    "node_least_free",
-    "node_low",
-    "card_totals",
-}
+FULL = names(lambda q: q.full)
+"""The queries of the full read (every GPU one by one)."""
+FROM_DCGM = frozenset(names(lambda q: q.source == "dcgm-exporter"))
 """The answers made of dcgm-exporter's series, read with the chosen node and pod labels."""
-QUERY_NAMES = (
-    "gpu_memory",
-    "gpu_instances",
-    "gpu_pods",
-    "nodes_age",
-    "nodes_seen",
-    "exporters_seen",
-    "engines",
-    "waiting",
-    "pools",
-    "engine_counters",
-    "sleeping",
-    "preemptions",
-    "node_findings",
-    "targets_down",
-)
-QUIET = ("waiting", "preemptions", "sleeping", "node_findings", "targets_down")
-"""Queries whose answers are mostly empty (engines with requests waiting, preempting, asleep; the exporters'
-findings; targets down): `ask` sends those it is given as one request (`queries.merged`), as a request costs
-the client about 2 ms however small its answer (bench/fleet.py), and each alone where the server refuses that
-request (a part it cannot run fails alone, as it did before). The pools' change query (`offset`) is asked
-alone, so a server that refuses it fails nothing else."""
+QUIET = names(lambda q: q.quiet)
+"""Queries whose answers are mostly empty: `ask` sends those it is given as one request (docs/design/queries.md)."""
 
 
 async def ask(
@@ -144,7 +116,7 @@ async def ask_with_exporters(
 
 async def read_full(client: PrometheusClient, queries: Queries, at: float, stale: Stale) -> FleetSample:
     """Every GPU one by one (`fleet snapshot --full`, `fleet check --full`); `stale`: the judge's rule."""
-    promql = {name: getattr(queries, name) for name in QUERY_NAMES}
+    promql = {name: TABLE[name].promql(queries) for name in FULL}
     results, failures = await ask_with_exporters(client, queries, promql, at)
     return build(client.connection.url, at, results, failures, queries.matchers, queries.labels, stale=stale)
 
@@ -199,7 +171,7 @@ def build(
     join = Join(slow.index, counts, "gpu_pods" in results, join_age_s)
     engines = _engines(results, failures, join, known, engine_keys)
     if "engines" in results and "pools" in results and not engines:
-        unknown["engines"] = "no vLLM series match the selector"
+        unknown["engines"] = f"no {SAID} series match the selector"
     if looks is not None:
         looks.with_engines(engines)
     nodes = nodes_of(counts, sums, engines, ages, seen, slow.shapes if counts is slow.counts else None, looks)
@@ -260,7 +232,7 @@ def _engines(
     known: EngineFacts | None,
     engine_keys: list[Key] | None,
 ) -> list[FleetEngine]:
-    """The engines of vLLM's answers, joined to their GPUs."""
+    """The engines of the engines' answers, joined to their GPUs."""
     down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", EMPTY).series}
     return engines_of(
         results.get("engines", EMPTY).series,
@@ -274,6 +246,7 @@ def _engines(
         results["engine_counters"].series if "engine_counters" in results else None,
         known,
         engine_keys,
+        swapped=results.get("swapped", EMPTY).series,
     )
 
 

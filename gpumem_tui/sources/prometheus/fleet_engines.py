@@ -1,5 +1,5 @@
-"""The fleet's vLLM engines: one per `model_name` + `engine` of a scrape target, from the gauges, the pools
-(`vllm:cache_config_info`), preemptions and sleep, each joined to its GPUs (reference/fleet.md 2.4).
+"""The fleet's engines: one per `model_name` + `engine` of a scrape target, from the gauges, the pools
+(vLLM's `cache_config_info`), preemptions and sleep, each joined to its GPUs (reference/fleet.md 2.4).
 
 An engine's GPUs are those dcgm-exporter's series attribute to its pod (found); on a node without pod labels
 (bare metal) a node's only engine is given the node's unallocated GPUs (assumed); anything else is not
@@ -16,11 +16,14 @@ from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
+from gpumem_tui.sources.prometheus.engine_series import NAMES, no_series
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine
 
 GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
 DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
+NO_KV, NO_RUNNING, NO_WAITING = no_series(NAMES.kv_usage), no_series(NAMES.running), no_series(NAMES.waiting)
+NO_RATE = f"{no_series(NAMES.preemptions)} (or under 2 min of it)"
 
 Held = dict[str, tuple[str | None, int]]
 """`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
@@ -98,19 +101,25 @@ def engines_of(
     counters: list[Series] | None = None,
     known: EngineFacts | None = None,
     usage_keys: list[Key] | None = None,
+    swapped: Iterable[Series] = (),
 ) -> list[FleetEngine]:
     """Every engine the gauges or the pools name, sorted by model, namespace, pod, instance and engine.
     `waiting`: requests waiting per engine where `usage` does not carry them (the overview asks only where
     some wait); `counters`: which engines export waiting and a preemption rate (`Queries.engine_counters`),
     so an engine missing from `waiting` or `preemptions` reads as zero there (None: as unknown); `known`: what
     the pools and counters give, where the caller keeps it (made of `pools` and `counters` otherwise);
-    `usage_keys`: `engine_key` of each of `usage`, where the caller has them."""
+    `usage_keys`: `engine_key` of each of `usage`, where the caller has them; `swapped`: requests swapped per
+    engine where not 0."""
     kept = known is not None
     if known is None:
         known = EngineFacts.of(pools, counters, failures)
     found = _by_engine(usage, usage_keys, waiting, known)
     rates = {engine_key(s.labels): s.value for s in preemptions}
-    rows = [_row(k, series, rates.get(k), failures, asleep.get(k), down, known) for k, series in found.items()]
+    queued = {engine_key(s.labels): s.value for s in swapped}
+    rows = [
+        _row(k, series, (rates.get(k), queued.get(k)), failures, asleep.get(k), down, known)
+        for k, series in found.items()
+    ]
     engines = _made(rows, join, known if kept else None)
     engines.sort(key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""))
     return engines
@@ -129,7 +138,7 @@ def _by_engine(
     for k, s in zip(keys, usage, strict=True):
         found[k][s.labels.get("__name__", "")] = s
     for s in waiting:
-        found[engine_key(s.labels)]["vllm:num_requests_waiting"] = s
+        found[engine_key(s.labels)][NAMES.waiting[0]] = s
     for k in known.pools:
         found.setdefault(k, {})  # an engine its pool alone names is one too
     return found
@@ -138,15 +147,16 @@ def _by_engine(
 def _row(
     k: Key,
     series: dict[str, Series],
-    rate: float | None,
+    counts: tuple[float | None, float | None],
     failures: Mapping[str, str],
     asleep: str | None,
     down: set[tuple[str, str]],
     known: EngineFacts,
 ) -> Row:
-    """One engine's fields; a target that is down has no gauge reading, with the reason."""
+    """One engine's fields (`counts`: its preemption rate and requests swapped); a target that is down has no
+    gauge reading, with the reason."""
     static = known.fields(k)
-    gauges = _gauges(static, k, series, rate, failures, asleep, known)
+    gauges = _gauges(static, k, series, counts, failures, asleep, known)
     if (static["job"] or "", static["instance"] or "") in down:
         gauges.update(dict.fromkeys(GAUGES))
         gauges["unknown"].update(dict.fromkeys(GAUGES, DOWN))
@@ -187,37 +197,36 @@ def _gauges(
     static: dict[str, Any],
     k: Key,
     series: dict[str, Series],
-    rate: float | None,
+    counts: tuple[float | None, float | None],
     failures: Mapping[str, str],
     asleep: str | None,
     known: EngineFacts,
 ) -> dict[str, Any]:
     """One engine's fields that change from refresh to refresh while its pool and join stay (the GAUGES, its
     sleep state, `unknown`), from its series and `static`, what its pool gives (FleetEngine's names; `unknown`
-    says why a field is None, its pool's fields included)."""
-    zero = known.zeros
+    says why a field is None, its pool's fields included). `counts`: its preemption rate and requests swapped,
+    where the quiet queries name it."""
+    (rate, swapped), zero = counts, known.zeros
     unknown: dict[str, str] = {}
-    kv = series.get("vllm:kv_cache_usage_perc") or series.get("vllm:gpu_cache_usage_perc")
+    kv = _first(series, NAMES.kv_usage)
     if kv is None:
-        unknown["kv_usage_fraction"] = "no vllm:kv_cache_usage_perc (nor gpu_cache_usage_perc) series"
-    running = series.get("vllm:num_requests_running")
+        unknown["kv_usage_fraction"] = NO_KV
+    running = _first(series, NAMES.running)
     if running is None:
-        unknown["requests_running"] = "no vllm:num_requests_running series"
-    waiting = series.get("vllm:num_requests_waiting")
+        unknown["requests_running"] = NO_RUNNING
+    waiting = _first(series, NAMES.waiting)
     queue = {"requests_running": None if running is None else _number(running.value, "requests_running", unknown)}
     if waiting is not None:
         queue["requests_waiting"] = _number(waiting.value, "requests_waiting", unknown)
     elif "waiting" in failures:
         queue["requests_waiting"], unknown["requests_waiting"] = None, failures["waiting"]
     else:
-        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, "no vllm:num_requests_waiting series")
+        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, NO_WAITING)
     pooled = k in known.pools
     if not pooled:  # every pool field unknown, why said here as it was always said
         unknown.update(static["unknown"])
     if rate is None and "preemptions" not in failures:
-        rate = zero.value(
-            k, "preemptions_per_min", unknown, "no vllm:num_preemptions_total series (or under 2 min of it)"
-        )
+        rate = zero.value(k, "preemptions_per_min", unknown, NO_RATE)
     elif rate is None:
         unknown["preemptions_per_min"] = failures["preemptions"]
     if pooled:
@@ -226,9 +235,19 @@ def _gauges(
         "kv_usage_fraction": None if kv is None else _number(kv.value, "kv_usage_fraction", unknown),
         **queue,
         "preemptions_per_min": None if rate is None else _number(rate, "preemptions_per_min", unknown),
+        "requests_swapped": None if swapped is None else _number(swapped, "requests_swapped", unknown),
         "sleep_state": asleep or None,
         "unknown": unknown,
     }
+
+
+def _first(series: Mapping[str, Series], names: tuple[str, ...]) -> Series | None:
+    """The engine's series of the first of these names it has (a newer name before an older)."""
+    for name in names:
+        found = series.get(name)
+        if found is not None:
+            return found
+    return None
 
 
 def _gpu_count(cards: Mapping[str, Mapping[str, int]]) -> int:

@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
+from gpumem_tui.sources.prometheus.engine_series import SAID
 from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
 from gpumem_tui.sources.prometheus.queries import LOOK_BACK_S, Queries
+from gpumem_tui.sources.prometheus.query_table import TABLE, names
 from gpumem_tui.sources.prometheus.read_rules import Stale
 from gpumem_tui.sources.prometheus.records import (
     Coverage,
@@ -28,19 +30,8 @@ from gpumem_tui.sources.prometheus.records import (
 GATE = "exporters_age"
 """Asked first: which nodes run `gpumem-tui export`. Where none does, the other queries are not sent (each
 costs the client a few ms of CPU whatever it answers)."""
-QUERY_NAMES = (
-    GATE,
-    "exported_node_memory",
-    "exported_node_gpus",
-    "exported_gpu_memory",
-    "node_processes",
-    "gpu_processes",
-    "engine_plans",
-    "engine_plan_gpus",
-    "exported_engines",
-    "exporter_gpus",
-)
-"""The queries of queries.Queries that read `gpumem-tui export`'s series, all per node or per engine but
+QUERY_NAMES = names(lambda q: q.overview == "gated")
+"""The queries that read `gpumem-tui export`'s series (the gate first), all per node or per engine but
 `exported_gpu_memory` and `gpu_processes` (narrowed to the GPUs that need a look in the overview)."""
 SEEN = "exporters_seen"
 """The nodes whose exporter published within the hour (a slow fact: sent with the fleet's, not by `read`): one
@@ -67,20 +58,27 @@ async def read(client: PrometheusClient, queries: Queries, at: float) -> dict[st
     """Each query's answer or error by name: GATE, then the others only when some node runs an exporter (or
     the gate itself failed, so whether one does is unknown)."""
     try:
-        gate: Result | PrometheusError = await client.query(getattr(queries, GATE), at)
+        gate: Result | PrometheusError = await client.query(TABLE[GATE].promql(queries), at)
     except PrometheusError as exc:
         gate = exc
     if isinstance(gate, Result) and not gate.series:
         return {GATE: gate}
-    rest = [name for name in QUERY_NAMES if name != GATE and (name != RENAMED_BY or queries.labels.node != "auto")]
-    answers = await asyncio.gather(*(client.query(getattr(queries, name), at) for name in rest), return_exceptions=True)
+    asked = rest(queries)
+    answers = await asyncio.gather(
+        *(client.query(TABLE[name].promql(queries), at) for name in asked), return_exceptions=True
+    )
     found: dict[str, Result | PrometheusError] = {GATE: gate}
-    for name, answer in zip(rest, answers, strict=True):
+    for name, answer in zip(asked, answers, strict=True):
         if isinstance(answer, (Result, PrometheusError)):
             found[name] = answer
         elif isinstance(answer, BaseException):
             raise answer
     return found
+
+
+def rest(queries: Queries) -> tuple[str, ...]:
+    """The queries asked after the gate, where some node runs an exporter: RENAMED_BY only under --node-label."""
+    return tuple(n for n in QUERY_NAMES if n != GATE and (n != RENAMED_BY or queries.labels.node != "auto"))
 
 
 def with_exporters(
@@ -516,7 +514,7 @@ def _from_exporter(
         else:
             values[field] = s.value
     for field in ("requests_running", "requests_waiting", "preemptions_per_min"):
-        unknown[field] = f"no vLLM series for it: Prometheus does not scrape the engine, only its node's {OURS}"
+        unknown[field] = f"no {SAID} series for it: Prometheus does not scrape the engine, only its node's {OURS}"
     namespace, _, name = pod.rpartition("/") if pod else ("", "", "")
     address = _address(endpoint, node)
     where = f"{OURS} on node {node}"

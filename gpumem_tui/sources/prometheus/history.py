@@ -15,6 +15,7 @@ import re
 
 from gpumem_tui.records import Record
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, RangeResult, sorted_answers
+from gpumem_tui.sources.prometheus.engine_series import NAMES, pattern
 from gpumem_tui.sources.prometheus.queries import CARD_ID, ENGINE_KEY, FB, NODE_LABELS, Queries
 
 POINTS = 120
@@ -66,18 +67,18 @@ def step_for(span_s: float) -> float:
 
 def history_queries(queries: Queries, step_s: float) -> dict[str, str]:
     """Each fleet-wide series as PromQL (memory in MiB as dcgm-exporter writes it, KV usage a fraction)."""
-    sel, names = queries.sel, queries.names
+    metric, names = queries.metric, queries.names
     # with --node-label, a GPU whose series lack that label names no node in the sample: not counted here either
     named = "" if queries.labels.node == "auto" else f'{queries.labels.node}!=""'
     each = f"max by ({', '.join((*NODE_LABELS, *CARD_ID, '__name__'))}) ({names(FB, named)})"
     engines = ", ".join(ENGINE_KEY)
-    kv = names("vllm:(kv_cache_usage_perc|gpu_cache_usage_perc)")
+    kv = names(pattern(NAMES.kv_usage))
     window = f"{max(120, int(step_s))}s"
     return {
         "memory": f"sum by (__name__) ({each})",
         "kv_usage_max": f"max(max by ({engines}) ({kv}))",
-        "waiting": f"sum(max by ({engines}) ({sel('vllm:num_requests_waiting')}))",
-        "preemptions_per_min": f"60 * sum(rate({sel('vllm:num_preemptions_total')}[{window}]))",
+        "waiting": f"sum(max by ({engines}) ({metric(NAMES.waiting)}))",
+        "preemptions_per_min": f"60 * sum(rate({metric(NAMES.preemptions)}[{window}]))",
     }
 
 

@@ -138,7 +138,7 @@ def node_history(
         *sorted({f"the server said: {w}" for r in results.values() for w in r.warnings}),
         *_gaps(history),
         *_unknown_memory(history),
-        *([] if results.get("processes", RangeResult()).series else [f"node {node}: {NO_GROWTH}"]),
+        *([] if results.get("gpu_processes", RangeResult()).series else [f"node {node}: {NO_GROWTH}"]),
     ]
     return history
 

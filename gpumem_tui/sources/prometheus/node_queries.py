@@ -1,16 +1,8 @@
-"""The PromQL of one node's drill-down: the fleet's queries (queries.py), narrowed to one node.
-
-A node's name may be in any of the node labels (`Hostname`, `hostname`, `node`, `kubernetes_node`) or in the
-host part of `instance` (bare metal), so every series selector is asked once per label and the answers
-joined with `or`; `labels.node_of` then keeps the series whose first naming label is this node. vLLM's
-series name no node: they are asked for by the pods dcgm-exporter attributes the node's GPUs to (a first
-round of queries says which), and by the node's host in `instance` (bare metal). Each query reads the
-node's few series only (reference/fleet.md 4.2: a drill-down takes milliseconds at 1,000 nodes).
-
-With `--node-label` (`LabelChoice`), dcgm-exporter's series are asked for by that label only, as the fleet reads
-them. The node's own `gpumem-tui export` names it by its own labels (`Hostname`), which may be another name
-(`10.1.6.2` under `instance` is `node-h` to it): the names it gives the GPUs dcgm-exporter reports are found
-(`exporter_gpus`) and its series asked for by those names too, as the fleet joins them (gpumem_export.py)."""
+"""The PromQL of one node's drill-down: the fleet's queries (query_table.py) narrowed to one node, each
+under its table name. Every series selector is asked once per label that may name the node, joined with
+`or`; the engines' series are asked for by the pods dcgm-exporter puts on the node's GPUs (a first round says
+which) and by the node's host (bare metal). Why, and how the node's own `gpumem-tui export` is found under
+another name: docs/design/queries.md."""
 
 from __future__ import annotations
 
@@ -18,17 +10,34 @@ import json
 import re
 from dataclasses import dataclass
 
+from gpumem_tui.sources.prometheus import engine_series
+from gpumem_tui.sources.prometheus.engine_series import pattern
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
-from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, GPU_ID, GPU_KEY, LOOK_BACK, NODE_LABELS, POD_LABELS
+from gpumem_tui.sources.prometheus.queries import (
+    ENGINE_KEY,
+    GPU_ID,
+    GPU_KEY,
+    LOOK_BACK,
+    NODE_LABELS,
+    POD_LABELS,
+    RATE_PENDING,
+)
+from gpumem_tui.sources.prometheus.query_table import names
 
 FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
-ENGINE_SERIES = "vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running|num_requests_waiting)"
+SERIES = engine_series.NAMES
+ENGINE_SERIES = pattern((*SERIES.kv_usage, *SERIES.running, *SERIES.waiting))
+"""An engine's gauges: the node asks no `waiting` apart (a node's few engines are no cost)."""
 PROCESSES = "gpumem_process_memory_used_bytes"
 """`gpumem-tui export`'s memory per process that is not an engine (docs/export.md)."""
 NAMES = "exporter_gpus"
 """The query of the names the node's own `gpumem-tui export` gives it (`NodeQueries.exporter_gpus`), asked
 only under --node-label."""
-EXPORTED = ("node_findings", "processes")
+FIRST = names(lambda q: q.node == "first")
+"""Asked before the node's pods are known: its GPUs, their pods, its age, its exporter's series."""
+ENGINE_ROUND = names(lambda q: q.node == "engines")
+"""Asked by the node's pods and host: its engines' series."""
+EXPORTED = names(lambda q: q.node == "first" and q.source == "gpumem-tui export")
 """The queries of the node's own `gpumem-tui export`'s series, asked by every name it gives the node."""
 
 
@@ -118,7 +127,8 @@ class NodeQueries:
         )
 
     @property
-    def processes(self) -> str:
+    def gpu_processes(self) -> str:
+        """The node's processes that are not an engine, as its `gpumem-tui export` publishes them."""
         return self._exported(PROCESSES, "")
 
     def exporter_gpus(self, uuids: list[str]) -> str:
@@ -132,27 +142,47 @@ class NodeQueries:
 
     def first_round(self) -> dict[str, str]:
         """What is asked before the node's pods are known: its GPUs, their pods, its age, its exporter's."""
-        names = ("gpu_memory", "gpu_pods", "nodes_age", "nodes_seen", "node_findings", "processes")
-        return {name: getattr(self, name) for name in names}
+        return {name: getattr(self, name) for name in FIRST}
 
     def engine_queries(self, pods: list[tuple[str, str]]) -> dict[str, str]:
-        """vLLM's series of the engines in these (namespace, pod)s, or on the node's host (bare metal)."""
+        """The series of the engines in these (namespace, pod)s, or on the node's host (bare metal)."""
         where = [
             f"{pod_label}={quoted(pod)}, {namespace_label}={quoted(namespace)}"
             for namespace, pod in pods
             for namespace_label, pod_label in (("namespace", "pod"), ("kubernetes_namespace", "kubernetes_pod_name"))
         ]
         where += [f"kubernetes_node={quoted(self.node)}", _naming(self.node, "instance")[0]]
+        return {name: getattr(self, name)(where) for name in ENGINE_ROUND}
 
-        def each(name: str, ranged: str = "") -> list[str]:
-            return [self._one(name, matcher) + ranged for matcher in where]
+    def _each(self, where: list[str], name: str, ranged: str = "") -> list[str]:
+        """One selector of `name` per place an engine of the node may be."""
+        return [self._one(name, matcher) + ranged for matcher in where]
 
-        served = " or ".join(f"last_over_time({s})" for s in each("vllm:cache_config_info", f"[{LOOK_BACK}]"))
-        vllm_jobs = f"group by (job) ({served})"  # the jobs that served this node's vLLM series
-        return {
-            "engines": f"max by ({_by(*ENGINE_KEY, '__name__')}) ({' or '.join(each(ENGINE_SERIES))})",
-            "pools": " or ".join(each("vllm:cache_config_info")),
-            "preemptions": f"60 * sum by ({_by(*ENGINE_KEY)}) "
-            f"({' or '.join(f'rate({s})' for s in each('vllm:num_preemptions_total', '[2m]'))})",
-            "targets_down": f"(({' or '.join(each('up'))}) == 0) and on (job) {vllm_jobs}",
-        }
+    def engines(self, where: list[str]) -> str:
+        return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({' or '.join(self._each(where, ENGINE_SERIES))})"
+
+    def pools(self, where: list[str]) -> str:
+        return " or ".join(self._each(where, pattern(SERIES.pools)))
+
+    def preemptions(self, where: list[str]) -> str:
+        """As the fleet's: only where not 0 (an engine `engine_counters` names and this does not had none)."""
+        return f"60 * sum by ({_by(*ENGINE_KEY)}) ({self._rates(where, '2m')}) != 0"
+
+    def engine_counters(self, where: list[str]) -> str:
+        """As the fleet's (Queries.engine_counters), over the node's engines."""
+        keys = _by(*ENGINE_KEY)
+        waiting = f"count by ({keys}) ({' or '.join(self._each(where, pattern(SERIES.waiting)))})"
+        rate = f"count by ({keys}) ({self._rates(where, '2m')})"
+        recent = " or ".join(f"count_over_time({s})" for s in self._each(where, pattern(SERIES.preemptions), "[1m]"))
+        return (
+            f'label_replace({waiting}, "gauge", "requests_waiting", "", "") '
+            f'or label_replace({rate}, "gauge", "preemptions_per_min", "", "") '
+            f'or label_replace(count by ({keys}) ({recent}) unless {rate}, "gauge", {quoted(RATE_PENDING)}, "", "")'
+        )
+
+    def _rates(self, where: list[str], window: str) -> str:
+        return " or ".join(f"rate({s})" for s in self._each(where, pattern(SERIES.preemptions), f"[{window}]"))
+
+    def targets_down(self, where: list[str]) -> str:
+        served = " or ".join(f"last_over_time({s})" for s in self._each(where, pattern(SERIES.pools), f"[{LOOK_BACK}]"))
+        return f"(({' or '.join(self._each(where, 'up'))}) == 0) and on (job) group by (job) ({served})"

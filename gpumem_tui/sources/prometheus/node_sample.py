@@ -87,8 +87,8 @@ def node_read(
     (node_history.py), built alike. dcgm-exporter's series are read with the chosen labels, and the node's own
     `gpumem-tui export`'s series under another name are the node's, as the fleet joins them."""
     results = _named(results, queries)
-    answers = {name: result for name, result in results.items() if name != "processes"}
-    processes = results.get("processes", Result()).series
+    answers = {name: result for name, result in results.items() if name != "gpu_processes"}
+    processes = results.get("gpu_processes", Result()).series
     sample = build(source, at, answers, failures, queries.matchers, queries.labels, stale=stale)
     kept = [s for s in processes if node_of(s.labels) == queries.node]
     return NodeRead(only(sample, queries.node), kept, queries.labels.node)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpumem_tui.sources.prometheus.engine_series import NAMES, pattern
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 
 NODE_LABELS = ("Hostname", "hostname", "node", "kubernetes_node", "instance")
@@ -151,6 +152,10 @@ class Queries:
         if mig is not None:
             more += ', GPU_I_ID!=""' if mig else ', GPU_I_ID=""'
         return f'{{__name__=~"{pattern}"{more}}}'
+
+    def metric(self, names: tuple[str, ...], extra: str = "") -> str:
+        """The series of these names: `name{<selector>, extra}` for one, `{__name__=~"a|b", ...}` for several."""
+        return self.sel(names[0], extra) if len(names) == 1 else self.names(pattern(names), extra)
 
     def _cards(self, *labels: str, fields: str = FB) -> str:
         """Each card's series once per field, by its UUID: virtual-GPU copies deduplicated, and a MIG card's GPU
@@ -297,24 +302,29 @@ class Queries:
 
     @property
     def engines(self) -> str:
-        """vLLM's KV usage (the new name, else the old) and requests running, per engine."""
-        pattern = "vllm:(kv_cache_usage_perc|gpu_cache_usage_perc|num_requests_running)"
-        return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self.names(pattern)})"
+        """The engines' KV usage (vLLM's new name, else the old) and requests running, per engine."""
+        return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self.names(pattern((*NAMES.kv_usage, *NAMES.running)))})"
 
     @property
     def waiting(self) -> str:
         """Requests waiting per engine, only where not 0: an engine `engine_counters` names and this does not
         has none waiting. A fleet at rest sends no series here (one an engine, before). `!= 0`, not `> 0`: NaN
         or a negative count is no reading, said as unknown, never read as 0."""
-        return f"max by ({_by(*ENGINE_KEY)}) ({self.sel('vllm:num_requests_waiting')} != 0)"
+        return f"max by ({_by(*ENGINE_KEY)}) ({self.metric(NAMES.waiting)} != 0)"
+
+    @property
+    def swapped(self) -> str:
+        """Requests swapped out to CPU memory per engine, only where not 0 (vLLM v0's swapped queue)."""
+        return f"max by ({_by(*ENGINE_KEY)}) ({self.metric(NAMES.swapped)} != 0)"
 
     @property
     def pools(self) -> str:
-        """`vllm:cache_config_info` as is: every CacheConfig field is a label, one series per engine."""
-        return self.sel("vllm:cache_config_info")
+        """The engines' pools as they are (vLLM's `cache_config_info`: every CacheConfig field is a label), one
+        series per engine."""
+        return self.metric(NAMES.pools)
 
     def pools_changed(self, since_s: float) -> str:
-        """The pools that are not as they were `since_s` ago: a `vllm:cache_config_info` series now that was not
+        """The pools that are not as they were `since_s` ago: a pool series now that was not
         then (an engine that came, or restarted with other settings: every setting is a label) or one then
         that is not now (an engine gone). Empty while none changed, so the overview keeps the pools it read
         with the slow facts and reads them again only then."""
@@ -325,15 +335,14 @@ class Queries:
     def sleeping(self) -> str:
         """Engines put to sleep (vLLM's sleep mode frees their weights or KV cache on purpose): the state each
         is in, per engine; awake engines are not in the answer."""
-        extra = f", {self.matchers}" if self.matchers else ""
-        selector = f'vllm:engine_sleep_state{{sleep_state!="awake"{extra}}}'
+        selector = self.metric(NAMES.sleeping, 'sleep_state!="awake"')
         return f"max by ({_by(*ENGINE_KEY, 'sleep_state')}) ({selector} == 1)"
 
     @property
     def preemptions(self) -> str:
         """Preemptions per minute per engine over the last 2 minutes, only where there were some: an engine
         `engine_counters` names and this does not had none (`!= 0`: a NaN rate is no reading, not 0)."""
-        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.sel('vllm:num_preemptions_total')}[2m])) != 0"
+        return f"60 * sum by ({_by(*ENGINE_KEY)}) (rate({self.metric(NAMES.preemptions)}[2m])) != 0"
 
     @property
     def engine_counters(self) -> str:
@@ -345,9 +354,10 @@ class Queries:
         gauge, read with the pools (a slow fact, read again when an engine comes, goes or restarts, and while
         some rate is pending)."""
         keys = _by(*ENGINE_KEY)
-        waiting = f"count by ({keys}) ({self.sel('vllm:num_requests_waiting')})"
-        rate = f"count by ({keys}) (rate({self.sel('vllm:num_preemptions_total')}[2m]))"
-        pending = f"count by ({keys}) (count_over_time({self.sel('vllm:num_preemptions_total')}[1m])) unless {rate}"
+        preempted = self.metric(NAMES.preemptions)
+        waiting = f"count by ({keys}) ({self.metric(NAMES.waiting)})"
+        rate = f"count by ({keys}) (rate({preempted}[2m]))"
+        pending = f"count by ({keys}) (count_over_time({preempted}[1m])) unless {rate}"
         return (
             f'label_replace({waiting}, "gauge", "requests_waiting", "", "") '
             f'or label_replace({rate}, "gauge", "preemptions_per_min", "", "") '
@@ -368,11 +378,8 @@ class Queries:
 
     @property
     def targets_down(self) -> str:
-        """Scrape targets that failed (`up == 0`) in a job that served vLLM series within LOOK_BACK."""
-        return (
-            f"({self.sel('up')} == 0) and on (job) "
-            f"group by (job) (last_over_time({self.sel('vllm:cache_config_info')}[{LOOK_BACK}]))"
-        )
+        """Scrape targets that failed (`up == 0`) in a job that served an engine's pools within LOOK_BACK."""
+        return f"({self.sel('up')} == 0) and on (job) group by (job) (last_over_time({self.pools}[{LOOK_BACK}]))"
 
     def _exported_fine(self, query: str) -> str:
         """`query` less the GPUs whose free memory is at least `look` of the card, by the exporter's own

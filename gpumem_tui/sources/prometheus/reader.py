@@ -1,29 +1,15 @@
 """The fleet read refresh after refresh: one FleetReader lives as long as the fleet screen's worker (`fleet
 check` makes one read), so what changes slowly is read once and kept.
 
-Each refresh (the overview) asks only for figures aggregated per node on the server: memory summed per node,
-the least free GPU per node and card, how many GPUs are under the headroom fraction (a comparison with a
-constant per card, the `look` share of the card's total, computed here), data ages, engines, preemptions,
-engines asleep, the node exporters' findings, targets down, and which engines' pools changed since they were
-read (empty while none did: then the pools read with the slow facts are kept; else they are read again). Then,
-in a second small query narrowed to them by name, the GPUs one by one of the nodes that need a look: a reading
-that is missing or not a number, a card whose total is unknown or differs between its GPUs, GPUs under the
-fraction that the engines' gpu_memory_utilization does not explain (headroom.py), or a model's engines holding
-some of the node's GPUs but not all, or a MIG instance a pod holds (a model's memory used is then the sum of
-its GPUs or instances; elsewhere its nodes' sums, fleet_plans.py). A node whose GPUs are under the fraction as
-planned is counted (`FleetNode.low`), never read GPU by GPU. No per-GPU arithmetic runs on the server.
-
-The slow facts (GPUs per node, card and field; which pod holds which GPU, the join; each card's total; the
-nodes seen within the hour; the engines' pools) are read again every FACTS_EVERY_S, when the set of reporting
-nodes is not the one they were read with or a node's memory in all (used + free + reserved: a GPU came or
-went) changed, or when a refresh is evaluated before them; the sample says their age (`join_age_s`) and so
-does each engine's join reason. When the server has the recording rules of `gpumem-tui fleet rules`, the
-per-node figures are read from them (`node_figures_from`)."""
+Each refresh (the overview) asks the queries the table reads each refresh, figures aggregated per node on the
+server, then the GPUs one by one of the nodes that need a look, in one more query narrowed to them by name.
+The slow facts are read every FACTS_EVERY_S, or again when the reporting nodes or their memory in all changed;
+the engines' pools again when one came, went or restarted. What is read when, and why: docs/design/queries.md."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from gpumem_tui.sources.prometheus.card_totals import card_totals, low_bounds
@@ -44,35 +30,15 @@ from gpumem_tui.sources.prometheus.fleet import (
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
 from gpumem_tui.sources.prometheus.labels import node_of
 from gpumem_tui.sources.prometheus.queries import Queries
-from gpumem_tui.sources.prometheus.read_rules import ReadRules
+from gpumem_tui.sources.prometheus.query_table import TABLE, names
+from gpumem_tui.sources.prometheus.read_rules import NodeLook, ReadRules
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
 
 FACTS_EVERY_S = 300.0
 """How often the slow facts are read again (reference/fleet.md 0: pod-to-GPU attribution every 5 min)."""
-FAST = (
-    "node_memory",
-    "node_least_free",
-    "nodes_age",
-    "engines",
-    "waiting",
-    "sleeping",
-    "preemptions",
-    "node_findings",
-    "targets_down",
-)
-FACTS = (
-    "node_gpus",
-    "node_reserved",
-    "gpu_pods",
-    "gpu_instances",
-    "nodes_seen",
-    "exporters_seen",
-    "card_totals",
-    "rules_present",
-    "pools",
-    "engine_counters",
-)
-POOLS = ("pools", "engine_counters")
+FAST = names(lambda q: q.overview == "refresh")
+FACTS = names(lambda q: q.overview in ("facts", "pools"))
+POOLS = names(lambda q: q.overview == "pools")
 """The facts about engines read again when an engine came, went or restarted: its pool and which of its
 counters it exports (an engine missing from `waiting`/`preemptions` reads as zero only if it does)."""
 GPU_CHANGE_MIB = 1024.0
@@ -113,6 +79,32 @@ class Facts:
         return covers(self.results["rules_present"])
 
 
+@dataclass
+class _Round:
+    """One refresh's queries and answers as they come: what it asked, the answers and failures, the answers
+    read with the chosen node and pod labels (`seen`), and what it takes from the facts kept."""
+
+    q: Queries
+    asked: dict[str, str]
+    results: dict[str, Result]
+    failures: dict[str, str]
+    seen: dict[str, Result] = field(init=False)
+    kept: dict[str, Result] = field(default_factory=dict)
+    """The facts' answers the sample is built on beside this refresh's."""
+    age: float = 0.0
+    """Seconds since the facts were read."""
+
+    def __post_init__(self) -> None:
+        self.seen = project(self.results, self.q.labels)
+
+    async def more(self, client: PrometheusClient, promql: dict[str, str], at: float) -> dict[str, Result]:
+        """`promql` asked too: its answers join the round's (returned)."""
+        more, failed = await ask(client, promql, at)
+        self.results, self.failures = {**self.results, **more}, {**self.failures, **failed}
+        self.seen = project(self.results, self.q.labels)
+        return more
+
+
 class FleetReader:
     """Reads the fleet at each refresh; keeps the slow facts between refreshes. With `queries.look` None it
     makes the full read (every GPU one by one) each time. `rules`: the judge's, handed in by the caller."""
@@ -139,105 +131,165 @@ class FleetReader:
 
     async def read(self, client: PrometheusClient, at: float) -> FleetSample:
         """One sample at `at`. Raises PrometheusError when no query could be read."""
-        q, url = self.queries, client.connection.url
-        if q.look is None:
-            return await read_full(client, q, at, self.read_rules.stale)
-        look = q.look
+        look = self.queries.look
+        if look is None:
+            return await read_full(client, self.queries, at, self.read_rules.stale)
         facts = self.facts
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
-        if facts is None and self.rules is None:  # the first read: each query as soon as it can go (first_read.py)
-            names = (*FAST, *FACTS)
-            results, failures, self.rules = await first_answers(client, q, at, names, lambda t: low_bounds(t, look))
-            q = replace(q, rules=self.rules)
-            promql = {name: getattr(q, name) for name in names}
+        if facts is None and self.rules is None:
+            r = await self._first(client, at, look)
         else:
-            q = replace(q, rules=bool(self.rules))
-            promql = {name: getattr(q, name) for name in FAST}
-            if facts is not None and (bounds := low_bounds(facts.results["card_totals"], look)):
-                promql["node_low"] = q.node_low(bounds)
-            if due:
-                promql |= {name: getattr(q, name) for name in FACTS}
-            elif facts is not None and at < facts.pools_at:
-                promql |= {name: getattr(q, name) for name in POOLS}  # kept ones newer than `at`: see pools_changed
-            elif facts is not None:
-                promql["pools_changed"] = q.pools_changed(at - facts.pools_at)
-                if facts.engines.zeros.pending:  # a rate the full read may have now: the counters alone again
-                    promql["engine_counters"] = q.engine_counters
-            results, failures = await ask_with_exporters(client, q, promql, at)
-            if facts is not None and "pools" not in promql and "engine_counters" in promql:
-                facts = self.facts = _counters_again(facts, results, failures, self._named(results))
-        seen = project(results, q.labels)  # what the reader itself reads: the chosen node and pod labels
-        reporting = _reporting(seen)
-        if due or (facts is not None and reporting is not None and _changed(facts.reporting, reporting)):
-            if not due:  # the nodes changed since the facts were read: read them again now
-                more, more_failed = await ask(client, {name: getattr(q, name) for name in FACTS}, at)
-                results, failures = {**results, **more}, {**failures, **more_failed}
-                seen = project(results, q.labels)
-            if all(name in results for name in FACTS):
-                slow = {n: results[n] for n in FACTS}
-                facts = self.facts = Facts(at, slow, reporting or {}, Slow.of(slow, q.labels), at, self._named(results))
-                self.rules = facts.rules
-        again = {}
-        first = facts is not None and "node_low" not in results and "node_low" not in failures
-        if first and facts is not None and (bounds := low_bounds(facts.results["card_totals"], look)):  # just read
-            again["node_low"] = q.node_low(bounds)
-        changed = results.get("pools_changed")
-        if "pools_changed" in promql and "pools" not in results and (changed is None or changed.series):
-            again |= {name: getattr(q, name) for name in POOLS}  # an engine came, went or restarted (or unknown)
-        elif facts is not None and "engine_counters" not in promql and self._named(results) - facts.counted:
-            again["engine_counters"] = q.engine_counters  # an engine came that no pool names: its counters
-        if again:
-            more, more_failed = await ask(client, again, at)
-            results, failures = {**results, **more}, {**failures, **more_failed}
-            seen = project(results, q.labels)
-            if facts is not None and "pools" in more:
-                read = {name: more[name] for name in POOLS if name in more}
-                facts = self.facts = replace(
-                    facts, results={**facts.results, **read}, pools_at=at, counted=self._named(results)
-                )
-            elif facts is not None and "engine_counters" in again:
-                facts = self.facts = _counters_again(facts, results, failures, self._named(results))
-        if "pools" in results:  # read in this refresh (again, or with the facts): whatever the change query
-            failures.pop("pools_changed", None)  # could not say, the pools were read now
-        kept = {} if facts is None else {n: r for n, r in facts.results.items() if n not in results}
-        for name in POOLS:  # read again and failed: the engines' fields say why, never the old answer
-            if name in failures:
-                kept.pop(name, None)
-        age = 0.0 if facts is None else at - facts.at
-        identities = None if facts is None else facts.identities
+            r = await self._refresh(client, at, due, look)
+        await self._keep_facts(client, r, at, due)
+        await self._again(client, r, at, look)
+        sample, looker = self._build(client.connection.url, r, at, look)
+        if not looker.needs:
+            return sample.model_copy(update={"gpus": _with_listed([], sample.gpus)})
+        return await self._detail(client, r, sample, looker, at)
+
+    async def _first(self, client: PrometheusClient, at: float, look: float) -> _Round:
+        """The first read: each query as soon as what it needs is known (first_read.py)."""
+        asked = (*FAST, *FACTS)
+        results, failures, self.rules = await first_answers(
+            client, self.queries, at, asked, lambda t: low_bounds(t, look)
+        )
+        q = replace(self.queries, rules=self.rules)
+        return _Round(q, _promql(q, asked), results, failures)
+
+    async def _refresh(self, client: PrometheusClient, at: float, due: bool, look: float) -> _Round:
+        """A later refresh: its queries, the facts when due, else the pools or whether they changed."""
+        q = replace(self.queries, rules=bool(self.rules))
+        promql = self._asked(q, at, due, look)
+        results, failures = await ask_with_exporters(client, q, promql, at)
+        facts = self.facts
+        if facts is not None and "pools" not in promql and "engine_counters" in promql:
+            self.facts = _counters_again(facts, results, failures, self._named(results))
+        return _Round(q, promql, results, failures)
+
+    def _asked(self, q: Queries, at: float, due: bool, look: float) -> dict[str, str]:
+        """What a later refresh asks at `at`."""
+        facts = self.facts
+        promql = _promql(q, FAST)
+        if facts is not None and (bounds := low_bounds(facts.results["card_totals"], look)):
+            promql["node_low"] = TABLE["node_low"].promql(q, bounds)
+        if due or facts is None:
+            return promql | _promql(q, FACTS)
+        if at < facts.pools_at:
+            return promql | _promql(q, POOLS)  # kept ones newer than `at`: see pools_changed
+        promql["pools_changed"] = TABLE["pools_changed"].promql(q, at - facts.pools_at)
+        if facts.engines.zeros.pending:  # a rate the full read may have now: the counters alone again
+            promql["engine_counters"] = TABLE["engine_counters"].promql(q)
+        return promql
+
+    async def _keep_facts(self, client: PrometheusClient, r: _Round, at: float, due: bool) -> None:
+        """The slow facts kept where read now: when due, or again now as the reporting nodes changed."""
+        facts = self.facts
+        reporting = _reporting(r.seen)
+        if not due and (facts is None or reporting is None or not _changed(facts.reporting, reporting)):
+            return
+        if not due:  # the nodes changed since the facts were read: read them again now
+            await r.more(client, _promql(r.q, FACTS), at)
+        if all(name in r.results for name in FACTS):
+            slow = {n: r.results[n] for n in FACTS}
+            facts = Facts(at, slow, reporting or {}, Slow.of(slow, r.q.labels), at, self._named(r.results))
+            self.facts, self.rules = facts, facts.rules
+
+    async def _again(self, client: PrometheusClient, r: _Round, at: float, look: float) -> None:
+        """What the refresh's answers say to ask now (`_more`); the facts kept with what it read."""
+        again = self._more(r, look)
+        if not again:
+            return
+        more = await r.more(client, again, at)
+        facts = self.facts
+        if facts is not None and "pools" in more:
+            read = {name: more[name] for name in POOLS if name in more}
+            self.facts = replace(facts, results={**facts.results, **read}, pools_at=at, counted=self._named(r.results))
+        elif facts is not None and "engine_counters" in again:
+            self.facts = _counters_again(facts, r.results, r.failures, self._named(r.results))
+
+    def _more(self, r: _Round, look: float) -> dict[str, str]:
+        """The count of GPUs under the fraction once the cards' totals are known; the pools where one changed
+        (or the change is unknown); the counters of an engine that came that no pool names."""
+        facts, again = self.facts, {}
+        unasked = "node_low" not in r.results and "node_low" not in r.failures
+        if facts is not None and unasked and (bounds := low_bounds(facts.results["card_totals"], look)):
+            again["node_low"] = TABLE["node_low"].promql(r.q, bounds)
+        changed = r.results.get("pools_changed")
+        if "pools_changed" in r.asked and "pools" not in r.results and (changed is None or changed.series):
+            again |= _promql(r.q, POOLS)
+        elif facts is not None and "engine_counters" not in r.asked and self._named(r.results) - facts.counted:
+            again["engine_counters"] = TABLE["engine_counters"].promql(r.q)
+        return again
+
+    def _build(self, url: str, r: _Round, at: float, look: float) -> tuple[FleetSample, NodeLook]:
+        """The refresh's sample, on the facts kept, and the judge's look at its nodes (`needs`: the nodes whose
+        GPUs are read one by one, label -> names)."""
+        facts = self.facts
+        if "pools" in r.results:  # read in this refresh: whatever the change query could not say, read now
+            r.failures.pop("pools_changed", None)
+        r.kept, r.age = _kept(facts, r.results, r.failures), 0.0 if facts is None else at - facts.at
         totals = {} if facts is None else card_totals(facts.results["card_totals"])
-        looker = self.read_rules.looks(seen, totals, identities or (), look)
+        looker = self.read_rules.looks(r.seen, totals, () if facts is None else facts.identities, look)
         with paused_gc():
             sample = build(
                 url,
                 at,
-                {**kept, **results},
-                failures,
-                q.matchers,
-                q.labels,
-                join_age_s=age,
-                slow=_kept_slow(facts, results, at),
-                known=_kept_engines(facts, results, failures),
+                {**r.kept, **r.results},
+                r.failures,
+                r.q.matchers,
+                r.q.labels,
+                join_age_s=r.age,
+                slow=_kept_slow(facts, r.results, at),
+                known=_kept_engines(facts, r.results, r.failures),
                 looks=looker,
-                engine_keys=self._keys(results) if "engines" in results else None,
+                engine_keys=self._keys(r.results) if "engines" in r.results else None,
                 stale=self.read_rules.stale,
             )
-            sample = sample.model_copy(update={"node_figures_from": "recording rules" if q.rules else "raw series"})
-            nodes, looks = sample.nodes, looker.needs
-        gpus: list[FleetGpu] = []
-        if looks:
-            more, more_failed = await ask(client, {"gpu_memory": q.gpu_detail(looks)}, at)
-            failures = {**failures, **more_failed}
-            if identities is None:
-                identities = identities_of(seen.get("gpu_pods", Result()).series)
-            memory = project(more, q.labels).get("gpu_memory", Result()).series
-            gpus = looker.kept(gpus_of(memory, identities), sample, identities)
-            if more_failed:
-                stale = self.read_rules.stale
-                return build(
-                    url, at, {**kept, **results}, failures, q.matchers, q.labels, join_age_s=age, stale=stale
-                ).model_copy(update={"nodes": nodes, "node_figures_from": sample.node_figures_from})
-        return sample.model_copy(update={"nodes": nodes, "gpus": _with_listed(gpus, sample.gpus)})
+            figures = "recording rules" if r.q.rules else "raw series"
+            return sample.model_copy(update={"node_figures_from": figures}), looker
+
+    async def _detail(
+        self,
+        client: PrometheusClient,
+        r: _Round,
+        sample: FleetSample,
+        looker: NodeLook,
+        at: float,
+    ) -> FleetSample:
+        """The sample with the GPUs of the nodes the look needs read one by one, those it keeps (`looker.kept`)."""
+        more, failed = await ask(client, {"gpu_memory": TABLE["gpu_detail"].promql(r.q, looker.needs)}, at)
+        if failed:
+            answers = {**r.kept, **r.results}
+            failures = {**r.failures, **failed}
+            again = build(
+                client.connection.url,
+                at,
+                answers,
+                failures,
+                r.q.matchers,
+                r.q.labels,
+                join_age_s=r.age,
+                stale=self.read_rules.stale,
+            )
+            return again.model_copy(update={"nodes": sample.nodes, "node_figures_from": sample.node_figures_from})
+        facts = self.facts
+        identities = facts.identities if facts is not None else identities_of(r.seen.get("gpu_pods", NO_ANSWER).series)
+        memory = project(more, r.q.labels).get("gpu_memory", NO_ANSWER).series
+        gpus = looker.kept(gpus_of(memory, identities), sample, identities)
+        return sample.model_copy(update={"gpus": _with_listed(gpus, sample.gpus)})
+
+
+def _promql(q: Queries, asked: tuple[str, ...]) -> dict[str, str]:
+    """Each query's PromQL with these settings, by name."""
+    return {name: TABLE[name].promql(q) for name in asked}
+
+
+def _kept(facts: Facts | None, results: dict[str, Result], failures: dict[str, str]) -> dict[str, Result]:
+    """The facts' answers this refresh did not read, but for the pools' read again that failed (the engines'
+    fields then say why, never the old answer)."""
+    if facts is None:
+        return {}
+    return {n: a for n, a in facts.results.items() if n not in results and not (n in POOLS and n in failures)}
 
 
 def _counters_again(facts: Facts, results: dict[str, Result], failures: dict[str, str], named: frozenset[Key]) -> Facts:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
 from gpumem_tui.records import Record as _Record
 
 SourceState = Literal["ok", "stale", "down"]
@@ -108,6 +110,8 @@ class FleetEngine(_Record):
     requests_running: float | None = None
     requests_waiting: float | None = None
     preemptions_per_min: float | None = None
+    requests_swapped: float | None = None
+    """Requests swapped out to CPU memory (vLLM v0), where some are; None, and left out of JSON, elsewhere."""
     settings: dict[str, str] = {}
     """The labels of its `vllm:cache_config_info` that are settings (not counts measured at start-up)."""
     sleep_state: str | None = None
@@ -121,6 +125,13 @@ class FleetEngine(_Record):
     plan: FleetPlan | None = None
     """The plan made here (`plan_from` = `catalog`), with its figures and facts."""
     unknown: dict[str, str] = {}
+
+    @model_serializer(mode="wrap")
+    def _swapped_where_some(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if self.requests_swapped is None:
+            data.pop("requests_swapped", None)
+        return data
 
     @property
     def name(self) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from gpumem_tui.cli import main
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
-from gpumem_tui.sources.prometheus.fleet import QUERY_NAMES, QUIET
+from gpumem_tui.sources.prometheus.fleet import FULL, QUIET
 from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.fake import answering
 
@@ -30,7 +30,7 @@ def test_headers_token_and_selector_reach_every_query(tmp_path, capsys):
     capsys.readouterr()
     # every query of a full read (the quiet ones in one request), each checked below, and whether any node runs
     # gpumem-tui export (none does)
-    assert len(seen) == len(set(QUERY_NAMES) - set(QUIET)) + 1 + 1
+    assert len(seen) == len(set(FULL) - set(QUIET)) + 1 + 1
     for path, headers, body in seen:
         form = dict(urllib.parse.parse_qsl(body.decode()))
         assert path == "/prometheus/api/v1/query"

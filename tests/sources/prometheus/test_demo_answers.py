@@ -1,22 +1,28 @@
 """`fleet --demo` computes Prometheus's answers in-process (demo/fleet_answers.py): over the same simulated
-fleet, they must give the FleetSample a real Prometheus gives, or the demo would show a fleet the real
-source never would."""
+fleet, every query's demo answer (its form in the query table) must be the answer a real Prometheus gives,
+and so must the FleetSample, or the demo would show a fleet the real source never would."""
 
 from __future__ import annotations
 
 import asyncio
+import re
+from dataclasses import fields
+from functools import cache
 
 import pytest
 
 from gpumem_tui.demo.fleet_answers import demo_node_feed, demo_sample
+from gpumem_tui.demo.promql import Stored, answer
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.diagnosis.fleet.stale import stale
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
+from gpumem_tui.sources.prometheus.answer_forms import Form, Top
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
 from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
-from tests.sources.prometheus.conftest import AT, END_S, FLEET, STEP_S
+from tests.sources.prometheus.conftest import AT, END_S, FLEET, STEP_S, fleet_text
 
 pytestmark = pytest.mark.prometheus
 
@@ -86,3 +92,55 @@ def test_a_demo_node_is_the_node_a_real_prometheus_gives(fleet_url):
         ]
         for r, s in rates:
             assert (r is None) == (s is None) and (not r or s == pytest.approx(r, rel=0.1)), spec.name
+
+
+ARGS: dict[str, tuple] = {
+    "node_low": ({"NVIDIA H100 80GB HBM3": 8000.0, "NVIDIA A100-SXM4-80GB": 8000.0},),
+    "pools_changed": (100.0,),
+    "gpu_detail": ({"Hostname": ["node-a", "node-h"], "hostname": ["node-b"], "instance": ["node-c"]},),
+}
+"""What the queries that take an argument are asked with here."""
+_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+) (\S+)$")
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+@cache
+def _stored() -> Stored:
+    """The backfilled fleet's samples, read back from the OpenMetrics text the server was filled with."""
+    rows = []
+    for line in fleet_text().splitlines():
+        if (found := _LINE.match(line)) is not None:
+            name, labels, value, at = found.groups()
+            rows.append((name, dict(_LABEL.findall(labels)), float(value), float(at)))
+    return Stored(rows)
+
+
+def _series(result: Result, form: Form) -> dict[tuple, float]:
+    """Each series by its labels (a `topk` by its group's: which of equal values it keeps is the server's)."""
+    if isinstance(form, Top):
+        return {tuple(s.labels.get(label, "") for label in form.keep): s.value for s in result.series}
+    return {tuple(sorted(s.labels.items())): s.value for s in result.series}
+
+
+def test_every_query_builder_is_in_the_table():
+    """A query the reads ask is a record of the table, so it has a demo answer (its form) and is checked below."""
+    helpers = {"sel", "names", "metric", "recording_rules", *(f.name for f in fields(Queries))}
+    builders = {name for name in dir(Queries) if not name.startswith("_")} - helpers
+    assert builders == set(TABLE)
+    assert all(isinstance(q.demo(*ARGS.get(q.name, ())), Form) for q in TABLE.values())
+
+
+@pytest.mark.parametrize("name", list(TABLE))
+def test_each_demo_answer_is_the_real_prometheus_answer(fleet_url, name):
+    query = TABLE[name]
+    args = ARGS.get(name, ())
+
+    async def read() -> Result:
+        async with PrometheusClient(Connection(fleet_url)) as client:
+            return await client.query(query.promql(Queries(), *args), AT)
+
+    real, demo = asyncio.run(read()), answer(query.demo(*args), _stored(), AT)
+    expected, got = _series(real, query.demo(*args)), _series(demo, query.demo(*args))
+    assert got.keys() == expected.keys()
+    for labels, value in expected.items():
+        assert got[labels] == pytest.approx(value, rel=1e-9, nan_ok=True), labels
