@@ -152,7 +152,7 @@ def check_record_path(path: str) -> None:
 
 def build_app(args: argparse.Namespace):
     """The app as `gpumem-tui` runs it; every argument is checked before anything is drawn."""
-    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.app.app import GpuMemApp
 
     endpoints_need_live(args, demo=True)
     if args.prometheus is None and (args.node is not None or args.at is not None):

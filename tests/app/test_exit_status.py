@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.cli.errors import CRASH
 from gpumem_tui.cli.tui_cmd import exit_status
 from gpumem_tui.demo import ManualClock
@@ -23,7 +23,7 @@ from tests.app.conftest import settle
 
 BROKEN_APP = """
 import sys
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.cli.tui_cmd import exit_status
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.demo.feed import DemoFeed

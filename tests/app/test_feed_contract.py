@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.judge import Judge

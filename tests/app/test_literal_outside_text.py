@@ -3,7 +3,7 @@ them as visible escapes, literally, and no escape byte reaches what the terminal
 
 from __future__ import annotations
 
-from gpumem_tui.app import GpuMemApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.feed import ReplayFeed
 from gpumem_tui.sources.replay import ReplaySource

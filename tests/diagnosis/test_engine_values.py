@@ -102,7 +102,7 @@ def test_check_replay_of_such_a_recording_lists_every_finding(tmp_path, capsys):
     ids=["utilization-50", "name-256-bytes"],
 )
 async def test_the_tui_shows_findings_instead_of_crashing(catalog, tmp_path, record, shown):
-    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.app.app import GpuMemApp
     from gpumem_tui.diagnosis.judge import Judge
     from gpumem_tui.sources.feed import ReplayFeed
     from gpumem_tui.sources.replay import ReplaySource
@@ -165,7 +165,7 @@ def plausible_record(record):
 
 async def test_the_engine_card_does_not_draw_what_the_findings_call_untrue(catalog, tmp_path):
     """The card drew a full red KV gauge at "500%" under the finding that says KV usage 5 cannot be true."""
-    from gpumem_tui.app import GpuMemApp
+    from gpumem_tui.app.app import GpuMemApp
     from gpumem_tui.app.widgets.engine_card import EngineCard
     from gpumem_tui.diagnosis.judge import Judge
     from gpumem_tui.sources.feed import ReplayFeed
