@@ -127,8 +127,9 @@ async def test_every_row_comes_in_order_and_the_columns_fit_the_widest_cell():
 async def test_a_refresh_while_rows_are_being_added_replaces_them():
     app = _app([_sample()])
     async with app.run_test(size=(160, 50)) as pilot:
-        await app.workers.wait_for_complete()
-        assert _fleet(app).filling  # the first fill is still adding rows
+        await _filled(app, pilot)
+        _fleet(app)._fill("nodes", node_table(_sample(), []))  # a redraw: its first rows now, the rest after a frame
+        assert _fleet(app).filling  # that fill is still adding rows
         renamed = _sample().model_copy(
             update={"nodes": [n.model_copy(update={"name": f"other-{n.name}"}) for n in _sample().nodes]}
         )
