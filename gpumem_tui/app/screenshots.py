@@ -47,6 +47,7 @@ async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], 
     app = demo_app(scenario, clock, catalog)
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
+        await pilot.pause()  # the first sample drawn, as each one after it
         node = app.node_screen
         assert node is not None  # the app opens on the node
         for t in range(int(first), int(moment) + 1, 5):
@@ -77,6 +78,7 @@ async def shoot_fleet(name: str, size: tuple[int, int], folder: Path) -> Path:
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        await pilot.pause()  # the rows added after the first frame drawn too
         path = folder / f"{name}.svg"
         app.save_screenshot(str(path))
     return path
