@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.sources.pr
 
 import psutil  # noqa: E402
 
-from gpumem_tui.app.fleet_app import FleetApp  # noqa: E402
+from gpumem_tui.app.app import GpuMemApp  # noqa: E402
+from gpumem_tui.app.screens.fleet import Fleet  # noqa: E402
 from gpumem_tui.cli.fleet_screen import HISTORY_S, prometheus_history, prometheus_reader  # noqa: E402
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
@@ -251,17 +252,17 @@ async def first_frame(url: str, at: float) -> tuple[float, float, int]:
     started = time.perf_counter()
     queries = READS["overview"]
     history = prometheus_history(Connection(url), queries, HISTORY_S, QUERY_TIMEOUT_S)
-    app = FleetApp(
-        prometheus_reader(Connection(url), queries, at, QUERY_TIMEOUT_S), url, poll=False, read_history=history
-    )
+    reader = prometheus_reader(Connection(url), queries, at, QUERY_TIMEOUT_S)
+    app = GpuMemApp.of_fleet(Fleet(reader, url, poll=False, read_history=history))
     async with app.run_test(size=(160, 60)) as pilot:
-        while app.sample is None and app.failure is None:
+        fleet = app.screen
+        while fleet.sample is None and fleet.failure is None:
             await pilot.pause(0.01)
         painted = asyncio.Event()
         app.call_after_refresh(painted.set)
         await painted.wait()
         frame = time.perf_counter() - started
-        while app.filling:
+        while fleet.filling:
             await pilot.pause()
         return frame, time.perf_counter() - started, psutil.Process().memory_info().rss
 

@@ -14,12 +14,13 @@ import resource
 import time
 
 from gpumem_tui.app.app import GpuMemApp
+from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.judge import Judge
 
 
-class Timed(GpuMemApp):
+class Timed(MainScreen):
     """Notes when the first sample is drawn."""
 
     first_frame_s: float | None = None
@@ -28,9 +29,15 @@ class Timed(GpuMemApp):
 
     def redraw(self) -> None:
         super().redraw()
-        if self.sample is not None and self.first_frame_s is None:
-            self.first_frame_s = time.perf_counter() - self.started
-            self.steady_from = (time.process_time(), time.perf_counter())
+        if self.node.sample is not None and Timed.first_frame_s is None:
+            Timed.first_frame_s = time.perf_counter() - self.started
+            Timed.steady_from = (time.process_time(), time.perf_counter())
+
+
+class TimedApp(GpuMemApp):
+    def first_screen(self) -> Timed:
+        assert self.node is not None
+        return Timed(self.node, self.glyphs)
 
 
 async def feed_only(scenario: str, seconds: float) -> float:
@@ -55,17 +62,18 @@ def main() -> int:
     args = parser.parse_args()
     Timed.started = time.perf_counter()
     feed = DemoFeed.running(args.scenario)
-    app = Timed(feed, Judge(load_catalog()), interval_s=1.0)
+    app = TimedApp(feed, Judge(load_catalog()), interval_s=1.0)
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     app.call_later(lambda: app.set_timer(args.seconds, app.exit))
     app.run(headless=True, size=tuple(args.size))
     cpu, wall = time.process_time() - cpu_start, time.perf_counter() - wall_start
-    steady_cpu = time.process_time() - app.steady_from[0]
-    steady_wall = time.perf_counter() - app.steady_from[1]
+    assert Timed.steady_from is not None, "no sample was drawn"
+    steady_cpu = time.process_time() - Timed.steady_from[0]
+    steady_wall = time.perf_counter() - Timed.steady_from[1]
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     feed_cpu = asyncio.run(feed_only(args.scenario, steady_wall))
     print(f"scenario {args.scenario}: {len(feed.node.gpus)} GPUs, {len(feed.servers)} engines, {wall:.1f} s at 1 s")
-    print(f"first frame: {app.first_frame_s:.3f} s after start")
+    print(f"first frame: {Timed.first_frame_s:.3f} s after start")
     print(f"whole process: {cpu:.2f} CPU s in {wall:.1f} s = {cpu / wall:.2%} of one core; peak RSS {rss_mib:.0f} MiB")
     print(f"of which the simulated node, fake NVML driver, engine servers and scraper: {feed_cpu:.2f} CPU s")
     share = steady_cpu / steady_wall

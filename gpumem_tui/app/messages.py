@@ -1,4 +1,4 @@
-"""Messages the app's workers post: a new sample, or a refresh that failed."""
+"""Messages the node screen's refresh worker posts: a new sample, or a refresh that failed."""
 
 from __future__ import annotations
 

@@ -11,8 +11,9 @@ import asyncio
 import sys
 from pathlib import Path
 
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.demo_app import demo_app
-from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.app.screens.fleet import Fleet
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo import ManualClock, load_scenario
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet
@@ -46,9 +47,12 @@ async def shoot(name: str, scenario: str, moment: float, size: tuple[int, int], 
     app = demo_app(scenario, clock, catalog)
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
+        await pilot.pause()  # the first sample drawn, as each one after it
+        node = app.node_screen
+        assert node is not None  # the app opens on the node
         for t in range(int(first), int(moment) + 1, 5):
             clock.set(t)
-            app.refresh_now()
+            node.refresh_now()
             await app.workers.wait_for_complete()
             await pilot.pause()
         for key in keys:
@@ -70,10 +74,11 @@ async def shoot_fleet(name: str, size: tuple[int, int], folder: Path) -> Path:
     async def read_history(_at: float):
         return history
 
-    app = FleetApp(read, DEMO_SOURCE, poll=False, read_history=read_history)
+    app = GpuMemApp.of_fleet(Fleet(read, DEMO_SOURCE, poll=False, read_history=read_history))
     async with app.run_test(size=size) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
+        await pilot.pause()  # the rows added after the first frame drawn too
         path = folder / f"{name}.svg"
         app.save_screenshot(str(path))
     return path

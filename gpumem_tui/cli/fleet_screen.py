@@ -1,4 +1,4 @@
-"""`gpumem-tui fleet --prometheus URL` and `fleet --demo`: the fleet screen (app/fleet_app.py).
+"""`gpumem-tui fleet --prometheus URL` and `fleet --demo`: the fleet screen (app/screens/fleet.py).
 
 The live source opens one client per refresh and evaluates at the refresh's moment (or always at `--at`),
 through one FleetReader for the app's life (the overview unless --full; the slow facts kept between reads);
@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable
 
 from gpumem_tui.app.app import GpuMemApp
-from gpumem_tui.app.fleet_app import FleetApp, HistoryReader, Kept, Reader
+from gpumem_tui.app.node import Node
 from gpumem_tui.app.off_thread import off_thread
+from gpumem_tui.app.screens.fleet import Fleet, HistoryReader, Reader
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.errors import UsageError, exit_status
 from gpumem_tui.cli.fleet_opts import INTERVAL_S
@@ -90,38 +91,16 @@ def demo_reader(fleet: Callable[[], FleetSample] = demo_fleet, plan: Planner = _
     return read
 
 
-NodeScreen = Callable[[str], GpuMemApp]
-"""The single-node screen of a node, by its name."""
+def node_opener(feed: Callable[[str], NodeFeed], interval_s: float) -> Callable[[str], Node]:
+    """A node's feed as the TUI's own screen judges it (the catalog, no plan set by hand), with the fleet's own
+    findings about the node, as `check --prometheus --node` judges it."""
 
-
-def node_screen(feed: Callable[[str], NodeFeed], interval_s: float) -> NodeScreen:
-    """The TUI's own app on a node's feed, judged as any node is (the catalog, no plan set by hand), with the
-    fleet's own findings about the node, as `check --prometheus --node` judges it."""
-
-    def screen(node: str) -> GpuMemApp:
-        source = feed(node)
+    def open_node(name: str) -> Node:
+        source = feed(name)
         judge = Judge(load_catalog())
-        return GpuMemApp(
-            source, judge, interval_s=interval_s, back_to="the fleet", also=with_fleet(source, judge.thresholds)
-        )
+        return Node(source, judge, interval_s=interval_s, also=with_fleet(source, judge.thresholds))
 
-    return screen
-
-
-def session(fleet: Callable[[Kept | None], FleetApp], node: NodeScreen, run_app=lambda app: app.run()) -> int:
-    """The fleet screen; `enter` on a node opens its single-node screen, and q or escape there comes back to
-    the fleet as it was left. Ends when the fleet screen is quit (0), or a node's screen stops on an error."""
-    kept = None
-    while True:
-        app = fleet(kept)
-        name = run_app(app)
-        if name is None:
-            return 0
-        kept = app.kept
-        screen = node(name)
-        run_app(screen)
-        if screen.return_code:
-            return exit_status(screen)
+    return open_node
 
 
 def run(
@@ -133,7 +112,7 @@ def run(
 ) -> int:
     """`inputs(args)` checks the source options as `fleet check` does: (connection, queries, at);
     `demo_alone(args)` refuses them beside --demo; `plan` gives each sample's engines their plans; `run_app`
-    runs each screen (a test runs them headless)."""
+    runs the app (a test runs it headless). 0 when quit; a screen that stops on an error: its exit status."""
     interval = INTERVAL_S if args.screen_interval is None else args.screen_interval
     span = HISTORY_S if args.screen_history is None else args.screen_history
     if args.fleet_demo:
@@ -141,13 +120,13 @@ def run(
         once = functools.cache(demo_fleet)
         reader, source = demo_reader(once, plan), DEMO_SOURCE
         history = demo_history(span)
-        node = node_screen(lambda name: demo_node_feed(name, once), NODE_INTERVAL_S)
+        node = node_opener(lambda name: demo_node_feed(name, once), NODE_INTERVAL_S)
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)
         fixed = None if args.at is None else at  # without --at, each read is evaluated at its own moment
         reader, source = prometheus_reader(connection, queries, fixed, args.query_timeout, plan), connection.url
         history = prometheus_history(connection, queries, span, args.query_timeout)
-        node = node_screen(
+        node = node_opener(
             lambda name: prometheus_node_feed(
                 connection, name, queries.matchers, fixed, args.query_timeout, span, queries.labels, stale=stale
             ),
@@ -155,8 +134,6 @@ def run(
         )
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
-    return session(
-        lambda kept: FleetApp(reader, source, interval, read_history=history, opens_nodes=True, kept=kept),
-        node,
-        run_app,
-    )
+    app = GpuMemApp.of_fleet(Fleet(reader, source, interval, read_history=history, open_node=node))
+    run_app(app)
+    return exit_status(app)

@@ -15,7 +15,7 @@ def _app(scenario: str, at: float, catalog, plan: dict | None = None, **options)
     manual = ManualPlan(model=catalog.model(plan.pop("model")), **plan) if plan else None
     clock = ManualClock(at)
     app = demo_app(scenario, clock, catalog, manual, **options)
-    app.demo_clock, app.demo_feed = clock, app.feed
+    app.demo_clock, app.demo_feed = clock, app.node.feed
     return app
 
 
@@ -34,7 +34,7 @@ async def settle(app, pilot) -> None:
 
 
 async def refresh(app, pilot) -> None:
-    app.refresh_now()
+    app.node_screen.refresh_now()
     await settle(app, pilot)
 
 

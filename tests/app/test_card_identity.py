@@ -78,7 +78,7 @@ async def test_an_old_recording_replays_without_bus_id_or_driver(catalog, tmp_pa
     app = GpuMemApp(ReplayFeed(ReplaySource(path, clock=lambda: 0.0), str(path)), Judge(catalog), poll=False)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        assert app.sample is not None and app.sample.errors == []
+        assert app.node.sample is not None and app.node.sample.errors == []
         assert "driver" not in header(app)
         assert title(app).startswith("GPU 0 H100 80GB HBM3"), title(app)
         assert app.is_running
@@ -109,7 +109,7 @@ async def test_a_live_node_says_once_that_cuda_numbers_the_cards_otherwise(catal
     app = GpuMemApp(LiveFeed(collector, None, [], engine_wait_s=0, addresses=list), Judge(catalog), poll=False)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        app.refresh_now()
+        app.node_screen.refresh_now()
         await settle(app, pilot)
         notes = [n.message for n in app._notifications if "CUDA" in n.message]
         assert len(notes) == 1 and "CUDA_VISIBLE_DEVICES=1" in notes[0], notes
@@ -128,5 +128,5 @@ async def test_a_recording_of_a_live_node_brings_no_note_about_this_shell(catalo
     app = GpuMemApp(ReplayFeed(ReplaySource(path, clock=lambda: 0.0), str(path)), Judge(catalog), poll=False)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        assert app.sample is not None and app.sample.source == "nvml"
+        assert app.node.sample is not None and app.node.sample.source == "nvml"
         assert [n.message for n in app._notifications if "CUDA" in n.message] == []

@@ -36,9 +36,9 @@ async def test_the_default_demo_opens_warm_with_its_description():
         assert f"the story shows at {scenario.story_s:g} s" in note.message
         assert not note.markup  # a scenario's own words are shown as written
         # the first frame is already the warm node: the engine serves, nothing is loading
-        assert scenario.start_s <= app.sample.timestamp - scenario.start_epoch < scenario.start_s + 5
-        assert [e.state for e in app.sample.engines] == ["ok"]
-        assert "engine_starting" not in {f.code for f in app.investigation.findings}
+        assert scenario.start_s <= app.node.sample.timestamp - scenario.start_epoch < scenario.start_s + 5
+        assert [e.state for e in app.node.sample.engines] == ["ok"]
+        assert "engine_starting" not in {f.code for f in app.node.investigation.findings}
 
 
 async def test_the_note_suggests_speed_only_when_the_story_is_far():
@@ -62,7 +62,7 @@ async def test_the_screen_at_the_story_says_what_check_says(name, make_app, cata
     app = make_app(name, at=scenario.start_s)
     async with app.run_test(size=(160, 48)) as pilot:
         await run_to(app, pilot, scenario.story_s, span=STORY_SPAN_S)
-        on_screen = [(f.severity, f.code, f.title) for f in app.investigation.findings]
+        on_screen = [(f.severity, f.code, f.title) for f in app.node.investigation.findings]
     checked = await from_demo(name, None, None, catalog, None, Thresholds())  # `check --demo NAME`
     assert checked.where.startswith(f"simulated node '{name}' at {scenario.story_s:g} s")
     assert on_screen == [(f.severity, f.code, f.title) for f in checked.findings]

@@ -20,12 +20,12 @@ def _exit_finding(findings):
 async def test_the_cause_of_the_exit_stays_on_screen_and_check_replay_says_the_same(make_app, tmp_path, capsys):
     path = tmp_path / "noisy.jsonl"
     app = make_app("noisy-neighbour", at=0)
-    app.record_path = str(path)
+    app.node.record_path = str(path)
     async with app.run_test(size=(160, 60)) as pilot:
         await run_to(app, pilot, 330, step=10, span=330)
-        live = _exit_finding(app.investigation.findings)
+        live = _exit_finding(app.node.investigation.findings)
         shown = text_of(app.screen.query_one(FindingsPanel))
-        codes = {f.code for f in app.investigation.findings}
+        codes = {f.code for f in app.node.investigation.findings}
         await pilot.press("r")  # stop recording: the file is complete
     # the notebook's finding went with the engine; its cause is still named, with the free memory left
     # and its plain "does not answer" is folded into the explained exit: one finding for one event

@@ -84,7 +84,7 @@ async def test_the_engine_card_says_exited_when_the_findings_do(make_app):
     app = make_app("noisy-neighbour", at=0)
     async with app.run_test(size=(160, 60)) as pilot:
         await run_to(app, pilot, 290, step=10, span=290)  # 20 s after the exit: the endpoint is only stale
-        assert "engine_exited" in {f.code for f in app.investigation.findings}
+        assert "engine_exited" in {f.code for f in app.node.investigation.findings}
         card = str(app.screen.query_one(EngineCard).render())
     title = card.splitlines()[0]
     assert "exited" in title and "stale" not in title and "GPU 0" in title

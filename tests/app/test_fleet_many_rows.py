@@ -1,15 +1,21 @@
 """The fleet screen over hundreds of nodes: the first rows are drawn at once and the rest after that frame
-(FleetApp._fill), so the table must end whole and in order, its columns as wide as the widest cell of any row,
+(FleetScreen._fill), so the table must end whole and in order, its columns as wide as the widest cell of any row,
 the cursor on the node it was on, and a refresh that lands while rows are still being added must replace
-them, not add to them."""
+them, not add to them; and a node opened from it and left finds its cursor where it was."""
 
 from __future__ import annotations
 
 from rich.cells import cell_len
 from textual.widgets import DataTable
 
-from gpumem_tui.app.fleet_app import FIRST_ROWS, FleetApp, Kept
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.fleet_view import node_table
+from gpumem_tui.app.node import Node
+from gpumem_tui.app.screens.fleet import FIRST_ROWS, Fleet, FleetScreen
+from gpumem_tui.app.screens.main import MainScreen
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.sources.prometheus.records import Coverage, FleetGpu, FleetNode, FleetSample
 
 GIB = 2**30
@@ -47,30 +53,60 @@ def _sample(critical: str | None = None) -> FleetSample:
     )
 
 
-def _nodes(app: FleetApp) -> DataTable:
-    return app.query_one("#fleet-nodes", DataTable)
+def _fleet(app: GpuMemApp) -> FleetScreen:
+    screen = app.screen
+    assert isinstance(screen, FleetScreen)
+    return screen
 
 
-def _names(app: FleetApp) -> list[str]:
+def _nodes(app: GpuMemApp) -> DataTable:
+    return _fleet(app).query_one("#fleet-nodes", DataTable)
+
+
+def _names(app: GpuMemApp) -> list[str]:
     table = _nodes(app)
     return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
 
 
-async def _filled(app: FleetApp, pilot) -> None:
+async def _filled(app: GpuMemApp, pilot) -> None:
     """Until every table has all its rows (bounded: a fill that never ends fails here)."""
     await app.workers.wait_for_complete()
     for _ in range(200):
         await pilot.pause()
-        if not app.filling:
+        if not _fleet(app).filling:
             return
-    raise AssertionError(f"rows still being added: {sorted(app.filling)}")
+    raise AssertionError(f"rows still being added: {sorted(_fleet(app).filling)}")
 
 
-def _app(samples: list[FleetSample], **kwargs) -> FleetApp:
+def _app(samples: list[FleetSample], **kwargs) -> GpuMemApp:
     async def read():
         return samples[0] if len(samples) == 1 else samples.pop(0)
 
-    return FleetApp(read, "http://prom.example:9090", interval_s=15, poll=False, clock=lambda: 101.0, **kwargs)
+    return GpuMemApp.of_fleet(
+        Fleet(read, "http://prom.example:9090", interval_s=15, poll=False, clock=lambda: 101.0, **kwargs)
+    )
+
+
+def _opener(opened: list[str], catalog):
+    """Records each node opened; its screen shows a simulated idle node."""
+
+    def open_node(name: str) -> Node:
+        opened.append(name)
+        return Node(DemoFeed("idle-node", ManualClock(300)), Judge(catalog), poll=False)
+
+    return open_node
+
+
+async def _there_and_back(app: GpuMemApp, pilot, node: str) -> None:
+    """The cursor on `node`, its screen opened, and escape back to the fleet."""
+    table = _nodes(app)
+    table.move_cursor(row=table.get_row_index(node))
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, MainScreen)
+    await pilot.press("escape")
+    await pilot.pause()
 
 
 async def test_every_row_comes_in_order_and_the_columns_fit_the_widest_cell():
@@ -91,12 +127,13 @@ async def test_every_row_comes_in_order_and_the_columns_fit_the_widest_cell():
 async def test_a_refresh_while_rows_are_being_added_replaces_them():
     app = _app([_sample()])
     async with app.run_test(size=(160, 50)) as pilot:
-        await app.workers.wait_for_complete()
-        assert app.filling  # the first fill is still adding rows
+        await _filled(app, pilot)
+        _fleet(app)._fill("nodes", node_table(_sample(), []))  # a redraw: its first rows now, the rest after a frame
+        assert _fleet(app).filling  # that fill is still adding rows
         renamed = _sample().model_copy(
             update={"nodes": [n.model_copy(update={"name": f"other-{n.name}"}) for n in _sample().nodes]}
         )
-        app._fill("nodes", node_table(renamed, []))  # as a refresh's redraw does
+        _fleet(app)._fill("nodes", node_table(renamed, []))  # as a refresh's redraw does
         await _filled(app, pilot)
         names = _names(app)
         assert len(names) == NODES == len(set(names))
@@ -110,20 +147,21 @@ async def test_the_cursor_stays_on_its_node_when_a_refresh_moves_it_past_the_fir
         table = _nodes(app)
         table.move_cursor(row=FIRST_ROWS + 20)
         on = _names(app)[FIRST_ROWS + 20]
-        app.refresh_now()
+        _fleet(app).refresh_now()
         await _filled(app, pilot)
         assert _names(app)[0] == "node-300"  # every row after it one further down
         assert str(table.get_row_at(table.cursor_row)[0]) == on
 
 
-async def test_coming_back_from_a_node_puts_the_cursor_on_it_though_its_row_comes_late():
-    sample = _sample()
-    kept = Kept(sample=sample, findings=[], last_ok=101.0, node="node-320")
-    app = _app([sample], opens_nodes=True, kept=kept)
+async def test_coming_back_from_a_node_puts_the_cursor_on_it_though_its_row_comes_late(catalog):
+    opened: list[str] = []
+    app = _app([_sample()], open_node=_opener(opened, catalog))
     async with app.run_test(size=(160, 50)) as pilot:
         await _filled(app, pilot)
+        await _there_and_back(app, pilot, "node-320")
+        await _filled(app, pilot)  # the read on the way back: the table filled again, row 320 past the first rows
         table = _nodes(app)
-        assert str(table.get_row_at(table.cursor_row)[0]) == "node-320"
+        assert opened == ["node-320"] and str(table.get_row_at(table.cursor_row)[0]) == "node-320"
 
 
 async def test_a_second_redraw_before_the_cursors_row_came_keeps_the_cursor_on_its_node():
@@ -135,39 +173,35 @@ async def test_a_second_redraw_before_the_cursors_row_came_keeps_the_cursor_on_i
         table = _nodes(app)
         table.move_cursor(row=FIRST_ROWS + 20)
         on = _names(app)[FIRST_ROWS + 20]
-        app._fill("nodes", node_table(_sample(), []))
-        app._fill("nodes", node_table(_sample(), []))  # the next redraw, before the frame
+        _fleet(app)._fill("nodes", node_table(_sample(), []))
+        _fleet(app)._fill("nodes", node_table(_sample(), []))  # the next redraw, before the frame
         await _filled(app, pilot)
         assert str(table.get_row_at(table.cursor_row)[0]) == on
 
 
-async def test_enter_while_rows_are_being_added_opens_the_node_the_cursor_was_on():
-    app = _app([_sample()], opens_nodes=True)
+async def test_enter_while_rows_are_being_added_opens_the_node_the_cursor_was_on(catalog):
+    opened: list[str] = []
+    app = _app([_sample()], open_node=_opener(opened, catalog))
     async with app.run_test(size=(160, 50)) as pilot:
         await _filled(app, pilot)
         table = _nodes(app)
         table.move_cursor(row=FIRST_ROWS + 20)
         on = _names(app)[FIRST_ROWS + 20]
-        app._fill("nodes", node_table(_sample(), []))  # a refresh's redraw; enter comes before the next frame
-        app.action_open_node()
-    assert app.return_value == on
+        _fleet(app)._fill("nodes", node_table(_sample(), []))  # a refresh's redraw; enter comes before the next frame
+        _fleet(app).action_open_node()
+        await pilot.pause()
+    assert opened == [on]
 
 
-async def _back_to(app: FleetApp, pilot, node: str) -> None:
-    """As on the way back from `node`'s screen, its row still to come: the table filled again, the cursor on
-    its first row, and `_on_the_nodes` leaving the cursor to the fill."""
-    await _filled(app, pilot)
-    app._fill("nodes", node_table(_sample(), []))  # its first rows only
-    app._on_the_nodes(node)  # not in yet
-
-
-async def test_a_redraw_before_the_row_of_the_node_come_back_from_keeps_the_cursor_for_it():
-    # Back from a node's screen, its row may come after the first frame (`_on_the_nodes` leaves the cursor to
-    # the fill); a redraw then (a read that failed at once, a refresh) must not forget it.
-    app = _app([_sample()], opens_nodes=True)
+async def test_a_redraw_before_the_row_of_the_node_come_back_from_keeps_the_cursor_for_it(catalog):
+    # Back from a node's screen whose row comes after the first rows, the read on the way back fills the table
+    # again; a second redraw before that fill ends (a read that failed at once, a refresh) must not forget it.
+    app = _app([_sample()], open_node=_opener([], catalog))
     async with app.run_test(size=(160, 50)) as pilot:
-        await _back_to(app, pilot, "node-320")
-        app._fill("nodes", node_table(_sample(), []))
+        await _filled(app, pilot)
+        await _there_and_back(app, pilot, "node-320")
+        _fleet(app)._fill("nodes", node_table(_sample(), []))
+        _fleet(app)._fill("nodes", node_table(_sample(), []))
         await _filled(app, pilot)
         table = _nodes(app)
         assert str(table.get_row_at(table.cursor_row)[0]) == "node-320"
@@ -187,12 +221,15 @@ async def test_a_node_name_that_repeats_past_the_first_rows_shows_both_rows_and_
         assert app.is_running
 
 
-async def test_enter_before_the_row_of_the_node_come_back_from_opens_that_node():
-    # Back from a node's screen whose row comes after the first frame, the cursor waits for that row; `enter`
-    # pressed meanwhile opens the node the cursor is going back to, not the first row's.
-    app = _app([_sample()], opens_nodes=True)
+async def test_enter_before_the_row_of_the_node_come_back_from_opens_that_node(catalog):
+    # Back from a node's screen whose row comes after the first rows, with the table being filled again: `enter`
+    # pressed meanwhile opens the node the cursor is on, not the first row's.
+    opened: list[str] = []
+    app = _app([_sample()], open_node=_opener(opened, catalog))
     async with app.run_test(size=(160, 50)) as pilot:
-        await _back_to(app, pilot, "node-320")
-        app.action_open_node()
+        await _filled(app, pilot)
+        await _there_and_back(app, pilot, "node-320")
+        _fleet(app)._fill("nodes", node_table(_sample(), []))  # its first rows, and the cursor's, only
+        _fleet(app).action_open_node()
         await pilot.pause()
-    assert app.return_value == "node-320"
+    assert opened == ["node-320", "node-320"]

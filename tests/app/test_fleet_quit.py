@@ -13,7 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import asyncio, sys
-from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.app.app import GpuMemApp
+from gpumem_tui.app.screens.fleet import Fleet
 from gpumem_tui.demo.fleet_answers import demo_sample
 from tests.sources.prometheus.conftest import FLEET
 
@@ -28,7 +29,7 @@ async def read():
 async def history(at):
     await asyncio.sleep(3600)
 
-app = FleetApp(read, "demo", poll=False, read_history=history)
+app = GpuMemApp.of_fleet(Fleet(read, "demo", poll=False, read_history=history))
 
 async def pilot(p):
     for _ in range(40):

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.app.app import GpuMemApp
+from gpumem_tui.app.screens.fleet import Fleet, FleetScreen
 from gpumem_tui.demo.fleet_answers import demo_sample
 from gpumem_tui.sources.prometheus.client import PrometheusError
 from gpumem_tui.sources.prometheus.records import Coverage, FleetEngine, FleetGpu, FleetNode, FleetSample
@@ -32,8 +33,12 @@ class Clock:
         return self.now
 
 
-def _app(read, clock: Clock | None = None) -> FleetApp:
-    return FleetApp(read, "http://prom.example:9090", interval_s=15, poll=False, clock=clock or Clock(0.0))
+def _fleet(read, clock: Clock | None = None, **kwargs) -> Fleet:
+    return Fleet(read, "http://prom.example:9090", interval_s=15, poll=False, clock=clock or Clock(0.0), **kwargs)
+
+
+def _app(read, clock: Clock | None = None, **kwargs) -> GpuMemApp:
+    return GpuMemApp.of_fleet(_fleet(read, clock, **kwargs))
 
 
 async def _text(app, pilot) -> str:
@@ -44,7 +49,7 @@ async def _text(app, pilot) -> str:
 
 
 def _table(app, name: str) -> list[list[str]]:
-    table = app.query_one(f"#{name}")
+    table = app.screen.query_one(f"#{name}")
     return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
 
 
@@ -136,12 +141,12 @@ async def test_a_dead_source_degrades_the_header_not_the_app(fleet_sample):
         assert "state ok" in await _text(app, pilot)
         answers[0] = PrometheusError("http://prom.example:9090: connection refused", "down")
         clock.now += 15
-        app.refresh_now()
+        app.screen.refresh_now()
         text = await _text(app, pilot)
         assert "stale: the last read failed" in text and "connection refused" in text
         assert "8 nodes, 24 GPUs" in text  # the last sample stays on screen
         clock.now += 60
-        app.refresh_now()
+        app.screen.refresh_now()
         text = await _text(app, pilot)
         assert "down: no answer for 75 s" in text
         assert app.is_running and len(_table(app, "fleet-nodes")) == 8
@@ -221,19 +226,19 @@ async def test_the_history_line_shows_the_fleet_over_time_and_degrades_alone(fle
         return history
 
     clock = Clock(fleet_sample.evaluated_at)
-    app = FleetApp(read, "http://prom.example:9090", interval_s=15, poll=False, clock=clock, read_history=read_history)
+    app = _app(read, clock, read_history=read_history)
     async with app.run_test(size=(160, 60)) as pilot:
         text = await _text(app, pilot)
         assert reads == [fleet_sample.evaluated_at]
         assert "Last 2 min, a point every 1 s (GPU memory: dcgm-exporter's GPUs):" in text
         assert "GPU memory used" in text and "KV cache, fullest" in text and "now 97 %, highest 100 %" in text
         clock.now += 15  # a refresh inside the minute does not read the history again
-        app.refresh_now()
+        app.screen.refresh_now()
         await _text(app, pilot)
         assert len(reads) == 1
         fail = True
         clock.now += 60
-        app.refresh_now()
+        app.screen.refresh_now()
         text = await _text(app, pilot)
         assert len(reads) == 2
         assert "History: unknown, because Prometheus cannot be reached" in text
@@ -255,7 +260,7 @@ async def test_the_history_line_says_it_is_reading_until_it_is_read(fleet_sample
         await asyncio.to_thread(answered.wait, 10)
         return fleet_history
 
-    app = FleetApp(read, "http://prom.example:9090", interval_s=15, poll=False, read_history=read_history)
+    app = _app(read, read_history=read_history)
     async with app.run_test(size=(160, 60)) as pilot:
         for _ in range(100):
             await pilot.pause(0.02)
@@ -343,15 +348,19 @@ async def test_the_history_is_read_once_the_fleet_is_on_screen(fleet_sample, fle
     drawn: list[int] = []
     read_after: list[int] = []
 
-    class Recording(FleetApp):
-        def _display(self, screen, renderable) -> None:  # each frame Textual writes, headless too
-            frames.append(len(frames))
-            super()._display(screen, renderable)
-
+    class Drawing(FleetScreen):
         def _draw(self) -> None:
             super()._draw()
             if self.sample is not None and not drawn:
                 drawn.append(len(frames))
+
+    class Recording(GpuMemApp):
+        def _display(self, screen, renderable) -> None:  # each frame Textual writes, headless too
+            frames.append(len(frames))
+            super()._display(screen, renderable)
+
+        def first_screen(self) -> FleetScreen:
+            return Drawing(self.fleet, self.glyphs)
 
     async def read():
         return fleet_sample
@@ -360,7 +369,7 @@ async def test_the_history_is_read_once_the_fleet_is_on_screen(fleet_sample, fle
         read_after.append(len(frames))
         return fleet_history
 
-    app = Recording(read, "http://prom.example:9090", interval_s=15, poll=False, read_history=read_history)
+    app = Recording(fleet=_fleet(read, read_history=read_history))
     async with app.run_test(size=(160, 60)) as pilot:
         await _text(app, pilot)
         assert drawn and read_after and read_after[0] > drawn[0]
@@ -371,7 +380,7 @@ async def test_the_history_read_redraws_the_history_line_alone(fleet_sample, fle
     about 0.4 s right after the first frame."""
     filled: list[str] = []
 
-    class Counting(FleetApp):
+    class Counting(FleetScreen):
         def _fill(self, name, table) -> None:
             filled.append(name)
             super()._fill(name, table)
@@ -382,7 +391,11 @@ async def test_the_history_read_redraws_the_history_line_alone(fleet_sample, fle
     async def read_history(_at: float):
         return fleet_history
 
-    app = Counting(read, "http://prom.example:9090", interval_s=15, poll=False, read_history=read_history)
+    class Filled(GpuMemApp):
+        def first_screen(self) -> FleetScreen:
+            return Counting(self.fleet, self.glyphs)
+
+    app = Filled(fleet=_fleet(read, read_history=read_history))
     async with app.run_test(size=(160, 60)) as pilot:
         text = await _text(app, pilot)
         assert "Last 2 min" in text and "8 nodes, 24 GPUs" in text

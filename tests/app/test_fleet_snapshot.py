@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.app.app import GpuMemApp
+from gpumem_tui.app.screens.fleet import Fleet
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.fleet_screen import demo_history, demo_reader
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE
@@ -14,8 +15,9 @@ async def _settled(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     # the picture is of the fleet: a read that failed would be pictured as faithfully, and pass
-    assert pilot.app.failure is None and pilot.app.sample is not None, pilot.app.failure
-    assert pilot.app.history is not None and pilot.app.history_failure is None, pilot.app.history_failure
+    fleet = pilot.app.screen
+    assert fleet.failure is None and fleet.sample is not None, fleet.failure
+    assert fleet.history is not None and fleet.history_failure is None, fleet.history_failure
     width, height = pilot.app.size  # compose afresh, as test_snapshots.py does, so runs compare equal
     await pilot.resize_terminal(width + 1, height)
     await pilot.pause()
@@ -33,5 +35,5 @@ def test_fleet_demo(snap_compare):
     gpumem-tui export) with their other processes' memory (0.0 GiB), the others unknown; node-f (idle, 8 x H200)
     last. Findings by code, critical first."""
     reader = demo_reader(plan=lambda sample: plan_fleet(sample, load_catalog()))
-    app = FleetApp(reader, DEMO_SOURCE, poll=False, read_history=demo_history(3600))
+    app = GpuMemApp.of_fleet(Fleet(reader, DEMO_SOURCE, poll=False, read_history=demo_history(3600)))
     assert snap_compare(app, terminal_size=(120, 40), run_before=_settled)

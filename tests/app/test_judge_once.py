@@ -15,7 +15,7 @@ def count_judging(app, monkeypatch) -> list[tuple[str, bool]]:
     """(what, whether on the UI thread) for each sample added to the app's judge and each read of its
     findings; the judge's own methods run as they are, only counted."""
     calls: list[tuple[str, bool]] = []
-    watch = type(app.investigation)
+    watch = type(app.node.investigation)
     add, findings = watch.add, watch.findings.fget
 
     def counted_add(self, sample):
@@ -44,7 +44,7 @@ async def test_each_sample_is_judged_once_off_the_ui_thread_and_a_key_judges_not
             await pilot.press(key)
             await pilot.pause()
         assert len(calls) == judged, calls[judged:]
-        assert app.unit == "GiB" and not app.paused  # the keys did act
+        assert app.node.unit == "GiB" and not app.node.paused  # the keys did act
 
 
 async def test_a_key_press_reads_nothing_from_disk(make_app):

@@ -69,15 +69,15 @@ async def test_space_pauses_refreshes(make_app):
     app = make_app("kv-pressure", at=60)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        first = app.sample.timestamp
+        first = app.node.sample.timestamp
         await pilot.press("space")
         app.demo_clock.set(200)
         await refresh(app, pilot)
-        assert app.paused and app.sample.timestamp == first
+        assert app.node.paused and app.node.sample.timestamp == first
         assert "PAUSED" in str(app.screen.query_one("#header").render())
         await pilot.press("space")
         await refresh(app, pilot)
-        assert app.sample.timestamp == first + 140
+        assert app.node.sample.timestamp == first + 140
 
 
 async def test_s_cycles_the_process_sort(make_app):
@@ -98,10 +98,10 @@ async def test_plus_and_minus_change_the_interval(make_app):
     async with app.run_test() as pilot:
         await settle(app, pilot)
         await pilot.press("minus")
-        assert app.interval_s == 2.0
+        assert app.node.interval_s == 2.0
         await pilot.press("plus")
         await pilot.press("plus")
-        assert app.interval_s == 0.5
+        assert app.node.interval_s == 0.5
 
 
 async def test_r_records_samples_to_a_replayable_file(make_app, tmp_path, monkeypatch):
@@ -110,12 +110,12 @@ async def test_r_records_samples_to_a_replayable_file(make_app, tmp_path, monkey
     async with app.run_test() as pilot:
         await settle(app, pilot)
         await pilot.press("r")
-        assert app.recorder is not None
+        assert app.node.recorder is not None
         for t in (110, 120):
             app.demo_clock.set(t)
             await refresh(app, pilot)
         await pilot.press("r")
-        assert app.recorder is None
+        assert app.node.recorder is None
     [path] = list(tmp_path.glob("gpumem-*.jsonl"))
     lines = path.read_text().splitlines()
     assert json.loads(lines[0])["format"] and len(lines) == 3
@@ -152,7 +152,7 @@ async def test_planner_recomputes_and_applies_to_the_overlay(make_app):
         assert "Fits on" in text_of(app.screen.query_one("#plan-view"))
         await pilot.press("ctrl+s")
         await settle(app, pilot)
-        assert isinstance(app.screen, MainScreen) and app.judge.plan.model.id == "meta-llama/Llama-3.1-70B"
+        assert isinstance(app.screen, MainScreen) and app.node.judge.plan.model.id == "meta-llama/Llama-3.1-70B"
         assert all("\nmanual " in card(app, i) for i in range(4))
 
 
@@ -165,7 +165,7 @@ async def test_planner_applies_a_4_bit_plan_as_the_engine_would_load_it(make_app
         await pilot.pause()
         await pilot.press("ctrl+s")
         await settle(app, pilot)
-        assert app.judge.plan.quantization == "w4a16"
+        assert app.node.judge.plan.quantization == "w4a16"
 
 
 async def test_the_light_theme_recolours_the_screen(catalog):
@@ -230,7 +230,7 @@ async def test_a_demo_sample_age_is_counted_in_the_node_s_own_time(catalog):
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(app, pilot)
         clock.set(304.5)
-        app.redraw()
+        app.node_screen.redraw()
         await pilot.pause()
         assert "age 4 s" in str(app.screen.query_one("#header").render())
 
@@ -243,9 +243,9 @@ async def test_the_footer_says_what_plus_and_minus_do(make_app):
         assert said["plus,equals_sign"] == "faster" and said["minus"] == "slower"
         footer = " ".join(str(w.render()) for w in app.screen.query("FooterKey"))
         assert "+ faster" in footer and "- slower" in footer
-        before = app.interval_s
+        before = app.node.interval_s
         await pilot.press("plus")
-        assert app.interval_s < before
+        assert app.node.interval_s < before
 
 
 async def test_the_focused_gpu_card_has_an_accent_edge_that_moves_nothing(make_app):

@@ -42,7 +42,7 @@ async def test_the_status_line_says_what_check_says_at_80x24(make_app):
 
 async def test_the_header_keeps_its_state_flags_at_80_columns(make_app, tmp_path):
     app = make_app("healthy-8b", 240)
-    app.record_path = str(tmp_path / "a-long-recording-name.jsonl")
+    app.node.record_path = str(tmp_path / "a-long-recording-name.jsonl")
     async with app.run_test(size=(80, 24)) as pilot:
         await run_to(app, pilot, 300)
         await pilot.press("space")

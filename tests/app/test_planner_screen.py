@@ -58,12 +58,12 @@ async def test_the_planner_screen_shows_and_applies_what_plan_prints(make_app, c
         assert fp8_row.split()[1 + FIT_GPUS.index("h200")].rstrip("*") == str(plan["gpus"])
         await pilot.press("ctrl+s")
         await settle(app, pilot)
-        assert isinstance(app.screen, MainScreen) and app.judge.plan.tp == plan["gpus"]
+        assert isinstance(app.screen, MainScreen) and app.node.judge.plan.tp == plan["gpus"]
         drawn = [i for i in range(8) if "\nmanual " in str(app.screen.query_one(f"#gpu-{i}", GpuCard).render())]
         assert drawn == list(range(plan["gpus"]))
         # the plan drawn is the plan the screen showed, on the node's own card: nothing to say about it
-        assert app.investigation.plans[0].prediction.kv_cache_bytes == plan["engine"]["kv_cache_bytes"]
-        assert "plan_mismatch" not in {f.code for f in app.investigation.findings}
+        assert app.node.investigation.plans[0].prediction.kv_cache_bytes == plan["engine"]["kv_cache_bytes"]
+        assert "plan_mismatch" not in {f.code for f in app.node.investigation.findings}
 
 
 async def test_the_planner_starts_on_the_nodes_own_card_and_a_plan_for_another_says_so(make_app, catalog):
@@ -71,13 +71,13 @@ async def test_the_planner_starts_on_the_nodes_own_card_and_a_plan_for_another_s
     async with app.run_test(size=(160, 50)) as pilot:
         await settle(app, pilot)
         await pilot.press("p")
-        assert app.screen.query_one("#gpu").value == app.node_gpu() == "H200-SXM-141GB"
+        assert app.screen.query_one("#gpu").value == app.node.node_gpu() == "H200-SXM-141GB"
         app.screen.query_one("#gpu").value = "H100-SXM-80GB"
         await pilot.pause()
         await pilot.press("ctrl+s")
         await settle(app, pilot)
-        assert app.investigation.plans[0].settings.gpu.key == "H100-SXM-80GB"  # sized as the planner showed it
-        mismatch = [f for f in app.investigation.findings if f.code == "plan_mismatch"]
+        assert app.node.investigation.plans[0].settings.gpu.key == "H100-SXM-80GB"  # sized as the planner showed it
+        mismatch = [f for f in app.node.investigation.findings if f.code == "plan_mismatch"]
         assert mismatch and "sized for H100-SXM-80GB, not this node's H200-SXM-141GB" in mismatch[0].title
     screen = PlannerScreen(catalog, lambda _plan: None, None, node_gpu=catalog.gpu("a100-80gb").key)
     assert screen.gpu_key == catalog.gpu("a100-80gb").key
@@ -101,4 +101,4 @@ async def test_the_planner_screen_plans_each_format_as_the_command_line_does(mak
             await settle(app, pilot)
             assert isinstance(app.screen, MainScreen)  # applied: the inputs were whole
             cli = manual_plan(build_parser().parse_args(["--model", "openai/gpt-oss-20b", "--weights", name]), catalog)
-            assert (name, app.judge.plan.quantization) == (name, cli.quantization)
+            assert (name, app.node.judge.plan.quantization) == (name, cli.quantization)

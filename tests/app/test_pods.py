@@ -41,8 +41,8 @@ async def test_inside_a_container_the_engine_is_drawn_on_its_gpu(make_app):
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(app, pilot)
         shown = "\n".join(screen_text(app))
-        assert [plan.gpu_indices for plan in app.judged.plans] == [[1]]
-        assert app.judged.engine_pids == {1, 812345}
+        assert [plan.gpu_indices for plan in app.node.judged.plans] == [[1]]
+        assert app.node.judged.engine_pids == {1, 812345}
     assert "PID namespaces differ" in shown
 
 

@@ -96,7 +96,7 @@ async def test_a_refresh_that_raises_is_shown_and_the_app_goes_on(catalog):
         await settle(app, pilot)
         assert "refresh failed: RuntimeError: disk on fire" in text_of(app.screen.query_one("#findings"))
         await pilot.press("g")
-        assert app.unit == "GiB"
+        assert app.node.unit == "GiB"
 
 
 async def test_outside_text_is_shown_literally(catalog, tmp_path):
@@ -133,10 +133,10 @@ async def test_a_recording_that_cannot_be_written_stops_recording_not_the_app(ma
     app = make_app("healthy-8b", at=100)
     async with app.run_test() as pilot:
         await settle(app, pilot)
-        app.recorder = FullDisk()
+        app.node.recorder = FullDisk()
         app.demo_clock.set(110)
         await refresh(app, pilot)
-        assert app.recorder is None and app.sample.timestamp == app.demo_feed.node.timestamp
+        assert app.node.recorder is None and app.node.sample.timestamp == app.demo_feed.node.timestamp
         app.demo_clock.set(120)
         await refresh(app, pilot)
         assert app.is_running
@@ -161,7 +161,7 @@ async def test_pause_holds_a_replay_in_place(tmp_path, catalog):
         assert "at 20 s" in replay.label
         await pilot.press("space")
         await refresh(app, pilot)
-        assert "at 20 s" in replay.label and app.sample.timestamp - feed.node.timestamp == -30
+        assert "at 20 s" in replay.label and app.node.sample.timestamp - feed.node.timestamp == -30
 
 
 async def test_f_shows_forensics_of_a_recording(catalog, tmp_path):
@@ -191,4 +191,4 @@ def test_the_apps_judge_leaves_textuals_watch_method_alone(make_app):
 
     app = make_app("healthy-8b", at=100)
     assert getattr(app.watch, "__func__", None) is DOMNode.watch
-    assert app.investigation.history is app.history
+    assert app.node.investigation.history is app.node.history

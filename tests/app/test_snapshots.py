@@ -38,7 +38,7 @@ def at(moment: float, *keys: str, focus: str | None = None, seen: dict | None = 
         await pilot.pause()
         if seen is not None:
             seen["text"] = " ".join(" ".join(screen_text(pilot.app)).split())
-            seen["headline"] = headline(pilot.app.investigation.findings)
+            seen["headline"] = headline(pilot.app.node.investigation.findings)
 
     return run_before
 

@@ -24,12 +24,12 @@ def monitor_state(app) -> dict:
     main = next(s for s in app.screen_stack if isinstance(s, MainScreen))
     stack = app.screen_stack
     return {
-        "unit": app.unit,
-        "interval": app.interval_s,
-        "recording": app.recorder is not None,
-        "paused": app.paused,
+        "unit": app.node.unit,
+        "interval": app.node.interval_s,
+        "recording": app.node.recorder is not None,
+        "paused": app.node.paused,
         "sort": main.query_one(ProcessTable).sort_by,
-        "plan": app.judge.plan,
+        "plan": app.node.judge.plan,
         "monitor and below": [type(s).__name__ for s in stack[: stack.index(main) + 1]],
     }
 

@@ -48,8 +48,8 @@ async def test_g_on_the_forensics_sheet_redraws_its_sizes_in_the_other_unit(make
     app = make_app("noisy-neighbour", at=0)
     async with app.run_test(size=(160, 60)) as pilot:
         await run_to(app, pilot, 300, step=10, span=300)
-        total = app.sample.gpus[0].memory_total_bytes
-        assert app.unit == "GB"
+        total = app.node.sample.gpus[0].memory_total_bytes
+        assert app.node.unit == "GB"
         await pilot.press("f")
         assert isinstance(app.screen, ForensicsScreen)
         in_gb = await _forensics_text(app, pilot)
@@ -80,7 +80,7 @@ async def test_forensics_opens_in_the_unit_chosen_on_the_monitor_and_g_there_rea
         assert isinstance(app.screen, MainScreen)
         header = text_of(app.screen.query_one("#header"))
     assert _notebook_row(text).endswith(f"+{gib(NOTEBOOK_BYTES)}")
-    assert app.unit == "GB" and " GB" in header and "GiB" not in header
+    assert app.node.unit == "GB" and " GB" in header and "GiB" not in header
 
 
 async def test_the_process_tables_host_rss_follows_g_with_its_gpu_memory(make_app):
@@ -105,7 +105,7 @@ async def test_g_on_the_details_sheet_redraws_its_sizes_in_the_other_unit(make_a
     app = make_app("noisy-neighbour", at=45)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        total = app.sample.gpus[0].memory_total_bytes
+        total = app.node.sample.gpus[0].memory_total_bytes
         await pilot.press("enter")
         assert isinstance(app.screen, DetailsScreen)
         in_gb = words(app.screen.query_one("#details-text"))
@@ -124,7 +124,7 @@ async def test_a_mig_instances_sizes_on_the_details_sheet_have_the_unit_and_foll
     app = make_app("mig-node", at=60)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(app, pilot)
-        [first, *_] = app.sample.gpus[0].mig_instances
+        [first, *_] = app.node.sample.gpus[0].mig_instances
         app.screen.query_one(GpuCard).focus()
         await pilot.press("enter")
         in_gb = words(app.screen.query_one("#details-text"))

@@ -39,13 +39,13 @@ async def test_unreadable_values_are_dropped_and_said_and_replay_goes_on(catalog
         await settle(app, pilot)
         assert app.is_running
         shown = "\n".join(screen_text(app))
-        assert [g.index for g in app.sample.gpus].count(0) == 1
+        assert [g.index for g in app.node.sample.gpus].count(0) == 1
         assert "GPU 0 was reported twice" in shown
-        assert "memory_used_bytes negative" in shown and app.sample.gpus[0].memory_used_bytes is None
+        assert "memory_used_bytes negative" in shown and app.node.sample.gpus[0].memory_used_bytes is None
         assert not re.search(r"\bnan\b", shown, re.IGNORECASE)
         clock.set(span)
-        app.refresh_now()
+        app.node_screen.refresh_now()
         await settle(app, pilot)
-        assert app.is_running and app.sample.timestamp > 0
+        assert app.is_running and app.node.sample.timestamp > 0
         shown = "\n".join(screen_text(app))
         assert "line 3 is not a sample (timestamp" in shown, "the skipped sample is said on screen"

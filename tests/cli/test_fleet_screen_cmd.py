@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from gpumem_tui.app.fleet_app import FleetApp
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.cli import main
 
 
@@ -31,12 +31,13 @@ def test_fleet_screen_bad_url_is_one_line(capsys):
 
 
 def test_fleet_screen_runs_on_the_source_given(monkeypatch):
-    ran: list[FleetApp] = []
-    monkeypatch.setattr(FleetApp, "run", lambda self, **_: ran.append(self))
+    ran: list[GpuMemApp] = []
+    monkeypatch.setattr(GpuMemApp, "run", lambda self, **_: ran.append(self))
     assert main(["fleet", "--prometheus", "http://prom.example:9090", "--interval", "30"]) == 0
-    assert ran[0].source == "http://prom.example:9090" and ran[0].interval_s == 30
+    fleets = [app.fleet for app in ran]
+    assert fleets[0].source == "http://prom.example:9090" and fleets[0].interval_s == 30
     assert main(["fleet", "--demo"]) == 0
-    assert ran[1].source.startswith("demo")
+    assert ran[1].fleet.source.startswith("demo") and ran[1].fleet.open_node is not None
 
 
 def test_demo_refuses_the_options_of_a_real_source(capsys):
@@ -57,7 +58,7 @@ def test_fleet_screen_reads_the_overview_unless_told_full(monkeypatch, capsys):
     monkeypatch.setattr(
         fleet_screen, "prometheus_reader", lambda c, q, at, t, *plan: looks.append(q.look) or real(c, q, at, t, *plan)
     )
-    monkeypatch.setattr(FleetApp, "run", lambda *_, **__: None)
+    monkeypatch.setattr(GpuMemApp, "run", lambda *_, **__: None)
     assert main(["fleet", "--prometheus", "http://prom.example:9090"]) == 0
     assert main(["fleet", "--prometheus", "http://prom.example:9090", "--full"]) == 0
     assert looks[0] is not None and 0 < looks[0] < 1 and looks[1] is None

@@ -49,9 +49,9 @@ def test_the_tui_scrapes_endpoint_beside_a_demo_as_its_feed_can():
 
     app = build_app(build_parser().parse_args(["--demo", "healthy-8b", "--endpoint", "http://127.0.0.1:9"]))
     try:
-        assert "http://127.0.0.1:9" in [point.url for point in app.feed.scraper.endpoints]
+        assert "http://127.0.0.1:9" in [point.url for point in app.node.feed.scraper.endpoints]
     finally:
-        asyncio.run(app.feed.aclose())
+        asyncio.run(app.node.feed.aclose())
 
 
 @pytest.mark.parametrize("source", [["--demo", "healthy-8b"], ["--replay", "x.jsonl"]])

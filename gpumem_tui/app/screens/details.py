@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,7 +13,6 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from gpumem_tui.app.owner import owner
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.models import Sample
@@ -20,14 +21,15 @@ from gpumem_tui.units import Unit, fmt
 
 
 class DetailsScreen(ModalScreen[None]):
-    """A read-only sheet; escape or enter closes it. Sizes are in the app's unit; `g` switches it here as on
-    the monitor, and the sheet is drawn again (from the sample it was opened on)."""
+    """A read-only sheet; escape or enter closes it. Sizes are in the node's unit; `g` switches it here as on
+    the monitor (`switch_unit`, which gives the new unit), and the sheet is drawn again (from the sample it was
+    opened on)."""
 
     BINDINGS = [Binding("escape,enter,q", "dismiss", "close"), Binding("g", "units", "GB/GiB")]
 
-    def __init__(self, sample: Sample, focused: Widget | None, unit: Unit):
+    def __init__(self, sample: Sample, focused: Widget | None, unit: Unit, switch_unit: Callable[[], Unit]):
         super().__init__()
-        self.sample, self.focused_then = sample, focused
+        self.sample, self.focused_then, self.switch_unit = sample, focused, switch_unit
         self.body = _details(sample, focused, unit)
 
     def compose(self) -> ComposeResult:
@@ -35,9 +37,7 @@ class DetailsScreen(ModalScreen[None]):
             yield Static(self.body, id="details-text")
 
     def action_units(self) -> None:
-        app = owner(self)
-        app.action_units()
-        self.body = _details(self.sample, self.focused_then, app.unit)
+        self.body = _details(self.sample, self.focused_then, self.switch_unit())
         self.query_one("#details-text", Static).update(self.body)
 
 

@@ -5,7 +5,6 @@ and findings were first raised, and who grew before the first critical finding (
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from rich.console import Group
 from rich.table import Table
@@ -17,49 +16,30 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from gpumem_tui.app.owner import owner
+from gpumem_tui.app.node import Load
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.gpu_card import spark
-from gpumem_tui.diagnosis.forensics import Forensics, investigate, no_samples
+from gpumem_tui.diagnosis.forensics import Forensics, no_samples
 from gpumem_tui.glyphs import Glyphs
-from gpumem_tui.sources.feed import Past
-from gpumem_tui.sources.replay import RecordingReader
 from gpumem_tui.text import literal
 from gpumem_tui.units import Unit, fmt
 
 WIDTH = 72
 
 
-def recording(path: Path, judge) -> Callable[[], Forensics | None]:
-    """Walks a whole recording, judged as the app judges."""
-    return lambda: investigate(RecordingReader(path), judge.catalog, judge.plan, judge.thresholds)
-
-
-def walked(past: Past, judge) -> Callable[[], Forensics | str]:
-    """Reads a feed's past (a node's range read) and walks it, judged as the app judges; what the read could
-    not say (its gaps) goes with what the walk found, or says why there was nothing to walk."""
-
-    def load() -> Forensics | str:
-        walk = past.read()
-        found = investigate(walk, judge.catalog, judge.plan, judge.thresholds)
-        if found is None:
-            return no_samples(walk.warnings)
-        return found.model_copy(update={"notes": list(walk.warnings)})
-
-    return load
-
-
 class ForensicsScreen(ModalScreen[None]):
     """Runs `load` in a worker (a long recording takes a while; the screen stays responsive) and shows what
     it found. `what` names the source: a recording's path, a node's history, or the minutes kept in memory.
-    Sizes are in the app's unit; `g` switches it here as on the monitor, and the sheet is drawn again."""
+    Sizes are in the node's unit; `g` switches it here as on the monitor, and the sheet is drawn again."""
 
     BINDINGS = [Binding("escape,q,f", "dismiss", "close"), Binding("g", "units", "GB/GiB")]
 
-    def __init__(self, what: str, load: Callable[[], Forensics | str | None]):
-        """`load` gives what it found; None or, in words, why it found nothing (no samples)."""
+    def __init__(self, what: str, load: Load, glyphs: Glyphs, unit: Unit, switch_unit: Callable[[], Unit]):
+        """`load` gives what it found; None or, in words, why it found nothing (no samples). `switch_unit`:
+        the node's `g`, which gives the unit it switched to."""
         super().__init__()
-        self.what, self.load = what, load
+        self.what, self.load, self.glyphs = what, load, glyphs
+        self.unit, self.switch_unit = unit, switch_unit
         self.found: Forensics | None = None
         """What `load` found, kept to draw again in the other unit."""
 
@@ -90,12 +70,12 @@ class ForensicsScreen(ModalScreen[None]):
         self.query_one("#forensics-text", Static).update(body)
 
     def action_units(self) -> None:
-        owner(self).action_units()
+        self.unit = self.switch_unit()
         if self.found is not None:
             self._show(self._report(self.found))
 
     def _report(self, found: Forensics) -> Group:
-        unit = owner(self).unit
+        unit = self.unit
         parts: list = [Text(f"Forensics of {literal(self.what)}: {found.end_offset_s:,.0f} s", style="bold")]
         loud = tone(self.app, "error", True)
         parts += [Text(literal(note), style=tone(self.app, "warning", True)) for note in found.notes]
@@ -106,7 +86,7 @@ class ForensicsScreen(ModalScreen[None]):
                 Text(f"try: {literal(finding.try_this)}", style="dim"),
             ]
         for timeline in found.timelines:
-            parts += _timeline(timeline, found, owner(self).glyphs, unit)
+            parts += _timeline(timeline, found, self.glyphs, unit)
         markers = Table(title=Text("Markers (seconds from the start)"), title_justify="left", box=None)
         for name in ("at", "GPU", "what"):
             markers.add_column(name, justify="right" if name == "at" else "left")

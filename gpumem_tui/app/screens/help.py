@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from gpumem_tui.app.owner import owner
+from gpumem_tui.glyphs import Glyphs
 
 HELP = """\
 [b]Keys[/b]
@@ -31,11 +31,15 @@ screen's node: escape goes back), where pods stand in for processes.
 
 
 class HelpScreen(ModalScreen[None]):
-    """Closes on escape, q, ? or h."""
+    """Closes on escape, q, ? or h. `glyphs`: what the bars are drawn with, for the legend."""
 
     BINDINGS = [Binding("escape,q,question_mark,h", "dismiss", "close")]
+
+    def __init__(self, glyphs: Glyphs) -> None:
+        super().__init__()
+        self.glyphs = glyphs
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             # The legend in the characters the bars are drawn with (ASCII under --ascii).
-            yield Static(HELP.format_map(owner(self).glyphs.fill), id="help-text")
+            yield Static(HELP.format_map(self.glyphs.fill), id="help-text")

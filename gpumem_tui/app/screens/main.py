@@ -1,17 +1,26 @@
-"""MainScreen: the node's verdict in one line, then GPUs with measured and planned bars, findings, engines
-and processes, laid out by priority: the verdict is always on screen, the bars get the width, the findings
-the rows that are left, and several GPUs take one line each when their full cards would fill the screen."""
+"""MainScreen: the node's screen. The verdict in one line, then GPUs with measured and planned bars, findings,
+engines and processes, laid out by priority: the verdict is always on screen, the bars get the width, the
+findings the rows that are left, and several GPUs take one line each when their full cards would fill the
+screen. It refreshes its Node (app/node.py) in a worker of its own, on a timer of its own."""
 
 from __future__ import annotations
 
+import asyncio
+
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from gpumem_tui.app.owner import owner
+from gpumem_tui.app.messages import RefreshFailed, SampleReady
+from gpumem_tui.app.node import Node, RecordingRefused
 from gpumem_tui.app.redraw import show, update
+from gpumem_tui.app.screens.details import DetailsScreen
+from gpumem_tui.app.screens.forensics import ForensicsScreen
+from gpumem_tui.app.screens.help import HelpScreen
 from gpumem_tui.app.view import View
 from gpumem_tui.app.widgets.bar_legend import BarLegend
 from gpumem_tui.app.widgets.engine_card import EngineCard
@@ -20,38 +29,49 @@ from gpumem_tui.app.widgets.gpu_card import GpuCard, full_height
 from gpumem_tui.app.widgets.header_bar import HeaderBar
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.app.widgets.status_line import StatusLine
+from gpumem_tui.diagnosis.overlays import ManualPlan
+from gpumem_tui.glyphs import Glyphs
+from gpumem_tui.models import Sample
+from gpumem_tui.text import literal
+from gpumem_tui.units import Unit
 
 WIDE_COLUMNS = 140
 """From this width findings and engines sit side by side under the GPUs."""
 FIXED_ROWS = 6
 """Rows that are not the body's: header, status line, footer, and the GPU section's title."""
 CARD_MARGIN = 1
+INTRO_S = 15.0
+"""Seconds a demo's opening note stays: long enough to read a description, gone before most stories."""
 
 
 class MainScreen(Screen):
-    """The monitor. It only draws the View it is handed; the app owns the data and the actions its keys run,
-    but the keys are bound here: while another screen is on top, they are that screen's to take."""
+    """The monitor of one node. Its keys are bound here: while another screen is on top (the planner's
+    inputs, help, details, forensics), they are that screen's to take."""
 
     BINDINGS = [
-        Binding("q", "app.quit", "quit"),
-        Binding("question_mark,h", "app.help", "help"),
-        Binding("p", "app.planner", "planner"),
-        Binding("s", "app.sort", "sort"),
-        Binding("g", "app.units", "GB/GiB"),
-        Binding("space", "app.pause", "pause"),
-        Binding("r", "app.record", "record"),
-        Binding("plus,equals_sign", "app.faster", "faster", key_display="+"),
-        Binding("minus", "app.slower", "slower", key_display="-"),
-        Binding("enter", "app.details", "details", show=False),
-        Binding("f", "app.forensics", "forensics", show=False),
-        Binding("escape", "app.leave", "back", show=False),
+        Binding("q", "close", "quit"),
+        Binding("question_mark,h", "help", "help"),
+        Binding("p", "planner", "planner"),
+        Binding("s", "sort", "sort"),
+        Binding("g", "units", "GB/GiB"),
+        Binding("space", "pause", "pause"),
+        Binding("r", "record", "record"),
+        Binding("plus,equals_sign", "faster", "faster", key_display="+"),
+        Binding("minus", "slower", "slower", key_display="-"),
+        Binding("enter", "details", "details", show=False),
+        Binding("f", "forensics", "forensics", show=False),
+        Binding("escape", "leave", "back", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, node: Node, glyphs: Glyphs, back_to: str | None = None) -> None:
+        """`glyphs`: what bars, gauges and sparklines are drawn with. `back_to`: what the screen was opened from
+        (`the fleet`): q and escape go back there; without it q quits."""
         super().__init__()
+        self.node, self.glyphs, self.back_to = node, glyphs, back_to
         self.view: View | None = None
         self.expanded: int | None = None
         """The GPU shown as a full card while the others are one line each."""
+        self._ticker: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
@@ -60,7 +80,7 @@ class MainScreen(Screen):
             yield Static("GPUs", classes="section")
             yield Static(id="source-status", classes="status")
             yield Vertical(id="gpus")
-            yield BarLegend(id="legend")
+            yield BarLegend(self.glyphs, id="legend")
             with Horizontal(id="lower"):
                 with Vertical(id="findings-panel"):
                     yield Static("Findings", classes="section")
@@ -72,9 +92,154 @@ class MainScreen(Screen):
             yield ProcessTable(id="processes")
         yield Footer()
 
+    def on_mount(self) -> None:
+        feed = self.node.feed
+        if feed.intro:  # a demo says what it shows and when
+            self.notify(feed.intro, title=literal(feed.label), timeout=INTRO_S, markup=False)
+        if self.back_to is not None:
+            self.notify(f"q or escape: back to {self.back_to}", title=literal(feed.label), markup=False)
+        if self.node.record_path:
+            self._start_recording()
+        self.refresh_now()
+        if self.node.poll:
+            self._ticker = self.set_interval(self.node.interval_s, self.refresh_now)
+
+    def refresh_now(self) -> None:
+        """Start one refresh unless one is running or the node is paused: polls never overlap."""
+        if self.node.paused or any(w.node is self and w.group == "refresh" and w.is_running for w in self.workers):
+            return
+        self._refresh()
+
+    @work(group="refresh", exit_on_error=False)
+    async def _refresh(self) -> None:
+        try:
+            sample = await self.node.feed.sample()
+        except Exception as exc:  # noqa: BLE001 - a failed refresh degrades to a message on screen
+            self.post_message(RefreshFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        try:
+            judged = await asyncio.to_thread(self.node.judge_sample, sample)
+        except Exception as exc:  # noqa: BLE001 - a fault in the judge stops the app, one line and a file
+            self.app._handle_exception(exc)
+            return
+        self.post_message(SampleReady(sample, judged))
+
+    def on_sample_ready(self, message: SampleReady) -> None:
+        note = self.node.took(message.sample, message.judged)
+        if note:
+            self.notify(note, title="GPU numbers", timeout=INTRO_S, markup=False)
+        self._record(message.sample)
+        self.redraw()
+
+    def _record(self, sample: Sample) -> None:
+        stopped = self.node.record(sample)
+        if stopped is not None:
+            self.notify(f"recording stopped: {literal(stopped)}", severity="error", markup=False)
+
+    def on_refresh_failed(self, message: RefreshFailed) -> None:
+        self.node.last_error = message.error
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Draw the latest judgement again with the node's state: nothing is judged here."""
+        self.show(self.node.view())
+
     def on_data_table_row_selected(self) -> None:
         """Enter on a process row opens its details, as enter on a GPU card does."""
-        owner(self).action_details()
+        self.action_details()
+
+    def on_gpu_card_details(self) -> None:
+        self.action_details()
+
+    def action_close(self) -> None:
+        """q: back to where the screen was opened from (the fleet); opened alone, the app ends."""
+        if self.back_to is None:
+            self.app.exit()
+        else:
+            self.action_leave()
+
+    def action_leave(self) -> None:
+        """Escape: back to where the screen was opened from; nothing when opened alone."""
+        if self.back_to is not None:
+            self.app.clear_notifications()  # what was said of this node is not said over the fleet
+            self.dismiss()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(self.glyphs))
+
+    def action_planner(self) -> None:
+        from gpumem_tui.app.screens.planner import PlannerScreen
+
+        node = self.node
+        if not isinstance(self.app.screen, PlannerScreen):
+            self.app.push_screen(PlannerScreen(node.judge.catalog, self.apply_plan, node.judge.plan, node.node_gpu()))
+
+    def apply_plan(self, plan: ManualPlan) -> None:
+        self.node.apply_plan(plan)
+        self.notify(f"plan applied: {literal(plan.model.id)}", markup=False)
+        self.redraw()
+
+    def action_sort(self) -> None:
+        self.notify(f"processes sorted by {self.query_one(ProcessTable).next_sort()}", markup=False)
+        self.redraw()
+
+    def switch_unit(self) -> Unit:
+        """`g` here or on a sheet over this screen: the unit switched to, the screen drawn in it."""
+        unit = self.node.switch_unit()
+        self.redraw()
+        return unit
+
+    def action_units(self) -> None:
+        self.switch_unit()
+
+    def action_pause(self) -> None:
+        self.node.switch_pause()
+        self.redraw()
+
+    def action_record(self) -> None:
+        if self.node.recorder:
+            self.notify(f"recording stopped: {literal(self.node.stop_recording())}", markup=False)
+        else:
+            self._start_recording()
+        self.redraw()
+
+    def _start_recording(self) -> None:
+        try:
+            path = self.node.start_recording()
+        except RecordingRefused as refused:
+            self.notify(str(refused), severity="error", markup=False)
+            return
+        self.notify(f"recording to {literal(path)}", markup=False)
+
+    def action_faster(self) -> None:
+        self._set_interval(self.node.faster())
+
+    def action_slower(self) -> None:
+        self._set_interval(self.node.slower())
+
+    def _set_interval(self, seconds: float) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = self.set_interval(seconds, self.refresh_now)
+        self.redraw()
+
+    def action_forensics(self) -> None:
+        """The timeline, markers, who grew before the first critical finding and why an engine exited, over
+        what the node has to walk (Node.forensics), read in the sheet's worker."""
+        found = self.node.forensics()
+        if found is None:
+            self.notify("no sample yet: forensics needs a few refreshes of history", markup=False)
+            return
+        what, load = found
+        self.app.push_screen(ForensicsScreen(what, load, self.glyphs, self.node.unit, self.switch_unit))
+
+    def action_details(self) -> None:
+        sample = self.node.sample
+        if sample is not None:
+            self.app.push_screen(DetailsScreen(sample, self.focused, self.node.unit, self.switch_unit))
+
+    async def on_unmount(self) -> None:
+        await self.node.close()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= WIDE_COLUMNS, "-wide")
@@ -104,7 +269,7 @@ class MainScreen(Screen):
         for gpu in view.judged.gpus:
             card = cards.get(gpu.gpu.index)
             if card is None:
-                card = GpuCard(gpu.gpu.index)
+                card = GpuCard(gpu.gpu.index, self.glyphs)
                 card.show(gpu, view.header.unit)
                 box.mount(card)
             else:
@@ -132,7 +297,7 @@ class MainScreen(Screen):
             if i < len(cards):
                 cards[i].show(engine)
             else:
-                card = EngineCard()
+                card = EngineCard(self.glyphs)
                 card.show(engine)
                 box.mount(card)
         if not engines:

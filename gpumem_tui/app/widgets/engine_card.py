@@ -8,13 +8,13 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.view import EngineView
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
 from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.text import literal
 
 GAUGE_WIDTH = 24
@@ -32,10 +32,15 @@ class EngineCardContent:
 
 
 class EngineCard(Widget):
-    """Everything the engine says about its memory, next to what the plan expected; one widget."""
+    """Everything the engine says about its memory, next to what the plan expected; one widget, drawn in
+    `glyphs`."""
 
     DEFAULT_CSS = "EngineCard { height: auto; }"
     content: reactive[EngineCardContent | None] = reactive(None)
+
+    def __init__(self, glyphs: Glyphs) -> None:
+        super().__init__()
+        self.glyphs = glyphs
 
     def show(self, view: EngineView) -> None:
         """`view.state`: `starting` (not down), `exited` (its last record, from before the exit, is not shown
@@ -44,7 +49,7 @@ class EngineCard(Widget):
         judged = None if exited or record is None else plausible(record)  # what the findings call true
         self.content = EngineCardContent(
             title=_title(endpoint, record, list(view.gpus), view.state, self.app),
-            gauge=_gauge(judged, view.state, self.app, reported=_reported(record, judged)),
+            gauge=_gauge(judged, view.state, self.app, self.glyphs, reported=_reported(record, judged)),
             stats=_stats(judged, view.planned_tokens),
             history=history_levels(view.history, 1.0),
         )
@@ -59,7 +64,7 @@ class EngineCard(Widget):
         if content is None:
             return Text("")
         trend = Text("KV history ", style="dim").append(
-            spark(content.history, max(1, self.size.width - 11), owner(self).glyphs), style="dim"
+            spark(content.history, max(1, self.size.width - 11), self.glyphs), style="dim"
         )
         return Text("\n").join([content.title, content.gauge, content.stats, trend])
 
@@ -101,6 +106,7 @@ def _gauge(
     record: EngineRecord | None,
     state: str | None,
     app,
+    glyphs: Glyphs,
     reported: float | None = None,
 ) -> Text:
     """`record` holds only values that can be true; `reported` is the usage as the engine sent it."""
@@ -119,8 +125,8 @@ def _gauge(
     # vLLM's own dashboard: orange at 90 %, red at 98 %
     style = tone(app, "error", True) if usage >= 0.98 else tone(app, "warning" if usage >= 0.9 else "success")
     text = Text("KV cache  ")
-    text.append(app.glyphs.gauge * filled, style=style)
-    text.append(app.glyphs.fill["free"] * (GAUGE_WIDTH - filled), style="dim")
+    text.append(glyphs.gauge * filled, style=style)
+    text.append(glyphs.fill["free"] * (GAUGE_WIDTH - filled), style="dim")
     text.append(f" {usage:.0%}")
     if record and record.kv_pool_tokens:
         text.append(f"  {round(usage * record.kv_pool_tokens):,} of {record.kv_pool_tokens:,} tokens")

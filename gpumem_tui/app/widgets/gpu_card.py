@@ -12,7 +12,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from gpumem_tui.app.owner import owner
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.view import GpuView
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
@@ -68,6 +67,9 @@ class GpuCard(Widget, can_focus=True):
     compact: reactive[bool] = reactive(False, layout=True)
     """One line (the screen holds several GPUs in little room); `enter` asks the screen for the full card."""
 
+    class Details(Message):
+        """Enter on a full card: the screen shows every field NVML gave of it."""
+
     class Toggled(Message):
         """The card asks its screen to show it full (`open`) or as one line again."""
 
@@ -75,9 +77,9 @@ class GpuCard(Widget, can_focus=True):
             super().__init__()
             self.index, self.open = index, open
 
-    def __init__(self, index: int, **kwargs):
+    def __init__(self, index: int, glyphs: Glyphs, **kwargs):
         super().__init__(id=f"gpu-{index}", classes="gpu-card", **kwargs)
-        self.index = index
+        self.index, self.glyphs = index, glyphs
 
     def watch_compact(self, compact: bool) -> None:
         self.set_class(compact, "-compact")
@@ -87,7 +89,7 @@ class GpuCard(Widget, can_focus=True):
         if self.compact:
             self.post_message(self.Toggled(self.index, True))
         else:
-            owner(self).action_details()
+            self.post_message(self.Details())
 
     def action_fold(self) -> None:
         """Escape: a card opened from one line goes back to one line."""
@@ -102,7 +104,7 @@ class GpuCard(Widget, can_focus=True):
         # no size to draw against (NVML refused the card's memory: a MIG card without the monitor privilege):
         # no bar, rather than its processes' bytes over one byte
         self.content = GpuCardContent(
-            title=_title(gpu, unit, self.app),
+            title=_title(gpu, unit, self.app, self.glyphs),
             label=" ".join(part for part in (f"GPU {gpu.index}", short_bus_id(gpu.bus_id)) if part),
             total_bytes=total,
             measured=tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in view.slices) if known else (),
@@ -148,7 +150,7 @@ class GpuCard(Widget, can_focus=True):
                 styles[name] = self.get_component_rich_style(name)
             return styles[name]
 
-        glyphs = owner(self).glyphs
+        glyphs = self.glyphs
         if self.compact:
             label = content.label if self.size.width >= NAMED_ROW_WIDTH else f"GPU {self.index}"
             line = bar(label, measured, SCALE, self.size.width - tail.cell_len, style, glyphs, len(label) + 1)
@@ -223,7 +225,7 @@ def spark(levels: tuple[int, ...], width: int, glyphs: Glyphs = UNICODE) -> str:
     return "".join(glyphs.levels[max(0, min(8, level))] for level in levels[-width:])
 
 
-def _title(gpu: GpuRecord, unit: Unit, app) -> Text:
+def _title(gpu: GpuRecord, unit: Unit, app, glyphs: Glyphs) -> Text:
     text = Text(f"GPU {gpu.index} ", style="bold")
     if not gpu.accessible:  # NVML gives no name for a GPU it will not open
         text.append(" not accessible from here", style="bold")
@@ -243,7 +245,7 @@ def _title(gpu: GpuRecord, unit: Unit, app) -> Text:
     extras = [
         f"util {gpu.utilization_gpu_percent}%" if gpu.utilization_gpu_percent is not None else None,
         "util n/a (MIG)" if gpu.utilization_gpu_percent is None and gpu.mig_enabled else None,
-        f"{gpu.temperature_c}{app.glyphs.degree}C" if gpu.temperature_c is not None else None,
+        f"{gpu.temperature_c}{glyphs.degree}C" if gpu.temperature_c is not None else None,
         f"{gpu.power_w:.0f}W" if gpu.power_w is not None else None,
     ]
     text.append("  " + " ".join(e for e in extras if e), style="dim")

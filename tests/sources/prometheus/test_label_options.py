@@ -11,7 +11,6 @@ import json
 import pytest
 
 from gpumem_tui.app.app import GpuMemApp
-from gpumem_tui.app.fleet_app import FleetApp
 from gpumem_tui.cli import main
 from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Connection
@@ -147,16 +146,16 @@ def test_the_node_s_screen_under_node_label_is_the_fleet_s_node(fleet_url):
 def test_enter_on_the_fleet_screen_passes_the_node_label_on(fleet_url, monkeypatch):
     """`enter` on 10.1.6.2 of the fleet screen under `--node-label instance` opens the node's screen on the node
     the fleet names, with the findings its gpumem-tui export raised (judged with the fleet's, as check does)."""
-    names = iter(["10.1.6.2", None])  # enter on the row, then q on the fleet
-    opened: list[GpuMemApp] = []
-    monkeypatch.setattr(FleetApp, "run", lambda *_, **__: next(names))
-    monkeypatch.setattr(GpuMemApp, "run", lambda self, **_: opened.append(self))
+    ran: list[GpuMemApp] = []
+    monkeypatch.setattr(GpuMemApp, "run", lambda self, **_: ran.append(self))
     assert main(["fleet", "--prometheus", fleet_url, "--at", str(AT), "--node-label", "instance"]) == 0
-    (screen,) = opened
-    assert isinstance(screen.feed, NodeFeed) and screen.also is not None
-    sample = asyncio.run(screen.feed.sample())
+    (app,) = ran
+    assert app.fleet is not None and app.fleet.open_node is not None
+    node = app.fleet.open_node("10.1.6.2")  # what enter on its row opens
+    assert isinstance(node.feed, NodeFeed) and node.also is not None
+    sample = asyncio.run(node.feed.sample())
     assert sample.hostname == "10.1.6.2" and sample.engines
-    assert {"kv_pool_short", "weights_mismatch"} <= {f.code for f in screen.also([])}
+    assert {"kv_pool_short", "weights_mismatch"} <= {f.code for f in node.also([])}
 
 
 def test_a_node_the_chosen_label_does_not_name_says_which_label_was_read(fleet_url, capsys):

@@ -40,11 +40,11 @@ def _forensics_screen(url: str, before=None) -> str:
     app = build_app(
         build_parser().parse_args(["--prometheus", url, "--node", "node-c", "--at", str(AT), "--history", "2m"])
     )
-    app.poll = False
+    app.node.poll = False
     seen = []
 
     async def look(pilot):
-        await until(pilot, lambda: app.sample is not None or app.last_error is not None)
+        await until(pilot, lambda: app.node.sample is not None or app.node.last_error is not None)
         if before is not None:
             before()
         await pilot.press("f")
@@ -155,24 +155,23 @@ def test_a_node_opened_from_the_fleet_reads_the_fleet_s_history_span(fleet_url):
     args = build_parser().parse_args(["fleet", "--prometheus", fleet_url, "--at", str(AT), "--history", "2m"])
     seen: list[str] = []
 
-    async def on_fleet(pilot):
-        await until(pilot, lambda: pilot.app.sample is not None)
-        nodes = pilot.app.query_one("#fleet-nodes")
+    async def drive(pilot):
+        app, fleet = pilot.app, pilot.app.screen
+        await until(pilot, lambda: fleet.sample is not None)
+        nodes = fleet.query_one("#fleet-nodes")
         await pilot.press(*["down"] * [k.value for k in nodes.rows].index("node-c"), "enter")
-
-    async def on_node(pilot):
-        app = pilot.app
-        await until(pilot, lambda: app.sample is not None or app.last_error is not None)
+        await until(pilot, lambda: app.node_screen is not None)
+        node = app.node_screen.node
+        await until(pilot, lambda: node.sample is not None or node.last_error is not None)
         await pilot.press("f")
         await until(pilot, lambda: isinstance(app.screen, ForensicsScreen) and not app.screen.workers)
         seen.append(" ".join(" ".join(line.strip("│ ") for line in screen_text(app)).split()))
-        await pilot.press("escape", "q")
-
-    async def back(pilot):
+        await pilot.press("escape", "q")  # the sheet, then the node's screen: back on the fleet
+        await pilot.pause()
+        assert app.screen is fleet
         await pilot.press("q")
 
-    scripts = iter([on_fleet, on_node, back])
-    run_app = lambda app: app.run(headless=True, size=(150, 60), auto_pilot=next(scripts))  # noqa: E731
+    run_app = lambda app: app.run(headless=True, size=(150, 60), auto_pilot=drive)  # noqa: E731
     assert fleet_screen.run(args, fleet_cmd.inputs, fleet_cmd.demo_alone, run_app=run_app) == 0
     (text,) = seen
     assert f"Forensics of {WHAT.format(url=fleet_url)}: 120 s" in text

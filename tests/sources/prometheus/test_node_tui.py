@@ -19,15 +19,15 @@ pytestmark = pytest.mark.prometheus
 async def _read(app, pilot) -> None:
     """The node's first read, judged and drawn; a failed read fails the test with its reason (an empty screen
     would otherwise pass as a node with nothing to say)."""
-    await until(pilot, lambda: app.sample is not None or app.last_error is not None)
-    assert app.last_error is None, app.last_error
-    assert app.sample is not None, "the node's first read never arrived"
+    await until(pilot, lambda: app.node.sample is not None or app.node.last_error is not None)
+    assert app.node.last_error is None, app.node.last_error
+    assert app.node.sample is not None, "the node's first read never arrived"
 
 
 def test_the_tui_opens_on_the_node_s_series(fleet_url):
     args = build_parser().parse_args(["--prometheus", fleet_url, "--node", "node-e", "--at", str(AT)])
     app = build_app(args)  # reads the node once: an unknown node never opens an empty screen
-    app.poll = False
+    app.node.poll = False
     seen = []
 
     async def look(pilot):
@@ -40,12 +40,12 @@ def test_the_tui_opens_on_the_node_s_series(fleet_url):
     assert f"prometheus {fleet_url} node node-e" in text
     assert "age 90 s" in text  # its exporter stopped 30 s in: the node looks stale
     assert "team-a/vllm-chat-7d9f8c6b5-x2k4q" in text  # its engines, by their pods
-    assert app.sample is not None and app.sample.hostname == "node-e"
-    assert app.interval_s == 15  # as the fleet screen reads: the series change as often as they are scraped
+    assert app.node.sample is not None and app.node.sample.hostname == "node-e"
+    assert app.node.interval_s == 15  # as the fleet screen reads: the series change as often as they are scraped
     args = build_parser().parse_args(
         ["--prometheus", fleet_url, "--node", "node-e", "--at", str(AT), "--interval", "2"]
     )
-    assert build_app(args).interval_s == 2
+    assert build_app(args).node.interval_s == 2
 
 
 @pytest.mark.parametrize(
@@ -77,14 +77,14 @@ def test_a_server_that_does_not_answer_is_no_source(capsys):
 
 def _screen_findings(url: str, node: str) -> list:
     app = build_app(build_parser().parse_args(["--prometheus", url, "--node", node, "--at", str(AT)]))
-    app.poll = False
+    app.node.poll = False
 
     async def wait(pilot):
         await _read(app, pilot)
         await pilot.press("q")
 
     app.run(headless=True, size=(150, 50), auto_pilot=wait)
-    return app.judged.findings
+    return app.node.judged.findings
 
 
 @pytest.mark.parametrize("node", [spec.name for spec in FLEET])

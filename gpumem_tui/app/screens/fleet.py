@@ -1,13 +1,8 @@
-"""FleetApp: the fleet screen. A worker reads one FleetSample on each interval in a thread of its own
-(never on the UI's loop), judges it with the fleet's own judge (diagnosis/fleet.py) and the screen draws
-the header, the tables per model and per node and the findings by code (fleet_view.py).
-
-A read that fails keeps the last sample on screen and says so in the header: `stale` while the last good
-read is younger than DOWN_AFTER intervals, `down` after (or when no read ever succeeded). The app itself
-never stops for its source.
-
-`enter` on a node row ends the app with the node's name, when it was made with `opens_nodes`: the command
-(cli/fleet_screen.py) opens the node's single-node screen, then this screen again as it was (`Kept`)."""
+"""FleetScreen: the fleet from one source (a Prometheus, or the simulated fleet of `--demo`). A worker reads
+one FleetSample each interval in a thread of its own (never on the UI's loop), judges it with the fleet's
+judge (diagnosis/fleet.py), and the screen draws the header, the history, the tables per model and per node
+and the findings by code (fleet_view.py). A failed read keeps the last sample and says `stale`, then `down`
+after DOWN_AFTER intervals. `enter` on a node pushes its node screen over this one, which stays as it was."""
 
 from __future__ import annotations
 
@@ -20,18 +15,22 @@ from typing import Any
 from rich.cells import cell_len
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
 from gpumem_tui.app.fleet_history_view import history_lines
 from gpumem_tui.app.fleet_view import Table, finding_table, model_table, node_table
+from gpumem_tui.app.node import Node
 from gpumem_tui.app.off_thread import off_thread
+from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.tone import severity_style, state_style
 from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.glyphs import UNICODE, Glyphs
+from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.sources.prometheus.client import PrometheusError
 from gpumem_tui.sources.prometheus.history import FleetHistory
 from gpumem_tui.sources.prometheus.records import FleetSample
@@ -59,20 +58,6 @@ HISTORY_EVERY_S = 60.0
 sparkline point every 30 s does not need them more often."""
 
 
-@dataclass(frozen=True)
-class Kept:
-    """What the screen showed when a node was opened, to show again at once on the way back."""
-
-    sample: FleetSample | None
-    findings: list[FleetFinding]
-    last_ok: float | None
-    node: str
-    """The node opened: the cursor goes back to its row."""
-    history: FleetHistory | None = None
-    history_read_at: float | None = None
-    """The history line and when it was read: not read again sooner on the way back."""
-
-
 def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
@@ -85,7 +70,7 @@ def _why(error: BaseException) -> str:
 
 @dataclass
 class Filling:
-    """A table's rows being added (FleetApp._fill): all of them, and where its cursor was."""
+    """A table's rows being added (FleetScreen._fill): all of them, and where its cursor was."""
 
     rows: list[tuple[tuple[str, ...], str | None, str | None]]
     """Each row's cells, severity and key."""
@@ -96,49 +81,44 @@ class Filling:
     placed: bool = False
 
 
-class FleetApp(App[str]):
-    """The fleet from one source (a Prometheus, or the simulated fleet of `--demo`)."""
+@dataclass(frozen=True)
+class Fleet:
+    """What the fleet's screen reads, and how often."""
 
-    TITLE = "gpumem-tui fleet"
-    CSS = """
-    #fleet-header { background: $panel; padding: 0 1; }
-    #fleet-history { padding: 0 1; }
-    #fleet-body { height: 1fr; padding: 0 1; }
-    .fleet-title { text-style: bold; margin-top: 1; }
-    .fleet-notes { color: $text-muted; }
-    DataTable { height: auto; max-height: 14; }
-    """
-    BINDINGS = [("enter", "open_node", "Open node"), ("r", "refresh_now", "Refresh now"), ("q", "quit", "Quit")]
+    read: Reader
+    source: str
+    """What the header names as the source: Prometheus's URL, or the demo's words."""
+    interval_s: float = 15.0
+    poll: bool = True
+    clock: Callable[[], float] = time.time
+    thresholds: Thresholds | None = None
+    read_history: HistoryReader | None = None
+    open_node: Callable[[str], Node] | None = None
+    """A node's Node by its name, for `enter` on its row to open its screen; None: rows open nothing."""
 
-    def __init__(
-        self,
-        read: Reader,
-        source: str,
-        interval_s: float = 15.0,
-        poll: bool = True,
-        clock: Callable[[], float] = time.time,
-        thresholds: Thresholds | None = None,
-        read_history: HistoryReader | None = None,
-        glyphs: Glyphs = UNICODE,
-        opens_nodes: bool = False,
-        kept: Kept | None = None,
-    ) -> None:
-        """`opens_nodes`: enter on a node row ends the app with its name; `kept`: what to show at once."""
+
+class FleetScreen(Screen):
+    """The fleet's screen; its reads pause while a node's screen is over it and start again on the way back."""
+
+    BINDINGS = [("enter", "open_node", "Open node"), ("r", "refresh_now", "Refresh now"), ("q", "app.quit", "Quit")]
+
+    def __init__(self, fleet: Fleet, glyphs: Glyphs) -> None:
         super().__init__()
-        self.read, self.source, self.interval_s, self.poll, self.clock = read, source, interval_s, poll, clock
-        self.read_history, self.glyphs = read_history, glyphs
-        self.history: FleetHistory | None = kept.history if kept else None
+        self.fleet, self.glyphs = fleet, glyphs
+        self.thresholds = fleet.thresholds or Thresholds()
+        self.history: FleetHistory | None = None
         self.history_failure: str | None = None
-        self.history_read_at: float | None = kept.history_read_at if kept else None
-        self.thresholds = thresholds or Thresholds()
-        self.opens_nodes, self.kept = opens_nodes, kept
-        self.sample: FleetSample | None = kept.sample if kept else None
-        self.findings: list[FleetFinding] = kept.findings if kept else []
-        self.last_ok: float | None = kept.last_ok if kept else None
+        self.history_read_at: float | None = None
+        self.sample: FleetSample | None = None
+        self.findings: list[FleetFinding] = []
+        self.last_ok: float | None = None
         self.failure: str | None = None
         self.failed_at: float | None = None
         self.filling: dict[str, Filling] = {}
         """Tables whose rows are still being added, by name."""
+        self._ticker: Timer | None = None
+        self._away = False
+        """A node's screen is over this one."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-header")
@@ -156,48 +136,50 @@ class FleetApp(App[str]):
 
     def on_mount(self) -> None:
         self._draw()
-        if self.opens_nodes:  # the node table has the keys: focused first, on the node opened before
-            self.call_after_refresh(self._on_the_nodes, self.kept.node if self.kept else None)
+        if self.fleet.open_node is not None:  # the node table has the keys: focused after Textual's first focus
+            self.call_after_refresh(self.query_one("#fleet-nodes", DataTable).focus)
         self.refresh_now()
-        if self.poll:
-            self.set_interval(self.interval_s, self.refresh_now)
+        if self.fleet.poll:
+            self._ticker = self.set_interval(self.fleet.interval_s, self.refresh_now)
 
-    def _on_the_nodes(self, node: str | None) -> None:
-        """After Textual's own first focus: the nodes table, its cursor on `node` when it is there."""
-        nodes = self.query_one("#fleet-nodes", DataTable)
-        nodes.focus()
-        if node is not None and node in nodes.rows:
-            nodes.move_cursor(row=nodes.get_row_index(node))
-        elif node is not None and "nodes" in self.filling:  # its row is still to come
-            self.filling["nodes"].key, self.filling["nodes"].placed = node, False
+    def on_screen_suspend(self) -> None:
+        """A node's screen is over this one: no reads of the fleet meanwhile."""
+        self._away = True
+        if self._ticker is not None:
+            self._ticker.pause()
+
+    def on_screen_resume(self) -> None:
+        """Back from a node's screen: read now, then on the interval again."""
+        if not self._away:
+            return
+        self._away = False
+        self.refresh_now()
+        if self._ticker is not None:
+            self._ticker.resume()
 
     def action_refresh_now(self) -> None:
         self.refresh_now()
 
     def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
         """`enter` is offered (and shown in the footer) only where a node can be opened."""
-        return self.opens_nodes if action == "open_node" else True
+        return self.fleet.open_node is not None if action == "open_node" else True
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id == "fleet-nodes":
             self.action_open_node()
 
     def action_open_node(self) -> None:
-        """The node under the nodes table's cursor: the app ends with its name, for its screen to open."""
-        nodes = self.query_one("#fleet-nodes", DataTable)
-        if not self.opens_nodes or not nodes.row_count:
+        """The node under the nodes table's cursor: its screen over this one, q or escape there back here."""
+        nodes, open_node = self.query_one("#fleet-nodes", DataTable), self.fleet.open_node
+        if open_node is None or not nodes.row_count:
             return
         key = nodes.coordinate_to_cell_key(nodes.cursor_coordinate).row_key.value
-        filling = self.filling.get("nodes")
-        if filling is not None and not filling.placed and filling.key is not None:
-            key = filling.key  # the row the cursor goes back to is still to come: that node, not the row under it
         if key is not None:
-            self.kept = Kept(self.sample, self.findings, self.last_ok, key, self.history, self.history_read_at)
-            self.exit(key)
+            self.app.push_screen(MainScreen(open_node(key), self.glyphs, back_to="the fleet"))
 
     def refresh_now(self) -> None:
         """Start a read unless one is running (a slow source is never asked twice at once)."""
-        if any(w.group == "fleet" and w.is_running for w in self.workers):
+        if any(w.node is self and w.group == "fleet" and w.is_running for w in self.workers):
             return
         self._refresh()
 
@@ -206,11 +188,11 @@ class FleetApp(App[str]):
         try:
             sample, findings = await off_thread(self._read_and_judge, "fleet read")
         except Exception as exc:  # noqa: BLE001 - a source that fails degrades the header, never the app
-            self.failure, self.failed_at = literal(_why(exc)), self.clock()
+            self.failure, self.failed_at = literal(_why(exc)), self.fleet.clock()
             self._draw()
             return
         self.sample, self.findings = sample, findings
-        self.last_ok, self.failure, self.failed_at = self.clock(), None, None
+        self.last_ok, self.failure, self.failed_at = self.fleet.clock(), None, None
         self._draw()  # the fleet first: the history's range queries cost more than the refresh
         if self._history_due():
             await self._painted()  # their CPU (and the server's) would hold up the frame that shows the fleet
@@ -226,13 +208,13 @@ class FleetApp(App[str]):
     def _read_and_judge(self) -> tuple[FleetSample, list[FleetFinding]]:
         """In a thread of its own, with its own event loop: the join and the judge of thousands of nodes
         take CPU that would otherwise stall the screen."""
-        sample = asyncio.run(self.read())
+        sample = asyncio.run(self.fleet.read())
         return sample, judge_fleet(sample, self.thresholds)
 
     def _history_due(self) -> bool:
-        if self.read_history is None:
+        if self.fleet.read_history is None:
             return False
-        now = self.clock()
+        now = self.fleet.clock()
         if self.history_read_at is not None and now - self.history_read_at < HISTORY_EVERY_S:
             return False
         self.history_read_at = now
@@ -241,10 +223,10 @@ class FleetApp(App[str]):
     def _read_history(self, at: float) -> None:
         """In a thread of its own, once a minute at most; a failure says why on the history line and keeps
         the last one read, never the sample's failure."""
-        if self.read_history is None:
+        if self.fleet.read_history is None:
             return
         try:
-            self.history, self.history_failure = asyncio.run(self.read_history(at)), None
+            self.history, self.history_failure = asyncio.run(self.fleet.read_history(at)), None
         except Exception as exc:  # noqa: BLE001 - the history line degrades alone
             self.history_failure = literal(_why(exc))
 
@@ -252,7 +234,7 @@ class FleetApp(App[str]):
         """(ok|stale|down, the words the header says about it)."""
         if self.failure is None:
             if self.sample is None:
-                return "stale", f"reading {literal(self.source)} ..."
+                return "stale", f"reading {literal(self.fleet.source)} ..."
             if self.sample.state != "ok":
                 return "stale", f"stale: part of the answer is missing: {literal(self.sample.error or '')}"
             if empty := nothing_read(self.sample):  # as fleet check's UNKNOWN: never ok over nothing
@@ -260,14 +242,14 @@ class FleetApp(App[str]):
             return "ok", "ok"
         if self.last_ok is None:
             return "down", f"down: {self.failure}"
-        silent = (self.failed_at or self.clock()) - self.last_ok
-        if silent >= DOWN_AFTER * self.interval_s:
+        silent = (self.failed_at or self.fleet.clock()) - self.last_ok
+        if silent >= DOWN_AFTER * self.fleet.interval_s:
             return "down", f"down: no answer for {silent:.0f} s ({self.failure}); showing the sample read then"
         return "stale", f"stale: the last read failed {silent:.0f} s after the last good one ({self.failure})"
 
     def header(self) -> Text:
         state, words = self.state()
-        text = Text(f"Source: {literal(self.source)}")
+        text = Text(f"Source: {literal(self.fleet.source)}")
         sample = self.sample
         if sample is not None:
             c = sample.coverage
@@ -284,7 +266,7 @@ class FleetApp(App[str]):
         else:
             text.append("\n")
         text.append("state ")
-        text.append(words, style=state_style(self, state))
+        text.append(words, style=state_style(self.app, state))
         return text
 
     def history_text(self) -> Text:
@@ -309,7 +291,7 @@ class FleetApp(App[str]):
 
     def _draw_history(self) -> None:
         history = self.query_one("#fleet-history", Static)
-        history.display = self.read_history is not None
+        history.display = self.fleet.read_history is not None
         history.update(self.history_text())
 
     def _fill(self, name: str, table: Table) -> None:
@@ -347,7 +329,7 @@ class FleetApp(App[str]):
         widget = self.query_one(f"#fleet-{name}", DataTable)
         start = widget.row_count
         for row, severity, key in filling.rows[start : start + count]:
-            style = severity_style(self, severity) if severity else ""
+            style = severity_style(self.app, severity) if severity else ""
             widget.add_row(*(Text(cell, style=style) for cell in row), key=key)
         if not filling.placed and filling.key is not None and filling.key in widget.rows:
             widget.move_cursor(row=widget.get_row_index(filling.key))  # a refresh re-sorts: the cursor stays on its row
