@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.cli.errors import NoSourceError, UsageError
-from gpumem_tui.cli.prometheus_source import FAILED
 from gpumem_tui.demo import ManualClock, Scenario, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
@@ -169,7 +168,7 @@ async def from_prometheus(
                 except PrometheusError as exc:
                     warnings.append(f"forensics unknown, because the range read failed: {exc}")
     except PrometheusError as exc:
-        raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
+        raise NoSourceError(exc.said()) from None
     sample = node_sample(read, node)
     history = History()
     history.add(sample)

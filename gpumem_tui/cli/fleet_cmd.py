@@ -20,7 +20,7 @@ from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code
 from gpumem_tui.cli.errors import NoSourceError, UsageError, plugin_failed, warn
 from gpumem_tui.cli.fleet_text import print_check, print_snapshot
 from gpumem_tui.cli.output import print_json, reader_may_leave
-from gpumem_tui.cli.prometheus_source import FAILED, source_inputs
+from gpumem_tui.cli.prometheus_source import source_inputs
 from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
@@ -56,7 +56,7 @@ def _read(connection: Connection, queries: Queries, at: float, timeout_s: float)
     try:
         asyncio.run(run())
     except PrometheusError as exc:
-        raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
+        raise NoSourceError(exc.said()) from None
     return read[0]
 
 

@@ -12,13 +12,6 @@ from gpumem_tui.sources.prometheus.client import Connection, parse_header, parse
 from gpumem_tui.sources.prometheus.labels import LabelChoice
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
 
-FAILED = {
-    "down": "Prometheus cannot be reached",
-    "auth": "Prometheus refused the credentials",
-    "timeout": "Prometheus ran out of time",
-    "query": "Prometheus rejected a query",
-}
-
 
 def source_inputs(
     args: argparse.Namespace, look: float | None = None, command: str = "fleet"

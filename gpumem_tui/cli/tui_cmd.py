@@ -12,7 +12,7 @@ from pathlib import Path
 from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.cli.errors import NoSourceError, UsageError, endpoints_need_live, exit_status
 from gpumem_tui.cli.node_plan import build_judge
-from gpumem_tui.cli.prometheus_source import FAILED, node_source
+from gpumem_tui.cli.prometheus_source import node_source
 from gpumem_tui.cli.tui_opts import NODE_IN_PROMETHEUS_S
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.fleet.node import with_fleet
@@ -57,7 +57,7 @@ def node_feed(args: argparse.Namespace) -> NodeFeed:
     try:
         asyncio.run(feed.sample())
     except PrometheusError as exc:
-        raise NoSourceError(f"{FAILED.get(exc.kind, 'Prometheus failed')}: {exc}") from None
+        raise NoSourceError(exc.said()) from None
     return feed
 
 

@@ -43,13 +43,6 @@ MORE_ROWS = 500
 frame by about 0.3 s, and each refresh's redraw kept the keys waiting as long."""
 DOWN_AFTER = 4
 """Intervals without an answer after which the source is said down rather than stale."""
-FAILED = {
-    "down": "Prometheus cannot be reached",
-    "auth": "Prometheus refused the credentials",
-    "timeout": "Prometheus ran out of time",
-    "query": "Prometheus rejected a query",
-}
-
 Reader = Callable[[], Coroutine[Any, Any, FleetSample]]
 HistoryReader = Callable[[float], Coroutine[Any, Any, FleetHistory]]
 """Reads the fleet's history up to the moment given (the sample's evaluation time)."""
@@ -64,7 +57,7 @@ def _when(at: float) -> str:
 
 def _why(error: BaseException) -> str:
     if isinstance(error, PrometheusError):
-        return f"{FAILED.get(error.kind, 'Prometheus failed')}: {error}"
+        return error.said()
     return f"{type(error).__name__}: {error}"
 
 

@@ -30,6 +30,15 @@ QUERY_TIMEOUT_S = 10.0
 """What the server is allowed per query (its `timeout` parameter); the client reads 2 s longer."""
 
 
+FAILED = {
+    "down": "Prometheus cannot be reached",
+    "auth": "Prometheus refused the credentials",
+    "timeout": "Prometheus ran out of time",
+    "query": "Prometheus rejected a query",
+}
+"""What each kind of PrometheusError means, first in every message that reports one."""
+
+
 class PrometheusError(Exception):
     """A query that gave no result, in one line. `kind`: `down` (no answer), `auth` (401/403), `timeout`,
     `query` (the server rejected the query: a bug or a bad --selector)."""
@@ -37,6 +46,10 @@ class PrometheusError(Exception):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+    def said(self) -> str:
+        """The error as the commands and the fleet screen say it: what went wrong, then the detail."""
+        return f"{FAILED.get(self.kind, 'Prometheus failed')}: {self}"
 
 
 class Series(NamedTuple):
