@@ -1,9 +1,8 @@
 """`gpumem-tui check`: findings for this node, a simulated node or a recording, as a monitoring plugin.
 
-It follows the Nagios plugin guidelines, so Nagios, Icinga, Sensu, CI and cron use it as it is: exit 0 OK
-(nothing above info), 1 WARNING, 2 CRITICAL, 3 UNKNOWN. UNKNOWN is every failure: bad input (argparse's
-errors included), no data source (no NVML), or an error inside `check`; it prints one line on stderr and
-nothing on stdout. Otherwise the first line on stdout is `STATUS - summary | perfdata` (check_status.py),
+It follows the Nagios plugin guidelines: exit 0 OK (nothing above info), 1 WARNING, 2 CRITICAL, 3 UNKNOWN
+for every failure (bad input, no data source, an error inside `check`: one line on stderr, nothing on
+stdout). Otherwise the first line on stdout is `STATUS - summary | perfdata` (check_status.py),
 then where it looked and the findings; --verbose adds the plans and, on a recording, a simulated node or a node
 in Prometheus (over its --history, from range queries), the forensics. The options are check_opts.py's.
 """
