@@ -13,14 +13,7 @@ from gpumem_tui.planner.vllm.vision import mm_limits
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("engine sizing (--engine vllm)")
-    group.add_argument(
-        "--engine",
-        choices=["vllm"],
-        help="decide by the engine's own sizing (split, verdict, most users, longest context)",
-    )
-    group.add_argument(
-        "--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}"
-    )
+    add_engine_choice(group, "decide by the engine's own sizing (split, verdict, most users, longest context)")
     group.add_argument("--pp", type=count(1), default=1, metavar="N", help="pipeline-parallel stages")
     group.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32")
     group.add_argument("--max-num-seqs", type=count(1), metavar="N", help="default: the release's, by GPU memory")
@@ -41,6 +34,14 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--kv-cache-memory", type=size, metavar="SIZE", help="fixed KV cache size (0.10.2+)")
     group.add_argument(
         "--other-processes", type=size, default=0, metavar="SIZE", help="GPU memory other processes hold at start"
+    )
+
+
+def add_engine_choice(parser: argparse.ArgumentParser | argparse._ArgumentGroup, engine_help: str) -> None:
+    """`--engine` (the engines whose own sizing the planner knows) and the release it sizes by: `plan`, `fit`."""
+    parser.add_argument("--engine", choices=["vllm"], help=engine_help)
+    parser.add_argument(
+        "--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}"
     )
 
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from gpumem_tui.planner.dtypes import PlanInputError, kv_dtype_bytes
+from gpumem_tui.planner.dtypes import kv_dtype_bytes
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION, known_version
 from gpumem_tui.units import parse_fraction, parse_size
+
+T = TypeVar("T")
 
 
 def count(minimum: int, maximum: int = 10**9):
@@ -42,50 +46,49 @@ def seconds(minimum: float = 0.0, maximum: float = 10**7):
     return parse
 
 
-def kv_dtype(text: str) -> str:
-    """A KV-cache dtype the planner sizes (auto, fp8, ...), as typed."""
-    try:
-        kv_dtype_bytes(text)
-    except PlanInputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def one_line(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse type of `parse`: its ValueError (a PlanInputError is one) is argparse's one-line error."""
+
+    def typed(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return typed
+
+
+def _known_kv_dtype(text: str) -> str:
+    kv_dtype_bytes(text)
     return text
 
 
-def vllm_version(text: str) -> str:
-    """A vLLM release whose sizing rules the planner knows."""
-    try:
-        return known_version(text)
-    except PlanInputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def overhead(text: str) -> tuple[int, float | None]:
-    """`4GB` (per GPU) or `10%` (of each GPU's weights + KV) as (fixed bytes, share or None)."""
+def _overhead(text: str) -> tuple[int, float | None]:
     raw = text.strip()
-    if raw.endswith("%"):
-        return 4 * 10**9, fraction(raw)
-    try:
-        return parse_size(raw), None
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return (4 * 10**9, parse_fraction(raw)) if raw.endswith("%") else (parse_size(raw), None)
 
 
-def size(text: str) -> int:
-    """A size above zero with its unit (a GPU of 0 bytes plans nothing)."""
-    try:
-        value = parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _positive_size(text: str) -> int:
+    value = parse_size(text)
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0")
+        raise ValueError(f"{text!r} must be more than 0")
     return value
 
 
-def fraction(text: str) -> float:
-    try:
-        return parse_fraction(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+kv_dtype = one_line(_known_kv_dtype)
+"""A KV-cache dtype the planner sizes (auto, fp8, ...), as typed."""
+vllm_version = one_line(known_version)
+"""A vLLM release whose sizing rules the planner knows."""
+overhead = one_line(_overhead)
+"""`4GB` (per GPU) or `10%` (of each GPU's weights + KV) as (fixed bytes, share or None)."""
+size = one_line(_positive_size)
+"""A size above zero with its unit (a GPU of 0 bytes plans nothing)."""
+fraction = one_line(parse_fraction)
+
+
+def fields(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The named options as keyword arguments, for the record fields whose names their dests share."""
+    return {name: getattr(args, name) for name in names}
 
 
 class SameSetting(argparse.Action):
