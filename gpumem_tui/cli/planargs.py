@@ -104,6 +104,16 @@ class SameSetting(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def same_setting(group, first: tuple[str, str, str], second: tuple[str, str, str], **first_only: Any) -> None:
+    """One setting under two names, each given as (name, metavar, help); `first_only` (a type, a default) goes
+    to the first name, and its type to the second too."""
+    name, metavar, text = first
+    group.add_argument(name, action=SameSetting, metavar=metavar, help=text, **first_only)
+    typed = {"type": first_only["type"]} if "type" in first_only else {}
+    other, metavar, text = second
+    group.add_argument(other, dest=name.removeprefix("--"), action=SameSetting, metavar=metavar, help=text, **typed)
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="ID", help="catalog model id or alias (see `gpumem-tui catalog`)")
@@ -118,19 +128,15 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="override the card's capacity, e.g. 80GB (default: what the card reports)",
     )
-    parser.add_argument(
-        "--weights",
-        action=SameSetting,
-        metavar="FMT",
-        help="weight format: bf16, fp8, int4, "
-        "nf4, mxfp4, ... or a vLLM method (awq, gptq); default: the checkpoint's own",
-    )
-    parser.add_argument(
-        "--quantization",
-        dest="weights",
-        action=SameSetting,
-        metavar="METHOD",
-        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, gptq, awq, mxfp4",
+    same_setting(
+        parser,
+        (
+            "--weights",
+            "FMT",
+            "weight format: bf16, fp8, int4, nf4, mxfp4, ... or a vLLM method (awq, gptq); default: "
+            "the checkpoint's own",
+        ),
+        ("--quantization", "METHOD", "the same as --weights, in vLLM's words: fp8, w8a8, w4a16, gptq, awq, mxfp4"),
     )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -141,21 +147,12 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kv-dtype", type=kv_dtype, default="auto", metavar="DT", help="KV-cache dtype: auto (16-bit), fp8, ..."
     )
-    parser.add_argument(
-        "--context",
-        action=SameSetting,
+    same_setting(
+        parser,
+        ("--context", "TOKENS", "tokens per conversation: the engine's --max-model-len"),
+        ("--max-model-len", "TOKENS", "the same as --context"),
         type=count(1),
         default=8192,
-        metavar="TOKENS",
-        help="tokens per conversation: the engine's --max-model-len",
-    )
-    parser.add_argument(
-        "--max-model-len",
-        dest="context",
-        action=SameSetting,
-        type=count(1),
-        metavar="TOKENS",
-        help="the same as --context",
     )
     parser.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at once")
     parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F", help="share of each GPU to fill")
@@ -179,32 +176,19 @@ def add_plan_options(group, what: str) -> None:
     which = group.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="ID", help=f"{what}: the model (catalog name or HF id)")
     which.add_argument("--config", metavar="PATH", help="... or its config.json, model directory or cached HF id")
-    group.add_argument(
-        "--weights",
-        action=SameSetting,
-        metavar="FMT",
-        help="weight format of the plan: bf16, fp8, int8, int4, mxfp4, or a vLLM method (awq)",
-    )
-    group.add_argument(
-        "--quantization",
-        dest="weights",
-        action=SameSetting,
-        metavar="METHOD",
-        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, awq",
+    same_setting(
+        group,
+        ("--weights", "FMT", "weight format of the plan: bf16, fp8, int8, int4, mxfp4, or a vLLM method (awq)"),
+        ("--quantization", "METHOD", "the same as --weights, in vLLM's words: fp8, w8a8, w4a16, awq"),
     )
     group.add_argument(
         "--kv-dtype", type=kv_dtype, default="auto", metavar="DT", help="KV cache dtype of the plan (auto, fp8)"
     )
-    group.add_argument(
-        "--context", action=SameSetting, type=count(1), metavar="TOKENS", help="max model length of the plan"
-    )
-    group.add_argument(
-        "--max-model-len",
-        dest="context",
-        action=SameSetting,
+    same_setting(
+        group,
+        ("--context", "TOKENS", "max model length of the plan"),
+        ("--max-model-len", "TOKENS", "the same as --context"),
         type=count(1),
-        metavar="TOKENS",
-        help="the same as --context",
     )
     group.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at that length")
     group.add_argument(
