@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.engine_opts import ENGINE_FIELDS
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.cli.plan_resolve import Resolved, plan_input
@@ -48,8 +49,6 @@ def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
         name=args.engine,
         version=args.vllm_version,
         quantization=found.quantization,
-        kv_cache_memory_bytes=args.kv_cache_memory,
-        other_processes_bytes=args.other_processes,
         limit_mm_per_prompt=NO_MODALITIES if args.language_model_only else args.limit_mm_per_prompt,
-        **fields(args, "pp", "dtype", "max_num_seqs", "max_num_batched_tokens", "enforce_eager"),
+        **fields(args, *ENGINE_FIELDS),
     )
