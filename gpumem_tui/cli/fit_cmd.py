@@ -11,6 +11,7 @@ from rich.text import Text
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli.fit_opts import DEFAULT_GPUS, DEFAULT_MODELS
 from gpumem_tui.cli.output import console, print_json, table
+from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.fit import FitCell, fit_matrix
 from gpumem_tui.planner.serving import EngineOptions
 from gpumem_tui.units import fmt
@@ -22,17 +23,8 @@ def run(args: argparse.Namespace) -> int:
     gpus = [catalog.gpu(g) for g in args.gpus or DEFAULT_GPUS]
     formats = [catalog.format(f) for f in args.weights]
     engine = EngineOptions(name=args.engine, version=args.vllm_version) if args.engine else None
-    cells = fit_matrix(
-        models,
-        formats,
-        gpus,
-        users=args.users,
-        context=args.context,
-        utilization=args.utilization,
-        overhead_bytes=args.overhead,
-        kv_dtype=args.kv_dtype,
-        engine=engine,
-    )
+    load = fields(args, "users", "context", "utilization", "kv_dtype")
+    cells = fit_matrix(models, formats, gpus, overhead_bytes=args.overhead, engine=engine, **load)
     if args.json:
         print_json([cell.model_dump() for cell in cells])
         return 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.engine_opts import add_engine_choice
 from gpumem_tui.cli.lazy import action
-from gpumem_tui.cli.planargs import count, fraction, kv_dtype, size, vllm_version
+from gpumem_tui.cli.planargs import count, fraction, kv_dtype, size
 from gpumem_tui.planner.fit import DEFAULT_CONTEXT, DEFAULT_USERS
-from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 
 DEFAULT_MODELS = ["llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "gpt-oss-120b", "deepseek-v3"]
 DEFAULT_GPUS = ["rtx4090", "l40s", "a100", "h100", "h200", "b200"]
@@ -64,13 +64,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DT",
         help="KV dtype for every row (default: 16-bit for 16-bit weights, fp8 otherwise)",
     )
-    parser.add_argument(
-        "--engine",
-        choices=["vllm"],
-        help="the fewest GPUs by the engine's own sizing, as `plan --engine` searches them (default: the plain method)",
-    )
-    parser.add_argument(
-        "--vllm-version", type=vllm_version, default=DEFAULT_VERSION, metavar="X.Y.Z", help=f"default {DEFAULT_VERSION}"
+    add_engine_choice(
+        parser,
+        "the fewest GPUs by the engine's own sizing, as `plan --engine` searches them (default: the plain method)",
     )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON: one object per cell")

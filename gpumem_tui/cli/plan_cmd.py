@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 
+from gpumem_tui.cli.engine_opts import ENGINE_FIELDS
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.cli.plan_resolve import Resolved, plan_input
 from gpumem_tui.cli.plan_view import print_engine_plan, print_plan
+from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.report import serving_json, split_reason
 from gpumem_tui.planner.serving import EngineOptions, serve
 from gpumem_tui.planner.vllm.vision import NO_MODALITIES
@@ -47,12 +49,6 @@ def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
         name=args.engine,
         version=args.vllm_version,
         quantization=found.quantization,
-        pp=args.pp,
-        dtype=args.dtype,
-        max_num_seqs=args.max_num_seqs,
-        max_num_batched_tokens=args.max_num_batched_tokens,
-        enforce_eager=args.enforce_eager,
-        kv_cache_memory_bytes=args.kv_cache_memory,
-        other_processes_bytes=args.other_processes,
         limit_mm_per_prompt=NO_MODALITIES if args.language_model_only else args.limit_mm_per_prompt,
+        **fields(args, *ENGINE_FIELDS),
     )

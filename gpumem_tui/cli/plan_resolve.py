@@ -9,6 +9,7 @@ from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec, load_catalog
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.catalog.safetensors import CheckpointBytes, checkpoint_bytes
 from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.serving import resolve_weights
 from gpumem_tui.units import GIB
@@ -62,14 +63,9 @@ def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:
         model=found.model,
         gpu=found.gpu,
         weights_format=found.format,
-        kv_dtype=args.kv_dtype,
-        context=args.context,
-        users=args.users,
-        gpus=args.gpus,
-        utilization=args.utilization,
         overhead_bytes=fixed,
         overhead_fraction=share,
         capacity_bytes=args.gpu_memory,
-        kv_heads=args.kv_heads,
         weights_bytes_override=exact,
+        **fields(args, "kv_dtype", "context", "users", "gpus", "utilization", "kv_heads"),
     )

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from gpumem_tui.planner.dtypes import PlanInputError, kv_dtype_bytes
+from gpumem_tui.planner.dtypes import kv_dtype_bytes
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION, known_version
 from gpumem_tui.units import parse_fraction, parse_size
+
+T = TypeVar("T")
 
 
 def count(minimum: int, maximum: int = 10**9):
@@ -42,50 +46,49 @@ def seconds(minimum: float = 0.0, maximum: float = 10**7):
     return parse
 
 
-def kv_dtype(text: str) -> str:
-    """A KV-cache dtype the planner sizes (auto, fp8, ...), as typed."""
-    try:
-        kv_dtype_bytes(text)
-    except PlanInputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def one_line(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse type of `parse`: its ValueError (a PlanInputError is one) is argparse's one-line error."""
+
+    def typed(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return typed
+
+
+def _known_kv_dtype(text: str) -> str:
+    kv_dtype_bytes(text)
     return text
 
 
-def vllm_version(text: str) -> str:
-    """A vLLM release whose sizing rules the planner knows."""
-    try:
-        return known_version(text)
-    except PlanInputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def overhead(text: str) -> tuple[int, float | None]:
-    """`4GB` (per GPU) or `10%` (of each GPU's weights + KV) as (fixed bytes, share or None)."""
+def _overhead(text: str) -> tuple[int, float | None]:
     raw = text.strip()
-    if raw.endswith("%"):
-        return 4 * 10**9, fraction(raw)
-    try:
-        return parse_size(raw), None
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return (4 * 10**9, parse_fraction(raw)) if raw.endswith("%") else (parse_size(raw), None)
 
 
-def size(text: str) -> int:
-    """A size above zero with its unit (a GPU of 0 bytes plans nothing)."""
-    try:
-        value = parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _positive_size(text: str) -> int:
+    value = parse_size(text)
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0")
+        raise ValueError(f"{text!r} must be more than 0")
     return value
 
 
-def fraction(text: str) -> float:
-    try:
-        return parse_fraction(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+kv_dtype = one_line(_known_kv_dtype)
+"""A KV-cache dtype the planner sizes (auto, fp8, ...), as typed."""
+vllm_version = one_line(known_version)
+"""A vLLM release whose sizing rules the planner knows."""
+overhead = one_line(_overhead)
+"""`4GB` (per GPU) or `10%` (of each GPU's weights + KV) as (fixed bytes, share or None)."""
+size = one_line(_positive_size)
+"""A size above zero with its unit (a GPU of 0 bytes plans nothing)."""
+fraction = one_line(parse_fraction)
+
+
+def fields(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """The named options as keyword arguments, for the record fields whose names their dests share."""
+    return {name: getattr(args, name) for name in names}
 
 
 class SameSetting(argparse.Action):
@@ -99,6 +102,16 @@ class SameSetting(argparse.Action):
             parser.error(f"{before[0]} {before[1]} and {option_string} {values} name the same setting; give one")
         setattr(namespace, mark, (option_string, values))
         setattr(namespace, self.dest, values)
+
+
+def same_setting(group, first: tuple[str, str, str], second: tuple[str, str, str], **first_only: Any) -> None:
+    """One setting under two names, each given as (name, metavar, help); `first_only` (a type, a default) goes
+    to the first name, and its type to the second too."""
+    name, metavar, text = first
+    group.add_argument(name, action=SameSetting, metavar=metavar, help=text, **first_only)
+    typed = {"type": first_only["type"]} if "type" in first_only else {}
+    other, metavar, text = second
+    group.add_argument(other, dest=name.removeprefix("--"), action=SameSetting, metavar=metavar, help=text, **typed)
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -115,19 +128,15 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="override the card's capacity, e.g. 80GB (default: what the card reports)",
     )
-    parser.add_argument(
-        "--weights",
-        action=SameSetting,
-        metavar="FMT",
-        help="weight format: bf16, fp8, int4, "
-        "nf4, mxfp4, ... or a vLLM method (awq, gptq); default: the checkpoint's own",
-    )
-    parser.add_argument(
-        "--quantization",
-        dest="weights",
-        action=SameSetting,
-        metavar="METHOD",
-        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, gptq, awq, mxfp4",
+    same_setting(
+        parser,
+        (
+            "--weights",
+            "FMT",
+            "weight format: bf16, fp8, int4, nf4, mxfp4, ... or a vLLM method (awq, gptq); default: "
+            "the checkpoint's own",
+        ),
+        ("--quantization", "METHOD", "the same as --weights, in vLLM's words: fp8, w8a8, w4a16, gptq, awq, mxfp4"),
     )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -138,21 +147,12 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kv-dtype", type=kv_dtype, default="auto", metavar="DT", help="KV-cache dtype: auto (16-bit), fp8, ..."
     )
-    parser.add_argument(
-        "--context",
-        action=SameSetting,
+    same_setting(
+        parser,
+        ("--context", "TOKENS", "tokens per conversation: the engine's --max-model-len"),
+        ("--max-model-len", "TOKENS", "the same as --context"),
         type=count(1),
         default=8192,
-        metavar="TOKENS",
-        help="tokens per conversation: the engine's --max-model-len",
-    )
-    parser.add_argument(
-        "--max-model-len",
-        dest="context",
-        action=SameSetting,
-        type=count(1),
-        metavar="TOKENS",
-        help="the same as --context",
     )
     parser.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at once")
     parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F", help="share of each GPU to fill")
@@ -176,32 +176,19 @@ def add_plan_options(group, what: str) -> None:
     which = group.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="ID", help=f"{what}: the model (catalog name or HF id)")
     which.add_argument("--config", metavar="PATH", help="... or its config.json, model directory or cached HF id")
-    group.add_argument(
-        "--weights",
-        action=SameSetting,
-        metavar="FMT",
-        help="weight format of the plan: bf16, fp8, int8, int4, mxfp4, or a vLLM method (awq)",
-    )
-    group.add_argument(
-        "--quantization",
-        dest="weights",
-        action=SameSetting,
-        metavar="METHOD",
-        help="the same as --weights, in vLLM's words: fp8, w8a8, w4a16, awq",
+    same_setting(
+        group,
+        ("--weights", "FMT", "weight format of the plan: bf16, fp8, int8, int4, mxfp4, or a vLLM method (awq)"),
+        ("--quantization", "METHOD", "the same as --weights, in vLLM's words: fp8, w8a8, w4a16, awq"),
     )
     group.add_argument(
         "--kv-dtype", type=kv_dtype, default="auto", metavar="DT", help="KV cache dtype of the plan (auto, fp8)"
     )
-    group.add_argument(
-        "--context", action=SameSetting, type=count(1), metavar="TOKENS", help="max model length of the plan"
-    )
-    group.add_argument(
-        "--max-model-len",
-        dest="context",
-        action=SameSetting,
+    same_setting(
+        group,
+        ("--context", "TOKENS", "max model length of the plan"),
+        ("--max-model-len", "TOKENS", "the same as --context"),
         type=count(1),
-        metavar="TOKENS",
-        help="the same as --context",
     )
     group.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at that length")
     group.add_argument(

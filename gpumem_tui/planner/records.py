@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
 from gpumem_tui.records import FiniteRecord
+
+NonNegative = Annotated[int, Field(ge=0)]
+"""A term that cannot be negative is held to it: a model whose arithmetic gives one is refused."""
 
 
 class PlanInput(FiniteRecord):
@@ -56,12 +61,11 @@ class Plan(FiniteRecord):
     """The answer: does it fit, with how much spare, and what else the same GPUs could hold."""
 
     input: PlanInput
-    params_total: int = Field(ge=0)
-    """Terms that cannot be negative are held to it: a model whose arithmetic gives one is refused."""
-    params_active: int = Field(ge=0)
-    weights_bytes: int = Field(ge=0)
-    kv_bytes_per_token: int = Field(ge=0)
-    kv_bytes: int = Field(ge=0)
+    params_total: NonNegative
+    params_active: NonNegative
+    weights_bytes: NonNegative
+    kv_bytes_per_token: NonNegative
+    kv_bytes: NonNegative
     gpus: int
     per_gpu: GpuBudget
     fits: bool

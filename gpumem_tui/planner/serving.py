@@ -10,7 +10,7 @@ from gpumem_tui.catalog.schema import FormatSpec, ModelSpec
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.parallel import SPLITS, split_problem
-from gpumem_tui.planner.records import Plan, PlanInput
+from gpumem_tui.planner.records import NonNegative, Plan, PlanInput
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
 from gpumem_tui.planner.warnings import setting_warnings, thin_warnings
@@ -44,7 +44,7 @@ class EngineOptions(Record):
     max_num_batched_tokens: int | None = Field(default=None, gt=0)
     enforce_eager: bool = False
     kv_cache_memory_bytes: int | None = Field(default=None, gt=0)
-    other_processes_bytes: int = Field(default=0, ge=0)
+    other_processes_bytes: NonNegative = 0
     limit_mm_per_prompt: dict[str, int] | None = None
     """`--limit-mm-per-prompt` as counts per modality; None: vLLM's default (999 each)."""
 

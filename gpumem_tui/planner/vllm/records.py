@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from gpumem_tui.catalog.schema import GpuSpec, ModelSpec
+from gpumem_tui.planner.records import NonNegative
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 from gpumem_tui.records import FiniteRecord
 from gpumem_tui.units import GIB
@@ -30,7 +31,7 @@ class EngineSettings(FiniteRecord):
     block_size: int | None = Field(default=None, gt=0)
     total_memory_bytes: int | None = Field(default=None, gt=0)
     """What CUDA reports as the device total, when known better than the catalog (a log states it)."""
-    other_processes_bytes: int = Field(default=0, ge=0)
+    other_processes_bytes: NonNegative = 0
     """GPU memory other processes hold when the engine starts."""
     limit_mm_per_prompt: dict[str, int] | None = None
     """`--limit-mm-per-prompt` as counts per modality (`vision.mm_limits`); 0 for every modality the vision
@@ -76,11 +77,11 @@ class EnginePrediction(FiniteRecord):
     version: str
     total_gpu_memory_bytes: int
     requested_memory_bytes: int
-    weights_bytes: int = Field(ge=0)
+    weights_bytes: NonNegative
     """What the engine holds besides its KV cache is never negative (the KV cache is, when it does not start)."""
-    non_torch_bytes: int = Field(ge=0)
-    activation_peak_bytes: int = Field(ge=0)
-    cudagraph_bytes: int = Field(ge=0)
+    non_torch_bytes: NonNegative
+    activation_peak_bytes: NonNegative
+    cudagraph_bytes: NonNegative
     cudagraph_charged: bool
     kv_cache_bytes: int
     num_gpu_blocks: int

@@ -33,6 +33,7 @@ from gpumem_tui.sources.prometheus.labels import (
     LabelChoice,
     exporter_pods,
     node_of,
+    per_node,
     projected,
     workload_of,
 )
@@ -166,7 +167,7 @@ def build(
     counts, sums, summed = _node_figures(results, slow, gpus)
     if ("gpu_memory" in results or summed) and not gpus and not counts:
         unknown["memory"] = "no dcgm-exporter series match the selector"
-    ages = _ages(results.get("nodes_age", EMPTY).series)
+    ages = per_node(results.get("nodes_age", EMPTY).series, min)  # the age of its newest sample
     seen = {node for s in results.get("nodes_seen", EMPTY).series if (node := node_of(s.labels)) is not None}
     join = Join(slow.index, counts, "gpu_pods" in results, join_age_s)
     engines = _engines(results, failures, join, known, engine_keys)
@@ -213,16 +214,6 @@ def _node_figures(results: Mapping[str, Result], slow: Slow, gpus: list[FleetGpu
         return counts, sums, True
     cards = _cards(gpus)
     return _counts_of(cards), _sums_of(cards), False
-
-
-def _ages(series: list[Series]) -> dict[str, float]:
-    """Node -> the age in seconds of its newest dcgm-exporter sample (`nodes_age`)."""
-    ages: dict[str, float] = {}
-    for s in series:
-        node = node_of(s.labels)
-        if node is not None and math.isfinite(s.value):
-            ages[node] = min(s.value, ages.get(node, math.inf))
-    return ages
 
 
 def _engines(

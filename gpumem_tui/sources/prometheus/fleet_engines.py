@@ -18,7 +18,7 @@ from gpumem_tui.sources.prometheus.client import Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.engine_series import NAMES, no_series
 from gpumem_tui.sources.prometheus.labels import host_of
-from gpumem_tui.sources.prometheus.records import FleetEngine
+from gpumem_tui.sources.prometheus.records import FleetEngine, Joined
 
 GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
 DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
@@ -260,36 +260,31 @@ def _joined(row: dict[str, Any], join: Join, per_node: Mapping[str | None, int])
         workload = f"{row['namespace'] or ''}/{row['pod']}"
         node, count = index.held.get(workload, (None, 0))
         if count:
-            return {
-                "node": node,
-                "gpus": list(index.by_pod.get(workload, ())),
-                "gpu_count": count,
-                "joined": "found",
-                "join_reason": f"dcgm-exporter attributes {count} GPU(s) to pod {workload}",
-            }
+            why = f"dcgm-exporter attributes {count} GPU(s) to pod {workload}"
+            return _join("found", why, node, index.by_pod.get(workload, ()), count)
         why = (
             "the pod-to-GPU query failed"
             if not join.pods_read
             else f"no dcgm-exporter series carries pod {workload} (dcgm-exporter not in Kubernetes mode, "
             "or the GPUs were not allocated through the device plugin)"
         )
-        return {"joined": "not joined", "join_reason": why}
+        return _join("not joined", why)
     node = host_of(row["instance"] or "")
     if node is None:
-        return {"joined": "not joined", "join_reason": "the engine's series name no pod and no node"}
+        return _join("not joined", "the engine's series name no pod and no node")
     if node not in join.counts:
-        return {"node": node, "joined": "not joined", "join_reason": f"no dcgm-exporter series for node {node}"}
+        return _join("not joined", f"no dcgm-exporter series for node {node}", node)
     if per_node[node] > 1:
-        return {
-            "node": node,
-            "joined": "not joined",
-            "join_reason": f"{per_node[node]} engines on node {node}, and no pod label says which GPUs each uses",
-        }
+        return _join(
+            "not joined", f"{per_node[node]} engines on node {node}, and no pod label says which GPUs each uses", node
+        )
     free = max(0, _gpu_count(join.counts[node]) - index.allocated.get(node, 0))
-    return {
-        "node": node,
-        "gpus": list(index.unheld.get(node, ())),
-        "gpu_count": free,
-        "joined": "assumed",
-        "join_reason": f"the only engine on node {node} (no pod labels): all {free} of its unallocated GPUs assumed",
-    }
+    why = f"the only engine on node {node} (no pod labels): all {free} of its unallocated GPUs assumed"
+    return _join("assumed", why, node, index.unheld.get(node, ()), free)
+
+
+def _join(
+    joined: Joined, why: str, node: str | None = None, gpus: Iterable[str] = (), count: int | None = None
+) -> dict[str, Any]:
+    """A FleetEngine's join fields: how it was joined to its node's GPUs, or why not."""
+    return {"node": node, "gpus": list(gpus), "gpu_count": count, "joined": joined, "join_reason": why}

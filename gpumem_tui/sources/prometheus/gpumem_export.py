@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.engine_series import SAID
-from gpumem_tui.sources.prometheus.labels import host_of, node_of, workload_of
+from gpumem_tui.sources.prometheus.labels import host_of, node_of, per_node, workload_of
 from gpumem_tui.sources.prometheus.queries import LOOK_BACK_S, Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
 from gpumem_tui.sources.prometheus.read_rules import Stale
@@ -94,11 +94,11 @@ def with_exporters(
         results = _renamed(results, renames)
         found = [f.model_copy(update={"node": renames.get(f.node, f.node)}) for f in sample.node_findings]
         sample = sample.model_copy(update={"node_findings": found})
-    ages = _ages(results.get("exporters_age", empty).series)
+    ages = per_node(results.get("exporters_age", empty).series, min)
     known = {n.name for n in sample.nodes}
     gone = {
         node: sample.evaluated_at - newest
-        for node, newest in _newest(results.get(SEEN, empty).series).items()
+        for node, newest in per_node(results.get(SEEN, empty).series, max).items()
         if node not in ages and node not in known and sample.evaluated_at - newest <= LOOK_BACK_S
     }
     sums = _sums(results.get("exported_node_memory", empty).series)
@@ -165,24 +165,6 @@ def _renamed(results: Mapping[str, Result], renames: Mapping[str, str]) -> dict[
         name: Result([named(s) for s in r.series], r.warnings) if name in (*QUERY_NAMES, SEEN) else r
         for name, r in results.items()
     }
-
-
-def _newest(series: list[Series]) -> dict[str, float]:
-    newest: dict[str, float] = {}
-    for s in series:
-        node = node_of(s.labels)
-        if node is not None and math.isfinite(s.value):
-            newest[node] = max(s.value, newest.get(node, -math.inf))
-    return newest
-
-
-def _ages(series: list[Series]) -> dict[str, float]:
-    ages: dict[str, float] = {}
-    for s in series:
-        node = node_of(s.labels)
-        if node is not None and math.isfinite(s.value):
-            ages[node] = min(s.value, ages.get(node, math.inf))
-    return ages
 
 
 def _field(labels: Mapping[str, str]) -> str:

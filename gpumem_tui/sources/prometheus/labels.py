@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+
+from gpumem_tui.sources.prometheus.client import Series
 
 EXPORTER_POD = re.compile(r"dcgm-exporter|nvidia-dcgm")
 NODE_CHOICES = ("auto", "Hostname", "hostname", "node", "kubernetes_node", "instance")
@@ -54,6 +57,17 @@ def node_of(labels: Mapping[str, str]) -> str | None:
         if labels.get(name):
             return labels[name]
     return host_of(labels.get("instance", ""))
+
+
+def per_node(series: Iterable[Series], keep: Callable[[float, float], float]) -> dict[str, float]:
+    """Node -> the value `keep` (min, max) picks of its series' finite values; a series naming no node is
+    passed over."""
+    found: dict[str, float] = {}
+    for s in series:
+        node = node_of(s.labels)
+        if node is not None and math.isfinite(s.value):
+            found[node] = keep(s.value, found[node]) if node in found else s.value
+    return found
 
 
 def node_label_of(labels: Mapping[str, str]) -> str:
