@@ -16,6 +16,7 @@ from gpumem_tui.diagnosis.findings.plan import (
     weights_severity,
 )
 from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
+from gpumem_tui.diagnosis.fleet.records import endpoint
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetPlan, FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import gib
@@ -50,10 +51,6 @@ def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, 
     return found
 
 
-def _endpoint(e: FleetEngine) -> str:
-    return f"{e.namespace}/{e.pod}" if e.pod else e.instance or "?"
-
-
 def _short(e: FleetEngine, plan: FleetPlan, severity: Severity) -> Finding:
     planned, measured, length = plan.kv_cache_tokens, e.pool_tokens or 0, plan.max_model_len
     short = planned - measured
@@ -65,7 +62,7 @@ def _short(e: FleetEngine, plan: FleetPlan, severity: Severity) -> Finding:
         f"plan says {planned:,} for {plan.model} on {plan.tensor_parallel} x {plan.card}. That is "
         f"{short / length:,.1f} fewer conversations at the {length:,}-token context the plan assumes.",
         try_this=POOL_SHORT_ADVICE,
-        endpoint=_endpoint(e),
+        endpoint=endpoint(e),
     )
 
 
@@ -96,7 +93,7 @@ def _weights(e: FleetEngine, plan: FleetPlan, node: FleetNode | None, t: Thresho
         + (" More than planned may also be another process on its GPUs." if ratio > 1 else ""),
         try_this="check the engine's --quantization / --dtype and what else runs on its GPUs (open the node), or "
         "name the checkpoint it serves with --model-alias",
-        endpoint=_endpoint(e),
+        endpoint=endpoint(e),
     )
 
 
@@ -111,7 +108,7 @@ def _does_not_fit(e: FleetEngine, plan: FleetPlan) -> Finding:
         + "). Its weights and pool are not judged against this plan.",
         try_this="name the checkpoint it serves (a quantized one) with --model-alias SERVED=ORG/MODEL, or run "
         "gpumem-tui export on the node: its plan reads the engine's command line",
-        endpoint=_endpoint(e),
+        endpoint=endpoint(e),
     )
 
 
@@ -123,5 +120,5 @@ def _asleep(e: FleetEngine) -> Finding:
         explanation="vLLM's sleep mode frees the engine's weights or KV cache on purpose "
         "(vllm:engine_sleep_state): its GPU memory, pool and KV usage say nothing of the plan until it wakes.",
         try_this="nothing, unless it should be serving: wake it (POST /wake_up)",
-        endpoint=_endpoint(e),
+        endpoint=endpoint(e),
     )
