@@ -14,6 +14,7 @@ from textual.screen import Screen
 from gpumem_tui.app.node import Node
 from gpumem_tui.app.screens.fleet import Fleet, FleetScreen
 from gpumem_tui.app.screens.main import MainScreen
+from gpumem_tui.app.toasts import repaint_when_toasts_change
 from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import UNICODE, Glyphs
@@ -74,6 +75,7 @@ class GpuMemApp(App[None]):
         return MainScreen(self.node, self.glyphs)
 
     async def on_mount(self) -> None:
+        repaint_when_toasts_change(self)
         await self.push_screen(self.first_screen())  # awaited: its first read has started once the app is ready
 
     @property
