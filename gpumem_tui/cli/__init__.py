@@ -60,7 +60,7 @@ class _Parser(argparse.ArgumentParser):
         command = self.prog.removeprefix("gpumem-tui").strip() or None
         raise UsageError(f"{command}: {message}" if command else message, command)
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+    def parse_known_args(self, args=None, namespace=None):  # argparse's own overloads it by the namespace's type
         strings = list(sys.argv[1:] if args is None else args)
         unknown = unknown_option(self, strings)
         if unknown:
