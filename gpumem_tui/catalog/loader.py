@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Iterable
@@ -11,6 +10,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from gpumem_tui.catalog.names import LookupFailed, ModelMatch, NameIndex, resolve_model
 from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
 
 ENV_VAR = "GPUMEM_TUI_CATALOG"
@@ -24,18 +24,6 @@ Entry = TypeVar("Entry", ModelSpec, GpuSpec, FormatSpec)
 
 class CatalogError(ValueError):
     """A catalog file or entry that cannot be used, with the file, the key and the reason."""
-
-
-class LookupFailed(KeyError):
-    """A name the catalog does not hold; carries the closest names it does hold."""
-
-    def __init__(self, kind: str, name: str, suggestions: list[str]):
-        super().__init__(name)
-        self.kind, self.name, self.suggestions = kind, name, suggestions
-
-    def __str__(self) -> str:
-        hint = f"; closest: {', '.join(self.suggestions)}" if self.suggestions else ""
-        return f"unknown {self.kind} {self.name!r}{hint}"
 
 
 def packaged_dir() -> Path:
@@ -55,10 +43,20 @@ class Catalog:
 
     def __init__(self, models: dict[str, ModelSpec], gpus: dict[str, GpuSpec], formats: dict[str, FormatSpec]):
         self.models, self.gpus, self.formats = models, gpus, formats
-        self._index = {kind: _alias_index(getattr(self, kind)) for kind in _KINDS}
+        self._index = {kind: NameIndex(getattr(self, kind)) for kind in _KINDS}
 
     def model(self, name: str) -> ModelSpec:
-        return self._find("models", "model", name)  # type: ignore[return-value]
+        """The model a name finds (`match_model`): the entry, or a quantized copy of it."""
+        return self.match_model(name).spec
+
+    def match_model(self, name: str) -> ModelMatch:
+        """The model a name finds and how (names.py: by id or alias, by its last part, as a quantized copy);
+        LookupFailed with the nearest names."""
+        return resolve_model(self.models, self._index["models"], name)
+
+    def nearest_models(self, name: str) -> list[str]:
+        """The ids of the models whose names are closest to `name`."""
+        return self._index["models"].nearest(name)
 
     def gpu(self, name: str) -> GpuSpec:
         return self._find("gpus", "GPU", name)  # type: ignore[return-value]
@@ -76,22 +74,10 @@ class Catalog:
 
     def _find(self, kind: str, label: str, name: str) -> BaseModel:
         index = self._index[kind]
-        key = index.get(name.strip().lower())
+        key = index.get(name)
         if key is None:
-            close = difflib.get_close_matches(name.strip().lower(), list(index), n=6, cutoff=0.5)
-            raise LookupFailed(label, name, list(dict.fromkeys(index[c] for c in close))[:3])
+            raise LookupFailed(label, name, index.nearest(name))
         return getattr(self, kind)[key]
-
-
-def _alias_index(entries: dict[str, BaseModel]) -> dict[str, str]:
-    index: dict[str, str] = {}
-    for key, entry in entries.items():
-        for name in [key, *getattr(entry, "aliases", [])]:
-            index.setdefault(name.lower(), key)
-        for name in [key, *getattr(entry, "aliases", [])]:
-            if "/" in name:
-                index.setdefault(name.split("/", 1)[1].lower(), key)
-    return index
 
 
 def load_catalog(extra_dirs: Iterable[str | os.PathLike[str]] = ()) -> Catalog:

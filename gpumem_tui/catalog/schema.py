@@ -106,11 +106,24 @@ class ChunkedAttentionSpec(_Entry):
     """In each run of this many layers the last one is full attention; None means every layer is chunked."""
 
 
+class RepoAlias(_Entry):
+    """Another Hugging Face repository of an entry's architecture: the chat or instruct tune of a base model
+    (or the base of a tuned one), a repository under its earlier name. Its config.json has the entry's
+    dimensions, so its id resolves to the entry."""
+
+    id: str = Field(pattern=r"^[^/\s]+/[^/\s]+$")
+    """ORG/NAME, as vLLM logs it and `/v1/models` reports it."""
+    source: str = Field(min_length=1)
+    """Where that config.json (or the maker's table of both) was seen to agree with the entry."""
+
+
 class ModelSpec(_Entry):
     """A transformer's architecture, enough to count parameters and KV bytes exactly."""
 
     id: str
     aliases: list[str] = []
+    """Short names typed by hand (`llama-3.1-70b`)."""
+    repo_aliases: list[RepoAlias] = []
     architecture: str
     layers: int = Field(gt=0, le=MAX_LAYERS)
     hidden_size: int = Field(gt=0, le=MAX_WIDTH)
@@ -166,6 +179,11 @@ class ModelSpec(_Entry):
     @property
     def head_size(self) -> int:
         return self.head_dim or self.hidden_size // self.attention_heads
+
+    @property
+    def names(self) -> list[str]:
+        """Every name the entry answers to: its id, its short names and its repository aliases."""
+        return [self.id, *self.aliases, *(alias.id for alias in self.repo_aliases)]
 
     def moe_layer_count(self) -> int:
         """How many layers carry experts: past the leading dense layers, the last of each `moe_every`."""

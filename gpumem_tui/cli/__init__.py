@@ -7,8 +7,10 @@ Options that several commands share: source_opts.py, planargs.py, fleet_opts.py 
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from gpumem_tui import __version__
 from gpumem_tui.cli import (
@@ -51,11 +53,52 @@ to a file)."""
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad argument as one line, without the usage block: a UsageError that names
-    the command (exit 2; `check` answers 3)."""
+    the command (exit 2; `check` answers 3). An option the command does not take is named first, with the
+    nearest one it does take (`unknown_option`), before argparse would complain of a missing one."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         command = self.prog.removeprefix("gpumem-tui").strip() or None
         raise UsageError(f"{command}: {message}" if command else message, command)
+
+    def parse_known_args(self, args=None, namespace=None):  # argparse's own overloads it by the namespace's type
+        strings = list(sys.argv[1:] if args is None else args)
+        unknown = unknown_option(self, strings)
+        if unknown:
+            self.error(unknown)
+        return super().parse_known_args(strings, namespace)
+
+
+_NUMBER = re.compile(r"-\d+(\.\d*)?|-\.\d+")
+
+
+def unknown_option(parser: argparse.ArgumentParser, strings: Sequence[str]) -> str | None:
+    """`unknown option --modle; did you mean --model?` for the first option-like word `parser` does not take,
+    or None. Stops at `--` and at a command's name: that command's own parser reads what follows. A word
+    argparse takes as a value (a negative number, words with a space) is not an option; an abbreviation of a
+    long option is left to argparse (which refuses an ambiguous one)."""
+    known = parser._option_string_actions
+    commands = {
+        name for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices
+    }
+    for word in strings:
+        if word == "--" or word in commands:
+            return None
+        if not word.startswith("-") or word == "-" or " " in word or _NUMBER.fullmatch(word):
+            continue
+        flag = word.split("=", 1)[0]
+        short = not flag.startswith("--")
+        if flag in known or (short and flag[:2] in known) or (not short and any(o.startswith(flag) for o in known)):
+            continue
+        return f"unknown option {flag}{_nearest_option(flag, known)}"
+    return None
+
+
+def _nearest_option(flag: str, known: Iterable[str]) -> str:
+    """`; did you mean --model?`: the option whose name (without its dashes) is nearest, by difflib."""
+    short = not flag.startswith("--")
+    names = {option.lstrip("-"): option for option in known if option.startswith("--") != short}
+    near = difflib.get_close_matches(flag.lstrip("-"), list(names), n=1, cutoff=0.75)
+    return f"; did you mean {names[near[0]]}?" if near else ""
 
 
 def build_parser() -> argparse.ArgumentParser:

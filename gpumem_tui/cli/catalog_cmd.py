@@ -39,7 +39,7 @@ def _models(catalog) -> list[dict]:
         rows.append(
             {
                 "id": spec.id,
-                "aliases": spec.aliases,
+                "aliases": spec.names[1:],  # its short names, then the repositories of its architecture
                 "params_b": round(params.total / 1e9, 2),
                 "active_b": round(params.active / 1e9, 2),
                 "layers": spec.layers,

@@ -45,16 +45,27 @@ def run(args: argparse.Namespace) -> int:
     if parsed.engine is None and not parsed.failures:
         raise UsageError(f"{args.file}: no vLLM or SGLang startup lines found")
     if args.compare:
-        return run_compare(args, parsed, text)
-    if args.json:
+        run_compare(args, parsed, text)
+    elif args.json:
         print_json(parsed.model_dump(mode="json"))
-        return 0
-    _print(parsed)
-    return 0
+    else:
+        _print(parsed)
+    return FAILED_START if parsed.failures else 0
+
+
+FAILED_START = 1
+"""The exit status for a log that shows the start failed (log_opts.py's help says so)."""
 
 
 def _print(parsed: StartupLog) -> None:
+    """The failure first, where the start failed; then the values the log states, then how the start ended."""
     out = console()
+    for failure in parsed.failures:
+        say(out, f"FAILED ({failure.kind}): {failure.message}")
+        for line in details(failure.oom) if failure.oom else []:
+            say(out, f"    {line}")
+    if parsed.failures:
+        out.print()
     rows = [[LABELS[key], _value(key, getattr(parsed, key))] for key in KEYS]
     out.print(table(f"{parsed.engine or 'engine'} startup log", ["", "value"], rows, right={1}))
     if parsed.ranks:
@@ -69,10 +80,6 @@ def _print(parsed: StartupLog) -> None:
                 right=set(range(1, len(headers))),
             )
         )
-    for failure in parsed.failures:
-        say(out, f"FAILED ({failure.kind}): {failure.message}")
-        for line in details(failure.oom) if failure.oom else []:
-            say(out, f"    {line}")
     if parsed.startup_complete:
         say(out, "the start completed (the engine finished initialising)")
 
@@ -81,7 +88,7 @@ def _value(key: str, value: object) -> str:
     if value is None:
         return "-"
     if key.endswith("_gib"):
-        return f"{value:g} GiB"
+        return f"{value:.2f} GiB"
     if key == "max_concurrency":
         return f"{value:g}x"
     if isinstance(value, int) and key != "tensor_parallel_size":

@@ -15,7 +15,8 @@ from gpumem_tui.planner.vllm.outcome import outcome
 from gpumem_tui.sources.engines.startup_log import StartupLog
 
 
-def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
+def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> None:
+    """Predicted vs stated, printed; the exit status is the log's own (log_cmd.py)."""
     if parsed.engine != "vllm":
         raise UsageError(f"{args.file}: --compare predicts vLLM startups; this log is {parsed.engine or 'unknown'}")
     catalog = load_catalog(args.catalog)
@@ -38,7 +39,7 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
                 "compare": [row.model_dump() for row in rows],
             }
         )
-        return 0
+        return
     out = console()
     also = " and the assumed ones below" if guessed else ""
     say(out, f"{model}: vLLM {release['version']}, predicted from the settings the log states{also}", style="bold")
@@ -57,7 +58,6 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> int:
     shown = set(ending.predicted_failures)
     for note in notes + [w for w in prediction.warnings if w not in shown]:
         say(out, f"  ! {note}", style="yellow")
-    return 0
 
 
 def _settings(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec, load_catalog
+from gpumem_tui.catalog import Catalog, GpuSpec, LookupFailed, ModelMatch, ModelSpec, load_catalog
 from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
 from gpumem_tui.catalog.safetensors import CheckpointBytes, checkpoint_bytes
 from gpumem_tui.cli.errors import UsageError
@@ -36,7 +36,8 @@ class Resolved:
         if args.model is not None:
             if not args.model.strip():
                 raise UsageError("--model needs a name (see `gpumem-tui catalog`)")
-            return catalog.model(args.model), [], None
+            found = named_model(catalog, args.model)
+            return found.spec, [found.note] if found.note else [], None
         if not args.config.strip():
             raise UsageError("--config needs a path or an HF id")
         path = find_config(args.config)
@@ -54,6 +55,20 @@ class Resolved:
         if args.gpu_memory:
             return GpuSpec(key=f"{args.gpu_memory / 1e9:g}GB-GPU", nominal_gib=args.gpu_memory / GIB)
         raise UsageError("name a GPU with --gpu KEY or give its memory with --gpu-memory SIZE")
+
+
+def named_model(catalog: Catalog, name: str) -> ModelMatch:
+    """The model --model names, by the catalog's one resolver; a name it does not find is a usage error that
+    names the nearest, or says where the known names are listed when none is near."""
+    try:
+        return catalog.match_model(name)
+    except LookupFailed as exc:
+        if exc.suggestions:
+            raise
+        raise UsageError(
+            f"{exc}: none in the catalog is close (`gpumem-tui catalog` lists them; --config PATH "
+            "plans a model from its config.json)"
+        ) from None
 
 
 def plan_input(args: argparse.Namespace, found: Resolved) -> PlanInput:

@@ -33,7 +33,7 @@ def build_feed(args: argparse.Namespace) -> Feed:
     if args.prometheus is not None:
         return node_feed(args)
     if args.demo is not None:
-        return DemoFeed.running(args.demo, speed=args.speed, reachable=True, endpoints=args.endpoint)
+        return DemoFeed.running(args.demo, speed=args.speed, endpoints=args.endpoint)
     if args.replay:
         pace = Pace()
         return ReplayFeed(ReplaySource(args.replay, clock=pace, speed=args.speed), args.replay, pace)

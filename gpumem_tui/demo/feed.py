@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from gpumem_tui.demo import SimulatedHost, WallClock, demo_collector, intro, load_scenario
 from gpumem_tui.demo.engine_server import MockEngineServer
 from gpumem_tui.demo.proc import pod_address
+from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import Sample, SourceError
 from gpumem_tui.sources.engines.discovery import survey
 from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
@@ -32,15 +33,12 @@ class DemoFeed(Feed):
         scenario: str,
         clock: Callable[[], float],
         seed: int | None = None,
-        reachable: bool = False,
         engine_wait_s: float | None = None,
         endpoints: Sequence[str] = (),
     ):
-        """`reachable`: show each engine at the address its server listens on, which `gpumem-tui metrics URL`
-        reaches while the feed runs (the TUI). Otherwise at the address the scenario declares, as discovery
-        finds it on a real node: the same every run, for output read after the servers are gone.
-        `engine_wait_s`: see the module's docstring (None by default: a stepped demo waits for its engines);
-        `endpoints`: real endpoints scraped beside the simulated engines."""
+        """`engine_wait_s`: see the module's docstring (None by default: a stepped demo waits for its engines);
+        `endpoints`: real endpoints scraped beside the simulated engines. Each simulated engine is shown at the
+        one address its scenario declares, in every command (`declared`)."""
         self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
         self.clock = clock
         self.intro: str | None = None
@@ -66,15 +64,8 @@ class DemoFeed(Feed):
         self.notes: list[SourceError] = []
         # The scraper keeps simulated time too, so preemption rates and staleness follow the scenario's clock.
         self.scraper = Scraper(points + self.given, clock=clock)
-        self.shown = (
-            {}
-            if reachable
-            else {
-                server.url: f"http://{server.url.removeprefix('http://').rsplit(':', 1)[0]}:"
-                f"{self.node.engine_state(engine_id).port}"
-                for engine_id, server in self.servers.items()
-            }
-        )
+        self.shown = {server.url: self.declared(engine_id) for engine_id, server in self.servers.items()}
+        """Each mock server's own URL -> the engine's declared one: the only address any output shows."""
 
     @classmethod
     def running(
@@ -82,7 +73,6 @@ class DemoFeed(Feed):
         scenario: str,
         speed: float = 1.0,
         seed: int | None = None,
-        reachable: bool = False,
         endpoints: Sequence[str] = (),
     ) -> DemoFeed:
         """A demo on the wall clock at `speed`, opening where the scenario's story starts (`start_s`):
@@ -93,7 +83,6 @@ class DemoFeed(Feed):
             scenario,
             WallClock(speed=speed, start_s=spec.start_s),
             seed=seed,
-            reachable=reachable,
             engine_wait_s=ENGINE_WAIT_S,
             endpoints=endpoints,
         )
@@ -123,8 +112,23 @@ class DemoFeed(Feed):
         if not self.scraper.endpoints:
             return sample
         answers = await engine_answers(self.scraper, self.engine_wait_s)
-        engines = [e.model_copy(update={"url": self.shown.get(e.url, e.url)}) for e in answers]
+        engines = [self._as_declared(e) for e in answers]
         return placed(sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *self.notes]}))
+
+    def declared(self, engine_id: str) -> str:
+        """The address a simulated engine is shown at: its server's host (127.0.0.1, or its pod's loopback
+        address) and the port its command line declares, as discovery finds an engine on a real node. The mock
+        server listens on an ephemeral port instead (docs/design/app.md says why); that one is never shown."""
+        host = self.servers[engine_id].url.removeprefix("http://").rsplit(":", 1)[0]
+        return f"http://{host}:{self.node.engine_state(engine_id).port}"
+
+    def _as_declared(self, status: EndpointStatus) -> EndpointStatus:
+        """An answer from a mock server, its URL and its records' endpoint as the declared address."""
+        url = self.shown.get(status.url)
+        if url is None:  # a real endpoint scraped beside the demo
+            return status
+        records = [r.model_copy(update={"endpoint": url}) if r.endpoint == status.url else r for r in status.records]
+        return status.model_copy(update={"url": url, "records": records})
 
     def _discover(self) -> None:
         """The live feed's discovery over the simulated host: its command lines and its /proc."""

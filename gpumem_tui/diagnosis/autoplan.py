@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gpumem_tui.catalog import Catalog, CatalogError, GpuSpec, LookupFailed, ModelSpec
+from gpumem_tui.catalog import Catalog, CatalogError, GpuSpec, LookupFailed, ModelMatch, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
+from gpumem_tui.catalog.names import closest
 from gpumem_tui.diagnosis.engine_values import LABELS, plausible, shown, why_implausible
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.diagnosis.mig_plan import NO_INSTANCE, NOT_REPORTED, held_instances, instance_gpu, profile_of
@@ -64,20 +65,31 @@ class EnginePlan(Record):
 
 def engine_plans(sample: Sample, catalog: Catalog, manual: ManualPlan | None = None) -> list[EnginePlan]:
     """One plan per engine endpoint in the sample; the manual plan replaces the auto one where it applies."""
-    applies = _manual_targets(sample.engines, manual)
+    applies = _manual_targets(sample.engines, manual, catalog)
     plans = [_plan(e, sample, catalog, manual if e.url in applies else None) for e in sample.engines]
     if manual is not None and not plans:
         plans.append(_plan(None, sample, catalog, manual))
     return plans
 
 
-def _manual_targets(engines: list[EndpointStatus], manual: ManualPlan | None) -> set[str]:
+def _manual_targets(engines: list[EndpointStatus], manual: ManualPlan | None, catalog: Catalog) -> set[str]:
     """Engines serving the manual plan's model; every engine when none does (or none says)."""
     if manual is None:
         return set()
-    names = {manual.model.id.lower(), *(alias.lower() for alias in manual.model.aliases)}
-    serving = {e.url for e in engines if (_model_name(e) or "").lower() in names}
+    serving = {e.url for e in engines if _serves(_model_name(e), manual.model, catalog)}
     return serving or {e.url for e in engines}
+
+
+def _serves(name: str | None, model: ModelSpec, catalog: Catalog) -> bool:
+    """Whether an engine's model name is the plan's model: one of its names, or one the catalog resolves to it."""
+    if not name:
+        return False
+    if name.strip().lower() in {n.lower() for n in model.names}:
+        return True
+    try:
+        return catalog.match_model(name).entry == model.id
+    except LookupFailed:
+        return False
 
 
 def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, manual: ManualPlan | None) -> EnginePlan:
@@ -113,7 +125,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         source=manual.source if manual else None,
         running=running,
     )
-    missing = unsized or _missing(spec, name, gpus, sample)
+    missing = unsized or _missing(spec, name, gpus, sample, catalog)
     if missing or spec is None:  # no spec is always missing: `_missing` says why
         return base.model_copy(update={"missing": missing})
     return _predicted(base, spec, sample, catalog, manual, record, flags, endpoint)
@@ -128,11 +140,12 @@ def _by_hand(manual: ManualPlan, engine_split: int) -> str:
     )
 
 
-def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: Sample) -> str | None:
+def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: Sample, catalog: Catalog) -> str | None:
     """Why no prediction can be made, or None."""
     if spec is None:
         if name:
-            return f"model {name!r} is not in the catalog or the local HF cache (unknown model)"
+            near = closest(catalog.nearest_models(name))
+            return f"model {name!r} is not in the catalog or the local HF cache (unknown model){near}"
         return "the engine has not said which model it serves"
     if not gpus:
         return "no process of this engine holds GPU memory now"
@@ -306,18 +319,19 @@ def _model_spec(
 
 
 def model_spec(name: str, where: str, catalog: Catalog, found: list, assumed: list) -> ModelSpec | None:
-    """The model an engine names (`where` says where it was read): the catalog's, else a cached Hugging Face
-    config of that id, else the catalog model the last part of a path names; None when none is found."""
+    """The model an engine names (`where` says where it was read), found by the catalog's one resolver: an
+    entry the name is listed under, else a cached Hugging Face config of that id, else the entry its last part
+    or its quantized copy's name reads as; None when none is found."""
     found.append(f"model {name} (from {where})")
     try:
-        spec = catalog.model(name)
-        found.append("architecture from the catalog")
-        return spec
+        match: ModelMatch | None = catalog.match_model(name)
     except LookupFailed:
-        pass
+        match = None
+    if match is not None and match.exact:
+        return _from_catalog(match, found)
     path = find_cached(name)  # by id only: a name from an engine or a recording never picks a local file
     if path is None:
-        return _by_last_part(name, catalog, found)
+        return _from_catalog(match, found) if match is not None else None
     try:
         spec, warnings = model_from_config(load_config(path), name)
     except CatalogError as exc:
@@ -328,18 +342,9 @@ def model_spec(name: str, where: str, catalog: Catalog, found: list, assumed: li
     return spec
 
 
-def _by_last_part(name: str, catalog: Catalog, found: list) -> ModelSpec | None:
-    """`vllm serve /data/models/Llama-3.1-8B-Instruct` reports that path as its model: the catalog model its
-    last part names, matched as text (the path itself is never read)."""
-    last = name.rstrip("/").rsplit("/", 1)[-1]
-    if not last or last == name:
-        return None
-    try:
-        spec = catalog.model(last)
-    except LookupFailed:
-        return None
-    found.append(f"architecture from the catalog, by the name's last part {last} (nothing at that path is read)")
-    return spec
+def _from_catalog(match: ModelMatch, found: list) -> ModelSpec:
+    found.append(f"architecture from the catalog ({match.note})" if match.note else "architecture from the catalog")
+    return match.spec
 
 
 def _gpu_fact(card: GpuRecord, key: str, catalog: Catalog, found: list, assumed: list) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gpumem_tui.cli import main
 from tests.datafiles import CALIBRATION
 
@@ -48,9 +50,31 @@ def test_log_json_has_the_issue_keys_and_ranks(tmp_path, capsys) -> None:
 def test_log_human_shows_units_and_failures(tmp_path, capsys) -> None:
     path = tmp_path / "failed.log"
     path.write_text("\n".join(_cases()[3]["log_lines"]))
-    assert main(["log", str(path)]) == 0
+    assert main(["log", str(path)]) == 1
     out = capsys.readouterr().out
-    assert "14.9888 GiB" in out and "FAILED (kv_cache_too_small)" in out and "23,648" in out
+    assert "14.99 GiB" in out and "FAILED (kv_cache_too_small)" in out and "23,648" in out
+
+
+def test_a_failed_start_is_said_first_and_exits_1(capsys) -> None:
+    """Issue 26, point 8: the failure is the first line, the exit status is 1 in every output, as the help says;
+    a log whose start went well exits 0."""
+    path = str(DATA / "vllm_0.7_v0_qwen2.5-7b_negative_kv.log")
+    assert main(["log", path]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "FAILED (kv_cache_too_small): the memory left for the KV cache is -1.05 GiB"
+    assert main(["log", path, "--json"]) == 1 and json.loads(capsys.readouterr().out)["failures"]
+    assert main(["log", str(DATA / "vllm_0.19_gemma-2-27b_started.log")]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["log", "--help"])
+    assert "1 it shows the start failed" in " ".join(capsys.readouterr().out.split())
+
+
+def test_sizes_print_with_two_decimals(capsys) -> None:
+    assert main(["log", str(DATA / "vllm_0.6.4_v0_llama-3.1-8b_no_model.log")]) == 0
+    out = capsys.readouterr().out
+    assert "weights                  14.99 GiB" in out and "GPU total                23.58 GiB" in out
+    assert "14.9888" not in out and "non-torch                 0.35 GiB" in out
 
 
 def test_documented_keys_match_the_schema_doc() -> None:
@@ -80,7 +104,7 @@ def test_a_log_says_whether_the_start_completed(capsys) -> None:
 def test_an_out_of_memory_message_keeps_its_clues(capsys) -> None:
     """The human output names who held the GPU and PyTorch's split; the JSON keeps them as bytes."""
     path = DATA / "torch_oom" / "torch_2.x_other_process.log"
-    assert main(["log", str(path)]) == 0
+    assert main(["log", str(path)]) == 1
     out = capsys.readouterr().out
     assert (
         "FAILED (cuda_out_of_memory): CUDA out of memory on GPU 0 allocating 74.16 GiB: 29.89 GiB free of "
@@ -90,7 +114,7 @@ def test_an_out_of_memory_message_keeps_its_clues(capsys) -> None:
     assert "PyTorch: 13.44 GiB allocated, 0.72 GiB reserved but unallocated" in out
     clues = [line for line in out.splitlines() if "GiB" in line]
     assert clues and not [line for line in clues if "MiB" in line or "KiB" in line]  # one unit per line
-    assert main(["log", str(path), "--json"]) == 0
+    assert main(["log", str(path), "--json"]) == 1
     oom = json.loads(capsys.readouterr().out)["failures"][0]["oom"]
     assert oom["processes"] == [{"pid": 2684311, "bytes": 15579993866}]
     assert oom["tried_to_allocate_bytes"] == 79628693668 and oom["reserved_unallocated_bytes"] == 774855721

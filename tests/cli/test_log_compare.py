@@ -100,18 +100,19 @@ def test_an_old_v0_log_is_predicted_with_its_release_and_says_so(capsys):
     """A 0.7 V0 log names no version: its wording ("Loading model weights took X GB", `# cuda blocks`,
     the `file.py:N]` prefix) picks 0.7.3's V0 rules, and the note says so and how to override."""
     path = DATA / "vllm_0.7_v0_qwen2.5-7b_negative_kv.log"
-    assert main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct", "--json"]) == 0
+    # the log shows its start failed: exit 1
+    assert main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["release"] == {"version": "0.7.3", "source": "wording", "family": "0.7.x (V0)"}
     assert out["engine"]["version"] == "0.7.3" and out["outcome"]["log"] == "failed"
-    assert main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct"]) == 0
+    assert main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct"]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert "vLLM 0.7.3" in out
     assert "release inferred from the log's wording: 0.7.x (V0), predicted with 0.7.3's rules" in out
     assert "pass --vllm-version to override" in out
     assert (
         main(["log", str(path), "--compare", "--model", "qwen2.5-7b-instruct", "--vllm-version", "0.6.3", "--json"])
-        == 0
+        == 1
     )
     out = json.loads(capsys.readouterr().out)
     assert out["release"]["source"] == "given" and out["notes"] == [] and out["engine"]["version"] == "0.6.3"

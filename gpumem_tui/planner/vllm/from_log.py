@@ -14,14 +14,6 @@ from gpumem_tui.planner.vllm.wording import release_from_wording
 from gpumem_tui.records import Record
 from gpumem_tui.units import GIB
 
-# Suffixes that published quantized copies add to the base model's name, and the method each names.
-_QUANT_SUFFIXES = [
-    (r"[-.]fp8[-_]dynamic$", "fp8"),
-    (r"[-.]fp8$", "fp8"),
-    (r"[-.]quantized\.w8a8$", "w8a8"),
-    (r"[-.]quantized\.w4a16$", "w4a16"),
-    (r"[-.](awq|gptq)(-int4)?$", "w4a16"),
-]
 _GPU_WORDS = [
     ("h200", "h200"),
     ("h100", "h100"),
@@ -90,20 +82,6 @@ def release_of(named: str | None, lines: list[str], given: str | None = None) ->
     }
 
 
-def resolve_model(catalog: Catalog, name: str) -> tuple[ModelSpec, str | None]:
-    """The catalog model a served name refers to, and the quantization its name implies."""
-    try:
-        return catalog.model(name), None
-    except LookupFailed:
-        pass
-    short = name.split("/")[-1]
-    for pattern, method in _QUANT_SUFFIXES:
-        base = re.sub(pattern, "", short, flags=re.IGNORECASE)
-        if base != short:
-            return catalog.model(base), method
-    return catalog.model(short), None
-
-
 def resolve_gpu(catalog: Catalog, text: str | None) -> GpuSpec | None:
     """A catalog GPU from loose text such as `H100-80GB x2` or an NVML name."""
     if not text:
@@ -156,7 +134,8 @@ def settings_from(
     elif not stated.model:
         raise LookupFailed("model", "(not stated)", [])
     else:
-        model, implied = resolve_model(catalog, stated.model)
+        found = catalog.match_model(stated.model)
+        model, implied = found.spec, found.quantization
     gpu = gpu or resolve_gpu(catalog, stated.gpu)
     total = None
     if gpu is None:
