@@ -10,10 +10,12 @@ engine is reached at its pod address from its socket table, as on a real node. I
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Sequence
 
 from gpumem_tui.demo import SimulatedHost, WallClock, demo_collector, intro, load_scenario
 from gpumem_tui.demo.engine_server import MockEngineServer
+from gpumem_tui.demo.node import SimulatedNode
 from gpumem_tui.demo.proc import pod_address
 from gpumem_tui.models import Sample, SourceError
 from gpumem_tui.sources.engines.discovery import survey
@@ -21,6 +23,7 @@ from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.feed import ENGINE_WAIT_S, Feed, engine_answers
 from gpumem_tui.sources.placement import placed
+from gpumem_tui.sources.signals import Stopper
 
 
 class DemoFeed(Feed):
@@ -43,6 +46,8 @@ class DemoFeed(Feed):
         `endpoints`: real endpoints scraped beside the simulated engines."""
         self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
         self.clock = clock
+        self._stepping = threading.Lock()
+        """Held while the node steps (a sample, in a thread) or a signal from the screen reaches it."""
         self.intro: str | None = None
         """What the scenario is and when its story shows: the note the app opens with (a running demo's)."""
         self.driver = getattr(getattr(self.collector.gpu_reader, "module", None), "nvmlLib", None)
@@ -113,9 +118,7 @@ class DemoFeed(Feed):
     async def sample(self) -> Sample:
         # The simulator steps every simulated second since the last call: off the event loop, so a demo
         # at high speed never stalls the screen.
-        sample = await asyncio.to_thread(self.collector.sample)
-        for engine_id, server in self.servers.items():
-            server.update([self.node.engine_state(engine_id)])
+        sample = await asyncio.to_thread(self._collect)
         if self.pods:
             self._discover()
         elif self.host.proc.container:  # the engine's pids and GPUs are seen here once it runs
@@ -125,6 +128,17 @@ class DemoFeed(Feed):
         answers = await engine_answers(self.scraper, self.engine_wait_s)
         engines = [e.model_copy(update={"url": self.shown.get(e.url, e.url)}) for e in answers]
         return placed(sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *self.notes]}))
+
+    def _collect(self) -> Sample:
+        """The node read, and what each engine server answers from now on."""
+        with self._stepping:
+            sample = self.collector.sample()
+            for engine_id, server in self.servers.items():
+                server.update([self.node.engine_state(engine_id)])
+            return sample
+
+    def stopper(self) -> Stopper:
+        return SimulatedStopper(self.node, self._stepping)
 
     def _discover(self) -> None:
         """The live feed's discovery over the simulated host: its command lines and its /proc."""
@@ -153,3 +167,19 @@ class DemoFeed(Feed):
         await self.scraper.aclose()
         for server in self.servers.values():
             server.stop()
+
+
+class SimulatedStopper(Stopper):
+    """The simulated node's processes, stopped as the demo's signals stop them (`SimulatedNode.signal`). The
+    demo acts as its node's root: no owner keeps a process from it."""
+
+    def __init__(self, node: SimulatedNode, stepping: threading.Lock):
+        self.node, self.stepping = node, stepping
+
+    def send(self, pid: int, force: bool) -> bool:
+        with self.stepping:
+            return self.node.signal(pid, force)
+
+    def ended(self, pid: int) -> bool:
+        with self.stepping:
+            return not self.node.running(pid)

@@ -145,6 +145,25 @@ def environment(environ: str | None) -> dict[str, str]:
     return found
 
 
+def real_uid(status: str | None) -> int | None:
+    """The owner of a process: the real uid on the `Uid:` line of `/proc/PID/status`; None when not said."""
+    for line in (status or "").splitlines():
+        name, _, values = line.partition(":")
+        if name == "Uid" and values.split() and values.split()[0].isdigit():
+            return int(values.split()[0])
+    return None
+
+
+def stat_ended(stat: str | None) -> bool:
+    """Whether `/proc/PID/stat` says the process has ended: absent (reaped), or a zombie (`Z`) or dead (`X`)
+    whose parent has not reaped it yet; either way it holds no memory. The state follows the last `)`, as the
+    name before it may hold any character."""
+    if not stat or ")" not in stat:
+        return True
+    state = stat.rpartition(")")[2].split()
+    return not state or state[0] in ("Z", "X", "x")
+
+
 def visible_devices(env: dict[str, str]) -> list[str] | None:
     """The GPUs a process was given: UUIDs (`GPU-...`, `MIG-...`) or indices as NVML numbers the cards here.
     NVIDIA_VISIBLE_DEVICES says which cards the container has; CUDA_VISIBLE_DEVICES narrows that (its indices
@@ -324,6 +343,13 @@ class ProcFiles:
 
     def devices(self, pid: int | str) -> list[str] | None:
         return visible_devices(environment(self.text(pid, "environ")))
+
+    def owner(self, pid: int) -> int | None:
+        """The uid the process runs as; None when it cannot be read (gone, or hidden from us)."""
+        return real_uid(self.text(pid, "status"))
+
+    def ended(self, pid: int) -> bool:
+        return stat_ended(self.text(pid, "stat"))
 
     def whereabouts(self, pid: int) -> Whereabouts:
         """What discovery asks of an engine process; sockets and addresses only when its network is not ours."""
