@@ -21,6 +21,7 @@ from gpumem_tui.sources.procfs import ProcFiles
 from gpumem_tui.sources.replay import RecordingReader, ReplaySource
 from gpumem_tui.sources.signals import Signaller
 from tests.app.conftest import record_demo, settle, text_of
+from tests.app.screen_text import screen_text
 from tests.sources.proc_tree import write
 
 NOTEBOOK = 3100
@@ -245,3 +246,40 @@ async def test_a_node_read_from_prometheus_offers_no_k_and_says_why(catalog, fle
         await pilot.pause()
         said = " ".join(_said(app))
         assert "k stops a process, but not here: a node read from Prometheus" in said
+
+
+class Hostile(Feed):
+    """A sample whose every text is hostile (names, users, command lines), its processes stoppable: what `k`
+    and enter show of them is literal."""
+
+    name = "hostile"
+
+    def __init__(self, sample, proc: ProcFiles) -> None:
+        self.one, self.signaller = sample, Signaller(proc, me=lambda: 0)
+
+    async def sample(self):
+        return self.one
+
+    def stopper(self) -> Signaller:
+        return self.signaller
+
+
+async def test_what_k_and_enter_show_of_a_process_is_literal(catalog, tmp_path):
+    from tests.fuzz.hostile import assert_no_raw_escape, hostile_sample, write_recording
+
+    plain = tmp_path / "plain.jsonl"
+    await record_demo(plain, "noisy-neighbour", [120])  # the engine gone: its kind, made hostile, fails a line
+    hostile = write_recording(tmp_path / "hostile.jsonl", [hostile_sample(s) for s in RecordingReader(plain)])
+    [sample] = list(RecordingReader(hostile))  # as a recording brings it back: validated
+    app = GpuMemApp(Hostile(sample, ProcFiles(tmp_path)), Judge(catalog), poll=False, clock=lambda: sample.timestamp)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await _on_row(app, pilot, NOTEBOOK)
+        for key, sheet in (("enter", "#details-text"), ("k", "#stop-text")):
+            await pilot.press(key)
+            await pilot.pause()
+            shown = "\n".join(screen_text(app))
+            assert_no_raw_escape(shown)
+            assert "[bold]marked" in text_of(app.screen.query_one(sheet)), "markup is shown, not applied"
+            await pilot.press("escape")
+            await pilot.pause()
