@@ -93,17 +93,17 @@ def asking(process: Target, unit: Unit, force: bool, wait_s: float = WAIT_S) -> 
     )
 
 
-async def signal_and_wait(stopper: Stopper, pid: int, force: bool, wait_s: float = WAIT_S) -> tuple[Result, str]:
+async def signal_and_wait(stopper: Stopper, process: Target, force: bool, wait_s: float = WAIT_S) -> tuple[Result, str]:
     """Send the signal and wait up to `wait_s` for the process to end, off the UI's loop: what came of it and,
     when the system refused the signal, why."""
     try:
-        sent = await asyncio.to_thread(stopper.send, pid, force)
+        sent = await asyncio.to_thread(stopper.send, process.first, force)
     except StopFailed as exc:
         return "failed", str(exc)
     if not sent:
         return "gone", ""
     deadline = time.monotonic() + wait_s
-    while not await asyncio.to_thread(stopper.ended, pid):
+    while not await asyncio.to_thread(stopper.ended, process.first):
         if time.monotonic() >= deadline:
             return "running", ""
         await asyncio.sleep(POLL_S)

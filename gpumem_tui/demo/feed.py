@@ -17,7 +17,7 @@ from gpumem_tui.demo import SimulatedHost, WallClock, demo_collector, intro, loa
 from gpumem_tui.demo.engine_server import MockEngineServer
 from gpumem_tui.demo.node import SimulatedNode
 from gpumem_tui.demo.proc import pod_address
-from gpumem_tui.models import Sample, SourceError
+from gpumem_tui.models import ProcessRecord, Sample, SourceError
 from gpumem_tui.sources.engines.discovery import survey
 from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
@@ -176,10 +176,10 @@ class SimulatedStopper(Stopper):
     def __init__(self, node: SimulatedNode, stepping: threading.Lock):
         self.node, self.stepping = node, stepping
 
-    def send(self, pid: int, force: bool) -> bool:
+    def send(self, process: ProcessRecord, force: bool) -> bool:
         with self.stepping:
-            return self.node.signal(pid, force)
+            return self.node.signal(process.pid, force)
 
-    def ended(self, pid: int) -> bool:
+    def ended(self, process: ProcessRecord) -> bool:
         with self.stepping:
-            return not self.node.running(pid)
+            return not self.node.running(process.pid)

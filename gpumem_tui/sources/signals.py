@@ -14,6 +14,9 @@ from gpumem_tui.models import ProcessRecord
 from gpumem_tui.sources.procfs import ProcFiles
 from gpumem_tui.text import literal
 
+SAME_START_S = 1.0
+"""Two readings of one process's start differ by rounding only (clock ticks, the boot time's whole seconds)."""
+
 
 def signal_name(force: bool) -> str:
     """SIGTERM asks a process to end (it may clean up, or ignore it); SIGKILL (`force`) cannot be ignored."""
@@ -49,12 +52,12 @@ class Stopper(ABC):
         return None
 
     @abstractmethod
-    def send(self, pid: int, force: bool) -> bool:
+    def send(self, process: ProcessRecord, force: bool) -> bool:
         """SIGTERM, or SIGKILL when `force`: True when sent, False when the process was already gone;
         StopFailed when the system refused it."""
 
     @abstractmethod
-    def ended(self, pid: int) -> bool:
+    def ended(self, process: ProcessRecord) -> bool:
         """Whether the process is gone (a zombie has ended: it holds no memory)."""
 
 
@@ -76,7 +79,10 @@ class Signaller(Stopper):
             f"user's process from here. Ask {user_name(owner)}, or run gpumem-tui as root."
         )
 
-    def send(self, pid: int, force: bool) -> bool:
+    def send(self, process: ProcessRecord, force: bool) -> bool:
+        pid = process.pid
+        if not self._same(process):
+            return False  # gone, and its pid taken by another process since: that one is not signalled
         try:
             os.kill(pid, signal.SIGKILL if force else signal.SIGTERM)
         except ProcessLookupError:
@@ -85,5 +91,13 @@ class Signaller(Stopper):
             raise StopFailed(f"the system refused {signal_name(force)} to pid {pid}: {exc.strerror}") from None
         return True
 
-    def ended(self, pid: int) -> bool:
-        return self.proc.ended(pid)
+    def ended(self, process: ProcessRecord) -> bool:
+        return self.proc.ended(process.pid) or not self._same(process)
+
+    def _same(self, process: ProcessRecord) -> bool:
+        """Whether its pid still names the process the screen showed: one started at the same moment (a pid
+        is reused once its process is gone, and a few seconds' wait leaves time for that)."""
+        if process.started is None:
+            return True  # the sample could not say: the pid is all there is to go by
+        now = self.proc.started(process.pid)
+        return now is not None and abs(now - process.started) < SAME_START_S

@@ -60,7 +60,7 @@ class StopScreen(ModalScreen[None]):
 
     @work(exclusive=True, exit_on_error=False)
     async def _send(self) -> None:
-        result, why = await signal_and_wait(self.stopper, self.process.pid, self.force, self.wait_s)
+        result, why = await signal_and_wait(self.stopper, self.process, self.force, self.wait_s)
         self.said(Outcome(self.process, self.force, result, why, self.wait_s))
         if result == "running" and not self.force:
             self.force, self.sending = True, False
