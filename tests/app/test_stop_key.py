@@ -141,7 +141,7 @@ async def test_a_process_still_there_after_sigterm_is_offered_sigkill(catalog, t
         await settle(app, pilot)
         app.screen.stop_wait_s = 1.0
         table = await _on_row(app, pilot, 3100)
-        await pilot.press("k", "y")
+        await pilot.press("k", "y", "escape")  # escape while it waits: the outcome comes first
         await _stopped(app, pilot)
         assert isinstance(app.screen, StopScreen)  # the same sheet, now asking about SIGKILL
         asked = " ".join(text_of(app.screen.query_one("#stop-text")).split())

@@ -22,7 +22,8 @@ from gpumem_tui.units import Unit
 
 
 class StopScreen(ModalScreen[None]):
-    """`y` sends the signal asked about; `n` or escape closes without one (after SIGTERM: leaves it running)."""
+    """`y` sends the signal asked about; `n` or escape closes without one (after SIGTERM: leaves it running).
+    Neither acts while it waits for a signal's outcome (at most `wait_s`)."""
 
     BINDINGS = [Binding("y", "send", "send"), Binding("n,escape", "dismiss", "cancel")]
 
@@ -48,9 +49,12 @@ class StopScreen(ModalScreen[None]):
         leave = "leave it running" if self.force else "cancel"
         self.query_one("#stop-keys", Static).update(f"y: send {signal_name(self.force)}    n or escape: {leave}")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
+        """While a signal is out and the sheet waits for its outcome, no key sends another or closes it: the
+        outcome is said and recorded before the sheet goes."""
+        return not self.sending if action in ("send", "dismiss") else True
+
     def action_send(self) -> None:
-        if self.sending:
-            return
         self.sending = True
         name = signal_name(self.force)
         self.query_one("#stop-keys", Static).update(
