@@ -80,6 +80,8 @@ class ProcessInfo(ReadingsRecord):
     note: str | None = None
     pod: str | None = None
     """`namespace/name` of the Kubernetes pod the process runs in (`pod <uid>` when unnamed), from its cgroup."""
+    started: float | None = None
+    """When the process started, seconds since the Unix epoch (the host's process table)."""
 
 
 class ProcessRecord(ReadingsRecord):
@@ -103,6 +105,13 @@ class ProcessRecord(ReadingsRecord):
     note: str | None = None
     pod: str | None = None
     """`namespace/name` of the Kubernetes pod the process runs in, when its cgroup says so."""
+    started: float | None = None
+    """When the process started, seconds since the Unix epoch (the host's process table)."""
+
+    @property
+    def command(self) -> str:
+        """The command line as one line, or the note on a pid not seen here."""
+        return " ".join(self.cmdline) if self.cmdline else (self.note or "")
 
     @property
     def device(self) -> str:

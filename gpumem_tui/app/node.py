@@ -21,7 +21,7 @@ from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed, Past
-from gpumem_tui.sources.replay import Recorder, RecordingError, RecordingReader
+from gpumem_tui.sources.replay import Recorder, RecordingError, RecordingReader, Signalled
 from gpumem_tui.text import literal
 from gpumem_tui.units import Unit
 
@@ -90,8 +90,7 @@ class Node:
     def view(self) -> View:
         """The latest judgement with the node's state: nothing is judged here."""
         failed = refresh_failed(self.last_error) if self.last_error else None
-        now = self.feed.now()
-        now = self.clock() if now is None else now
+        now = self.now()
         age = max(0.0, now - self.sample.timestamp) if self.sample and self.feed.live else None
         header = Header(
             sample=self.sample,
@@ -103,6 +102,11 @@ class Node:
             interval_s=self.interval_s,
         )
         return build_view(self.judged, header, failed)
+
+    def now(self) -> float:
+        """The feed's time (a demo's simulated clock), else the app's clock."""
+        now = self.feed.now()
+        return self.clock() if now is None else now
 
     def apply_plan(self, plan: ManualPlan) -> None:
         """The planner screen's plan becomes the manual overlay."""
@@ -156,11 +160,19 @@ class Node:
         return str(recorder.path)
 
     def record(self, sample: Sample) -> str | None:
+        """The sample in the recording, if one is on; why the recording stopped, if writing failed."""
+        return self._written(lambda recorder: recorder.write(sample))
+
+    def note(self, event: Signalled) -> str | None:
+        """An event (a signal sent from the screen) in the recording, as `record`."""
+        return self._written(lambda recorder: recorder.note(event))
+
+    def _written(self, write: Callable[[Recorder], None]) -> str | None:
         """A full disk or a vanished mount stops the recording, never the app: why it stopped, if it did."""
         if self.recorder is None:
             return None
         try:
-            self.recorder.write(sample)
+            write(self.recorder)
         except (OSError, RecordingError) as exc:
             self.stop_recording()
             return str(exc)

@@ -145,6 +145,10 @@ class SimEngine:
             gpu.hold(pid, size_bytes)
         self.phase = phase
 
+    def stop(self, why: str) -> None:
+        """A signal to one of its workers ended the engine: every worker goes, as vLLM's do."""
+        self._end("crashed", why)
+
     def _end(self, phase: EnginePhase, error: str) -> None:
         for gpu, pid in zip(self.gpus, self.pids, strict=True):
             gpu.release(pid)

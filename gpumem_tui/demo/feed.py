@@ -10,18 +10,21 @@ engine is reached at its pod address from its socket table, as on a real node. I
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Sequence
 
 from gpumem_tui.demo import SimulatedHost, WallClock, demo_collector, intro, load_scenario
 from gpumem_tui.demo.engine_server import MockEngineServer
+from gpumem_tui.demo.node import SimulatedNode
 from gpumem_tui.demo.proc import pod_address
 from gpumem_tui.engine_records import EndpointStatus
-from gpumem_tui.models import Sample, SourceError
+from gpumem_tui.models import ProcessRecord, Sample, SourceError
 from gpumem_tui.sources.engines.discovery import survey
 from gpumem_tui.sources.engines.endpoints import Endpoint, endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.feed import ENGINE_WAIT_S, Feed, engine_answers
 from gpumem_tui.sources.placement import placed
+from gpumem_tui.sources.signals import Stopper
 
 
 class DemoFeed(Feed):
@@ -41,6 +44,8 @@ class DemoFeed(Feed):
         one address its scenario declares, in every command (`declared`)."""
         self.collector, self.node = demo_collector(scenario, clock=clock, seed=seed)
         self.clock = clock
+        self._stepping = threading.Lock()
+        """Held while the node steps (a sample, in a thread) or a signal from the screen reaches it."""
         self.intro: str | None = None
         """What the scenario is and when its story shows: the note the app opens with (a running demo's)."""
         self.driver = getattr(getattr(self.collector.gpu_reader, "module", None), "nvmlLib", None)
@@ -102,9 +107,7 @@ class DemoFeed(Feed):
     async def sample(self) -> Sample:
         # The simulator steps every simulated second since the last call: off the event loop, so a demo
         # at high speed never stalls the screen.
-        sample = await asyncio.to_thread(self.collector.sample)
-        for engine_id, server in self.servers.items():
-            server.update([self.node.engine_state(engine_id)])
+        sample = await asyncio.to_thread(self._collect)
         if self.pods:
             self._discover()
         elif self.host.proc.container:  # the engine's pids and GPUs are seen here once it runs
@@ -129,6 +132,17 @@ class DemoFeed(Feed):
             return status
         records = [r.model_copy(update={"endpoint": url}) if r.endpoint == status.url else r for r in status.records]
         return status.model_copy(update={"url": url, "records": records})
+
+    def _collect(self) -> Sample:
+        """The node read, and what each engine server answers from now on."""
+        with self._stepping:
+            sample = self.collector.sample()
+            for engine_id, server in self.servers.items():
+                server.update([self.node.engine_state(engine_id)])
+            return sample
+
+    def stopper(self) -> Stopper:
+        return SimulatedStopper(self.node, self._stepping)
 
     def _discover(self) -> None:
         """The live feed's discovery over the simulated host: its command lines and its /proc."""
@@ -157,3 +171,19 @@ class DemoFeed(Feed):
         await self.scraper.aclose()
         for server in self.servers.values():
             server.stop()
+
+
+class SimulatedStopper(Stopper):
+    """The simulated node's processes, stopped as the demo's signals stop them (`SimulatedNode.signal`). The
+    demo acts as its node's root: no owner keeps a process from it."""
+
+    def __init__(self, node: SimulatedNode, stepping: threading.Lock):
+        self.node, self.stepping = node, stepping
+
+    def send(self, process: ProcessRecord, force: bool) -> bool:
+        with self.stepping:
+            return self.node.signal(process.pid, force)
+
+    def ended(self, process: ProcessRecord) -> bool:
+        with self.stepping:
+            return not self.node.running(process.pid)

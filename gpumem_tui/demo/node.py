@@ -19,6 +19,7 @@ from gpumem_tui.demo.gpu import SimGpu
 from gpumem_tui.demo.process import SimProcess
 from gpumem_tui.demo.scenario import Event, Scenario, ScenarioError
 from gpumem_tui.models import HostRecord, ProcessInfo
+from gpumem_tui.sources.signals import signal_name
 from gpumem_tui.units import GIB
 
 ENGINE_PIDS, OTHER_PIDS = 2100, 3100
@@ -121,6 +122,27 @@ class SimulatedNode:
         engine = self._engine(event.engine)  # type: ignore[arg-type]
         engine.traffic.set_rate(now, event.rate or 0.0, event.ramp_s)
 
+    def signal(self, pid: int, force: bool) -> bool:
+        """A signal from the screen (`k`), SIGTERM or SIGKILL (`force`), ends the process now, its memory gone at
+        once, unless it ignores SIGTERM; a signal to an engine's worker ends the engine. False: no process
+        holding GPU memory has this pid."""
+        why = f"stopped by {signal_name(force)} (pid {pid})"
+        for engine in self.engines:
+            if engine.alive and pid in engine.pids:
+                engine.stop(why)
+                return True
+        for process in self.processes:
+            if process.alive and process.pid == pid:
+                if force or not process.spec.ignores_sigterm:
+                    process.stop(why)
+                return True
+        return False
+
+    def running(self, pid: int) -> bool:
+        return any(e.alive and pid in e.pids for e in self.engines) or any(
+            p.alive and p.pid == pid for p in self.processes
+        )
+
     def engine_state(self, engine_id: str) -> EngineState:
         """What one engine would report now."""
         self.sync()
@@ -144,7 +166,7 @@ class SimulatedNode:
         for engine in self.engines:
             if engine.alive:
                 for rank, pid in enumerate(engine.pids):
-                    infos[pid] = _engine_info(engine, rank, pid)
+                    infos[pid] = _engine_info(engine, rank, pid, self.scenario.start_epoch)
         for process in self.processes:
             if process.alive:
                 spec = process.spec
@@ -155,6 +177,7 @@ class SimulatedNode:
                     cmdline=list(spec.cmdline),
                     host_rss_bytes=round(spec.host_rss_gib * GIB),
                     cpu_percent=35.0,
+                    started=self.scenario.start_epoch + spec.start_s,
                 )
         return infos
 
@@ -175,7 +198,7 @@ class SimulatedNode:
         )
 
 
-def _engine_info(engine: SimEngine, rank: int, pid: int) -> ProcessInfo:
+def _engine_info(engine: SimEngine, rank: int, pid: int, start_epoch: float) -> ProcessInfo:
     spec = engine.spec
     name = "VLLM::EngineCore" if engine.tp == 1 else f"VLLM::Worker_TP{rank}"
     cmdline = [
@@ -202,4 +225,5 @@ def _engine_info(engine: SimEngine, rank: int, pid: int) -> ProcessInfo:
         cmdline=cmdline,
         host_rss_bytes=round(4.5 * GIB),
         cpu_percent=100.0 if busy else 6.0,
+        started=start_epoch + spec.start_s,
     )

@@ -30,6 +30,10 @@ class SimProcess:
             gpu.hold(self.pid, wanted)
         self.alive, self.held_bytes = True, wanted
 
+    def stop(self, why: str) -> None:
+        """A signal ended it: its memory goes at once, and it does not come back."""
+        self._exit(why)
+
     def _exit(self, error: str | None) -> None:
         for gpu in self.gpus:
             gpu.release(self.pid)

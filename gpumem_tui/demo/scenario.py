@@ -151,6 +151,8 @@ class ProcessSpec(_Spec):
     """Index into its GPU's `mig_instances_mib` when the card is in MIG mode."""
     mig_compute_instance: int | None = Field(default=None, ge=0)
     """Index of the compute instance inside that GPU instance (0 when not given)."""
+    ignores_sigterm: bool = Field(default=False, strict=True)
+    """It goes on after SIGTERM from the screen (`k`), as a process that traps it; SIGKILL ends it."""
 
 
 class Event(_Spec):

@@ -9,6 +9,7 @@ most `engine_wait_s` for the polls it started, then takes each endpoint's newest
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
@@ -23,7 +24,8 @@ from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.host import own_addresses
 from gpumem_tui.sources.pace import Pace
 from gpumem_tui.sources.placement import placed
-from gpumem_tui.sources.replay import ReplaySource
+from gpumem_tui.sources.replay import ReplaySource, Signalled
+from gpumem_tui.sources.signals import Signaller, Stopper
 
 DISCOVERY_EVERY_S = 10.0
 ENGINE_WAIT_S = 0.1
@@ -95,6 +97,14 @@ class Feed(ABC):
         """The history forensics walks beyond the minutes kept (a node's in Prometheus); None: none."""
         return None
 
+    def stopper(self) -> Stopper | str:
+        """What stops this feed's processes for `k` (a live node, a demo), or why nothing here can."""
+        return "this source cannot stop processes"
+
+    def events(self) -> list[Signalled]:
+        """What the source recorded happening since the last call, each given once (a recording's signals)."""
+        return []
+
 
 class LiveFeed(Feed):
     """This node: a collector, plus engines given by hand and found among the host's processes."""
@@ -119,6 +129,7 @@ class LiveFeed(Feed):
         self.engine_wait_s, self.addresses, self.look = engine_wait_s, addresses, look
         self._clock, self._discovered_at = clock, float("-inf")
         self._notes: list[SourceError] = []
+        self._stopper = Signaller()
 
     async def sample(self) -> Sample:
         self.scraper.poll()  # the engines answer while the GPUs are read
@@ -145,6 +156,9 @@ class LiveFeed(Feed):
         self._notes = [SourceError(source="discovery", message=note) for note in found.notes]
         return found
 
+    def stopper(self) -> Stopper:
+        return self._stopper
+
     async def aclose(self) -> None:
         await self.scraper.aclose()
 
@@ -161,6 +175,8 @@ class ReplayFeed(Feed):
 
     def __init__(self, replay: ReplaySource, name: str, pace: Pace | None = None):
         self.replay, self.name, self.live, self.pace = replay, name, False, pace
+        self._told = 0
+        """Events of the recording said so far."""
 
     def pause(self) -> None:
         if self.pace:
@@ -177,6 +193,17 @@ class ReplayFeed(Feed):
     @property
     def path(self) -> Path:
         return self.replay.reader.path
+
+    def stopper(self) -> str:
+        return "a recording: its processes ran when it was recorded, and nothing here can stop them"
+
+    def events(self) -> list[Signalled]:
+        """The recording's events the replay has passed: signals sent from the screen that recorded it."""
+        events, position = self.replay.reader.events, self.replay.position
+        first = self.replay.first_timestamp
+        due = list(itertools.takewhile(lambda e: e.timestamp - first <= position, events[self._told :]))
+        self._told += len(due)
+        return due
 
     async def sample(self) -> Sample:
         """The sample at the replay position; lines of the recording skipped so far are said with it."""

@@ -72,6 +72,7 @@ class HostSource:
                     "user": _read(proc.username),
                     "cmdline": _read(proc.cmdline),
                     "pod": self.proc.pod(pid),
+                    "started": _read(proc.create_time),
                 }
             self._fixed[pid] = fixed
             return ProcessInfo(

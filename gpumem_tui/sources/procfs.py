@@ -145,6 +145,41 @@ def environment(environ: str | None) -> dict[str, str]:
     return found
 
 
+def real_uid(status: str | None) -> int | None:
+    """The owner of a process: the real uid on the `Uid:` line of `/proc/PID/status`; None when not said."""
+    for line in (status or "").splitlines():
+        name, _, values = line.partition(":")
+        if name == "Uid" and values.split() and values.split()[0].isdigit():
+            return int(values.split()[0])
+    return None
+
+
+def stat_ended(stat: str | None) -> bool:
+    """Whether `/proc/PID/stat` says the process has ended: absent (reaped), or a zombie (`Z`) or dead (`X`)
+    whose parent has not reaped it yet; either way it holds no memory. The state follows the last `)`, as the
+    name before it may hold any character."""
+    if not stat or ")" not in stat:
+        return True
+    state = stat.rpartition(")")[2].split()
+    return not state or state[0] in ("Z", "X", "x")
+
+
+def stat_start_ticks(stat: str | None) -> int | None:
+    """When the process started, in clock ticks after boot: `/proc/PID/stat`'s field 22 (the 20th after the
+    name's last `)`)."""
+    fields = (stat or "").rpartition(")")[2].split()
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
+def boot_time(stat: str | None) -> float | None:
+    """When the machine booted, seconds since the epoch: the `btime` line of `/proc/stat`."""
+    for line in (stat or "").splitlines():
+        name, _, value = line.partition(" ")
+        if name == "btime" and value.strip().isdigit():
+            return float(value)
+    return None
+
+
 def visible_devices(env: dict[str, str]) -> list[str] | None:
     """The GPUs a process was given: UUIDs (`GPU-...`, `MIG-...`) or indices as NVML numbers the cards here.
     NVIDIA_VISIBLE_DEVICES says which cards the container has; CUDA_VISIBLE_DEVICES narrows that (its indices
@@ -227,6 +262,14 @@ def _walk(opened: list[int], path: str) -> bool:
     return True
 
 
+def _read_text(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
 class ProcFiles:
     """Reads files under a proc root and a kubelet pod-log root; anything unreadable is None."""
 
@@ -237,11 +280,7 @@ class ProcFiles:
 
     def text(self, pid: int | str, name: str) -> str | None:
         """`<proc>/<pid>/<name>` as text (NUL bytes kept), or None."""
-        try:
-            with (self.proc / str(pid) / name).open("rb") as handle:
-                return handle.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
-        except (OSError, ValueError):
-            return None
+        return _read_text(self.proc / str(pid) / name)
 
     def inside(self, pid: int | str, path: str) -> str | None:
         """A regular file at `path` in the process's own filesystem (`<proc>/<pid>/root`), or None.
@@ -324,6 +363,19 @@ class ProcFiles:
 
     def devices(self, pid: int | str) -> list[str] | None:
         return visible_devices(environment(self.text(pid, "environ")))
+
+    def owner(self, pid: int) -> int | None:
+        """The uid the process runs as; None when it cannot be read (gone, or hidden from us)."""
+        return real_uid(self.text(pid, "status"))
+
+    def ended(self, pid: int) -> bool:
+        return stat_ended(self.text(pid, "stat"))
+
+    def started(self, pid: int) -> float | None:
+        """When the process started, seconds since the epoch, as the host source (psutil) reckons it: its start
+        in clock ticks after boot, plus the boot time. None when unreadable."""
+        ticks, boot = stat_start_ticks(self.text(pid, "stat")), boot_time(_read_text(self.proc / "stat"))
+        return None if ticks is None or boot is None else boot + ticks / os.sysconf("SC_CLK_TCK")
 
     def whereabouts(self, pid: int) -> Whereabouts:
         """What discovery asks of an engine process; sockets and addresses only when its network is not ours."""

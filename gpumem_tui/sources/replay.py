@@ -13,12 +13,13 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from gpumem_tui import __version__
-from gpumem_tui.models import Sample
+from gpumem_tui.models import LATEST_TIMESTAMP, Sample
+from gpumem_tui.records import Record
 
 FORMAT_NAME = "gpumem-tui-recording"
 FORMAT_VERSION = 1
@@ -31,6 +32,21 @@ MAX_WARNINGS = 20
 
 class RecordingError(ValueError):
     """A file that is not a recording this version can read: the file and the reason."""
+
+
+class Signalled(Record):
+    """A line of a recording that is no sample: a signal the node screen sent (`k`) and what followed. A
+    reader from before events skips it with a warning, as any line that is not a sample."""
+
+    event: Literal["signal"]
+    timestamp: float = Field(ge=0, le=LATEST_TIMESTAMP, allow_inf_nan=False)
+    pid: int
+    signal: Literal["SIGTERM", "SIGKILL"]
+    outcome: Literal["ended", "running", "gone", "failed"]
+    """The process ended; was still running when the screen stopped waiting; was gone before the signal; or
+    the system refused the signal."""
+    said: str
+    """What the screen said of it."""
 
 
 def _header() -> dict[str, Any]:
@@ -75,6 +91,8 @@ class Recorder:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._events: list[Signalled] = []
+        """Events said before this session's first sample: written after it, in the session they belong to."""
         try:
             self._file = self.path.open("a", encoding="utf-8")
         except OSError as exc:
@@ -120,6 +138,16 @@ class Recorder:
                 self._line(json.dumps(_header()))
             self._opened = True
         self._line(sample.model_dump_json())
+        for event in self._events:
+            self._line(event.model_dump_json())
+        self._events = []
+
+    def note(self, event: Signalled) -> None:
+        """An event, in the session of the samples around it."""
+        if self._opened:
+            self._line(event.model_dump_json())
+        else:
+            self._events.append(event)
 
     def close(self) -> None:
         """Release the file; what a failed write left unwritten is dropped (the failure was raised then)."""
@@ -140,6 +168,8 @@ class RecordingReader:
     def __init__(self, path: str | Path, session: int | None = None):
         self.path = Path(path)
         self.warnings: list[str] = []
+        self.events: list[Signalled] = []
+        """The events read so far, in order (they come as the samples around them are read)."""
         self._unsaid = 0
         try:
             with self.path.open("rb") as handle:
@@ -175,6 +205,8 @@ class RecordingReader:
                 try:
                     yield Sample.model_validate_json(line)
                 except ValidationError as exc:
+                    if self._event(line):
+                        continue
                     self._skip(
                         f"line {number} was cut off mid-write (a crash while recording)"
                         if not line.endswith("\n")
@@ -183,6 +215,14 @@ class RecordingReader:
         if self._unsaid:
             self.warnings.append(f"{self.path}: {self._unsaid} more line(s) that are not samples skipped")
             self._unsaid = 0
+
+    def _event(self, line: str) -> bool:
+        """Whether the line is an event (kept in `events`)."""
+        try:
+            self.events.append(Signalled.model_validate_json(line))
+        except ValidationError:
+            return False
+        return True
 
     def _skip(self, why: str) -> None:
         if len(self.warnings) < MAX_WARNINGS:
@@ -260,7 +300,7 @@ class ReplaySource:
         if first is None:
             raise RecordingError(f"{self.reader.path}: the recording holds no samples")
         self._current, self._next = first, next(self._samples, None)
-        self._first_timestamp = first.timestamp
+        self.first_timestamp = first.timestamp
         self._clock, self._speed, self._start_at = clock, speed, start_at
         self._origin = clock()
 
@@ -278,7 +318,7 @@ class ReplaySource:
         return self._next is None
 
     def offset(self, sample: Sample) -> float:
-        return sample.timestamp - self._first_timestamp
+        return sample.timestamp - self.first_timestamp
 
     def sample(self) -> Sample:
         position = self.position

@@ -77,7 +77,7 @@ def test_enter_opens_the_node_and_escape_or_q_comes_back_to_the_fleet(fleet_samp
     assert sample.hostname == "node-d" and sample.source == "prometheus"  # the node's own series
     text = seen["node"]
     assert "node node-d" in text  # the header names the node and the fleet it came from
-    assert "q or escape: back to the fleet" in text
+    assert "q back" in text  # the footer says where q goes
     assert "kv_saturated" in text or "KV cache full" in text  # judged as a node is
     assert "Prometheus gives no pids" in text and "GPU 0: held by pod" in text  # said where the processes would be
     assert seen["back"] == (True, seen["row"], "node-d", True)  # the fleet as it was left, read again

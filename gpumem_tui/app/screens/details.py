@@ -1,4 +1,4 @@
-"""DetailsScreen: every field of the focused GPU, or of the process under the table's cursor."""
+"""DetailsScreen: every field of the focused GPU, or the sheet of the process under the table's cursor."""
 
 from __future__ import annotations
 
@@ -13,17 +13,19 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from gpumem_tui.app.stopping import Target, target
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.app.widgets.process_table import ProcessTable
+from gpumem_tui.diagnosis.findings.exit import clock
 from gpumem_tui.models import Sample
 from gpumem_tui.text import literal
 from gpumem_tui.units import Unit, fmt
 
 
 class DetailsScreen(ModalScreen[None]):
-    """A read-only sheet; escape or enter closes it. Sizes are in the node's unit; `g` switches it here as on
-    the monitor (`switch_unit`, which gives the new unit), and the sheet is drawn again (from the sample it was
-    opened on)."""
+    """A read-only sheet; escape, enter or q closes it (its border says so). Sizes are in the node's unit; `g`
+    switches it here as on the monitor (`switch_unit`, which gives the new unit), and the sheet is drawn again
+    (from the sample it was opened on)."""
 
     BINDINGS = [Binding("escape,enter,q", "dismiss", "close"), Binding("g", "units", "GB/GiB")]
 
@@ -33,7 +35,9 @@ class DetailsScreen(ModalScreen[None]):
         self.body = _details(sample, focused, unit)
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="details-box"):
+        box = VerticalScroll(id="details-box")
+        box.border_subtitle = "escape, enter or q: close    g: GB/GiB"
+        with box:
             yield Static(self.body, id="details-text")
 
     def action_units(self) -> None:
@@ -42,17 +46,54 @@ class DetailsScreen(ModalScreen[None]):
 
 
 def _details(sample: Sample, focused: Widget | None, unit: Unit) -> Table | Text:
-    if isinstance(focused, ProcessTable) and focused.row_count:
-        key = focused.coordinate_to_cell_key(focused.cursor_coordinate).row_key.value or ""
-        pid, gpu = (int(part) for part in key.split(":"))
-        process = next((p for p in sample.processes if p.pid == pid and p.gpu_index == gpu), None)
-        if process:
-            return _sheet(f"Process {pid} on GPU {gpu}", process.model_dump(), unit)
+    row = focused.current() if isinstance(focused, ProcessTable) else None
+    process = target(sample, row[0]) if row else None
+    if process is not None:
+        return _process_sheet(process, sample, unit)
     index = focused.index if isinstance(focused, GpuCard) else 0
     card = next((g for g in sample.gpus if g.index == index), None)
     if card is None:
         return Text("Nothing selected: focus a GPU (tab) or a process row, then press enter.")
     return _sheet(f"GPU {index}", card.model_dump(), unit)
+
+
+def _process_sheet(process: Target, sample: Sample, unit: Unit) -> Table:
+    """A process as a person reads it: who and what it is, since when, what it holds on each GPU, the engine
+    it serves, and its command line wrapped. Outside text literally."""
+    first = process.first
+    table = Table(
+        title=Text(f"Process {process.pid}: {process.name}", style="bold"),
+        title_justify="left",
+        box=None,
+        show_header=False,
+        expand=True,
+    )
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold", ratio=1)
+    for name, value in (
+        ("name", process.name),
+        ("pid", str(process.pid)),
+        ("user", process.user),
+        ("started", "n/a" if first.started is None else clock(first.started)),
+        ("engine", _engine_of(process.pid, sample)),
+        ("GPU memory", process.held(unit, "\n")),
+        ("host RSS", fmt(first.host_rss_bytes, unit, 2)),
+        ("CPU", "n/a" if first.cpu_percent is None else f"{first.cpu_percent:.0f} %"),
+        ("pod", literal(first.pod, "none")),
+        ("command", process.command),
+    ):
+        table.add_row(Text(name), Text(value))
+    return table
+
+
+def _engine_of(pid: int, sample: Sample) -> str:
+    """The engine endpoint that names the pid: its kind, model and address."""
+    for endpoint in sample.engines:
+        if pid in endpoint.pids:
+            models = ", ".join(literal(r.model) for r in endpoint.records if r.model) or "a model not read yet"
+            kind = endpoint.records[0].engine if endpoint.records else "an engine"
+            return f"{kind} serving {models} at {literal(endpoint.url)}"
+    return "none (no engine endpoint names this pid)"
 
 
 def _sheet(title: str, fields: dict, unit: Unit) -> Table:

@@ -16,6 +16,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
@@ -25,6 +26,7 @@ from gpumem_tui.app.fleet_history_view import history_lines
 from gpumem_tui.app.fleet_view import Table, finding_table, model_table, node_table
 from gpumem_tui.app.node import Node
 from gpumem_tui.app.off_thread import off_thread
+from gpumem_tui.app.screens.help import FLEET_HELP, HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.tone import severity_style, state_style
 from gpumem_tui.diagnosis.findings import Thresholds
@@ -93,7 +95,12 @@ class Fleet:
 class FleetScreen(Screen):
     """The fleet's screen; its reads pause while a node's screen is over it and start again on the way back."""
 
-    BINDINGS = [("enter", "open_node", "Open node"), ("r", "refresh_now", "Refresh now"), ("q", "app.quit", "Quit")]
+    BINDINGS = [
+        ("enter", "open_node", "Open node"),
+        ("r", "refresh_now", "Refresh now"),
+        Binding("question_mark,h", "help", "Help"),
+        ("q", "app.quit", "Quit"),
+    ]
 
     def __init__(self, fleet: Fleet, glyphs: Glyphs) -> None:
         super().__init__()
@@ -152,6 +159,9 @@ class FleetScreen(Screen):
 
     def action_refresh_now(self) -> None:
         self.refresh_now()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(self.glyphs, FLEET_HELP))
 
     def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
         """`enter` is offered (and shown in the footer) only where a node can be opened."""

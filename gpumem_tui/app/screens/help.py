@@ -1,4 +1,5 @@
-"""HelpScreen: the keys, what the bars mean, and where the numbers come from."""
+"""HelpScreen: the keys, what the bars mean, and where the numbers come from; on the fleet screen, the fleet's
+keys and what its tables say."""
 
 from __future__ import annotations
 
@@ -10,10 +11,16 @@ from textual.widgets import Static
 
 from gpumem_tui.glyphs import Glyphs
 
+CLOSE = "escape, q, ? or h closes this help"
+
 HELP = """\
-[b]Keys[/b]
-  q quit    ? or h this help    p planner    tab next panel    s sort processes
-  g GB / GiB    space pause    r record on/off    + / - refresh faster / slower    enter details
+[b]Keys[/b]  ({close})
+  q quit (back to the fleet when opened from it)    ? or h this help    p planner    s sort processes
+  g GB / GiB    space pause    r record on/off    + / - refresh faster / slower    tab next panel
+  enter  on a GPU: its full card, then every field; on a process: its sheet (user, start, engine, command)
+  up / down  from GPU to GPU while each GPU is one line
+  k  on a process: SIGTERM after you confirm, SIGKILL offered if it is still there after a few seconds
+     (another user's process only as root; not on a recording or a node read from Prometheus)
   f forensics of the last minutes (a replay: all of it; a node in Prometheus: its --history): markers, who grew, why an engine exited
 
 [b]Each GPU[/b]
@@ -30,16 +37,32 @@ screen's node: escape goes back), where pods stand in for processes.
 """  # noqa: E501 - the legend's fields are longer than the characters they become
 
 
+FLEET_HELP = """\
+[b]Keys[/b]  ({close})
+  enter  on a node: its own screen, judged as `gpumem-tui` judges a node; q or escape there comes back here
+  up / down  move in a table    tab  next table    r  read the fleet now    ? or h  this help    q  quit
+
+[b]Tables[/b]  nodes, most severe first; the fleet's findings by code, with the nodes each names; each
+model's replicas. A note under a table says what could not be read, and why.
+[b]Units[/b]  GB = 10^9 bytes, GiB = 2^30 bytes (7.4 % apart).
+[b]Source[/b]  A Prometheus (`fleet --prometheus URL`) or the simulated fleet (`fleet --demo`); `fleet check`
+prints the same verdict as text.
+"""
+
+
 class HelpScreen(ModalScreen[None]):
-    """Closes on escape, q, ? or h. `glyphs`: what the bars are drawn with, for the legend."""
+    """Closes on escape, q, ? or h (said in its text and on its border). `glyphs`: what the bars are drawn
+    with, for the legend; `text`: the node screen's help, or the fleet's (FLEET_HELP)."""
 
     BINDINGS = [Binding("escape,q,question_mark,h", "dismiss", "close")]
 
-    def __init__(self, glyphs: Glyphs) -> None:
+    def __init__(self, glyphs: Glyphs, text: str = HELP) -> None:
         super().__init__()
-        self.glyphs = glyphs
+        self.glyphs, self.text = glyphs, text
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help-box"):
+        box = VerticalScroll(id="help-box")
+        box.border_subtitle = CLOSE
+        with box:
             # The legend in the characters the bars are drawn with (ASCII under --ascii).
-            yield Static(HELP.format_map(self.glyphs.fill), id="help-text")
+            yield Static(self.text.format_map({**self.glyphs.fill, "close": CLOSE}), id="help-text")

@@ -15,12 +15,14 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
+from gpumem_tui.app import stopping
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.node import Node, RecordingRefused
 from gpumem_tui.app.redraw import show, update
 from gpumem_tui.app.screens.details import DetailsScreen
 from gpumem_tui.app.screens.forensics import ForensicsScreen
 from gpumem_tui.app.screens.help import HelpScreen
+from gpumem_tui.app.screens.stop import StopScreen
 from gpumem_tui.app.view import View
 from gpumem_tui.app.widgets.bar_legend import BarLegend
 from gpumem_tui.app.widgets.engine_card import EngineCard
@@ -29,6 +31,7 @@ from gpumem_tui.app.widgets.gpu_card import GpuCard, full_height
 from gpumem_tui.app.widgets.header_bar import HeaderBar
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.app.widgets.status_line import StatusLine
+from gpumem_tui.diagnosis.findings.exit import clock
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.models import Sample
@@ -49,17 +52,22 @@ class MainScreen(Screen):
     inputs, help, details, forensics), they are that screen's to take."""
 
     BINDINGS = [
+        # Of two bindings of one key, the first whose action `check_action` allows takes it (and the footer
+        # shows it): q quits a node opened alone and goes back where the screen was opened from.
         Binding("q", "close", "quit"),
+        Binding("q", "leave", "back"),
         Binding("question_mark,h", "help", "help"),
+        Binding("k", "stop", "stop"),
+        Binding("k", "why_no_stop", "stop", show=False),
         Binding("p", "planner", "planner"),
         Binding("s", "sort", "sort"),
         Binding("g", "units", "GB/GiB"),
+        Binding("f", "forensics", "forensics"),
         Binding("space", "pause", "pause"),
         Binding("r", "record", "record"),
         Binding("plus,equals_sign", "faster", "faster", key_display="+"),
         Binding("minus", "slower", "slower", key_display="-"),
         Binding("enter", "details", "details", show=False),
-        Binding("f", "forensics", "forensics", show=False),
         Binding("escape", "leave", "back", show=False),
     ]
 
@@ -71,6 +79,8 @@ class MainScreen(Screen):
         self.view: View | None = None
         self.expanded: int | None = None
         """The GPU shown as a full card while the others are one line each."""
+        self.stop_wait_s = stopping.WAIT_S
+        """How long `k` waits after SIGTERM before it offers SIGKILL."""
         self._ticker: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -96,8 +106,6 @@ class MainScreen(Screen):
         feed = self.node.feed
         if feed.intro:  # a demo says what it shows and when
             self.notify(feed.intro, title=literal(feed.label), timeout=INTRO_S, markup=False)
-        if self.back_to is not None:
-            self.notify(f"q or escape: back to {self.back_to}", title=literal(feed.label), markup=False)
         if self.node.record_path:
             self._start_recording()
         self.refresh_now()
@@ -128,13 +136,18 @@ class MainScreen(Screen):
         note = self.node.took(message.sample, message.judged)
         if note:
             self.notify(note, title="GPU numbers", timeout=INTRO_S, markup=False)
+        for event in self.node.feed.events():  # a recording's signals, as the screen that recorded them said
+            self.notify(f"recorded at {clock(event.timestamp)}: {literal(event.said)}", markup=False)
         self._record(message.sample)
         self.redraw()
 
     def _record(self, sample: Sample) -> None:
-        stopped = self.node.record(sample)
-        if stopped is not None:
-            self.notify(f"recording stopped: {literal(stopped)}", severity="error", markup=False)
+        self._say_stopped(self.node.record(sample))
+
+    def _say_stopped(self, why: str | None) -> None:
+        """A recording that a failed write stopped."""
+        if why is not None:
+            self.notify(f"recording stopped: {literal(why)}", severity="error", markup=False)
 
     def on_refresh_failed(self, message: RefreshFailed) -> None:
         self.node.last_error = message.error
@@ -151,18 +164,55 @@ class MainScreen(Screen):
     def on_gpu_card_details(self) -> None:
         self.action_details()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
+        """Which of a key's bindings acts (and shows): q quits alone and goes back from the fleet; `k` acts on
+        a process row of a source that can stop processes, else says why it does not."""
+        if action == "close":
+            return self.back_to is None
+        if action == "leave":
+            return self.back_to is not None
+        if action == "stop":
+            return isinstance(self.focused, ProcessTable) and not isinstance(self.node.feed.stopper(), str)
+        return True
+
     def action_close(self) -> None:
-        """q: back to where the screen was opened from (the fleet); opened alone, the app ends."""
-        if self.back_to is None:
-            self.app.exit()
-        else:
-            self.action_leave()
+        """q on a node opened alone: the app ends."""
+        self.app.exit()
 
     def action_leave(self) -> None:
-        """Escape: back to where the screen was opened from; nothing when opened alone."""
-        if self.back_to is not None:
-            self.app.clear_notifications()  # what was said of this node is not said over the fleet
-            self.dismiss()
+        """q or escape: back to where the screen was opened from (the fleet)."""
+        self.app.clear_notifications()  # what was said of this node is not said over the fleet
+        self.dismiss()
+
+    def action_stop(self) -> None:
+        """`k` on a process row: ask, then signal it (StopScreen); another user's process is refused here."""
+        stopper, row = self.node.feed.stopper(), self.query_one(ProcessTable).current()
+        process = stopping.target(self.node.sample, row[0]) if row else None
+        if isinstance(stopper, str) or process is None:
+            self.action_why_no_stop()
+            return
+        refused = stopper.refusal(process.first)
+        if refused:
+            self.notify(refused, title=f"pid {process.pid} not stopped", severity="warning", markup=False)
+            return
+        self.app.push_screen(StopScreen(process, stopper, self.node.unit, self._stopped, self.stop_wait_s))
+
+    def action_why_no_stop(self) -> None:
+        stopper = self.node.feed.stopper()
+        if isinstance(stopper, str):
+            why = f"k stops a process, but not here: {stopper}"
+        elif isinstance(self.focused, ProcessTable):
+            why = "k stops the process under the cursor: there is none"
+        else:
+            why = "k stops the process under the cursor of the process table: tab to it first"
+        self.notify(why, markup=False)
+
+    def _stopped(self, outcome: stopping.Outcome) -> None:
+        """A signal's outcome: said, written to the recording, and the node read again (its memory goes)."""
+        ended = outcome.result in ("ended", "gone")
+        self.notify(outcome.said(self.node.unit), severity="information" if ended else "warning", markup=False)
+        self._say_stopped(self.node.note(outcome.event(self.node.now(), self.node.unit)))
+        self.refresh_now()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.glyphs))

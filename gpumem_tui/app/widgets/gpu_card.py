@@ -60,8 +60,12 @@ class GpuCard(Widget, can_focus=True):
     DEFAULT_CSS = "GpuCard { height: auto; }"
     COMPONENT_CLASSES = COMPONENT_CLASSES
     BINDINGS = [
-        Binding("enter", "open", "full card", show=False),
+        # enter says what it does here: a one-line card opens in full, a full card shows its details
+        Binding("enter", "open", "full card"),
+        Binding("enter", "details", "details"),
         Binding("escape", "fold", "one line", show=False),
+        Binding("up", "step(-1)", "previous GPU", show=False),
+        Binding("down", "step(1)", "next GPU", show=False),
     ]
     content: reactive[GpuCardContent | None] = reactive(None)
     compact: reactive[bool] = reactive(False, layout=True)
@@ -83,13 +87,33 @@ class GpuCard(Widget, can_focus=True):
 
     def watch_compact(self, compact: bool) -> None:
         self.set_class(compact, "-compact")
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
+        """`enter` opens a one-line card, or shows a full card's details; the arrows move from GPU to GPU while
+        the GPUs are one line each (full cards leave them to scroll the screen)."""
+        if action == "open":
+            return self.compact
+        if action == "details":
+            return not self.compact
+        if action == "step":
+            return self.compact or self.has_class("-open")
+        return True
 
     def action_open(self) -> None:
-        """Enter: a one-line card opens in full; a full card shows every field NVML gave."""
-        if self.compact:
-            self.post_message(self.Toggled(self.index, True))
-        else:
-            self.post_message(self.Details())
+        """Enter on a one-line card: the screen shows it in full."""
+        self.post_message(self.Toggled(self.index, True))
+
+    def action_details(self) -> None:
+        """Enter on a full card: the screen shows every field NVML gave."""
+        self.post_message(self.Details())
+
+    def action_step(self, by: int) -> None:
+        """Up or down among one-line GPUs: the focus goes to the card above or below, none past the ends."""
+        cards = list(self.screen.query(GpuCard))
+        at = cards.index(self) + by
+        if 0 <= at < len(cards):
+            cards[at].focus()
 
     def action_fold(self) -> None:
         """Escape: a card opened from one line goes back to one line."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
@@ -18,7 +19,10 @@ SORTS = ("GPU memory", "pid", "GPU", "host RSS", "user")
 
 
 class ProcessTable(DataTable):
-    """Outside text (names, command lines) is shown literally: cells are Text, never markup."""
+    """Outside text (names, command lines) is shown literally: cells are Text, never markup. Enter on a row
+    opens its sheet; `k` (the node screen's) stops it."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "details")]
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -27,6 +31,14 @@ class ProcessTable(DataTable):
         for name in COLUMNS:
             self.add_column(name, key=name)
         self.sort_by = SORTS[0]
+
+    def current(self) -> tuple[int, int] | None:
+        """(pid, GPU index) of the row under the cursor; None on an empty table."""
+        if not self.row_count:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value or ""
+        pid, gpu = (int(part) for part in key.split(":"))
+        return pid, gpu
 
     def next_sort(self) -> str:
         self.sort_by = SORTS[(SORTS.index(self.sort_by) + 1) % len(SORTS)]
@@ -70,7 +82,6 @@ class ProcessTable(DataTable):
 
 
 def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit, pods: bool = False) -> tuple[Text, ...]:
-    command = " ".join(p.cmdline) if p.cmdline else (p.note or "")
     pod = (Text(literal(p.pod, "")[:64]),) if pods else ()
     return (
         Text(str(p.pid)),
@@ -82,5 +93,5 @@ def _cells(p: ProcessRecord, engine_pids: set[int], unit: Unit, pods: bool = Fal
         Text("yes" if p.pid in engine_pids else ""),
         *pod,
         Text(literal(p.name, "")[:32]),
-        Text(literal(command)[:200]),
+        Text(literal(p.command)[:200]),
     )

@@ -89,6 +89,12 @@ class NodeFeed(Feed):
     def past(self) -> Past | None:
         return self.history
 
+    def stopper(self) -> str:
+        return (
+            "a node read from Prometheus: gpumem-tui reads its series and has no hand on its processes. "
+            "Stop it on the node itself (gpumem-tui there, or kill PID)."
+        )
+
     async def sample(self) -> Sample:
         read = await self.read()
         sample = node_sample(read, self.node)
