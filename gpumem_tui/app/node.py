@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gpumem_tui.app.view import Header, Judged, View, build_view, lay_out
 from gpumem_tui.cuda_order import index_note
-from gpumem_tui.diagnosis.autoplan import plan_by_gpu
+from gpumem_tui.diagnosis.autoplan import as_manual, drawn_plans, plan_by_gpu
 from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.findings.node import refresh_failed
 from gpumem_tui.diagnosis.forensics import Forensics, Investigation, investigate, memory_window_s, no_samples, result
@@ -115,6 +115,17 @@ class Node:
             self.investigation.rejudge()
             if self.sample is not None:
                 self.judged = self._laid_out(self.sample)
+
+    def plan_to_edit(self, gpu_index: int | None) -> ManualPlan | None:
+        """What the planner screen opens on: a plan set there before, else what the engine on GPU `gpu_index`
+        runs (None: the first GPU an engine is planned on), else None: nothing runs there."""
+        manual = self.judge.plan
+        if manual is not None and manual.source == "planner screen":
+            return manual
+        drawn = drawn_plans(self.judged.plans)
+        index = min(drawn, default=None) if gpu_index is None else gpu_index
+        plan = drawn.get(index) if index is not None else None
+        return as_manual(plan) if plan is not None else None
 
     def node_gpu(self) -> str | None:
         """The catalog key of this node's first answering card, by its NVML name."""

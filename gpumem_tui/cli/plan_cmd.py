@@ -13,6 +13,7 @@ from gpumem_tui.cli.plan_view import print_engine_plan, print_plan
 from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.report import serving_json, split_reason
 from gpumem_tui.planner.serving import EngineOptions, serve
+from gpumem_tui.planner.vllm.launch import model_argument
 from gpumem_tui.planner.vllm.vision import NO_MODALITIES
 from gpumem_tui.units import fmt_both
 
@@ -30,14 +31,15 @@ def run(args: argparse.Namespace) -> int:
         if found.checkpoint and not args.weights
         else []
     )
+    model = model_argument(found.model, args.model, args.config)
     with reader_may_leave():
         if args.json:
-            data = serving_json(serving)
+            data = serving_json(serving, model)
             data["warnings"] = extra + data["warnings"]
             data["split_reason"] = why
             print_json(data)
         elif serving.engine:
-            print_engine_plan(serving, extra, why)
+            print_engine_plan(serving, extra, why, model)
         else:
             print_plan(serving.plan, extra, why)
     return 1 if args.check and not serving.fits else 0

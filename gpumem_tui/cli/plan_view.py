@@ -9,6 +9,8 @@ from gpumem_tui.planner.records import Plan
 from gpumem_tui.planner.report import cross_check, serving_verdict, verdict
 from gpumem_tui.planner.serving import Serving
 from gpumem_tui.planner.vllm import EnginePrediction
+from gpumem_tui.planner.vllm.launch import launch_line
+from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB, fmt, fmt_both
 
 BAND_LABELS = {
@@ -45,8 +47,9 @@ def print_heading(out, plan: Plan, why: str | None = None) -> None:
     out.print()
 
 
-def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None) -> None:
-    """The engine decides: its per-GPU numbers and log lines, its verdict, then the plain cross-check."""
+def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None, model: str | None = None) -> None:
+    """The engine decides: its per-GPU numbers and log lines, its verdict, the plain cross-check, then the
+    command that launches the plan (`model`: the model argument, else the catalog's id)."""
     out, engine = console(), serving.engine
     assert engine is not None
     print_heading(out, serving.plan, why)
@@ -56,6 +59,12 @@ def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None
     say(out, cross_check(serving), style="dim")
     for line in notes + serving.warnings:
         say(out, f"  ! {line}", style="yellow")
+    launch = launch_line(engine.settings, model)
+    out.print()
+    say(out, f"Launch with vLLM {engine.settings.version}:", style="bold")
+    for note in launch.notes:
+        say(out, f"  ~ {note}")
+    out.print(Text(literal(launch.command)), soft_wrap=True)  # one line, whatever the width: it is copied
 
 
 def print_plan(plan: Plan, notes: list[str], why: str | None = None) -> None:

@@ -455,6 +455,27 @@ def measured_facts(plan: EnginePlan) -> EnginePlan:
     return plan.running or plan
 
 
+def as_manual(plan: EnginePlan) -> ManualPlan | None:
+    """What an engine runs as a plan a person can change (the planner screen opens on it): the settings the
+    plan was predicted with, the running engine's own beside a hand-set plan; None where none was made."""
+    facts = measured_facts(plan)
+    settings = facts.settings
+    if settings is None:
+        return None
+    return ManualPlan(
+        model=settings.model,
+        quantization=settings.quantization,
+        kv_cache_dtype=settings.kv_cache_dtype,
+        max_model_len=settings.max_model_len,
+        users=facts.users,
+        utilization=settings.utilization,
+        tp=settings.tp,
+        version=settings.version,
+        gpu=settings.gpu,
+        source="planner screen",
+    )
+
+
 def drawn_plans(plans: list[EnginePlan]) -> dict[int, EnginePlan]:
     """The plan drawn over each GPU: the first with an overlay that claims it (the TUI draws it, the
     exporter publishes its bands)."""
@@ -475,6 +496,7 @@ def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
 __all__ = [
     "DEFAULT_VERSION",
     "EnginePlan",
+    "as_manual",
     "auto_settings",
     "drawn_plans",
     "engine_plans",

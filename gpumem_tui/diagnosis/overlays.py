@@ -10,14 +10,7 @@ from pydantic import Field
 from gpumem_tui.catalog import Catalog, GpuSpec, ModelSpec
 from gpumem_tui.models import Sample
 from gpumem_tui.planner.records import PlanInput
-from gpumem_tui.planner.serving import (
-    QUANTIZATION_TO_FORMAT,
-    EngineOptions,
-    default_format,
-    engine_settings,
-    engine_split,
-    resolve_weights,
-)
+from gpumem_tui.planner.serving import EngineOptions, engine_settings, engine_split, format_of, resolve_weights
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EngineSettings
 from gpumem_tui.records import Record
 from gpumem_tui.units import MIB
@@ -68,7 +61,7 @@ def manual_request(
     """The manual plan as the request `plan --engine vllm` builds from the same options, on this GPU: its
     split, else the running engine's, else the fewest that hold its load; its length, else the engine's."""
     method = plan.quantization
-    weights = QUANTIZATION_TO_FORMAT.get(method or "") or ("bf16" if method == "none" else default_format(plan.model))
+    weights = format_of(method, plan.model)
     context = plan.max_model_len or running_max_len or plan.model.max_context or DEFAULT_MAX_LEN
     inp = PlanInput(
         model=plan.model,

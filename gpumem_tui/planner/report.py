@@ -8,6 +8,7 @@ from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.parallel import SPLITS
 from gpumem_tui.planner.records import Plan, PlanInput
 from gpumem_tui.planner.serving import EngineOptions, Serving, engine_answer
+from gpumem_tui.planner.vllm.launch import launch_line
 from gpumem_tui.planner.warnings import room
 from gpumem_tui.units import fmt, gib
 
@@ -160,9 +161,10 @@ def plan_json(plan: Plan) -> dict:
 CROSS_CHECK_KEYS = ("fits", "fewest_gpus", "max_users_at_context", "max_context_at_users", "kv_pool_bytes", "verdict")
 
 
-def serving_json(s: Serving) -> dict:
+def serving_json(s: Serving, model: str | None = None) -> dict:
     """`plan_json` with `method` saying who decided; with an engine, its answers replace the verdict keys,
-    the plain method's answers move to `cross_check`, and `engine` holds the prediction."""
+    the plain method's answers move to `cross_check`, `engine` holds the prediction and `launch` the command
+    that reproduces it (`model`: the model argument, `launch.model_argument`)."""
     data = plan_json(s.plan)
     data["method"] = s.method
     if s.engine is None:
@@ -184,4 +186,5 @@ def serving_json(s: Serving) -> dict:
         warnings=s.warnings,
     )
     data["engine"] = e.prediction.engine_json()
+    data["launch"] = launch_line(e.settings, model).launch_json()
     return data

@@ -56,6 +56,14 @@ def default_format(model: ModelSpec) -> str:
     return model.native_dtype if model.native_dtype in SIXTEEN_BIT else "bf16"
 
 
+def format_of(quantization: str | None, model: ModelSpec) -> str:
+    """The catalog format a vLLM method sizes as: the mapped one, 16-bit for `none` (16-bit weights of a
+    quantized checkpoint), the checkpoint's own for None. The inverse of `engine_quantization`."""
+    if quantization == "none":
+        return "bf16"
+    return QUANTIZATION_TO_FORMAT.get(quantization or "") or default_format(model)
+
+
 def resolve_weights(catalog: Catalog, model: ModelSpec, name: str | None) -> tuple[FormatSpec, str | None]:
     """`--weights` and `--quantization` name one thing: a catalog format (bf16, fp8, int4, w8a8, ...) or a
     vLLM method (awq, gptq, ...). Returns the format the plain method sizes and vLLM's method for it."""
@@ -120,6 +128,8 @@ class EngineAnswer(Record):
         """GPUs the launch takes: tensor-parallel ranks x pipeline stages."""
         return self.tp * self.pp
 
+    settings: EngineSettings
+    """The flags the prediction was made with: what `vllm serve` is given to reproduce it."""
     prediction: EnginePrediction
     pool_tokens: int
     """Tokens the KV pool holds ("GPU KV cache size"), 0 when the launch fails for lack of memory."""
@@ -134,7 +144,8 @@ class EngineAnswer(Record):
 def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswer:
     """Predict the launch on `tp` GPUs: it fits when it starts and its pool holds users x context tokens.
     Most users = pool // context; longest context = pool // users, capped at the model's maximum."""
-    prediction = predict(engine_settings(inp, engine, tp))
+    settings = engine_settings(inp, engine, tp)
+    prediction = predict(settings)
     starts = not prediction.failures
     pool = max(0, prediction.kv_cache_tokens) if prediction.kv_cache_bytes > 0 else 0
     needed = inp.users * inp.context
@@ -144,6 +155,7 @@ def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswe
     return EngineAnswer(
         tp=tp,
         pp=engine.pp,
+        settings=settings,
         prediction=prediction,
         pool_tokens=pool,
         starts=starts,

@@ -121,8 +121,9 @@ def test_help(snap_compare, make_app):
 
 
 def test_planner(snap_compare, make_app):
-    """The planner: model list, GPU, formats, context 8,192 x 8 users; the plan's bands in GB and GiB with
-    its verdict, and the fit table of fewest GPUs per format and card."""
+    """The planner opened on what runs: the engine's model, GPU, formats, context 8,192, one user, one GPU;
+    its launch line, the plan's bands in GB and GiB with its verdict, and the fit table of fewest GPUs per
+    format and card."""
     assert snap_compare(make_app("healthy-8b", 240), terminal_size=LARGE, run_before=at(300, "p"))
 
 

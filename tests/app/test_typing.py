@@ -51,7 +51,7 @@ def still_running(app) -> None:
 
 
 async def test_the_planner_opens_on_its_search_field(make_app):
-    app = make_app("healthy-8b")
+    app = make_app("idle-node")  # where an engine runs it opens on the engine's plan (test_planner_start.py)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         before = monitor_state(app)

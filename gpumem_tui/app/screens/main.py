@@ -221,8 +221,10 @@ class MainScreen(Screen):
         from gpumem_tui.app.screens.planner import PlannerScreen
 
         node = self.node
+        focused = self.focused.index if isinstance(self.focused, GpuCard) else self.expanded
         if not isinstance(self.app.screen, PlannerScreen):
-            self.app.push_screen(PlannerScreen(node.judge.catalog, self.apply_plan, node.judge.plan, node.node_gpu()))
+            start = node.plan_to_edit(focused)
+            self.app.push_screen(PlannerScreen(node.judge.catalog, self.apply_plan, start, node.node_gpu()))
 
     def apply_plan(self, plan: ManualPlan) -> None:
         self.node.apply_plan(plan)

@@ -1,13 +1,16 @@
-"""PlannerScreen: pick a model, GPU, formats and load; vLLM's plan and the fit table recompute as you type."""
+"""PlannerScreen: pick a model, GPU, formats and load; vLLM's plan, its launch line and the fit table recompute as
+you type. It opens on the plan it is handed (what runs on the focused GPU), else on the search field."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, OptionList, Select, Static
 
@@ -18,7 +21,8 @@ from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.fit import fit_matrix
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.report import cross_check, serving_verdict
-from gpumem_tui.planner.serving import EngineOptions, Serving, serve
+from gpumem_tui.planner.serving import EngineOptions, Serving, format_of, serve
+from gpumem_tui.planner.vllm.launch import LaunchLine, launch_line, model_argument
 from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB
 
@@ -38,22 +42,34 @@ class PlannerScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back"),
         Binding("ctrl+s", "apply", "apply to overlay", priority=True),
+        Binding("c", "copy", "copy launch line"),
     ]
 
     def __init__(self, catalog: Catalog, on_apply, current: ManualPlan | None = None, node_gpu: str | None = None):
-        """`node_gpu`: the catalog key of the node's own card, so a plan starts out sized for what it runs on."""
+        """`current`: the plan the form starts from (every field of it), None for the defaults and the search
+        field. `node_gpu`: the catalog key of the node's own card, so a plan starts out sized for what it runs
+        on."""
         super().__init__()
         self.catalog, self.on_apply, self.current = catalog, on_apply, current
+        self.models = dict(catalog.models)
+        """The catalog's models, and the one `current` runs where the catalog lacks it (a cached HF config)."""
+        if current is not None:
+            self.models.setdefault(current.model.id, current.model)
         self.model_id = current.model.id if current else "meta-llama/Llama-3.1-8B-Instruct"
         planned = current.gpu.key if current and current.gpu else node_gpu
-        self.gpu_key = planned if planned in catalog.gpus else DEFAULT_GPU
+        self.gpu_key = next((key for key in (planned, node_gpu) if key in catalog.gpus), DEFAULT_GPU)
 
     def compose(self) -> ComposeResult:
+        start = _Form.of(self.current, self.catalog)
+        names = sorted(self.models)
+        models = OptionList(*names, id="model-list")
+        if self.model_id in names:
+            models.highlighted = names.index(self.model_id)  # before mount: the first highlight is this one
         with Horizontal(id="planner"):
             with VerticalScroll(id="planner-form"):
                 yield Label("model (type to search)")
                 yield Input(placeholder="llama-3.1-8b", id="model-search")
-                yield OptionList(*sorted(self.catalog.models), id="model-list")
+                yield models
                 yield Label("or a config.json / model directory / cached HF id")
                 yield Input(placeholder="/models/my-model", id="config-path")
                 yield Label("GPU")
@@ -64,24 +80,30 @@ class PlannerScreen(Screen):
                     id="gpu",
                 )
                 yield Label("weights / KV cache")
-                yield Select([(f, f) for f in self.catalog.formats], value="bf16", allow_blank=False, id="weights")
-                yield Select([(k, k) for k in ("auto", "fp8", "fp32")], value="auto", allow_blank=False, id="kv")
-                yield Label("context tokens / users / GPUs / utilization")
-                yield Input("8192", id="context", type="integer")
-                yield Input("8", id="users", type="integer")
                 yield Select(
-                    [("fewest", 0), ("1", 1), ("2", 2), ("4", 4), ("8", 8)], value=0, allow_blank=False, id="split"
+                    [(f, f) for f in self.catalog.formats], value=start.weights, allow_blank=False, id="weights"
                 )
-                yield Input("0.9", id="utilization", type="number")
-            with Vertical(id="planner-result"):
+                kv = dict.fromkeys(("auto", "fp8", "fp32", start.kv))
+                yield Select([(k, k) for k in kv], value=start.kv, allow_blank=False, id="kv")
+                yield Label("context tokens / users / GPUs / utilization")
+                yield Input(str(start.context), id="context", type="integer")
+                yield Input(str(start.users), id="users", type="integer")
+                splits = sorted({1, 2, 4, 8, start.split} - {0})
+                yield Select(
+                    [("fewest", 0), *((str(n), n) for n in splits)], value=start.split, allow_blank=False, id="split"
+                )
+                yield Input(f"{start.utilization:g}", id="utilization", type="number")
+            with VerticalScroll(id="planner-result"):  # scrolls where the plan is longer than the screen
+                yield Static(id="launch-view")  # the command first: what the plan comes to
                 yield Static(id="plan-view")
                 yield Static(id="fit-view")
         yield Footer()
 
     def on_mount(self) -> None:
-        # Typing goes to the search field from the first key (the scrolling form would take focus otherwise);
-        # its label stays in view.
-        self.query_one("#model-search", Input).focus(scroll_visible=False)
+        # A plan to start from: the model list has the keys (c copies its launch line). None: typing goes to the
+        # search field from the first key (the scrolling form would take focus otherwise). Its label stays in view.
+        start = "#model-list" if self.current is not None else "#model-search"
+        self.query_one(start).focus(scroll_visible=False)
         self.recompute()
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -102,7 +124,7 @@ class PlannerScreen(Screen):
         wanted = text.strip().lower()
         matches = [
             m
-            for m, spec in sorted(self.catalog.models.items())
+            for m, spec in sorted(self.models.items())
             if wanted in m.lower() or any(wanted in a for a in spec.aliases)
         ]
         options.add_options(matches)
@@ -114,7 +136,7 @@ class PlannerScreen(Screen):
         """The model a config path describes when one is given (read offline), else the chosen one."""
         ref = self.query_one("#config-path", Input).value.strip()
         if not ref:
-            return self.catalog.models[self.model_id]
+            return self.models[self.model_id]
         path = find_config(ref)
         config = load_config(path)
         return model_from_config(config, model_id_for(path, config))[0]
@@ -138,17 +160,26 @@ class PlannerScreen(Screen):
         """The plan `plan --engine vllm` gives for these inputs: the same path, the same split and pool."""
         return serve(self.plan_input(), ENGINE)
 
+    def launch(self, serving: Serving) -> LaunchLine:
+        """The command that launches this plan: the model as vLLM takes it (a config reference as typed)."""
+        assert serving.engine is not None  # the screen plans with vLLM (ENGINE)
+        ref = self.query_one("#config-path", Input).value.strip() or None
+        return launch_line(serving.engine.settings, model_argument(serving.plan.input.model, config=ref))
+
     def recompute(self) -> None:
         plan_view, fit_view = self.query_one("#plan-view", Static), self.query_one("#fit-view", Static)
+        launch_view = self.query_one("#launch-view", Static)
         try:
             serving = self.serving()
         except (ValueError, KeyError, CatalogError) as exc:
             plan_view.update(
                 Text(f"Cannot plan yet: {literal(str(exc).splitlines()[0])}", style=tone(self.app, "warning"))
             )
+            launch_view.update("")
             return
         inp = serving.plan.input
         plan_view.update(_plan_view(serving, tone(self.app, "warning")))
+        launch_view.update(_launch_view(self.launch(serving)))
         cells = fit_matrix(
             [inp.model],
             [self.catalog.format(f) for f in FIT_FORMATS],
@@ -160,6 +191,16 @@ class PlannerScreen(Screen):
             engine=ENGINE,
         )
         fit_view.update(_fit_table(cells))
+
+    def action_copy(self) -> None:
+        """c: the launch line to the clipboard (the terminal's, by OSC 52), and a note that says so."""
+        try:
+            command = self.launch(self.serving()).command
+        except (ValueError, KeyError, CatalogError):
+            self.notify("fix the inputs first", severity="warning", markup=False)
+            return
+        self.app.copy_to_clipboard(command)
+        self.notify(f"copied: {literal(command)}", title="launch line", markup=False)
 
     def action_apply(self) -> None:
         try:
@@ -211,6 +252,39 @@ def _plan_view(serving: Serving, warn) -> Group:
     lines += [Text(f"~ {literal(note)}") for note in p.assumed]
     lines += [Text(f"+ {literal(line)}") for line in p.term_lines()]
     return Group(*lines)
+
+
+def _launch_view(launch: LaunchLine) -> Group:
+    """The command under its label (c copies it), then what it alone does not do."""
+    lines: list[RenderableType] = [Text("launch (c copies it)", style="bold"), Text(literal(launch.command))]
+    lines += [Text(f"~ {literal(note)}") for note in launch.notes]
+    return Group(*lines, Text(""))
+
+
+@dataclass(frozen=True)
+class _Form:
+    """The form's first values: the plan's where one is handed, else the defaults."""
+
+    weights: str
+    kv: str
+    context: int
+    users: int
+    split: int
+    utilization: float
+
+    @classmethod
+    def of(cls, plan: ManualPlan | None, catalog: Catalog) -> _Form:
+        if plan is None:
+            return cls("bf16", "auto", 8192, 8, 0, 0.9)
+        weights = format_of(plan.quantization, plan.model)
+        return cls(
+            weights if weights in catalog.formats else "bf16",
+            plan.kv_cache_dtype,
+            plan.max_model_len or plan.model.max_context or 8192,
+            plan.users,
+            plan.tp or 0,
+            plan.utilization,
+        )
 
 
 def _fit_table(cells) -> Table:

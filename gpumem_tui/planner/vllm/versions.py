@@ -205,6 +205,21 @@ class Rules:
     def kv_cache_memory_flag(self) -> bool:
         return self.version >= (0, 10, 2)
 
+    @property
+    def serve_command(self) -> bool:
+        """`vllm serve MODEL` from 0.5.2 (vllm-project/vllm#5090, released with 0.5.2: #6431); before, the
+        server is `python -m vllm.entrypoints.openai.api_server --model MODEL`."""
+        return self.version >= (0, 5, 2)
+
+    @property
+    def mm_limits_spelling(self) -> str | None:
+        """How `--limit-mm-per-prompt` is written: `json` (`{"image": 0}`) from 0.9 (0.10.0 refuses the older
+        form, vllm-project/vllm#21615), `pairs` (`image=0,video=0`: engine/arg_utils.py `nullable_kvs` at
+        0.7) from 0.6; None before, taken to have no such flag."""
+        if self.version >= (0, 9, 0):
+            return "json"
+        return "pairs" if self.version >= (0, 6, 0) else None
+
 
 FIRST_KNOWN: Version = (0, 4, 0)
 LAST_KNOWN: Version = (0, 33, 99)
