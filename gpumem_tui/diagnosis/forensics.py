@@ -70,15 +70,11 @@ class Forensics(Record):
 @dataclass(frozen=True)
 class Moment:
     """One judged sample, kept for what is explained about it later: its findings in each unit they were
-    worded in, the first unit's first."""
+    worded in."""
 
     sample: Sample
     plans: list[EnginePlan]
     worded: dict[Unit, list[Finding]]
-
-    @property
-    def findings(self) -> list[Finding]:
-        return next(iter(self.worded.values()))
 
 
 class Investigation:
@@ -129,7 +125,7 @@ class Investigation:
 
     def findings_in(self, unit: Unit) -> list[Finding]:
         """`findings`, worded in `unit` (one of `units`)."""
-        exits = {url: said[unit] for url, said in self.exits.items()}
+        exits = {url: worded[unit] for url, worded in self.exits.items()}
         diagnosed = [f for f in self.worded[unit] if not (f.code == "engine_down" and f.endpoint in exits)]
         return sorted([*exits.values(), *diagnosed], key=lambda f: -SEVERITY_ORDER[f.severity])
 
@@ -338,7 +334,7 @@ def result(walk: Investigation) -> Forensics:
         timelines=timelines,
         markers=[m.model_copy(update={"offset_s": m.offset_s - shift}) for m in walk.markers],
         who_grew=grew,
-        exits=[said[walk.units[0]] for said in walk.exits.values()],
+        exits=[worded[walk.units[0]] for worded in walk.exits.values()],
         critical_forgotten=walk.critical_forgotten,
     )
 

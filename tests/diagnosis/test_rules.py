@@ -32,7 +32,7 @@ def test_unattributed_memory_over_the_threshold_only(catalog):
     assert "unattributed_memory" not in codes(run(catalog, quiet))
     loud = sample(gpus=[gpu(used_gib=14)], processes=[process(3000, 10)])
     [finding] = [f for f in run(catalog, loud) if f.code == "unattributed_memory"]
-    assert finding.title == "memory no process holds on GPU 0: 4.00 GiB used, no visible process has it"
+    assert finding.title == "memory no visible process holds on GPU 0: 4.00 GiB used"
 
 
 def test_headroom_thresholds_without_a_plan(catalog):

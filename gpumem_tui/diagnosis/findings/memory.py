@@ -63,7 +63,7 @@ def _headroom(
         severity=severity,
         code="headroom_low",
         title=compose(
-            "memory as planned" if severity == "info" else "memory nearly full",
+            "free memory low as planned" if severity == "info" else "memory nearly full",
             gpus([gpu.index]),
             f"{said(free)} free ({percent(free / total)})",
         ),
@@ -174,9 +174,7 @@ def unattributed_memory(s: Situation) -> list[Finding]:
             Finding(
                 severity="warning",
                 code="unattributed_memory",
-                title=compose(
-                    "memory no process holds", gpus([gpu.index]), f"{said(missing)} used, no visible process has it"
-                ),
+                title=compose("memory no visible process holds", gpus([gpu.index]), f"{said(missing)} used"),
                 explanation=f"NVML says {said(gpu.memory_used_bytes)} used; the processes it lists hold "
                 f"{said(listed)}. The rest belongs to processes in another PID namespace (a container), "
                 "the driver, or a process that leaked memory.",
@@ -195,7 +193,9 @@ def _across_namespaces(s: Situation, gpu: GpuRecord, listed: int, missing: int, 
     return Finding(
         severity="info",
         code="unattributed_memory",
-        title=compose("memory on no pid here", gpus([gpu.index]), f"{said(missing)} used (PID namespaces differ)"),
+        title=compose(
+            "memory NVML puts on no pid here", gpus([gpu.index]), f"{said(missing)} used (PID namespaces differ)"
+        ),
         explanation=f"NVML says {said(gpu.memory_used_bytes or 0)} used; the processes it lists hold {said(listed)}. "
         "PID namespaces differ: NVML reports host pids, which this namespace cannot see, and puts the rest on "
         f"none of them. The engine at {engine} is placed on this GPU by its UUID, so the rest is most likely its "
