@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 KB, MB, GB, TB = 10**3, 10**6, 10**9, 10**12
@@ -59,6 +62,28 @@ def gib(n_bytes: float, digits: int = 2, unit: bool = True) -> str:
     its unit once at its end (`1.90 + 0.35 = 2.25 GiB`)."""
     text = f"{n_bytes / GIB:,.{digits}f}"
     return f"{text} GiB" if unit else text
+
+
+SPOKEN: ContextVar[Unit] = ContextVar("spoken", default="GiB")
+"""The unit findings are worded in: GiB (what engines' own logs print), unless `speaking` says otherwise (the
+app words them in its screen's unit)."""
+
+
+def said(n_bytes: float, digits: int = 2, unit: bool = True) -> str:
+    """`12.34 GiB` or `13.25 GB`: a size in a finding's words, in the unit they are spoken in. `unit=False`
+    gives the number alone, for `9.30 of 14.96 GiB` where the unit follows once."""
+    text = fmt(n_bytes, SPOKEN.get(), digits)
+    return text.rsplit(" ", 1)[0] if not unit else text
+
+
+@contextmanager
+def speaking(unit: Unit) -> Iterator[None]:
+    """Findings made inside are worded in `unit`."""
+    token = SPOKEN.set(unit)
+    try:
+        yield
+    finally:
+        SPOKEN.reset(token)
 
 
 def fmt_both(n_bytes: float | None, digits: int = 1) -> str:

@@ -26,6 +26,8 @@ from gpumem_tui.text import literal
 from gpumem_tui.units import Unit
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+UNITS: tuple[Unit, ...] = ("GB", "GiB")
+"""What `g` switches between; each sample's findings are worded in both, so a key only draws again."""
 Load = Callable[[], Forensics | str | None]
 """A forensics read: what it found, or in words why it found nothing."""
 
@@ -48,7 +50,7 @@ class Node:
         self.feed, self.judge, self.also = feed, judge, also
         self.interval_s, self.clock, self.poll, self.record_path = interval_s, clock, poll, record_path
         self.investigation = Investigation(
-            judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds)
+            judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds), UNITS
         )
         """The last minutes, judged sample by sample: the findings, why an engine exited, `f` off a recording."""
         self.sample: Sample | None = None
@@ -75,9 +77,9 @@ class Node:
 
     def _laid_out(self, sample: Sample) -> Judged:
         """The latest judgement of `sample`, laid out (the caller holds `_judging`)."""
-        watch = self.investigation
-        findings = watch.findings if self.also is None else self.also(watch.findings)
-        return lay_out(sample, watch.history, plan_by_gpu(watch.plans), findings, watch.plans)
+        watch, also = self.investigation, self.also or list
+        worded = {unit: also(watch.findings_in(unit)) for unit in UNITS}
+        return lay_out(sample, watch.history, plan_by_gpu(watch.plans), worded[UNITS[0]], watch.plans, worded)
 
     def took(self, sample: Sample, judged: Judged) -> str | None:
         """A refresh landed; the note on CUDA's GPU numbers when this is the first read of this very node."""

@@ -11,7 +11,7 @@ from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.compare import CompareRow, compare_rows
 from gpumem_tui.diagnosis.findings import Finding, worst
 from gpumem_tui.diagnosis.findings.differ import mismatched
-from gpumem_tui.diagnosis.findings.headline import clear, count, level, ranked, summary
+from gpumem_tui.diagnosis.findings.headline import WAITING, Verdict, clear, count, ranked, verdict
 from gpumem_tui.diagnosis.findings.starting import starting_endpoints
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.measured import (
@@ -79,10 +79,13 @@ class Judged:
     sample: Sample | None
     plans: list[EnginePlan] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    worded: dict[Unit, list[Finding]] = field(default_factory=dict)
+    """The same findings worded in each unit `g` switches between (sizes in the screen's unit)."""
     gpus: list[GpuView] = field(default_factory=list)
     engines: list[EngineView] = field(default_factory=list)
     engine_pids: set[int] = field(default_factory=set)
-    status_text: Text = field(default_factory=lambda: Text("Waiting for the first sample…", style="dim"))
+    status_text: Text = field(default_factory=Text)
+    """Each source's notes (none before the first sample: the verdict's line says it waits for one)."""
 
 
 @dataclass(frozen=True)
@@ -93,9 +96,8 @@ class View:
     header: Header
     judged: Judged
     findings: list[Finding]
-    summary: str = ""
-    """What `check`'s status line says of these findings after its status word."""
-    level: int = 0
+    verdict: Verdict = WAITING
+    """What `check`'s status line says of these findings (before the first sample: that it waits for one)."""
     others: list[str] = field(default_factory=list)
     """Titles of the findings above info after the one the status line names."""
     clear: str = ""
@@ -104,14 +106,16 @@ class View:
 
 def build_view(judged: Judged, header: Header, failed: Finding | None = None) -> View:
     """The screen for a judged sample, its header and the refresh that failed since, if one did."""
-    findings = [failed, *judged.findings] if failed else judged.findings
+    said = judged.worded.get(header.unit, judged.findings)
+    findings = [failed, *said] if failed else said
     plans = judged.plans
+    if judged.sample is None and not findings:
+        return View(header=header, judged=judged, findings=[], clear=WAITING.title)
     return View(
         header=header,
         judged=judged,
         findings=ranked(findings),  # in check's order: the headline first
-        summary=summary(findings, plans),
-        level=level(findings),
+        verdict=verdict(findings, plans),
         others=[f.title for f in ranked(findings)[1:] if f.severity != "info"],
         clear=clear(plans, findings),
     )
@@ -123,12 +127,13 @@ def lay_out(
     overlays: dict[int, GpuOverlay],
     findings: list[Finding],
     plans: Sequence[EnginePlan] = (),
+    worded: dict[Unit, list[Finding]] | None = None,
 ) -> Judged:
     """The sample's GPUs and engines against their plans and findings (reads `history`: call it where the
-    history is written, never while it is)."""
-    plans = list(plans)
+    history is written, never while it is); `worded`: the findings in each unit the screen can show."""
+    plans, worded = list(plans), worded or {}
     if sample is None:
-        return Judged(sample=None, plans=plans, findings=list(findings))
+        return Judged(sample=None, plans=plans, findings=list(findings), worded=worded)
     records = served_records(sample)
     starting = starting_endpoints(findings)
     loading = {index for e in sample.engines if e.url in starting for index in endpoint_gpus(sample, e)}
@@ -163,6 +168,7 @@ def lay_out(
         sample=sample,
         plans=plans,
         findings=list(findings),
+        worded=worded,
         gpus=gpus,
         engines=engines,
         engine_pids=engine_pids(sample),

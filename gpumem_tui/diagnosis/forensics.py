@@ -13,13 +13,14 @@ from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans, measured_facts
 from gpumem_tui.diagnosis.diagnose import diagnose
 from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, FindingCode, Severity, Thresholds
-from gpumem_tui.diagnosis.findings.exit import engine_exited
-from gpumem_tui.diagnosis.findings.situation import engine_label, free_bytes
+from gpumem_tui.diagnosis.findings.exit import Exited, engine_exited
+from gpumem_tui.diagnosis.findings.situation import free_bytes
 from gpumem_tui.diagnosis.growth import Growth, allowances, who_grew
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
 from gpumem_tui.records import Record
+from gpumem_tui.units import Unit, said, speaking
 
 MAX_POINTS = 600
 LATE_S = 60.0
@@ -68,22 +69,30 @@ class Forensics(Record):
 
 @dataclass(frozen=True)
 class Moment:
-    """One judged sample, kept for what is explained about it later."""
+    """One judged sample, kept for what is explained about it later: its findings in each unit they were
+    worded in."""
 
     sample: Sample
     plans: list[EnginePlan]
-    findings: list[Finding]
+    worded: dict[Unit, list[Finding]]
 
 
 class Investigation:
     """Walks samples one by one; `plans` and `findings` are those of the latest sample, the engine exits
     explained first. `keep_s` None keeps the whole walk (a recording); otherwise only the last `keep_s`
-    seconds are kept, so memory stays flat (the app)."""
+    seconds are kept, so memory stays flat (the app). `units`: what the findings' sizes are worded in, each
+    sample judged once and worded in each (the app's `g` switches between them without judging); the first
+    is the one `findings`, the markers and the forensics speak."""
 
     def __init__(
-        self, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds, keep_s: float | None = None
+        self,
+        catalog: Catalog,
+        manual: ManualPlan | None,
+        thresholds: Thresholds,
+        keep_s: float | None = None,
+        units: tuple[Unit, ...] = ("GiB",),
     ):
-        self.catalog, self.manual, self.thresholds = catalog, manual, thresholds
+        self.catalog, self.manual, self.thresholds, self.units = catalog, manual, thresholds, units
         self.history = History(window_s=keep_s) if keep_s is not None else History(points=None, window_s=None)
         self.start: float | None = None
         self.totals: dict[int, int | None] = {}
@@ -96,18 +105,29 @@ class Investigation:
         """Whether a critical onset fell out of the minutes kept."""
         self.alive: dict[str, Moment] = {}
         """Endpoint -> the last sample in which its processes held GPU memory."""
-        self.exits: dict[str, Finding] = {}
+        self.exits: dict[str, dict[Unit, Finding]] = {}
+        """Endpoint -> why it exited, in each unit."""
         self.previous: Sample | None = None
         self.offset = 0.0
         self.plans: list[EnginePlan] = []
-        self.diagnosed: list[Finding] = []
+        self.worded: dict[Unit, list[Finding]] = {unit: [] for unit in units}
+        """The latest sample's findings, in each unit."""
+
+    @property
+    def diagnosed(self) -> list[Finding]:
+        return self.worded[self.units[0]]
 
     @property
     def findings(self) -> list[Finding]:
         """The latest sample's findings with the exit explanations, most severe first; an explained exit
         replaces its endpoint's plain 'does not answer'."""
-        diagnosed = [f for f in self.diagnosed if not (f.code == "engine_down" and f.endpoint in self.exits)]
-        return sorted([*self.exits.values(), *diagnosed], key=lambda f: -SEVERITY_ORDER[f.severity])
+        return self.findings_in(self.units[0])
+
+    def findings_in(self, unit: Unit) -> list[Finding]:
+        """`findings`, worded in `unit` (one of `units`)."""
+        exits = {url: worded[unit] for url, worded in self.exits.items()}
+        diagnosed = [f for f in self.worded[unit] if not (f.code == "engine_down" and f.endpoint in exits)]
+        return sorted([*exits.values(), *diagnosed], key=lambda f: -SEVERITY_ORDER[f.severity])
 
     def past(self, sample: Sample, until_s: float | None) -> bool:
         """Whether the sample lies beyond `until_s` seconds into the walk."""
@@ -119,9 +139,10 @@ class Investigation:
         self.history.add(sample)
         for gpu in sample.gpus:
             self.totals[gpu.index] = gpu.memory_total_bytes or self.totals.get(gpu.index)
-        self._processes(sample)
+        with speaking(self.units[0]):  # the markers' words
+            self._processes(sample)
         self.rejudge(sample)
-        self._mark_findings(self.diagnosed, Moment(sample, self.plans, self.diagnosed))
+        self._mark_findings(self.diagnosed, Moment(sample, self.plans, self.worded))
         self._exits(sample)
         self._forget()
         self.previous = sample
@@ -131,7 +152,10 @@ class Investigation:
         sample = sample or self.previous
         if sample is not None:
             self.plans = engine_plans(sample, self.catalog, self.manual)
-            self.diagnosed = diagnose(self.plans, sample, self.history, self.thresholds)
+            self.worded = {}
+            for unit in self.units:
+                with speaking(unit):
+                    self.worded[unit] = diagnose(self.plans, sample, self.history, self.thresholds)
 
     def _processes(self, sample: Sample) -> None:
         now = {(p.gpu_index, p.pid): p for p in sample.processes}
@@ -156,7 +180,7 @@ class Investigation:
             and gpu.memory_total_bytes
             and free < self.thresholds.headroom_critical_fraction * (gpu.memory_total_bytes)
         ):
-            return f"exited with {free / 2**30:,.2f} GiB free on GPU {gpu_index} just before: likely out of memory"
+            return f"exited with {said(free)} free on GPU {gpu_index} just before: likely out of memory"
         return "exited"
 
     def _marker(self, kind: str, key: tuple[int, int], held: int | None, words: str) -> None:
@@ -202,7 +226,7 @@ class Investigation:
         endpoints = {e.url: e for e in sample.engines}
         for endpoint in sample.engines:
             if present & set(endpoint.pids):
-                self.alive[endpoint.url] = Moment(sample, self.plans, self.diagnosed)
+                self.alive[endpoint.url] = Moment(sample, self.plans, self.worded)
                 self.exits.pop(endpoint.url, None)
             elif endpoint.state == "ok":
                 self.exits.pop(endpoint.url, None)
@@ -211,11 +235,14 @@ class Investigation:
             if url in self.exits or (status is not None and status.state == "ok"):
                 continue
             if not present & _pids(moment, url):
-                self.exits[url] = self.explain_exit(url, moment, sample)
+                self.exits[url] = {}
+                for unit in self.units:
+                    with speaking(unit):
+                        self.exits[url][unit] = self.explain_exit(url, moment, sample, unit)
 
-    def explain_exit(self, url: str, moment: Moment, now: Sample) -> Finding:
+    def explain_exit(self, url: str, moment: Moment, now: Sample, unit: Unit) -> Finding:
         """The `engine_exited` finding: who grew in the window before the engine was last seen alive, its
-        tightest GPU's free memory then, and the findings active then."""
+        tightest GPU's free memory then, and the findings active then (as worded in `unit`)."""
         last = moment.sample
         pids = _pids(moment, url)
         gpus = [g for g in last.gpus if g.index in {p.gpu_index for p in last.processes if p.pid in pids}]
@@ -223,7 +250,7 @@ class Investigation:
         window = self.thresholds.forensics_window_s
         grew = self.who_grew_before(moment, last.timestamp - window)
         culprits = [g for g in grew if g.unexpected_bytes >= self.thresholds.foreign_min_bytes]
-        active = [f for f in moment.findings if f.severity != "info" and f.endpoint != url]
+        active = [f for f in moment.worded[unit] if f.severity != "info" and f.endpoint != url]
         tightest = min(frees, key=lambda pair: pair[1]) if frees else None
         totals = {g.index: g.memory_total_bytes for g in gpus}
         low = tightest is not None and tightest[1] < self.thresholds.headroom_critical_fraction * (
@@ -232,10 +259,9 @@ class Investigation:
         held = {p.gpu_index for p in last.processes if p.pid in pids}
         lost = sorted({g.index for g in [*last.gpus, *now.gpus] if g.lost and g.index in held})
         plan = next((plan for plan in moment.plans if plan.endpoint == url), None)
-        name = engine_label(url, measured_facts(plan).model if plan else None, [g.index for g in gpus])
-        return engine_exited(
-            url, name, last.timestamp, now.timestamp, window, grew, culprits, tightest, active, low, lost
-        )
+        model = measured_facts(plan).model if plan else None
+        engine = Exited(url, model, [g.index for g in gpus], last.timestamp, now.timestamp)
+        return engine_exited(engine, window, grew, culprits, tightest, active, low, lost)
 
     def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:
         allowed = allowances(moment.plans, moment.sample, self.history, self.thresholds)
@@ -297,6 +323,8 @@ def result(walk: Investigation) -> Forensics:
         for i, points in sorted(walk.history.gpu_points.items())
     ]
     window = walk.thresholds.forensics_window_s
+    with speaking(walk.units[0]):
+        grew = [] if moment is None else walk.who_grew_before(moment, moment.sample.timestamp - window)
     return Forensics(
         start_timestamp=first,
         end_offset_s=walk.offset - shift,
@@ -305,8 +333,8 @@ def result(walk: Investigation) -> Forensics:
         window_s=window,
         timelines=timelines,
         markers=[m.model_copy(update={"offset_s": m.offset_s - shift}) for m in walk.markers],
-        who_grew=[] if moment is None else walk.who_grew_before(moment, moment.sample.timestamp - window),
-        exits=list(walk.exits.values()),
+        who_grew=grew,
+        exits=[worded[walk.units[0]] for worded in walk.exits.values()],
         critical_forgotten=walk.critical_forgotten,
     )
 

@@ -11,7 +11,7 @@ from gpumem_tui.diagnosis.findings.situation import Situation
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.models import Sample
 from gpumem_tui.records import Record
-from gpumem_tui.units import gib
+from gpumem_tui.units import said
 
 EXPECTED = "expected (planned: loading / KV pool)"
 NOT_PLANNED = "the engine's own (no plan to compare)"
@@ -111,4 +111,4 @@ def _expected(start: int, end: int, allowance: Allowance | None) -> tuple[int, s
     beyond = max(0, end - max(start, allowance.planned_bytes + allowance.slack_bytes))
     if beyond == 0:
         return end - start, EXPECTED
-    return end - start - beyond, f"unexpected: +{gib(beyond)} past its plan of {gib(allowance.planned_bytes)}"
+    return end - start - beyond, f"unexpected: +{said(beyond)} past its plan of {said(allowance.planned_bytes)}"

@@ -57,12 +57,13 @@ async def test_the_note_suggests_speed_only_when_the_story_is_far():
 @pytest.mark.parametrize("name", scenario_names())
 async def test_the_screen_at_the_story_says_what_check_says(name, make_app, catalog):
     """From the demo's first frame to its story moment, the app judges the same samples as `check --demo`
-    without --at, and ends on the same findings: no warm-up growth shows up as a cause."""
+    without --at, and ends on the same findings in the same words (in check's unit: `g` switches the
+    screen's): no warm-up growth shows up as a cause."""
     scenario = load_scenario(name)
     app = make_app(name, at=scenario.start_s)
     async with app.run_test(size=(160, 48)) as pilot:
         await run_to(app, pilot, scenario.story_s, span=STORY_SPAN_S)
-        on_screen = [(f.severity, f.code, f.title) for f in app.node.investigation.findings]
+        on_screen = [(f.severity, f.code, f.title) for f in app.node.investigation.findings_in("GiB")]
     checked = await from_demo(name, None, None, catalog, None, Thresholds())  # `check --demo NAME`
     assert checked.where.startswith(f"simulated node '{name}' at {scenario.story_s:g} s")
     assert on_screen == [(f.severity, f.code, f.title) for f in checked.findings]

@@ -23,17 +23,20 @@ async def test_the_cause_of_the_exit_stays_on_screen_and_check_replay_says_the_s
     app.node.record_path = str(path)
     async with app.run_test(size=(160, 60)) as pilot:
         await run_to(app, pilot, 330, step=10, span=330)
-        live = _exit_finding(app.node.investigation.findings)
+        live = _exit_finding(app.node.investigation.findings_in("GiB"))  # check's unit
         shown = text_of(app.screen.query_one(FindingsPanel))
         codes = {f.code for f in app.node.investigation.findings}
         await pilot.press("r")  # stop recording: the file is complete
     # the notebook's finding went with the engine; its cause is still named, with the free memory left
     # and its plain "does not answer" is folded into the explained exit: one finding for one event
     assert "foreign_process" not in codes and "engine_down" not in codes
-    assert "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to" in live.title
+    assert live.title.startswith("engine exited on GPU 0 (OOM?): python3 pid 3100 grew +20.00 GiB just before")
+    assert "Free memory on GPU 0 fell to" in live.explanation
     assert live.severity == "critical" and live.pid == 3100 and live.gpu_index == 0
     assert "expected (planned: loading / KV pool)" in live.explanation
-    assert "exited between" in shown and "python3 (pid 3100) grew +20.00 GiB beside it" in " ".join(shown.split())
+    # the screen says it in its own unit (GB until `g`)
+    assert "engine exited on GPU 0 (OOM?): python3 pid 3100 grew +21.47 GB just before" in " ".join(shown.split())
+    assert "were gone at 2026-01-01 00:0" in shown
     capsys.readouterr()
     assert main(["check", "--replay", str(path), "--json"]) == 2
     replayed = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "engine_exited"]
@@ -53,7 +56,7 @@ async def test_f_on_a_demo_shows_the_minutes_kept_in_memory(make_app):
         await settle(app, pilot)
         assert app.screen.__class__.__name__ == "MainScreen"
     assert "Forensics of the minutes kept in memory" in text
-    assert "python3 (pid 3100) grew +20.00 GiB beside it" in text  # why the engine exited
+    assert "python3 pid 3100 grew +21.47 GB just before" in text  # why the engine exited, in the sheet's unit
     # who grew before the first critical finding: the notebook first, the engine's start-up planned
     grew = text[text.index("Who grew") :]
     assert grew.index("3100") < grew.index("2100")

@@ -18,7 +18,7 @@ async def test_a_loading_engine_is_starting_and_its_rows_are_not_flagged(make_ap
     async with app.run_test(size=(160, 48)) as pilot:
         await run_to(app, pilot, 10, step=2, span=10)
         findings = " ".join(text_of(app.screen.query_one("#findings")).split())
-        assert "is starting: weights" in findings and "WARNING" not in findings
+        assert "engine starting on GPU 0: weights" in findings and "WARNING" not in findings
         engine = str(app.screen.query_one(EngineCard).render()).splitlines()[0]
         assert "starting: HTTP 503" in engine and " down" not in engine
         cells = {name: (diff, loud) for name, _plan, _now, diff, loud in app.screen.query_one(GpuCard).content.cells}
@@ -56,7 +56,10 @@ async def test_a_plan_for_another_model_is_not_agreement_on_screen(make_app):
         await settle(app, pilot)
         findings = " ".join(text_of(app.screen.query_one("#findings")).split())
         assert "agrees with the plan" not in findings
-        assert "is not what the manual plan is for: model, weight format, KV cache dtype and split differ" in findings
+        assert (
+            "the manual plan is for another engine on GPU 0: model, weight format, KV cache dtype and split differ"
+            in (findings)
+        )
         # the engine card does not hold the 8B's pool against the 70B plan's tokens
         assert "vs plan" not in str(app.screen.query_one(EngineCard).render())
 
@@ -76,7 +79,7 @@ async def test_an_engine_still_loading_is_not_said_to_agree_with_its_plan(make_a
     async with app.run_test(size=(160, 48)) as pilot:
         await run_to(app, pilot, 10, step=2, span=10)
         findings = " ".join(text_of(app.screen.query_one(FindingsPanel)).split())
-        assert "is starting" in findings
+        assert "engine starting on GPU 0" in findings
         assert "agrees with the plan" not in findings and "still loading" in findings
 
 

@@ -97,7 +97,7 @@ def test_check_replay_of_such_a_recording_lists_every_finding(tmp_path, capsys):
     ("record", "shown"),
     [
         ({"gpu_memory_utilization": 50.0}, "utilization 50: not a fraction"),
-        ({"model": "/" + "x" * 256}, "only 9.0 % of memory free"),
+        ({"model": "/" + "x" * 256}, "memory nearly full on GPU 0"),
     ],  # a name that is no path the system can look up
     ids=["utilization-50", "name-256-bytes"],
 )

@@ -64,12 +64,17 @@ def test_the_exit_is_explained_by_what_came_before_it(from_start, catalog, capsy
     report = investigate(RecordingReader(from_start), catalog)
     [explained] = report.exits
     assert explained.code == "engine_exited" and explained.endpoint == "http://127.0.0.1:8000"
-    assert explained.title.startswith(
-        "meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0 exited "
-        "between 2026-01-01 00:00:56 and 00:00:57 UTC; just before, "
-        "python3 (pid 3100) grew +20.00 GiB beside it and free memory on GPU 0 fell to"
+    assert explained.title == (
+        "engine exited on GPU 0 (OOM?): python3 pid 3100 grew +20.00 GiB just before (Llama-3.1-8B-Instruct :8000)"
     )
-    assert "critical GPU 0: python3 (pid 3100) holds 20.00 GiB beside the engine" in explained.explanation
+    assert explained.explanation.startswith(
+        "Its processes were last seen holding GPU memory at 2026-01-01 00:00:56 UTC and were gone at "
+        "2026-01-01 00:00:57 UTC. Free memory on GPU 0 fell to"
+    )
+    assert "critical other process on GPU 0: python3 pid 3100 holds 20.00 GiB beside the engine" in (
+        explained.explanation
+    )
+    assert "Engine: meta-llama/Llama-3.1-8B-Instruct at http://127.0.0.1:8000 on GPU 0." in explained.explanation
     capsys.readouterr()
     assert main(["check", "--replay", str(from_start), "--json"]) == 2
     findings = json.loads(capsys.readouterr().out)["findings"]
@@ -137,10 +142,10 @@ def test_check_on_the_simulated_node_after_the_exit_names_the_cause(capsys):
     assert main(["check", "--demo", "noisy-neighbour", "--at", "120", "--json"]) == 2
     first = json.loads(capsys.readouterr().out)["findings"][0]
     assert first["code"] == "engine_exited" and first["pid"] == 3100
-    assert "python3 (pid 3100) grew +20.00 GiB beside it" in first["title"]
+    assert "python3 pid 3100 grew +20.00 GiB just before" in first["title"]
 
 
 def test_the_exit_is_placed_between_the_last_sample_alive_and_the_first_gone(capsys):
-    """check samples every 5 s: the title names the interval the exit fell in, not the sample that saw it."""
+    """check samples every 5 s: the explanation names the interval the exit fell in, not the sample that saw it."""
     assert main(["check", "--demo", "noisy-neighbour", "--at", "300"]) == 2
-    assert "exited between 2026-01-01 00:00:55 and 00:01:00 UTC;" in capsys.readouterr().out
+    assert "at 2026-01-01 00:00:55 UTC and were gone at 2026-01-01 00:01:00 UTC." in capsys.readouterr().out

@@ -33,7 +33,7 @@ def _manual(catalog, model=LLAMA_8B, **extra):
 def test_a_plan_for_another_split_is_one_warning_not_a_wrong_precision(catalog):
     plans, findings = _judged(catalog, _healthy(), _manual(catalog, tp=2))
     [mismatch] = [f for f in findings if f.code == "plan_mismatch"]
-    assert mismatch.title.endswith("split differs") and mismatch.severity == "warning"
+    assert "on GPU 0: split differs (" in mismatch.title and mismatch.severity == "warning"
     # the 2-GPU plan's per-GPU weights and pool are not held against the 1-GPU engine
     assert not {"weights_mismatch", "kv_pool_short"} & codes(findings)
     assert compared(plans, findings) == (0, 1)
@@ -42,7 +42,7 @@ def test_a_plan_for_another_split_is_one_warning_not_a_wrong_precision(catalog):
 def test_a_plan_for_another_kv_cache_dtype_is_a_mismatch_not_a_short_pool(catalog):
     _plans, findings = _judged(catalog, _healthy(), _manual(catalog, kv_cache_dtype="fp8"))
     [mismatch] = [f for f in findings if f.code == "plan_mismatch"]
-    assert mismatch.title.endswith("KV cache dtype differs")
+    assert "on GPU 0: KV cache dtype differs (" in mismatch.title
     assert "KV cache fp8, on 1 x" in mismatch.explanation and "KV cache auto, on 1 x" in mismatch.explanation
     assert "kv_pool_short" not in codes(findings)
 
@@ -57,7 +57,7 @@ def test_a_base_model_plan_over_its_instruct_tune_is_compared_as_is(catalog):
     assert "plan_mismatch" not in codes(findings)
     [note] = [f for f in findings if f.code == "plan_renamed"]
     assert note.severity == "info" and "same architecture, compared as is" in note.title
-    assert note.title.startswith(f"{LLAMA_8B} at http://127.0.0.1:8000")
+    assert note.title.endswith("(Llama-3.1-8B-Instruct :8000)") and f"{LLAMA_8B} at http" not in note.title
     assert compared(plans, findings) == (1, 1)
 
 
@@ -83,7 +83,8 @@ def test_a_starting_engine_is_named_by_what_it_runs_and_loads_toward_its_own_wei
     manual = ManualPlan(model=catalog.model("meta-llama/Llama-3.1-70B"), quantization="fp8", kv_cache_dtype="fp8", tp=2)
     _plans, findings = _judged(catalog, s, manual)
     [starting] = [f for f in findings if f.code == "engine_starting"]
-    assert starting.title.startswith(f"{LLAMA_8B} at http://127.0.0.1:8000 on GPU 0 is starting")
+    assert starting.title.startswith("engine starting on GPU 0: ")
+    assert starting.title.endswith("(Llama-3.1-8B-Instruct :8000)")
     assert "of 14.99 GiB planned" in starting.title  # the 8B's bf16 weights, not the 70B's fp8 33.87 GiB
 
 

@@ -65,7 +65,7 @@ def test_a_plan_sized_for_another_gpu_is_a_finding_and_is_sized_as_planned(catal
     manual = ManualPlan(model=catalog.model(LLAMA_8B), max_model_len=8192, gpu=a100)
     plans, findings = _judged(catalog, _healthy(), manual)
     [mismatch] = [f for f in findings if f.code == "plan_mismatch"]
-    assert mismatch.title.endswith("GPU differs")
+    assert "GPU differs (" in mismatch.title
     assert f"on 1 x {a100.key}" in mismatch.explanation and "on 1 x H100-SXM-80GB (GPU 0)" in mismatch.explanation
     assert plans[0].settings.gpu.key == a100.key  # the plan drawn is the one the planner screen showed
 
@@ -120,7 +120,9 @@ async def test_every_engine_finding_on_a_busy_node_names_its_endpoint_and_gpus(r
     _plans, findings = await run_demo("busy-node", 300)
     engine_findings = [f for f in findings if f.endpoint]
     assert engine_findings
-    for finding in engine_findings:
-        assert re.search(rf"at {re.escape(finding.endpoint)} on GPU \d+(, \d+)*", finding.title), finding.title
+    for finding in engine_findings:  # the title short (GPUs, then the port), the explanation in full
+        port = finding.endpoint.rsplit(":", 1)[1]
+        assert re.search(rf" on GPU \d+(,\d+)*\b.* \(Llama-3.1-70B :{port}\)$", finding.title), finding.title
+        assert re.search(rf"at {re.escape(finding.endpoint)} on GPU \d+(, \d+)*", finding.explanation), finding
     saturated = {f.endpoint: f.title for f in findings if f.code == "kv_saturated"}
-    assert "on GPU 6, 7" in saturated["http://127.0.0.1:8003"]
+    assert saturated["http://127.0.0.1:8003"].startswith("KV cache full on GPU 6,7: ")

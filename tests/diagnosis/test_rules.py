@@ -32,7 +32,7 @@ def test_unattributed_memory_over_the_threshold_only(catalog):
     assert "unattributed_memory" not in codes(run(catalog, quiet))
     loud = sample(gpus=[gpu(used_gib=14)], processes=[process(3000, 10)])
     [finding] = [f for f in run(catalog, loud) if f.code == "unattributed_memory"]
-    assert "4.00 GiB used that no visible process accounts for" in finding.title
+    assert finding.title == "memory no visible process holds on GPU 0: 4.00 GiB used"
 
 
 def test_headroom_thresholds_without_a_plan(catalog):
@@ -98,7 +98,7 @@ def test_an_engine_that_never_answered_while_its_memory_grows_is_starting_at_inf
     assert "engine_down" not in codes(findings)
     [starting] = [f for f in findings if f.code == "engine_starting"]
     assert starting.severity == "info" and starting.endpoint == "http://127.0.0.1:8000"
-    assert "at http://127.0.0.1:8000 on GPU 0 is starting" in starting.title
+    assert starting.title.startswith("engine starting on GPU 0: ") and starting.title.endswith(" :8000)")
     # 16.5 GiB held: past the weights, so the whole process is counted against the plan
     assert "weights loaded, 16.50 of" in starting.title and "GiB planned in all" in starting.title
 

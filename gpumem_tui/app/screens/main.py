@@ -108,6 +108,7 @@ class MainScreen(Screen):
             self.notify(feed.intro, title=literal(feed.label), timeout=INTRO_S, markup=False)
         if self.node.record_path:
             self._start_recording()
+        self.redraw()  # the first frame: where the numbers will come from, and that none has come yet
         self.refresh_now()
         if self.node.poll:
             self._ticker = self.set_interval(self.node.interval_s, self.refresh_now)
@@ -305,7 +306,7 @@ class MainScreen(Screen):
     def show(self, view: View) -> None:
         self.view, judged = view, view.judged
         self.query_one(HeaderBar).show(view.header)
-        self.query_one(StatusLine).show(view.summary, view.level, view.others)
+        self.query_one(StatusLine).show(view.verdict, view.others)
         source_status = self.query_one("#source-status", Static)
         update(source_status, judged.status_text)
         show(source_status, bool(judged.status_text))  # no empty row when every source answers

@@ -6,9 +6,10 @@ from __future__ import annotations
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.engine_values import implausible, plausible
 from gpumem_tui.diagnosis.findings.capacity import more_conversations
-from gpumem_tui.diagnosis.findings.plan import plan_name, serving
+from gpumem_tui.diagnosis.findings.plan import plan_engine, plan_name, plan_where, serving
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, percent
+from gpumem_tui.diagnosis.findings.words import amount, compose, engine_short
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 
 
@@ -26,9 +27,15 @@ def engine_value_implausible(s: Situation) -> list[Finding]:
             Finding(
                 severity="warning",
                 code="engine_value_implausible",
-                title=f"{s.engine_name(endpoint.url, record.model)}: {first}",
+                title=compose(
+                    "engine value that cannot be true",
+                    s.engine_where(endpoint.url),
+                    str(first),
+                    engine_short(endpoint.url, record.model),
+                ),
                 explanation=f"{listed[0].upper()}{listed[1:]}. No plan is made from a value that cannot be true, and "
-                "none is judged as a measurement; the other findings stand.",
+                f"none is judged as a measurement; the other findings stand. "
+                f"{s.engine_named(endpoint.url, record.model)}",
                 try_this="look at what the endpoint serves (`gpumem-tui metrics URL`): an exporter or proxy in "
                 "between may rescale or relabel it; pass the engine's settings by hand with --model and its options",
                 endpoint=endpoint.url,
@@ -71,12 +78,28 @@ def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) ->
     return Finding(
         severity="warning",
         code="kv_saturated",
-        title=f"{s.engine_name(endpoint.url, record.model)}: KV cache full, requests queue or are preempted",
-        explanation=numbers + "." + ("" if not options else " " + " ".join(options)),
+        title=compose(
+            "KV cache full",
+            s.engine_where(endpoint.url),
+            _pressed(record),
+            engine_short(endpoint.url, record.model),
+        ),
+        explanation=numbers
+        + "."
+        + ("" if not options else " " + " ".join(options))
+        + f" {s.engine_named(endpoint.url, record.model)}",
         try_this="add capacity (another GPU or replica), FP8 KV cache (--kv-cache-dtype fp8), or cap "
         "--max-num-seqs so requests wait instead of being preempted",
         endpoint=endpoint.url,
     )
+
+
+def _pressed(record: EngineRecord) -> str:
+    """`56 waiting, 120 preemptions/min`: what a full KV cache does to requests now (what is zero left out)."""
+    said = [f"{amount(record.requests_waiting)} waiting"] if record.requests_waiting else []
+    if record.preemptions_per_min:
+        said.append(f"{amount(record.preemptions_per_min)} preemptions/min")
+    return ", ".join(said) or "requests queue or are preempted"
 
 
 def context_too_long(s: Situation) -> list[Finding]:
@@ -102,15 +125,21 @@ def _too_long(s: Situation, plan: EnginePlan, pool: int, length: int, measured: 
         # a length nobody stated is the model's maximum by default: worth saying, never an alarm
         severity="info" if assumed else "critical" if pool < length else "warning",
         code="context_too_long",
-        title=f"{plan_name(s, plan)}: {plan.users:,} conversation(s) at {length:,} tokens do not fit the KV pool"
-        + (" (if it serves its model's full context)" if assumed else ""),
+        title=compose(
+            "context longer than the KV pool holds",
+            plan_where(s, plan),
+            f"{plan.users:,} conversation(s) at {length:,} tokens, the pool holds {pool:,}"
+            + (" (if it serves its model's full context)" if assumed else ""),
+            plan_name(plan),
+        ),
         explanation=f"{plan.users:,} x {length:,} tokens = {need:,} tokens; the {'engine' if measured else 'planned'} "
         f"pool holds {pool:,} tokens ({fits:,.1f} conversations at full length)."
         + (
             f" The engine's max length is not known here: {length:,} is its model's maximum, assumed."
             if assumed
             else ""
-        ),
+        )
+        + plan_engine(s, plan),
         try_this=f"lower --max-model-len to {shorter:,} or plan for {int(fits):,} users; FP8 KV cache or more "
         "GPUs grow the pool",
         gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,

@@ -6,13 +6,15 @@ stays down."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gpumem_tui.diagnosis.findings.records import Finding
-from gpumem_tui.diagnosis.findings.situation import duration
+from gpumem_tui.diagnosis.findings.situation import duration, engine_named
+from gpumem_tui.diagnosis.findings.words import compose, engine_short, gpus
 from gpumem_tui.diagnosis.growth import Growth
 from gpumem_tui.diagnosis.measured import gpu_listing
-from gpumem_tui.units import gib
+from gpumem_tui.units import said
 
 LISTED = 5
 """Growers and findings named in the explanation; the forensics screen lists them all."""
@@ -23,17 +25,19 @@ def clock(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def between(first: float, last: float) -> str:
-    """`between 2026-01-01 00:04:25 and 00:04:30 UTC`: the exit fell between two samples, not at either."""
-    start, end = clock(first).removesuffix(" UTC"), clock(last)
-    return f"between {start} and {end[11:] if end[:10] == start[:10] else end}"
+@dataclass(frozen=True)
+class Exited:
+    """Which engine exited, where it ran, and when: last seen holding memory, then gone."""
+
+    url: str
+    model: str | None
+    gpus: list[int]
+    last_seen: float
+    gone: float
 
 
 def engine_exited(
-    url: str,
-    name: str,
-    last_seen: float,
-    gone: float,
+    engine: Exited,
     window_s: float,
     grew: list[Growth],
     culprits: list[Growth],
@@ -42,47 +46,67 @@ def engine_exited(
     free_low: bool = True,
     lost: Sequence[int] = (),
 ) -> Finding:
-    """`name`: the engine as findings name it (model, endpoint, GPUs); `grew`: every grower in the window,
-    unexpected first; `culprits`: those whose unexpected growth is large enough to blame; `free`: (GPU index,
-    free bytes) of the engine's tightest GPU when last seen, named as a cause only when `free_low` (under the
-    critical headroom: what the plan leaves on purpose is no cause); `active`: the findings (above info) raised
-    on the last sample the engine was alive; `lost`: the engine's GPUs that NVML lost (the cause, first)."""
+    """`grew`: every grower in the window, unexpected first; `culprits`: those whose unexpected growth is large
+    enough to blame; `free`: (GPU index, free bytes) of the engine's tightest GPU when last seen, named as a
+    cause only when `free_low` (under the critical headroom: what the plan leaves on purpose is no cause);
+    `active`: the findings (above info) raised on the last sample the engine was alive; `lost`: the engine's
+    GPUs that NVML lost (the cause, first)."""
     top = culprits[0] if culprits else None
-    clauses = [_blame(top)] if top else [active[0].title] if active and not lost else []
-    if free and free_low:
-        clauses.append(f"free memory on GPU {free[0]} fell to {gib(free[1])}")
-    title = f"{name} exited {between(last_seen, gone)}"
-    if lost:
-        title += f": its {gpu_listing(list(lost))} was lost"
-        title += f"; just before, {' and '.join(clauses)}" if clauses else ""
-    else:
-        title += f"; just before, {' and '.join(clauses)}" if clauses else "; nothing before it points to a cause"
-    words = [f"Its processes were last seen holding GPU memory at {clock(last_seen)} and were gone at {clock(gone)}."]
+    oom = free is not None and free_low and not lost
+    words = [
+        f"Its processes were last seen holding GPU memory at {clock(engine.last_seen)} and were gone at "
+        f"{clock(engine.gone)}."
+    ]
     if lost:
         words.append(f"NVML lost {gpu_listing(list(lost))}: whatever ran there died with it.")
+    if free and free_low:
+        words.append(f"Free memory on GPU {free[0]} fell to {said(free[1])} just before.")
     if free and not free_low:
-        words.append(f"Its tightest GPU, GPU {free[0]}, had {gib(free[1])} free: no shortage.")
+        words.append(f"Its tightest GPU, GPU {free[0]}, had {said(free[1])} free: no shortage.")
     if grew:
         words.append(
             f"Who grew in the {duration(window_s)} before: "
             + "; ".join(
-                f"{g.name or '?'} (pid {g.pid}) on GPU {g.gpu_index} +{gib(g.growth_bytes)}, {g.why}"
+                f"{g.name or '?'} (pid {g.pid}) on GPU {g.gpu_index} +{said(g.growth_bytes)}, {g.why}"
                 for g in grew[:LISTED]
             )
             + "."
         )
     if active:
         words.append("Active just before: " + "; ".join(f"{f.severity} {f.title}" for f in active[:LISTED]) + ".")
+    words.append(engine_named(engine.url, engine.model, engine.gpus))
     return Finding(
         severity="critical",
         code="engine_exited",
-        title=title,
+        title=compose(
+            "engine exited",
+            gpus(engine.gpus) + (" (OOM?)" if oom else ""),
+            _cause(engine, top, free if oom else None, active, lost),
+            engine_short(engine.url, engine.model),
+        ),
         explanation=" ".join(words),
         try_this=_lost_advice(lost) if lost and top is None else _advice(top),
         gpu_index=lost[0] if lost else top.gpu_index if top else free[0] if free else None,
         pid=top.pid if top else None,
-        endpoint=url,
+        endpoint=engine.url,
     )
+
+
+def _cause(
+    engine: Exited, top: Growth | None, free: tuple[int, int] | None, active: list[Finding], lost: Sequence[int]
+) -> str:
+    """What the exit's title blames: a lost GPU, who grew, the finding active just before, how far free memory
+    fell, or that nothing points to a cause."""
+    if lost:
+        gone = "its GPU was lost" if list(lost) == engine.gpus else f"{gpu_listing(list(lost))} was lost"
+        return gone + (f"; {_blame(top)} just before" if top else "")
+    if top:
+        return f"{_blame(top)} just before"
+    if active:
+        return f"just before, {active[0].title}"
+    if free:
+        return f"free memory fell to {said(free[1])}"
+    return "nothing before it points to a cause"
 
 
 def _lost_advice(lost: Sequence[int]) -> str:
@@ -93,10 +117,10 @@ def _lost_advice(lost: Sequence[int]) -> str:
 
 
 def _blame(g: Growth) -> str:
-    who = f"{g.name or 'a process this namespace cannot see'} (pid {g.pid})"
+    who = f"{g.name or 'a process this namespace cannot see'} pid {g.pid}"
     if g.expected_bytes:
-        return f"its own {who} grew +{gib(g.unexpected_bytes)} past its plan"
-    return f"{who} grew +{gib(g.unexpected_bytes)} beside it"
+        return f"its own {who} grew +{said(g.unexpected_bytes)} past its plan"
+    return f"{who} grew +{said(g.unexpected_bytes)}"
 
 
 def _advice(top: Growth | None) -> str:

@@ -1,11 +1,12 @@
-"""The one-line verdict on a node: its status word, the finding that heads it and how many there are.
+"""The one-line verdict on a node: its status word, the finding that heads it and how many more there are.
 
-`check` prints it as its status line and the TUI keeps it on screen at every size, so both name the same
-finding in the same words for the same moment."""
+`check` prints it as its status line and the TUI keeps it on screen under its header at every size, from this
+one function (`verdict`), so both name the same finding in the same words for the same moment."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.differ import compared
@@ -41,25 +42,45 @@ def clear(plans: list[EnginePlan], findings: Sequence[Finding] = ()) -> str:
     return all_clear(*compared(plans, list(findings)))
 
 
-def summary(findings: list[Finding], plans: list[EnginePlan]) -> str:
-    """How many findings of each severity that counts, and the headline's title (outside text literal)."""
-    first = headline(findings)
-    counted = [f for f in findings if f.severity != "info"]
-    if first is None or not counted:
-        return clear(plans, findings)  # info findings are notes, not a verdict: the panel lists them
-    if len(counted) == 1:
-        return literal(first.title)
+class Verdict(NamedTuple):
+    """The node's verdict in one line, as `check` prints it first and the TUI under its header: the status
+    word, the headline's title (what broke and where, then who: `words.compose`) or what is said when nothing
+    needs a look, and how many other findings need a look."""
+
+    status: str
+    """`OK`, `WARNING`, `CRITICAL`; empty before there is anything to judge."""
+    title: str
+    also: str = ""
+    """`also 1 critical, 2 warnings`: the other findings above info, after the headline."""
+    level: int = 0
+
+    def __str__(self) -> str:
+        head = f"{self.status} - {self.title}" if self.status else self.title
+        return f"{head}; {self.also}" if self.also else head
+
+
+WAITING = Verdict("", "Waiting for the first sample…")
+"""What is said before the first sample: no verdict without data."""
+
+
+def verdict(findings: list[Finding], plans: list[EnginePlan]) -> Verdict:
+    """The headline first (outside text literal), then how many others need a look; what is said when nothing
+    does (info findings are notes, not a verdict: the panel lists them)."""
+    first, worst_level = headline(findings), level(findings)
+    others = [f for f in findings if f.severity != "info" and f is not first]
+    if first is None or first.severity == "info":
+        return Verdict(STATUS[worst_level], clear(plans, findings), level=worst_level)
     counts = ", ".join(
-        count(sum(f.severity == severity for f in counted), severity)
+        count(sum(f.severity == severity for f in others), severity)
         for severity in ("critical", "warning")
-        if any(f.severity == severity for f in counted)
+        if any(f.severity == severity for f in others)
     )
-    return f"{counts}: {literal(first.title)}"
+    return Verdict(STATUS[worst_level], literal(first.title), f"also {counts}" if counts else "", worst_level)
 
 
 def status(findings: list[Finding], plans: list[EnginePlan]) -> str:
-    """`STATUS - summary`: `check`'s status line before its performance data."""
-    return f"{STATUS[level(findings)]} - {summary(findings, plans)}"
+    """`STATUS - headline; also counts`: `check`'s status line before its performance data."""
+    return str(verdict(findings, plans))
 
 
 def count(n: int, severity: str) -> str:

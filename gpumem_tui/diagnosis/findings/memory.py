@@ -7,8 +7,9 @@ from gpumem_tui.diagnosis.findings.differ import mismatched
 from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, duration, free_bytes, percent
 from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per_s
+from gpumem_tui.diagnosis.findings.words import compose, gpus
 from gpumem_tui.models import GpuRecord
-from gpumem_tui.units import gib
+from gpumem_tui.units import said
 
 
 def headroom_low(s: Situation) -> list[Finding]:
@@ -54,38 +55,58 @@ def _headroom(
     planned_free: float | None,
     severity: Severity,
 ) -> Finding:
-    words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
+    words = f"{said(free)} free of {said(total)} ({percent(free / total)} of the card)"
     if plan is not None and planned_free is not None:
-        words += f"; the {plan.label} plan leaves {gib(max(0, planned_free))}"
-    words += ". " + _trend_words(s, gpu, free)
+        words += f"; the {plan.label} plan leaves {said(max(0, planned_free))}"
+    trend, full = _trend_words(s, gpu, free)
     return Finding(
         severity=severity,
         code="headroom_low",
-        title=f"GPU {gpu.index}: only {percent(free / total)} of memory free"
-        + (" (as planned)" if severity == "info" else ""),
-        explanation=words,
-        try_this="find who grew (the process list, or `check --replay` on a recording); lower "
-        "--gpu-memory-utilization or move other work off this GPU"
-        if severity != "info"
-        else "nothing: the engine's gpu_memory_utilization leaves this much on purpose",
+        title=compose(
+            "free memory low as planned" if severity == "info" else "memory nearly full",
+            gpus([gpu.index]),
+            f"{said(free)} free ({percent(free / total)})",
+        ),
+        explanation=f"{words}. {trend}",
+        try_this=headroom_advice(severity, full),
         gpu_index=gpu.index,
     )
 
 
-def _trend_words(s: Situation, gpu: GpuRecord, free: int) -> str:
+def headroom_advice(severity: Severity, full_in_s: float | None) -> str:
+    """What to try about low headroom: nothing only where the plan leaves it on purpose and nothing says the
+    card fills; where the trend says it does, who grows, even as planned."""
+    if severity == "info" and full_in_s is None:
+        return "nothing: the engine's gpu_memory_utilization leaves this much on purpose"
+    if severity == "info":
+        return (
+            "watch who grows (the process list): the plan leaves this much free on purpose, yet used memory "
+            "still grows; if it keeps on, lower --gpu-memory-utilization or move other work off this GPU"
+        )
+    return (
+        "find who grew (the process list, or `check --replay` on a recording); lower "
+        "--gpu-memory-utilization or move other work off this GPU"
+    )
+
+
+def _trend_words(s: Situation, gpu: GpuRecord, free: int) -> tuple[str, float | None]:
+    """The trend in words, and the seconds until the card is full at its rate (None when it does not grow)."""
     t = s.thresholds
     points = s.history.gpu_since(gpu.index, s.sample.timestamp - t.trend_window_s)
     slope = slope_bytes_per_s(points)
     if slope is None:
-        return "No trend yet (too little history)."
+        return "No trend yet (too little history).", None
     full = seconds_to_full(points, free, t.trend_min_bytes_per_s)
     span = points[-1][0] - points[0][0]
     if full is None:
-        return f"Used memory is flat over the last {duration(span)} ({gib(slope * 60)}/min)."
-    return (
-        f"Over the last {duration(span)} used memory grew {gib(slope * 60)}/min: at that rate the card is full "
-        f"in about {duration(full)}."
-    )
+        return f"Used memory is flat over the last {duration(span)} ({said(slope * 60)}/min).", None
+    words = f"Over the last {duration(span)} used memory grew {said(slope * 60)}/min: at that rate the card is "
+    return words + f"{_full_in(full)}.", full
+
+
+def _full_in(seconds: float) -> str:
+    """`full in about 2 min`; `full now` once the rate fills what is free within a second."""
+    return "full now" if seconds < 1 else f"full in about {duration(seconds)}"
 
 
 def foreign_process(s: Situation) -> list[Finding]:
@@ -114,9 +135,10 @@ def _foreign(s: Situation, gpu: GpuRecord | None, process, held: int) -> Finding
     return Finding(
         severity="critical" if tight else "warning",
         code="foreign_process",
-        title=f"GPU {process.gpu_index}: {name} (pid {process.pid}) holds {gib(held)} beside the engine",
-        explanation=f"{who} is not the engine and holds {gib(held)}{share} on the engine's GPU"
-        + (f"; the card has {gib(free)} free" if free is not None else "")
+        title=compose("other process", gpus([process.gpu_index]), f"{name} pid {process.pid} holds {said(held)}")
+        + " beside the engine",
+        explanation=f"{who} is not the engine and holds {said(held)}{share} on the engine's GPU"
+        + (f"; the card has {said(free)} free" if free is not None else "")
         + (f". Command: {command}" if command else "."),
         try_this="ask its owner to move it to another GPU (CUDA_VISIBLE_DEVICES) or stop it; the engine sized its "
         "memory assuming the card was its own",
@@ -152,9 +174,9 @@ def unattributed_memory(s: Situation) -> list[Finding]:
             Finding(
                 severity="warning",
                 code="unattributed_memory",
-                title=f"GPU {gpu.index}: {gib(missing)} used that no visible process accounts for",
-                explanation=f"NVML says {gib(gpu.memory_used_bytes)} used; the processes it lists hold "
-                f"{gib(listed)}. The rest belongs to processes in another PID namespace (a container), "
+                title=compose("memory no visible process holds", gpus([gpu.index]), f"{said(missing)} used"),
+                explanation=f"NVML says {said(gpu.memory_used_bytes)} used; the processes it lists hold "
+                f"{said(listed)}. The rest belongs to processes in another PID namespace (a container), "
                 "the driver, or a process that leaked memory.",
                 try_this="run `nvidia-smi` on the host (outside containers) to see every process; a leak "
                 "goes away when its process exits",
@@ -171,8 +193,10 @@ def _across_namespaces(s: Situation, gpu: GpuRecord, listed: int, missing: int, 
     return Finding(
         severity="info",
         code="unattributed_memory",
-        title=f"GPU {gpu.index}: {gib(missing)} used that NVML puts on no pid here (PID namespaces differ)",
-        explanation=f"NVML says {gib(gpu.memory_used_bytes or 0)} used; the processes it lists hold {gib(listed)}. "
+        title=compose(
+            "memory NVML puts on no pid here", gpus([gpu.index]), f"{said(missing)} used (PID namespaces differ)"
+        ),
+        explanation=f"NVML says {said(gpu.memory_used_bytes or 0)} used; the processes it lists hold {said(listed)}. "
         "PID namespaces differ: NVML reports host pids, which this namespace cannot see, and puts the rest on "
         f"none of them. The engine at {engine} is placed on this GPU by its UUID, so the rest is most likely its "
         "own memory.",

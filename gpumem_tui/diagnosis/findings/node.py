@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpumem_tui.diagnosis.findings.records import Finding
 from gpumem_tui.diagnosis.findings.situation import Situation
+from gpumem_tui.diagnosis.findings.words import compose, engine_short
 from gpumem_tui.diagnosis.measured import gpu_listing
 
 
@@ -115,7 +116,9 @@ def pid_namespaces_differ(s: Situation) -> list[Finding]:
             Finding(
                 severity="info",
                 code="pid_namespaces_differ",
-                title=f"PID namespaces differ: NVML's pids are not the ones seen here ({endpoint.url})",
+                title=compose(
+                    "PID namespaces differ", "", "NVML's pids are not the ones seen here", engine_short(endpoint.url)
+                ),
                 explanation=f"NVML reports host pids ({', '.join(map(str, sorted(unseen)))}), which this PID "
                 f"namespace cannot see: gpumem-tui runs in a container. The engine at {endpoint.url} is pid "
                 f"{', '.join(map(str, here))} here; {where}.",

@@ -8,12 +8,13 @@ from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.diagnosis.findings.differ import FORMAT, differences, mismatched, renamed
 from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation
+from gpumem_tui.diagnosis.findings.words import compose, engine_short, gpus
 from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
 from gpumem_tui.planner.serving import SIXTEEN_BIT
 from gpumem_tui.planner.vllm import EnginePrediction, EngineSettings
-from gpumem_tui.units import gib
+from gpumem_tui.units import said
 
 
 def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecord] | None:
@@ -27,14 +28,28 @@ def serving(s: Situation, plan: EnginePlan) -> tuple[EndpointStatus, EngineRecor
     return endpoint, plausible(record)  # a value that cannot be true is not a measurement
 
 
-def plan_name(s: Situation, plan: EnginePlan) -> str:
-    """Which engine a plan finding is about (its endpoint and GPUs), or the node when no engine runs."""
+def plan_name(plan: EnginePlan) -> str:
+    """Which engine a plan finding is about, short, for the end of its title (`Llama-3.1-70B :8000`): a plan
+    for another model says both, a plan with no engine its model."""
     runs = measured_facts(plan).model or plan.model
     if plan.endpoint is None:
-        return f"{plan.model} (a plan, no engine) on {gpu_listing(plan.gpu_indices)}"
+        return f"{engine_short(None, plan.model)} plan, no engine"
     if mismatched(plan):
-        return f"{plan.label} plan for {plan.model}, over {s.engine_name(plan.endpoint, runs)}"
-    return s.engine_name(plan.endpoint, runs)
+        return f"{plan.label} plan for {engine_short(None, plan.model)} over {engine_short(plan.endpoint, runs)}"
+    return engine_short(plan.endpoint, runs)
+
+
+def plan_where(s: Situation, plan: EnginePlan) -> str:
+    """`GPU 0,1`: where a plan finding is, the engine's GPUs (the plan's own where no engine runs)."""
+    return gpus(plan.gpu_indices) if plan.endpoint is None else s.engine_where(plan.endpoint)
+
+
+def plan_engine(s: Situation, plan: EnginePlan) -> str:
+    """` Engine: meta-llama/Llama-3.1-70B at http://127.0.0.1:8000 on GPU 0, 1.`: the engine in full, at the
+    end of a plan finding's explanation (`Situation.engine_named`); empty for a plan with no engine."""
+    if plan.endpoint is None:
+        return ""
+    return f" {s.engine_named(plan.endpoint, measured_facts(plan).model or plan.model)}"
 
 
 def plan_mismatch(s: Situation) -> list[Finding]:
@@ -61,12 +76,16 @@ def _mismatch(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
     return Finding(
         severity="warning",
         code="plan_mismatch",
-        title=f"{s.engine_name(plan.endpoint, running.model)} is not what the {plan.label} plan is for: "
-        f"{_listed(differ)} {'differs' if len(differ) == 1 else 'differ'}",
+        title=compose(
+            f"the {plan.label} plan is for another engine",
+            s.engine_where(plan.endpoint),
+            f"{_listed(differ)} {'differs' if len(differ) == 1 else 'differ'}",
+            engine_short(plan.endpoint, running.model),
+        ),
         explanation=f"The {plan.label} plan ({_from(plan)}): {plan_side}. The engine runs {engine_side}. Where "
         "the two differ, so does memory: its weights and KV pool are not held against this plan, and "
         "headroom is judged by the plan made from what runs. What is measured (the KV pool in bytes) is "
-        "counted with the engine's own model.",
+        f"counted with the engine's own model. {s.engine_named(plan.endpoint, running.model)}",
         try_this=_fix_plan(plan),
         gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
         endpoint=plan.endpoint,
@@ -79,8 +98,12 @@ def _renamed(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
     return Finding(
         severity="info",
         code="plan_renamed",
-        title=f"{s.engine_name(plan.endpoint, running.model)}: the {plan.label} plan is for {plan.model}, "
-        "same architecture, compared as is",
+        title=compose(
+            f"the {plan.label} plan names another model",
+            s.engine_where(plan.endpoint),
+            f"{plan.model}, same architecture, compared as is",
+            engine_short(plan.endpoint, running.model),
+        ),
         explanation=f"{plan.model} and {running.model} have the same layers, widths, heads and parameter "
         "count, so they take the same memory: the plan's numbers are held against the engine's.",
         try_this="nothing: name the served model in the plan to make this note go",
@@ -119,7 +142,12 @@ def _other_card(plan: EnginePlan) -> Finding:
     return Finding(
         severity="warning",
         code="plan_mismatch",
-        title=f"the {plan.label} plan for {plan.model} is sized for {planned}, not this node's {plan.card}",
+        title=compose(
+            f"the {plan.label} plan is for another card",
+            gpus(plan.gpu_indices),
+            f"sized for {planned}, not this node's {plan.card}",
+            plan_name(plan),
+        ),
         explanation=f"The plan's bands are {planned}'s on {plan.settings.tp} GPU(s), drawn over "
         f"{gpu_listing(plan.gpu_indices)} ({plan.card}): the bars show what the plan takes there, not what "
         f"it would take here.",
@@ -201,16 +229,22 @@ def _weights(
     return Finding(
         severity=severity,
         code="weights_mismatch",
-        title=f"{plan_name(s, plan)}: weights take about {ratio:.1f}x the plan on GPU {gpu}",
-        explanation=f"The engine process holds {gib(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
-        f"tokens = {gib(kv)}) and about {gib(others)} of context, non-torch memory and CUDA graphs, that leaves "
-        f"about {gib(estimate)} of weights. The {plan.label} plan ({planned_as}) says {gib(p.weights_bytes)}."
+        title=compose(
+            f"weights {ratio:.1f}x the plan",
+            plan_where(s, plan),
+            _weights_who(running, estimate, p.weights_bytes, planned_as),
+            plan_name(plan),
+        ),
+        explanation=f"The engine process holds {said(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
+        f"tokens = {said(kv)}) and about {said(others)} of context, non-torch memory and CUDA graphs, that leaves "
+        f"about {said(estimate)} of weights. The {plan.label} plan ({planned_as}) says {said(p.weights_bytes)}."
         + (
             f" The engine loaded {_runs_words(running).removeprefix('weights ')}, not the {planned_as} planned."
             if running
             else ""
         )
-        + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else ""),
+        + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else "")
+        + plan_engine(s, plan),
         try_this=_relaunch(plan)
         if running
         else f"check the launch flags: the plan assumes {planned_as}; restart "
@@ -218,6 +252,13 @@ def _weights(
         gpu_index=gpu,
         endpoint=plan.endpoint,
     )
+
+
+def _weights_who(running: EnginePlan | None, estimate: int, planned: int, planned_as: str) -> str:
+    """`bf16 loaded, fp8 planned` where the engine's launch says what it loaded, else the two sizes."""
+    if running is not None and running.settings is not None and running.launch_seen:
+        return f"{_weights_format(running.settings)} loaded, {planned_as} planned"
+    return f"about {said(estimate)} a GPU, {said(planned)} planned as {planned_as}"
 
 
 def _relaunch(plan: EnginePlan) -> str:
@@ -282,10 +323,15 @@ def _short(s: Situation, plan: EnginePlan, length: int, planned: int, measured: 
     return Finding(
         severity=severity,
         code="kv_pool_short",
-        title=f"{plan_name(s, plan)}: KV pool {short:,} tokens smaller than planned",
+        title=compose(
+            "KV pool smaller than planned",
+            plan_where(s, plan),
+            f"{measured:,} tokens, {planned:,} planned",
+            plan_name(plan),
+        ),
         explanation=f"The engine carved {measured:,} tokens of KV cache; the {plan.label} plan says {planned:,}. "
         f"That is {short / length:,.1f} fewer conversations at the planned {length:,}-token context "
-        f"({measured / length:,.1f} fit instead of {planned / length:,.1f}).",
+        f"({measured / length:,.1f} fit instead of {planned / length:,.1f})." + plan_engine(s, plan),
         try_this=POOL_SHORT_ADVICE,
         gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,
         endpoint=plan.endpoint,
@@ -313,8 +359,8 @@ def plan_notes(s: Situation) -> list[Finding]:
                 Finding(
                     severity=severity,
                     code="plan_note",
-                    title=f"{plan_name(s, plan)}: the {plan.label} plan {verdict}",
-                    explanation=line,
+                    title=compose(f"the {plan.label} plan {verdict}", plan_where(s, plan), "", plan_name(plan)),
+                    explanation=line + plan_engine(s, plan),
                     try_this="see `gpumem-tui plan` for the whole sizing",
                     endpoint=plan.endpoint,
                 )

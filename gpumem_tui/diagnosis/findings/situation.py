@@ -7,6 +7,7 @@ from functools import cached_property
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.records import Thresholds
+from gpumem_tui.diagnosis.findings.words import gpus
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
@@ -47,9 +48,14 @@ class Situation:
             return held or (plan.gpu_indices if plan else [])
         return endpoint_gpus(self.sample, endpoint, self.history)
 
-    def engine_name(self, url: str, model: str | None = None) -> str:
-        """`meta-llama/Llama-3.1-70B at http://127.0.0.1:8001 on GPU 2, 3`: which engine, wherever it is named."""
-        return engine_label(url, model, self.gpus_of(url))
+    def engine_named(self, url: str, model: str | None = None) -> str:
+        """`Engine: meta-llama/Llama-3.1-70B at http://127.0.0.1:8001 on GPU 2, 3.`: the sentence an engine's
+        finding explains itself with, in full (its title names it short: `words.engine_short`)."""
+        return engine_named(url, model, self.gpus_of(url))
+
+    def engine_where(self, url: str) -> str:
+        """`GPU 6,7`: where an engine's finding is, for its title."""
+        return gpus(self.gpus_of(url))
 
     def plan_on(self, gpu_index: int) -> EnginePlan | None:
         return next((plan for plan in self.plans if gpu_index in plan.gpu_indices and plan.overlay), None)
@@ -81,6 +87,12 @@ def duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def engine_named(url: str, model: str | None, gpus: list[int]) -> str:
+    """`Engine: meta-llama/Llama-3.1-70B at http://127.0.0.1:8001 on GPU 2, 3.`: a finding's title names its
+    engine short; its explanation ends naming it in full, in this sentence."""
+    return f"Engine: {engine_label(url, model, gpus)}."
 
 
 def engine_label(url: str, model: str | None, gpus: list[int]) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts
 from gpumem_tui.diagnosis.findings.records import Finding, Severity
 from gpumem_tui.diagnosis.findings.situation import Situation, duration
+from gpumem_tui.diagnosis.findings.words import compose, engine_short
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import ProcessRecord
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
-from gpumem_tui.units import GIB, MIB, gib
+from gpumem_tui.units import MIB, said
 
 FLAT_BYTES = 64 * MIB
 """Growth below this over the stall window is flat: allocator and CUDA context noise, not loading."""
@@ -67,19 +68,20 @@ def _starting(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]
     held = min(sum(p.gpu_memory_bytes or 0 for p in alive if p.gpu_index == g) for g in gpus)
     where = f"GPU {gpus[0]}" if len(gpus) == 1 else f"the least loaded of GPU {', '.join(map(str, gpus))}"
     watched = (
-        f"grew {gib(grew)} in the last {duration(s.thresholds.engine_stall_s)}"
+        f"grew {said(grew)} in the last {duration(s.thresholds.engine_stall_s)}"
         if grew is not None
         else "has not been watched long enough to call it flat"
     )
-    title = f"{s.engine_name(endpoint.url, plan.model if plan else None)} is starting"
-    progress = _progress(plan, held)
+    model = plan.model if plan else None
     return Finding(
         severity="info",
         code="engine_starting",
-        title=title + (f": {progress}" if progress else ""),
-        explanation=f"{endpoint.error or 'no answer'}; its processes hold {gib(held)} on {where}, and its memory "
+        title=compose(
+            "engine starting", s.engine_where(endpoint.url), _progress(plan, held), engine_short(endpoint.url, model)
+        ),
+        explanation=f"{endpoint.error or 'no answer'}; its processes hold {said(held)} on {where}, and its memory "
         f"{watched}. It is called stuck once its memory stays flat for "
-        f"{duration(s.thresholds.engine_stall_s)} with still no answer.",
+        f"{duration(s.thresholds.engine_stall_s)} with still no answer. {s.engine_named(endpoint.url, model)}",
         try_this="nothing yet: the endpoint answers once the weights are loaded and the KV pool is carved; "
         "follow the engine's log to watch it load",
         gpu_index=gpus[0] if len(gpus) == 1 else None,
@@ -94,13 +96,8 @@ def _progress(plan: EnginePlan | None, held: int) -> str:
     weights, total = plan.prediction.weights_bytes, plan.overlay.engine_bytes
     before = CUDA_CONTEXT_BYTES + plan.prediction.non_torch_bytes
     if held < before + weights:
-        return f"weights {_number(max(0, held - before))} of {gib(weights)} planned"
-    return f"weights loaded, {_number(held)} of {gib(total)} planned in all (profiling, then the KV pool)"
-
-
-def _number(n_bytes: int) -> str:
-    """The number of a size in GiB, for `9.30 of 14.96 GiB` where the unit follows once."""
-    return f"{n_bytes / GIB:,.2f}"
+        return f"weights {said(max(0, held - before), unit=False)} of {said(weights)} planned"
+    return f"weights loaded, {said(held, unit=False)} of {said(total)} planned in all (profiling, then the KV pool)"
 
 
 def down_severity(alive: bool) -> Severity:
@@ -109,26 +106,36 @@ def down_severity(alive: bool) -> Severity:
     return "warning" if alive else "critical"
 
 
-def _down(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]) -> Finding:
+def _down_state(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]) -> tuple[str, str]:
+    """What is known of an engine that does not answer: in a few words for its title, and in full."""
     held = sum(p.gpu_memory_bytes or 0 for p in alive)
     if alive and endpoint.state == "down" and not _answered_before(s, endpoint.url):
-        state = (
-            f"its processes hold {gib(held)} and their memory has been flat for "
-            f"{duration(s.thresholds.engine_stall_s)}: stuck while starting?"
+        flat = duration(s.thresholds.engine_stall_s)
+        return (
+            f"stuck while starting? {said(held)} held, flat for {flat}",
+            f"its processes hold {said(held)} and their memory has been flat for {flat}: stuck while starting?",
         )
-    elif alive:
-        state = f"its processes are alive and hold {gib(held)} (hung, or restarting?)"
-    elif endpoint.pids:
-        state = f"its processes ({', '.join(map(str, endpoint.pids))}) hold no GPU memory: the engine has exited"
-    else:
-        state = "no process of it is known"
+    if alive:
+        return (
+            f"hung or restarting? its processes hold {said(held)}",
+            f"its processes are alive and hold {said(held)} (hung, or restarting?)",
+        )
+    if endpoint.pids:
+        pids = ", ".join(map(str, endpoint.pids))
+        return "it has exited", f"its processes ({pids}) hold no GPU memory: the engine has exited"
+    return "no process of it is known", "no process of it is known"
+
+
+def _down(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]) -> Finding:
+    short, state = _down_state(s, endpoint, alive)
     age = f"; last good answer {endpoint.age_s:,.0f} s ago" if endpoint.state == "stale" and endpoint.age_s else ""
     plan = _running_plan(s, endpoint.url)
+    model = plan.model if plan else None
     return Finding(
         severity=down_severity(bool(alive)),
         code="engine_down",
-        title=f"{s.engine_name(endpoint.url, plan.model if plan else None)} does not answer",
-        explanation=f"{endpoint.error or 'no answer'}{age}; {state}.",
+        title=compose("engine does not answer", s.engine_where(endpoint.url), short, engine_short(endpoint.url, model)),
+        explanation=f"{endpoint.error or 'no answer'}{age}; {state}. {s.engine_named(endpoint.url, model)}",
         try_this="read the engine's log for the last error (CUDA out of memory, a lost GPU, a step that hangs); "
         "restart it once the cause is gone",
         endpoint=endpoint.url,

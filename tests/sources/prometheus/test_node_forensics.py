@@ -61,8 +61,8 @@ def test_check_verbose_walks_the_node_s_history(fleet_url, capsys):
     code, out, err = _check(capsys, fleet_url, "-v")
     assert code == 2 and err == ""
     assert f"Forensics of {WHAT.format(url=fleet_url)}: 120 s" in out
-    assert "First critical finding at 50 s: GPU 0: only 0.7 % of memory free" in out
-    assert "60 s       critical  engine at node-c:8000 on GPU 0 does not answer" in out
+    assert "First critical finding at 50 s: memory nearly full on GPU 0: 0.58 GiB free (0.7 %)" in out
+    assert "60 s       critical  engine does not answer on GPU 0: no process of it is known (node-c:8000)" in out
     code, out, _ = _check(capsys, fleet_url, "-v", "--json")
     forensics = json.loads(out)["forensics"]
     assert forensics["first_critical_offset_s"] == 50 and forensics["first_critical"]["code"] == "headroom_low"
