@@ -10,6 +10,9 @@ from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per
 from gpumem_tui.models import GpuRecord
 from gpumem_tui.units import gib
 
+AS_PLANNED_ADVICE = "nothing: the engine's gpu_memory_utilization leaves this much on purpose"
+"""What to try about headroom as planned, on a node and in the fleet alike."""
+
 
 def headroom_low(s: Situation) -> list[Finding]:
     findings = []
@@ -67,7 +70,7 @@ def _headroom(
         try_this="find who grew (the process list, or `check --replay` on a recording); lower "
         "--gpu-memory-utilization or move other work off this GPU"
         if severity != "info"
-        else "nothing: the engine's gpu_memory_utilization leaves this much on purpose",
+        else AS_PLANNED_ADVICE,
         gpu_index=gpu.index,
     )
 

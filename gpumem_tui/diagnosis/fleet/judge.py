@@ -55,7 +55,7 @@ def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> li
     t = thresholds or Thresholds()
     found = [
         *source_stale(sample),
-        *engine_down(sample),
+        *engine_down(sample, t),
         *headroom_low(sample, t),
         *kv_saturated(sample, t),
         *not_joined(sample),

@@ -96,6 +96,9 @@ class FleetEngine(_Record):
     node: str | None = None
     gpus: list[str] = []
     """UUIDs (else indexes) of the GPUs joined to it, from the pod-to-GPU join."""
+    gpu_indices: list[int] = []
+    """Their indices (dcgm-exporter's `gpu` label), one for each of `gpus`, where the join read every one (else
+    empty): how the node names its GPUs (`on GPU 6, 7`), also where they were not read one by one."""
     gpu_count: int | None = None
     """How many GPUs are joined to it, counted per node on the server (None: not joined)."""
     joined: Joined = "not joined"
