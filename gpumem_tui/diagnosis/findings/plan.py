@@ -299,24 +299,29 @@ def note_severity(manual: bool) -> Severity:
 
 
 def plan_notes(s: Situation) -> list[Finding]:
-    """What the planner itself warns about: a plan the user set that cannot work is a warning; for a plan
-    made from a running engine the engine's own numbers win, so it is only noted."""
+    """What the planner itself warns about, for each plan with a prediction (`notes_of`)."""
     findings = []
     for plan in s.plans:
-        if plan.prediction is None:
-            continue
-        severity = note_severity(plan.label == "manual")
-        lines = [(line, "does not fit") for line in plan.prediction.failures]
-        lines += [(line, "has a warning") for line in plan.prediction.warnings]
-        for line, verdict in lines:
-            findings.append(
-                Finding(
-                    severity=severity,
-                    code="plan_note",
-                    title=f"{plan_name(s, plan)}: the {plan.label} plan {verdict}",
-                    explanation=line,
-                    try_this="see `gpumem-tui plan` for the whole sizing",
-                    endpoint=plan.endpoint,
-                )
-            )
+        if plan.prediction is not None:
+            p = plan.prediction
+            findings += notes_of(plan_name(s, plan), plan.label, p.failures, p.warnings, plan.endpoint)
     return findings
+
+
+def notes_of(name: str, label: str, failures: list[str], warnings: list[str], endpoint: str | None) -> list[Finding]:
+    """The `plan_note`s of one plan (`name`: the engine it is for), the node's and the fleet's: each line the
+    planner says it does not fit or warns about. A plan the user set that cannot work is a warning; for a plan
+    made from a running engine the engine's own numbers win, so it is only noted."""
+    severity = note_severity(label == "manual")
+    lines = [(line, "does not fit") for line in failures] + [(line, "has a warning") for line in warnings]
+    return [
+        Finding(
+            severity=severity,
+            code="plan_note",
+            title=f"{name}: the {label} plan {verdict}",
+            explanation=line,
+            try_this="see `gpumem-tui plan` for the whole sizing",
+            endpoint=endpoint,
+        )
+        for line, verdict in lines
+    ]

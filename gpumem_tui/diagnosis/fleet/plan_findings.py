@@ -1,21 +1,24 @@
 """Findings about an engine of the fleet against the plan made for it from the catalog (plans.py), with
 the single-node code's arithmetic and thresholds (findings/plan.py): `kv_pool_short` (the pool vLLM carved,
 from `vllm:cache_config_info`, against the plan's), `weights_mismatch` (what dcgm-exporter's FB_USED per GPU
-leaves for weights, where the engine holds its whole node), and `plan_note` when the plan does not fit while
-the engine runs (an assumed fact is wrong). An engine whose plan came from its node's exporter is judged
-there, not here; an engine whose target is down is not judged (its last values linger), nor one asleep
-(`vllm:engine_sleep_state`: it freed its weights or KV cache on purpose), which is said as a `plan_note`."""
+leaves for weights, where the engine holds its whole node), and `plan_note` for each line the planner says the
+plan does not fit or warns about, worded as the node's (`notes_of`). An engine whose plan came from its node's
+exporter is judged there, not here; an engine whose target is down is not judged (its last values linger), nor
+one asleep (`vllm:engine_sleep_state`: it freed its weights or KV cache on purpose), which is said as a
+`plan_note`."""
 
 from __future__ import annotations
 
 from gpumem_tui.diagnosis.findings.plan import (
     POOL_SHORT_ADVICE,
     note_severity,
+    notes_of,
     pool_short_severity,
     weights_estimate,
     weights_severity,
 )
 from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
+from gpumem_tui.diagnosis.findings.situation import engine_label
 from gpumem_tui.diagnosis.fleet.records import endpoint
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetPlan, FleetSample
 from gpumem_tui.text import literal
@@ -37,10 +40,9 @@ def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, 
         if e.sleep_state is not None:
             found.append((e.node, _asleep(e)))
             continue
-        if e.pool_tokens is None:
-            continue
-        if plan.kv_cache_tokens <= 0:
-            found.append((e.node, _does_not_fit(e, plan)))
+        name = engine_label(endpoint(e), plan.model, sorted(set(e.gpu_indices)))
+        found += [(e.node, note) for note in notes_of(name, "auto", plan.failures, plan.warnings, endpoint(e))]
+        if e.pool_tokens is None or plan.kv_cache_tokens <= 0:  # nothing measured, or no pool to hold it against
             continue
         severity = pool_short_severity(plan.kv_cache_tokens, e.pool_tokens, t)
         if severity is not None:
@@ -93,21 +95,6 @@ def _weights(e: FleetEngine, plan: FleetPlan, node: FleetNode | None, t: Thresho
         + (" More than planned may also be another process on its GPUs." if ratio > 1 else ""),
         try_this="check the engine's --quantization / --dtype and what else runs on its GPUs (open the node), or "
         "name the checkpoint it serves with --model-alias",
-        endpoint=endpoint(e),
-    )
-
-
-def _does_not_fit(e: FleetEngine, plan: FleetPlan) -> Finding:
-    return Finding(
-        severity=note_severity(manual=False),  # a plan made here from the catalog
-        code="plan_note",
-        title=f"{literal(e.name)}: the catalog's plan does not fit, yet the engine runs",
-        explanation=f"The plan for {plan.model} on {plan.tensor_parallel} x {plan.card} leaves no KV pool, and the "
-        f"engine carved {e.pool_tokens or 0:,} tokens: a fact the plan assumed is not the engine's ("
-        + "; ".join(literal(a) for a in plan.assumed)
-        + "). Its weights and pool are not judged against this plan.",
-        try_this="name the checkpoint it serves (a quantized one) with --model-alias SERVED=ORG/MODEL, or run "
-        "gpumem-tui export on the node: its plan reads the engine's command line",
         endpoint=endpoint(e),
     )
 

@@ -80,6 +80,10 @@ class FleetPlan(_Record):
     kv_bytes_per_token: int
     """KV cache bytes one token takes on one GPU with the engine's own cache settings."""
     max_model_len: int
+    failures: list[str] = []
+    """Why the plan does not fit, as the planner says it (its prediction's failures)."""
+    warnings: list[str] = []
+    """What the planner warns about the plan."""
     found: list[str] = []
     assumed: list[str] = []
 
