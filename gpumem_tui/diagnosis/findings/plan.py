@@ -201,7 +201,7 @@ def _weights(
     return Finding(
         severity=severity,
         code="weights_mismatch",
-        title=f"{plan_name(s, plan)}: weights take about {ratio:.1f}x the plan on GPU {gpu}",
+        title=weights_title(plan_name(s, plan), ratio, gpu),
         explanation=f"The engine process holds {gib(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
         f"tokens = {gib(kv)}) and about {gib(others)} of context, non-torch memory and CUDA graphs, that leaves "
         f"about {gib(estimate)} of weights. The {plan.label} plan ({planned_as}) says {gib(p.weights_bytes)}."
@@ -211,12 +211,23 @@ def _weights(
             else ""
         )
         + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else ""),
-        try_this=_relaunch(plan)
-        if running
-        else f"check the launch flags: the plan assumes {planned_as}; restart "
-        "vLLM with the matching --quantization / --dtype (or fix the plan)",
+        try_this=_relaunch(plan) if running else check_flags(planned_as),
         gpu_index=gpu,
         endpoint=plan.endpoint,
+    )
+
+
+def weights_title(name: str, ratio: float, gpu: int | None) -> str:
+    """`weights_mismatch`'s title, the node's and the fleet's: the engine `name`, its weights `ratio` times the
+    plan's, on GPU `gpu` (None: each of its GPUs alike)."""
+    return f"{name}: weights take about {ratio:.1f}x the plan" + (f" on GPU {gpu}" if gpu is not None else "")
+
+
+def check_flags(planned_as: str) -> str:
+    """What to try about weights unlike the plan's, the node's and the fleet's: the flags that load them."""
+    return (
+        f"check the launch flags: the plan assumes {planned_as}; restart vLLM with the matching --quantization / "
+        "--dtype (or fix the plan)"
     )
 
 
@@ -241,7 +252,11 @@ def kv_pool_short(s: Situation) -> list[Finding]:
         severity = pool_short_severity(planned, measured, s.thresholds)
         if severity is None:
             continue
-        findings.append(_short(s, plan, plan.prediction.max_model_len, planned, measured, severity))
+        where = plan.gpu_indices[0] if plan.gpu_indices else None
+        length = plan.prediction.max_model_len
+        findings.append(
+            pool_short(plan_name(s, plan), plan.label, length, planned, measured, severity, where, plan.endpoint)
+        )
     return findings
 
 
@@ -277,18 +292,29 @@ def pool_short_severity(planned: int, measured: int, t: Thresholds) -> Severity 
     return "critical" if measured < planned / 2 else "warning"
 
 
-def _short(s: Situation, plan: EnginePlan, length: int, planned: int, measured: int, severity: Severity) -> Finding:
+def pool_short(
+    name: str,
+    label: str,
+    length: int,
+    planned: int,
+    measured: int,
+    severity: Severity,
+    gpu_index: int | None,
+    endpoint: str | None,
+) -> Finding:
+    """`kv_pool_short` of the engine `name`, the node's and the fleet's: a pool of `measured` tokens where the
+    `label` plan says `planned`, in conversations at its `length`-token context."""
     short = planned - measured
     return Finding(
         severity=severity,
         code="kv_pool_short",
-        title=f"{plan_name(s, plan)}: KV pool {short:,} tokens smaller than planned",
-        explanation=f"The engine carved {measured:,} tokens of KV cache; the {plan.label} plan says {planned:,}. "
+        title=f"{name}: KV pool {short:,} tokens smaller than planned",
+        explanation=f"The engine carved {measured:,} tokens of KV cache; the {label} plan says {planned:,}. "
         f"That is {short / length:,.1f} fewer conversations at the planned {length:,}-token context "
         f"({measured / length:,.1f} fit instead of {planned / length:,.1f}).",
         try_this=POOL_SHORT_ADVICE,
-        gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,
-        endpoint=plan.endpoint,
+        gpu_index=gpu_index,
+        endpoint=endpoint,
     )
 
 
