@@ -329,25 +329,41 @@ def plan_notes(s: Situation) -> list[Finding]:
     findings = []
     for plan in s.plans:
         if plan.prediction is not None:
-            p = plan.prediction
-            findings += notes_of(plan_name(s, plan), plan.label, p.failures, p.warnings, plan.endpoint)
+            p, live = plan.prediction, serving(s, plan)
+            carved = live[1].kv_pool_tokens if live else None
+            findings += notes_of(plan_name(s, plan), plan.label, p.failures, p.warnings, plan.endpoint, carved)
     return findings
 
 
-def notes_of(name: str, label: str, failures: list[str], warnings: list[str], endpoint: str | None) -> list[Finding]:
+def notes_of(
+    name: str,
+    label: str,
+    failures: list[str],
+    warnings: list[str],
+    endpoint: str | None,
+    carved: int | None = None,
+) -> list[Finding]:
     """The `plan_note`s of one plan (`name`: the engine it is for), the node's and the fleet's: each line the
     planner says it does not fit or warns about. A plan the user set that cannot work is a warning; for a plan
-    made from a running engine the engine's own numbers win, so it is only noted."""
+    made from a running engine the engine's own numbers win, so it is only noted. A plan that does not fit an
+    engine that carved a KV pool (`carved` tokens) assumed a fact that is not the engine's."""
     severity = note_severity(label == "manual")
-    lines = [(line, "does not fit") for line in failures] + [(line, "has a warning") for line in warnings]
+    runs = (
+        f"Yet the engine carved {carved:,} tokens of KV cache: a fact the plan assumed (its list of assumed facts) "
+        "is not the engine's"
+        if carved
+        else ""
+    )
+    lines = [(line, "does not fit" + (", yet the engine runs" if runs else ""), runs) for line in failures]
+    lines += [(line, "has a warning", "") for line in warnings]
     return [
         Finding(
             severity=severity,
             code="plan_note",
             title=f"{name}: the {label} plan {verdict}",
-            explanation=line,
+            explanation=f"{line}. {runs}." if more else line,
             try_this="see `gpumem-tui plan` for the whole sizing",
             endpoint=endpoint,
         )
-        for line, verdict in lines
+        for line, verdict, more in lines
     ]

@@ -43,7 +43,8 @@ def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, 
             found.append((e.node, _asleep(e)))
             continue
         name = engine_label(endpoint(e), plan.model, sorted(set(e.gpu_indices)))
-        found += [(e.node, note) for note in notes_of(name, "auto", plan.failures, plan.warnings, endpoint(e))]
+        notes = notes_of(name, "auto", plan.failures, plan.warnings, endpoint(e), e.pool_tokens)
+        found += [(e.node, note) for note in notes]
         if e.pool_tokens is None or plan.kv_cache_tokens <= 0:  # nothing measured, or no pool to hold it against
             continue
         severity = pool_short_severity(plan.kv_cache_tokens, e.pool_tokens, t)
