@@ -48,7 +48,8 @@ def engine_sample(engine: FleetEngine, fleet: FleetSample, endpoint: EndpointSta
 
 
 def gpu_sample(gpu: FleetGpu, fleet: FleetSample) -> Sample:
-    """One GPU read one by one as its node's Sample."""
+    """One GPU read one by one as its node's Sample; one without dcgm-exporter's `gpu` label is no GPU the
+    node's check can name (node_sample.py leaves it out too), so the Sample has none."""
     records, _ = gpu_records([gpu])
     return Sample(timestamp=fleet.evaluated_at, hostname=gpu.node, source=SOURCE, gpus=records)
 
