@@ -37,7 +37,9 @@ def kv_saturated(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
 def engine_down(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
     """vLLM targets whose `up` is 0, decided and worded by the node's rule: Prometheus names no process of a
     target, so the rule finds none alive (critical: gone, as far as the fleet can tell)."""
-    engines = {(e.job, e.instance): e for e in sample.engines if e.job}
+    engines: dict[tuple[str | None, str | None], FleetEngine] = {
+        (e.job, e.instance): e for e in sample.engines if e.job
+    }
     by_pod = {f"{e.namespace or ''}/{e.pod}": e.node for e in sample.engines if e.pod}
     findings = []
     for labels in sample.targets_down:
