@@ -1,11 +1,11 @@
 """The fleet screen's rows, from one FleetSample and its findings (pure: tested without a terminal).
 
 Per model: engines, GPUs, memory used vs planned, KV pool and usage, queue, preemptions, worst finding.
-Per node, most severe first: GPU model x count, used/reserved/free, what processes that are not engines hold
-(from the node's `gpumem-tui export`), engines, findings. Findings grouped by
-code with counts. A value Prometheus did not give is `unknown` (or `n/a` where the exporter has no such
-field), and its reason goes into the table's notes as "FIELD: unknown, because ...": never a number that
-reads as fine. Text from outside (node, pod, model names, labels) passes through `literal`."""
+Per node, most severe first: its worst finding, GPU model x count, used/reserved/free, what processes that
+are not engines hold (from the node's `gpumem-tui export`), engines. Findings grouped by code with counts.
+A value Prometheus did not give is `unknown` (or `n/a` where the exporter has no such field), and its reason
+goes into the table's notes as "FIELD: unknown, because ...": never a number that reads as fine. Text from
+outside (node, pod, model names, labels) passes through `literal`."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
 
 def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
     """One row per node, the most severe first (critical, warning, info, none), then by name."""
-    table = Table(("Node", "GPUs", "Used", "Reserved", "Free", "Others", "Engines", "Worst finding"))
+    table = Table(("Node", "Worst finding", "GPUs", "Used", "Reserved", "Free", "Others", "Engines"))
     by_node: dict[str, list[FleetFinding]] = defaultdict(list)
     for f in findings:
         if f.node is not None:
@@ -154,13 +154,13 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
         table.rows.append(
             (
                 literal(node.name) + (" (stale)" if stale else ""),
+                said,
                 cards,
                 *(
                     _memory_cell(getattr(node, f), node.unknown.get(f, ""))
                     for f in ("used_bytes", "reserved_bytes", "free_bytes", "other_processes_bytes")
                 ),
                 str(len(node.engines)),
-                said,
             )
         )
         table.severities.append(None if worst is None else worst.finding.severity)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 
 from gpumem_tui.catalog import CatalogError, load_catalog
-from gpumem_tui.cli.check_status import STATUS, UNKNOWN, exit_code
+from gpumem_tui.cli.check_status import STATUS
 from gpumem_tui.cli.errors import NoSourceError, UsageError, plugin_failed, warn
 from gpumem_tui.cli.fleet_text import print_check, print_snapshot
 from gpumem_tui.cli.output import print_json, reader_may_leave
@@ -24,7 +24,7 @@ from gpumem_tui.cli.prometheus_source import source_inputs
 from gpumem_tui.demo.fleet_answers import demo_fleet
 from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
-from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet, verdict
 from gpumem_tui.diagnosis.fleet.plans import AliasError, model_memory, parse_aliases, plan_fleet
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
@@ -195,14 +195,12 @@ def run_check(args: argparse.Namespace) -> int:
         findings = judge_fleet(sample, Thresholds())
     except Exception as exc:  # noqa: BLE001 - a monitoring plugin answers every failure with UNKNOWN
         return plugin_failed(exc, "fleet check")
-    code = exit_code([f.finding for f in findings])
-    if code == 0 and nothing_read(sample):  # nothing can be called OK
-        code = UNKNOWN
+    code, said = verdict(sample, findings)
     with reader_may_leave():
         if args.json:
             print_json(check_json(sample, findings, code))
         else:
-            print_check(sample, findings, code)
+            print_check(sample, findings, said)
     return code
 
 

@@ -6,8 +6,7 @@ import sys
 import time
 
 from gpumem_tui.app.fleet_history_view import history_lines
-from gpumem_tui.cli.check_status import STATUS, UNKNOWN, plugin_text
-from gpumem_tui.diagnosis.fleet.judge import nothing_read
+from gpumem_tui.cli.check_status import plugin_text
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.prometheus.history import FleetHistory
@@ -80,29 +79,54 @@ def print_snapshot(sample: FleetSample, history: FleetHistory | None) -> None:
         _write(["", *history_lines(history, for_terminal(False, sys.stdout))])
 
 
-def print_check(sample: FleetSample, findings: list[FleetFinding], code: int) -> None:
-    top = findings[0].finding.title if findings and code else "nothing needs a look"
-    if code == UNKNOWN:
-        top = nothing_read(sample) or top
-    lines = [f"{STATUS[code]} - {plugin_text(top)}; {coverage_line(sample)}"]
-    infos: dict[str, list[FleetFinding]] = {}
-    for f in findings:
-        if f.finding.severity == "info":
-            infos.setdefault(f.finding.code, []).append(f)
+def print_check(sample: FleetSample, findings: list[FleetFinding], said: str) -> None:
+    """`said` (the verdict: diagnosis/fleet/judge.verdict) and the coverage, then one line per finding, findings
+    alike (one code, node, explanation and advice: the same plan on four engines) on one line."""
+    lines = [plugin_text(f"{said}; {coverage_line(sample)}")]
+    infos: dict[str, list[list[FleetFinding]]] = {}
+    for group in _alike(findings):
+        first = group[0].finding
+        if first.severity == "info":
+            infos.setdefault(first.code, []).append(group)
             continue
-        node = f"[{f.node}] " if f.node else ""
         # no `|` in any line: a monitoring system reads the first one as the start of performance data
-        lines.append(plugin_text(f"{f.finding.severity:8} {f.finding.code}: {node}{f.finding.title}"))
-    for kind, same in infos.items():
-        lines += _infos(kind, same)
+        lines.append(plugin_text(f"{first.severity:8} {first.code}: {_said(group)}"))
+    for kind, groups in infos.items():
+        lines += _infos(kind, groups)
     if not findings:
         lines.append(f"Evaluated at {_when(sample.evaluated_at)} on {sample.source}.")
     _write(lines)
 
 
-def _infos(kind: str, same: list[FleetFinding]) -> list[str]:
-    """The info findings of one code: each on its line, or past INFO_LISTED counted with one example."""
-    if len(same) > INFO_LISTED:  # a fleet has thousands of GPUs as planned: counted, one example
+def _alike(findings: list[FleetFinding]) -> list[list[FleetFinding]]:
+    """The findings in groups that say one thing (code, severity, node, explanation, advice), in order."""
+    groups: dict[tuple, list[FleetFinding]] = {}
+    for f in findings:
+        key = (f.finding.severity, f.finding.code, f.node, f.finding.explanation, f.finding.try_this)
+        groups.setdefault(key, []).append(f)
+    return list(groups.values())
+
+
+def _said(group: list[FleetFinding]) -> str:
+    """`[node] title`; of a group, how many, the first's title and what the others are about."""
+    first = group[0]
+    node = f"[{first.node}] " if first.node else ""
+    if len(group) == 1:
+        return node + first.finding.title
+    said = [f.finding for f in group]
+    if all(f.endpoint for f in said):
+        what, listed = "engines", [f.endpoint or "" for f in said[1:]]
+    elif all(f.gpu_index is not None for f in said):
+        what, listed = "GPUs", [f"GPU {f.gpu_index}" for f in said[1:]]
+    else:
+        what, listed = "alike", [f.title for f in said[1:]]
+    return f"{node}{len(group)} {what}: {first.finding.title}; also {', '.join(listed)}"
+
+
+def _infos(kind: str, groups: list[list[FleetFinding]]) -> list[str]:
+    """The info findings of one code: each group on its line, or past INFO_LISTED counted with one example."""
+    if len(groups) > INFO_LISTED:  # a fleet has thousands of GPUs as planned: counted, one example
+        same = [f for group in groups for f in group]
         nodes = len({f.node for f in same})
         first = same[0]
         return [
@@ -111,4 +135,4 @@ def _infos(kind: str, same: list[FleetFinding]) -> list[str]:
                 f"such as [{first.node}] {first.finding.title} (--json lists each)"
             )
         ]
-    return [plugin_text(f"info     {kind}: {f'[{f.node}] ' if f.node else ''}{f.finding.title}") for f in same]
+    return [plugin_text(f"info     {kind}: {_said(group)}") for group in groups]

@@ -47,7 +47,9 @@ def _sample(critical: str | None = None) -> FleetSample:
         nodes=nodes,
         gpus=[]
         if critical is None
-        else [FleetGpu(node=critical, uuid="GPU-1", used_bytes=79 * GIB, free_bytes=GIB, total_bytes=80 * GIB)],
+        else [
+            FleetGpu(node=critical, index="0", uuid="GPU-1", used_bytes=79 * GIB, free_bytes=GIB, total_bytes=80 * GIB)
+        ],
         coverage=Coverage(nodes=NODES, gpus=NODES),
         data_age_s=1.0,
     )

@@ -74,7 +74,7 @@ async def test_demo_fleet_header_models_nodes_and_findings(fleet_sample):
         # most severe first: the critical nodes, then the warnings, the healthy last
         assert [row[0] for row in nodes][:2] == ["node-c", "node-h"]
         assert nodes[-1][0] == "node-f"
-        assert "8 x NVIDIA H200" in nodes[-1][1] and "GiB" in nodes[-1][2]
+        assert nodes[-1][1] == "none" and "8 x NVIDIA H200" in nodes[-1][2] and "GiB" in nodes[-1][3]
         codes = {row[1]: row for row in _table(app, "fleet-findings")}
         # headroom_low: node-c's critical GPU and one counted finding per node whose GPUs are low as planned
         assert codes["kv_saturated"][2] == "3" and codes["headroom_low"][2] == "4"
@@ -123,7 +123,7 @@ async def test_outside_text_is_shown_literally():
         assert "node\\x1b[31m-red" in text
         assert _table(app, "fleet-models")[0][0] == "evil\\nmodel[bold]x[/]"
         assert _table(app, "fleet-nodes")[0][0] == "node\\x1b[31m-red\\x1b]0;title\\x07"
-        assert "1 x H100\\x1b[2J" in _table(app, "fleet-nodes")[0][1]
+        assert "1 x H100\\x1b[2J" in _table(app, "fleet-nodes")[0][2]
 
 
 async def test_a_dead_source_degrades_the_header_not_the_app(fleet_sample):
@@ -138,7 +138,7 @@ async def test_a_dead_source_degrades_the_header_not_the_app(fleet_sample):
     clock = Clock(fleet_sample.evaluated_at)
     app = _app(read, clock)
     async with app.run_test(size=(160, 60)) as pilot:
-        assert "state ok" in await _text(app, pilot)
+        assert "source ok" in await _text(app, pilot)
         answers[0] = PrometheusError("http://prom.example:9090: connection refused", "down")
         clock.now += 15
         app.screen.refresh_now()
@@ -172,8 +172,8 @@ async def test_a_partial_answer_is_stale_with_its_reason(fleet_sample):
     app = _app(read, Clock(partial.evaluated_at))
     async with app.run_test(size=(160, 60)) as pilot:
         text = await _text(app, pilot)
-        assert "state stale: part of the answer is missing: query engines: timeout" in text
-        assert "state ok" not in text
+        assert "source stale: part of the answer is missing: query engines: timeout" in text
+        assert "source ok" not in text
 
 
 async def test_a_slow_read_never_blocks_the_screen(fleet_sample):
@@ -243,7 +243,7 @@ async def test_the_history_line_shows_the_fleet_over_time_and_degrades_alone(fle
         assert len(reads) == 2
         assert "History: unknown, because Prometheus cannot be reached" in text
         assert "Last 2 min" in text  # the last history read stays, the fleet's tables too
-        assert "8 nodes, 24 GPUs" in text and "state ok" in text
+        assert "8 nodes, 24 GPUs" in text and "source ok" in text
 
 
 async def test_the_history_line_says_it_is_reading_until_it_is_read(fleet_sample, fleet_history):
@@ -336,8 +336,9 @@ async def test_a_fleet_with_no_node_and_no_engine_is_not_called_ok():
     app = _app(read, Clock(101.0))
     async with app.run_test(size=(160, 40)) as pilot:
         text = await _text(app, pilot)
-        assert f"state no node and no engine within the hour ({why})" in text
-        assert "state ok" not in text
+        assert f"source holds no node and no engine within the hour ({why})" in text
+        assert f"UNKNOWN - no node and no engine within the hour ({why})" in text  # fleet check's words
+        assert "source ok" not in text
 
 
 async def test_the_history_is_read_once_the_fleet_is_on_screen(fleet_sample, fleet_history):
@@ -399,4 +400,4 @@ async def test_the_history_read_redraws_the_history_line_alone(fleet_sample, fle
     async with app.run_test(size=(160, 60)) as pilot:
         text = await _text(app, pilot)
         assert "Last 2 min" in text and "8 nodes, 24 GPUs" in text
-        assert filled == ["models", "nodes", "findings"]
+        assert filled == ["nodes", "findings", "models"]

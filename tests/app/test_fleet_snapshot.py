@@ -27,13 +27,12 @@ async def _settled(pilot) -> None:
 
 def test_fleet_demo(snap_compare):
     """Nine simulated nodes: the header says the source, 2026-01-01 00:02:00 UTC, 9 nodes, 28 GPUs, 12 engines,
-    12 joined, data age 0 s, state ok; the history of the demo's 2 min run (memory, fullest KV cache, waiting,
-    preemptions) as sparklines. Models: Llama-3.1-70B's worst finding kv_pool_short (red), 14 GPUs (node-i's
-    four from its gpumem-tui export among them), the 8B's engine_down; memory planned beside the used (from the
-    catalog, or a node's own exporter; the 70B's catalog plan assumes BF16 weights: the metrics do not say FP8).
-    Nodes: node-c (engine_down) and node-h first, red; node-e marked stale; node-h and node-i (which run
-    gpumem-tui export) with their other processes' memory (0.0 GiB), the others unknown; node-f (idle, 8 x H200)
-    last. Findings by code, critical first."""
+    12 joined, data age 0 s, source ok; under it the verdict in `fleet check`'s words (CRITICAL, red). Nodes first:
+    node-c (engine_down) and node-h first, red, their worst finding beside the name; node-e marked stale; node-h
+    and node-i (which run gpumem-tui export) with their other processes' memory (0.0 GiB), the others unknown;
+    node-f (idle, 8 x H200) last. Findings by code, critical first; then the history of the demo's 2 min run
+    (memory, fullest KV cache, waiting, preemptions) as sparklines; the models (Llama-3.1-70B's worst finding
+    kv_pool_short, red; the 8B's engine_down); the notes of what is unknown last."""
     reader = demo_reader(plan=lambda sample: plan_fleet(sample, load_catalog()))
     app = GpuMemApp.of_fleet(Fleet(reader, DEMO_SOURCE, poll=False, read_history=demo_history(3600)))
     assert snap_compare(app, terminal_size=(120, 40), run_before=_settled)

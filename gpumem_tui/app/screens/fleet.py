@@ -1,8 +1,9 @@
 """FleetScreen: the fleet from one source (a Prometheus, or the simulated fleet of `--demo`). A worker reads
 one FleetSample each interval in a thread of its own (never on the UI's loop), judges it with the fleet's
-judge (diagnosis/fleet.py), and the screen draws the header, the history, the tables per model and per node
-and the findings by code (fleet_view.py). A failed read keeps the last sample and says `stale`, then `down`
-after DOWN_AFTER intervals. `enter` on a node pushes its node screen over this one, which stays as it was."""
+judge (diagnosis/fleet/judge.py), and the screen draws the header, the verdict in `fleet check`'s words, then
+the nodes (most severe first) and the findings by code, the history, the models and the notes of what is
+unknown (fleet_view.py). A failed read keeps the last sample and says `stale`, then `down` after DOWN_AFTER
+intervals. `enter` on a node pushes its node screen over this one, which stays as it was."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from gpumem_tui.app.screens.help import FLEET_HELP, HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.tone import severity_style, state_style
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read, verdict
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.sources.prometheus.client import PrometheusError
@@ -121,17 +122,18 @@ class FleetScreen(Screen):
         """A node's screen is over this one."""
 
     def compose(self) -> ComposeResult:
+        """The header and the verdict, then what needs a look first: the nodes (most severe first) and the
+        findings, before the history, the models and the notes of what is unknown."""
         yield Static(id="fleet-header")
-        yield Static(id="fleet-history")
+        yield Static(id="fleet-verdict")
         with VerticalScroll(id="fleet-body"):
-            for name, title in (
-                ("models", "Models"),
-                ("nodes", "Nodes (most severe first)"),
-                ("findings", "Fleet findings by code"),
-            ):
+            for name, title in (("nodes", "Nodes (most severe first)"), ("findings", "Fleet findings by code")):
                 yield Static(title, classes="fleet-title")
                 yield DataTable(id=f"fleet-{name}", cursor_type="row", zebra_stripes=False)
-                yield Static(id=f"fleet-{name}-notes", classes="fleet-notes")
+            yield Static(id="fleet-history")
+            yield Static("Models", classes="fleet-title")
+            yield DataTable(id="fleet-models", cursor_type="row", zebra_stripes=False)
+            yield Static(id="fleet-notes", classes="fleet-notes")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -241,7 +243,7 @@ class FleetScreen(Screen):
             if self.sample.state != "ok":
                 return "stale", f"stale: part of the answer is missing: {literal(self.sample.error or '')}"
             if empty := nothing_read(self.sample):  # as fleet check's UNKNOWN: never ok over nothing
-                return "stale", literal(empty)
+                return "stale", f"holds {literal(empty)}"
             return "ok", "ok"
         if self.last_ok is None:
             return "down", f"down: {self.failure}"
@@ -264,13 +266,26 @@ class FleetScreen(Screen):
             text.append(f"{line}; data age {age}; ")
             if sample.join_age_s:  # the overview keeps the join between refreshes: never passed off as new
                 text.append(f"the pod-to-GPU join as read {sample.join_age_s:.0f} s ago; ")
-            for what, why in sample.unknown.items():
-                text.append(f"{what}: unknown, because {literal(why)}; ")
         else:
             text.append("\n")
-        text.append("state ")
+        text.append("source ")  # the source's state, not the fleet's: the verdict says that
         text.append(words, style=state_style(self.app, state))
         return text
+
+    def verdict(self) -> Text:
+        """`fleet check`'s first words (judge.verdict) for the sample on screen, in its severity's colour;
+        nothing before the first sample is read."""
+        if self.sample is None:
+            return Text("waiting for the first read of the fleet")
+        code, words = verdict(self.sample, self.findings)
+        severity = {1: "warning", 2: "critical"}.get(code)
+        return Text(words, style=severity_style(self.app, severity) if severity else "")
+
+    def notes(self, tables: list[Table]) -> Text:
+        """What is unknown and why: the sample's, then each table's."""
+        unknown = {} if self.sample is None else self.sample.unknown
+        lines = [f"{what}: unknown, because {literal(why)}" for what, why in unknown.items()]
+        return Text("\n".join([*lines, *(line for table in tables for line in table.said())]))
 
     def history_text(self) -> Text:
         lines = [] if self.history is None else history_lines(self.history, self.glyphs)
@@ -282,15 +297,18 @@ class FleetScreen(Screen):
 
     def _draw(self) -> None:
         self.query_one("#fleet-header", Static).update(self.header())
+        self.query_one("#fleet-verdict", Static).update(self.verdict())
         self._draw_history()
         if self.sample is None:
             return
-        for name, table in (
-            ("models", model_table(self.sample, self.findings)),
-            ("nodes", node_table(self.sample, self.findings)),
-            ("findings", finding_table(self.findings)),
-        ):
+        tables = {
+            "nodes": node_table(self.sample, self.findings),
+            "findings": finding_table(self.findings),
+            "models": model_table(self.sample, self.findings),
+        }
+        for name, table in tables.items():
             self._fill(name, table)
+        self.query_one("#fleet-notes", Static).update(self.notes(list(tables.values())))
 
     def _draw_history(self) -> None:
         history = self.query_one("#fleet-history", Static)
@@ -322,7 +340,6 @@ class FleetScreen(Screen):
         # the cursor's row comes with the first rows: between frames it would sit on the first row, for enter
         # or the next redraw to take as the node the cursor is on
         self._more_rows(name, self.filling[name], max(FIRST_ROWS, at + 1))
-        self.query_one(f"#fleet-{name}-notes", Static).update(Text("\n".join(table.said())))
 
     def _more_rows(self, name: str, filling: Filling, count: int) -> None:
         """`count` more of the rows `filling` holds, and the rest after the next frame (nothing where a newer

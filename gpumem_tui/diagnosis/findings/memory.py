@@ -11,6 +11,9 @@ from gpumem_tui.diagnosis.findings.words import compose, gpus
 from gpumem_tui.models import GpuRecord
 from gpumem_tui.units import said
 
+AS_PLANNED_ADVICE = "nothing: the engine's gpu_memory_utilization leaves this much on purpose"
+"""What to try about headroom as planned, on a node and in the fleet alike."""
+
 
 def headroom_low(s: Situation) -> list[Finding]:
     findings = []
@@ -77,7 +80,7 @@ def headroom_advice(severity: Severity, full_in_s: float | None) -> str:
     """What to try about low headroom: nothing only where the plan leaves it on purpose and nothing says the
     card fills; where the trend says it does, who grows, even as planned."""
     if severity == "info" and full_in_s is None:
-        return "nothing: the engine's gpu_memory_utilization leaves this much on purpose"
+        return AS_PLANNED_ADVICE
     if severity == "info":
         return (
             "watch who grows (the process list): the plan leaves this much free on purpose, yet used memory "

@@ -3,6 +3,8 @@ pool it carved, what the planner itself warns about."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from gpumem_tui.diagnosis.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
 from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.diagnosis.findings.differ import FORMAT, differences, mismatched, renamed
@@ -37,6 +39,19 @@ def plan_name(plan: EnginePlan) -> str:
     if mismatched(plan):
         return f"{plan.label} plan for {engine_short(None, plan.model)} over {engine_short(plan.endpoint, runs)}"
     return engine_short(plan.endpoint, runs)
+
+
+class Named(NamedTuple):
+    """Which engine a plan finding is about, for the node's findings and the fleet's alike: short at the end
+    of its title (`name`), where it runs (`GPU 0,1`), and in full at the end of its explanation (`engine`)."""
+
+    name: str
+    where: str
+    engine: str = ""
+
+
+def named(s: Situation, plan: EnginePlan) -> Named:
+    return Named(plan_name(plan), plan_where(s, plan), plan_engine(s, plan))
 
 
 def plan_where(s: Situation, plan: EnginePlan) -> str:
@@ -229,11 +244,8 @@ def _weights(
     return Finding(
         severity=severity,
         code="weights_mismatch",
-        title=compose(
-            f"weights {ratio:.1f}x the plan",
-            plan_where(s, plan),
-            _weights_who(running, estimate, p.weights_bytes, planned_as),
-            plan_name(plan),
+        title=weights_title(
+            plan_name(plan), plan_where(s, plan), ratio, _weights_who(running, estimate, p.weights_bytes, planned_as)
         ),
         explanation=f"The engine process holds {said(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
         f"tokens = {said(kv)}) and about {said(others)} of context, non-torch memory and CUDA graphs, that leaves "
@@ -245,10 +257,7 @@ def _weights(
         )
         + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else "")
         + plan_engine(s, plan),
-        try_this=_relaunch(plan)
-        if running
-        else f"check the launch flags: the plan assumes {planned_as}; restart "
-        "vLLM with the matching --quantization / --dtype (or fix the plan)",
+        try_this=_relaunch(plan) if running else check_flags(planned_as),
         gpu_index=gpu,
         endpoint=plan.endpoint,
     )
@@ -259,6 +268,20 @@ def _weights_who(running: EnginePlan | None, estimate: int, planned: int, planne
     if running is not None and running.settings is not None and running.launch_seen:
         return f"{_weights_format(running.settings)} loaded, {planned_as} planned"
     return f"about {said(estimate)} a GPU, {said(planned)} planned as {planned_as}"
+
+
+def weights_title(name: str, where: str, ratio: float, who: str) -> str:
+    """`weights_mismatch`'s title, the node's and the fleet's: weights `ratio` times the plan's on `where`
+    (`GPU 0,1`), `who` (what was loaded, or the sizes), of the engine `name` (short)."""
+    return compose(f"weights {ratio:.1f}x the plan", where, who, name)
+
+
+def check_flags(planned_as: str) -> str:
+    """What to try about weights unlike the plan's, the node's and the fleet's: the flags that load them."""
+    return (
+        f"check the launch flags: the plan assumes {planned_as}; restart vLLM with the matching --quantization / "
+        "--dtype (or fix the plan)"
+    )
 
 
 def _relaunch(plan: EnginePlan) -> str:
@@ -282,7 +305,11 @@ def kv_pool_short(s: Situation) -> list[Finding]:
         severity = pool_short_severity(planned, measured, s.thresholds)
         if severity is None:
             continue
-        findings.append(_short(s, plan, plan.prediction.max_model_len, planned, measured, severity))
+        where = plan.gpu_indices[0] if plan.gpu_indices else None
+        length = plan.prediction.max_model_len
+        findings.append(
+            pool_short(named(s, plan), plan.label, length, planned, measured, severity, where, plan.endpoint)
+        )
     return findings
 
 
@@ -318,23 +345,31 @@ def pool_short_severity(planned: int, measured: int, t: Thresholds) -> Severity 
     return "critical" if measured < planned / 2 else "warning"
 
 
-def _short(s: Situation, plan: EnginePlan, length: int, planned: int, measured: int, severity: Severity) -> Finding:
+def pool_short(
+    named: Named,
+    label: str,
+    length: int,
+    planned: int,
+    measured: int,
+    severity: Severity,
+    gpu_index: int | None,
+    endpoint: str | None,
+) -> Finding:
+    """`kv_pool_short` of the engine `named`, the node's and the fleet's: a pool of `measured` tokens where the
+    `label` plan says `planned`, in conversations at its `length`-token context."""
     short = planned - measured
     return Finding(
         severity=severity,
         code="kv_pool_short",
         title=compose(
-            "KV pool smaller than planned",
-            plan_where(s, plan),
-            f"{measured:,} tokens, {planned:,} planned",
-            plan_name(plan),
+            "KV pool smaller than planned", named.where, f"{measured:,} tokens, {planned:,} planned", named.name
         ),
-        explanation=f"The engine carved {measured:,} tokens of KV cache; the {plan.label} plan says {planned:,}. "
+        explanation=f"The engine carved {measured:,} tokens of KV cache; the {label} plan says {planned:,}. "
         f"That is {short / length:,.1f} fewer conversations at the planned {length:,}-token context "
-        f"({measured / length:,.1f} fit instead of {planned / length:,.1f})." + plan_engine(s, plan),
+        f"({measured / length:,.1f} fit instead of {planned / length:,.1f}).{named.engine}",
         try_this=POOL_SHORT_ADVICE,
-        gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,
-        endpoint=plan.endpoint,
+        gpu_index=gpu_index,
+        endpoint=endpoint,
     )
 
 
@@ -345,24 +380,45 @@ def note_severity(manual: bool) -> Severity:
 
 
 def plan_notes(s: Situation) -> list[Finding]:
-    """What the planner itself warns about: a plan the user set that cannot work is a warning; for a plan
-    made from a running engine the engine's own numbers win, so it is only noted."""
+    """What the planner itself warns about, for each plan with a prediction (`notes_of`)."""
     findings = []
     for plan in s.plans:
-        if plan.prediction is None:
-            continue
-        severity = note_severity(plan.label == "manual")
-        lines = [(line, "does not fit") for line in plan.prediction.failures]
-        lines += [(line, "has a warning") for line in plan.prediction.warnings]
-        for line, verdict in lines:
-            findings.append(
-                Finding(
-                    severity=severity,
-                    code="plan_note",
-                    title=compose(f"the {plan.label} plan {verdict}", plan_where(s, plan), "", plan_name(plan)),
-                    explanation=line + plan_engine(s, plan),
-                    try_this="see `gpumem-tui plan` for the whole sizing",
-                    endpoint=plan.endpoint,
-                )
-            )
+        if plan.prediction is not None:
+            p, live = plan.prediction, serving(s, plan)
+            carved = live[1].kv_pool_tokens if live else None
+            findings += notes_of(named(s, plan), plan.label, p.failures, p.warnings, plan.endpoint, carved)
     return findings
+
+
+def notes_of(
+    named: Named,
+    label: str,
+    failures: list[str],
+    warnings: list[str],
+    endpoint: str | None,
+    carved: int | None = None,
+) -> list[Finding]:
+    """The `plan_note`s of one plan (`named`: the engine it is for), the node's and the fleet's: each line the
+    planner says it does not fit or warns about. A plan the user set that cannot work is a warning; for a plan
+    made from a running engine the engine's own numbers win, so it is only noted. A plan that does not fit an
+    engine that carved a KV pool (`carved` tokens) assumed a fact that is not the engine's."""
+    severity = note_severity(label == "manual")
+    runs = (
+        f"Yet the engine carved {carved:,} tokens of KV cache: a fact the plan assumed (its list of assumed facts) "
+        "is not the engine's"
+        if carved
+        else ""
+    )
+    lines = [(line, "does not fit" + (", yet the engine runs" if runs else ""), runs) for line in failures]
+    lines += [(line, "has a warning", "") for line in warnings]
+    return [
+        Finding(
+            severity=severity,
+            code="plan_note",
+            title=compose(f"the {label} plan {verdict}", named.where, "", named.name),
+            explanation=(f"{line}. {runs}." if more else line) + named.engine,
+            try_this="see `gpumem-tui plan` for the whole sizing",
+            endpoint=endpoint,
+        )
+        for line, verdict, more in lines
+    ]

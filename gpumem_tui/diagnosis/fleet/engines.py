@@ -1,74 +1,57 @@
-"""Findings about the fleet's engines: `kv_saturated` (vLLM's gauges), `engine_down` (a vLLM target's `up`
-is 0), `not_joined` (an engine whose GPUs could not be found) and `config_drift` (one model served with
-different cache settings)."""
+"""Findings about the fleet's engines: `kv_saturated` (vLLM's gauges) and `engine_down` (a vLLM target's `up`
+is 0), decided and worded by the node's rules (as_node.py); `not_joined` (an engine whose GPUs could not be
+found) and `config_drift` (one model served with different cache settings), the fleet's own."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+from gpumem_tui.diagnosis.findings.engines import kv_saturated as node_kv_saturated
 from gpumem_tui.diagnosis.findings.engines import saturated
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
-from gpumem_tui.diagnosis.findings.situation import percent
-from gpumem_tui.diagnosis.findings.starting import down_severity
+from gpumem_tui.diagnosis.findings.starting import engine_down as node_engine_down
+from gpumem_tui.diagnosis.fleet.as_node import engine_sample, judged
 from gpumem_tui.diagnosis.fleet.records import FleetFinding, endpoint
+from gpumem_tui.engine_records import EndpointStatus
+from gpumem_tui.models import Sample
 from gpumem_tui.sources.prometheus.labels import host_of
+from gpumem_tui.sources.prometheus.node_sample import SOURCE, TARGET_DOWN
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetSample
 from gpumem_tui.text import literal
 
 
 def kv_saturated(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
+    """Engines the node's rule (`saturated`) calls saturated, worded by the node's rule; not one asleep (its
+    KV cache is freed on purpose: plan_findings.py says so)."""
     findings = []
     for e in sample.engines:
-        usage = e.kv_usage_fraction
-        if e.sleep_state is not None:  # asleep: its KV cache is freed on purpose (plan_findings.py says so)
+        if e.sleep_state is not None or not saturated(
+            e.kv_usage_fraction, e.preemptions_per_min, e.requests_waiting, t
+        ):
             continue
-        if usage is None or not saturated(usage, e.preemptions_per_min, e.requests_waiting, t):
-            continue
-        pool = f"{e.pool_tokens:,} tokens" if e.pool_tokens is not None else "a pool of unknown size"
-        findings.append(
-            FleetFinding(
-                node=e.node,
-                finding=Finding(
-                    severity="warning",
-                    code="kv_saturated",
-                    title=f"{literal(e.name)}: KV cache full, requests queue",
-                    explanation=f"KV usage {percent(usage)} of {pool}; {e.requests_waiting or 0:g} requests "
-                    f"waiting, {e.requests_running or 0:g} running, "
-                    + (
-                        f"{e.preemptions_per_min:.1f} preemptions/min."
-                        if e.preemptions_per_min is not None
-                        else "preemptions unknown."
-                    ),
-                    try_this="add a replica or a GPU (tensor parallel), or an FP8 KV cache (--kv-cache-dtype fp8)",
-                    endpoint=endpoint(e),
-                ),
-            )
-        )
+        said = judged(node_kv_saturated, engine_sample(e, sample), t)
+        findings += [FleetFinding(node=e.node, finding=f) for f in said]
     return findings
 
 
-def engine_down(sample: FleetSample) -> list[FleetFinding]:
+def engine_down(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
+    """vLLM targets whose `up` is 0, decided and worded by the node's rule: Prometheus names no process of a
+    target, so the rule finds none alive (critical: gone, as far as the fleet can tell)."""
+    engines: dict[tuple[str | None, str | None], FleetEngine] = {
+        (e.job, e.instance): e for e in sample.engines if e.job
+    }
     by_pod = {f"{e.namespace or ''}/{e.pod}": e.node for e in sample.engines if e.pod}
     findings = []
     for labels in sample.targets_down:
         pod = f"{labels.get('namespace', '')}/{labels['pod']}" if labels.get("pod") else None
         node = (by_pod.get(pod) or sample.pod_nodes.get(pod)) if pod else host_of(labels.get("instance", ""))
-        target = pod or labels.get("instance", "?")
-        findings.append(
-            FleetFinding(
-                node=node,
-                finding=Finding(
-                    severity=down_severity(alive=False),  # Prometheus names no process of a target
-                    code="engine_down",
-                    title=f"vLLM target {literal(target)} does not answer (up == 0, job {literal(labels.get('job'))})",
-                    explanation="Prometheus's last scrape of this target failed; its KV and queue series are stale "
-                    "or gone.",
-                    try_this="read the engine's log (an out-of-memory error, a lost GPU); `check --replay` on a "
-                    "recording of the node says who grew before it",
-                    endpoint=target,
-                ),
-            )
-        )
+        engine = engines.get((labels.get("job"), labels.get("instance")))
+        if engine is not None:
+            down = engine_sample(engine, sample)
+        else:  # a target that never gave a vLLM series: known by its pod or address alone
+            target = EndpointStatus(url=pod or labels.get("instance", "?"), state="down", error=TARGET_DOWN)
+            down = Sample(timestamp=sample.evaluated_at, hostname=node or "?", source=SOURCE, engines=[target])
+        findings += [FleetFinding(node=node, finding=f) for f in judged(node_engine_down, down, t)]
     return findings
 
 

@@ -5,6 +5,7 @@ docs/design/fleet.md lists the codes and why."""
 
 from __future__ import annotations
 
+from gpumem_tui.diagnosis.findings.headline import STATUS, headline, level, summary
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Thresholds
 from gpumem_tui.diagnosis.findings.registry import BY_CODE, FINDINGS
 from gpumem_tui.diagnosis.fleet.engines import config_drift, engine_down, kv_saturated, not_joined
@@ -29,12 +30,32 @@ def nothing_read(sample: FleetSample) -> str | None:
     return f"no node and no engine within the hour ({sample.unknown.get('memory', 'no series')})"
 
 
+UNKNOWN = 3
+"""`fleet check`'s exit code and STATUS index when nothing can be called OK."""
+
+
+def verdict(sample: FleetSample, findings: list[FleetFinding]) -> tuple[int, str]:
+    """`fleet check`'s level (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN: nothing read) and its words, `STATUS -
+    summary`: the finding that heads the fleet, as the node's status line names it, with its node and how many
+    findings of each severity count. `fleet check` prints it first and the fleet screen under its header."""
+    raised = [f.finding for f in findings]
+    code = level(raised)
+    if code == 0 and (empty := nothing_read(sample)):
+        return UNKNOWN, f"{STATUS[UNKNOWN]} - {literal(empty)}"
+    first = headline(raised)
+    if first is None or first.severity == "info":  # info findings are notes, not a verdict
+        return code, f"{STATUS[code]} - nothing needs a look"
+    node = next(f.node for f in findings if f.finding is first)
+    named = first.model_copy(update={"title": f"[{node}] {first.title}"}) if node else first
+    return code, f"{STATUS[code]} - {summary([named if f is first else f for f in raised], [])}"
+
+
 def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> list[FleetFinding]:
     """Every finding of the sample, the most severe first, then by node."""
     t = thresholds or Thresholds()
     found = [
         *source_stale(sample),
-        *engine_down(sample),
+        *engine_down(sample, t),
         *headroom_low(sample, t),
         *kv_saturated(sample, t),
         *not_joined(sample),

@@ -1,22 +1,20 @@
-"""`headroom_low` of a fleet: per GPU read one by one, and per node where its GPUs under the fraction are as
-its engines planned (counted by the overview, `FleetNode.low`)."""
+"""`headroom_low` of a fleet: per GPU read one by one (worded by the node's rule, as_node.py), and per node where
+its GPUs under the fraction are as its engines planned (counted by the overview, `FleetNode.low`)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from gpumem_tui.diagnosis.findings.memory import headroom_severity
+from gpumem_tui.diagnosis.findings.memory import AS_PLANNED_ADVICE, headroom_severity
+from gpumem_tui.diagnosis.findings.memory import headroom_low as node_headroom_low
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import percent
+from gpumem_tui.diagnosis.fleet.as_node import gpu_sample, judged, utilization_plan
 from gpumem_tui.diagnosis.fleet.headroom import as_planned_node, node_shares, planned_free, shares
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
+from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import gib
-
-
-def _gpu_index(gpu: FleetGpu) -> int | None:
-    return int(gpu.index) if gpu.index is not None and gpu.index.isdigit() else None
 
 
 def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
@@ -37,24 +35,9 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
         if severity == "info":  # as planned: counted per node
             planned[gpu.node].append((free, total))
             continue
-        words = f"{gib(free)} free of {gib(total)} ({percent(free / total)} of the card)"
-        if given is not None:
-            words += f"; vLLM's gpu_memory_utilization {given:g} leaves {gib(total * (1 - given))}"
-        where = f"GPU {literal(gpu.index)}" + (f" ({literal(gpu.uuid)})" if gpu.uuid else "")
-        findings.append(
-            FleetFinding(
-                node=gpu.node,
-                finding=Finding(
-                    severity=severity,
-                    code="headroom_low",
-                    title=f"node {literal(gpu.node)} {where}: only {percent(free / total)} of memory free",
-                    explanation=words + ".",
-                    try_this="open the node (`gpumem-tui` on it) to see who holds the memory; lower "
-                    "--gpu-memory-utilization or move other work off this GPU",
-                    gpu_index=_gpu_index(gpu),
-                ),
-            )
-        )
+        plans = utilization_plan(gpu, planned_free(total, given) or 0) if given is not None else []
+        said = judged(node_headroom_low, gpu_sample(gpu, sample), t, plans)
+        findings += [FleetFinding(node=gpu.node, finding=f) for f in said]
     per_node = node_shares(sample.engines)
     for node in sample.nodes:
         if node.name in sample.stale_nodes:
@@ -84,6 +67,6 @@ def _as_planned(node: str, gpus: list[tuple[int, int]], mine: dict[str, float], 
             explanation=f"The least free has {gib(free)} of {gib(total)} ({percent(free / total)} of the card); "
             f"its engines' gpu_memory_utilization ({', '.join(f'{s:g}' for s in shares_said)}) leaves that much "
             "on purpose.",
-            try_this="nothing: the engines' gpu_memory_utilization leaves this much on purpose",
+            try_this=AS_PLANNED_ADVICE,
         ),
     )

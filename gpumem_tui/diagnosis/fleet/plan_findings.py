@@ -1,21 +1,28 @@
 """Findings about an engine of the fleet against the plan made for it from the catalog (plans.py), with
 the single-node code's arithmetic and thresholds (findings/plan.py): `kv_pool_short` (the pool vLLM carved,
 from `vllm:cache_config_info`, against the plan's), `weights_mismatch` (what dcgm-exporter's FB_USED per GPU
-leaves for weights, where the engine holds its whole node), and `plan_note` when the plan does not fit while
-the engine runs (an assumed fact is wrong). An engine whose plan came from its node's exporter is judged
-there, not here; an engine whose target is down is not judged (its last values linger), nor one asleep
-(`vllm:engine_sleep_state`: it freed its weights or KV cache on purpose), which is said as a `plan_note`."""
+leaves for weights, where the engine holds its whole node), and `plan_note` for each line the planner says the
+plan does not fit or warns about, worded as the node's (`notes_of`). An engine whose plan came from its node's
+exporter is judged there, not here; an engine whose target is down is not judged (its last values linger), nor
+one asleep (`vllm:engine_sleep_state`: it freed its weights or KV cache on purpose), which is said as a
+`plan_note`."""
 
 from __future__ import annotations
 
 from gpumem_tui.diagnosis.findings.plan import (
-    POOL_SHORT_ADVICE,
+    Named,
+    check_flags,
     note_severity,
+    notes_of,
+    pool_short,
     pool_short_severity,
     weights_estimate,
     weights_severity,
+    weights_title,
 )
-from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
+from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
+from gpumem_tui.diagnosis.findings.situation import engine_named
+from gpumem_tui.diagnosis.findings.words import engine_short, gpus
 from gpumem_tui.diagnosis.fleet.records import endpoint
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetPlan, FleetSample
 from gpumem_tui.text import literal
@@ -24,8 +31,8 @@ from gpumem_tui.units import gib
 
 def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, Finding]]:
     """(node, finding) for each engine planned here that answers now, on a node that does not judge itself
-    (`gpumem-tui export`'s findings are read there). Each is about the engine, not one GPU: the overview
-    does not read every GPU one by one, and both reads say the same."""
+    (`gpumem-tui export`'s findings are read there), worded as the node's (findings/plan.py); each names the
+    engine's GPUs as the pod-to-GPU join read them, so the overview and the full read say the same."""
     down = {(labels.get("job", ""), labels.get("instance", "")) for labels in sample.targets_down}
     exporting = {f.node for f in sample.node_findings}
     nodes = {n.name: n for n in sample.nodes}
@@ -37,36 +44,31 @@ def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, 
         if e.sleep_state is not None:
             found.append((e.node, _asleep(e)))
             continue
-        if e.pool_tokens is None:
-            continue
-        if plan.kv_cache_tokens <= 0:
-            found.append((e.node, _does_not_fit(e, plan)))
+        indices = sorted(set(e.gpu_indices))
+        name = Named(
+            engine_short(endpoint(e), plan.model), gpus(indices), f" {engine_named(endpoint(e), plan.model, indices)}"
+        )
+        notes = notes_of(name, "auto", plan.failures, plan.warnings, endpoint(e), e.pool_tokens)
+        found += [(e.node, note) for note in notes]
+        if e.pool_tokens is None or plan.kv_cache_tokens <= 0:  # nothing measured, or no pool to hold it against
             continue
         severity = pool_short_severity(plan.kv_cache_tokens, e.pool_tokens, t)
         if severity is not None:
-            found.append((e.node, _short(e, plan, severity)))
-        weights = _weights(e, plan, nodes.get(e.node or ""), t)
+            length, planned, measured = plan.max_model_len, plan.kv_cache_tokens, e.pool_tokens
+            short = pool_short(name, "auto", length, planned, measured, severity, _first(e), endpoint(e))
+            found.append((e.node, short))
+        weights = _weights(e, name, plan, nodes.get(e.node or ""), t)
         if weights is not None:
             found.append((e.node, weights))
     return found
 
 
-def _short(e: FleetEngine, plan: FleetPlan, severity: Severity) -> Finding:
-    planned, measured, length = plan.kv_cache_tokens, e.pool_tokens or 0, plan.max_model_len
-    short = planned - measured
-    return Finding(
-        severity=severity,
-        code="kv_pool_short",
-        title=f"{literal(e.name)}: KV pool {short:,} tokens smaller than planned",
-        explanation=f"The engine carved {measured:,} tokens of KV cache (its vllm:cache_config_info); the catalog's "
-        f"plan says {planned:,} for {plan.model} on {plan.tensor_parallel} x {plan.card}. That is "
-        f"{short / length:,.1f} fewer conversations at the {length:,}-token context the plan assumes.",
-        try_this=POOL_SHORT_ADVICE,
-        endpoint=endpoint(e),
-    )
+def _first(e: FleetEngine) -> int | None:
+    """The engine's first GPU, as the node names a plan finding's GPU."""
+    return min(e.gpu_indices, default=None)
 
 
-def _weights(e: FleetEngine, plan: FleetPlan, node: FleetNode | None, t: Thresholds) -> Finding | None:
+def _weights(e: FleetEngine, name: Named, plan: FleetPlan, node: FleetNode | None, t: Thresholds) -> Finding | None:
     """Judged where the engine holds every GPU of its node: the node's FB_USED per GPU is then the engine's
     share (read summed per node in both the full read and the overview)."""
     count = e.gpu_count or 0
@@ -82,7 +84,10 @@ def _weights(e: FleetEngine, plan: FleetPlan, node: FleetNode | None, t: Thresho
     return Finding(
         severity=severity,
         code="weights_mismatch",
-        title=f"{literal(e.name)}: weights take about {ratio:.1f}x the plan",
+        # FB_USED per GPU of the whole node: each of its GPUs alike
+        title=weights_title(
+            name.name, name.where, ratio, f"about {gib(estimate)} a GPU, {gib(plan.weights_bytes)} planned"
+        ),
         explanation=f"dcgm-exporter's FB_USED on node {literal(node.name)} is {gib(held)} per GPU over its "
         f"{count} GPU(s), all the engine's (everything on them counts, not only the engine); less its KV pool "
         f"({e.pool_tokens:,} tokens = {gib(kv)}) and about {gib(plan.overhead_bytes)} of context, non-torch "
@@ -90,24 +95,9 @@ def _weights(e: FleetEngine, plan: FleetPlan, node: FleetNode | None, t: Thresho
         f"({plan.model}, the checkpoint's own format: vLLM's metrics do not name it) says "
         f"{gib(plan.weights_bytes)}."
         + (" Twice (or half) the planned weights is the sign of another precision." if severity == "critical" else "")
-        + (" More than planned may also be another process on its GPUs." if ratio > 1 else ""),
-        try_this="check the engine's --quantization / --dtype and what else runs on its GPUs (open the node), or "
-        "name the checkpoint it serves with --model-alias",
-        endpoint=endpoint(e),
-    )
-
-
-def _does_not_fit(e: FleetEngine, plan: FleetPlan) -> Finding:
-    return Finding(
-        severity=note_severity(manual=False),  # a plan made here from the catalog
-        code="plan_note",
-        title=f"{literal(e.name)}: the catalog's plan does not fit, yet the engine runs",
-        explanation=f"The plan for {plan.model} on {plan.tensor_parallel} x {plan.card} leaves no KV pool, and the "
-        f"engine carved {e.pool_tokens or 0:,} tokens: a fact the plan assumed is not the engine's ("
-        + "; ".join(literal(a) for a in plan.assumed)
-        + "). Its weights and pool are not judged against this plan.",
-        try_this="name the checkpoint it serves (a quantized one) with --model-alias SERVED=ORG/MODEL, or run "
-        "gpumem-tui export on the node: its plan reads the engine's command line",
+        + (" More than planned may also be another process on its GPUs." if ratio > 1 else "")
+        + name.engine,
+        try_this=check_flags("the checkpoint's own format (vLLM's metrics do not name the one it loads)"),
         endpoint=endpoint(e),
     )
 

@@ -199,6 +199,8 @@ def _make(spec: ModelSpec, gpu: GpuSpec, tp: int, engine: FleetEngine) -> Made:
         kv_cache_tokens=prediction.kv_cache_tokens,
         kv_bytes_per_token=spec.layers * layer_bytes_per_token(spec, settings.kv_cache_dtype, settings.tp),
         max_model_len=prediction.max_model_len,
+        failures=prediction.failures,
+        warnings=prediction.warnings,
     )
     return plan, None, found, assumed
 

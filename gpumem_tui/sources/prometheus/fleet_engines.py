@@ -42,6 +42,8 @@ class JoinIndex:
     """node -> the names of its GPUs no pod holds."""
     allocated: dict[str | None, int]
     """node -> GPUs pods hold on it."""
+    indices: dict[str, int]
+    """A GPU's name -> its index (dcgm-exporter's `gpu` label), where the label is one."""
 
     @classmethod
     def of(cls, identities: Iterable[Any]) -> JoinIndex:
@@ -49,7 +51,10 @@ class JoinIndex:
         held: Held = {}
         by_pod: dict[str, list[str]] = defaultdict(list)
         unheld: dict[str, list[str]] = defaultdict(list)
+        indices: dict[str, int] = {}
         for gpu in identities:
+            if gpu.index is not None and gpu.index.isdigit():
+                indices[gpu.name] = int(gpu.index)
             if not gpu.pods:
                 unheld[gpu.node].append(gpu.name)
             for pod in gpu.pods:
@@ -59,7 +64,7 @@ class JoinIndex:
         allocated: dict[str | None, int] = defaultdict(int)
         for node, count in held.values():
             allocated[node] += count
-        return cls(held, dict(by_pod), dict(unheld), dict(allocated))
+        return cls(held, dict(by_pod), dict(unheld), dict(allocated), indices)
 
 
 @dataclass(frozen=True)
@@ -261,7 +266,7 @@ def _joined(row: dict[str, Any], join: Join, per_node: Mapping[str | None, int])
         node, count = index.held.get(workload, (None, 0))
         if count:
             why = f"dcgm-exporter attributes {count} GPU(s) to pod {workload}"
-            return _join("found", why, node, index.by_pod.get(workload, ()), count)
+            return _join("found", why, node, index.by_pod.get(workload, ()), count, index.indices)
         why = (
             "the pod-to-GPU query failed"
             if not join.pods_read
@@ -280,11 +285,19 @@ def _joined(row: dict[str, Any], join: Join, per_node: Mapping[str | None, int])
         )
     free = max(0, _gpu_count(join.counts[node]) - index.allocated.get(node, 0))
     why = f"the only engine on node {node} (no pod labels): all {free} of its unallocated GPUs assumed"
-    return _join("assumed", why, node, index.unheld.get(node, ()), free)
+    return _join("assumed", why, node, index.unheld.get(node, ()), free, index.indices)
 
 
 def _join(
-    joined: Joined, why: str, node: str | None = None, gpus: Iterable[str] = (), count: int | None = None
+    joined: Joined,
+    why: str,
+    node: str | None = None,
+    gpus: Iterable[str] = (),
+    count: int | None = None,
+    indices: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """A FleetEngine's join fields: how it was joined to its node's GPUs, or why not."""
-    return {"node": node, "gpus": list(gpus), "gpu_count": count, "joined": joined, "join_reason": why}
+    """A FleetEngine's join fields: how it was joined to its node's GPUs (with their indices where `indices`
+    has each), or why not."""
+    names = list(gpus)
+    at = [indices[g] for g in names] if indices and all(g in indices for g in names) else []
+    return {"node": node, "gpus": names, "gpu_indices": at, "gpu_count": count, "joined": joined, "join_reason": why}

@@ -29,6 +29,8 @@ FLEET_WIDE = ("memory", "engines")
 vLLM series" means it runs no engine, which its empty list of engines says."""
 
 
+TARGET_DOWN = "its scrape target is down in Prometheus (up == 0)"
+"""What an engine whose vLLM target's `up` is 0 said, as the scraper records a failed answer."""
 REPORTED = "the engine reported "
 """How the fleet's join (`fleet_engines._number`) starts the reason of an engine's value that is no reading."""
 
@@ -141,7 +143,7 @@ def node_sample(read: NodeRead, node: str) -> Sample:
                 hint="check that dcgm-exporter runs on the node and that Prometheus scrapes it",
             )
         )
-    gpus, notes = _gpus(fleet.gpus)
+    gpus, notes = gpu_records(fleet.gpus)
     indices = {g.uuid: g.index for g in gpus if g.uuid}
     return Sample(
         timestamp=fleet.evaluated_at - age if age is not None else _seen_at(fleet),
@@ -149,7 +151,7 @@ def node_sample(read: NodeRead, node: str) -> Sample:
         source=SOURCE,
         gpus=gpus,
         processes=_processes(read.processes, indices),
-        engines=[_endpoint(e, fleet) for e in fleet.engines],
+        engines=[endpoint_status(e, fleet) for e in fleet.engines],
         errors=[*errors, *notes],
     )
 
@@ -163,7 +165,7 @@ def _index(gpu: FleetGpu) -> int | None:
     return int(gpu.index) if gpu.index is not None and gpu.index.isdigit() else None
 
 
-def _gpus(found: list[FleetGpu]) -> tuple[list[GpuRecord], list[SourceError]]:
+def gpu_records(found: list[FleetGpu]) -> tuple[list[GpuRecord], list[SourceError]]:
     """GPU records (MIG GPU instances under their card), and per GPU what is unknown and who holds it."""
     cards = [g for g in found if g.gpu_instance is None and _index(g) is not None]
     instances = [g for g in found if g.gpu_instance is not None and _index(g) is not None]
@@ -267,7 +269,7 @@ def _devices(engine: FleetEngine, fleet: FleetSample) -> list[str]:
     return devices
 
 
-def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
+def endpoint_status(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
     """An engine as the scraper records it; its target down (up == 0) is `down`."""
     url = f"{engine.namespace}/{engine.pod}" if engine.pod else engine.instance or "?"
     down = any(
@@ -299,7 +301,7 @@ def _endpoint(engine: FleetEngine, fleet: FleetSample) -> EndpointStatus:
     return EndpointStatus(
         url=url,
         state="down" if down else "ok",
-        error="its scrape target is down in Prometheus (up == 0)" if down else None,
+        error=TARGET_DOWN if down else None,
         devices=_devices(engine, fleet),
         records=[] if down else [record],
     )

@@ -80,6 +80,10 @@ class FleetPlan(_Record):
     kv_bytes_per_token: int
     """KV cache bytes one token takes on one GPU with the engine's own cache settings."""
     max_model_len: int
+    failures: list[str] = []
+    """Why the plan does not fit, as the planner says it (its prediction's failures)."""
+    warnings: list[str] = []
+    """What the planner warns about the plan."""
     found: list[str] = []
     assumed: list[str] = []
 
@@ -96,6 +100,9 @@ class FleetEngine(_Record):
     node: str | None = None
     gpus: list[str] = []
     """UUIDs (else indexes) of the GPUs joined to it, from the pod-to-GPU join."""
+    gpu_indices: list[int] = []
+    """Their indices (dcgm-exporter's `gpu` label), one for each of `gpus`, where the join read every one (else
+    empty): how the node names its GPUs (`on GPU 6, 7`), also where they were not read one by one."""
     gpu_count: int | None = None
     """How many GPUs are joined to it, counted per node on the server (None: not joined)."""
     joined: Joined = "not joined"

@@ -75,7 +75,7 @@ def test_a_pool_short_of_the_plan_is_judged_with_the_node_s_tolerance(catalog, p
         short.finding.title.startswith(f"{MODEL} at ns/vllm-1: KV pool ")
         and "smaller than planned" in short.finding.title
     )
-    assert f"the catalog's plan says {plan.kv_cache_tokens:,}" in short.finding.explanation
+    assert f"the auto plan says {plan.kv_cache_tokens:,}" in short.finding.explanation  # the node's words
     (half,) = _found(_sample(planned_blocks // 3), catalog, "kv_pool_short")
     assert half.finding.severity == "critical"
 
@@ -106,6 +106,7 @@ def test_a_plan_that_does_not_fit_while_the_engine_runs_is_a_note(catalog):
     assert not [f for f in found if f.finding.code in ("kv_pool_short", "weights_mismatch")]
     (note,) = [f for f in found if f.finding.code == "plan_note"]
     assert note.finding.severity == "info" and "16,000 tokens" in note.finding.explanation
+    assert note.finding.title.endswith("the auto plan does not fit, yet the engine runs")
 
 
 def test_an_engine_down_or_on_a_node_that_judges_itself_is_not_judged_here(catalog, plan):

@@ -1,0 +1,43 @@
+"""`fleet check`'s text: its first line is the verdict the fleet screen shows (diagnosis/fleet/judge.verdict),
+and findings that say one thing (one code, node, explanation and advice: one plan on four engines) are one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpumem_tui.cli import main
+
+
+@pytest.fixture(scope="module")
+def demo_check() -> tuple[list[str], list[dict]]:
+    """`fleet check --demo`'s lines and its --json findings."""
+    import contextlib
+    import io
+
+    said = []
+    for extra in ([], ["--json"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["fleet", "check", "--demo", *extra]) == 2
+        said.append(out.getvalue())
+    return said[0].splitlines(), json.loads(said[1])["findings"]
+
+
+def test_one_line_per_distinct_finding(demo_check):
+    lines, findings = demo_check
+    distinct = {(f["severity"], f["code"], f["node"], f["explanation"], f["try_this"]) for f in findings}
+    assert len(lines) - 1 == len(distinct) < len(findings)
+    (notes,) = [line for line in lines if line.startswith("info     plan_note: [node-b]")]
+    endpoints = [f["endpoint"] for f in findings if f["code"] == "plan_note" and f["node"] == "node-b"]
+    assert len(endpoints) == 4 and all(e in notes for e in endpoints)
+    assert "[node-b] 4 engines: " in notes
+
+
+def test_the_first_line_names_the_worst_finding_and_counts(demo_check):
+    lines, findings = demo_check
+    critical = [f for f in findings if f["severity"] == "critical"]
+    warnings = [f for f in findings if f["severity"] == "warning"]
+    first = f"CRITICAL - {len(critical)} critical, {len(warnings)} warnings: [{critical[0]['node']}] "
+    assert lines[0].startswith(first + critical[0]["title"])
