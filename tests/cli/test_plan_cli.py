@@ -278,14 +278,14 @@ def test_two_names_of_one_setting_with_different_values_are_a_usage_error(capsys
     assert "name the same setting; give one" in err and len(err.strip().splitlines()) == 1
 
 
-def test_the_readme_plan_example_prints_what_the_readme_says(capsys):
-    """README: '2 in FP8 (11.7 GB spare ...)'; the seed's worked number, which the command now prints."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    command = re.search(r"```sh\ngpumem-tui (plan [^\n]+)\n```", readme).group(1).split()
-    stated = re.search(r"or 2\s+in FP8 \((\d+\.\d) GB spare", readme).group(1)
+def test_the_worked_plan_example_prints_what_the_docs_say(capsys):
+    """docs/commands.md: '2 in FP8 (11.7 GB spare ...)'; the seed's worked number, which the command prints."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "commands.md").read_text(encoding="utf-8")
+    command = re.search(r"```sh\ngpumem-tui (plan [^\n]+)\n```", page).group(1).split()
+    stated = re.search(r"or 2\s+in FP8 \((\d+\.\d) GB spare", page).group(1)
     assert main(command) == 0
     assert f"Fits on 2 x H100-SXM-80GB with {stated} GB" in capsys.readouterr().out
-    said = " ".join(readme.split())
+    said = " ".join(page.split())
     engine_claim = (
         r"2 x H100 with (\d+\.\d+) GiB of weights per GPU and a KV pool of ([\d,]+) tokens for the "
         r"([\d,]+) needed \((\d+\.\d) % to spare"
