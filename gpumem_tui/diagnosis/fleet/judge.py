@@ -5,7 +5,8 @@ docs/design/fleet.md lists the codes and why."""
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.findings.headline import STATUS, headline, level, summary
+from gpumem_tui.diagnosis.findings.headline import STATUS, headline, level
+from gpumem_tui.diagnosis.findings.headline import verdict as node_verdict
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER, Finding, Thresholds
 from gpumem_tui.diagnosis.findings.registry import BY_CODE, FINDINGS
 from gpumem_tui.diagnosis.fleet.engines import config_drift, engine_down, kv_saturated, not_joined
@@ -36,8 +37,9 @@ UNKNOWN = 3
 
 def verdict(sample: FleetSample, findings: list[FleetFinding]) -> tuple[int, str]:
     """`fleet check`'s level (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN: nothing read) and its words, `STATUS -
-    summary`: the finding that heads the fleet, as the node's status line names it, with its node and how many
-    findings of each severity count. `fleet check` prints it first and the fleet screen under its header."""
+    headline; also counts`: the finding that heads the fleet, as the node's status line names it (the node's
+    `verdict`), with its node, and how many others need a look. `fleet check` prints it first and the fleet
+    screen under its header."""
     raised = [f.finding for f in findings]
     code = level(raised)
     if code == 0 and (empty := nothing_read(sample)):
@@ -47,7 +49,7 @@ def verdict(sample: FleetSample, findings: list[FleetFinding]) -> tuple[int, str
         return code, f"{STATUS[code]} - nothing needs a look"
     node = next(f.node for f in findings if f.finding is first)
     named = first.model_copy(update={"title": f"[{node}] {first.title}"}) if node else first
-    return code, f"{STATUS[code]} - {summary([named if f is first else f for f in raised], [])}"
+    return code, str(node_verdict([named if f is first else f for f in raised], []))
 
 
 def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> list[FleetFinding]:
