@@ -7,6 +7,7 @@ import time
 
 from gpumem_tui.app.fleet_history_view import history_lines
 from gpumem_tui.cli.check_status import plugin_text
+from gpumem_tui.diagnosis.findings.situation import said_of_any_engine
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.prometheus.history import FleetHistory
@@ -99,10 +100,12 @@ def print_check(sample: FleetSample, findings: list[FleetFinding], said: str) ->
 
 
 def _alike(findings: list[FleetFinding]) -> list[list[FleetFinding]]:
-    """The findings in groups that say one thing (code, severity, node, explanation, advice), in order."""
+    """The findings in groups that say one thing (code, severity, node, explanation but for the engine it names,
+    advice), in order."""
     groups: dict[tuple, list[FleetFinding]] = {}
     for f in findings:
-        key = (f.finding.severity, f.finding.code, f.node, f.finding.explanation, f.finding.try_this)
+        said = said_of_any_engine(f.finding.explanation)
+        key = (f.finding.severity, f.finding.code, f.node, said, f.finding.try_this)
         groups.setdefault(key, []).append(f)
     return list(groups.values())
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from gpumem_tui.cli import main
+from gpumem_tui.diagnosis.findings.situation import said_of_any_engine
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,9 @@ def demo_check() -> tuple[list[str], list[dict]]:
 
 def test_one_line_per_distinct_finding(demo_check):
     lines, findings = demo_check
-    distinct = {(f["severity"], f["code"], f["node"], f["explanation"], f["try_this"]) for f in findings}
+    distinct = {
+        (f["severity"], f["code"], f["node"], said_of_any_engine(f["explanation"]), f["try_this"]) for f in findings
+    }
     assert len(lines) - 1 == len(distinct) < len(findings)
     (notes,) = [line for line in lines if line.startswith("info     plan_note: [node-b]")]
     endpoints = [f["endpoint"] for f in findings if f["code"] == "plan_note" and f["node"] == "node-b"]
@@ -39,5 +42,6 @@ def test_the_first_line_names_the_worst_finding_and_counts(demo_check):
     lines, findings = demo_check
     critical = [f for f in findings if f["severity"] == "critical"]
     warnings = [f for f in findings if f["severity"] == "warning"]
-    first = f"CRITICAL - {len(critical)} critical, {len(warnings)} warnings: [{critical[0]['node']}] "
-    assert lines[0].startswith(first + critical[0]["title"])
+    first = f"CRITICAL - [{critical[0]['node']}] {critical[0]['title']}"
+    also = f"; also {len(critical) - 1} critical, {len(warnings)} warnings; "
+    assert lines[0].startswith(first + also)

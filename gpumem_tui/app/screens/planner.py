@@ -122,11 +122,7 @@ class PlannerScreen(Screen):
         options = self.query_one("#model-list", OptionList)
         options.clear_options()
         wanted = text.strip().lower()
-        matches = [
-            m
-            for m, spec in sorted(self.models.items())
-            if wanted in m.lower() or any(wanted in a for a in spec.aliases)
-        ]
+        matches = [m for m, spec in sorted(self.models.items()) if any(wanted in n.lower() for n in spec.names)]
         options.add_options(matches)
         if matches and self.model_id not in matches:
             self.model_id = matches[0]

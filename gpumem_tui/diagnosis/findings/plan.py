@@ -409,13 +409,15 @@ def notes_of(
         if carved
         else ""
     )
-    lines = [(line, "does not fit" + (", yet the engine runs" if runs else ""), runs) for line in failures]
+    lines = [(line, "does not fit", runs) for line in failures]
     lines += [(line, "has a warning", "") for line in warnings]
     return [
         Finding(
             severity=severity,
             code="plan_note",
-            title=compose(f"the {label} plan {verdict}", named.where, "", named.name),
+            title=compose(
+                f"the {label} plan {verdict}", named.where, "yet the engine runs" if more else "", named.name
+            ),
             explanation=(f"{line}. {runs}." if more else line) + named.engine,
             try_this="see `gpumem-tui plan` for the whole sizing",
             endpoint=endpoint,

@@ -92,7 +92,16 @@ def duration(seconds: float) -> str:
 def engine_named(url: str, model: str | None, gpus: list[int]) -> str:
     """`Engine: meta-llama/Llama-3.1-70B at http://127.0.0.1:8001 on GPU 2, 3.`: a finding's title names its
     engine short; its explanation ends naming it in full, in this sentence."""
-    return f"Engine: {engine_label(url, model, gpus)}."
+    return f"{ENGINE_SENTENCE.strip()} {engine_label(url, model, gpus)}."
+
+
+ENGINE_SENTENCE = " Engine: "
+"""Where `engine_named`'s sentence starts in an explanation."""
+
+
+def said_of_any_engine(explanation: str) -> str:
+    """An explanation without its closing `engine_named` sentence: what it says of any engine alike."""
+    return explanation.split(ENGINE_SENTENCE, 1)[0]
 
 
 def engine_label(url: str, model: str | None, gpus: list[int]) -> str:

@@ -45,7 +45,7 @@ def model_argument(spec: ModelSpec, typed: str | None = None, config: str | None
     if config:
         path = Path(config)
         return str(path.parent) if path.name == "config.json" else config
-    names = {spec.id.lower(), *(alias.lower() for alias in spec.aliases)}
+    names = {name.lower() for name in spec.names}
     if typed and "/" in typed and typed.strip().lower() in names:
         return typed.strip()
     return spec.id

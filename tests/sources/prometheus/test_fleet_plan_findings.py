@@ -72,8 +72,8 @@ def test_a_pool_short_of_the_plan_is_judged_with_the_node_s_tolerance(catalog, p
     assert short.node == "n1" and short.finding.severity == "warning" and short.finding.gpu_index is None
     assert short.finding.endpoint == "ns/vllm-1"
     assert (
-        short.finding.title.startswith(f"{MODEL} at ns/vllm-1: KV pool ")
-        and "smaller than planned" in short.finding.title
+        short.finding.title.startswith("KV pool smaller than planned: ")
+        and short.finding.title.endswith("(Llama-3.1-8B-Instruct ns/vllm-1)")
     )
     assert f"the auto plan says {plan.kv_cache_tokens:,}" in short.finding.explanation  # the node's words
     (half,) = _found(_sample(planned_blocks // 3), catalog, "kv_pool_short")
@@ -87,7 +87,8 @@ def test_weights_twice_the_plan_in_fb_used_are_the_wrong_precision(catalog, plan
     doubled = as_planned + plan.weights_bytes
     (wrong,) = _found(_sample(pool // 16, used=doubled), catalog, "weights_mismatch")
     assert wrong.finding.severity == "critical" and wrong.node == "n1"
-    assert wrong.finding.title == f"{MODEL} at ns/vllm-1: weights take about 1.9x the plan"
+    assert wrong.finding.title.startswith("weights 1.9x the plan: ")
+    assert wrong.finding.title.endswith("(Llama-3.1-8B-Instruct ns/vllm-1)")
     assert "dcgm-exporter's FB_USED" in wrong.finding.explanation
 
 
@@ -106,7 +107,7 @@ def test_a_plan_that_does_not_fit_while_the_engine_runs_is_a_note(catalog):
     assert not [f for f in found if f.finding.code in ("kv_pool_short", "weights_mismatch")]
     (note,) = [f for f in found if f.finding.code == "plan_note"]
     assert note.finding.severity == "info" and "16,000 tokens" in note.finding.explanation
-    assert note.finding.title.endswith("the auto plan does not fit, yet the engine runs")
+    assert note.finding.title.startswith("the auto plan does not fit: yet the engine runs")
 
 
 def test_an_engine_down_or_on_a_node_that_judges_itself_is_not_judged_here(catalog, plan):
