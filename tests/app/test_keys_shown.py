@@ -15,6 +15,7 @@ from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.app.widgets.process_table import ProcessTable
 from tests.app.conftest import settle, text_of
+from tests.app.waiting import until
 
 
 def _footer(app) -> str:
@@ -26,18 +27,18 @@ async def test_the_footer_shows_f_and_shows_enter_where_it_acts(make_app):
     async with app.run_test(size=(80, 24)) as pilot:  # four GPUs at 80x24: one line each
         await settle(app, pilot)
         app.screen.set_focus(None)
-        await pilot.pause()
-        assert "f forensics" in _footer(app)
-        assert "⏎" not in _footer(app)  # nothing focused takes enter
+        # The footer recomposes after each change of focus or bindings: wait for the keys it should show.
+        await until(pilot, lambda: "f forensics" in _footer(app) and "⏎" not in _footer(app))
+        assert "f forensics" in _footer(app) and "⏎" not in _footer(app)  # nothing focused takes enter
         card = app.screen.query_one("#gpu-1", GpuCard)
         card.focus()
-        await pilot.pause()
+        await until(pilot, lambda: "⏎ full card" in _footer(app))
         assert card.compact and "⏎ full card" in _footer(app)
         await pilot.press("enter")
-        await pilot.pause()
+        await until(pilot, lambda: "⏎ details" in _footer(app))
         assert not card.compact and "⏎ details" in _footer(app)
         app.screen.query_one(ProcessTable).focus()
-        await pilot.pause()
+        await until(pilot, lambda: "⏎ details" in _footer(app) and "f forensics" in _footer(app))
         assert "⏎ details" in _footer(app) and "f forensics" in _footer(app)
 
 
@@ -163,6 +164,7 @@ async def test_the_node_screen_alone_says_q_quit(make_app):
     app = make_app("idle-node")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
+        await until(pilot, lambda: "q quit" in _footer(app))
         assert "q quit" in _footer(app) and "q back" not in _footer(app)
         await pilot.press("escape")  # nothing to go back to: the app stays
         assert app.is_running

@@ -22,6 +22,7 @@ from gpumem_tui.sources.replay import RecordingReader, ReplaySource
 from gpumem_tui.sources.signals import Signaller
 from tests.app.conftest import record_demo, settle, text_of
 from tests.app.screen_text import screen_text
+from tests.app.waiting import until
 from tests.sources.proc_tree import write
 
 NOTEBOOK = 3100
@@ -65,6 +66,7 @@ async def test_k_asks_then_sigterm_ends_the_demo_process_and_the_findings_follow
         assert any("pid 3100" in f.title for f in app.node.judged.findings)
         await pilot.press("r")  # recording: the outcome is a line in it
         table = await _on_row(app, pilot, NOTEBOOK)
+        await until(pilot, lambda: "k stop" in _footer(app))  # the footer recomposes after focus moves
         assert "k stop" in _footer(app)
         await pilot.press("k")
         await pilot.pause()
@@ -170,7 +172,8 @@ async def test_k_away_from_the_process_table_says_where_it_acts(make_app):
     app = make_app("noisy-neighbour", at=48)
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(app, pilot)
-        assert "k stop" not in _footer(app)  # nothing focused: k has no row to act on
+        await until(pilot, lambda: "q quit" in _footer(app))
+        assert "q quit" in _footer(app) and "k stop" not in _footer(app)  # nothing focused: no row to act on
         await pilot.press("k")
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
@@ -217,6 +220,7 @@ async def test_a_recording_offers_no_k_and_says_why(catalog, tmp_path):
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(app, pilot)
         await _on_row(app, pilot, NOTEBOOK)
+        await until(pilot, lambda: "⏎ details" in _footer(app))
         assert "⏎ details" in _footer(app) and "k stop" not in _footer(app)
         await pilot.press("k")
         await pilot.pause()
@@ -240,8 +244,8 @@ async def test_a_node_read_from_prometheus_offers_no_k_and_says_why(catalog, fle
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(app, pilot)
         app.screen.query_one(ProcessTable).focus()
-        await pilot.pause()
-        assert "k stop" not in _footer(app)
+        await until(pilot, lambda: "⏎ details" in _footer(app))
+        assert "⏎ details" in _footer(app) and "k stop" not in _footer(app)
         await pilot.press("k")
         await pilot.pause()
         said = " ".join(_said(app))

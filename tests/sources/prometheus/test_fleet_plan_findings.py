@@ -71,9 +71,8 @@ def test_a_pool_short_of_the_plan_is_judged_with_the_node_s_tolerance(catalog, p
     (short,) = _found(_sample(int(planned_blocks * 0.8)), catalog, "kv_pool_short")
     assert short.node == "n1" and short.finding.severity == "warning" and short.finding.gpu_index is None
     assert short.finding.endpoint == "ns/vllm-1"
-    assert (
-        short.finding.title.startswith("KV pool smaller than planned: ")
-        and short.finding.title.endswith("(Llama-3.1-8B-Instruct ns/vllm-1)")
+    assert short.finding.title.startswith("KV pool smaller than planned: ") and short.finding.title.endswith(
+        "(Llama-3.1-8B-Instruct ns/vllm-1)"
     )
     assert f"the auto plan says {plan.kv_cache_tokens:,}" in short.finding.explanation  # the node's words
     (half,) = _found(_sample(planned_blocks // 3), catalog, "kv_pool_short")

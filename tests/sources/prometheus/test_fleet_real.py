@@ -41,7 +41,8 @@ def test_each_scenario_finding_is_on_its_node(fleet_url, capsys):
     # busy-node (plain pod labels, hostname): the 70B engine on GPUs 6 and 7 is saturated
     b = [f for f in report["findings"] if f["node"] == "node-b" and f["code"] == "kv_saturated"]
     assert [f["endpoint"] for f in b] == ["serving/vllm-node-b-8003"]
-    assert b[0]["title"].startswith("meta-llama/Llama-3.1-70B at serving/vllm-node-b-8003 on GPU 6, 7")
+    assert b[0]["title"].startswith("KV cache full on GPU 6,7: ")
+    assert b[0]["title"].endswith("(Llama-3.1-70B serving/vllm-node-b-8003)")
     # noisy-neighbour, bare metal: the engine exited, its target is down
     assert ("critical", "engine_down") in _codes(report, "node-c")
     # kv-pressure behind exported_pod
@@ -157,7 +158,7 @@ def test_headroom_a_neighbour_takes_is_critical_on_its_node(fleet_url, capsys):
     code, report = _run(capsys, "fleet", "check", "--prometheus", fleet_url, "--at", str(AT - 70), "--json")
     (low,) = [f for f in report["findings"] if f["node"] == "node-c" and f["code"] == "headroom_low"]
     assert low["severity"] == "critical" and low["gpu_index"] == 0
-    assert low["title"] == "GPU 0: only 0.7 % of memory free"  # the node's words (its check says them)
+    assert low["title"] == "memory nearly full on GPU 0: 0.58 GiB free (0.7 %)"  # the node's words (its check's)
     assert "of 79.19 GiB (0.7 % of the card); the auto plan leaves 19.80 GiB" in low["explanation"]
     assert code == 2
 
@@ -179,7 +180,8 @@ def test_the_text_lists_what_needs_a_look_and_counts_what_is_as_planned(fleet_ur
     assert len(planned) == len({f["node"] for f in planned}) == 4  # one per node, counting its GPUs
     assert main(["fleet", "check", "--prometheus", fleet_url, "--at", str(AT)]) == 2
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("CRITICAL - 3 critical, 5 warnings: [node-c] engine at node-c:8000 on GPU 0 does not")
+    assert lines[0].startswith("CRITICAL - [node-c] engine does not answer on GPU 0: ")
+    assert "; also 2 critical, 5 warnings; " in lines[0]
     above_info = [f for f in report["findings"] if f["severity"] != "info"]
     assert len([line for line in lines if line.startswith(("critical", "warning"))]) == len(above_info)
     counted = [line for line in lines if line.startswith("info     headroom_low:")]

@@ -54,4 +54,4 @@ def test_the_text_line_is_the_node_s_title(fleet_url, capsys):
     assert main(["fleet", "check", "--prometheus", fleet_url, "--at", str(AT)]) == 2
     lines = capsys.readouterr().out.splitlines()
     assert f"critical engine_down: [node-c] {down['title']}" in lines
-    assert lines[0].startswith("CRITICAL - ") and f"critical, 5 warnings: [node-c] {down['title']}; " in lines[0]
+    assert lines[0].startswith(f"CRITICAL - [node-c] {down['title']}; also 2 critical, 5 warnings; ")
