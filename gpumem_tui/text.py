@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 
@@ -33,3 +34,12 @@ def short_bus_id(bus_id: str | None) -> str | None:
     domain, rest = match.groups()
     number = int(domain, 16)
     return rest if number == 0 else f"{number:04X}:{rest}"
+
+
+def loopback(host: str) -> bool:
+    """Whether a URL's host names this machine's loopback (`localhost`, 127.0.0.0/8, `::1`): the one rule for
+    an engine address that means "this node"."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -19,15 +19,21 @@ def _form(screen: PlannerScreen) -> dict[str, object]:
     }
 
 
+async def _planner(app, pilot) -> PlannerScreen:
+    """`p` pressed on the node screen: the planner screen it opens."""
+    await pilot.press("p")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, PlannerScreen)
+    return screen
+
+
 async def test_p_on_a_busy_node_opens_on_the_engine_of_the_focused_gpu(make_app):
     app = make_app("busy-node")  # four Llama 3.1 70B engines, FP8 weights, two H100s each
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         app.screen.query_one("#gpu-6", GpuCard).focus()  # the busiest engine's GPUs: 6 and 7
-        await pilot.press("p")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, PlannerScreen)
+        screen = await _planner(app, pilot)
         assert screen.model_id == "meta-llama/Llama-3.1-70B"
         launched = next(p for p in app.node.judged.plans if 6 in p.gpu_indices).settings
         assert _form(screen) == {
@@ -48,10 +54,7 @@ async def test_an_idle_node_opens_on_the_search_field(make_app):
     app = make_app("idle-node")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.press("p")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, PlannerScreen)
+        screen = await _planner(app, pilot)
         assert screen.focused is screen.query_one("#model-search")
         await pilot.press("q", "w", "e", "n", "3", "-", "8")  # typing goes to the search
         assert screen.query_one("#model-search").value == "qwen3-8"
@@ -61,10 +64,7 @@ async def test_c_copies_the_launch_line_that_plan_prints(make_app, capsys):
     app = make_app("busy-node")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        await pilot.press("p")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, PlannerScreen)
+        screen = await _planner(app, pilot)
         form = _form(screen)
         await pilot.press("c")
         await pilot.pause()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-LOCAL_HOSTS = ("localhost", "::1")
+from gpumem_tui.text import loopback
 
 
 def compose(what: str, where: str = "", who: str = "", engine: str = "") -> str:
@@ -49,7 +49,7 @@ def address(url: str) -> str:
     except ValueError:
         return url
     host = parts.hostname or ""
-    local = host in LOCAL_HOSTS or host.startswith("127.")
+    local = loopback(host)
     if port is None:
         return host or url
     return f":{port}" if local else f"{host}:{port}"

@@ -6,7 +6,6 @@ query answers in, an updated FleetSample out; docs/design/fleet.md has the joins
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -26,6 +25,7 @@ from gpumem_tui.sources.prometheus.records import (
     FleetProcess,
     FleetSample,
 )
+from gpumem_tui.text import loopback
 
 GATE = "exporters_age"
 """Asked first: which nodes run `gpumem-tui export`. Where none does, the other queries are not sent (each
@@ -469,11 +469,7 @@ def _address(endpoint: str | None, node: str | None) -> str | None:
     except ValueError:
         return endpoint
     host = where.hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if loopback and node is not None and port is not None:
+    if loopback(host) and node is not None and port is not None:
         return f"{node}:{port}"
     return where.netloc or endpoint
 
