@@ -4,7 +4,6 @@ metrics_opts.py)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import re
 from pathlib import Path
 
@@ -13,9 +12,8 @@ from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.diagnosis.engine_values import questioned
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.endpoints import EndpointError, endpoint
-from gpumem_tui.sources.engines.parse import parse_metrics
+from gpumem_tui.sources.engines.parse import MAX_BYTES, parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
-from gpumem_tui.sources.engines.scraper import MAX_BYTES, Scraper
 from gpumem_tui.text import literal
 
 
@@ -54,6 +52,9 @@ def _from_file(path: str) -> list[EngineRecord]:
 
 
 def _from_url(url: str, timeout_s: float) -> list[EngineRecord]:
+    """One scrape, as the live view makes it (asyncio and the scraper, with httpx, are loaded for a URL only)."""
+    import asyncio
+
     try:
         point = endpoint(url)
     except EndpointError as exc:
@@ -65,6 +66,8 @@ def _from_url(url: str, timeout_s: float) -> list[EngineRecord]:
 
 
 async def _scrape_once(point, timeout_s: float):
+    from gpumem_tui.sources.engines.scraper import Scraper
+
     async with Scraper([point], read_timeout_s=timeout_s) as scraper:
         return (await scraper.scrape())[0]
 

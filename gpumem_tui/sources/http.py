@@ -58,9 +58,14 @@ def async_client(
     )
 
 
-@functools.cache
 def tls(ca_file: str | None = None) -> ssl.SSLContext:
-    """One TLS context per certificate file: loading the system's certificates takes about 0.1 s."""
+    """One TLS context per certificate file: loading the system's certificates takes about 0.1 s. (`tls()`
+    and `tls(None)` are one context: the cache is keyed by the file alone.)"""
+    return _tls(ca_file)
+
+
+@functools.cache
+def _tls(ca_file: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file)
 
 

@@ -95,7 +95,7 @@ def test_console_script_runs_without_traceback(tmp_path) -> None:
 @pytest.mark.parametrize("source", ["big", "/dev/zero"])
 def test_a_metrics_file_is_read_no_further_than_a_payload_is(tmp_path, capsys, source):
     """`metrics FILE` read the whole file (/dev/zero: for ever), while a URL's body is refused past 8 MiB."""
-    from gpumem_tui.sources.engines.scraper import MAX_BYTES
+    from gpumem_tui.sources.engines.parse import MAX_BYTES
 
     if source == "big":
         source = tmp_path / "big.prom"

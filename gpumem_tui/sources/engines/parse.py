@@ -7,6 +7,8 @@ from gpumem_tui.sources.engines.prometheus import MetricsError, parse_families
 from gpumem_tui.sources.engines.registry import ENGINES, all_families
 from gpumem_tui.sources.engines.series import with_note
 
+MAX_BYTES = 8 * 2**20
+"""The largest /metrics payload read, live (the scraper stops reading beyond) or saved (`metrics FILE`)."""
 ALL_FAMILIES = all_families()
 """The sample names the built-in engines read (the parser asks the registry each time, for engines added since)."""
 

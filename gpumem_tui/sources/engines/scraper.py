@@ -18,7 +18,7 @@ from typing import Any
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.sources.engines.endpoints import Endpoint
 from gpumem_tui.sources.engines.models_api import ServedModel, merge_models, parse_models
-from gpumem_tui.sources.engines.parse import parse_metrics
+from gpumem_tui.sources.engines.parse import MAX_BYTES, parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.engines.rates import PreemptionRates
 from gpumem_tui.sources.http import (
@@ -32,7 +32,6 @@ from gpumem_tui.sources.http import (
     tls,
 )
 
-MAX_BYTES = 8 * 2**20
 CONNECTIONS_PER_ENDPOINT = 2
 """`/metrics` and `/v1/models` at once; a request beyond waits for the pool (connect timeout) and fails."""
 MODELS_GRACE_S = 0.5
