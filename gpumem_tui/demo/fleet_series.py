@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo.clock import ManualClock
-from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.engine_exposition import ENGINE_INDEX
+from gpumem_tui.demo.engine_state import EngineState
+from gpumem_tui.demo.fleet_node import FleetNode
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.demo.scenario import load_scenario
 from gpumem_tui.diagnosis.findings import Thresholds
@@ -86,22 +88,17 @@ def series_rows(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15
 
 
 def sample_at(scenario: str, offsets: list[float]) -> list[Sample]:
-    """The scenario's samples at these offsets, walked in order as the demo does."""
-    import asyncio
+    """The scenario's samples at these offsets, walked in order as the demo does (demo/fleet_node.py)."""
+    return [sample for sample, _ in _walk(scenario, offsets, scrape=True)]
 
-    async def walk() -> list[Sample]:
-        clock = ManualClock()
-        feed = DemoFeed(scenario, clock)
-        try:
-            samples = []
-            for moment in offsets:
-                clock.set(moment)
-                samples.append(await feed.sample())
-            return samples
-        finally:
-            await feed.aclose()
 
-    return asyncio.run(walk())
+def _walk(scenario: str, offsets: list[float], scrape: bool) -> Iterator[tuple[Sample, Mapping[str, EngineState]]]:
+    """Each sample, and what each of its engine endpoints reports then (by URL)."""
+    clock = ManualClock()
+    node = FleetNode(scenario, clock, scrape=scrape)
+    for moment in offsets:
+        clock.set(moment)
+        yield node.sample(), node.reports
 
 
 def _sample_name(name: str, kind: str) -> str:
@@ -129,7 +126,7 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
     offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
     judge = _judge(spec.scenario) if spec.exporter else None
-    for sample in sample_at(spec.scenario, offsets):
+    for sample, reports in _walk(spec.scenario, offsets, scrape=judge is not None):
         sample = _on_node(sample, spec, number)
         at = sample.timestamp
         if judge is not None:
@@ -140,7 +137,8 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
             yield from _dcgm_series(spec, sample, number, exporter_pod, at)
         if spec.vllm:
             for status in sample.engines:
-                yield from _engine_series(spec, number, status, _engine_pod(spec, status, sample), at)
+                workload = _engine_pod(spec, status, sample)
+                yield from _engine_series(spec, number, status, reports[status.url], workload, at)
 
 
 TOP_PROCESSES = 5
@@ -254,7 +252,11 @@ def _exporter_target(spec: FleetNodeSpec, exporter_pod: str, number: int) -> dic
     }
 
 
-def _engine_series(spec: FleetNodeSpec, number: int, status: EndpointStatus, workload: tuple[str, str], at: float):
+def _engine_series(
+    spec: FleetNodeSpec, number: int, status: EndpointStatus, state: EngineState, workload: tuple[str, str], at: float
+):
+    """What Prometheus stores of one scrape of a vLLM engine: `up`, and while it serves, the values its
+    /metrics carries (demo/engine_exposition.py writes them from the same state)."""
     port = status.url.rsplit(":", 1)[-1].strip("/")
     if spec.setup == "bare":
         target = {"job": "vllm", "instance": f"{spec.name}:{port}"}
@@ -266,23 +268,22 @@ def _engine_series(spec: FleetNodeSpec, number: int, status: EndpointStatus, wor
     yield "up", "gauge", target, up, at
     if not up:
         return
-    for record in status.records:
-        labels = {"model_name": record.model or "?", "engine": record.engine_index or "0", **target}
-        for name, value in (
-            ("vllm:kv_cache_usage_perc", record.kv_usage_fraction),
-            ("vllm:num_requests_running", record.requests_running),
-            ("vllm:num_requests_waiting", record.requests_waiting),
-        ):
-            if value is not None:
-                yield name, "gauge", labels, value, at
-        yield "vllm:num_preemptions", "counter", labels, record.preemptions_total or 0, at
-        config = {
-            "block_size": str(record.block_size),
-            "cache_dtype": str(record.cache_dtype or "auto"),
-            "gpu_memory_utilization": str(record.gpu_memory_utilization),
-            "num_gpu_blocks": str(record.num_gpu_blocks),
-            "num_cpu_blocks": "0",
-            "enable_prefix_caching": "True",
-            **spec.settings,
-        }
-        yield "vllm:cache_config_info", "gauge", {**labels, **config}, 1, at
+    labels = {"model_name": state.model, "engine": ENGINE_INDEX, **target}
+    for name, value in (
+        ("vllm:kv_cache_usage_perc", state.kv_usage_fraction),
+        ("vllm:num_requests_running", state.requests_running),
+        ("vllm:num_requests_waiting", state.requests_waiting),
+    ):
+        if value is not None:
+            yield name, "gauge", labels, value, at
+    yield "vllm:num_preemptions", "counter", labels, state.preemptions_total or 0, at
+    config = {
+        "block_size": str(state.block_size),
+        "cache_dtype": state.cache_dtype,
+        "gpu_memory_utilization": str(state.gpu_memory_utilization),
+        "num_gpu_blocks": str(state.num_gpu_blocks),
+        "num_cpu_blocks": "0",
+        "enable_prefix_caching": "True",
+        **spec.settings,
+    }
+    yield "vllm:cache_config_info", "gauge", {**labels, **config}, 1, at
