@@ -32,6 +32,9 @@ from gpumem_tui.models import Sample
 
 MIB = 2**20
 Setup = Literal["exported_pod", "pod", "bare"]
+Walk = list[tuple[Sample, Mapping[str, EngineState]]]
+"""A node's samples over the run, each with what its engines report then (by their URL)."""
+Walks = dict[tuple[str, tuple[float, ...], bool], Walk]
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,9 @@ def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 1
     """OpenMetrics text of the fleet from offset 0 to `end_s` (seconds of the scenarios' clock)."""
     families: dict[str, list[str]] = defaultdict(list)
     kinds: dict[str, str] = {}
+    walks: Walks = {}
     for number, spec in enumerate(specs):
-        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks):
             kinds[name] = kind
             families[name].append(f"{_sample_name(name, kind)}{{{_labels(labels)}}} {_value(value)} {_value(at)}")
     lines = []
@@ -82,14 +86,24 @@ def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 1
 def series_rows(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15.0):
     """(series name, labels, value, unix seconds) of every sample of the fleet, as a scrape would name them
     (a counter's name ends in `_total`): what `fleet_answers` reads in place of a Prometheus."""
+    walks: Walks = {}
     for number, spec in enumerate(specs):
-        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks):
             yield _sample_name(name, kind), labels, value, at
 
 
 def sample_at(scenario: str, offsets: list[float]) -> list[Sample]:
     """The scenario's samples at these offsets, walked in order as the demo does (demo/fleet_node.py)."""
     return [sample for sample, _ in _walk(scenario, offsets, scrape=True)]
+
+
+def _walked(scenario: str, offsets: list[float], scrape: bool, walks: Walks) -> Walk:
+    """`_walk`, once per scenario, offsets and way of reading within one fleet: two nodes that run one scenario
+    for as long sample alike (each is then named and numbered as its own, `_on_node`)."""
+    key = (scenario, tuple(offsets), scrape)
+    if key not in walks:
+        walks[key] = list(_walk(scenario, offsets, scrape))
+    return walks[key]
 
 
 def _walk(scenario: str, offsets: list[float], scrape: bool) -> Iterator[tuple[Sample, Mapping[str, EngineState]]]:
@@ -120,13 +134,13 @@ def _value(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(float(value))
 
 
-def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
+def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, walks: Walks):
     """(family, type, labels, value, unix seconds) of one node over the run."""
     stop = end_s if spec.until_s is None else min(end_s, spec.until_s)
     offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
     judge = _judge(spec.scenario) if spec.exporter else None
-    for sample, reports in _walk(spec.scenario, offsets, scrape=judge is not None):
+    for sample, reports in _walked(spec.scenario, offsets, judge is not None, walks):
         sample = _on_node(sample, spec, number)
         at = sample.timestamp
         if judge is not None:
