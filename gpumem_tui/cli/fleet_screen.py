@@ -73,7 +73,7 @@ def demo_history(span_s: float) -> HistoryReader:
 
     async def read(_at: float) -> FleetHistory:
         if not cached:
-            # the simulator runs its own loop; a daemon thread, so q need not wait for it (app/off_thread.py)
+            # a daemon thread, so q need not wait for it (app/off_thread.py)
             cached.append(await off_thread(lambda: demo_fleet_history(span_s), "demo history"))
         return cached[0]
 

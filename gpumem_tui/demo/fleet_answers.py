@@ -6,7 +6,8 @@ no Prometheus and goes through the same join and judge (`sources/prometheus/flee
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+import functools
+from collections.abc import Callable, Iterable, Sequence
 
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, series_rows
 from gpumem_tui.demo.promql import Row, Stored, answer
@@ -43,14 +44,24 @@ DEMO_SOURCE = f"demo: {len(DEMO_FLEET)} simulated nodes at {DEMO_AT_S:.0f} s"
 
 def demo_sample(specs: Iterable[FleetNodeSpec], at_s: float, step_s: float, source: str) -> FleetSample:
     """The FleetSample of the simulated fleet at offset `at_s` (its nodes sampled every `step_s`)."""
-    rows = list(series_rows(specs, at_s, step_s))
+    return sample_of(list(series_rows(specs, at_s, step_s)), source)
+
+
+def sample_of(rows: Sequence[Row], source: str) -> FleetSample:
+    """The FleetSample of a simulated fleet's samples, at the newest one's moment."""
     now = max(at for *_, at in rows)
     return build(source, now, answers(rows, now), {}, stale=stale)
 
 
+@functools.cache
+def demo_rows() -> tuple[Row, ...]:
+    """The run of `fleet --demo`, simulated once a process: its moment and its history are read from it."""
+    return tuple(series_rows(DEMO_FLEET, DEMO_AT_S, DEMO_STEP_S))
+
+
 def demo_fleet() -> FleetSample:
     """The simulated fleet of `fleet --demo` and `fleet check --demo`."""
-    return demo_sample(DEMO_FLEET, DEMO_AT_S, DEMO_STEP_S, DEMO_SOURCE)
+    return sample_of(demo_rows(), DEMO_SOURCE)
 
 
 def node_read(sample: FleetSample, node: str) -> NodeRead:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from gpumem_tui.demo.fleet_answers import DEMO_AT_S, DEMO_FLEET, DEMO_STEP_S
-from gpumem_tui.demo.fleet_series import series_rows
+from gpumem_tui.demo.fleet_answers import DEMO_AT_S, demo_rows
 from gpumem_tui.demo.promql import Row, Stored, evaluate
 from gpumem_tui.sources.prometheus.answer_forms import By, Form, Pick, Rate
 from gpumem_tui.sources.prometheus.client import RangeResult, RangeSeries
@@ -46,7 +45,7 @@ def demo_history(rows: Iterable[Row], start: float, end: float, step: float) -> 
 
 def demo_fleet_history(span_s: float) -> FleetHistory:
     """The history of `fleet --demo`: its simulated run up to the demo's moment, at most `span_s` of it."""
-    rows = list(series_rows(DEMO_FLEET, DEMO_AT_S, DEMO_STEP_S))
+    rows = demo_rows()
     end = max(at for *_, at in rows)
     span = min(span_s, DEMO_AT_S)
     return demo_history(rows, end - span, end, step_for(span))

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo.clock import ManualClock
-from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.engine_exposition import ENGINE_INDEX
+from gpumem_tui.demo.engine_state import EngineState
+from gpumem_tui.demo.fleet_node import FleetNode
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.demo.scenario import load_scenario
 from gpumem_tui.diagnosis.findings import Thresholds
@@ -30,6 +32,9 @@ from gpumem_tui.models import Sample
 
 MIB = 2**20
 Setup = Literal["exported_pod", "pod", "bare"]
+Walk = list[tuple[Sample, Mapping[str, EngineState]]]
+"""A node's samples over the run, each with what its engines report then (by their URL)."""
+Walks = dict[tuple[str, tuple[float, ...], bool], Walk]
 
 
 @dataclass(frozen=True)
@@ -65,8 +70,9 @@ def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 1
     """OpenMetrics text of the fleet from offset 0 to `end_s` (seconds of the scenarios' clock)."""
     families: dict[str, list[str]] = defaultdict(list)
     kinds: dict[str, str] = {}
+    walks: Walks = {}
     for number, spec in enumerate(specs):
-        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks):
             kinds[name] = kind
             families[name].append(f"{_sample_name(name, kind)}{{{_labels(labels)}}} {_value(value)} {_value(at)}")
     lines = []
@@ -80,28 +86,33 @@ def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 1
 def series_rows(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15.0):
     """(series name, labels, value, unix seconds) of every sample of the fleet, as a scrape would name them
     (a counter's name ends in `_total`): what `fleet_answers` reads in place of a Prometheus."""
+    walks: Walks = {}
     for number, spec in enumerate(specs):
-        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks):
             yield _sample_name(name, kind), labels, value, at
 
 
 def sample_at(scenario: str, offsets: list[float]) -> list[Sample]:
-    """The scenario's samples at these offsets, walked in order as the demo does."""
-    import asyncio
+    """The scenario's samples at these offsets, walked in order as the demo does (demo/fleet_node.py)."""
+    return [sample for sample, _ in _walk(scenario, offsets, scrape=True)]
 
-    async def walk() -> list[Sample]:
-        clock = ManualClock()
-        feed = DemoFeed(scenario, clock)
-        try:
-            samples = []
-            for moment in offsets:
-                clock.set(moment)
-                samples.append(await feed.sample())
-            return samples
-        finally:
-            await feed.aclose()
 
-    return asyncio.run(walk())
+def _walked(scenario: str, offsets: list[float], scrape: bool, walks: Walks) -> Walk:
+    """`_walk`, once per scenario, offsets and way of reading within one fleet: two nodes that run one scenario
+    for as long sample alike (each is then named and numbered as its own, `_on_node`)."""
+    key = (scenario, tuple(offsets), scrape)
+    if key not in walks:
+        walks[key] = list(_walk(scenario, offsets, scrape))
+    return walks[key]
+
+
+def _walk(scenario: str, offsets: list[float], scrape: bool) -> Iterator[tuple[Sample, Mapping[str, EngineState]]]:
+    """Each sample, and what each of its engine endpoints reports then (by URL)."""
+    clock = ManualClock()
+    node = FleetNode(scenario, clock, scrape=scrape)
+    for moment in offsets:
+        clock.set(moment)
+        yield node.sample(), node.reports
 
 
 def _sample_name(name: str, kind: str) -> str:
@@ -123,13 +134,13 @@ def _value(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(float(value))
 
 
-def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
+def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, walks: Walks):
     """(family, type, labels, value, unix seconds) of one node over the run."""
     stop = end_s if spec.until_s is None else min(end_s, spec.until_s)
     offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
     judge = _judge(spec.scenario) if spec.exporter else None
-    for sample in sample_at(spec.scenario, offsets):
+    for sample, reports in _walked(spec.scenario, offsets, judge is not None, walks):
         sample = _on_node(sample, spec, number)
         at = sample.timestamp
         if judge is not None:
@@ -140,7 +151,8 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float):
             yield from _dcgm_series(spec, sample, number, exporter_pod, at)
         if spec.vllm:
             for status in sample.engines:
-                yield from _engine_series(spec, number, status, _engine_pod(spec, status, sample), at)
+                workload = _engine_pod(spec, status, sample)
+                yield from _engine_series(spec, number, status, reports[status.url], workload, at)
 
 
 TOP_PROCESSES = 5
@@ -254,7 +266,11 @@ def _exporter_target(spec: FleetNodeSpec, exporter_pod: str, number: int) -> dic
     }
 
 
-def _engine_series(spec: FleetNodeSpec, number: int, status: EndpointStatus, workload: tuple[str, str], at: float):
+def _engine_series(
+    spec: FleetNodeSpec, number: int, status: EndpointStatus, state: EngineState, workload: tuple[str, str], at: float
+):
+    """What Prometheus stores of one scrape of a vLLM engine: `up`, and while it serves, the values its
+    /metrics carries (demo/engine_exposition.py writes them from the same state)."""
     port = status.url.rsplit(":", 1)[-1].strip("/")
     if spec.setup == "bare":
         target = {"job": "vllm", "instance": f"{spec.name}:{port}"}
@@ -266,23 +282,22 @@ def _engine_series(spec: FleetNodeSpec, number: int, status: EndpointStatus, wor
     yield "up", "gauge", target, up, at
     if not up:
         return
-    for record in status.records:
-        labels = {"model_name": record.model or "?", "engine": record.engine_index or "0", **target}
-        for name, value in (
-            ("vllm:kv_cache_usage_perc", record.kv_usage_fraction),
-            ("vllm:num_requests_running", record.requests_running),
-            ("vllm:num_requests_waiting", record.requests_waiting),
-        ):
-            if value is not None:
-                yield name, "gauge", labels, value, at
-        yield "vllm:num_preemptions", "counter", labels, record.preemptions_total or 0, at
-        config = {
-            "block_size": str(record.block_size),
-            "cache_dtype": str(record.cache_dtype or "auto"),
-            "gpu_memory_utilization": str(record.gpu_memory_utilization),
-            "num_gpu_blocks": str(record.num_gpu_blocks),
-            "num_cpu_blocks": "0",
-            "enable_prefix_caching": "True",
-            **spec.settings,
-        }
-        yield "vllm:cache_config_info", "gauge", {**labels, **config}, 1, at
+    labels = {"model_name": state.model, "engine": ENGINE_INDEX, **target}
+    for name, value in (
+        ("vllm:kv_cache_usage_perc", state.kv_usage_fraction),
+        ("vllm:num_requests_running", state.requests_running),
+        ("vllm:num_requests_waiting", state.requests_waiting),
+    ):
+        if value is not None:
+            yield name, "gauge", labels, value, at
+    yield "vllm:num_preemptions", "counter", labels, state.preemptions_total or 0, at
+    config = {
+        "block_size": str(state.block_size),
+        "cache_dtype": state.cache_dtype,
+        "gpu_memory_utilization": str(state.gpu_memory_utilization),
+        "num_gpu_blocks": str(state.num_gpu_blocks),
+        "num_cpu_blocks": "0",
+        "enable_prefix_caching": "True",
+        **spec.settings,
+    }
+    yield "vllm:cache_config_info", "gauge", {**labels, **config}, 1, at

@@ -4,13 +4,16 @@ table and the "unknown, because" notes."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
+import threading
 
 import pytest
+from textual.widgets import DataTable
 
 from gpumem_tui.app.app import GpuMemApp
-from gpumem_tui.app.screens.fleet import Fleet
+from gpumem_tui.app.screens.fleet import Fleet, FleetScreen
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli import main
 from gpumem_tui.cli.fleet_screen import demo_history, demo_reader
@@ -53,3 +56,37 @@ async def test_the_verdict_then_the_worst_nodes_first(size, verdict):
         assert worst < _line_of(lines, "Models"), "\n".join(lines)
         assert worst < _line_of(lines, "unknown, because"), "\n".join(lines)
         assert "state ok" not in " ".join(lines)  # the source's state is not the fleet's verdict
+
+
+async def test_the_demo_draws_its_node_rows_before_its_history_is_read():
+    """`fleet --demo`: the node rows are painted from the first read alone; the history line (the simulated
+    run's range answers) fills in after. The history is held here until a frame with the rows is painted: were
+    the rows to wait for it, it would give up waiting and the test fail."""
+    painted = threading.Event()
+    waited: list[bool] = []
+
+    class Watching(FleetScreen):
+        def _more_rows(self, name, filling, count) -> None:
+            super()._more_rows(name, filling, count)
+            if name == "nodes" and self.query_one("#fleet-nodes", DataTable).row_count:
+                self.call_after_refresh(painted.set)
+
+    class Watched(GpuMemApp):
+        def first_screen(self) -> FleetScreen:
+            return Watching(self.fleet, self.glyphs)
+
+    history = demo_history(3600)
+
+    async def held(at: float):
+        waited.append(await asyncio.to_thread(painted.wait, 60))
+        return await history(at)
+
+    reader = demo_reader(plan=lambda sample: plan_fleet(sample, load_catalog()))
+    app = Watched(fleet=Fleet(reader, DEMO_SOURCE, poll=False, read_history=held))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        fleet = app.screen
+        assert waited == [True], "the history was read before the node rows were painted"
+        assert fleet.history is not None and fleet.history_failure is None
+        assert fleet.query_one("#fleet-nodes", DataTable).row_count == 9

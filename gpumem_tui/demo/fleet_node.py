@@ -1,0 +1,118 @@
+"""One node of the simulated fleet, sampled in process: what `DemoFeed` would read of it, without its HTTP.
+
+The GPUs, processes and host come through the node's own Collector (the real NVML binding over the fake driver,
+the simulated host); each engine's answer is what the scraper makes of its mock server: the same /metrics text
+(`engine_exposition.exposition`) through the same parser, `/v1/models` merged in, the preemption rate from the
+counter, stale then down when the engine stops serving (HTTP 503), on the simulated clock. A fleet's history is
+hundreds of samples of each node: scraping a server for each cost seconds. The node demo keeps the HTTP path
+(demo/feed.py); tests/demo/test_fleet_node.py holds the two to the same samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from http import HTTPStatus
+
+from gpumem_tui.demo import ManualClock, SimulatedHost, demo_collector
+from gpumem_tui.demo.engine_exposition import exposition
+from gpumem_tui.demo.engine_state import EngineState
+from gpumem_tui.demo.proc import pod_address
+from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.models import Sample, SourceError
+from gpumem_tui.sources.engines.discovery import survey
+from gpumem_tui.sources.engines.models_api import ServedModel, merge_models
+from gpumem_tui.sources.engines.parse import parse_metrics
+from gpumem_tui.sources.engines.rates import PreemptionRates
+from gpumem_tui.sources.placement import placed
+
+STALE_LIMIT_S = 60.0
+"""The scraper's own: an engine's last good answer is shown, stale, this long after it stopped answering."""
+NOT_SERVING = f"HTTP 503 {HTTPStatus(503).phrase}"
+"""What the scraper says of a mock server whose engine does not serve."""
+
+
+@dataclass
+class _Kept:
+    """What the scraper keeps of one endpoint between polls."""
+
+    last_good: list[EngineRecord] | None = None
+    last_good_at: float = 0.0
+    served: list[ServedModel] = field(default_factory=list)
+    rates: PreemptionRates = field(default_factory=PreemptionRates)
+
+
+class FleetNode:
+    """A simulated node on a ManualClock; `sample()` reads it at the clock's moment, engines included.
+
+    `scrape=False`: each engine's status (ok, stale, down, its pids) without the records a scrape parses; the
+    fleet's series read what the engine reports from `reports` (the simulator's state) instead."""
+
+    def __init__(self, scenario: str, clock: ManualClock, scrape: bool = True) -> None:
+        self.collector, self.node = demo_collector(scenario, clock=clock)
+        self.clock, self.scrape = clock, scrape
+        self.reports: dict[str, EngineState] = {}
+        """What each endpoint's engine reports at the last sample, by its URL."""
+        self.host: SimulatedHost = self.collector.host_reader  # type: ignore[assignment]
+        spec = self.node.scenario
+        self.pods = spec.view == "host" and any(engine.pod for engine in spec.engines)
+        pods = [engine for engine in spec.engines if engine.pod] if self.pods else []
+        self.addresses = {e.id: pod_address(k) for k, e in enumerate(pods)}
+        """Each engine's address: its pod's own, else 127.0.0.1 (where DemoFeed's server listens)."""
+        for engine in spec.engines:
+            self.host.proc.servers[engine.id] = (self.addresses.get(engine.id, "127.0.0.1"), engine.port)
+        self.kept: dict[str, _Kept] = {}
+
+    def sample(self) -> Sample:
+        """The node now, as DemoFeed's `sample()` gives it when it waits for every engine's answer."""
+        sample = self.collector.sample()
+        points, notes = self._endpoints()
+        self.reports = {url: self.node.engine_state(engine_id) for url, engine_id, *_ in points}
+        for url in set(self.kept) - set(self.reports):
+            del self.kept[url]  # an endpoint no longer found starts afresh, as the scraper forgets it
+        if not points:
+            return sample
+        engines = [self._answer(url, self.reports[url], pids, devices) for url, _, pids, devices in points]
+        return placed(sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *notes]}))
+
+    def _endpoints(self) -> tuple[list[tuple[str, str, list[int], list[str]]], list[SourceError]]:
+        """(URL, engine id, pids, devices) of each endpoint the feed scrapes, and discovery's notes."""
+        if not self.pods:
+            return [self._served(engine_id) for engine_id in self.host.proc.servers], []
+        found = survey(self.host.command_lines(), (), self.host.proc.whereabouts)
+        by_url = {
+            f"http://{address}:{port}": engine_id for engine_id, (address, port) in self.host.proc.servers.items()
+        }
+        points = [(e.url, by_url[e.url], list(e.pids), list(e.devices or ())) for e in found.endpoints]
+        return points, [SourceError(source="discovery", message=note) for note in found.notes]
+
+    def _served(self, engine_id: str) -> tuple[str, str, list[int], list[str]]:
+        """An engine's endpoint as this view knows it: its pids here and, inside a container, its GPUs."""
+        state = self.node.engine_state(engine_id)
+        address = self.addresses.get(engine_id, "127.0.0.1")
+        if not self.host.proc.container:
+            return f"http://{address}:{state.port}", engine_id, list(state.pids), []
+        pids = self.host.pids_here(engine_id)
+        devices = self.host.proc.devices(pids[0]) if pids else None
+        return f"http://{address}:{state.port}", engine_id, pids, list(devices or ())
+
+    def _answer(self, url: str, state: EngineState, pids: list[int], devices: list[str]) -> EndpointStatus:
+        """One poll of the engine's server as the scraper makes it: ok with its records, or failed."""
+        kept = self.kept.setdefault(url, _Kept())
+        joined = {"pids": pids, "devices": devices}
+        now = self.clock()
+        if not state.serving:
+            age = now - kept.last_good_at
+            if kept.last_good is not None and age <= STALE_LIMIT_S:
+                stale = {"error": NOT_SERVING, "age_s": age, "records": kept.last_good}
+                return EndpointStatus(url=url, state="stale", **stale, **joined)
+            return EndpointStatus(url=url, state="down", error=NOT_SERVING, **joined)
+        kept.last_good, kept.last_good_at = self._records(url, state, kept, now) if self.scrape else [], now
+        return EndpointStatus(url=url, state="ok", age_s=0.0, **joined, records=kept.last_good)
+
+    @staticmethod
+    def _records(url: str, state: EngineState, kept: _Kept, now: float) -> list[EngineRecord]:
+        """/metrics parsed, `/v1/models` merged in (asked beside it until it names a model), the rates filled."""
+        if not kept.served:
+            kept.served = [ServedModel(state.model, state.max_model_len)]
+        records = parse_metrics(exposition("vllm-v1", [state]).decode("utf-8", errors="replace"), endpoint=url)
+        return kept.rates.apply(merge_models(records, kept.served), now)

@@ -1,0 +1,75 @@
+"""The simulated fleet samples its nodes in process (demo/fleet_node.py): each sample is the one the node demo
+(`DemoFeed`) gives over real HTTP, its engines scraped from their mock servers by the scraper."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpumem_tui.demo import ManualClock
+from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.fleet_node import FleetNode
+from gpumem_tui.demo.fleet_series import sample_at
+
+OFFSETS = [float(k) for k in range(0, 151, 10)]
+"""Through each scenario's start, its engines' first answers, and noisy-neighbour's engine going stale, then down."""
+
+
+async def _over_http(scenario: str) -> list[dict]:
+    clock = ManualClock()
+    feed = DemoFeed(scenario, clock)
+    try:
+        samples = []
+        for moment in OFFSETS:
+            clock.set(moment)
+            samples.append((await feed.sample()).model_dump(mode="json"))
+        return samples
+    finally:
+        await feed.aclose()
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "busy-node",  # four engines, preemption rates
+        "noisy-neighbour",  # an engine that stops serving: stale, then down
+        "k8s-two-pods",  # engines in pods, found by discovery at their pods' addresses
+        "container-view",  # seen from inside a container: its own pids, its GPUs from the environment
+    ],
+)
+async def test_a_fleet_node_samples_as_the_node_demo_does_over_http(scenario):
+    in_process = [sample.model_dump(mode="json") for sample in sample_at(scenario, OFFSETS)]
+    over_http = await _over_http(scenario)
+    assert {e["state"] for s in over_http for e in s["engines"]} >= {"ok"}
+    for moment, (mine, theirs) in enumerate(zip(in_process, over_http, strict=True)):
+        assert mine == theirs, f"{scenario} at {OFFSETS[moment]:.0f} s"
+
+
+@pytest.mark.parametrize("scenario", ["busy-node", "noisy-neighbour", "kv-pressure", "tp4-70b"])
+def test_the_fleet_series_values_are_what_a_scrape_of_the_engine_says(scenario):
+    """The simulated fleet writes each engine's series from what the engine reports (`reports`), not from a
+    parsed scrape: they are the values the scrape's records hold."""
+    clock = ManualClock()
+    node = FleetNode(scenario, clock)
+    seen = 0
+    for moment in OFFSETS:
+        clock.set(moment)
+        for status in node.sample().engines:
+            state = node.reports[status.url]
+            assert (status.state == "ok") == state.serving
+            if status.state != "ok":
+                continue
+            (record,) = status.records
+            seen += 1
+            assert (record.model, record.engine_index) == (state.model, "0")
+            assert record.kv_usage_fraction == state.kv_usage_fraction
+            assert (record.requests_running, record.requests_waiting) == (
+                state.requests_running,
+                state.requests_waiting,
+            )
+            assert (record.preemptions_total or 0) == (state.preemptions_total or 0)
+            assert (record.block_size, record.num_gpu_blocks) == (state.block_size, state.num_gpu_blocks)
+            assert (record.cache_dtype or "auto", record.gpu_memory_utilization) == (
+                state.cache_dtype,
+                state.gpu_memory_utilization,
+            )
+    assert seen
