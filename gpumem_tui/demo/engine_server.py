@@ -115,6 +115,8 @@ class _Handler(BaseHTTPRequestHandler):
     """Routes /metrics and /v1/models; everything else is 404."""
 
     protocol_version = "HTTP/1.1"
+    wbufsize = 64 * 1024
+    """Headers and body leave in one send when the handler returns (unbuffered, they took two)."""
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's signature
         """Quiet: a test run or the demo should not print access logs."""
