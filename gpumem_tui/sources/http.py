@@ -8,6 +8,7 @@ they are installed, and the core must not load rich (tests/test_import_rules.py)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import ssl
@@ -59,6 +60,18 @@ def async_client(
         verify=tls(ca_file),
         headers=dict(headers),
     )
+
+
+def prepare() -> None:
+    """What a first client needs that takes a while: httpx imported, the system's certificates loaded. A
+    scraper does it once in a thread, so the event loop (the app's screen) goes on meanwhile."""
+    import httpcore  # noqa: F401 - httpx imports it with its first client's transport
+    import httpx  # noqa: F401 - imported for its first client
+
+    with contextlib.suppress(ImportError):  # httpcore's first lock loads anyio's asyncio backend (where it is)
+        importlib.import_module("anyio._backends._asyncio")
+
+    tls(None)  # as `async_client` asks for it: the cache tells tls() from tls(None)
 
 
 @functools.cache
