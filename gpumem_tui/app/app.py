@@ -7,18 +7,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.screen import Screen
 
 from gpumem_tui.app.node import Node
-from gpumem_tui.app.screens.fleet import Fleet, FleetScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.toasts import repaint_when_toasts_change
 from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import UNICODE, Glyphs
 from gpumem_tui.sources.feed import Feed
+
+if TYPE_CHECKING:
+    from gpumem_tui.app.screens.fleet import Fleet
 
 FLEET_TITLE = "gpumem-tui fleet"
 
@@ -70,6 +73,8 @@ class GpuMemApp(App[None]):
 
     def first_screen(self) -> Screen:
         if self.fleet is not None:
+            from gpumem_tui.app.screens.fleet import FleetScreen  # a node's first frame waits for none of it
+
             return FleetScreen(self.fleet, self.glyphs)
         assert self.node is not None  # one or the other, said in __init__
         return MainScreen(self.node, self.glyphs)

@@ -58,6 +58,8 @@ class Node:
         """The latest sample judged (in the refresh worker): what every key draws again."""
         self._judging = threading.Lock()
         """Held while `investigation` changes (a sample judged, a plan applied) or is read whole (forensics)."""
+        self._last: tuple[Sample, Judged] | None = None
+        """The last sample judged and its judgement, until a plan is applied."""
         self.unit: Unit = "GB"
         self.paused = False
         self.last_error: str | None = None
@@ -70,10 +72,16 @@ class Node:
         return self.investigation.history
 
     def judge_sample(self, sample: Sample) -> Judged:
-        """Once per sample, off the UI thread: plans, findings, and the GPUs and engines laid out against them."""
+        """Once per sample, off the UI thread: plans, findings, and the GPUs and engines laid out against them.
+        A sample equal to the last one judged (a replay between two recorded samples, a node whose Prometheus
+        has not scraped again) is not judged again, nor added to the history twice: its judgement stands."""
         with self._judging:
+            if self._last is not None and self._last[0] == sample:
+                return self._last[1]
             self.investigation.add(sample)
-            return self._laid_out(sample)
+            judged = self._laid_out(sample)
+            self._last = (sample, judged)
+            return judged
 
     def _laid_out(self, sample: Sample) -> Judged:
         """The latest judgement of `sample`, laid out (the caller holds `_judging`)."""
@@ -115,6 +123,7 @@ class Node:
         with self._judging:
             self.judge.plan = self.investigation.manual = plan
             self.investigation.rejudge()
+            self._last = None  # judged against the old plan
             if self.sample is not None:
                 self.judged = self._laid_out(self.sample)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import random
+import selectors
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,9 +40,9 @@ class MockEngineServer:
         self.stopped = False
         self._httpd = _QuietServer((host, 0), _Handler)
         self._httpd.owner = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="mock-engine", daemon=True
-        )
+        self._wake, self._waker = socket.socketpair()
+        """`stop` writes to `_waker`: the serving thread sleeps in select between requests, with no poll interval."""
+        self._thread = threading.Thread(target=self._serve, name="mock-engine", daemon=True)
 
     @property
     def url(self) -> str:
@@ -54,10 +56,27 @@ class MockEngineServer:
 
     def stop(self) -> None:
         """Die as an engine does: new connections are refused and kept-alive ones get no answer."""
+        if self.stopped:
+            return
         self.stopped = True
         self.release.set()
-        self._httpd.shutdown()
+        self._waker.send(b"\0")
+        if self._thread.ident is not None:
+            self._thread.join()
         self._httpd.server_close()
+        self._wake.close()
+        self._waker.close()
+
+    def _serve(self) -> None:
+        """Take each new connection (a thread of its own serves it) until `stop` wakes this thread: idle, it
+        waits in select and costs nothing (socketserver's `serve_forever` wakes every poll interval)."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._httpd, selectors.EVENT_READ)
+            selector.register(self._wake, selectors.EVENT_READ)
+            while not self.stopped:
+                ready = {key.fileobj for key, _ in selector.select()}
+                if self._httpd in ready and not self.stopped:
+                    self._httpd.handle_request()
 
     def __enter__(self) -> MockEngineServer:
         return self.start()
@@ -96,6 +115,8 @@ class _Handler(BaseHTTPRequestHandler):
     """Routes /metrics and /v1/models; everything else is 404."""
 
     protocol_version = "HTTP/1.1"
+    wbufsize = 64 * 1024
+    """Headers and body leave in one send when the handler returns (unbuffered, they took two)."""
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's signature
         """Quiet: a test run or the demo should not print access logs."""

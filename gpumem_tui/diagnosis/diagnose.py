@@ -13,6 +13,11 @@ from gpumem_tui.models import Sample
 
 def diagnose(plans: list[EnginePlan], sample: Sample, history: History, thresholds: Thresholds) -> list[Finding]:
     """Every finding, most severe first (stable order within a severity: the registry's order of rules)."""
-    situation = Situation(plans, sample, history, thresholds)
+    return findings_of(Situation(plans, sample, history, thresholds))
+
+
+def findings_of(situation: Situation) -> list[Finding]:
+    """`diagnose` of one situation; worded in each unit in turn, the situation computes its trends and
+    what more capacity would buy once (`Situation`'s caches)."""
     found = [finding for rule in RULES for finding in rule(situation)]
     return sorted(found, key=lambda f: -SEVERITY_ORDER[f.severity])

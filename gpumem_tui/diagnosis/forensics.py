@@ -11,10 +11,10 @@ from typing import Literal
 
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans, measured_facts
-from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.diagnose import findings_of
 from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, FindingCode, Severity, Thresholds
 from gpumem_tui.diagnosis.findings.exit import Exited, engine_exited
-from gpumem_tui.diagnosis.findings.situation import free_bytes
+from gpumem_tui.diagnosis.findings.situation import Situation, free_bytes
 from gpumem_tui.diagnosis.growth import Growth, allowances, who_grew
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
@@ -153,9 +153,10 @@ class Investigation:
         if sample is not None:
             self.plans = engine_plans(sample, self.catalog, self.manual)
             self.worded = {}
+            situation = Situation(self.plans, sample, self.history, self.thresholds)  # one for every unit
             for unit in self.units:
                 with speaking(unit):
-                    self.worded[unit] = diagnose(self.plans, sample, self.history, self.thresholds)
+                    self.worded[unit] = findings_of(situation)
 
     def _processes(self, sample: Sample) -> None:
         now = {(p.gpu_index, p.pid): p for p in sample.processes}

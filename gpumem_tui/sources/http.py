@@ -8,8 +8,11 @@ they are installed, and the core must not load rich (tests/test_import_rules.py)
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib.util
 import ssl
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +49,7 @@ def async_client(
     request waits for a free connection (default: the connect timeout)."""
     import httpx
 
+    _sniffio_known()
     pool = timeouts.connect_s if pool_s is None else pool_s
     return httpx.AsyncClient(
         timeout=httpx.Timeout(connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.read_s, pool=pool),
@@ -56,6 +60,27 @@ def async_client(
         verify=tls(ca_file),
         headers=dict(headers),
     )
+
+
+def prepare() -> None:
+    """What a first client needs that takes a while: httpx imported, the system's certificates loaded. A
+    scraper does it once in a thread, so the event loop (the app's screen) goes on meanwhile."""
+    import httpcore  # noqa: F401 - httpx imports it with its first client's transport
+    import httpx  # noqa: F401 - imported for its first client
+
+    with contextlib.suppress(ImportError):  # httpcore's first lock loads anyio's asyncio backend (where it is)
+        importlib.import_module("anyio._backends._asyncio")
+
+    tls()
+
+
+@functools.cache
+def _sniffio_known() -> None:
+    """httpcore imports `sniffio` on every request (to ask which async library runs it), and where it is not
+    installed each import searches every path entry again: about 0.25 ms a request. Noted absent once (None
+    in `sys.modules`), each import fails at once, as it would have."""
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
 def tls(ca_file: str | None = None) -> ssl.SSLContext:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from tests.app.conftest import run_to
+from tests.app.conftest import refresh, run_to, settle
 from tests.disk_reads import disk_reads
 
 KEYS = ("g", "s", "space", "space", "plus", "minus", "s")
@@ -35,9 +35,10 @@ async def test_each_sample_is_judged_once_off_the_ui_thread_and_a_key_judges_not
     app = make_app("noisy-neighbour", at=30)
     calls = count_judging(app, monkeypatch)
     async with app.run_test(size=(160, 48)) as pilot:
-        await run_to(app, pilot, 55, step=5, span=25)  # the refresh on mount, then 30, 35, ... 55
+        # the refresh on mount, then 30 (the same sample: not judged again), 35, ... 55
+        await run_to(app, pilot, 55, step=5, span=25)
         samples = [on_ui for what, on_ui in calls if what == "add"]
-        assert len(samples) == 7 and not any(samples)
+        assert len(samples) == 6 and not any(samples)
         assert not any(on_ui for _what, on_ui in calls)
         judged = len(calls)
         for key in KEYS:
@@ -56,3 +57,20 @@ async def test_a_key_press_reads_nothing_from_disk(make_app):
                 await pilot.press(key)
                 await pilot.pause()
         assert seen == []
+
+
+async def test_a_refresh_whose_sample_did_not_change_does_not_judge_again(make_app, monkeypatch):
+    """A replay between two recorded samples, or a node whose Prometheus has not scraped again, gives the same
+    sample: its judgement stands, and the history does not count it twice."""
+    app = make_app("noisy-neighbour", at=30)
+    calls = count_judging(app, monkeypatch)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)  # the refresh on mount
+        assert [what for what, _ in calls] == ["add"] and len(app.node.history.timestamps) == 1
+        first = app.node.judged
+        await refresh(app, pilot)  # the clock has not moved: the same sample
+        assert [what for what, _ in calls] == ["add"] and len(app.node.history.timestamps) == 1
+        assert app.node.judged is first
+        app.demo_clock.set(35)
+        await refresh(app, pilot)
+        assert [what for what, _ in calls] == ["add", "add"] and app.node.judged is not first

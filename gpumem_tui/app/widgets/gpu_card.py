@@ -67,7 +67,8 @@ class GpuCard(Widget, can_focus=True):
         Binding("up", "step(-1)", "previous GPU", show=False),
         Binding("down", "step(1)", "next GPU", show=False),
     ]
-    content: reactive[GpuCardContent | None] = reactive(None)
+    content: reactive[GpuCardContent | None] = reactive(None, repaint=False)
+    """Drawn by `watch_content`, only where what is shown changed."""
     compact: reactive[bool] = reactive(False, layout=True)
     """One line (the screen holds several GPUs in little room); `enter` asks the screen for the full card."""
 
@@ -144,9 +145,12 @@ class GpuCard(Widget, can_focus=True):
         )
 
     def watch_content(self, old: GpuCardContent | None, new: GpuCardContent | None) -> None:
-        """Lay out again only when the card's height can change: a plan or a table appears or goes."""
+        """Lay out again only when the card's height can change (a plan or a table appears or goes); draw
+        again only when what it shows changed: a one-line card shows neither its title nor its history."""
         if _shape(old) != _shape(new):
             self.refresh(layout=True)
+        elif _drawn(old, self.compact) != _drawn(new, self.compact):
+            self.refresh()
 
     def get_content_height(self, container, viewport, width: int) -> int:  # noqa: ARG002 (Textual's signature)
         """Lines for this width, the same count `render` draws: the table beside the bars when wide."""
@@ -222,6 +226,13 @@ def _shape(content: GpuCardContent | None) -> tuple:
     if content is None:
         return (False, False, 0)
     return (True, content.planned is not None, len(content.cells))
+
+
+def _drawn(content: GpuCardContent | None, compact: bool) -> object:
+    """What of `content` the card draws: all of it, or on one line the label, the bar and its tail."""
+    if content is None or not compact:
+        return content
+    return content.label, content.total_bytes, content.measured, content.tail
 
 
 def _per_mille(size: int, total: int) -> int:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.autoplan import EnginePlan, predicted
 from gpumem_tui.planner.parallel import valid_splits
-from gpumem_tui.planner.vllm import predict
 
 
 def more_conversations(plan: EnginePlan, pool_tokens: int, per_request: int | None) -> list[str]:
@@ -18,7 +17,7 @@ def more_conversations(plan: EnginePlan, pool_tokens: int, per_request: int | No
     out = []
     bigger = next((n for n in valid_splits(settings.model, limit=64) if n > settings.tp), None)
     if bigger is not None:
-        tokens = _scaled(predict(settings.model_copy(update={"tp": bigger})).kv_cache_tokens, base, pool_tokens)
+        tokens = _scaled(predicted(settings.model_copy(update={"tp": bigger})).kv_cache_tokens, base, pool_tokens)
         extra = bigger - settings.tp
         gpus = "One more GPU" if extra == 1 else f"{extra} more GPUs"
         out.append(
@@ -27,7 +26,7 @@ def more_conversations(plan: EnginePlan, pool_tokens: int, per_request: int | No
         )
     if not settings.kv_cache_dtype.lower().startswith("fp8"):
         tokens = _scaled(
-            predict(settings.model_copy(update={"kv_cache_dtype": "fp8"})).kv_cache_tokens, base, pool_tokens
+            predicted(settings.model_copy(update={"kv_cache_dtype": "fp8"})).kv_cache_tokens, base, pool_tokens
         )
         out.append(f"An FP8 KV cache would hold about {max(0, tokens - pool_tokens) // size:,} more.")
     return out

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.engine_values import implausible, plausible
-from gpumem_tui.diagnosis.findings.capacity import more_conversations
 from gpumem_tui.diagnosis.findings.plan import plan_engine, plan_name, plan_where, serving
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, percent
@@ -74,7 +73,7 @@ def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) ->
         numbers += f", {record.preemptions_per_min:,.1f} preemptions/min"
     if per_request:
         numbers += f"; a running request holds about {per_request:,} tokens"
-    options = more_conversations(plan, pool, per_request) if plan and pool else []
+    options = s.more_conversations(plan, pool, per_request) if plan and pool else []
     return Finding(
         severity="warning",
         code="kv_saturated",

@@ -6,7 +6,7 @@ from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts
 from gpumem_tui.diagnosis.findings.differ import mismatched
 from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, duration, free_bytes, percent
-from gpumem_tui.diagnosis.findings.trend import seconds_to_full, slope_bytes_per_s
+from gpumem_tui.diagnosis.findings.trend import full_after
 from gpumem_tui.diagnosis.findings.words import compose, gpus
 from gpumem_tui.models import GpuRecord
 from gpumem_tui.units import said
@@ -94,12 +94,10 @@ def headroom_advice(severity: Severity, full_in_s: float | None) -> str:
 
 def _trend_words(s: Situation, gpu: GpuRecord, free: int) -> tuple[str, float | None]:
     """The trend in words, and the seconds until the card is full at its rate (None when it does not grow)."""
-    t = s.thresholds
-    points = s.history.gpu_since(gpu.index, s.sample.timestamp - t.trend_window_s)
-    slope = slope_bytes_per_s(points)
+    points, slope = s.trend(gpu.index)
     if slope is None:
         return "No trend yet (too little history).", None
-    full = seconds_to_full(points, free, t.trend_min_bytes_per_s)
+    full = full_after(slope, free, s.thresholds.trend_min_bytes_per_s)
     span = points[-1][0] - points[0][0]
     if full is None:
         return f"Used memory is flat over the last {duration(span)} ({said(slope * 60)}/min).", None

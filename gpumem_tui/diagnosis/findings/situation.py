@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.findings.capacity import more_conversations
 from gpumem_tui.diagnosis.findings.records import Thresholds
+from gpumem_tui.diagnosis.findings.trend import slope_bytes_per_s
 from gpumem_tui.diagnosis.findings.words import gpus
-from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.history import History, Point
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
 from gpumem_tui.sources.engines.registry import looks_like_engine
@@ -34,6 +36,29 @@ class Situation:
         """GPUs an engine uses: where its processes hold memory, or where a plan is drawn."""
         held = {p.gpu_index for p in self.sample.processes if p.pid in self.engine_pids}
         return held | {index for plan in self.plans for index in plan.gpu_indices}
+
+    @cached_property
+    def _trends(self) -> dict[int, tuple[list[Point], float | None]]:
+        return {}
+
+    def trend(self, gpu_index: int) -> tuple[list[Point], float | None]:
+        """The GPU's used bytes over the trend window and their slope in bytes per second (None: too few), computed
+        once per situation: the findings are worded in each unit from the same numbers."""
+        if gpu_index not in self._trends:
+            points = self.history.gpu_since(gpu_index, self.sample.timestamp - self.thresholds.trend_window_s)
+            self._trends[gpu_index] = points, slope_bytes_per_s(points)
+        return self._trends[gpu_index]
+
+    @cached_property
+    def _capacity(self) -> dict[tuple[int, int, int | None], list[str]]:
+        return {}
+
+    def more_conversations(self, plan: EnginePlan, pool_tokens: int, per_request: int | None) -> list[str]:
+        """`capacity.more_conversations` (two vLLM predictions), once per situation: its words have no unit."""
+        key = (id(plan), pool_tokens, per_request)
+        if key not in self._capacity:
+            self._capacity[key] = more_conversations(plan, pool_tokens, per_request)
+        return self._capacity[key]
 
     def plan_for(self, url: str) -> EnginePlan | None:
         return next((plan for plan in self.plans if plan.endpoint == url), None)

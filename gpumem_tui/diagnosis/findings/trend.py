@@ -20,7 +20,11 @@ def slope_bytes_per_s(points: list[Point]) -> float | None:
 
 def seconds_to_full(points: list[Point], free_bytes: int, min_slope: float) -> float | None:
     """How long until the free memory is gone at the fitted rate; None when memory is not growing."""
-    slope = slope_bytes_per_s(points)
+    return full_after(slope_bytes_per_s(points), free_bytes, min_slope)
+
+
+def full_after(slope: float | None, free_bytes: int, min_slope: float) -> float | None:
+    """`seconds_to_full` from a slope already fitted."""
     if slope is None or slope <= min_slope:
         return None
     return max(0.0, free_bytes / slope)

@@ -27,9 +27,9 @@ from gpumem_tui.sources.http import (
     async_client,
     in_words,
     is_timeout,
+    prepare,
     read_capped,
     reason_phrase,
-    tls,
 )
 
 CONNECTIONS_PER_ENDPOINT = 2
@@ -85,7 +85,8 @@ class Scraper:
         self._memory: dict[str, _Memory] = {}
         self.looks = 0
         """How many times `latest` has answered."""
-        tls()  # load the certificates now, not inside the first poll
+        self._prepared = False
+        """Whether httpx and the certificates were loaded (`http.prepare`, in a thread, before the first poll)."""
         self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumem-parse")
         self._timeouts = Timeouts(connect_timeout_s, read_timeout_s, self.deadline_s)
 
@@ -120,6 +121,9 @@ class Scraper:
         waited for again: that endpoint is slow, and a sample never pays for it twice."""
         for url in set(self._memory) - {point.url for point in self.endpoints}:
             await self._forget(url)
+        if not self._prepared and self.endpoints:
+            await asyncio.to_thread(prepare)
+            self._prepared = True
         self.poll()
         out = [
             m.poll

@@ -65,3 +65,23 @@ def test_an_engine_that_is_still_loading_is_not_served(make_engine) -> None:
             _get(server.url + "/metrics")
         models = json.loads(_get(server.url + "/v1/models"))
     assert answer.value.code == 503 and models["data"] == []
+
+
+def test_an_idle_server_waits_without_a_poll_interval_and_stops_at_once(llama, monkeypatch) -> None:
+    """Between samples the demo's servers cost nothing: the accepting thread waits in select with no
+    timeout (a poll interval wakes it many times a second, for each engine), and `stop` wakes it."""
+    import selectors
+
+    waits: list[float | None] = []
+
+    class Watched(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+        def select(self, timeout=None):
+            waits.append(timeout)
+            return super().select(timeout)
+
+    monkeypatch.setattr(selectors, "DefaultSelector", Watched)
+    server = MockEngineServer([llama]).start()
+    assert "vllm:kv_cache_usage_perc" in _get(server.url + "/metrics")
+    server.stop()
+    assert waits and set(waits) == {None}
+    assert not server._thread.is_alive()

@@ -1,0 +1,96 @@
+"""A refresh draws only what changed on screen: a widget whose shown content is the same is not drawn again,
+and the screen is laid out again only when a widget's height can change (a layout measures and places every
+widget: it cost more than the data collection, bench/tui_cpu.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from textual.app import App, ComposeResult
+
+from gpumem_tui.app.widgets.findings_panel import FindingsPanel
+from gpumem_tui.app.widgets.gpu_card import GpuCard
+from gpumem_tui.diagnosis.findings import Finding
+from tests.app.conftest import run_to, text_of
+
+
+def watch_refreshes(widget) -> list[dict]:
+    """The keyword arguments of each `refresh` asked of `widget` from now on (it still refreshes)."""
+    asked: list[dict] = []
+    refresh = widget.refresh
+
+    def counted(*regions, **options):
+        asked.append(options)
+        return refresh(*regions, **options)
+
+    widget.refresh = counted
+    return asked
+
+
+def warning(explanation: str) -> Finding:
+    return Finding(
+        severity="warning",
+        code="kv_saturated",
+        title="KV cache full on GPU 6,7",
+        explanation=explanation,
+        try_this="add capacity",
+    )
+
+
+class OnePanel(App[None]):
+    def compose(self) -> ComposeResult:
+        yield FindingsPanel()
+
+
+async def test_findings_are_laid_out_again_only_when_their_height_changes():
+    app = OnePanel()
+    async with app.run_test(size=(60, 20)) as pilot:
+        panel = app.query_one(FindingsPanel)
+        panel.show([warning("KV cache 98.2 % full; 73 running, 9 waiting")], "")
+        await pilot.pause()
+        assert panel.size.height == 3
+        asked = watch_refreshes(panel)
+        panel.show([warning("KV cache 97.9 % full; 75 running, 8 waiting")], "")  # the same three lines
+        await pilot.pause()
+        assert [a.get("layout") for a in asked] == [False]
+        assert "75 running" in text_of(panel) and panel.size.height == 3
+        longer = "KV cache 99.1 % full; 80 running, 12 waiting, 140.0 preemptions/min; " * 2
+        panel.show([warning(longer)], "")
+        await pilot.pause()
+        assert asked[-1].get("layout") is True
+        assert panel.size.height == 2 + len(
+            panel.app.console.render_lines(longer, panel.app.console.options.update_width(51))
+        )
+
+
+async def test_an_unchanged_finding_is_not_drawn_again():
+    app = OnePanel()
+    async with app.run_test(size=(60, 20)) as pilot:
+        panel = app.query_one(FindingsPanel)
+        panel.show([warning("KV cache 98.2 % full")], "")
+        await pilot.pause()
+        asked = watch_refreshes(panel)
+        panel.show([warning("KV cache 98.2 % full")], "")
+        await pilot.pause()
+        assert asked == []
+
+
+async def test_a_one_line_gpu_is_not_drawn_again_for_what_its_line_does_not_show(make_app):
+    app = make_app("busy-node")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=20)
+        card = app.screen.query_one("#gpu-0", GpuCard)
+        assert card.compact  # eight GPUs at 48 rows: one line each
+        view, unit = app.node_screen.view.judged.gpus[0], app.node.unit
+        asked = watch_refreshes(card)
+        hotter = dataclasses.replace(view, gpu=view.gpu.model_copy(update={"temperature_c": 99}))
+        card.show(hotter, unit)  # the temperature is in the full card's title, not on its line
+        await pilot.pause()
+        assert asked == []
+        card.compact = False  # opened, the card draws its newest title
+        await pilot.pause()
+        assert "99°C" in card.render().plain
+        fuller = dataclasses.replace(hotter, gpu=hotter.gpu.model_copy(update={"memory_used_bytes": 80 * 10**9}))
+        card.show(fuller, unit)
+        await pilot.pause()
+        assert asked[-1] == {}  # drawn again, not laid out
