@@ -37,6 +37,8 @@ AT_ROOT = {  # modules at the package root, by layer
     "text": "base",
     "glyphs": "base",
     "cuda_order": "base",
+    "package_data": "base",
+    "lazy_names": "base",
 }
 ROW = {layer: row for row, layers in enumerate(LAYERS) for layer in layers}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +24,8 @@ def console() -> Console:
     and its lines carry no trailing padding: rich pads table cells and wrapped text to the width."""
     if sys.stdout.isatty():
         return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)
+    import shutil  # with lzma and bz2: not for a terminal
+
     width = max(shutil.get_terminal_size((160, 24)).columns, 160)
     return Console(
         file=cast(TextIO, TrimmedLines(sys.stdout)),  # a TextIOBase is what rich writes to; its stubs say IO

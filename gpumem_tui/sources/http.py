@@ -9,10 +9,12 @@ they are installed, and the core must not load rich (tests/test_import_rules.py)
 from __future__ import annotations
 
 import functools
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ssl
 
 
 class HttpError(Exception):
@@ -58,9 +60,16 @@ def async_client(
     )
 
 
-@functools.cache
 def tls(ca_file: str | None = None) -> ssl.SSLContext:
     """One TLS context per certificate file: loading the system's certificates takes about 0.1 s."""
+    return _tls(ca_file)
+
+
+@functools.cache
+def _tls(ca_file: str | None) -> ssl.SSLContext:
+    # one key for `tls()` and `tls(None)`; ssl is imported with the first client
+    import ssl
+
     return ssl.create_default_context(cafile=ca_file)
 
 
