@@ -14,17 +14,14 @@ import asyncio
 
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli import check_view
-from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_prometheus, from_replay
+from gpumem_tui.cli.check_sources import Checked, from_demo, from_replay
 from gpumem_tui.cli.check_status import STATUS, exit_code, headline, status_line
 from gpumem_tui.cli.errors import UsageError, endpoints_need_live, warn
 from gpumem_tui.cli.node_plan import manual_plan
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import seconds
-from gpumem_tui.cli.prometheus_source import node_source
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.overlays import ManualPlan
-from gpumem_tui.sources.prometheus.node_history import SPAN_S
-from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 
 SCHEMA = "gpumem-tui.check/1"
 
@@ -56,6 +53,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
     if args.prometheus is not None:
+        # the fleet's reader and judge, imported for a node in Prometheus only
+        from gpumem_tui.cli.check_prometheus import from_prometheus
+        from gpumem_tui.cli.prometheus_source import node_source
+        from gpumem_tui.sources.prometheus.node_history import SPAN_S
+        from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+
         connection, queries, at = node_source(args, "check")
         span = (SPAN_S if args.node_history is None else args.node_history) if args.verbose else None
         node = NodeQueries(args.node, queries.matchers, queries.labels)
@@ -65,6 +68,8 @@ def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None
         return asyncio.run(from_demo(args.demo, offset, args.seed, catalog, manual, thresholds))
     if args.replay:
         return from_replay(args.replay, offset, catalog, manual, thresholds)
+    from gpumem_tui.cli.check_live import from_live  # NVML's binding and the host, for this node only
+
     return asyncio.run(from_live(args.endpoint, catalog, manual, thresholds))
 
 
