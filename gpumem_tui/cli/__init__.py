@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from gpumem_tui import __version__
 from gpumem_tui.cli.errors import CRASH, UNKNOWN, UsageError, crashed, exit_code_for, one_line, plugin_failed, report
+from gpumem_tui.cli.lazy import pause_collector
 from gpumem_tui.cli.tui_opts import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
 
@@ -134,6 +135,13 @@ def build_parser(every: bool = True) -> argparse.ArgumentParser:
         for name in COMMANDS:
             sub.fill(name)
     return parser
+
+
+def program() -> int:
+    """The command line as a process runs it (`gpumem-tui`, `python -m gpumem_tui`): `main` with the
+    collector paused while the command's code is imported (`lazy.py`)."""
+    pause_collector()
+    return main()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
