@@ -61,13 +61,18 @@ def async_client(
 
 
 def tls(ca_file: str | None = None) -> ssl.SSLContext:
-    """One TLS context per certificate file: loading the system's certificates takes about 0.1 s."""
+    """One TLS context per certificate file. A file given is read now, so a bad one is bad input at once; the
+    system's certificates are loaded at the first TLS connection (`tls.OnFirstHandshake`)."""
     return _tls(ca_file)
 
 
 @functools.cache
 def _tls(ca_file: str | None) -> ssl.SSLContext:
     # one key for `tls()` and `tls(None)`; ssl is imported with the first client
+    if ca_file is None:
+        from gpumem_tui.sources.tls import OnFirstHandshake
+
+        return OnFirstHandshake()
     import ssl
 
     return ssl.create_default_context(cafile=ca_file)

@@ -86,7 +86,7 @@ class Scraper:
         self._memory: dict[str, _Memory] = {}
         self.looks = 0
         """How many times `latest` has answered."""
-        tls()  # load the certificates now, not inside the first poll
+        tls()  # made now; the system's certificates are loaded at the first TLS connection, off the loop
         self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumem-parse")
         self._timeouts = Timeouts(connect_timeout_s, read_timeout_s, self.deadline_s)
 
