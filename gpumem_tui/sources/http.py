@@ -9,6 +9,7 @@ they are installed, and the core must not load rich (tests/test_import_rules.py)
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ def async_client(
     request waits for a free connection (default: the connect timeout)."""
     import httpx
 
+    _sniffio_known_absent()
     pool = timeouts.connect_s if pool_s is None else pool_s
     return httpx.AsyncClient(
         timeout=httpx.Timeout(connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.read_s, pool=pool),
@@ -58,6 +60,18 @@ def async_client(
         verify=tls(ca_file),
         headers=dict(headers),
     )
+
+
+@functools.cache
+def _sniffio_known_absent() -> None:
+    """httpcore imports sniffio at every request to learn which event loop runs it, and takes asyncio when the
+    import fails; anyio 4 no longer brings sniffio, and each failed import searched the whole path again (a
+    tenth of a demo sample's CPU). Where it is not installed, `sys.modules` says so once (None: the import
+    fails at once), and every request takes asyncio as before."""
+    import importlib.util
+
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
 def tls(ca_file: str | None = None) -> ssl.SSLContext:

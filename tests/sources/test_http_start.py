@@ -1,10 +1,13 @@
-"""The clients' TLS context: the system's certificates are loaded at the first TLS connection, never by a
-client that only speaks plain HTTP, and are trusted once loaded, as `ssl.create_default_context` trusts them."""
+"""The HTTP clients' start-up costs: the system's certificates are loaded at the first TLS connection, never by
+a client that only speaks plain HTTP, and are trusted once loaded, as `ssl.create_default_context` trusts
+them; a request does not search the path for sniffio, which httpcore asks for at every request."""
 
 import asyncio
 import contextlib
 import http.server
+import importlib.util
 import ssl
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -74,3 +77,23 @@ def test_the_certificates_loaded_at_the_first_connection_are_trusted(monkeypatch
     monkeypatch.setenv("SSL_CERT_FILE", str(CERT))  # what ssl's default paths read, as the system's store
     with _serving("https") as url:
         assert _get(url) == "HTTP 200"
+
+
+class _Searches:
+    """A finder first on the path that counts the searches for a module name and finds nothing itself."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, name, path=None, target=None):  # noqa: ARG002 - the finder protocol
+        self.names.append(name)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sniffio") is not None, reason="sniffio is installed here")
+def test_requests_do_not_search_the_path_for_sniffio_again(monkeypatch):
+    searches = _Searches()
+    monkeypatch.setattr(sys, "meta_path", [searches, *sys.meta_path])
+    with _serving("http") as url:
+        said = [_get(url) for _ in range(3)]
+    assert said == ["HTTP 200"] * 3
+    assert searches.names.count("sniffio") <= 1
