@@ -8,8 +8,8 @@ import argparse
 
 from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.option_places import BothPlaces
-from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S
 from gpumem_tui.sources.prometheus.labels import NODE_CHOICES, POD_CHOICES
+from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
 
 INTERVAL_S = 15.0
 """Seconds between the fleet screen's reads unless --interval says."""
