@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left before the output ended (`| head`); a command whose exit status says something
         # (check, plan --check) computes it before printing and keeps it (output.reader_may_leave).
         # Where the command had not got that far, check says UNKNOWN rather than OK.
-        from gpumem_tui.cli.output import stdout_gone  # rich, which --version and --json need not load
+        from gpumem_tui.cli.output import stdout_gone  # only on a broken pipe
 
         stdout_gone()
         return UNKNOWN if command == "check" else 0
