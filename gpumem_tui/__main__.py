@@ -1,5 +1,5 @@
 """`python -m gpumem_tui` runs the command line."""
 
-from gpumem_tui.cli import main
+from gpumem_tui.cli import program
 
-raise SystemExit(main())
+raise SystemExit(program())

@@ -37,6 +37,8 @@ AT_ROOT = {  # modules at the package root, by layer
     "text": "base",
     "glyphs": "base",
     "cuda_order": "base",
+    "package_data": "base",
+    "lazy_names": "base",
 }
 ROW = {layer: row for row, layers in enumerate(LAYERS) for layer in layers}
 
@@ -182,3 +184,40 @@ def test_the_layer_rule_sees_an_upward_and_a_sideways_import():
     }
     assert ROW[_layer(("sources", "feed"))] == ROW[_layer(("planner", "kv"))]  # siblings: sideways is refused
     assert ROW[_layer(("models",))] > ROW[_layer(("diagnosis", "judge"))]
+
+
+LOADED = (
+    "import atexit, runpy, sys\n"
+    "atexit.register(lambda: print('loaded:', *sorted(sys.modules), file=sys.stderr))\n"
+    "sys.argv[0] = 'gpumem-tui'\n"
+    "runpy.run_module('gpumem_tui', run_name='__main__')\n"
+)
+"""`python -m gpumem_tui ARGS` that says, last on stderr, every module loaded when it exits."""
+PLAN = ["plan", "--model", "llama-3.1-8b", "--gpu", "h100"]
+LIGHT = [  # (arguments, exit status, what it must not load): each command pays only for what it uses
+    (
+        [*PLAN],
+        0,
+        ("httpx", "pynvml", "psutil", "ssl", "asyncio", "gpumem_tui.demo.scenario", "gpumem_tui.sources.http"),
+    ),
+    ([*PLAN, "--json"], 0, ("rich",)),
+    (
+        ["check", "--demo", "idle-node"],
+        0,
+        ("pynvml", "psutil", "pydantic_settings", "gpumem_tui.sources.prometheus.fleet"),
+    ),
+    (["check", "--demo", "idle-node", "--json"], 0, ("rich",)),
+    (["fleet", "check", "--demo", "--json"], 2, ("rich",)),
+    (["--version"], 0, ("pydantic", "rich", "gpumem_tui.catalog", "gpumem_tui.planner.vllm.predict")),
+]
+
+
+@pytest.mark.parametrize(("argv", "status", "unloaded"), LIGHT, ids=[" ".join(a) for a, _, _ in LIGHT])
+def test_a_one_shot_command_loads_only_what_it_uses(argv, status, unloaded):
+    """`check` from cron and `plan` in CI are timed in CPU (bench/light.py): what a command never uses is never
+    imported (`plan` needs no HTTP client, NVML, host or simulator; JSON needs no rich)."""
+    done = subprocess.run([sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=PACKAGE.parent)
+    assert done.returncode == status, done.stderr
+    loaded = done.stderr.splitlines()[-1].split()[1:]
+    found = [m for m in loaded if any(m == name or m.startswith(f"{name}.") for name in unloaded)]
+    assert found == [], f"{' '.join(argv)} loaded {found[:5]}"

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from gpumem_tui.catalog import cache
 from gpumem_tui.catalog.names import LookupFailed, ModelMatch, NameIndex, resolve_model
 from gpumem_tui.catalog.schema import FormatSpec, GpuSpec, ModelSpec
+from gpumem_tui.package_data import packaged_dir
 
 ENV_VAR = "GPUMEM_TUI_CATALOG"
 _KINDS: dict[str, tuple[type[BaseModel], str]] = {
@@ -24,12 +25,6 @@ Entry = TypeVar("Entry", ModelSpec, GpuSpec, FormatSpec)
 
 class CatalogError(ValueError):
     """A catalog file or entry that cannot be used, with the file, the key and the reason."""
-
-
-def packaged_dir() -> Path:
-    """The catalog shipped inside the wheel, or the repository's `catalog/` in a source checkout."""
-    inside = Path(__file__).resolve().parent.parent / "_catalog"
-    return inside if inside.is_dir() else Path(__file__).resolve().parents[2] / "catalog"
 
 
 def user_dirs(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
@@ -81,20 +76,63 @@ class Catalog:
 
 
 def load_catalog(extra_dirs: Iterable[str | os.PathLike[str]] = ()) -> Catalog:
-    """The packaged catalog, then each user directory on top of it."""
-    tables: dict[str, dict[str, BaseModel]] = {kind: {} for kind in _KINDS}
-    for directory in [packaged_dir(), *user_dirs(extra_dirs)]:
+    """The packaged catalog, then each user directory on top of it. Read once per process for the same files
+    (their text is the key), and validated once for all processes (`cache.py`) until a file, the code that
+    validates them or a version changes."""
+    sources = _sources([packaged_dir(), *user_dirs(extra_dirs)])
+    texts = [text for _, text in sources if isinstance(text, str)]
+    key = cache.key(texts) if len(texts) == len(sources) else None  # a failure is said by the slow path
+    if key is not None and key in _LOADED:
+        return _LOADED[key]
+    tables: dict[str, dict[str, BaseModel]] | None = None if key is None else cache.read(key)
+    if tables is None:
+        tables = _validated(sources)
+        if key is not None:
+            cache.write(key, tables)
+    catalog = Catalog(**tables)  # type: ignore[arg-type]
+    if key is not None:
+        _LOADED[key] = catalog
+    return catalog
+
+
+_LOADED: dict[str, Catalog] = {}
+"""The catalogs this process has loaded, by the key of their files' text: records and indexes are never
+changed, so one is shared by all who load the same files."""
+_Source = tuple[Path, "str | BaseException | None"]
+
+
+def _sources(directories: list[Path]) -> list[_Source]:
+    """Each catalog file in order with its text, or the error reading it; a directory that is missing ends the
+    list with (it, None). Nothing is raised here: `_validated` says the first failure where it always did."""
+    found: list[_Source] = []
+    for directory in directories:
         if not directory.is_dir():
-            raise CatalogError(f"{directory}: catalog directory not found")
+            return [*found, (directory, None)]
         for path in sorted(directory.glob("*.toml")):
-            for kind, entries in _read_file(path).items():
-                tables[kind].update(entries)
-    return Catalog(**tables)  # type: ignore[arg-type]
+            try:
+                found.append((path, path.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:  # ValueError: not UTF-8
+                found.append((path, exc))
+    return found
 
 
-def _read_file(path: Path) -> dict[str, dict[str, BaseModel]]:
+def _validated(sources: list[_Source]) -> dict[str, dict[str, BaseModel]]:
+    tables: dict[str, dict[str, BaseModel]] = {kind: {} for kind in _KINDS}
+    for path, text in sources:
+        if text is None:
+            raise CatalogError(f"{path}: catalog directory not found")
+        for kind, entries in _read_file(path, text).items():
+            tables[kind].update(entries)
+    return tables
+
+
+def _read_file(path: Path, text: str | BaseException) -> dict[str, dict[str, BaseModel]]:
+    if isinstance(text, BaseException):  # it could not be read
+        raise CatalogError(f"{path}: {parse_failure(text)}")
+    import tomllib  # a catalog read from the cache is not parsed
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except RecursionError:
         raise CatalogError(f"{path}: nested too deeply to be read") from None
     except (OSError, ValueError) as exc:  # ValueError: not UTF-8, not TOML, an integer too long to convert

@@ -25,7 +25,8 @@ MAX_PARAMS = 10**15
 
 
 class _Entry(FiniteRecord):
-    model_config = ConfigDict(extra="forbid")
+    # built when an entry is first validated: a catalog read from the cache (cache.py) never needs it
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class MoeSpec(_Entry):

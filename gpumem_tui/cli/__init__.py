@@ -8,24 +8,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import re
 import sys
 from collections.abc import Iterable, Sequence
 
 from gpumem_tui import __version__
-from gpumem_tui.cli import (
-    catalog_opts,
-    check_opts,
-    export_opts,
-    fit_opts,
-    fleet_opts,
-    log_opts,
-    metrics_opts,
-    plan_opts,
-    snapshot_opts,
-    train_opts,
-)
 from gpumem_tui.cli.errors import CRASH, UNKNOWN, UsageError, crashed, exit_code_for, one_line, plugin_failed, report
+from gpumem_tui.cli.lazy import pause_collector
 from gpumem_tui.cli.tui_opts import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
 
@@ -33,18 +23,28 @@ DESCRIPTION = (
     "Will it fit, and what is in GPU memory right now? With no command, opens the TUI on this node "
     "(NVML plus the engines it finds); --demo opens it on a simulated node, --replay on a recording."
 )
-COMMANDS = [
-    plan_opts,
-    fit_opts,
-    train_opts,
-    catalog_opts,
-    snapshot_opts,
-    metrics_opts,
-    log_opts,
-    check_opts,
-    export_opts,
-    fleet_opts,
-]
+COMMANDS = {
+    "plan": ("plan_opts:options", "size one deployment: weights, KV cache, overhead, spare, per GPU"),
+    "fit": ("fit_opts:options", "table: fewest GPUs (1/2/4/8) for each model, format and GPU"),
+    "train": ("train_opts:train_options", "training memory: full (Adam, 16 bytes/param), LoRA or QLoRA"),
+    "offload": ("train_opts:offload_options", "tokens/s when weights spill to CPU memory; KV offload break-even"),
+    "catalog": ("catalog_opts:options", "list the models, GPUs and weight formats the planner knows"),
+    "snapshot": ("snapshot_opts:options", "one sample of GPU memory per GPU and per process, like nvidia-smi"),
+    "metrics": ("metrics_opts:options", "parse one engine /metrics payload (a file or a live URL)"),
+    "log": ("log_opts:options", "read the memory numbers from a vLLM or SGLang startup log"),
+    "check": (
+        "check_opts:options",
+        "findings: plan vs actual, as a monitoring plugin (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
+    ),
+    "export": (
+        "export_opts:options",
+        "serve this node's GPU memory, plans and findings to Prometheus (/metrics; docs/export.md)",
+    ),
+    "fleet": ("fleet_opts:options", "the fleet from Prometheus: dcgm-exporter and vLLM series joined"),
+}
+"""Each command: the function of its light options module (`*_opts.py`) that gives its parser its options,
+and the line `--help` lists it with. A command's options are added when it is the one run (`_Commands`), so
+`plan` never imports what `check` or `fleet` parse with."""
 PLUGINS = {"check", "fleet check"}
 """Monitoring plugins, where any failure (bad input included) is UNKNOWN, 3 (`plugin_failed`). The others
 use `exit_code_for`: 2 for bad input, 3 for no data source, and 70 for a crash (one line; the traceback goes
@@ -101,21 +101,54 @@ def _nearest_option(flag: str, known: Iterable[str]) -> str:
     return f"; did you mean {names[near[0]]}?" if near else ""
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Commands(argparse._SubParsersAction):
+    """The commands' subparsers, each given its options (`COMMANDS`) when it is about to parse: the one run,
+    or every one at once (`build_parser(every=True)`) for whoever reads them all."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.unfilled: dict[str, str] = {}
+
+    def fill(self, name: str) -> None:
+        target = self.unfilled.pop(name, None)
+        if target is not None:
+            module, _, function = target.partition(":")
+            getattr(importlib.import_module(f"gpumem_tui.cli.{module}"), function)(self._name_parser_map[name])
+
+    def __call__(self, parser, namespace, values, option_string=None):  # argparse's signature
+        if values:  # the command's name, then its arguments
+            self.fill(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def build_parser(every: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; `every=False` gives a command its options only when it is the one run."""
     parser = _Parser(prog="gpumem-tui", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"gpumem-tui {__version__}")
     add_tui_options(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for command in COMMANDS:
-        command.register(sub)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, action=_Commands)
+    assert isinstance(sub, _Commands)
+    for name, (target, text) in COMMANDS.items():
+        sub.add_parser(name, help=text)
+        sub.unfilled[name] = target
+    if every:
+        for name in COMMANDS:
+            sub.fill(name)
     return parser
+
+
+def program() -> int:
+    """The command line as a process runs it (`gpumem-tui`, `python -m gpumem_tui`): `main` with the
+    collector paused while the command's code is imported (`lazy.py`)."""
+    pause_collector()
+    return main()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     # An ASCII locale prints `...` for `…` rather than dying of UnicodeEncodeError mid-output.
     degrade(sys.stdout)
     degrade(sys.stderr)
-    parser = build_parser()
+    parser = build_parser(every=False)
     command = None
     try:
         # Unknown options are found here rather than by argparse's top-level parser, so that the error
@@ -134,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left before the output ended (`| head`); a command whose exit status says something
         # (check, plan --check) computes it before printing and keeps it (output.reader_may_leave).
         # Where the command had not got that far, check says UNKNOWN rather than OK.
-        from gpumem_tui.cli.output import stdout_gone  # rich, which --version and --json need not load
+        from gpumem_tui.cli.output import stdout_gone  # only on a broken pipe
 
         stdout_gone()
         return UNKNOWN if command == "check" else 0

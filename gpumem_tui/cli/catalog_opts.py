@@ -7,8 +7,7 @@ import argparse
 from gpumem_tui.cli.lazy import action
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("catalog", help="list the models, GPUs and weight formats the planner knows")
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "kind", nargs="?", choices=["models", "gpus", "formats"], default="models", help="what to list (default models)"
     )

@@ -13,18 +13,15 @@ import argparse
 import asyncio
 
 from gpumem_tui.catalog import Catalog, load_catalog
-from gpumem_tui.cli import check_view
-from gpumem_tui.cli.check_sources import Checked, from_demo, from_live, from_prometheus, from_replay
+from gpumem_tui.cli.check_sources import Checked, from_demo, from_replay
 from gpumem_tui.cli.check_status import STATUS, exit_code, headline, status_line
 from gpumem_tui.cli.errors import UsageError, endpoints_need_live, warn
 from gpumem_tui.cli.node_plan import manual_plan
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import seconds
-from gpumem_tui.cli.prometheus_source import node_source
+from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.overlays import ManualPlan
-from gpumem_tui.sources.prometheus.node_history import SPAN_S
-from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 
 SCHEMA = "gpumem-tui.check/1"
 
@@ -48,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(to_json(checked))
         else:
+            from gpumem_tui.cli import check_view  # rich: for the text only
+
             out = console()
             out.file.write(check_view.rendered(checked, out, args.verbose))
             out.file.flush()
@@ -56,6 +55,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
     if args.prometheus is not None:
+        # the fleet's reader and judge, imported for a node in Prometheus only
+        from gpumem_tui.cli.check_prometheus import from_prometheus
+        from gpumem_tui.cli.prometheus_source import node_source
+        from gpumem_tui.sources.prometheus.node_history import SPAN_S
+        from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+
         connection, queries, at = node_source(args, "check")
         span = (SPAN_S if args.node_history is None else args.node_history) if args.verbose else None
         node = NodeQueries(args.node, queries.matchers, queries.labels)
@@ -65,6 +70,8 @@ def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None
         return asyncio.run(from_demo(args.demo, offset, args.seed, catalog, manual, thresholds))
     if args.replay:
         return from_replay(args.replay, offset, catalog, manual, thresholds)
+    from gpumem_tui.cli.check_live import from_live  # NVML's binding and the host, for this node only
+
     return asyncio.run(from_live(args.endpoint, catalog, manual, thresholds))
 
 
@@ -88,7 +95,7 @@ def to_json(checked: Checked) -> dict:
         "status_line": status_line(checked.findings, checked.plans, checked.sample),
         "headline": first.model_dump(mode="json") if first else None,
         "findings": [finding.model_dump(mode="json") for finding in checked.findings],
-        "plans": [check_view.plan_json(plan) for plan in checked.plans],
+        "plans": [plan_json(plan) for plan in checked.plans],
         "forensics": checked.forensics.model_dump(mode="json") if checked.forensics else None,
         "fleet_differs": None
         if checked.differences is None
@@ -96,3 +103,33 @@ def to_json(checked: Checked) -> dict:
             {"code": d.code, "severity": d.severity, "only_in": d.only_in, "why": d.why} for d in checked.differences
         ],
     }
+
+
+def plan_json(plan: EnginePlan) -> dict:
+    """The documented `plans` entry of `check --json`."""
+    p = plan.prediction
+    return {
+        "endpoint": plan.endpoint,
+        "model": plan.model,
+        "label": plan.label,
+        "gpu_indices": plan.gpu_indices,
+        "users": plan.users,
+        "found": plan.found,
+        "assumed": plan.assumed,
+        "missing": plan.missing,
+        "weights_bytes": p.weights_bytes if p else None,
+        "kv_cache_bytes": p.kv_cache_bytes if p else None,
+        "kv_cache_tokens": p.kv_cache_tokens if p else None,
+        "max_model_len": p.max_model_len if p else None,
+        "planned_bytes": planned_bytes(plan),
+        "terms": p.terms if p else {},
+        "engine_assumed": p.assumed if p else [],
+    }
+
+
+def planned_bytes(plan: EnginePlan) -> int | None:
+    """The GPU memory the plan expects the engine to hold over all its GPUs (its bands on one GPU times its
+    split): what `fleet check` calls an engine's `planned_bytes`."""
+    if plan.overlay is None or plan.settings is None:
+        return None
+    return plan.overlay.engine_bytes * plan.settings.tp

@@ -10,11 +10,7 @@ from gpumem_tui.cli.planargs import add_plan_options
 from gpumem_tui.cli.source_opts import add_endpoint, add_moment, add_sources
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "check",
-        help="findings: plan vs actual, as a monitoring plugin (exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
-    )
+def options(parser: argparse.ArgumentParser) -> None:
     add_sources(
         parser,
         demo=" (default {default}): {shipped}",

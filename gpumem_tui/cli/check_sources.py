@@ -1,36 +1,26 @@
-"""Where `check` gets its samples: a simulated node stepped to --at, a recording walked to --at, or this node."""
+"""Where `check` gets its samples: a simulated node stepped to --at, or a recording walked to --at. This node
+(check_live.py) and a node in Prometheus (check_prometheus.py) are read by modules of their own, imported
+only for them: a check of the demo loads neither NVML's binding nor the fleet's reader."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpumem_tui.catalog import Catalog
-from gpumem_tui.cli.errors import NoSourceError, UsageError
+from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.demo import ManualClock, Scenario, load_scenario
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.demo.plan import scenario_plan
-from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans
-from gpumem_tui.diagnosis.diagnose import diagnose
+from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings import Finding, Thresholds
-from gpumem_tui.diagnosis.fleet.judge import judge_fleet
-from gpumem_tui.diagnosis.fleet.node import Difference, differences, judge_node
-from gpumem_tui.diagnosis.fleet.plans import plan_fleet
-from gpumem_tui.diagnosis.fleet.stale import stale
-from gpumem_tui.diagnosis.forensics import Forensics, Investigation, investigate, no_samples, result
-from gpumem_tui.diagnosis.history import History
+from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
-from gpumem_tui.sources.collector import Collector
-from gpumem_tui.sources.feed import LiveFeed
-from gpumem_tui.sources.host import HostSource
-from gpumem_tui.sources.nvml import NvmlSource, NvmlUnavailable
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
-from gpumem_tui.sources.prometheus.node_feed import read_node
-from gpumem_tui.sources.prometheus.node_history import NodeHistory, history_words, read_node_history
-from gpumem_tui.sources.prometheus.node_queries import NodeQueries
-from gpumem_tui.sources.prometheus.node_sample import node_sample
 from gpumem_tui.sources.replay import RecordingError, RecordingReader
+
+if TYPE_CHECKING:
+    from gpumem_tui.diagnosis.fleet.node import Difference
 
 DEMO_STEP_S = 5.0
 
@@ -111,86 +101,3 @@ def from_replay(
         warnings.append(f"--at {at:g} is past the end of the recording ({walk.offset:g} s); checking the last sample")
     where = f"replay of {path} at {walk.offset:g} s"
     return checked(walk, f"replay:{path}", where, warnings)
-
-
-async def from_live(
-    endpoints: list[str], catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds
-) -> Checked:
-    nvml, host = NvmlSource(), HostSource()
-    try:
-        nvml.open()
-    except NvmlUnavailable as exc:
-        raise NoSourceError(str(exc)) from None
-    # one sample, so it waits for every engine's answer (each bounded by the scraper's deadline)
-    feed = LiveFeed(
-        Collector(nvml, host, source="nvml"),
-        host.command_lines,
-        endpoints,
-        engine_wait_s=None,
-        look=host.proc.whereabouts,
-    )
-    try:
-        sample = await feed.sample()
-    finally:
-        await feed.aclose()
-        nvml.close()
-    history = History()
-    history.add(sample)
-    plans = engine_plans(sample, catalog, manual)
-    return Checked(sample, plans, diagnose(plans, sample, history, thresholds), "nvml", "this node (NVML)")
-
-
-async def from_prometheus(
-    connection: Connection,
-    queries: NodeQueries,
-    at: float | None,
-    timeout_s: float,
-    catalog: Catalog,
-    manual: ManualPlan | None,
-    thresholds: Thresholds,
-    history_s: float | None = None,
-) -> Checked:
-    """One node of a Prometheus (`queries`: the node, the selector's matchers, the fleet's labels), judged as
-    this node is (diagnose), with what only the fleet's reading of it says (diagnosis/fleet_node.py), and where
-    that differs from `fleet check`'s findings for the node. With `history_s`, the forensics of its history over
-    that span (range queries), walked as the node's screen walks it on `f`; a failed range read is a warning,
-    the check of the moment stands."""
-    moment = time.time() if at is None else at
-    node = queries.node
-    past: NodeHistory | None = None
-    warnings: list[str] = []
-    try:
-        async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            read = await read_node(client, queries, moment, stale)
-            if history_s is not None:
-                try:
-                    past = await read_node_history(client, queries, moment, history_s, stale)
-                except PrometheusError as exc:
-                    warnings.append(f"forensics unknown, because the range read failed: {exc}")
-    except PrometheusError as exc:
-        raise NoSourceError(exc.said()) from None
-    sample = node_sample(read, node)
-    history = History()
-    history.add(sample)
-    plans = engine_plans(sample, catalog, manual)
-    found = judge_node(diagnose(plans, sample, history, thresholds), read.fleet, thresholds)
-    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(moment))
-    where = f"node {node} in Prometheus {connection.url} at {when}"
-    # `fleet check` plans each engine from the catalog: so is the fleet's side compared here
-    said = differences(found, judge_fleet(plan_fleet(read.fleet, catalog), thresholds), node)
-    forensics = None if past is None else investigate(past, catalog, manual, thresholds)
-    if forensics is not None and past is not None:
-        forensics = forensics.model_copy(update={"notes": past.warnings})
-    elif past is not None:  # as the screen says it: nothing to walk, and why
-        warnings.append(f"forensics: {no_samples(past.warnings)}")
-    return Checked(
-        sample,
-        plans,
-        found,
-        "prometheus",
-        where,
-        forensics,
-        [*read.fleet.warnings, *warnings],
-        said,
-        None if history_s is None else history_words(node, connection.url, at, history_s),
-    )

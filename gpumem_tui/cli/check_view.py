@@ -141,33 +141,3 @@ def _forensics(forensics: Forensics, out: Console, what: str | None = None) -> N
             right={1, 3, 4, 5},
         )
     )
-
-
-def planned_bytes(plan: EnginePlan) -> int | None:
-    """The GPU memory the plan expects the engine to hold over all its GPUs (its bands on one GPU times its
-    split): what `fleet check` calls an engine's `planned_bytes`."""
-    if plan.overlay is None or plan.settings is None:
-        return None
-    return plan.overlay.engine_bytes * plan.settings.tp
-
-
-def plan_json(plan: EnginePlan) -> dict:
-    """The documented `plans` entry of `check --json`."""
-    p = plan.prediction
-    return {
-        "endpoint": plan.endpoint,
-        "model": plan.model,
-        "label": plan.label,
-        "gpu_indices": plan.gpu_indices,
-        "users": plan.users,
-        "found": plan.found,
-        "assumed": plan.assumed,
-        "missing": plan.missing,
-        "weights_bytes": p.weights_bytes if p else None,
-        "kv_cache_bytes": p.kv_cache_bytes if p else None,
-        "kv_cache_tokens": p.kv_cache_tokens if p else None,
-        "max_model_len": p.max_model_len if p else None,
-        "planned_bytes": planned_bytes(plan),
-        "terms": p.terms if p else {},
-        "engine_assumed": p.assumed if p else [],
-    }

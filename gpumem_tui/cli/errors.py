@@ -5,11 +5,8 @@ must: `plugin_failed`.) A crash's traceback goes to a file, never to the termina
 from __future__ import annotations
 
 import sys
-import tempfile
 import traceback
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from gpumem_tui.text import literal
 
@@ -52,6 +49,8 @@ UNKNOWN = 3
 def _input_errors() -> tuple[type[BaseException], ...]:
     """The user's input was wrong: a value, a catalog, a file, a scenario, an endpoint, a node name (exit 2).
     Imported when a failure is sorted, not at every start: the layers that raise them are a command's own."""
+    from pydantic import ValidationError
+
     from gpumem_tui.catalog import CatalogError, LookupFailed
     from gpumem_tui.demo.scenario import ScenarioError
     from gpumem_tui.planner.dtypes import PlanInputError
@@ -76,6 +75,8 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
 def one_line(exc: BaseException) -> str:
     """The error as one line; a pydantic error as its first field and reason."""
+    from pydantic import ValidationError  # imported when an error is said, not at every start
+
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         return f"{'.'.join(map(str, first['loc'])) or 'value'}: {first['msg']}"
@@ -97,6 +98,8 @@ def crashed(exc: BaseException, command: str | None = None) -> str:
 
 
 def _save_traceback(exc: BaseException) -> str | None:
+    import tempfile  # with shutil, lzma and bz2: only a crash pays for them
+
     try:
         with tempfile.NamedTemporaryFile(
             "w", prefix="gpumem-tui-crash-", suffix=".txt", delete=False, encoding="utf-8", errors="backslashreplace"

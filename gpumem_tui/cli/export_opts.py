@@ -43,11 +43,7 @@ def listen_address(text: str) -> Listen:
 DEFAULT_LISTEN = Listen("127.0.0.1", 9877)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "export",
-        help="serve this node's GPU memory, plans and findings to Prometheus (/metrics; docs/export.md)",
-    )
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--listen",
         type=listen_address,

@@ -14,8 +14,7 @@ DEFAULT_GPUS = ["rtx4090", "l40s", "a100", "h100", "h200", "b200"]
 DEFAULT_FORMATS = ["bf16", "fp8", "int4"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("fit", help="table: fewest GPUs (1/2/4/8) for each model, format and GPU")
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--models",
         "--model",

@@ -8,15 +8,14 @@ import argparse
 
 from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.option_places import BothPlaces
-from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S
 from gpumem_tui.sources.prometheus.labels import NODE_CHOICES, POD_CHOICES
+from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
 
 INTERVAL_S = 15.0
 """Seconds between the fleet screen's reads unless --interval says."""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("fleet", help="the fleet from Prometheus: dcgm-exporter and vLLM series joined")
+def options(parser: argparse.ArgumentParser) -> None:
     # no action: the fleet screen (cli/fleet_screen.py) on the source these options name
     _source_options(parser)
     # the screen's own: dests apart from snapshot's --history, so one given before an action is seen

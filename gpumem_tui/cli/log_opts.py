@@ -8,13 +8,11 @@ from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import count, vllm_version
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "log",
-        help="read the memory numbers from a vLLM or SGLang startup log",
-        description="Read the memory numbers from a vLLM or SGLang startup log; a failed start is said first.",
-        epilog="exit status: 0 the log shows no failure, 1 it shows the start failed (out of memory, no room for "
-        "the KV cache; also with --json and --compare), 2 bad input (a file that cannot be read, no startup lines)",
+def options(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Read the memory numbers from a vLLM or SGLang startup log; a failed start is said first."
+    parser.epilog = (
+        "exit status: 0 the log shows no failure, 1 it shows the start failed (out of memory, no room for "
+        "the KV cache; also with --json and --compare), 2 bad input (a file that cannot be read, no startup lines)"
     )
     parser.add_argument("file", metavar="FILE", help="a startup log (prefixes, colours and TP workers are fine)")
     parser.add_argument("--json", action="store_true", help="print JSON (docs/log-json.md)")

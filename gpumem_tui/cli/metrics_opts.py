@@ -7,8 +7,7 @@ import argparse
 from gpumem_tui.cli.lazy import action
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("metrics", help="parse one engine /metrics payload (a file or a live URL)")
+def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", metavar="FILE|URL", help="a saved payload, or http://HOST:PORT[/metrics]")
     parser.add_argument("--timeout", type=float, default=2.0, metavar="S", help="read timeout for a URL (2 s)")
     parser.add_argument("--json", action="store_true", help="print a JSON list of records (docs/metrics-json.md)")

@@ -7,7 +7,6 @@ import argparse
 
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli.errors import UsageError
-from gpumem_tui.cli.plan_resolve import Resolved
 from gpumem_tui.demo import load_scenario
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.judge import Judge
@@ -22,6 +21,8 @@ def manual_plan(args: argparse.Namespace, catalog: Catalog) -> ManualPlan | None
                 given = getattr(args, f"_{flag}_given_as", (f"--{flag}",))[0]
                 raise UsageError(f"{given} describes a plan: give --model too")
         return None
+    from gpumem_tui.cli.plan_resolve import Resolved  # config.json and safetensors readers: for a plan given
+
     model = Resolved.model_of(args, catalog)
     return ManualPlan.with_weights(
         catalog,

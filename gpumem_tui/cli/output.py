@@ -1,21 +1,21 @@
-"""Printing for the command line: a rich console that never reads outside text as markup, and JSON."""
+"""Printing for the command line: a rich console that never reads outside text as markup, and JSON. Rich is
+imported by what draws with it: JSON, and a reader that leaves early, need none of it."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO, cast
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from gpumem_tui.text import literal
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 
 def console() -> Console:
@@ -23,8 +23,12 @@ def console() -> Console:
 
     Piped output is not cut at 80 columns (tables of names and numbers stay whole for grep and less),
     and its lines carry no trailing padding: rich pads table cells and wrapped text to the width."""
+    from rich.console import Console
+
     if sys.stdout.isatty():
         return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)
+    import shutil  # with lzma and bz2: not for a terminal
+
     width = max(shutil.get_terminal_size((160, 24)).columns, 160)
     return Console(
         file=cast(TextIO, TrimmedLines(sys.stdout)),  # a TextIOBase is what rich writes to; its stubs say IO
@@ -84,6 +88,9 @@ def stdout_gone() -> None:
 
 def table(title: str | None, headers: list[str], rows: list[list[Any]], right: set[int] | None = None) -> Table:
     """A plain table; every str cell becomes literal Text (never parsed as markup; escapes shown)."""
+    from rich.table import Table
+    from rich.text import Text
+
     out = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, box=None, header_style="bold")
     for i, header in enumerate(headers):
         out.add_column(header, justify="right" if right and i in right else "left")
@@ -100,4 +107,6 @@ def print_json(data: Any) -> None:
 
 def say(out: Console, text: str, style: str = "") -> None:
     """One line of output whose text may hold outside names: printed literally, escapes shown."""
+    from rich.text import Text
+
     out.print(Text(literal(text), style=style))

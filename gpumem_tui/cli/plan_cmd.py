@@ -9,7 +9,6 @@ from gpumem_tui.cli.engine_opts import ENGINE_FIELDS
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.cli.plan_resolve import Resolved, plan_input
-from gpumem_tui.cli.plan_view import print_engine_plan, print_plan
 from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.report import serving_json, split_reason
 from gpumem_tui.planner.serving import EngineOptions, serve
@@ -38,10 +37,13 @@ def run(args: argparse.Namespace) -> int:
             data["warnings"] = extra + data["warnings"]
             data["split_reason"] = why
             print_json(data)
-        elif serving.engine:
-            print_engine_plan(serving, extra, why, model)
         else:
-            print_plan(serving.plan, extra, why)
+            from gpumem_tui.cli.plan_view import print_engine_plan, print_plan  # rich: for the text only
+
+            if serving.engine:
+                print_engine_plan(serving, extra, why, model)
+            else:
+                print_plan(serving.plan, extra, why)
     return 1 if args.check and not serving.fits else 0
 
 

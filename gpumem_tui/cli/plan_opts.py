@@ -9,8 +9,7 @@ from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import add_load_options, add_model_options
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("plan", help="size one deployment: weights, KV cache, overhead, spare, per GPU")
+def options(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
     add_load_options(parser)
     add_engine_options(parser)

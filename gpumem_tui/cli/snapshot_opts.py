@@ -8,8 +8,7 @@ from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.source_opts import add_moment, add_sources
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("snapshot", help="one sample of GPU memory per GPU and per process, like nvidia-smi")
+def options(parser: argparse.ArgumentParser) -> None:
     add_sources(
         parser,
         demo=" instead of this one (default {default}): {shipped}, or a .toml file",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from gpumem_tui.cli.planargs import seconds
-from gpumem_tui.demo.scenario import DEFAULT_SCENARIO, scenario_names
+from gpumem_tui.demo.shipped import DEFAULT_SCENARIO, scenario_names
 
 Options = argparse.ArgumentParser | argparse._ArgumentGroup
 

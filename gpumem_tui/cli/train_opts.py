@@ -9,8 +9,7 @@ from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import add_model_options, count, fraction, size
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    train = sub.add_parser("train", help="training memory: full (Adam, 16 bytes/param), LoRA or QLoRA")
+def train_options(train: argparse.ArgumentParser) -> None:
     add_model_options(train)
     train.add_argument(
         "--mode",
@@ -29,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     train.add_argument("--batch", type=count(1), default=1, help="LoRA/QLoRA micro-batch (default 1)")
     train.add_argument("--sequence", type=count(1), default=2048, help="LoRA/QLoRA tokens per sample")
     train.set_defaults(run=action("train_cmd:run_train"))
-    offload = sub.add_parser("offload", help="tokens/s when weights spill to CPU memory; KV offload break-even")
+
+
+def offload_options(offload: argparse.ArgumentParser) -> None:
     add_model_options(offload)
     offload.add_argument("--gpus", type=count(1), default=1, metavar="N", help="GPUs in the split (default 1)")
     offload.add_argument(

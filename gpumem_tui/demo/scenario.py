@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
-from gpumem_tui.catalog.loader import packaged_dir
+from gpumem_tui.demo.shipped import scenario_dir, scenario_names
 from gpumem_tui.models import LATEST_TIMESTAMP
 from gpumem_tui.records import FiniteRecord
 from gpumem_tui.text import literal
@@ -262,8 +262,6 @@ class Scenario(_Spec):
         return self
 
 
-DEFAULT_SCENARIO = "healthy-8b"
-"""What `--demo` shows when no scenario is named, in the TUI, `snapshot` and `check` alike."""
 HURRY_SPEED = 4
 HURRY_AFTER_S = 10
 """The speed the opening note suggests when the story is more than HURRY_AFTER_S seconds away."""
@@ -278,15 +276,6 @@ def intro(scenario: Scenario, speed: float = 1.0) -> str:
         if wait > HURRY_AFTER_S and speed < HURRY_SPEED:
             when += f" (--speed {HURRY_SPEED} to hurry)"
     return f"{literal(scenario.description or scenario.name)}\n{when}"
-
-
-def scenario_dir() -> Path:
-    """Scenarios shipped with the package (`catalog/scenarios/`)."""
-    return packaged_dir() / "scenarios"
-
-
-def scenario_names() -> list[str]:
-    return sorted(path.stem for path in scenario_dir().glob("*.toml"))
 
 
 def load_scenario(name_or_path: str) -> Scenario:

@@ -2,19 +2,21 @@
 
 NVML reports host PIDs; inside a container (another PID namespace) or after the process exited they
 may not exist here. Such a pid is described by what is known ("pid 4242, not visible here"), never an
-exception. This is the only module importing psutil.
+exception. This is the only module importing psutil, and only where it reads: the simulated node takes
+`not_visible` and the live feed `own_addresses` from here without loading it.
 """
 
 from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import psutil
+from typing import TYPE_CHECKING, Any
 
 from gpumem_tui.models import HostRecord, ProcessInfo
 from gpumem_tui.sources.procfs import ProcFiles
+
+if TYPE_CHECKING:
+    import psutil
 
 
 def not_visible(pid: int) -> ProcessInfo:
@@ -24,6 +26,8 @@ def not_visible(pid: int) -> ProcessInfo:
 
 def _read(getter: Callable[[], Any]) -> Any:
     """One field; a field the OS will not show us (another user's process) is None."""
+    import psutil
+
     try:
         return getter()
     except (psutil.AccessDenied, psutil.ZombieProcess):
@@ -33,6 +37,8 @@ def _read(getter: Callable[[], Any]) -> Any:
 def own_addresses() -> set[str]:
     """This node's own addresses (every interface's IPv4 and IPv6) and its host name: where discovery may
     probe an engine a command line names."""
+    import psutil
+
     found = {socket.gethostname()}
     for entries in psutil.net_if_addrs().values():
         found.update(e.address for e in entries if e.family in (socket.AF_INET, socket.AF_INET6))
@@ -60,6 +66,8 @@ class HostSource:
         return {pid: self._describe(pid) for pid in wanted}
 
     def _describe(self, pid: int) -> ProcessInfo:
+        import psutil
+
         try:
             first_look = pid not in self._seen
             proc = self._seen.get(pid) or psutil.Process(pid)
@@ -88,6 +96,8 @@ class HostSource:
 
     def command_lines(self) -> list[tuple[int, list[str], int | None]]:
         """(pid, argv, ppid) of every process this namespace can see, for engine discovery."""
+        import psutil
+
         found = []
         for proc in psutil.process_iter(["pid", "cmdline", "ppid"]):
             info = proc.info
@@ -96,6 +106,8 @@ class HostSource:
         return found
 
     def host(self) -> HostRecord:
+        import psutil
+
         memory, swap = psutil.virtual_memory(), psutil.swap_memory()
         cpu = psutil.cpu_percent(interval=None)
         primed, self._host_cpu_primed = self._host_cpu_primed, True

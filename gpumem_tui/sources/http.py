@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
-import ssl
+import importlib
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ssl
 
 
 class HttpError(Exception):
@@ -49,7 +51,7 @@ def async_client(
     request waits for a free connection (default: the connect timeout)."""
     import httpx
 
-    _sniffio_known()
+    _sniffio_known_absent()
     pool = timeouts.connect_s if pool_s is None else pool_s
     return httpx.AsyncClient(
         timeout=httpx.Timeout(connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.read_s, pool=pool),
@@ -75,22 +77,32 @@ def prepare() -> None:
 
 
 @functools.cache
-def _sniffio_known() -> None:
-    """httpcore imports `sniffio` on every request (to ask which async library runs it), and where it is not
-    installed each import searches every path entry again: about 0.25 ms a request. Noted absent once (None
-    in `sys.modules`), each import fails at once, as it would have."""
+def _sniffio_known_absent() -> None:
+    """httpcore imports sniffio at every request to learn which event loop runs it, and takes asyncio when the
+    import fails; anyio 4 no longer brings sniffio, and each failed import searched the whole path again (a
+    tenth of a demo sample's CPU). Where it is not installed, `sys.modules` says so once (None: the import
+    fails at once), and every request takes asyncio as before."""
+    import importlib.util
+
     if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
 def tls(ca_file: str | None = None) -> ssl.SSLContext:
-    """One TLS context per certificate file: loading the system's certificates takes about 0.1 s. (`tls()`
-    and `tls(None)` are one context: the cache is keyed by the file alone.)"""
+    """One TLS context per certificate file. A file given is read now, so a bad one is bad input at once; the
+    system's certificates are loaded at the first TLS connection (`tls.OnFirstHandshake`)."""
     return _tls(ca_file)
 
 
 @functools.cache
 def _tls(ca_file: str | None) -> ssl.SSLContext:
+    # one key for `tls()` and `tls(None)`; ssl is imported with the first client
+    if ca_file is None:
+        from gpumem_tui.sources.tls import OnFirstHandshake
+
+        return OnFirstHandshake()
+    import ssl
+
     return ssl.create_default_context(cafile=ca_file)
 
 

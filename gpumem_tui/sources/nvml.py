@@ -2,7 +2,8 @@
 
 The NVML module is handed in: the installed `pynvml` on a live node, or a private copy of that same
 binding loaded over another C library (`bind`: the simulated node's fake driver), so tests and the demo
-run the binding's own code as well as this one. This is the only module importing pynvml.
+run the binding's own code as well as this one. This is the only module importing pynvml, and only for a
+live node: a simulated one runs its private copy alone (the binding's module is large: about 15 ms each).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import sys
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
-
-import pynvml
 
 from gpumem_tui.models import GpuRecord, ProcessRecord, SourceError
 from gpumem_tui.sources.nvml_processes import MigDevice, ProcessLists
@@ -98,9 +97,11 @@ def bind(library: Any) -> ModuleType:
     libnvidia-ml.so.1: the binding keeps its library handle in the module attribute `nvmlLib` (and caches
     function pointers per module), so each copy serves one library and two never share a cache."""
     name = f"_gpumem_pynvml_{next(_copies)}"
-    spec = importlib.util.spec_from_file_location(name, pynvml.__file__)
+    installed = importlib.util.find_spec("pynvml")  # where it is, without running it
+    origin = installed.origin if installed is not None else None
+    spec = importlib.util.spec_from_file_location(name, origin) if origin else None
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load a copy of the NVML binding from {pynvml.__file__}")
+        raise ImportError(f"cannot load a copy of the NVML binding from {origin}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # the binding names its own error classes through sys.modules while it loads
     try:
@@ -119,7 +120,11 @@ class NvmlSource:
     """Reads every GPU through an NVML module; a field one card lacks is None, a lost card is marked lost."""
 
     def __init__(self, nvml: Any | None = None):
-        self._nvml = nvml if nvml is not None else pynvml
+        if nvml is None:
+            import pynvml  # the installed binding, over this node's libnvidia-ml
+
+            nvml = pynvml
+        self._nvml = nvml
         self._missing = _classes(self._nvml, _MISSING)
         self._absent = _classes(self._nvml, _ABSENT)
         self._lost = _classes(self._nvml, _LOST)

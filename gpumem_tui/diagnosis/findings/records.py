@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+from typing import Any, Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import ConfigDict, Field
 
 from gpumem_tui.records import Record
 
@@ -66,10 +66,17 @@ def worst(findings: list[Finding]) -> Severity | None:
     return max((f.severity for f in findings), key=SEVERITY_ORDER.__getitem__)
 
 
-class Thresholds(BaseSettings):
-    """When findings are raised. Each can be set in the environment as GPUMEM_TUI_<NAME> (upper case)."""
+class Thresholds(Record):
+    """When findings are raised. Each can be set in the environment as GPUMEM_TUI_<NAME> (in any case); a
+    value given here wins. Read by hand, not by pydantic-settings, whose import was a tenth of `check`."""
 
-    model_config = SettingsConfigDict(env_prefix="GPUMEM_TUI_", frozen=True)
+    model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, **given: Any) -> None:
+        environment = {name.lower(): value for name, value in os.environ.items()}
+        keys = {name: f"gpumem_tui_{name}" for name in type(self).model_fields}
+        found = {name: environment[key] for name, key in keys.items() if key in environment}
+        super().__init__(**{**found, **given})
 
     headroom_warning_fraction: float = Field(default=0.10, gt=0, lt=1)
     """Free memory under this share of the card is a warning (unless the plan leaves that little on purpose)."""

@@ -19,6 +19,7 @@ from pydantic_core import from_json
 
 from gpumem_tui.sources.http import HttpError, Timeouts, async_client, in_words, is_timeout, read_capped, reason_phrase
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
+from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
 
 MAX_BYTES = 64 * 2**20
 """The largest answer read: a per-GPU query of 8,000 GPUs is about 8 MiB (reference/fleet.md 4.2)."""
@@ -26,8 +27,6 @@ R = TypeVar("R")
 CONNECT_TIMEOUT_S = 3.0
 """A Prometheus, Thanos or Mimir is often across a network or behind a proxy (TLS counts here); its queries
 are allowed 10 s, so 3 s to connect is no wait a user notices, and 1 s failed a loaded machine's loopback."""
-QUERY_TIMEOUT_S = 10.0
-"""What the server is allowed per query (its `timeout` parameter); the client reads 2 s longer."""
 
 
 FAILED = {

@@ -8,8 +8,10 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gpumem_tui.sources.prometheus.client import Series
+if TYPE_CHECKING:  # the command line reads the choices below to write its help: the client is not loaded
+    from gpumem_tui.sources.prometheus.client import Series
 
 EXPORTER_POD = re.compile(r"dcgm-exporter|nvidia-dcgm")
 NODE_CHOICES = ("auto", "Hostname", "hostname", "node", "kubernetes_node", "instance")
