@@ -12,7 +12,7 @@ python_version=${1:-3.12}
 wheels=bench/wheels
 packages=(
     textual rich markdown-it-py mdit-py-plugins mdurl platformdirs pygments typing-extensions
-    pydantic pydantic-core annotated-types typing-inspection pydantic-settings python-dotenv
+    pydantic pydantic-core annotated-types typing-inspection
     nvidia-ml-py
 )
 rm -rf "$wheels"
