@@ -1,10 +1,25 @@
-"""Shared fixtures: the packaged catalog, loaded once; the run's own temp directory."""
+"""Shared fixtures: the packaged catalog, loaded once; the run's own temp directory; what the suite's own process
+costs (the garbage collector over a heap the tests leave large, bytecode for the interpreters tests start)."""
 
+import gc
+import sys
 import tempfile
 
 import pytest
 
 from gpumem_tui.catalog import load_catalog
+
+gc.set_threshold(10_000, 10, 10)
+"""The collector runs once per 10,000 new objects, not per 700. The suite's heap stays large (Textual's own
+caches, and each simulated node's copy of the NVML binding, whose ctypes types CPython never frees), and at
+the default each full collection walked all of it: 30 % of the suite's CPU, 14 % at this threshold."""
+
+
+def pytest_collection_finish():
+    """What collection loaded (modules, the catalog, every test item) lives for the whole run: the collector
+    need not walk it again at each full collection."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +37,24 @@ def own_temp_directory(tmp_path_factory):
         patch.setenv("TMPDIR", where)
         patch.setattr(tempfile, "tempdir", where)
         yield where
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_once():
+    """The interpreters tests start (`python -m gpumem_tui ...`) read and write bytecode as a pip install or a
+    plain `python` does, where the environment (CI's, this sandbox's) says PYTHONDONTWRITEBYTECODE: otherwise
+    each one compiles the package from source again, a third of its CPU. What they run is the same source;
+    the bytecode lands in __pycache__ folders, which git ignores."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def no_app_kept():
+    """Textual's DataTable caches cell styles per table in a class-wide lru_cache: each test's tables (and so
+    its whole app) would stay alive for the rest of the run, for the collector to walk again and again."""
+    yield
+    tables = sys.modules.get("textual.widgets._data_table")
+    if tables is not None:
+        tables.DataTable._get_styles_to_render_cell.cache_clear()
