@@ -22,6 +22,16 @@ def pytest_collection_finish():
     gc.freeze()
 
 
+@pytest.fixture
+def models_waited(monkeypatch):
+    """Engines' `/v1/models` answer is waited for as their `/metrics` is (the request still ends at its own read
+    timeout). A scrape waits for it 0.5 s of the wall clock (MODELS_GRACE_S), then goes on without the served
+    names for a minute: on a loaded machine a test's one scrape came without them, and its picture differed."""
+    from gpumem_tui.sources.engines import scraper
+
+    monkeypatch.setattr(scraper, "MODELS_GRACE_S", None)
+
+
 @pytest.fixture(scope="session")
 def catalog():
     return load_catalog()

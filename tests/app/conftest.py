@@ -9,7 +9,6 @@ from gpumem_tui.app.demo_app import demo_app
 from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.overlays import ManualPlan
-from gpumem_tui.sources.engines import scraper
 
 
 def _app(scenario: str, at: float, catalog, plan: dict | None = None, **options) -> GpuMemApp:
@@ -21,11 +20,7 @@ def _app(scenario: str, at: float, catalog, plan: dict | None = None, **options)
 
 
 @pytest.fixture
-def make_app(catalog, monkeypatch):
-    """A deterministic app: its engines' `/v1/models` answer is waited for, as their `/metrics` is. A live feed
-    waits for it 0.5 s of the wall clock (MODELS_GRACE_S) and then shows the engine without its served model
-    names for a minute: on a loaded machine the first sample came without them, and the picture differed."""
-    monkeypatch.setattr(scraper, "MODELS_GRACE_S", None)  # the request still ends at its own read timeout
+def make_app(catalog, models_waited):  # noqa: ARG001 - a deterministic app waits for its engines' names too
     return lambda scenario, at=300, plan=None, **options: _app(
         scenario, at, catalog, dict(plan) if plan else None, **options
     )
