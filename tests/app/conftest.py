@@ -20,7 +20,7 @@ def _app(scenario: str, at: float, catalog, plan: dict | None = None, **options)
 
 
 @pytest.fixture
-def make_app(catalog):
+def make_app(catalog, models_waited):  # noqa: ARG001 - a deterministic app waits for its engines' names too
     return lambda scenario, at=300, plan=None, **options: _app(
         scenario, at, catalog, dict(plan) if plan else None, **options
     )

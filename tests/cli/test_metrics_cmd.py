@@ -44,6 +44,7 @@ def test_metrics_file_json(capsys) -> None:
     assert (record["engine"], record["kv_usage_fraction"], record["kv_pool_tokens"]) == ("sglang", 0.28, None)
 
 
+@pytest.mark.usefixtures("models_waited")
 def test_metrics_live_url_human_and_json(served_node, capsys) -> None:
     server, state = served_node
     assert main(["metrics", server.url]) == 0

@@ -9,8 +9,6 @@ import contextlib
 import copy
 import io
 import json
-import subprocess
-import sys
 
 import pytest
 from rich.console import Console
@@ -19,27 +17,16 @@ from gpumem_tui.cli import main
 from gpumem_tui.cli.snapshot_view import render
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.replay import Recorder, RecordingReader
+from tests.cli.refused import refused
 
 
-def _tui(*args: str) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(
-            [sys.executable, "-m", "gpumem_tui", *args],
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=60,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("the screen opened instead of refusing the arguments")
-
-
-def test_the_tui_refuses_endpoint_with_a_recording(tmp_path):
+def test_the_tui_refuses_endpoint_with_a_recording(tmp_path, capsys, monkeypatch):
     recording = tmp_path / "r.jsonl"
     assert main(["snapshot", "--demo", "idle-node", "--record", str(recording), "--json"]) == 0
-    done = _tui("--replay", str(recording), "--endpoint", "http://127.0.0.1:8000")
-    assert done.returncode == 2 and done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
-    assert "--endpoint is for live engines; a recording brings its own" in done.stderr
+    capsys.readouterr()
+    code, out, err = refused(capsys, monkeypatch, "--replay", str(recording), "--endpoint", "http://127.0.0.1:8000")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "--endpoint is for live engines; a recording brings its own" in err
 
 
 def test_the_tui_scrapes_endpoint_beside_a_demo_as_its_feed_can():
@@ -67,19 +54,19 @@ def test_snapshot_record_on_a_full_disk_is_one_line_exit_2(capsys):
     assert out == "", "nothing is shown when the sample could not be recorded"
 
 
-def test_the_tui_refuses_to_record_on_a_full_disk():
-    done = _tui("--demo", "idle-node", "--record", "/dev/full")
-    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
-    assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
+def test_the_tui_refuses_to_record_on_a_full_disk(capsys, monkeypatch):
+    code, _out, err = refused(capsys, monkeypatch, "--demo", "idle-node", "--record", "/dev/full")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "No space left on device" in err and "Traceback" not in err
 
 
-def test_a_second_recorder_on_one_file_is_refused_in_one_line(tmp_path, capsys):
+def test_a_second_recorder_on_one_file_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
     path = tmp_path / "shared.jsonl"
     with Recorder(path):  # another gpumem-tui records into this file
         assert main(["snapshot", "--demo", "idle-node", "--record", str(path)]) == 2
         assert capsys.readouterr().err == f"gpumem-tui: {path}: another gpumem-tui is recording to this file\n"
-        done = _tui("--demo", "idle-node", "--record", str(path))
-        assert done.returncode == 2 and "another gpumem-tui is recording" in done.stderr
+        code, _out, err = refused(capsys, monkeypatch, "--demo", "idle-node", "--record", str(path))
+        assert code == 2 and "another gpumem-tui is recording" in err
     assert main(["snapshot", "--demo", "idle-node", "--record", str(path), "--json"]) == 0  # free again
     assert len(list(RecordingReader(path))) == 1
 

@@ -1,4 +1,5 @@
-"""Bad arguments to the TUI are refused before the screen opens: one line on stderr, exit 2, nothing drawn."""
+"""Bad arguments to the TUI are refused before the screen opens: one line on stderr, exit 2, nothing drawn.
+Each case runs in this process (tests/cli/refused.py); one runs through a real interpreter too."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+
+from tests.cli.refused import refused
 
 BAD = {
     "record into a missing folder": (["--demo", "--record", "/nonexistent/x.jsonl"], "/nonexistent/x.jsonl"),
@@ -24,7 +27,16 @@ BAD = {
 
 
 @pytest.mark.parametrize("name", BAD)
-def test_a_bad_tui_argument_is_one_line_and_exit_2(name):
+def test_a_bad_tui_argument_is_one_line_and_exit_2(name, capsys, monkeypatch):
+    args, says = BAD[name]
+    code, out, err = refused(capsys, monkeypatch, *args)
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and says in err, err
+
+
+@pytest.mark.parametrize("name", ["record into a missing folder", "interval NaN"])
+def test_the_console_entry_refuses_as_main_does(name):
+    """Through `python -m gpumem_tui` itself: a refusal of the app's own and one of argparse's."""
     args, says = BAD[name]
     try:
         done = subprocess.run(
