@@ -33,7 +33,8 @@ def main() -> int:
     for part in args.only:
         module = importlib.import_module(f"light_{part}")
         for figure in module.figures(base, args.quick):
-            print(f"  {figure.what:<58} {figure.shown:>18}  goal {figure.goal:<10} {'ok' if figure.met else 'MISSED'}")
+            verdict = "-" if figure.shown.startswith("skipped") else "ok" if figure.met else "MISSED"
+            print(f"  {figure.what:<58} {figure.shown:>18}  goal {figure.goal:<10} {verdict}")
             rows.append(figure)
     missed = [row.what for row in rows if not row.met]
     print(f"{len(rows) - len(missed)} of {len(rows)} goals hold" + (f"; missed: {', '.join(missed)}" if missed else ""))
