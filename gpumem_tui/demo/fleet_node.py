@@ -95,16 +95,19 @@ class FleetNode:
     def _poll(self) -> tuple[list[tuple[str, str, list[int], list[str]]], list[SourceError]]:
         """The endpoints found now and what each one's engine reports (`reports`); one no longer found is
         forgotten, as the scraper forgets it."""
-        points, notes = self._endpoints()
-        self.reports = {url: self.node.engine_state(engine_id) for url, engine_id, *_ in points}
+        states = {state.id: state for state in self.node.engine_states()}
+        points, notes = self._endpoints(states)
+        self.reports = {url: states[engine_id] for url, engine_id, *_ in points}
         for url in set(self.kept) - set(self.reports):
             del self.kept[url]
         return points, notes
 
-    def _endpoints(self) -> tuple[list[tuple[str, str, list[int], list[str]]], list[SourceError]]:
+    def _endpoints(
+        self, states: dict[str, EngineState]
+    ) -> tuple[list[tuple[str, str, list[int], list[str]]], list[SourceError]]:
         """(URL, engine id, pids, devices) of each endpoint the feed scrapes, and discovery's notes."""
         if not self.pods:
-            return [self._served(engine_id) for engine_id in self.host.proc.servers], []
+            return [self._served(engine_id, states[engine_id]) for engine_id in self.host.proc.servers], []
         found = survey(self.host.command_lines(), (), self.host.proc.whereabouts)
         by_url = {
             f"http://{address}:{port}": engine_id for engine_id, (address, port) in self.host.proc.servers.items()
@@ -112,9 +115,8 @@ class FleetNode:
         points = [(e.url, by_url[e.url], list(e.pids), list(e.devices or ())) for e in found.endpoints]
         return points, [SourceError(source="discovery", message=note) for note in found.notes]
 
-    def _served(self, engine_id: str) -> tuple[str, str, list[int], list[str]]:
+    def _served(self, engine_id: str, state: EngineState) -> tuple[str, str, list[int], list[str]]:
         """An engine's endpoint as this view knows it: its pids here and, inside a container, its GPUs."""
-        state = self.node.engine_state(engine_id)
         address = self.addresses.get(engine_id, "127.0.0.1")
         if not self.host.proc.container:
             return f"http://{address}:{state.port}", engine_id, list(state.pids), []
