@@ -207,7 +207,13 @@ LIGHT = [  # (arguments, exit status, what it must not load): each command pays 
         ("pynvml", "psutil", "pydantic_settings", "gpumem_tui.sources.prometheus.fleet"),
     ),
     (["check", "--demo", "idle-node", "--json"], 0, ("rich",)),
+    (["check", "--demo", "noisy-neighbour", "--at", "48"], 2, ("rich",)),  # text on a pipe: check_text.on_pipe
     (["fleet", "check", "--demo", "--json"], 2, ("rich",)),
+    (
+        ["fleet", "check", "--demo"],
+        2,
+        ("rich", "asyncio", "gpumem_tui.sources.feed", "gpumem_tui.sources.prometheus.history"),
+    ),
     (["--version"], 0, ("pydantic", "rich", "gpumem_tui.catalog", "gpumem_tui.planner.vllm.predict")),
 ]
 

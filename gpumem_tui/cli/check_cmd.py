@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.cli.check_sources import Checked, from_demo, from_replay
 from gpumem_tui.cli.check_status import STATUS, exit_code, headline, status_line
+from gpumem_tui.cli.check_text import on_pipe
 from gpumem_tui.cli.errors import UsageError, endpoints_need_live, warn
 from gpumem_tui.cli.node_plan import manual_plan
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
@@ -45,12 +47,22 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(to_json(checked))
         else:
-            from gpumem_tui.cli import check_view  # rich: for the text only
-
-            out = console()
-            out.file.write(check_view.rendered(checked, out, args.verbose))
-            out.file.flush()
+            _print_text(checked, args.verbose)
     return code
+
+
+def _print_text(checked: Checked, verbose: bool) -> None:
+    """The text: written as it is on a pipe where rich would add nothing (check_text.on_pipe), else by rich."""
+    plain = None if verbose else on_pipe(checked)
+    if plain is not None:
+        sys.stdout.write(plain)
+        sys.stdout.flush()
+        return
+    from gpumem_tui.cli import check_view  # rich: for a terminal, --verbose, or a line it wraps
+
+    out = console()
+    out.file.write(check_view.rendered(checked, out, verbose))
+    out.file.flush()
 
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:

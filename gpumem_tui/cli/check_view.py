@@ -12,18 +12,12 @@ from rich.padding import Padding
 from rich.text import Text
 
 from gpumem_tui.cli.check_sources import Checked
-from gpumem_tui.cli.check_status import plugin_text, ranked, status_line
+from gpumem_tui.cli.check_status import plugin_text
+from gpumem_tui.cli.check_text import INDENT, Part, lines
 from gpumem_tui.cli.output import table
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.forensics import Forensics
-from gpumem_tui.models import Sample
-from gpumem_tui.text import short_bus_id
 from gpumem_tui.units import fmt
-
-STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
-
-
-INDENT = 10
 
 
 def rendered(checked: Checked, out: Console, verbose: bool = False) -> str:
@@ -34,27 +28,13 @@ def rendered(checked: Checked, out: Console, verbose: bool = False) -> str:
 
 
 def render(checked: Checked, out: Console, verbose: bool = False) -> None:
-    out.print(Text(status_line(checked.findings, checked.plans, checked.sample), style="bold"), soft_wrap=True)
-    driver = checked.sample.driver_version
-    out.print(
-        Text(f"check: {plugin_text(checked.where)}" + (f", driver {plugin_text(driver)}" if driver else "")),
-        soft_wrap=True,
-    )
-    cards = _cards(checked.sample)
-    if cards:
-        out.print(Text(f"GPUs: {cards}"))
-    for finding in ranked(checked.findings):
-        out.print(
-            Text(f"{finding.severity.upper():{INDENT - 1}}", style=STYLE[finding.severity])
-            + Text(f"{finding.code}  {plugin_text(finding.title)}"),
-            soft_wrap=True,
-        )
-        _indented(out, Text(plugin_text(finding.explanation)))
-        _indented(out, Text(f"try: {plugin_text(finding.try_this)}", style="dim"))
-    for d in checked.differences or []:
-        side = "here, not in `fleet check`" if d.only_in == "node" else "in `fleet check`, not here"
-        why = d.why or "not explained: please report it"
-        out.print(Text(f"fleet: {d.code} ({d.severity}) {side}: {plugin_text(why)}", style="dim"), soft_wrap=True)
+    for parts, layout in lines(checked):
+        if layout == "wrapped":
+            out.print(_text(parts))
+        elif layout == "indented":
+            _indented(out, _text(parts))
+        else:
+            out.print(_text(parts), soft_wrap=True)
     if not verbose:
         return
     for plan in checked.plans:
@@ -63,12 +43,13 @@ def render(checked: Checked, out: Console, verbose: bool = False) -> None:
         _forensics(checked.forensics, out, checked.forensics_of)
 
 
-def _cards(sample: Sample) -> str:
-    """`0 18:00.0, 1 26:00.0`: which card each NVML index the findings name is (NVML's order is not CUDA's),
-    as the TUI's cards and `snapshot` name them; empty when the driver (or an older recording) gave no bus id."""
-    if not any(gpu.bus_id for gpu in sample.gpus):
-        return ""
-    return ", ".join(f"{gpu.index} {plugin_text(short_bus_id(gpu.bus_id))}" for gpu in sample.gpus)
+def _text(parts: list[Part]) -> Text:
+    """The parts as one Text, the first part's style the whole line's (as `Text(...) + Text(...)` makes it)."""
+    (first, style), *rest = parts
+    text = Text(first, style=style)
+    for more, more_style in rest:
+        text = text + Text(more, style=more_style)
+    return text
 
 
 def _indented(out: Console, text: Text) -> None:

@@ -11,40 +11,38 @@ fleet_text.py's."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gpumem_tui.catalog import CatalogError, load_catalog
 from gpumem_tui.cli.check_status import STATUS
 from gpumem_tui.cli.errors import NoSourceError, UsageError, plugin_failed, warn
 from gpumem_tui.cli.fleet_text import print_check, print_snapshot
 from gpumem_tui.cli.output import print_json, reader_may_leave
-from gpumem_tui.cli.prometheus_source import source_inputs
-from gpumem_tui.demo.fleet_answers import demo_fleet
-from gpumem_tui.demo.fleet_history import demo_fleet_history
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet, verdict
 from gpumem_tui.diagnosis.fleet.plans import AliasError, model_memory, parse_aliases, plan_fleet
-from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.sources.prometheus.client import (
-    QUERY_TIMEOUT_S,
-    Connection,
-    PrometheusClient,
-    PrometheusError,
-)
-from gpumem_tui.sources.prometheus.history import FleetHistory, read_history, step_for
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
-from gpumem_tui.sources.prometheus.reader import FleetReader
+from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
 from gpumem_tui.sources.prometheus.records import FleetSample
-from gpumem_tui.sources.prometheus.rules import rule_group
+
+if TYPE_CHECKING:  # a source's reader and a history are imported where they are read: --demo needs neither
+    from gpumem_tui.sources.prometheus.client import Connection
+    from gpumem_tui.sources.prometheus.history import FleetHistory
 
 SNAPSHOT_SCHEMA = "gpumem-tui.fleet-snapshot/1"
 CHECK_SCHEMA = "gpumem-tui.fleet-check/1"
 
 
 def _read(connection: Connection, queries: Queries, at: float, timeout_s: float) -> FleetSample:
+    import asyncio
+
+    from gpumem_tui.diagnosis.fleet.reading import FleetRules
+    from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError
+    from gpumem_tui.sources.prometheus.reader import FleetReader
+
     read: list[FleetSample] = []
 
     async def run() -> None:
@@ -87,6 +85,8 @@ def demo_alone(args: argparse.Namespace) -> None:
 def inputs(args: argparse.Namespace, overview: bool = True) -> tuple[Connection, Queries, float]:
     """The source options read: the overview (the default of check and the fleet screen) unless --full,
     the full read (snapshot's default) unless --overview."""
+    from gpumem_tui.cli.prometheus_source import source_inputs
+
     overview = args.overview or (overview and not args.full)
     return source_inputs(args, Thresholds().headroom_warning_fraction if overview else None)
 
@@ -149,6 +149,8 @@ def sample_from(args: argparse.Namespace, overview: bool) -> FleetSample:
     source_given(args, args.fleet_command)
     plan = planner(args)
     if args.fleet_demo:
+        from gpumem_tui.demo.fleet_answers import demo_fleet
+
         demo_alone(args)
         return plan(demo_fleet())
     connection, queries, at = inputs(args, overview)
@@ -159,7 +161,14 @@ def history_from(args: argparse.Namespace, at: float, span_s: float) -> FleetHis
     """The fleet over `span_s` before `at` (the demo: its whole run, at most `span_s`). A read that fails
     is a history with no series and the reason, never the snapshot's failure."""
     if args.fleet_demo:
+        from gpumem_tui.demo.fleet_history import demo_fleet_history
+
         return demo_fleet_history(span_s)
+    import asyncio
+
+    from gpumem_tui.sources.prometheus.client import PrometheusError
+    from gpumem_tui.sources.prometheus.history import FleetHistory, step_for
+
     connection, queries, _ = inputs(args, overview=False)
     try:
         return asyncio.run(_history(connection, queries, at, span_s, args.query_timeout))
@@ -171,6 +180,9 @@ def history_from(args: argparse.Namespace, at: float, span_s: float) -> FleetHis
 async def _history(
     connection: Connection, queries: Queries, at: float, span_s: float, timeout_s: float
 ) -> FleetHistory:
+    from gpumem_tui.sources.prometheus.client import PrometheusClient
+    from gpumem_tui.sources.prometheus.history import read_history
+
     async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
         return await read_history(client, queries, at, span_s)
 
@@ -214,6 +226,8 @@ def run_rules(args: argparse.Namespace) -> int:
         raise UsageError(f"fleet rules: {exc}") from None
     if not 1 <= args.rule_interval <= 3600:
         raise UsageError(f"fleet rules: --interval {args.rule_interval}: seconds, 1 to 3600")
+    from gpumem_tui.sources.prometheus.rules import rule_group
+
     with reader_may_leave():
         sys.stdout.write(rule_group(Queries(matchers), args.rule_interval))
     return 0

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from gpumem_tui.app.fleet_history_view import history_lines
 from gpumem_tui.cli.check_status import plugin_text
 from gpumem_tui.diagnosis.findings.situation import said_of_any_engine
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import for_terminal
-from gpumem_tui.sources.prometheus.history import FleetHistory
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt_both
+
+if TYPE_CHECKING:  # a history is printed by `snapshot --history` only
+    from gpumem_tui.sources.prometheus.history import FleetHistory
 
 PLAN_FROM = {"catalog": "the catalog", "exporter": "its node's gpumem-tui export"}
 INFO_LISTED = 5
@@ -77,6 +79,8 @@ def print_snapshot(sample: FleetSample, history: FleetHistory | None) -> None:
         lines.append(f"  {e.name} on {e.node or '?'}: KV {kv} of {pool}; {planned}; {e.joined}: {e.join_reason}")
     _write(lines)
     if history is not None:
+        from gpumem_tui.app.fleet_history_view import history_lines
+
         _write(["", *history_lines(history, for_terminal(False, sys.stdout))])
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "demo_collector",
     "intro",
     "load_scenario",
+    "node_collector",
     "scenario_names",
 ]
 __getattr__ = lazy_names(
@@ -61,18 +62,24 @@ def demo_collector(
     """A collector over a simulated node: the NVML source over the real binding over the fake driver, and
     the simulated host."""
     # through the package, so that a test may put another driver in its place
-    from gpumem_tui.demo import FakeDriver, SimulatedHost, SimulatedNode, load_scenario
-    from gpumem_tui.sources.collector import Collector
-    from gpumem_tui.sources.nvml import NvmlSource, bind
+    from gpumem_tui.demo import SimulatedHost, SimulatedNode, load_scenario
 
     spec = load_scenario(scenario) if isinstance(scenario, str) else scenario
     node = SimulatedNode(spec, clock=clock, seed=seed)
-    nvml = NvmlSource(bind(FakeDriver(node, root=spec.nvml_root)))
-    collector = Collector(
+    return node_collector(node, SimulatedHost(node)), node
+
+
+def node_collector(node: SimulatedNode, host: SimulatedHost) -> Collector:
+    """The collector of a node already built: NVML through the real binding over its fake driver, and `host`."""
+    from gpumem_tui.demo import FakeDriver
+    from gpumem_tui.sources.collector import Collector
+    from gpumem_tui.sources.nvml import NvmlSource, bind
+
+    nvml = NvmlSource(bind(FakeDriver(node, root=node.scenario.nvml_root)))
+    return Collector(
         nvml,
-        SimulatedHost(node),
-        source=f"demo:{spec.name}",
+        host,
+        source=f"demo:{node.scenario.name}",
         hostname=node.hostname,
         clock=lambda: node.timestamp,
     )
-    return collector, node

@@ -5,9 +5,9 @@ no Prometheus and goes through the same join and judge (`sources/prometheus/flee
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, series_rows
 from gpumem_tui.demo.promql import Row, Stored, answer
@@ -16,11 +16,13 @@ from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.client import Result
 from gpumem_tui.sources.prometheus.fleet import FULL, build
 from gpumem_tui.sources.prometheus.gpumem_export import GATE
-from gpumem_tui.sources.prometheus.node_feed import NodeFeed
 from gpumem_tui.sources.prometheus.node_sample import NodeRead, only
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.records import FleetSample
+
+if TYPE_CHECKING:  # a node's screen only: `fleet check` loads no feed
+    from gpumem_tui.sources.prometheus.node_feed import NodeFeed
 
 DEMO_FLEET = (
     # as reference/fleet.md 1.2's setups: Kubernetes with exported_pod (honorLabels false), with plain pod
@@ -72,6 +74,10 @@ def node_read(sample: FleetSample, node: str) -> NodeRead:
 
 def demo_node_feed(node: str, sample: Callable[[], FleetSample] = demo_fleet) -> NodeFeed:
     """The single-node screen's feed of one node of `fleet --demo` (`sample`: the fleet, computed once)."""
+    import asyncio
+
+    from gpumem_tui.sources.prometheus.node_feed import NodeFeed
+
     cached: list[FleetSample] = []
 
     async def read() -> NodeRead:

@@ -10,15 +10,18 @@ hundreds of samples of each node: scraping a server for each cost seconds. The n
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
-from gpumem_tui.demo import ManualClock, SimulatedHost, demo_collector
+from gpumem_tui.demo import ManualClock, SimulatedHost, SimulatedNode, load_scenario, node_collector
 from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.demo.engine_state import EngineState
+from gpumem_tui.demo.fleet_moment import Endpoint, Moment, from_state, of_sample, plain
 from gpumem_tui.demo.proc import pod_address
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import Sample, SourceError
+from gpumem_tui.sources.collector import Collector
 from gpumem_tui.sources.engines.discovery import survey
 from gpumem_tui.sources.engines.models_api import ServedModel, merge_models
 from gpumem_tui.sources.engines.parse import parse_metrics
@@ -45,14 +48,16 @@ class FleetNode:
     """A simulated node on a ManualClock; `sample()` reads it at the clock's moment, engines included.
 
     `scrape=False`: each engine's status (ok, stale, down, its pids) without the records a scrape parses; the
-    fleet's series read what the engine reports from `reports` (the simulator's state) instead."""
+    fleet's series read what the engine reports from `reports` (the simulator's state) instead. `moment()` is
+    what the fleet's series read of the node now."""
 
     def __init__(self, scenario: str, clock: ManualClock, scrape: bool = True) -> None:
-        self.collector, self.node = demo_collector(scenario, clock=clock)
+        self.node = SimulatedNode(load_scenario(scenario), clock=clock)
         self.clock, self.scrape = clock, scrape
         self.reports: dict[str, EngineState] = {}
         """What each endpoint's engine reports at the last sample, by its URL."""
-        self.host: SimulatedHost = self.collector.host_reader  # type: ignore[assignment]
+        self.host = SimulatedHost(self.node)
+        self.plain = plain(self.node)
         spec = self.node.scenario
         self.pods = spec.view == "host" and any(engine.pod for engine in spec.engines)
         pods = [engine for engine in spec.engines if engine.pod] if self.pods else []
@@ -62,22 +67,47 @@ class FleetNode:
             self.host.proc.servers[engine.id] = (self.addresses.get(engine.id, "127.0.0.1"), engine.port)
         self.kept: dict[str, _Kept] = {}
 
+    @functools.cached_property
+    def collector(self) -> Collector:
+        """The node's own Collector (NVML through the real binding), built when a whole sample is first read."""
+        return node_collector(self.node, self.host)
+
     def sample(self) -> Sample:
         """The node now, as DemoFeed's `sample()` gives it when it waits for every engine's answer."""
         sample = self.collector.sample()
-        points, notes = self._endpoints()
-        self.reports = {url: self.node.engine_state(engine_id) for url, engine_id, *_ in points}
-        for url in set(self.kept) - set(self.reports):
-            del self.kept[url]  # an endpoint no longer found starts afresh, as the scraper forgets it
+        points, notes = self._poll()
         if not points:
             return sample
         engines = [self._answer(url, self.reports[url], pids, devices) for url, _, pids, devices in points]
         return placed(sample.model_copy(update={"engines": engines, "errors": [*sample.errors, *notes]}))
 
-    def _endpoints(self) -> tuple[list[tuple[str, str, list[int], list[str]]], list[SourceError]]:
+    def moment(self) -> Moment:
+        """What the fleet's series read of the node now: from the simulator's state where NVML reads the node
+        as the state says (`fleet_moment.plain`), else from the whole sample."""
+        if not self.plain:
+            return of_sample(self.sample())
+        points, _ = self._poll()
+        endpoints = tuple(
+            Endpoint(url, self._status(url, self.reports[url]), tuple(pids)) for url, _, pids, _ in points
+        )
+        return from_state(self.node, self.host.proc.pod, endpoints)
+
+    def _poll(self) -> tuple[list[tuple[str, str, list[int], list[str]]], list[SourceError]]:
+        """The endpoints found now and what each one's engine reports (`reports`); one no longer found is
+        forgotten, as the scraper forgets it."""
+        states = {state.id: state for state in self.node.engine_states()}
+        points, notes = self._endpoints(states)
+        self.reports = {url: states[engine_id] for url, engine_id, *_ in points}
+        for url in set(self.kept) - set(self.reports):
+            del self.kept[url]
+        return points, notes
+
+    def _endpoints(
+        self, states: dict[str, EngineState]
+    ) -> tuple[list[tuple[str, str, list[int], list[str]]], list[SourceError]]:
         """(URL, engine id, pids, devices) of each endpoint the feed scrapes, and discovery's notes."""
         if not self.pods:
-            return [self._served(engine_id) for engine_id in self.host.proc.servers], []
+            return [self._served(engine_id, states[engine_id]) for engine_id in self.host.proc.servers], []
         found = survey(self.host.command_lines(), (), self.host.proc.whereabouts)
         by_url = {
             f"http://{address}:{port}": engine_id for engine_id, (address, port) in self.host.proc.servers.items()
@@ -85,9 +115,8 @@ class FleetNode:
         points = [(e.url, by_url[e.url], list(e.pids), list(e.devices or ())) for e in found.endpoints]
         return points, [SourceError(source="discovery", message=note) for note in found.notes]
 
-    def _served(self, engine_id: str) -> tuple[str, str, list[int], list[str]]:
+    def _served(self, engine_id: str, state: EngineState) -> tuple[str, str, list[int], list[str]]:
         """An engine's endpoint as this view knows it: its pids here and, inside a container, its GPUs."""
-        state = self.node.engine_state(engine_id)
         address = self.addresses.get(engine_id, "127.0.0.1")
         if not self.host.proc.container:
             return f"http://{address}:{state.port}", engine_id, list(state.pids), []
@@ -95,19 +124,27 @@ class FleetNode:
         devices = self.host.proc.devices(pids[0]) if pids else None
         return f"http://{address}:{state.port}", engine_id, pids, list(devices or ())
 
+    def _status(self, url: str, state: EngineState) -> str:
+        """One poll's outcome as the scraper tells it: ok, stale (its last good answer is shown) or down."""
+        kept = self.kept.setdefault(url, _Kept())
+        now = self.clock()
+        if state.serving:
+            kept.last_good, kept.last_good_at = self._records(url, state, kept, now) if self.scrape else [], now
+            return "ok"
+        if kept.last_good is not None and now - kept.last_good_at <= STALE_LIMIT_S:
+            return "stale"
+        return "down"
+
     def _answer(self, url: str, state: EngineState, pids: list[int], devices: list[str]) -> EndpointStatus:
         """One poll of the engine's server as the scraper makes it: ok with its records, or failed."""
-        kept = self.kept.setdefault(url, _Kept())
-        joined = {"pids": pids, "devices": devices}
-        now = self.clock()
-        if not state.serving:
-            age = now - kept.last_good_at
-            if kept.last_good is not None and age <= STALE_LIMIT_S:
-                stale = {"error": NOT_SERVING, "age_s": age, "records": kept.last_good}
-                return EndpointStatus(url=url, state="stale", **stale, **joined)
-            return EndpointStatus(url=url, state="down", error=NOT_SERVING, **joined)
-        kept.last_good, kept.last_good_at = self._records(url, state, kept, now) if self.scrape else [], now
-        return EndpointStatus(url=url, state="ok", age_s=0.0, **joined, records=kept.last_good)
+        word = self._status(url, state)
+        kept, joined = self.kept[url], {"pids": pids, "devices": devices}
+        if word == "ok":
+            return EndpointStatus(url=url, state="ok", age_s=0.0, **joined, records=kept.last_good)
+        if word == "stale":
+            stale = {"error": NOT_SERVING, "age_s": self.clock() - kept.last_good_at, "records": kept.last_good}
+            return EndpointStatus(url=url, state="stale", **stale, **joined)
+        return EndpointStatus(url=url, state="down", error=NOT_SERVING, **joined)
 
     @staticmethod
     def _records(url: str, state: EngineState, kept: _Kept, now: float) -> list[EngineRecord]:

@@ -20,20 +20,21 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.demo.clock import ManualClock
 from gpumem_tui.demo.engine_exposition import ENGINE_INDEX
 from gpumem_tui.demo.engine_state import EngineState
+from gpumem_tui.demo.fleet_moment import Endpoint, Moment, of_sample
 from gpumem_tui.demo.fleet_node import FleetNode
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.demo.scenario import load_scenario
 from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.forensics import Investigation
-from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.export.evaluation import Evaluation
 from gpumem_tui.export.server import node_families
 from gpumem_tui.models import Sample
 
 MIB = 2**20
 Setup = Literal["exported_pod", "pod", "bare"]
-Walk = list[tuple[Sample, Mapping[str, EngineState]]]
-"""A node's samples over the run, each with what its engines report then (by their URL)."""
+Walk = list[tuple[Moment, Sample | None, Mapping[str, EngineState]]]
+"""A node over the run: at each step what its series read, its whole sample where its exporter is judged, and
+what its engines report then (by their URL)."""
 Walks = dict[tuple[str, tuple[float, ...], bool], Walk]
 
 
@@ -94,25 +95,32 @@ def series_rows(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15
 
 def sample_at(scenario: str, offsets: list[float]) -> list[Sample]:
     """The scenario's samples at these offsets, walked in order as the demo does (demo/fleet_node.py)."""
-    return [sample for sample, _ in _walk(scenario, offsets, scrape=True)]
+    return [sample for _, sample, _ in _walk(scenario, offsets, judged=True) if sample is not None]
 
 
-def _walked(scenario: str, offsets: list[float], scrape: bool, walks: Walks) -> Walk:
+def _walked(scenario: str, offsets: list[float], judged: bool, walks: Walks) -> Walk:
     """`_walk`, once per scenario, offsets and way of reading within one fleet: two nodes that run one scenario
     for as long sample alike (each is then named and numbered as its own, `_on_node`)."""
-    key = (scenario, tuple(offsets), scrape)
+    key = (scenario, tuple(offsets), judged)
     if key not in walks:
-        walks[key] = list(_walk(scenario, offsets, scrape))
+        walks[key] = list(_walk(scenario, offsets, judged))
     return walks[key]
 
 
-def _walk(scenario: str, offsets: list[float], scrape: bool) -> Iterator[tuple[Sample, Mapping[str, EngineState]]]:
-    """Each sample, and what each of its engine endpoints reports then (by URL)."""
+def _walk(
+    scenario: str, offsets: list[float], judged: bool
+) -> Iterator[tuple[Moment, Sample | None, Mapping[str, EngineState]]]:
+    """Each step's moment, the whole sample where the node's exporter is `judged` (its engines scraped), and
+    what each of its engine endpoints reports then (by URL)."""
     clock = ManualClock()
-    node = FleetNode(scenario, clock, scrape=scrape)
-    for moment in offsets:
-        clock.set(moment)
-        yield node.sample(), node.reports
+    node = FleetNode(scenario, clock, scrape=judged)
+    for offset in offsets:
+        clock.set(offset)
+        if judged:
+            sample = node.sample()
+            yield of_sample(sample), sample, node.reports
+        else:
+            yield node.moment(), None, node.reports
 
 
 def _sample_name(name: str, kind: str) -> str:
@@ -140,19 +148,19 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, 
     offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
     judge = _judge(spec.scenario) if spec.exporter else None
-    for sample, reports in _walked(spec.scenario, offsets, judge is not None, walks):
-        sample = _on_node(sample, spec, number)
-        at = sample.timestamp
-        if judge is not None:
+    for moment, sample, reports in _walked(spec.scenario, offsets, judge is not None, walks):
+        at = moment.timestamp
+        if judge is not None and sample is not None:
+            sample = _on_node(sample, spec, number)
             judge.add(sample)
             evaluation = Evaluation(sample, list(judge.plans), list(judge.findings), hostname=spec.name)
             yield from _exporter_series(spec, evaluation, at)
         if spec.dcgm:
-            yield from _dcgm_series(spec, sample, number, exporter_pod, at)
+            yield from _dcgm_series(spec, moment, number, exporter_pod, at)
         if spec.vllm:
-            for status in sample.engines:
-                workload = _engine_pod(spec, status, sample)
-                yield from _engine_series(spec, number, status, reports[status.url], workload, at)
+            for endpoint in moment.endpoints:
+                workload = _engine_pod(spec, endpoint, moment)
+                yield from _engine_series(spec, number, endpoint, reports[endpoint.url], workload, at)
 
 
 TOP_PROCESSES = 5
@@ -162,13 +170,13 @@ TOP_PROCESSES = 5
 def _on_node(sample: Sample, spec: FleetNodeSpec, number: int) -> Sample:
     """The scenario's sample as this node's: its name, and GPU UUIDs of its own (each scenario starts its
     UUIDs alike), the same in dcgm-exporter's series and the exporter's."""
-    gpus = [
-        gpu.model_copy(
-            update={"uuid": (gpu.uuid or f"GPU-{gpu.index}").replace("GPU-00000000", f"GPU-{number:08x}", 1)}
-        )
-        for gpu in sample.gpus
-    ]
+    gpus = [gpu.model_copy(update={"uuid": _own_uuid(gpu.uuid, gpu.index, number)}) for gpu in sample.gpus]
     return sample.model_copy(update={"hostname": spec.name, "gpus": gpus})
+
+
+def _own_uuid(uuid: str | None, index: int, number: int) -> str:
+    """A GPU's UUID on the fleet's node `number`: each scenario starts its UUIDs alike."""
+    return (uuid or f"GPU-{index}").replace("GPU-00000000", f"GPU-{number:08x}", 1)
 
 
 def _exporter_series(spec: FleetNodeSpec, evaluation: Evaluation, at: float):
@@ -182,22 +190,21 @@ def _exporter_series(spec: FleetNodeSpec, evaluation: Evaluation, at: float):
             yield sample.name, "gauge", {**labels, **target}, sample.value, at
 
 
-def _dcgm_series(spec: FleetNodeSpec, sample: Sample, number: int, exporter_pod: str, at: float):
+def _dcgm_series(spec: FleetNodeSpec, moment: Moment, number: int, exporter_pod: str, at: float):
     """dcgm-exporter's FB fields of each GPU, in MiB, labelled as the node's setup labels them."""
-    holders = _holders(sample, spec)
+    holders = _holders(moment, spec)
     node = {spec.node_label: spec.name}
-    for gpu in sample.gpus:
-        if not gpu.readable or gpu.memory_used_bytes is None:
-            continue
-        labels = {"gpu": str(gpu.index), "UUID": gpu.uuid or "", "device": f"nvidia{gpu.index}"}
+    for gpu in moment.gpus:
+        uuid = _own_uuid(gpu.uuid, gpu.index, number)
+        labels = {"gpu": str(gpu.index), "UUID": uuid, "device": f"nvidia{gpu.index}"}
         labels |= {"modelName": gpu.name or "?", **node, "job": "dcgm-exporter"}
-        fields = {"USED": gpu.memory_used_bytes, "FREE": gpu.memory_free_bytes}
+        fields: dict[str, int | None] = {"USED": gpu.used, "FREE": gpu.free}
         if spec.reserved:
-            fields["RESERVED"] = gpu.memory_reserved_bytes
+            fields["RESERVED"] = gpu.reserved
         workload = holders.get(gpu.index)
         copies = [(workload, fields)]
         if spec.virtual_gpus and workload is not None:
-            pod_used = sum(p.gpu_memory_bytes or 0 for p in sample.processes if p.gpu_index == gpu.index)
+            pod_used = sum(p.memory or 0 for p in moment.processes if p.gpu_index == gpu.index)
             copies = [(None, fields), (workload, {**fields, "USED": pod_used})]
         for holder, values in copies:
             named = labels | _gpu_pod_labels(spec, holder, exporter_pod, number)
@@ -213,30 +220,30 @@ def _judge(scenario: str) -> Investigation:
     return Investigation(catalog, scenario_plan(load_scenario(scenario), catalog), Thresholds())
 
 
-def _holders(sample: Sample, spec: FleetNodeSpec) -> dict[int, tuple[str, str]]:
+def _holders(moment: Moment, spec: FleetNodeSpec) -> dict[int, tuple[str, str]]:
     """GPU index -> (namespace, pod) of the engine or process holding it (Kubernetes setups only)."""
     if spec.setup == "bare":
         return {}
     held: dict[int, tuple[str, str]] = {}
-    for status in sample.engines:
-        workload = _engine_pod(spec, status, sample)
-        for process in sample.processes:
-            if process.pid in status.pids:
+    for endpoint in moment.endpoints:
+        workload = _engine_pod(spec, endpoint, moment)
+        for process in moment.processes:
+            if process.pid in endpoint.pids:
                 held.setdefault(process.gpu_index, workload)
-    for process in sample.processes:
+    for process in moment.processes:
         if process.pod and "/" in process.pod:
             namespace, _, pod = process.pod.partition("/")
             held.setdefault(process.gpu_index, (namespace, pod))
     return held
 
 
-def _engine_pod(spec: FleetNodeSpec, status: EndpointStatus, sample: Sample) -> tuple[str, str]:
+def _engine_pod(spec: FleetNodeSpec, endpoint: Endpoint, moment: Moment) -> tuple[str, str]:
     """The engine's pod: the one its processes run in, else a name made from the node and endpoint."""
-    for process in sample.processes:
-        if process.pid in status.pids and process.pod and "/" in process.pod:
+    for process in moment.processes:
+        if process.pid in endpoint.pids and process.pod and "/" in process.pod:
             namespace, _, pod = process.pod.partition("/")
             return namespace, pod
-    port = status.url.rsplit(":", 1)[-1].strip("/")
+    port = endpoint.url.rsplit(":", 1)[-1].strip("/")
     return "serving", f"vllm-{spec.name}-{port}"
 
 
@@ -267,18 +274,18 @@ def _exporter_target(spec: FleetNodeSpec, exporter_pod: str, number: int) -> dic
 
 
 def _engine_series(
-    spec: FleetNodeSpec, number: int, status: EndpointStatus, state: EngineState, workload: tuple[str, str], at: float
+    spec: FleetNodeSpec, number: int, endpoint: Endpoint, state: EngineState, workload: tuple[str, str], at: float
 ):
     """What Prometheus stores of one scrape of a vLLM engine: `up`, and while it serves, the values its
     /metrics carries (demo/engine_exposition.py writes them from the same state)."""
-    port = status.url.rsplit(":", 1)[-1].strip("/")
+    port = endpoint.url.rsplit(":", 1)[-1].strip("/")
     if spec.setup == "bare":
         target = {"job": "vllm", "instance": f"{spec.name}:{port}"}
     else:
-        host = status.url.split("//", 1)[-1].split(":", 1)[0].rsplit(".", 1)[-1]
+        host = endpoint.url.split("//", 1)[-1].split(":", 1)[0].rsplit(".", 1)[-1]
         address = f"10.2.{number}.{host}:{port}"
         target = {"job": "vllm", "instance": address, "namespace": workload[0], "pod": workload[1]}
-    up = 1 if status.state == "ok" else 0
+    up = 1 if endpoint.state == "ok" else 0
     yield "up", "gauge", target, up, at
     if not up:
         return

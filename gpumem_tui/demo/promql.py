@@ -50,8 +50,13 @@ class Stored:
 
     def __init__(self, rows: Iterable[Row]) -> None:
         points: dict[Key, list[tuple[float, float]]] = defaultdict(list)
+        keys: dict[tuple, Key] = {}  # each series' key by its name and labels as written: sorted once a series
         for name, labels, value, at in rows:
-            points[identity(name, labels)].append((at, value))
+            written = (name, *labels.items())
+            key = keys.get(written)
+            if key is None:
+                key = keys[written] = identity(name, labels)
+            points[key].append((at, value))
         self.points = {key: sorted(found) for key, found in points.items()}
         self.name = {key: dict(key)["__name__"] for key in self.points}
         self._named: dict[str, list[Key]] = {}

@@ -4,10 +4,10 @@ feed, judges it with an `Investigation` as the app's refresh worker does (plans 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings import Finding
@@ -15,7 +15,11 @@ from gpumem_tui.diagnosis.findings.node import refresh_failed
 from gpumem_tui.diagnosis.forensics import Investigation, memory_window_s
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.models import Sample
-from gpumem_tui.sources.feed import Feed
+
+if TYPE_CHECKING:  # the simulated fleet writes an Evaluation with no feed and no event loop
+    import asyncio
+
+    from gpumem_tui.sources.feed import Feed
 
 
 @dataclass(frozen=True)
@@ -55,12 +59,16 @@ class Evaluator:
 
     async def catch_up(self, samples: AsyncIterable[Sample]) -> None:
         """Judge samples that come before the first refresh, publishing none: the walk `check` makes to --at."""
+        import asyncio
+
         async for sample in samples:
             await asyncio.to_thread(self.investigation.add, sample)
 
     async def evaluate(self) -> Evaluation:
         """One refresh. A feed or a judge that raises makes a failed refresh: no series of the node, the
         `refresh_failed` finding, and the next refresh tries again."""
+        import asyncio
+
         started, before = time.perf_counter(), self.latest
         where = "sample"
         try:
@@ -100,6 +108,8 @@ class Evaluator:
     async def run(self, interval_s: float, stop: asyncio.Event) -> None:
         """A refresh every `interval_s` seconds (from the start of one to the next; never two at once)
         until `stop` is set."""
+        import asyncio
+
         while not stop.is_set():
             started = time.monotonic()
             await self.evaluate()

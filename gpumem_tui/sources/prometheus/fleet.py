@@ -7,7 +7,6 @@ error as the reason; when every query fails the source is down."""
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -64,6 +63,8 @@ async def ask(
 ) -> tuple[dict[str, Result], dict[str, str]]:
     """Each named query run concurrently at `at`, the QUIET ones in one request: (answers, failures in one
     line each). Raises the first PrometheusError when none could be read."""
+    import asyncio  # where a server is read: the simulated fleet's `build` loads no event loop
+
     quiet = {name: q for name, q in promql.items() if name in QUIET}
     if len(quiet) < 2:
         quiet = {}
@@ -102,6 +103,8 @@ async def ask_with_exporters(
 ) -> tuple[dict[str, Result], dict[str, str]]:
     """`ask`, and beside it the series of nodes that run gpumem-tui export (gpumem_export.read: one query
     first, the rest only where some node runs one)."""
+    import asyncio
+
     # both run to their end before either's failure is raised: no request is left in flight
     asked, read = await asyncio.gather(
         ask(client, promql, at), gpumem_export.read(client, queries, at), return_exceptions=True

@@ -5,7 +5,6 @@ query answers in, an updated FleetSample out; docs/design/fleet.md has the joins
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections import defaultdict
 from collections.abc import Mapping
@@ -63,6 +62,8 @@ async def read(client: PrometheusClient, queries: Queries, at: float) -> dict[st
         gate = exc
     if isinstance(gate, Result) and not gate.series:
         return {GATE: gate}
+    import asyncio  # where a server is read: the simulated fleet loads no event loop
+
     asked = rest(queries)
     answers = await asyncio.gather(
         *(client.query(TABLE[name].promql(queries), at) for name in asked), return_exceptions=True
