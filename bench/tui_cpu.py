@@ -2,7 +2,8 @@
 its first frame, and one refresh's cost split into sample, judge and draw.
 
 Run: python3 bench/tui_cpu.py [--seconds 30] [--scenario busy-node] [--json]
-The app is built as `gpumem-tui --demo SCENARIO` builds it (the scenario's plan, the CLI's catalog) and runs
+The app is built as `gpumem-tui --demo SCENARIO` builds it (the scenario's plan, the CLI's catalog), with the
+garbage collector as `gpumem-tui` has it (off while importing, the imports frozen after: cli.program), and runs
 headless. The process also runs the simulated node, the fake NVML driver, the mock engine servers and the
 scraper: "whole process" counts all of it. Per refresh: `sample` is the feed's CPU per sample measured alone
 afterwards (simulator, driver, servers, scraper, parser), `judge` the refresh worker's thread CPU in
@@ -18,7 +19,11 @@ import time
 
 STARTED = time.monotonic()
 
-import argparse  # noqa: E402 - the clock above starts before every import
+import gc  # noqa: E402 - the clock above starts before every import
+
+gc.disable()  # as `gpumem-tui` starts (cli.program): no collection while importing, the imports frozen after
+
+import argparse  # noqa: E402
 import asyncio  # noqa: E402
 import json  # noqa: E402
 import resource  # noqa: E402
@@ -30,6 +35,9 @@ from gpumem_tui.app.screens.main import MainScreen  # noqa: E402
 from gpumem_tui.cli import build_parser  # noqa: E402
 from gpumem_tui.cli.tui_cmd import build_app  # noqa: E402
 from gpumem_tui.demo.feed import DemoFeed  # noqa: E402
+
+gc.freeze()
+gc.enable()
 
 SETTLE = 3
 """Refreshes left out of the steady window: the first ones (the first judgement, imports done late)."""

@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 
 from textual.app import App, ComposeResult
+from textual.geometry import Region
 
+from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.diagnosis.findings import Finding
@@ -15,12 +17,13 @@ from tests.app.conftest import run_to, text_of
 
 
 def watch_refreshes(widget) -> list[dict]:
-    """The keyword arguments of each `refresh` asked of `widget` from now on (it still refreshes)."""
+    """The keyword arguments of each `refresh` asked of `widget` from now on, and its regions under `regions`
+    where it names some (it still refreshes)."""
     asked: list[dict] = []
     refresh = widget.refresh
 
     def counted(*regions, **options):
-        asked.append(options)
+        asked.append({**options, "regions": regions} if regions else options)
         return refresh(*regions, **options)
 
     widget.refresh = counted
@@ -52,7 +55,7 @@ async def test_findings_are_laid_out_again_only_when_their_height_changes():
         asked = watch_refreshes(panel)
         panel.show([warning("KV cache 97.9 % full; 75 running, 8 waiting")], "")  # the same three lines
         await pilot.pause()
-        assert [a.get("layout") for a in asked] == [False]
+        assert asked == [{"regions": (Region(0, 1, 60, 1),)}]  # the explanation's row only, not laid out
         assert "75 running" in text_of(panel) and panel.size.height == 3
         longer = "KV cache 99.1 % full; 80 running, 12 waiting, 140.0 preemptions/min; " * 2
         panel.show([warning(longer)], "")
@@ -73,6 +76,48 @@ async def test_an_unchanged_finding_is_not_drawn_again():
         panel.show([warning("KV cache 98.2 % full")], "")
         await pilot.pause()
         assert asked == []
+
+
+async def test_what_an_info_finding_does_not_show_draws_nothing():
+    """An info finding shows its title only: its explanation's numbers (which change every second) are not
+    drawn again."""
+    app = OnePanel()
+    async with app.run_test(size=(60, 20)) as pilot:
+        panel = app.query_one(FindingsPanel)
+        info = warning("flat over the last 2 s").model_copy(update={"severity": "info", "title": "free memory low"})
+        panel.show([info], "")
+        await pilot.pause()
+        asked = watch_refreshes(panel)
+        panel.show([info.model_copy(update={"explanation": "flat over the last 3 s"})], "")
+        await pilot.pause()
+        assert asked == []
+
+
+async def test_an_engine_card_renders_again_only_the_lines_that_changed(make_app):
+    """Its gauge's numbers change: the gauge's row alone is rendered and repainted; a note that wraps onto
+    one more row lays the card out again, so its last line (the KV history) is not cut off."""
+    app = make_app("busy-node")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=20)
+        card = app.screen.query(EngineCard).first()
+        view = app.node_screen.view.judged.engines[0]
+        usage = view.record.kv_usage_fraction
+        asked, rendered = watch_refreshes(card), []
+        rows = card._rows
+        card._rows = lambda *args: rendered.append(args[1]) or rows(*args)
+        fuller = view.record.model_copy(update={"kv_usage_fraction": 0.5 if usage != 0.5 else 0.6})
+        card.show(dataclasses.replace(view, record=fuller))
+        await pilot.pause()
+        assert [str(line).split("%")[0] for line in rendered] == [str(card.content.gauge).split("%")[0]]
+        (_, title), (_, gauge) = card._rendered.lines[:2]  # each line's rows: the title wraps at this width
+        assert asked == [{"regions": (Region(0, len(title), card.size.width, len(gauge)),)}]
+        height = card.size.height
+        noted = fuller.model_copy(update={"notes": ["a note " * (card.size.width // 7 + 1)]})
+        card.show(dataclasses.replace(view, record=noted))
+        await pilot.pause()
+        assert asked[-1].get("layout") is True
+        assert card.size.height == height + 2  # the note, on two rows
+        assert "KV history" in card.render_line(card.size.height - 1).text
 
 
 async def test_a_one_line_gpu_is_not_drawn_again_for_what_its_line_does_not_show(make_app):

@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from gpumem_tui.app import stopping
+from gpumem_tui.app import heap, stopping
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.node import Node, RecordingRefused
 from gpumem_tui.app.redraw import show, update
@@ -134,6 +134,8 @@ class MainScreen(Screen):
         self.post_message(SampleReady(sample, judged))
 
     def on_sample_ready(self, message: SampleReady) -> None:
+        if self.node.sample is None:
+            self.call_after_refresh(heap.settle)  # once the first numbers are drawn
         note = self.node.took(message.sample, message.judged)
         if note:
             self.notify(note, title="GPU numbers", timeout=INTRO_S, markup=False)

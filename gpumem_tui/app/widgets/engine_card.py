@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.reactive import reactive
-from textual.widget import Widget
 
 from gpumem_tui.app.tone import state_style, tone
 from gpumem_tui.app.view import EngineView
 from gpumem_tui.app.widgets.gpu_card import history_levels, spark
+from gpumem_tui.app.widgets.lines import Line, Lines
 from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
@@ -31,12 +31,12 @@ class EngineCardContent:
     history: tuple[int, ...]
 
 
-class EngineCard(Widget):
+class EngineCard(Lines):
     """Everything the engine says about its memory, next to what the plan expected; one widget, drawn in
-    `glyphs`."""
+    `glyphs`, a line rendered again only when it changed (`Lines`)."""
 
     DEFAULT_CSS = "EngineCard { height: auto; }"
-    content: reactive[EngineCardContent | None] = reactive(None)
+    content: reactive[EngineCardContent | None] = reactive(None, repaint=False)
 
     def __init__(self, glyphs: Glyphs) -> None:
         super().__init__()
@@ -54,23 +54,18 @@ class EngineCard(Widget):
             history=history_levels(view.history, 1.0),
         )
 
-    def watch_content(self, old: EngineCardContent | None, new: EngineCardContent | None) -> None:
-        """Lay out again only when the number of lines changes (notes come and go)."""
-        if _lines(old) != _lines(new):
-            self.refresh(layout=True)
+    def watch_content(self) -> None:
+        self.redraw()
 
-    def render(self) -> Text:
+    def lines(self, width: int) -> list[Line]:
+        """The title, the gauge, the stats (the engine's notes a line each) and the KV history at `width`."""
         content = self.content
         if content is None:
-            return Text("")
+            return [Text("")]
         trend = Text("KV history ", style="dim").append(
-            spark(content.history, max(1, self.size.width - 11), self.glyphs), style="dim"
+            spark(content.history, max(1, width - 11), self.glyphs), style="dim"
         )
-        return Text("\n").join([content.title, content.gauge, content.stats, trend])
-
-
-def _lines(content: EngineCardContent | None) -> int:
-    return content.stats.plain.count("\n") if content else -1
+        return [content.title, content.gauge, *content.stats.split("\n"), trend]
 
 
 def _title(endpoint: EndpointStatus, record: EngineRecord | None, gpus: list[int], state: str | None, app) -> Text:
