@@ -39,7 +39,8 @@ def children_cpu() -> float:
 
 
 def run_clean(command: str) -> tuple[int, float, float, str]:
-    """Exit status, CPU seconds, wall seconds and the output's tail of `command` on a fresh clone of HEAD."""
+    """Exit status, CPU seconds, wall seconds and the output's tail of `command` on a fresh clone of HEAD
+    (stderr's, then stdout's, so that pytest's summary of what failed comes last)."""
     with tempfile.TemporaryDirectory(prefix="gpumem-light-tests-") as folder:
         checkout, venv = Path(folder) / "checkout", Path(folder) / "venv"
         subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
@@ -49,7 +50,7 @@ def run_clean(command: str) -> tuple[int, float, float, str]:
         before, started = children_cpu(), time.monotonic()
         done = subprocess.run(["bash", "-c", command], cwd=checkout, env=env, capture_output=True, text=True)
         cpu, wall = children_cpu() - before, time.monotonic() - started
-    return done.returncode, cpu, wall, (done.stdout + done.stderr)[-2000:]
+    return done.returncode, cpu, wall, done.stderr[-1000:] + done.stdout[-3000:]
 
 
 def figures(base_cpu_s: float, quick: bool) -> list[Figure]:  # noqa: ARG001 - a whole run, not a ratio
