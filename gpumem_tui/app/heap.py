@@ -4,9 +4,7 @@ much as drawing (bench/tui_cpu.py). docs/design/app.md has the figures."""
 
 from __future__ import annotations
 
-import gc
-
-from gpumem_tui.sources.prometheus.gc_pause import roomy
+from gpumem_tui.sources.prometheus.gc_pause import freeze_living, roomy
 
 
 def settle() -> None:
@@ -14,5 +12,4 @@ def settle() -> None:
     few thousand objects, almost none in cycles), and, where the process froze its imports at start
     (`cli.program`; never where tests call the app from Python), what lives now frozen with them."""
     roomy()
-    if gc.get_freeze_count():
-        gc.freeze()
+    freeze_living()

@@ -13,6 +13,8 @@ import gc
 import importlib
 from collections.abc import Callable
 
+from gpumem_tui.sources.prometheus.gc_pause import freeze_imports
+
 Action = Callable[[argparse.Namespace], int]
 _collector_paused = False
 
@@ -28,7 +30,7 @@ def _imported() -> None:
     """The command's code is in: what is loaded now lives as long as the process, and is never collected."""
     global _collector_paused
     if _collector_paused:
-        gc.freeze()
+        freeze_imports()
         gc.enable()
         _collector_paused = False
 

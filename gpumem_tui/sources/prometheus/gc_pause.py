@@ -34,3 +34,21 @@ def roomy() -> None:
     young, middle, old = gc.get_threshold()
     if young < YOUNG:
         gc.set_threshold(YOUNG, middle, old)
+
+
+_imports_frozen = False
+
+
+def freeze_imports() -> None:
+    """What the process imported before its command ran lives as long as it: out of every later collection
+    (`cli.program`). Marks the process as one whose long-lived objects are frozen (`freeze_living`)."""
+    global _imports_frozen
+    gc.freeze()
+    _imports_frozen = True
+
+
+def freeze_living() -> None:
+    """Freeze what lives now, where the process froze its imports (`freeze_imports`); elsewhere (the app run
+    from Python, as tests do) nothing."""
+    if _imports_frozen:
+        gc.freeze()
