@@ -65,15 +65,14 @@ def async_client(
 
 
 def prepare() -> None:
-    """What a first client needs that takes a while: httpx imported, the system's certificates loaded. A
-    scraper does it once in a thread, so the event loop (the app's screen) goes on meanwhile."""
+    """What a first client needs that takes a while: httpx and its transport imported. A scraper does it once
+    in a thread, so the event loop (the app's screen) goes on meanwhile. (The system's certificates are loaded
+    at the first TLS connection, off the loop too: sources/tls.py.)"""
     import httpcore  # noqa: F401 - httpx imports it with its first client's transport
     import httpx  # noqa: F401 - imported for its first client
 
     with contextlib.suppress(ImportError):  # httpcore's first lock loads anyio's asyncio backend (where it is)
         importlib.import_module("anyio._backends._asyncio")
-
-    tls()
 
 
 @functools.cache

@@ -86,7 +86,7 @@ class Scraper:
         self.looks = 0
         """How many times `latest` has answered."""
         self._prepared = False
-        """Whether httpx and the certificates were loaded (`http.prepare`, in a thread, before the first poll)."""
+        """Whether httpx was loaded (`http.prepare`, in a thread, before the first poll)."""
         self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumem-parse")
         self._timeouts = Timeouts(connect_timeout_s, read_timeout_s, self.deadline_s)
 

@@ -1,6 +1,6 @@
-"""A scraper's first poll loads what its clients need (httpx, the certificates) once, in a thread: the event
-loop it runs on (the app's screen) goes on drawing and taking keys meanwhile, and building a scraper (before
-the app's first frame) loads none of it."""
+"""A scraper's first poll loads what its clients need (httpx; the certificates wait for a TLS connection)
+once, in a thread: the event loop it runs on (the app's screen) goes on drawing and taking keys meanwhile, and
+building a scraper (before the app's first frame) loads none of it."""
 
 from __future__ import annotations
 
