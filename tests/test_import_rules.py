@@ -3,6 +3,7 @@ the core never loads Textual or Rich; no one-shot command loads Textual; each ve
 module."""
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -193,6 +194,8 @@ LOADED = (
     "runpy.run_module('gpumem_tui', run_name='__main__')\n"
 )
 """`python -m gpumem_tui ARGS` that says, last on stderr, every module loaded when it exits."""
+PIPE_STYLED = ("FORCE_COLOR", "TTY_COMPATIBLE")
+"""Set by CI runners, they have rich style a pipe, so `check` hands its text to rich (check_text.on_pipe)."""
 PLAN = ["plan", "--model", "llama-3.1-8b", "--gpu", "h100"]
 LIGHT = [  # (arguments, exit status, what it must not load): each command pays only for what it uses
     (
@@ -222,7 +225,10 @@ LIGHT = [  # (arguments, exit status, what it must not load): each command pays 
 def test_a_one_shot_command_loads_only_what_it_uses(argv, status, unloaded):
     """`check` from cron and `plan` in CI are timed in CPU (bench/light.py): what a command never uses is never
     imported (`plan` needs no HTTP client, NVML, host or simulator; JSON needs no rich)."""
-    done = subprocess.run([sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=PACKAGE.parent)
+    env = {k: v for k, v in os.environ.items() if k not in PIPE_STYLED}
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=PACKAGE.parent, env=env
+    )
     assert done.returncode == status, done.stderr
     loaded = done.stderr.splitlines()[-1].split()[1:]
     found = [m for m in loaded if any(m == name or m.startswith(f"{name}.") for name in unloaded)]
