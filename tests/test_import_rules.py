@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gpumem_tui.cli.check_text import STYLING
 from tests.datafiles import DATA, METRICS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gpumem_tui"
@@ -194,8 +195,6 @@ LOADED = (
     "runpy.run_module('gpumem_tui', run_name='__main__')\n"
 )
 """`python -m gpumem_tui ARGS` that says, last on stderr, every module loaded when it exits."""
-PIPE_STYLED = ("FORCE_COLOR", "TTY_COMPATIBLE")
-"""Set by CI runners, they have rich style a pipe, so `check` hands its text to rich (check_text.on_pipe)."""
 PLAN = ["plan", "--model", "llama-3.1-8b", "--gpu", "h100"]
 LIGHT = [  # (arguments, exit status, what it must not load): each command pays only for what it uses
     (
@@ -225,7 +224,7 @@ LIGHT = [  # (arguments, exit status, what it must not load): each command pays 
 def test_a_one_shot_command_loads_only_what_it_uses(argv, status, unloaded):
     """`check` from cron and `plan` in CI are timed in CPU (bench/light.py): what a command never uses is never
     imported (`plan` needs no HTTP client, NVML, host or simulator; JSON needs no rich)."""
-    env = {k: v for k, v in os.environ.items() if k not in PIPE_STYLED}
+    env = {k: v for k, v in os.environ.items() if k not in STYLING}  # check on a pipe, as cron has it
     done = subprocess.run(
         [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=PACKAGE.parent, env=env
     )

@@ -21,6 +21,8 @@ STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 INDENT = 10
 PIPE_WIDTH = 160
 """The narrowest width `output.console` gives a pipe: a line this long is never wrapped there."""
+STYLING = ("FORCE_COLOR", "TTY_COMPATIBLE")
+"""Variables under which rich styles a pipe (CI runners set FORCE_COLOR): `check` then leaves its text to rich."""
 
 Part = tuple[str, str]
 """A run of text and its rich style ('' for none)."""
@@ -54,7 +56,7 @@ def lines(checked: Checked) -> list[tuple[list[Part], Layout]]:
 def on_pipe(checked: Checked) -> str | None:
     """The text as rich writes it to a pipe (no style, no wrap, no trailing spaces), or None where rich is needed
     to write it (the module's docstring)."""
-    if sys.stdout.isatty() or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+    if sys.stdout.isatty() or any(name in os.environ for name in STYLING):
         return None
     out = []
     for parts, layout in lines(checked):

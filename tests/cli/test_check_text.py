@@ -10,7 +10,7 @@ import pytest
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import from_demo
-from gpumem_tui.cli.check_text import PIPE_WIDTH, on_pipe
+from gpumem_tui.cli.check_text import PIPE_WIDTH, STYLING, on_pipe
 from gpumem_tui.cli.output import TrimmedLines
 from gpumem_tui.diagnosis.findings import Thresholds
 
@@ -28,8 +28,8 @@ def _as_rich_writes_it(checked) -> str:
 def _piped(monkeypatch) -> None:
     """stdout a pipe, whatever runs the tests, and no variable that makes rich style a pipe."""
     monkeypatch.setattr("sys.stdout", io.StringIO())
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    for name in STYLING:
+        monkeypatch.delenv(name, raising=False)
 
 
 async def _checked(scenario: str, at: float | None = None):
