@@ -3,13 +3,14 @@ explanation and what to try (check_view.py lays them out with rich, styled and w
 
 A monitoring system reads `check` on a pipe, where rich would write each line as it is, unstyled: `on_pipe` writes
 them so without loading rich (about a tenth of the command's CPU). Where rich would do more, it is left to rich:
-a terminal, FORCE_COLOR or TTY_COMPATIBLE set (rich may then style a pipe), --verbose (tables), or a line
+a terminal, FORCE_COLOR or TTY_COMPATIBLE as rich reads them (it then styles a pipe), --verbose (tables), or a line
 rich would wrap (the cards' line over the narrowest pipe width, or not plain ASCII)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import Literal
 
 from gpumem_tui.cli.check_sources import Checked
@@ -22,7 +23,7 @@ INDENT = 10
 PIPE_WIDTH = 160
 """The narrowest width `output.console` gives a pipe: a line this long is never wrapped there."""
 STYLING = ("FORCE_COLOR", "TTY_COMPATIBLE")
-"""Variables under which rich styles a pipe (CI runners set FORCE_COLOR): `check` then leaves its text to rich."""
+"""The variables by which rich may style a pipe (`styled_pipe`)."""
 
 Part = tuple[str, str]
 """A run of text and its rich style ('' for none)."""
@@ -56,7 +57,7 @@ def lines(checked: Checked) -> list[tuple[list[Part], Layout]]:
 def on_pipe(checked: Checked) -> str | None:
     """The text as rich writes it to a pipe (no style, no wrap, no trailing spaces), or None where rich is needed
     to write it (the module's docstring)."""
-    if sys.stdout.isatty() or any(name in os.environ for name in STYLING):
+    if sys.stdout.isatty() or styled_pipe(os.environ):
         return None
     out = []
     for parts, layout in lines(checked):
@@ -65,6 +66,15 @@ def on_pipe(checked: Checked) -> str | None:
             return None
         out.append((" " * INDENT if layout == "indented" else "") + text)
     return "".join(line.rstrip(" ") + "\n" for line in out)
+
+
+def styled_pipe(environ: Mapping[str, str]) -> bool:
+    """Whether rich takes a pipe for a terminal, by its own rule (`Console.is_terminal`): TTY_COMPATIBLE `1` or
+    `0` decides; otherwise a FORCE_COLOR that is set and not empty (CI runners may set it empty)."""
+    compatible = environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    return environ.get("FORCE_COLOR", "") != ""
 
 
 def _cards(sample: Sample) -> str:

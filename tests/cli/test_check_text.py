@@ -10,7 +10,7 @@ import pytest
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli import check_view
 from gpumem_tui.cli.check_sources import from_demo
-from gpumem_tui.cli.check_text import PIPE_WIDTH, STYLING, on_pipe
+from gpumem_tui.cli.check_text import PIPE_WIDTH, STYLING, on_pipe, styled_pipe
 from gpumem_tui.cli.output import TrimmedLines
 from gpumem_tui.diagnosis.findings import Thresholds
 
@@ -61,3 +61,16 @@ async def test_rich_writes_a_line_it_would_wrap_and_a_pipe_it_would_style(monkey
     assert on_pipe(wide) is None, "16 cards' bus ids are wider than a pipe: rich wraps them"
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert on_pipe(checked) is None
+
+
+VALUES = (None, "", "0", "1", "yes")
+
+
+@pytest.mark.parametrize("compatible", VALUES)
+@pytest.mark.parametrize("force", VALUES)
+def test_a_pipe_is_styled_exactly_where_rich_styles_it(force, compatible):
+    """A CI runner may set FORCE_COLOR empty: rich then writes a pipe plain, and so does check without rich."""
+    from rich.console import Console
+
+    environ = {name: value for name, value in zip(STYLING, (force, compatible), strict=True) if value is not None}
+    assert styled_pipe(environ) == Console(file=io.StringIO(), _environ=environ).is_terminal
