@@ -220,11 +220,34 @@ LIGHT = [  # (arguments, exit status, what it must not load): each command pays 
 ]
 
 
+@pytest.fixture(scope="module")
+def click_installed(tmp_path_factory):
+    """A folder holding a stand-in for click that loads rich when imported (as httpx's tool does after it), then
+    fails as a missing package would."""
+    folder = tmp_path_factory.mktemp("site")
+    (folder / "click").mkdir()
+    (folder / "click" / "__init__.py").write_text("import rich.console\nraise ImportError('a stand-in for click')\n")
+    return folder
+
+
+def test_httpx_comes_without_its_tool_and_click_is_still_importable(click_installed):
+    env = {**os.environ, "PYTHONPATH": str(click_installed)}
+    code = (
+        "import sys\nfrom gpumem_tui.sources import http\nhttp.prepare()\n"
+        "print('httpx' in sys.modules, 'click' in sys.modules, 'rich' in sys.modules)\n"
+        "try:\n    import click\nexcept ImportError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent, env=env)
+    assert done.stdout.splitlines() == ["True False False", "a stand-in for click"], done.stderr
+
+
 @pytest.mark.parametrize(("argv", "status", "unloaded"), LIGHT, ids=[" ".join(a) for a, _, _ in LIGHT])
-def test_a_one_shot_command_loads_only_what_it_uses(argv, status, unloaded):
+def test_a_one_shot_command_loads_only_what_it_uses(argv, status, unloaded, click_installed):
     """`check` from cron and `plan` in CI are timed in CPU (bench/light.py): what a command never uses is never
-    imported (`plan` needs no HTTP client, NVML, host or simulator; JSON needs no rich)."""
+    imported (`plan` needs no HTTP client, NVML, host or simulator; JSON needs no rich). click is installed, as on
+    many nodes: httpx then loads its command-line tool, and rich with it, unless sources/http.py keeps it out."""
     env = {k: v for k, v in os.environ.items() if k not in STYLING}  # check on a pipe, as cron has it
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(click_installed), env.get("PYTHONPATH")]))
     done = subprocess.run(
         [sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, cwd=PACKAGE.parent, env=env
     )

@@ -1,9 +1,9 @@
 """The only module that imports httpx: building clients, reading a capped body, and failures in words.
 
 The engine scraper and the Prometheus client both build their `AsyncClient` here, so timeouts, TLS,
-redirects and proxies are decided once. httpx is imported inside the functions, not at module level:
-`import httpx` also loads its optional command-line tool, which pulls in rich, click and pygments whenever
-they are installed, and the core must not load rich (tests/test_import_rules.py).
+redirects and proxies are decided once. httpx is imported inside the functions, not at module level, and
+without its optional command-line tool (`_httpx`): it pulls in rich, click and pygments wherever click is
+installed, and the core must not load rich (tests/test_import_rules.py).
 """
 
 from __future__ import annotations
@@ -49,8 +49,7 @@ def async_client(
     """An `httpx.AsyncClient` with per-phase timeouts, at most `connections` connections, up to 5 redirects,
     no proxy or netrc from the environment, and the system's certificates (or `ca_file`'s). `pool_s`: how long a
     request waits for a free connection (default: the connect timeout)."""
-    import httpx
-
+    httpx = _httpx()
     _sniffio_known_absent()
     pool = timeouts.connect_s if pool_s is None else pool_s
     return httpx.AsyncClient(
@@ -69,10 +68,26 @@ def prepare() -> None:
     in a thread, so the event loop (the app's screen) goes on meanwhile. (The system's certificates are loaded
     at the first TLS connection, off the loop too: sources/tls.py.)"""
     import httpcore  # noqa: F401 - httpx imports it with its first client's transport
-    import httpx  # noqa: F401 - imported for its first client
+
+    _httpx()
 
     with contextlib.suppress(ImportError):  # httpcore's first lock loads anyio's asyncio backend (where it is)
         importlib.import_module("anyio._backends._asyncio")
+
+
+def _httpx() -> Any:
+    """httpx, imported without its command-line tool: where click is installed, `import httpx` loads the tool
+    and with it click, rich and pygments (35 ms more CPU). click is hidden for the first import (None in
+    `sys.modules`: httpx then takes the tool as not installed) and shown again after it."""
+    hide = "click" not in sys.modules and "httpx" not in sys.modules
+    if hide:
+        sys.modules["click"] = None  # type: ignore[assignment]
+    try:
+        import httpx
+    finally:
+        if hide and sys.modules.get("click", False) is None:
+            del sys.modules["click"]
+    return httpx
 
 
 @functools.cache
@@ -130,7 +145,7 @@ async def read_capped(
 
 def reason_phrase(status: int) -> str:
     """`Unauthorized` for 401: the words of a status code."""
-    import httpx
+    httpx = _httpx()
 
     try:
         return httpx.codes.get_reason_phrase(status)
@@ -140,14 +155,14 @@ def reason_phrase(status: int) -> str:
 
 def is_timeout(exc: BaseException) -> bool:
     """Whether a failure ran out of time (connecting, reading, or the whole deadline)."""
-    import httpx
+    httpx = _httpx()
 
     return isinstance(exc, TimeoutError | httpx.TimeoutException)
 
 
 def in_words(exc: BaseException, timeouts: Timeouts) -> str:
     """A failure as one plain sentence for the screen."""
-    import httpx
+    httpx = _httpx()
 
     if isinstance(exc, HttpError):
         return str(exc)
