@@ -4,8 +4,8 @@ server that accepts and never answers."""
 
 from __future__ import annotations
 
+import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +20,9 @@ def answering(
     seen: list[tuple[str, dict[str, str], bytes]] | None = None,
 ) -> Iterator[str]:
     """Serve `body` with `status` to every POST (after `hang_s`); yields the base URL. Each request's path,
-    headers and form body are appended to `seen` when given."""
+    headers and form body are appended to `seen` when given. Leaving ends every hang and waits for its
+    thread: a stalled answer written after the test would print into the next one's output."""
+    released = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
@@ -28,7 +30,7 @@ def answering(
             if seen is not None:
                 seen.append((self.path, dict(self.headers), form))
             if hang_s:
-                time.sleep(hang_s)
+                released.wait(hang_s)
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
@@ -40,13 +42,19 @@ def answering(
 
     class Server(ThreadingHTTPServer):
         request_queue_size = 64  # the client opens 8 connections at once; the default backlog is 5
+        daemon_threads = False  # server_close waits for each request's thread
+
+        def handle_error(self, request: object, client_address: object) -> None:
+            """A client that gave up on a stalled answer is the point of `hang_s`: say nothing."""
+            if not isinstance(sys.exc_info()[1], ConnectionError):
+                super().handle_error(request, client_address)
 
     server = Server(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
+        released.set()
         server.shutdown()
         server.server_close()
