@@ -1,11 +1,13 @@
-"""One node of the simulated fleet, sampled in process: what `DemoFeed` would read of it, without its HTTP.
+"""One node of the simulated fleet, or the node `check --demo` judges, sampled in process: what `DemoFeed` would
+read of it, without its HTTP.
 
 The GPUs, processes and host come through the node's own Collector (the real NVML binding over the fake driver,
 the simulated host); each engine's answer is what the scraper makes of its mock server: the same /metrics text
 (`engine_exposition.exposition`) through the same parser, `/v1/models` merged in, the preemption rate from the
 counter, stale then down when the engine stops serving (HTTP 503), on the simulated clock. A fleet's history is
-hundreds of samples of each node: scraping a server for each cost seconds. The node demo keeps the HTTP path
-(demo/feed.py); tests/demo/test_fleet_node.py holds the two to the same samples.
+hundreds of samples of each node: scraping a server for each cost seconds; `check --demo` paid more for its
+servers, threads, event loop and HTTP client than for the rest of its run. The node demo keeps the HTTP path
+(demo/feed.py); tests/sources/test_fleet_node.py holds the two to the same samples.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import functools
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
-from gpumem_tui.demo import ManualClock, SimulatedHost, SimulatedNode, load_scenario, node_collector
+from gpumem_tui.demo import ManualClock, Scenario, SimulatedHost, SimulatedNode, load_scenario, node_collector
 from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.demo.engine_state import EngineState
 from gpumem_tui.demo.fleet_moment import Endpoint, Moment, from_state, of_sample, plain
@@ -51,14 +53,17 @@ class FleetNode:
     fleet's series read what the engine reports from `reports` (the simulator's state) instead. `moment()` is
     what the fleet's series read of the node now."""
 
-    def __init__(self, scenario: str, clock: ManualClock, scrape: bool = True) -> None:
-        self.node = SimulatedNode(load_scenario(scenario), clock=clock)
+    def __init__(
+        self, scenario: Scenario | str, clock: ManualClock, scrape: bool = True, seed: int | None = None
+    ) -> None:
+        """`scenario`: shipped by name, or loaded; `seed`: the simulator's (the scenario's own by default)."""
+        spec = load_scenario(scenario) if isinstance(scenario, str) else scenario
+        self.node = SimulatedNode(spec, clock=clock, seed=seed)
         self.clock, self.scrape = clock, scrape
         self.reports: dict[str, EngineState] = {}
         """What each endpoint's engine reports at the last sample, by its URL."""
         self.host = SimulatedHost(self.node)
         self.plain = plain(self.node)
-        spec = self.node.scenario
         self.pods = spec.view == "host" and any(engine.pod for engine in spec.engines)
         pods = [engine for engine in spec.engines if engine.pod] if self.pods else []
         self.addresses = {e.id: pod_address(k) for k, e in enumerate(pods)}
