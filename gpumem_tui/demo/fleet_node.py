@@ -28,6 +28,7 @@ from gpumem_tui.sources.engines.discovery import survey
 from gpumem_tui.sources.engines.models_api import ServedModel, merge_models
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.rates import PreemptionRates
+from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.sources.placement import placed
 
 STALE_LIMIT_S = 60.0
@@ -76,6 +77,11 @@ class FleetNode:
     def collector(self) -> Collector:
         """The node's own Collector (NVML through the real binding), built when a whole sample is first read."""
         return node_collector(self.node, self.host)
+
+    def close(self) -> None:
+        """Done with the node: its copy of the NVML binding, if it read one, goes to the next node that does."""
+        if "collector" in vars(self) and isinstance(self.collector.gpu_reader, NvmlSource):
+            self.collector.gpu_reader.release()
 
     def sample(self) -> Sample:
         """The node now, as DemoFeed's `sample()` gives it when it waits for every engine's answer."""

@@ -114,13 +114,16 @@ def _walk(
     what each of its engine endpoints reports then (by URL)."""
     clock = ManualClock()
     node = FleetNode(scenario, clock, scrape=judged)
-    for offset in offsets:
-        clock.set(offset)
-        if judged:
-            sample = node.sample()
-            yield of_sample(sample), sample, node.reports
-        else:
-            yield node.moment(), None, node.reports
+    try:
+        for offset in offsets:
+            clock.set(offset)
+            if judged:
+                sample = node.sample()
+                yield of_sample(sample), sample, node.reports
+            else:
+                yield node.moment(), None, node.reports
+    finally:
+        node.close()
 
 
 def _sample_name(name: str, kind: str) -> str:

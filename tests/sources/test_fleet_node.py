@@ -92,3 +92,14 @@ def test_the_fleet_series_values_are_what_a_scrape_of_the_engine_says(scenario):
                 state.gpu_memory_utilization,
             )
     assert seen
+
+
+def test_a_node_done_with_hands_its_copy_of_the_binding_to_the_next():
+    """The fleet's nodes read one after another (fleet_series): one copy of the NVML binding serves them all."""
+    first = FleetNode("healthy-8b", ManualClock())
+    first.sample()
+    copy = first.collector.gpu_reader.module
+    first.close()
+    second = FleetNode("busy-node", ManualClock())
+    assert len(second.sample().gpus) == 8
+    assert second.collector.gpu_reader.module is copy
