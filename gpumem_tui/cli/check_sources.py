@@ -22,7 +22,6 @@ from gpumem_tui.diagnosis.findings import Finding, Thresholds
 from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
-from gpumem_tui.sources.replay import RecordingError, RecordingReader
 
 if TYPE_CHECKING:
     from gpumem_tui.diagnosis.fleet.node import Difference
@@ -91,6 +90,8 @@ def demo_moments(scenario: Scenario, at: float, history_s: float) -> list[float]
 def from_replay(
     path: str, at: float | None, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds
 ) -> Checked:
+    from gpumem_tui.sources.replay import RecordingError, RecordingReader  # a recording's reader, for one only
+
     reader = RecordingReader(path)
     walk = Investigation(catalog, manual, thresholds)
     for sample in reader:

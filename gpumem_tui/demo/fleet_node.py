@@ -24,7 +24,6 @@ from gpumem_tui.demo.proc import pod_address
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import Sample, SourceError
 from gpumem_tui.sources.collector import Collector
-from gpumem_tui.sources.engines.discovery import survey
 from gpumem_tui.sources.engines.models_api import ServedModel, merge_models
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.rates import PreemptionRates
@@ -119,6 +118,8 @@ class FleetNode:
         """(URL, engine id, pids, devices) of each endpoint the feed scrapes, and discovery's notes."""
         if not self.pods:
             return [self._served(engine_id, states[engine_id]) for engine_id in self.host.proc.servers], []
+        from gpumem_tui.sources.engines.discovery import survey  # engines in pods only: `check` rarely has them
+
         found = survey(self.host.command_lines(), (), self.host.proc.whereabouts)
         by_url = {
             f"http://{address}:{port}": engine_id for engine_id, (address, port) in self.host.proc.servers.items()
