@@ -3,10 +3,9 @@
 
 A process (`__main__.main`, then `program`) keeps the garbage collector off until that code is imported,
 then freezes what was imported out of every later collection: imports make tens of thousands of long-lived
-objects and no garbage, and collecting over them again and again was about a quarter of `check --demo`'s CPU.
-The command then runs with a roomy young generation (`gc_pause.roomy`): its records make few cycles, and
-CPython's default collected 85 times in `fleet check --demo` (8 ms, 3 with it). Nothing is frozen when `main`
-is called from Python (tests), where earlier garbage could be frozen with it."""
+objects and no garbage. The command then runs with a roomy young generation (`gc_pause.roomy`): its records
+make few cycles (CPython's default collected 85 times in `fleet check --demo`: 8 ms, 3 roomy). Nothing is
+frozen when `main` is called from Python (tests), where earlier garbage could be frozen with it."""
 
 from __future__ import annotations
 

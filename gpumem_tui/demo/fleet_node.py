@@ -1,13 +1,12 @@
-"""One node of the simulated fleet, or the node `check --demo` judges, sampled in process: what `DemoFeed` would
-read of it, without its HTTP.
+"""One node of the simulated fleet, or `check --demo`'s, sampled in process: what `DemoFeed` reads of it, without
+HTTP.
 
 The GPUs, processes and host come through the node's own Collector (the real NVML binding over the fake driver,
 the simulated host); each engine's answer is what the scraper makes of its mock server: the same /metrics text
 (`engine_exposition.exposition`) through the same parser, `/v1/models` merged in, the preemption rate from the
-counter, stale then down when the engine stops serving (HTTP 503), on the simulated clock. A fleet's history is
-hundreds of samples of each node: scraping a server for each cost seconds; `check --demo` paid more for its
-servers, threads, event loop and HTTP client than for the rest of its run. The node demo keeps the HTTP path
-(demo/feed.py); tests/sources/test_fleet_node.py holds the two to the same samples.
+counter, stale then down when the engine stops serving (HTTP 503), on the simulated clock: servers and a client
+cost seconds over a fleet's history (docs/design/fleet.md). The node demo keeps the HTTP path (demo/feed.py);
+tests/sources/test_fleet_node.py holds the two to the same samples.
 """
 
 from __future__ import annotations
