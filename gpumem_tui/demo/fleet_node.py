@@ -15,6 +15,7 @@ import functools
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
+from gpumem_tui.catalog import Catalog
 from gpumem_tui.demo import ManualClock, Scenario, SimulatedHost, SimulatedNode, load_scenario, node_collector
 from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.demo.engine_state import EngineState
@@ -53,11 +54,17 @@ class FleetNode:
     what the fleet's series read of the node now."""
 
     def __init__(
-        self, scenario: Scenario | str, clock: ManualClock, scrape: bool = True, seed: int | None = None
+        self,
+        scenario: Scenario | str,
+        clock: ManualClock,
+        scrape: bool = True,
+        seed: int | None = None,
+        catalog: Catalog | None = None,
     ) -> None:
-        """`scenario`: shipped by name, or loaded; `seed`: the simulator's (the scenario's own by default)."""
+        """`scenario`: shipped by name, or loaded; `seed`: the simulator's (the scenario's own by default);
+        `catalog`: the one loaded, handed on to the simulator."""
         spec = load_scenario(scenario) if isinstance(scenario, str) else scenario
-        self.node = SimulatedNode(spec, clock=clock, seed=seed)
+        self.node = SimulatedNode(spec, clock=clock, seed=seed, catalog=catalog)
         self.clock, self.scrape = clock, scrape
         self.reports: dict[str, EngineState] = {}
         """What each endpoint's engine reports at the last sample, by its URL."""

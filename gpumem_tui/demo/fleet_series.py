@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gpumem_tui.catalog import load_catalog
+from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.demo.clock import ManualClock
 from gpumem_tui.demo.engine_exposition import ENGINE_INDEX
 from gpumem_tui.demo.engine_state import EngineState
@@ -72,8 +72,9 @@ def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 1
     families: dict[str, list[str]] = defaultdict(list)
     kinds: dict[str, str] = {}
     walks: Walks = {}
+    catalog = load_catalog()
     for number, spec in enumerate(specs):
-        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks, catalog):
             kinds[name] = kind
             families[name].append(f"{_sample_name(name, kind)}{{{_labels(labels)}}} {_value(value)} {_value(at)}")
     lines = []
@@ -88,8 +89,9 @@ def series_rows(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15
     """(series name, labels, value, unix seconds) of every sample of the fleet, as a scrape would name them
     (a counter's name ends in `_total`): what `fleet_answers` reads in place of a Prometheus."""
     walks: Walks = {}
+    catalog = load_catalog()  # once for every node (loading it again re-reads and hashes its files to key it)
     for number, spec in enumerate(specs):
-        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks, catalog):
             yield _sample_name(name, kind), labels, value, at
 
 
@@ -98,22 +100,22 @@ def sample_at(scenario: str, offsets: list[float]) -> list[Sample]:
     return [sample for _, sample, _ in _walk(scenario, offsets, judged=True) if sample is not None]
 
 
-def _walked(scenario: str, offsets: list[float], judged: bool, walks: Walks) -> Walk:
+def _walked(scenario: str, offsets: list[float], judged: bool, walks: Walks, catalog: Catalog) -> Walk:
     """`_walk`, once per scenario, offsets and way of reading within one fleet: two nodes that run one scenario
     for as long sample alike (each is then named and numbered as its own, `_on_node`)."""
     key = (scenario, tuple(offsets), judged)
     if key not in walks:
-        walks[key] = list(_walk(scenario, offsets, judged))
+        walks[key] = list(_walk(scenario, offsets, judged, catalog))
     return walks[key]
 
 
 def _walk(
-    scenario: str, offsets: list[float], judged: bool
+    scenario: str, offsets: list[float], judged: bool, catalog: Catalog | None = None
 ) -> Iterator[tuple[Moment, Sample | None, Mapping[str, EngineState]]]:
     """Each step's moment, the whole sample where the node's exporter is `judged` (its engines scraped), and
     what each of its engine endpoints reports then (by URL)."""
     clock = ManualClock()
-    node = FleetNode(scenario, clock, scrape=judged)
+    node = FleetNode(scenario, clock, scrape=judged, catalog=catalog)
     try:
         for offset in offsets:
             clock.set(offset)
@@ -145,13 +147,13 @@ def _value(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(float(value))
 
 
-def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, walks: Walks):
+def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, walks: Walks, catalog: Catalog):
     """(family, type, labels, value, unix seconds) of one node over the run."""
     stop = end_s if spec.until_s is None else min(end_s, spec.until_s)
     offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
-    judge = _judge(spec.scenario) if spec.exporter else None
-    for moment, sample, reports in _walked(spec.scenario, offsets, judge is not None, walks):
+    judge = _judge(spec.scenario, catalog) if spec.exporter else None
+    for moment, sample, reports in _walked(spec.scenario, offsets, judge is not None, walks, catalog):
         at = moment.timestamp
         if judge is not None and sample is not None:
             sample = _on_node(sample, spec, number)
@@ -217,9 +219,8 @@ def _dcgm_series(spec: FleetNodeSpec, moment: Moment, number: int, exporter_pod:
     yield "up", "gauge", _exporter_target(spec, exporter_pod, number), 1, at
 
 
-def _judge(scenario: str) -> Investigation:
+def _judge(scenario: str, catalog: Catalog) -> Investigation:
     """Findings as `gpumem-tui export --demo SCENARIO` judges them: against the plan the scenario was made with."""
-    catalog = load_catalog()
     return Investigation(catalog, scenario_plan(load_scenario(scenario), catalog), Thresholds())
 
 
