@@ -100,7 +100,10 @@ def bind(library: Any) -> ModuleType:
     libnvidia-ml.so.1: the binding keeps its library handle in the module attribute `nvmlLib` (and caches
     function pointers per module), so each copy serves one library and two never share a cache. A copy
     handed back is served again, its library and cache replaced: loading one costs about 5 ms of CPU."""
-    module = _spare.pop() if _spare else _copy()
+    try:
+        module = _spare.pop()  # one step: two threads never take the same copy
+    except IndexError:
+        module = _copy()
     vars(module)["nvmlLib"] = library  # the binding's own global, which it reads on every call
     return module
 
