@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.demo.clock import ManualClock
@@ -38,9 +38,9 @@ what its engines report then (by their URL)."""
 Walks = dict[tuple[str, tuple[float, ...], bool], Walk]
 
 
-@dataclass(frozen=True)
-class FleetNodeSpec:
-    """One simulated node of the fleet."""
+class FleetNodeSpec(NamedTuple):
+    """One simulated node of the fleet (a named tuple: defined at every fleet command's start, where a frozen
+    dataclass costs ten times as much)."""
 
     name: str
     scenario: str
@@ -51,7 +51,7 @@ class FleetNodeSpec:
     """Whether the exporter exports DCGM_FI_DEV_FB_RESERVED (its default list has it from 4.4.0)."""
     until_s: float | None = None
     """The node stops reporting after this offset (its exporter died): a stale node."""
-    settings: Mapping[str, str] = field(default_factory=dict)
+    settings: Mapping[str, str] = MappingProxyType({})
     """cache_config_info labels set otherwise on this node's engines (one model served two ways)."""
     exporter: bool = False
     """The node also runs `gpumem-tui export`: every series it serves (GPU memory, other processes, engines'
@@ -200,16 +200,16 @@ def _dcgm_series(spec: FleetNodeSpec, moment: Moment, number: int, exporter_pod:
     holders = _holders(moment, spec)
     node = {spec.node_label: spec.name}
     for gpu in moment.gpus:
-        uuid = _own_uuid(gpu.uuid, gpu.index, number)
-        labels = {"gpu": str(gpu.index), "UUID": uuid, "device": f"nvidia{gpu.index}"}
+        uuid = _own_uuid(gpu.uuid, gpu.gpu_index, number)
+        labels = {"gpu": str(gpu.gpu_index), "UUID": uuid, "device": f"nvidia{gpu.gpu_index}"}
         labels |= {"modelName": gpu.name or "?", **node, "job": "dcgm-exporter"}
         fields: dict[str, int | None] = {"USED": gpu.used, "FREE": gpu.free}
         if spec.reserved:
             fields["RESERVED"] = gpu.reserved
-        workload = holders.get(gpu.index)
+        workload = holders.get(gpu.gpu_index)
         copies = [(workload, fields)]
         if spec.virtual_gpus and workload is not None:
-            pod_used = sum(p.memory or 0 for p in moment.processes if p.gpu_index == gpu.index)
+            pod_used = sum(p.memory or 0 for p in moment.processes if p.gpu_index == gpu.gpu_index)
             copies = [(None, fields), (workload, {**fields, "USED": pod_used})]
         for holder, values in copies:
             named = labels | _gpu_pod_labels(spec, holder, exporter_pod, number)
