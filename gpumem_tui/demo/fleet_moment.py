@@ -1,6 +1,6 @@
 """What the simulated fleet's series read of one node at one moment: each readable GPU's memory, the processes
-holding GPUs (pid, GPU, pod, memory) and each engine endpoint's status (URL, ok/stale/down, pids). Each is a
-named tuple: hundreds are made a run, and a frozen dataclass costs ten times as much to define and to make.
+holding GPUs (pid, GPU, pod, memory) and each engine endpoint's status (URL, ok/stale/down, pids), as named
+tuples (a frozen dataclass costs ten times as much to define).
 
 dcgm-exporter's series and the vLLM targets' `up` need no more than this, so a node that does not also run
 `gpumem-tui export` is read from the simulator's state (`from_state`), not through the NVML binding at every
