@@ -206,7 +206,17 @@ LIGHT = [  # (arguments, exit status, what it must not load): each command pays 
     (
         ["check", "--demo", "idle-node"],
         0,
-        ("pynvml", "psutil", "pydantic_settings", "gpumem_tui.sources.prometheus.fleet"),
+        # the simulated node is sampled in process: no mock servers, event loop, HTTP client or scraper
+        (
+            "pynvml",
+            "psutil",
+            "pydantic_settings",
+            "gpumem_tui.sources.prometheus.fleet",
+            "asyncio",
+            "httpx",
+            "gpumem_tui.demo.feed",
+            "gpumem_tui.sources.engines.scraper",
+        ),
     ),
     (["check", "--demo", "idle-node", "--json"], 0, ("rich",)),
     (["check", "--demo", "noisy-neighbour", "--at", "48"], 2, ("rich",)),  # text on a pipe: check_text.on_pipe

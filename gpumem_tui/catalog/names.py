@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpumem_tui.catalog.schema import ModelSpec
 
@@ -39,8 +39,7 @@ def closest(names: list[str]) -> str:
     return f"; closest: {', '.join(names)}" if names else ""
 
 
-@dataclass(frozen=True)
-class ModelMatch:
+class ModelMatch(NamedTuple):
     """The entry a model name found, and how. `spec` is the entry, or for a quantized copy the entry as that
     copy ships (the copy's name as its id, the method as its checkpoint format)."""
 

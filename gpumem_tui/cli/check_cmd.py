@@ -10,7 +10,6 @@ in Prometheus (over its --history, from range queries), the forensics. The optio
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 from gpumem_tui.catalog import Catalog, load_catalog
@@ -67,7 +66,9 @@ def _print_text(checked: Checked, verbose: bool) -> None:
 
 def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds) -> Checked:
     if args.prometheus is not None:
-        # the fleet's reader and judge, imported for a node in Prometheus only
+        # the fleet's reader and judge, and an event loop, imported for a node in Prometheus only
+        import asyncio
+
         from gpumem_tui.cli.check_prometheus import from_prometheus
         from gpumem_tui.cli.prometheus_source import node_source
         from gpumem_tui.sources.prometheus.node_history import SPAN_S
@@ -79,9 +80,11 @@ def _check(args: argparse.Namespace, catalog: Catalog, manual: ManualPlan | None
         return asyncio.run(from_prometheus(connection, node, at, args.query_timeout, catalog, manual, thresholds, span))
     offset = None if args.at is None else _offset(args.at)
     if args.demo is not None:
-        return asyncio.run(from_demo(args.demo, offset, args.seed, catalog, manual, thresholds))
+        return from_demo(args.demo, offset, args.seed, catalog, manual, thresholds)
     if args.replay:
         return from_replay(args.replay, offset, catalog, manual, thresholds)
+    import asyncio  # this node's engines are scraped on an event loop; a demo or a recording needs none
+
     from gpumem_tui.cli.check_live import from_live  # NVML's binding and the host, for this node only
 
     return asyncio.run(from_live(args.endpoint, catalog, manual, thresholds))

@@ -1,6 +1,11 @@
 """Where `check` gets its samples: a simulated node stepped to --at, or a recording walked to --at. This node
 (check_live.py) and a node in Prometheus (check_prometheus.py) are read by modules of their own, imported
-only for them: a check of the demo loads neither NVML's binding nor the fleet's reader."""
+only for them: a check of the demo loads neither the installed NVML binding nor the fleet's reader.
+
+The simulated node is sampled in process (`demo.fleet_node.FleetNode`), as the simulated fleet samples its
+nodes: the samples the node demo's feed gives over real HTTP (tests/sources/test_fleet_node.py holds them
+equal at every moment `check` walks), without its servers, threads, event loop or HTTP client, which were a
+quarter of the command's CPU."""
 
 from __future__ import annotations
 
@@ -10,14 +15,13 @@ from typing import TYPE_CHECKING
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.demo import ManualClock, Scenario, load_scenario
-from gpumem_tui.demo.feed import DemoFeed
+from gpumem_tui.demo.fleet_node import FleetNode
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings import Finding, Thresholds
 from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
-from gpumem_tui.sources.replay import RecordingError, RecordingReader
 
 if TYPE_CHECKING:
     from gpumem_tui.diagnosis.fleet.node import Difference
@@ -44,9 +48,10 @@ class Checked:
     history in Prometheus)."""
 
 
-async def from_demo(
+def from_demo(
     name: str, at: float | None, seed: int | None, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds
 ) -> Checked:
+    """The scenario judged sample by sample up to `at` (its story's moment by default), as the app judges it."""
     scenario = load_scenario(name)
     at = scenario.story_s if at is None else at
     if at > scenario.duration_s:
@@ -54,13 +59,10 @@ async def from_demo(
     plan = manual or scenario_plan(scenario, catalog)
     clock = ManualClock()
     walk = Investigation(catalog, plan, thresholds)  # judged sample by sample, as the app does: exits explained
-    feed = DemoFeed(name, clock, seed=seed)
-    try:
-        for moment in demo_moments(scenario, at, thresholds.forensics_window_s):
-            clock.set(moment)
-            walk.add(await feed.sample())
-    finally:
-        await feed.aclose()
+    node = FleetNode(scenario, clock, seed=seed)
+    for moment in demo_moments(scenario, at, thresholds.forensics_window_s):
+        clock.set(moment)
+        walk.add(node.sample())
     where = f"simulated node '{scenario.name}' at {at:g} s"
     if manual is None and plan is not None:
         where += f", against the plan it was made with ({plan.quantization or 'native precision'})"
@@ -88,6 +90,8 @@ def demo_moments(scenario: Scenario, at: float, history_s: float) -> list[float]
 def from_replay(
     path: str, at: float | None, catalog: Catalog, manual: ManualPlan | None, thresholds: Thresholds
 ) -> Checked:
+    from gpumem_tui.sources.replay import RecordingError, RecordingReader  # a recording's reader, for one only
+
     reader = RecordingReader(path)
     walk = Investigation(catalog, manual, thresholds)
     for sample in reader:

@@ -1,5 +1,6 @@
 """What the simulated fleet's series read of one node at one moment: each readable GPU's memory, the processes
-holding GPUs (pid, GPU, pod, memory) and each engine endpoint's status (URL, ok/stale/down, pids).
+holding GPUs (pid, GPU, pod, memory) and each engine endpoint's status (URL, ok/stale/down, pids), as named
+tuples (a frozen dataclass costs ten times as much to define).
 
 dcgm-exporter's series and the vLLM targets' `up` need no more than this, so a node that does not also run
 `gpumem-tui export` is read from the simulator's state (`from_state`), not through the NVML binding at every
@@ -10,17 +11,16 @@ point: that was half the simulated run's CPU. A node whose exporter is judged ne
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpumem_tui.demo.node import SimulatedNode
 from gpumem_tui.models import Sample
 
 
-@dataclass(frozen=True, slots=True)
-class GpuMemory:
+class GpuMemory(NamedTuple):
     """A readable GPU with its memory read, as NVML's memory v2 reports it."""
 
-    index: int
+    gpu_index: int
     uuid: str | None
     name: str | None
     used: int
@@ -28,8 +28,7 @@ class GpuMemory:
     reserved: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
+class Held(NamedTuple):
     """One process on one GPU: its pid, its pod (`namespace/name`) where the host sees one, the bytes it holds."""
 
     pid: int
@@ -38,8 +37,7 @@ class Held:
     memory: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class Endpoint:
+class Endpoint(NamedTuple):
     """One engine endpoint as the scraper saw it: ok, stale or down, and the pids joined to it."""
 
     url: str
@@ -47,8 +45,7 @@ class Endpoint:
     pids: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Moment:
+class Moment(NamedTuple):
     """One node at one moment, as its series read it."""
 
     timestamp: float

@@ -1,11 +1,12 @@
-"""One node of the simulated fleet, sampled in process: what `DemoFeed` would read of it, without its HTTP.
+"""One node of the simulated fleet, or `check --demo`'s, sampled in process: what `DemoFeed` reads of it, without
+HTTP.
 
 The GPUs, processes and host come through the node's own Collector (the real NVML binding over the fake driver,
 the simulated host); each engine's answer is what the scraper makes of its mock server: the same /metrics text
 (`engine_exposition.exposition`) through the same parser, `/v1/models` merged in, the preemption rate from the
-counter, stale then down when the engine stops serving (HTTP 503), on the simulated clock. A fleet's history is
-hundreds of samples of each node: scraping a server for each cost seconds. The node demo keeps the HTTP path
-(demo/feed.py); tests/demo/test_fleet_node.py holds the two to the same samples.
+counter, stale then down when the engine stops serving (HTTP 503), on the simulated clock: servers and a client
+cost seconds over a fleet's history (docs/design/fleet.md). The node demo keeps the HTTP path (demo/feed.py);
+tests/sources/test_fleet_node.py holds the two to the same samples.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import functools
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
-from gpumem_tui.demo import ManualClock, SimulatedHost, SimulatedNode, load_scenario, node_collector
+from gpumem_tui.catalog import Catalog
+from gpumem_tui.demo import ManualClock, Scenario, SimulatedHost, SimulatedNode, load_scenario, node_collector
 from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.demo.engine_state import EngineState
 from gpumem_tui.demo.fleet_moment import Endpoint, Moment, from_state, of_sample, plain
@@ -22,10 +24,10 @@ from gpumem_tui.demo.proc import pod_address
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import Sample, SourceError
 from gpumem_tui.sources.collector import Collector
-from gpumem_tui.sources.engines.discovery import survey
 from gpumem_tui.sources.engines.models_api import ServedModel, merge_models
 from gpumem_tui.sources.engines.parse import parse_metrics
 from gpumem_tui.sources.engines.rates import PreemptionRates
+from gpumem_tui.sources.nvml import NvmlSource
 from gpumem_tui.sources.placement import placed
 
 STALE_LIMIT_S = 60.0
@@ -51,14 +53,23 @@ class FleetNode:
     fleet's series read what the engine reports from `reports` (the simulator's state) instead. `moment()` is
     what the fleet's series read of the node now."""
 
-    def __init__(self, scenario: str, clock: ManualClock, scrape: bool = True) -> None:
-        self.node = SimulatedNode(load_scenario(scenario), clock=clock)
+    def __init__(
+        self,
+        scenario: Scenario | str,
+        clock: ManualClock,
+        scrape: bool = True,
+        seed: int | None = None,
+        catalog: Catalog | None = None,
+    ) -> None:
+        """`scenario`: shipped by name, or loaded; `seed`: the simulator's (the scenario's own by default);
+        `catalog`: the one loaded, handed on to the simulator."""
+        spec = load_scenario(scenario) if isinstance(scenario, str) else scenario
+        self.node = SimulatedNode(spec, clock=clock, seed=seed, catalog=catalog)
         self.clock, self.scrape = clock, scrape
         self.reports: dict[str, EngineState] = {}
         """What each endpoint's engine reports at the last sample, by its URL."""
         self.host = SimulatedHost(self.node)
         self.plain = plain(self.node)
-        spec = self.node.scenario
         self.pods = spec.view == "host" and any(engine.pod for engine in spec.engines)
         pods = [engine for engine in spec.engines if engine.pod] if self.pods else []
         self.addresses = {e.id: pod_address(k) for k, e in enumerate(pods)}
@@ -71,6 +82,11 @@ class FleetNode:
     def collector(self) -> Collector:
         """The node's own Collector (NVML through the real binding), built when a whole sample is first read."""
         return node_collector(self.node, self.host)
+
+    def close(self) -> None:
+        """Done with the node: its copy of the NVML binding, if it read one, goes to the next node that does."""
+        if "collector" in vars(self) and isinstance(self.collector.gpu_reader, NvmlSource):
+            self.collector.gpu_reader.release()
 
     def sample(self) -> Sample:
         """The node now, as DemoFeed's `sample()` gives it when it waits for every engine's answer."""
@@ -108,6 +124,8 @@ class FleetNode:
         """(URL, engine id, pids, devices) of each endpoint the feed scrapes, and discovery's notes."""
         if not self.pods:
             return [self._served(engine_id, states[engine_id]) for engine_id in self.host.proc.servers], []
+        from gpumem_tui.sources.engines.discovery import survey  # engines in pods only: `check` rarely has them
+
         found = survey(self.host.command_lines(), (), self.host.proc.whereabouts)
         by_url = {
             f"http://{address}:{port}": engine_id for engine_id, (address, port) in self.host.proc.servers.items()

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
-from gpumem_tui.catalog import load_catalog
+from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.demo.clock import ManualClock
 from gpumem_tui.demo.engine_exposition import ENGINE_INDEX
 from gpumem_tui.demo.engine_state import EngineState
@@ -38,9 +38,9 @@ what its engines report then (by their URL)."""
 Walks = dict[tuple[str, tuple[float, ...], bool], Walk]
 
 
-@dataclass(frozen=True)
-class FleetNodeSpec:
-    """One simulated node of the fleet."""
+class FleetNodeSpec(NamedTuple):
+    """One simulated node of the fleet (a named tuple: defined at every fleet command's start, where a frozen
+    dataclass costs ten times as much)."""
 
     name: str
     scenario: str
@@ -51,7 +51,7 @@ class FleetNodeSpec:
     """Whether the exporter exports DCGM_FI_DEV_FB_RESERVED (its default list has it from 4.4.0)."""
     until_s: float | None = None
     """The node stops reporting after this offset (its exporter died): a stale node."""
-    settings: Mapping[str, str] = field(default_factory=dict)
+    settings: Mapping[str, str] = MappingProxyType({})
     """cache_config_info labels set otherwise on this node's engines (one model served two ways)."""
     exporter: bool = False
     """The node also runs `gpumem-tui export`: every series it serves (GPU memory, other processes, engines'
@@ -72,8 +72,9 @@ def fleet_series(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 1
     families: dict[str, list[str]] = defaultdict(list)
     kinds: dict[str, str] = {}
     walks: Walks = {}
+    catalog = load_catalog()
     for number, spec in enumerate(specs):
-        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks, catalog):
             kinds[name] = kind
             families[name].append(f"{_sample_name(name, kind)}{{{_labels(labels)}}} {_value(value)} {_value(at)}")
     lines = []
@@ -88,8 +89,9 @@ def series_rows(specs: Iterable[FleetNodeSpec], end_s: float, step_s: float = 15
     """(series name, labels, value, unix seconds) of every sample of the fleet, as a scrape would name them
     (a counter's name ends in `_total`): what `fleet_answers` reads in place of a Prometheus."""
     walks: Walks = {}
+    catalog = load_catalog()  # once for every node (loading it again re-reads and hashes its files to key it)
     for number, spec in enumerate(specs):
-        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks):
+        for name, kind, labels, value, at in _node_series(number, spec, end_s, step_s, walks, catalog):
             yield _sample_name(name, kind), labels, value, at
 
 
@@ -98,29 +100,32 @@ def sample_at(scenario: str, offsets: list[float]) -> list[Sample]:
     return [sample for _, sample, _ in _walk(scenario, offsets, judged=True) if sample is not None]
 
 
-def _walked(scenario: str, offsets: list[float], judged: bool, walks: Walks) -> Walk:
+def _walked(scenario: str, offsets: list[float], judged: bool, walks: Walks, catalog: Catalog) -> Walk:
     """`_walk`, once per scenario, offsets and way of reading within one fleet: two nodes that run one scenario
     for as long sample alike (each is then named and numbered as its own, `_on_node`)."""
     key = (scenario, tuple(offsets), judged)
     if key not in walks:
-        walks[key] = list(_walk(scenario, offsets, judged))
+        walks[key] = list(_walk(scenario, offsets, judged, catalog))
     return walks[key]
 
 
 def _walk(
-    scenario: str, offsets: list[float], judged: bool
+    scenario: str, offsets: list[float], judged: bool, catalog: Catalog | None = None
 ) -> Iterator[tuple[Moment, Sample | None, Mapping[str, EngineState]]]:
     """Each step's moment, the whole sample where the node's exporter is `judged` (its engines scraped), and
     what each of its engine endpoints reports then (by URL)."""
     clock = ManualClock()
-    node = FleetNode(scenario, clock, scrape=judged)
-    for offset in offsets:
-        clock.set(offset)
-        if judged:
-            sample = node.sample()
-            yield of_sample(sample), sample, node.reports
-        else:
-            yield node.moment(), None, node.reports
+    node = FleetNode(scenario, clock, scrape=judged, catalog=catalog)
+    try:
+        for offset in offsets:
+            clock.set(offset)
+            if judged:
+                sample = node.sample()
+                yield of_sample(sample), sample, node.reports
+            else:
+                yield node.moment(), None, node.reports
+    finally:
+        node.close()
 
 
 def _sample_name(name: str, kind: str) -> str:
@@ -142,13 +147,13 @@ def _value(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(float(value))
 
 
-def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, walks: Walks):
+def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, walks: Walks, catalog: Catalog):
     """(family, type, labels, value, unix seconds) of one node over the run."""
     stop = end_s if spec.until_s is None else min(end_s, spec.until_s)
     offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
-    judge = _judge(spec.scenario) if spec.exporter else None
-    for moment, sample, reports in _walked(spec.scenario, offsets, judge is not None, walks):
+    judge = _judge(spec.scenario, catalog) if spec.exporter else None
+    for moment, sample, reports in _walked(spec.scenario, offsets, judge is not None, walks, catalog):
         at = moment.timestamp
         if judge is not None and sample is not None:
             sample = _on_node(sample, spec, number)
@@ -195,16 +200,16 @@ def _dcgm_series(spec: FleetNodeSpec, moment: Moment, number: int, exporter_pod:
     holders = _holders(moment, spec)
     node = {spec.node_label: spec.name}
     for gpu in moment.gpus:
-        uuid = _own_uuid(gpu.uuid, gpu.index, number)
-        labels = {"gpu": str(gpu.index), "UUID": uuid, "device": f"nvidia{gpu.index}"}
+        uuid = _own_uuid(gpu.uuid, gpu.gpu_index, number)
+        labels = {"gpu": str(gpu.gpu_index), "UUID": uuid, "device": f"nvidia{gpu.gpu_index}"}
         labels |= {"modelName": gpu.name or "?", **node, "job": "dcgm-exporter"}
         fields: dict[str, int | None] = {"USED": gpu.used, "FREE": gpu.free}
         if spec.reserved:
             fields["RESERVED"] = gpu.reserved
-        workload = holders.get(gpu.index)
+        workload = holders.get(gpu.gpu_index)
         copies = [(workload, fields)]
         if spec.virtual_gpus and workload is not None:
-            pod_used = sum(p.memory or 0 for p in moment.processes if p.gpu_index == gpu.index)
+            pod_used = sum(p.memory or 0 for p in moment.processes if p.gpu_index == gpu.gpu_index)
             copies = [(None, fields), (workload, {**fields, "USED": pod_used})]
         for holder, values in copies:
             named = labels | _gpu_pod_labels(spec, holder, exporter_pod, number)
@@ -214,9 +219,8 @@ def _dcgm_series(spec: FleetNodeSpec, moment: Moment, number: int, exporter_pod:
     yield "up", "gauge", _exporter_target(spec, exporter_pod, number), 1, at
 
 
-def _judge(scenario: str) -> Investigation:
+def _judge(scenario: str, catalog: Catalog) -> Investigation:
     """Findings as `gpumem-tui export --demo SCENARIO` judges them: against the plan the scenario was made with."""
-    catalog = load_catalog()
     return Investigation(catalog, scenario_plan(load_scenario(scenario), catalog), Thresholds())
 
 

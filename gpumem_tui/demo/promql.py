@@ -52,20 +52,23 @@ class Stored:
         points: dict[Key, list[tuple[float, float]]] = defaultdict(list)
         keys: dict[tuple, Key] = {}  # each series' key by its name and labels as written: sorted once a series
         for name, labels, value, at in rows:
-            written = (name, *labels.items())
+            written = (name, *labels, *labels.values())  # n names then n values: one reading only
             key = keys.get(written)
             if key is None:
                 key = keys[written] = identity(name, labels)
             points[key].append((at, value))
         self.points = {key: sorted(found) for key, found in points.items()}
         self.name = {key: dict(key)["__name__"] for key in self.points}
+        self._names = set(self.name.values())
         self._named: dict[str, list[Key]] = {}
 
     def named(self, names: str) -> list[Key]:
-        """The series whose name matches `names` whole, in the order they were first sampled."""
+        """The series whose name matches `names` whole, in the order they were first sampled (each distinct
+        name matched once: a few dozen names, hundreds of series)."""
         if names not in self._named:
             match = re.compile(names).fullmatch
-            self._named[names] = [key for key in self.points if match(self.name[key])]
+            matches = {name: bool(match(name)) for name in self._names}
+            self._named[names] = [key for key in self.points if matches[self.name[key]]]
         return self._named[names]
 
     def newest(self, key: Key, at: float, within: float) -> tuple[float, float] | None:

@@ -6,7 +6,7 @@ fact unknown) nor judged as a measurement; the finding `engine_value_implausible
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpumem_tui.catalog.schema import MAX_CONTEXT
 from gpumem_tui.engine_records import EngineRecord
@@ -35,8 +35,7 @@ LABELS = {
 """Every record field judged, in the words a finding uses."""
 
 
-@dataclass(frozen=True)
-class Implausible:
+class Implausible(NamedTuple):
     field: str
     value: object
     why: str

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans, measured_facts
@@ -67,8 +66,7 @@ class Forensics(Record):
     """What the walked source could not read, as it says it (a node's range read: where it has no samples)."""
 
 
-@dataclass(frozen=True)
-class Moment:
+class Moment(NamedTuple):
     """One judged sample, kept for what is explained about it later: its findings in each unit they were
     worded in."""
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.records import Thresholds
@@ -35,8 +35,7 @@ class Growth(Record):
     """`expected (planned: loading / KV pool)`, `unexpected: not the engine's`, or how far past its plan."""
 
 
-@dataclass(frozen=True)
-class Allowance:
+class Allowance(NamedTuple):
     """What an engine's process may hold on one GPU and still be as planned."""
 
     planned_bytes: int | None

@@ -29,6 +29,8 @@ def label_text(value: object) -> str:
     if value is None:
         return ""
     text = str(value)
+    if text.isascii():  # the common label: nothing to re-encode (a surrogate is never ASCII)
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -103,7 +105,7 @@ class InfoRows:
 
 def _fresh(seen: set[tuple[str, ...]], names: tuple[str, ...], labels: Mapping[str, object]) -> list[str] | None:
     """The label values in `names`' order, or None when that label set was added before."""
-    values = tuple(label_text(labels.get(name)) for name in names)
+    values = tuple([label_text(labels.get(name)) for name in names])
     if values in seen:
         return None
     seen.add(values)

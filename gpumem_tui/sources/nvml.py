@@ -90,13 +90,38 @@ class NvmlReading:
 
 
 _copies = itertools.count()
+_COPY = "_gpumem_pynvml_"
+_spare: list[ModuleType] = []
+"""Copies handed back (`NvmlSource.release`): the next `bind` takes one over rather than load another."""
 
 
 def bind(library: Any) -> ModuleType:
     """A private copy of the installed binding whose C library is `library` instead of
     libnvidia-ml.so.1: the binding keeps its library handle in the module attribute `nvmlLib` (and caches
-    function pointers per module), so each copy serves one library and two never share a cache."""
-    name = f"_gpumem_pynvml_{next(_copies)}"
+    function pointers per module), so each copy serves one library and two never share a cache. A copy
+    handed back is served again, its library and cache replaced: loading one costs about 5 ms of CPU."""
+    try:
+        module = _spare.pop()  # one step: two threads never take the same copy
+    except IndexError:
+        module = _copy()
+    vars(module)["nvmlLib"] = library  # the binding's own global, which it reads on every call
+    return module
+
+
+def _unbind(module: ModuleType) -> None:
+    """Hand back a copy `bind` made that nothing calls any more: as loaded, with no library, no function
+    pointer cached and no `nvmlInit` counted (the binding's whole state), ready to serve another."""
+    if not module.__name__.startswith(_COPY) or module in _spare:
+        return  # the installed binding, or a copy already handed back
+    state = vars(module)
+    state["nvmlLib"] = None
+    state["_nvmlGetFunctionPointer_cache"].clear()
+    state["_nvmlLib_refcount"] = 0
+    _spare.append(module)
+
+
+def _copy() -> ModuleType:
+    name = f"{_COPY}{next(_copies)}"
     installed = importlib.util.find_spec("pynvml")  # where it is, without running it
     origin = installed.origin if installed is not None else None
     spec = importlib.util.spec_from_file_location(name, origin) if origin else None
@@ -108,7 +133,6 @@ def bind(library: Any) -> ModuleType:
         spec.loader.exec_module(module)
     finally:
         del sys.modules[name]
-    vars(module)["nvmlLib"] = library  # the binding's own global, which it reads on every call
     return module
 
 
@@ -166,6 +190,12 @@ class NvmlSource:
             self._open = False
             with contextlib.suppress(self._nvml.NVMLError):
                 self._nvml.nvmlShutdown()
+
+    def release(self) -> None:
+        """Close for good, and hand a copy of the binding `bind` made back for another source to take over
+        (the simulated fleet reads its nodes one after another). The source is not used again."""
+        self.close()
+        _unbind(self._nvml)
 
     def read(self) -> NvmlReading:
         """Every device, each on its own: one lost card never hides the others."""

@@ -64,6 +64,6 @@ async def test_the_screen_at_the_story_says_what_check_says(name, make_app, cata
     async with app.run_test(size=(160, 48)) as pilot:
         await run_to(app, pilot, scenario.story_s, span=STORY_SPAN_S)
         on_screen = [(f.severity, f.code, f.title) for f in app.node.investigation.findings_in("GiB")]
-    checked = await from_demo(name, None, None, catalog, None, Thresholds())  # `check --demo NAME`
+    checked = from_demo(name, None, None, catalog, None, Thresholds())  # `check --demo NAME`
     assert checked.where.startswith(f"simulated node '{name}' at {scenario.story_s:g} s")
     assert on_screen == [(f.severity, f.code, f.title) for f in checked.findings]

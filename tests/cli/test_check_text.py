@@ -32,8 +32,8 @@ def _piped(monkeypatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-async def _checked(scenario: str, at: float | None = None):
-    return await from_demo(scenario, at, None, load_catalog(), None, Thresholds())
+def _checked(scenario: str, at: float | None = None):
+    return from_demo(scenario, at, None, load_catalog(), None, Thresholds())
 
 
 @pytest.mark.parametrize(
@@ -46,15 +46,15 @@ async def _checked(scenario: str, at: float | None = None):
         ("idle-node", 5.0),
     ],
 )
-async def test_the_lines_on_a_pipe_are_what_rich_writes_there(scenario, at, monkeypatch):
+def test_the_lines_on_a_pipe_are_what_rich_writes_there(scenario, at, monkeypatch):
     _piped(monkeypatch)
-    checked = await _checked(scenario, at)
+    checked = _checked(scenario, at)
     assert on_pipe(checked) == _as_rich_writes_it(checked)
 
 
-async def test_rich_writes_a_line_it_would_wrap_and_a_pipe_it_would_style(monkeypatch):
+def test_rich_writes_a_line_it_would_wrap_and_a_pipe_it_would_style(monkeypatch):
     _piped(monkeypatch)
-    checked = await _checked("busy-node")
+    checked = _checked("busy-node")
     assert on_pipe(checked) is not None
     many = [gpu.model_copy(update={"index": k}) for k in range(16) for gpu in checked.sample.gpus[:1]]
     wide = type(checked)(**{**vars(checked), "sample": checked.sample.model_copy(update={"gpus": many})})

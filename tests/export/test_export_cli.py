@@ -3,7 +3,6 @@ findings that `snapshot` and `check` give for the same moment: one answer per qu
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
@@ -71,7 +70,7 @@ def test_engine_kv_is_the_engines_own(noisy, capsys, catalog):
     assert value(noisy, "gpumem_engine_kv_cache_usage_ratio", **labels) == record["kv_usage_fraction"]
     assert value(noisy, "gpumem_engine_kv_cache_pool_tokens", **labels) == record["kv_pool_tokens"]
     # the pool in bytes is the one the TUI's plan-vs-measured table shows for GPU 0
-    checked = asyncio.run(from_demo("noisy-neighbour", 48, None, catalog, None, Thresholds()))
+    checked = from_demo("noisy-neighbour", 48, None, catalog, None, Thresholds())
     history = History()
     history.add(checked.sample)
     judged = lay_out(checked.sample, history, plan_by_gpu(checked.plans), checked.findings, checked.plans)
@@ -100,7 +99,7 @@ def _text(number: int | None) -> str:
 
 
 def test_plan_bands_are_the_overlay_the_tui_draws(noisy, catalog):
-    checked = asyncio.run(from_demo("noisy-neighbour", 48, None, catalog, None, Thresholds()))
+    checked = from_demo("noisy-neighbour", 48, None, catalog, None, Thresholds())
     drawn = plan_by_gpu(checked.plans)
     assert drawn
     for index, overlay in drawn.items():

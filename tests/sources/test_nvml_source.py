@@ -26,6 +26,20 @@ def test_reads_every_gpu_and_its_processes(rig):
     assert (first.bus_id, second.bus_id) == ("00000000:18:00.0", "00000000:26:00.0")
 
 
+def test_a_copy_of_the_binding_handed_back_serves_the_next_driver_as_a_fresh_copy(make_rig):
+    """The simulated fleet reads its nodes one after another on one copy: handed back, it forgets the last
+    driver's library, the function pointers it looked up there and its `nvmlInit`."""
+    first = make_rig()
+    assert len(first.source.read().gpus) == 2
+    first.source.release()
+    calls = first.driver.calls
+    second = make_rig(make_rig.base.replace("count = 2", "count = 1"))
+    assert second.binding is first.binding, "the copy handed back is taken over"
+    assert len(second.source.read().gpus) == 1, "read through the new driver, not pointers into the old one"
+    assert first.driver.calls == calls and second.driver.calls > 0
+    assert second.binding._nvmlLib_refcount == 1
+
+
 def test_memory_falls_back_to_v1_where_the_driver_lacks_v2(make_rig):
     rig = make_rig(make_rig.base.replace("count = 2", 'count = 2\nunsupported = ["memory_v2"]'))
     gpu = rig.source.read().gpus[0]

@@ -6,8 +6,8 @@ stays down."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from gpumem_tui.diagnosis.findings.records import Finding
 from gpumem_tui.diagnosis.findings.situation import duration, engine_named
@@ -25,8 +25,7 @@ def clock(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-@dataclass(frozen=True)
-class Exited:
+class Exited(NamedTuple):
     """Which engine exited, where it ran, and when: last seen holding memory, then gone."""
 
     url: str

@@ -10,8 +10,7 @@ raising a code calls its decider (tests/diagnosis/test_finding_deciders.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gpumem_tui.diagnosis.findings import engines, memory, node, plan, starting
 from gpumem_tui.diagnosis.findings.records import Finding, FindingCode, Severity
@@ -21,8 +20,7 @@ Rule = Callable[[Situation], list[Finding]]
 View = Literal["node", "fleet"]
 
 
-@dataclass(frozen=True)
-class FindingKind:
+class FindingKind(NamedTuple):
     """One finding code."""
 
     code: FindingCode
