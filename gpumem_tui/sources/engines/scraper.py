@@ -28,7 +28,7 @@ from gpumem_tui.sources.http import (
     in_words,
     is_timeout,
     prepare,
-    read_capped,
+    read_request,
     reason_phrase,
 )
 
@@ -60,6 +60,8 @@ class _Memory:
     """The scraper's `looks` when this poll started."""
     client: Any = None
     client_spoilt: bool = False
+    requests: dict[str, Any] = field(default_factory=dict)
+    """URL -> its GET as `client` built it, sent again at each poll (`Scraper._request`)."""
 
 
 class Scraper:
@@ -199,7 +201,7 @@ class Scraper:
         models = asyncio.ensure_future(self._served_models(client, point, memory)) if ask else None
         try:
             async with asyncio.timeout(self.deadline_s):
-                text = await self._get(client, point.metrics_url)
+                text = await self._get(memory, client, point.metrics_url)
             if models is not None:
                 await asyncio.wait([models], timeout=MODELS_GRACE_S)
                 if not models.done():  # slow: asked again later, and never again held up for
@@ -215,7 +217,7 @@ class Scraper:
         """`/v1/models` once per endpoint; an engine without it still gives its metrics."""
         try:
             async with asyncio.timeout(self.read_timeout_s):
-                text = await self._get(client, point.models_url)
+                text = await self._get(memory, client, point.models_url)
             memory.served = await self._parse(parse_models, text)
         except Exception as exc:  # noqa: BLE001 - optional: retried on the next poll, or later if it was slow
             memory.client_spoilt |= not isinstance(exc, MetricsError)
@@ -232,10 +234,25 @@ class Scraper:
             memory.client = async_client(
                 self._timeouts, connections=CONNECTIONS_PER_ENDPOINT, headers={"Accept": "text/plain"}
             )
+            memory.requests = {}
         return memory.client
 
-    async def _get(self, client: Any, url: str) -> str:
-        status, body = await read_capped(client, "GET", url, self.max_bytes)
+    @staticmethod
+    def _request(memory: _Memory, client: Any, url: str) -> Any:
+        """The GET of `url`, built by this endpoint's client once and sent at every poll (building one cost a
+        sixth of a request). While the client holds a cookie a server set, each is built anew, so it carries the
+        client's cookies as they are then, as a request built for each poll would."""
+        if client.cookies:
+            return client.build_request("GET", url)
+        if client is not memory.client or url not in memory.requests:
+            request = client.build_request("GET", url)
+            if client is memory.client:
+                memory.requests[url] = request
+            return request
+        return memory.requests[url]
+
+    async def _get(self, memory: _Memory, client: Any, url: str) -> str:
+        status, body = await read_request(client, self._request(memory, client, url), self.max_bytes)
         if status >= 400:
             raise ScrapeError(f"HTTP {status} {reason_phrase(status)}".strip(), status)
         return body.decode("utf-8", errors="replace")
