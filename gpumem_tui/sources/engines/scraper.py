@@ -3,7 +3,7 @@
 Each endpoint has its own client (sources/http.py) with a total deadline, a capped body and at most two
 connections, so a stuck endpoint can only exhaust its own. `poll()` starts a task per endpoint with none in
 flight, `latest(wait_s)` takes the newest answers ready within `wait_s`; payloads are parsed on the
-scraper's own thread. Deadlines and task lifetimes: docs/design/node-sources.md.
+scraper's own thread, small ones on the event loop. Deadlines and task lifetimes: docs/design/node-sources.md.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ MODELS_GRACE_S = 0.5
 """How long `/v1/models` may take beyond `/metrics`: an engine's metrics are never held up longer by it."""
 MODELS_RETRY_S = 60.0
 """After `/v1/models` ran out of time, it is asked again this much later (it is optional, /metrics is not)."""
+PARSED_ON_LOOP = 64 * 1024
+"""Characters of a payload parsed on the event loop: a hop to the parser's thread and back cost more CPU than
+parsing this much (its few wanted lines are found in C); a larger payload is parsed off the loop."""
 
 
 ScrapeError = HttpError
@@ -225,7 +228,10 @@ class Scraper:
                 memory.models_after = time.monotonic() + MODELS_RETRY_S
 
     async def _parse(self, parse: Callable[..., Any], text: str, **options: Any) -> Any:
-        """Run a parser on the scraper's own thread: the event loop keeps drawing and taking keys."""
+        """Run a parser on the scraper's own thread, so the event loop keeps drawing and taking keys; a payload
+        of at most PARSED_ON_LOOP characters on the loop, where it costs less than the hop."""
+        if len(text) <= PARSED_ON_LOOP:
+            return parse(text, **options)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._parser, lambda: parse(text, **options))
 
