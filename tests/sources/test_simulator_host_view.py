@@ -1,9 +1,9 @@
-"""The simulated host's view of its processes is built once per process and per busy or idle: the records
-are frozen, and a busy engine's CPU is all of it that moves."""
+"""The simulated host's view of its processes is built once per process and per busy or idle (the records
+are frozen, and a busy engine's CPU is all of it that moves), and each view's pod is read once."""
 
 from __future__ import annotations
 
-from gpumem_tui.demo import ManualClock, SimulatedNode
+from gpumem_tui.demo import ManualClock, SimulatedHost, SimulatedNode, load_scenario
 from gpumem_tui.demo.scenario import parse_scenario
 
 ENGINE_AND_JOB = """
@@ -41,3 +41,27 @@ def test_a_process_view_is_built_once_and_again_when_the_engine_turns_busy_or_st
     assert busy[2100].model_dump(exclude={"cpu_percent"}) == idle[2100].model_dump(exclude={"cpu_percent"})
     node.signal(2100, force=True)
     assert list(node.process_infos()) == [3100]
+
+
+def test_a_process_pod_is_read_once_per_view_of_it(monkeypatch) -> None:
+    clock = ManualClock()
+    node = SimulatedNode(load_scenario("k8s-two-pods"), clock=clock)
+    host = SimulatedHost(node)
+    read: list[int] = []
+    pod = host.proc.pod
+
+    def counted(pid):
+        read.append(pid)
+        return pod(pid)
+
+    monkeypatch.setattr(host.proc, "pod", counted)
+    clock.set(load_scenario("k8s-two-pods").start_s)
+    pids = sorted(node.process_infos())
+    first = host.describe(pids)
+    assert read == pids and all(first[pid].pod for pid in pids)
+    again = host.describe(pids)  # the same second: the same views, their pods kept
+    assert read == pids and all(again[pid] is first[pid] for pid in pids)
+    views = node.process_infos()
+    node._infos.clear()  # every view built anew, as when a process turns busy or idle
+    assert all(node.process_infos()[pid] is not views[pid] for pid in pids)
+    assert host.describe(pids) == first and read == pids * 2
