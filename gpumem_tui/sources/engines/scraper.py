@@ -248,13 +248,10 @@ class Scraper:
         """The GET of `url`, built by this endpoint's client once and sent at every poll (building one cost a
         sixth of a request). While the client holds a cookie a server set, each is built anew, so it carries the
         client's cookies as they are then, as a request built for each poll would."""
-        if client.cookies:
+        if client.cookies or client is not memory.client:  # a client let go meanwhile keeps nothing
             return client.build_request("GET", url)
-        if client is not memory.client or url not in memory.requests:
-            request = client.build_request("GET", url)
-            if client is memory.client:
-                memory.requests[url] = request
-            return request
+        if url not in memory.requests:
+            memory.requests[url] = client.build_request("GET", url)
         return memory.requests[url]
 
     async def _get(self, memory: _Memory, client: Any, url: str) -> str:
