@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 from gpumem_tui.demo import ManualClock, SimulatedNode, load_scenario  # noqa: E402
 from gpumem_tui.demo.engine_exposition import exposition  # noqa: E402
 from gpumem_tui.sources.engines.parse import ALL_FAMILIES, parse_metrics  # noqa: E402
-from gpumem_tui.sources.engines.prometheus import parse_families  # noqa: E402
+from gpumem_tui.sources.engines.prometheus import forget_lines, parse_families  # noqa: E402
 
 MODELS = ("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-7B-Instruct")
 HISTOGRAMS = (
@@ -69,8 +69,9 @@ def cost(fn, number: int) -> float:
 def main() -> None:
     text = payload()
     full = cost(lambda: list(text_string_to_metric_families(text)), 20)
-    select = cost(lambda: parse_families(text, ALL_FAMILIES), 200)
-    records = cost(lambda: parse_metrics(text), 200)
+    # each a first parse: lines parsed before are kept (prometheus._samples), and a payload is parsed once
+    select = cost(lambda: (forget_lines(), parse_families(text, ALL_FAMILIES)), 200)
+    records = cost(lambda: (forget_lines(), parse_metrics(text)), 200)
     lines = text.count("\n")
     print(f"payload: {len(text) / 1024:.0f} KiB, {lines:,} lines, {len(HISTOGRAMS) * len(MODELS)} histograms")
     print(f"full prometheus_client parse : {full * 1e3:8.3f} ms/op")

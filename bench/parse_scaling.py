@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpumem_tui.sources.engines.parse import parse_metrics  # noqa: E402
+from gpumem_tui.sources.engines.prometheus import forget_lines  # noqa: E402
 
 GAUGES = (
     "vllm:num_requests_running",
@@ -41,6 +42,7 @@ def per_series(series: int) -> tuple[int, float]:
 
 
 def _timed(text: str) -> float:
+    forget_lines()  # a first parse: lines parsed before are kept (prometheus._samples)
     start = time.perf_counter()
     parse_metrics(text)
     return time.perf_counter() - start

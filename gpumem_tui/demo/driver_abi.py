@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import CFUNCTYPE, c_char, c_int, c_uint, c_ulonglong, c_void_p
+from functools import cache
 
 # nvmlReturn_t
 SUCCESS = 0
@@ -164,8 +165,10 @@ def exported(version: str) -> set[str]:
     return names
 
 
+@cache
 def v3_entry(version: str) -> type[ctypes.Structure]:
-    """The entry a release's `_v3` process calls write: 32 bytes on 535.43-535.86, else 24."""
+    """The entry a release's `_v3` process calls write: 32 bytes on 535.43-535.86, else 24 (asked at each list
+    call, so worked out once per version)."""
     return ProcessInfoV3R535 if (535, 43) <= release(version) < (535, 104) else ProcessInfoV2
 
 

@@ -97,24 +97,27 @@ class FakeDriver:
 
     def _entry(self, name: str, body: Callable[..., None]) -> Callable[..., int]:
         """The C function: checks init, faults and lost cards, then runs `body`; any refusal is its code."""
+        needs_init = name not in ("nvmlInitWithFlags", "nvmlInit_v2")
+        card = self._card_of(name)
+        faults, after, node = self._faults, self._after, self._node
 
         def call(*args: Any) -> int:
             self.calls += 1
             try:
-                if name not in ("nvmlInitWithFlags", "nvmlInit_v2") and self._inits == 0:
+                if needs_init and self._inits == 0:
                     return abi.ERROR_UNINITIALIZED
-                gpu = self._gpu_of(name, args)
-                fault = self._faults.get(name)
+                gpu = card(args) if args else None
+                fault = faults.get(name) if faults else None
                 if fault and (fault[1] is None or (gpu is not None and gpu.index == fault[1])):
                     return fault[0]
                 if gpu is not None and gpu.lost:
                     return abi.ERROR_GPU_IS_LOST
-                self._node.sync()
+                node.sync()
                 try:
                     body(*args)
                 finally:
-                    if name in self._after:
-                        self._after[name](*args)
+                    if after and name in after:
+                        after[name](*args)
             except _Refused as refused:
                 return refused.code
             except Exception:  # noqa: BLE001 - a Python error must not cross into C as "success"
@@ -124,14 +127,15 @@ class FakeDriver:
 
         return call
 
-    def _gpu_of(self, name: str, args: tuple[Any, ...]) -> SimGpu | None:
-        """The card a call is about: its handle argument, or the index for nvmlDeviceGetHandleByIndex_v2."""
-        if not name.startswith("nvmlDevice") or not args or name == "nvmlDeviceGetCount_v2":
-            return None
+    def _card_of(self, name: str) -> Callable[[tuple[Any, ...]], SimGpu | None]:
+        """How a call names the card it is about: its handle argument, the index for
+        nvmlDeviceGetHandleByIndex_v2, or no card (a system call, the device count)."""
+        if not name.startswith("nvmlDevice") or name == "nvmlDeviceGetCount_v2":
+            return lambda _args: None
         if name == "nvmlDeviceGetHandleByIndex_v2":
-            index = args[0]
-            return self._node.gpus[index] if 0 <= index < len(self._node.gpus) else None
-        return self._device(args[0])[0]
+            gpus = self._node.gpus
+            return lambda args: gpus[args[0]] if 0 <= args[0] < len(gpus) else None
+        return lambda args: self._device(args[0])[0]
 
     # Handles: (GPU index + 1) << 8 | (MIG device slot + 1), never 0. A MIG device is one compute instance of
     # one GPU instance (`SimGpu.mig_devices`).

@@ -19,15 +19,21 @@ class SimulatedHost:
     def __init__(self, node: SimulatedNode):
         self._node = node
         self.proc = SimulatedProc(node)
+        self._described: dict[int, tuple[ProcessInfo, ProcessInfo]] = {}
+        """pid -> (the node's view of it, that view with its pod): the pod read once per view, as a process
+        stays in its pod and the node builds a view anew only when it changes (`process_infos`)."""
 
     def describe(self, pids: Iterable[int]) -> dict[int, ProcessInfo]:
         if self.proc.container:
             return {pid: not_visible(pid) for pid in pids}
         known = self._node.process_infos()
-        return {
-            pid: known[pid].model_copy(update={"pod": self.proc.pod(pid)}) if pid in known else not_visible(pid)
-            for pid in pids
-        }
+        return {pid: self._with_pod(pid, known[pid]) if pid in known else not_visible(pid) for pid in pids}
+
+    def _with_pod(self, pid: int, info: ProcessInfo) -> ProcessInfo:
+        seen = self._described.get(pid)
+        if seen is None or seen[0] is not info:
+            seen = self._described[pid] = (info, info.model_copy(update={"pod": self.proc.pod(pid)}))
+        return seen[1]
 
     def command_lines(self) -> list[tuple[int, list[str], int | None]]:
         infos = self._node.process_infos()

@@ -47,6 +47,9 @@ class SimulatedNode:
         self._events = sorted(scenario.events, key=lambda event: event.at_s)
         self._applied = 0
         self._tick = -1
+        self._infos: dict[tuple[str, int, bool], ProcessInfo] = {}
+        """Each process's host view by (its id, pid, busy), built once: busy is all of it that moves, and
+        records are frozen (a sample a second built a dozen of them twice)."""
 
     def _build(self, catalog: Catalog) -> None:
         self.gpus: list[SimGpu] = []
@@ -163,22 +166,17 @@ class SimulatedNode:
         """Host-side view of every live simulated process: name, user, cmdline, RSS, CPU."""
         self.sync()
         infos: dict[int, ProcessInfo] = {}
+        known, scenario = self._infos, self.scenario
         for engine in self.engines:
             if engine.alive:
+                busy = engine.phase == "ready" and engine.traffic.running > 0
                 for rank, pid in enumerate(engine.pids):
-                    infos[pid] = _engine_info(engine, rank, pid, self.scenario.start_epoch)
+                    key = (engine.spec.id, pid, busy)
+                    infos[pid] = known.get(key) or known.setdefault(key, _engine_info(engine, rank, busy, scenario))
         for process in self.processes:
             if process.alive:
-                spec = process.spec
-                infos[process.pid] = ProcessInfo(
-                    pid=process.pid,
-                    name=spec.name,
-                    user=spec.user,
-                    cmdline=list(spec.cmdline),
-                    host_rss_bytes=round(spec.host_rss_gib * GIB),
-                    cpu_percent=35.0,
-                    started=self.scenario.start_epoch + spec.start_s,
-                )
+                key = (process.spec.id, process.pid, False)
+                infos[process.pid] = known.get(key) or known.setdefault(key, _process_info(process, scenario))
         return infos
 
     def host_record(self) -> HostRecord:
@@ -198,7 +196,20 @@ class SimulatedNode:
         )
 
 
-def _engine_info(engine: SimEngine, rank: int, pid: int, start_epoch: float) -> ProcessInfo:
+def _process_info(process: SimProcess, scenario: Scenario) -> ProcessInfo:
+    spec = process.spec
+    return ProcessInfo(
+        pid=process.pid,
+        name=spec.name,
+        user=spec.user,
+        cmdline=list(spec.cmdline),
+        host_rss_bytes=round(spec.host_rss_gib * GIB),
+        cpu_percent=35.0,
+        started=scenario.start_epoch + spec.start_s,
+    )
+
+
+def _engine_info(engine: SimEngine, rank: int, busy: bool, scenario: Scenario) -> ProcessInfo:
     spec = engine.spec
     name = "VLLM::EngineCore" if engine.tp == 1 else f"VLLM::Worker_TP{rank}"
     cmdline = [
@@ -217,13 +228,12 @@ def _engine_info(engine: SimEngine, rank: int, pid: int, start_epoch: float) -> 
     ]
     if spec.format not in ("bf16", "fp16"):
         cmdline += ["--quantization", spec.format]
-    busy = engine.phase == "ready" and engine.traffic.running > 0
     return ProcessInfo(
-        pid=pid,
+        pid=engine.pids[rank],
         name=name,
         user=spec.user,
         cmdline=cmdline,
         host_rss_bytes=round(4.5 * GIB),
         cpu_percent=100.0 if busy else 6.0,
-        started=start_epoch + spec.start_s,
+        started=scenario.start_epoch + spec.start_s,
     )

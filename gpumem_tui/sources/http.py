@@ -131,7 +131,14 @@ async def read_capped(
     """The status and body of one request (`data`: a form body, `params`: the URL's query), reading no more
     than `max_bytes` of the body (an HttpError beyond). The caller decides what an error status means
     (Prometheus puts its reason in the body)."""
-    async with client.stream(method, url, data=data, params=params) as response:
+    return await read_request(client, client.build_request(method, url, data=data, params=params), max_bytes)
+
+
+async def read_request(client: Any, request: Any, max_bytes: int) -> tuple[int, bytes]:
+    """`read_capped` for a request the client built before: httpx sends a request as it is and changes nothing
+    in it, so one built once may be sent again (`client.stream` is a build and this)."""
+    response = await client.send(request, stream=True)
+    try:
         declared = response.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > max_bytes:
             raise HttpError(f"payload of {int(declared):,} bytes is over the {max_bytes:,}-byte limit: not read")
@@ -141,6 +148,8 @@ async def read_capped(
             if len(body) > max_bytes:
                 raise HttpError(f"payload is over the {max_bytes:,}-byte limit: not read further")
         return response.status_code, bytes(body)
+    finally:
+        await response.aclose()
 
 
 def reason_phrase(status: int) -> str:

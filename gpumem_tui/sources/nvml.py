@@ -165,6 +165,10 @@ class NvmlSource:
             if f
         ]
         self._open = False
+        self._facts: dict[int, dict[str, Any]] = {}
+        """What never changes while NVML is open, per device handle: its name, UUID and bus id (`_identity`)."""
+        self._driver: str | None = None
+        """The driver's version, read once NVML is open."""
         self._reading = NvmlReading()
         """The reading under way: where one failed field records its SourceError."""
         self._gpu: int | None = None
@@ -188,6 +192,7 @@ class NvmlSource:
     def close(self) -> None:
         if self._open:
             self._open = False
+            self._facts, self._driver = {}, None
             with contextlib.suppress(self._nvml.NVMLError):
                 self._nvml.nvmlShutdown()
 
@@ -214,10 +219,13 @@ class NvmlSource:
         return reading
 
     def _driver_version(self) -> str | None:
-        try:
-            return self._call(self._nvml.nvmlSystemGetDriverVersion, what="driver version")
-        except _DeviceLost:
-            return None
+        """Read until it is had once: the loaded driver's version is the same until NVML is closed."""
+        if self._driver is None:
+            try:
+                self._driver = self._call(self._nvml.nvmlSystemGetDriverVersion, what="driver version")
+            except _DeviceLost:
+                return None
+        return self._driver
 
     def _unavailable(self, exc: BaseException) -> NvmlUnavailable:
         reason, hint = _UNAVAILABLE.get(
@@ -318,13 +326,23 @@ class NvmlSource:
             raise _DeviceLost(str(exc)) from None
 
     def _identity(self, handle: Any) -> dict[str, Any]:
+        """The card's name, UUID and bus id: read until all three are had without an error, then kept for its
+        handle until NVML is closed (a handle names one card while NVML is open, and these never change on a
+        card). Readings and processes are still asked every sample, and a lost card is seen by them."""
+        key = _address(handle)
+        if key in self._facts:
+            return self._facts[key]
+        errors = len(self._reading.errors)
         pci = self._call(self._nvml.nvmlDeviceGetPciInfo, handle, what="bus id")
-        return {
+        facts = {
             "name": self._text(self._nvml.nvmlDeviceGetName, handle, "name"),
             "uuid": self._text(self._nvml.nvmlDeviceGetUUID, handle, "UUID"),
             # the binding's struct decodes busId when it is read: strict UTF-8 again
             "bus_id": None if pci is None else self._call(getattr, pci, "busId", what="bus id"),
         }
+        if key is not None and None not in facts.values() and len(self._reading.errors) == errors:
+            self._facts[key] = facts
+        return facts
 
     def _memory(self, handle: Any) -> dict[str, Any]:
         """Memory v2 where the driver has it (reserved apart from used), else v1 (reserved inside used).
@@ -393,6 +411,14 @@ class NvmlSource:
             return {"mig_enabled": False}, []
         devices = self._lists.mig_devices(handle)
         return {"mig_enabled": True, "mig_instances": self._lists.mig_instances(devices)}, devices
+
+
+def _address(handle: Any) -> int | None:
+    """What a device handle points at (the binding's handle is a ctypes pointer); None for anything else."""
+    try:
+        return ctypes.cast(handle, ctypes.c_void_p).value
+    except (ctypes.ArgumentError, TypeError):
+        return None
 
 
 def _named(fn: Any) -> str:

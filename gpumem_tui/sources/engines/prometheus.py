@@ -2,7 +2,7 @@
 
 A vLLM payload is mostly histograms the memory view never reads. Picking the few wanted lines
 by name first (one regex pass over the whole text) and handing only those to the maintained
-parser keeps a large payload cheap.
+parser keeps a large payload cheap; a line parsed before is not parsed again (`_samples`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
 
 MAX_LINE = 16 * 1024
 """Characters in one sample line: an engine's longest (vLLM's cache_config_info) is under 2 KiB; a longer
@@ -112,21 +113,49 @@ def parse_families(text: str, names: Iterable[str]) -> Families:
     if too_long := len(selected) - len(lines):
         out.notes.append(f"{too_long:,} metrics line(s) over {MAX_LINE // 1024} KiB skipped (no engine writes one)")
     try:
-        families = list(text_string_to_metric_families("\n".join(lines) + "\n"))
+        samples = _samples(lines)
     except (ValueError, IndexError, KeyError, TypeError) as exc:
         raise MetricsError(f"malformed metrics line ({_short(exc)}); the payload may be truncated") from None
     seen: set[tuple[str, tuple]] = set()
-    for family in families:
-        for sample in family.samples:
-            if sample.name not in wanted:
-                continue
-            key = (sample.name, tuple(sorted(sample.labels.items())))
-            if key in seen:
-                series = _short(f"{sample.name}{_labels(sample.labels)}")
-                raise MetricsError(f"duplicate series {series}: two values for one series")
-            seen.add(key)
-            out.samples.setdefault(sample.name, []).append(Series(dict(sample.labels), _float(sample.value)))
+    for sample in samples:
+        if sample.name not in wanted:
+            continue
+        key = (sample.name, tuple(sorted(sample.labels.items())))
+        if key in seen:
+            series = _short(f"{sample.name}{_labels(sample.labels)}")
+            raise MetricsError(f"duplicate series {series}: two values for one series")
+        seen.add(key)
+        out.samples.setdefault(sample.name, []).append(Series(dict(sample.labels), _float(sample.value)))
     return out
+
+
+KEPT_LINES = 4096
+"""Parsed sample lines kept (`_samples`), each at most KEPT_LINE characters long: a few MiB at most."""
+KEPT_LINE = 1024
+_kept: dict[str, Sample] = {}
+
+
+def forget_lines() -> None:
+    """Drop every line kept: a bench that times a payload's first parse calls it before each run."""
+    _kept.clear()
+
+
+def _samples(lines: list[str]) -> list[Sample]:
+    """Each line's sample as prometheus_client parses it. A line is parsed on its own terms (no TYPE line is
+    kept, so each makes one sample), so one met before, the same text (an engine's settings, a counter that
+    did not move), is not parsed again: a scrape parses only the lines whose value changed."""
+    found: dict[str, Sample] = {}
+    for line in lines:
+        if (sample := _kept.get(line)) is not None:
+            found[line] = sample
+    missing = list(dict.fromkeys(line for line in lines if line not in found))
+    if missing:
+        parsed = [s for family in text_string_to_metric_families("\n".join(missing) + "\n") for s in family.samples]
+        found.update(zip(missing, parsed, strict=True))
+        if len(_kept) + len(missing) > KEPT_LINES:
+            _kept.clear()
+        _kept.update((line, found[line]) for line in missing[:KEPT_LINES] if len(line) <= KEPT_LINE)
+    return [found[line] for line in lines]
 
 
 def _float(value: float) -> float:

@@ -3,7 +3,7 @@
 Each endpoint has its own client (sources/http.py) with a total deadline, a capped body and at most two
 connections, so a stuck endpoint can only exhaust its own. `poll()` starts a task per endpoint with none in
 flight, `latest(wait_s)` takes the newest answers ready within `wait_s`; payloads are parsed on the
-scraper's own thread. Deadlines and task lifetimes: docs/design/node-sources.md.
+scraper's own thread, small ones on the event loop. Deadlines and task lifetimes: docs/design/node-sources.md.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from gpumem_tui.sources.http import (
     in_words,
     is_timeout,
     prepare,
-    read_capped,
+    read_request,
     reason_phrase,
 )
 
@@ -38,6 +38,9 @@ MODELS_GRACE_S = 0.5
 """How long `/v1/models` may take beyond `/metrics`: an engine's metrics are never held up longer by it."""
 MODELS_RETRY_S = 60.0
 """After `/v1/models` ran out of time, it is asked again this much later (it is optional, /metrics is not)."""
+PARSED_ON_LOOP = 64 * 1024
+"""Characters of a payload parsed on the event loop: a hop to the parser's thread and back cost more CPU than
+parsing this much (its few wanted lines are found in C); a larger payload is parsed off the loop."""
 
 
 ScrapeError = HttpError
@@ -60,6 +63,8 @@ class _Memory:
     """The scraper's `looks` when this poll started."""
     client: Any = None
     client_spoilt: bool = False
+    requests: dict[str, Any] = field(default_factory=dict)
+    """URL -> its GET as `client` built it, sent again at each poll (`Scraper._request`)."""
 
 
 class Scraper:
@@ -199,7 +204,7 @@ class Scraper:
         models = asyncio.ensure_future(self._served_models(client, point, memory)) if ask else None
         try:
             async with asyncio.timeout(self.deadline_s):
-                text = await self._get(client, point.metrics_url)
+                text = await self._get(memory, client, point.metrics_url)
             if models is not None:
                 await asyncio.wait([models], timeout=MODELS_GRACE_S)
                 if not models.done():  # slow: asked again later, and never again held up for
@@ -215,7 +220,7 @@ class Scraper:
         """`/v1/models` once per endpoint; an engine without it still gives its metrics."""
         try:
             async with asyncio.timeout(self.read_timeout_s):
-                text = await self._get(client, point.models_url)
+                text = await self._get(memory, client, point.models_url)
             memory.served = await self._parse(parse_models, text)
         except Exception as exc:  # noqa: BLE001 - optional: retried on the next poll, or later if it was slow
             memory.client_spoilt |= not isinstance(exc, MetricsError)
@@ -223,7 +228,10 @@ class Scraper:
                 memory.models_after = time.monotonic() + MODELS_RETRY_S
 
     async def _parse(self, parse: Callable[..., Any], text: str, **options: Any) -> Any:
-        """Run a parser on the scraper's own thread: the event loop keeps drawing and taking keys."""
+        """Run a parser on the scraper's own thread, so the event loop keeps drawing and taking keys; a payload
+        of at most PARSED_ON_LOOP characters on the loop, where it costs less than the hop."""
+        if len(text) <= PARSED_ON_LOOP:
+            return parse(text, **options)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._parser, lambda: parse(text, **options))
 
@@ -232,10 +240,22 @@ class Scraper:
             memory.client = async_client(
                 self._timeouts, connections=CONNECTIONS_PER_ENDPOINT, headers={"Accept": "text/plain"}
             )
+            memory.requests = {}
         return memory.client
 
-    async def _get(self, client: Any, url: str) -> str:
-        status, body = await read_capped(client, "GET", url, self.max_bytes)
+    @staticmethod
+    def _request(memory: _Memory, client: Any, url: str) -> Any:
+        """The GET of `url`, built by this endpoint's client once and sent at every poll (building one cost a
+        sixth of a request). While the client holds a cookie a server set, each is built anew, so it carries the
+        client's cookies as they are then, as a request built for each poll would."""
+        if client.cookies or client is not memory.client:  # a client let go meanwhile keeps nothing
+            return client.build_request("GET", url)
+        if url not in memory.requests:
+            memory.requests[url] = client.build_request("GET", url)
+        return memory.requests[url]
+
+    async def _get(self, memory: _Memory, client: Any, url: str) -> str:
+        status, body = await read_request(client, self._request(memory, client, url), self.max_bytes)
         if status >= 400:
             raise ScrapeError(f"HTTP {status} {reason_phrase(status)}".strip(), status)
         return body.decode("utf-8", errors="replace")
