@@ -53,8 +53,6 @@ def unreadable(cls: type[BaseModel], data: Any) -> dict[str, str]:
 
 
 def _why(value: object, signed: bool) -> str | None:
-    if type(value) in (int, float) and 0 <= value < LIMIT:  # type: ignore[operator]
-        return None  # nearly every reading: a plain number in range (NaN compares false and goes on)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None  # not a number at all: the record's own validation says so
     if isinstance(value, float) and math.isnan(value):
