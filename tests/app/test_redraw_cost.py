@@ -9,11 +9,12 @@ import dataclasses
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 
+from gpumem_tui.app.widgets import gpu_card
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.diagnosis.findings import Finding
-from tests.app.conftest import run_to, text_of
+from tests.app.conftest import refresh, run_to, text_of
 
 
 def watch_refreshes(widget) -> list[dict]:
@@ -139,3 +140,24 @@ async def test_a_one_line_gpu_is_not_drawn_again_for_what_its_line_does_not_show
         card.show(fuller, unit)
         await pilot.pause()
         assert asked[-1] == {}  # drawn again, not laid out
+
+
+async def test_a_one_line_gpu_builds_only_what_its_line_shows(make_app, monkeypatch):
+    """Eight GPUs at 48 rows are one line each: a refresh builds no card's title, plan table or history,
+    which its line does not show; a card that opens builds them at once, from the newest sample."""
+    app = make_app("busy-node")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 290, step=10, span=20)
+        built: list[str] = []
+        for name in ("_title", "_compare_cells", "history_levels"):
+            original = getattr(gpu_card, name)
+            monkeypatch.setattr(gpu_card, name, lambda *args, f=original, n=name: built.append(n) or f(*args))
+        app.demo_clock.set(300)
+        await refresh(app, pilot)
+        assert all(card.compact for card in app.screen.query(GpuCard)) and built == []
+        card = app.screen.query_one("#gpu-0", GpuCard)
+        card.compact = False
+        await pilot.pause()
+        assert sorted(built) == ["_compare_cells", "_title", "history_levels"]
+        newest = app.node.sample.gpus[0]
+        assert f"{newest.power_w:.0f}W" in card.render().plain.split("\n")[0]  # the title, from the newest sample
