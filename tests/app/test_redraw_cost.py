@@ -13,8 +13,11 @@ from gpumem_tui.app.widgets import gpu_card
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
+from gpumem_tui.app.widgets.header_bar import HeaderBar
+from gpumem_tui.app.widgets.process_table import ProcessTable
 from gpumem_tui.diagnosis.findings import Finding
 from tests.app.conftest import refresh, run_to, text_of
+from tests.app.screen_text import Terminal, screen_text
 
 
 def watch_refreshes(widget) -> list[dict]:
@@ -161,3 +164,37 @@ async def test_a_one_line_gpu_builds_only_what_its_line_shows(make_app, monkeypa
         assert sorted(built) == ["_compare_cells", "_title", "history_levels"]
         newest = app.node.sample.gpus[0]
         assert f"{newest.power_w:.0f}W" in card.render().plain.split("\n")[0]  # the title, from the newest sample
+
+
+async def test_a_repaint_below_the_fold_does_not_place_every_widget_again(make_app):
+    """The process table below the fold changes most seconds. Textual took a repaint of a widget it does not
+    show for a new widget and placed every widget again at the next question of any widget's size; a layout
+    or a scroll still places them (the table scrolled into view draws its rows)."""
+    app = make_app("busy-node")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=20)
+        compositor, table = app.screen._compositor, app.screen.query_one(ProcessTable)
+        assert table not in compositor.visible_widgets  # below the fold at 48 rows
+        placed: list[bool] = []
+        arrange = compositor._arrange_root
+        compositor._arrange_root = lambda *args, **kw: placed.append(True) or arrange(*args, **kw)
+        table.refresh()
+        await pilot.pause()
+        app.screen.query_one(HeaderBar).refresh()  # a whole repaint asks the widget's size
+        await pilot.pause()
+        assert placed == []
+        app.screen.query_one("#body").scroll_end(animate=False)
+        await pilot.pause()
+        assert table in compositor.visible_widgets
+        pid = str(app.node.sample.processes[0].pid)
+        assert any(pid in line for line in screen_text(app))
+
+
+async def test_the_terminal_after_a_minute_of_refreshes_shows_the_screen_composed_afresh(make_app):
+    """Each refresh sends only the rows that changed (lines, cards, the clock); what the terminal then holds,
+    frame over frame, is what Textual composes from the widgets as they are."""
+    app = make_app("busy-node")
+    terminal = Terminal(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 300, step=1, span=60)
+        assert terminal.lines() == screen_text(app)

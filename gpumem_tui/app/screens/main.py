@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from gpumem_tui.app import heap, stopping
+from gpumem_tui.app.compositor import PlacedCompositor
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.node import Node, RecordingRefused
 from gpumem_tui.app.redraw import show, update
@@ -75,6 +76,7 @@ class MainScreen(Screen):
         """`glyphs`: what bars, gauges and sparklines are drawn with. `back_to`: what the screen was opened from
         (`the fleet`): q and escape go back there; without it q quits."""
         super().__init__()
+        self._compositor = PlacedCompositor()  # a repaint below the fold does not place every widget again
         self.node, self.glyphs, self.back_to = node, glyphs, back_to
         self.view: View | None = None
         self.expanded: int | None = None
