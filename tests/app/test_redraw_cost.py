@@ -8,6 +8,7 @@ import dataclasses
 
 from textual.app import App, ComposeResult
 from textual.geometry import Region
+from textual.widget import Widget
 
 from gpumem_tui.app.widgets import gpu_card
 from gpumem_tui.app.widgets.engine_card import EngineCard
@@ -148,7 +149,7 @@ async def test_a_one_line_gpu_is_not_drawn_again_for_what_its_line_does_not_show
 async def test_a_one_line_gpu_builds_only_what_its_line_shows(make_app, monkeypatch):
     """Eight GPUs at 48 rows are one line each: a refresh builds no card's title, plan table or history,
     which its line does not show; a card that opens builds them at once, from the newest sample."""
-    app = make_app("busy-node")
+    app = make_app("busy-node", at=270)
     async with app.run_test(size=(160, 48)) as pilot:
         await run_to(app, pilot, 290, step=10, span=20)
         built: list[str] = []
@@ -198,3 +199,17 @@ async def test_the_terminal_after_a_minute_of_refreshes_shows_the_screen_compose
     async with app.run_test(size=(160, 48)) as pilot:
         await run_to(app, pilot, 300, step=1, span=60)
         assert terminal.lines() == screen_text(app)
+
+
+async def test_a_refresh_restyles_no_widget_of_ours_for_links(make_app, monkeypatch):
+    """Our widgets show no links (outside text is literal, never markup): Textual does not work out a link
+    style for each row they render."""
+    app = make_app("busy-node", at=270)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 290, step=10, span=20)
+        asked: list[str] = []
+        link_style = Widget.link_style.fget
+        monkeypatch.setattr(Widget, "link_style", property(lambda w: asked.append(type(w).__module__) or link_style(w)))
+        app.demo_clock.set(300)
+        await refresh(app, pilot)
+        assert not [module for module in asked if module.startswith("gpumem_tui")]

@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gpumem_tui.app.redraw import without_links
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.view import GpuView
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
@@ -88,6 +89,7 @@ class GpuCard(Widget, can_focus=True):
         self.index, self.glyphs = index, glyphs
         self._shown: tuple[GpuView, Unit] | None = None
         """The last view and unit shown: a card that opens builds what its line left out from them."""
+        without_links(self)
 
     def watch_compact(self, compact: bool) -> None:
         self.set_class(compact, "-compact")

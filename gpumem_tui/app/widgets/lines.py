@@ -16,6 +16,8 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
+from gpumem_tui.app.redraw import without_links
+
 
 class Keyed(NamedTuple):
     """A line that is not a Text (a rich renderable, rendered by rich as Textual renders one), with what
@@ -55,6 +57,7 @@ class Lines(Widget):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._rendered = _Rendered()
+        without_links(self)
 
     def lines(self, width: int) -> list[Line] | None:  # noqa: ARG002 - a subclass's lines depend on it
         return []
