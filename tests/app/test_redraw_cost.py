@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
 
-from gpumem_tui.app.widgets import gpu_card
+from gpumem_tui.app.widgets import findings_panel, gpu_card
 from gpumem_tui.app.widgets.engine_card import EngineCard
 from gpumem_tui.app.widgets.findings_panel import FindingsPanel
 from gpumem_tui.app.widgets.gpu_card import GpuCard
@@ -69,6 +69,21 @@ async def test_findings_are_laid_out_again_only_when_their_height_changes():
         assert panel.size.height == 2 + len(
             panel.app.console.render_lines(longer, panel.app.console.options.update_width(51))
         )
+
+
+async def test_a_findings_row_that_did_not_change_is_not_made_again(monkeypatch):
+    """Each row is a one-row grid; a refresh makes a grid only for a row whose words changed."""
+    app = OnePanel()
+    async with app.run_test(size=(60, 20)) as pilot:
+        panel = app.query_one(FindingsPanel)
+        panel.show([warning("KV cache 98.2 % full; 73 running, 9 waiting")], "")
+        await pilot.pause()
+        made: list[list] = []
+        grid = findings_panel._grid
+        monkeypatch.setattr(findings_panel, "_grid", lambda rows, column=None: made.append(rows) or grid(rows, column))
+        panel.show([warning("KV cache 97.9 % full; 75 running, 8 waiting")], "")
+        await pilot.pause()
+        assert [str(text) for [(_, text)] in made] == ["KV cache 97.9 % full; 75 running, 8 waiting"]
 
 
 async def test_an_unchanged_finding_is_not_drawn_again():

@@ -6,6 +6,7 @@ numbers: rendering the whole widget again cost more than the data behind it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -21,10 +22,10 @@ from gpumem_tui.app.redraw import without_links
 
 class Keyed(NamedTuple):
     """A line that is not a Text (a rich renderable, rendered by rich as Textual renders one), with what
-    it shows as its key: an equal key is not rendered again."""
+    it shows as its key: an equal key is not rendered again, nor its renderable made (`make`)."""
 
     key: Any
-    renderable: RenderableType
+    make: Callable[[], RenderableType]
 
 
 Line = Text | Keyed
@@ -102,7 +103,7 @@ class Lines(Widget):
         """One line rendered as Textual renders it within the whole: a Text as line `index` of the joined
         text (after `index` empty lines, so each character's offset, which a selection reads, names its line)."""
         if isinstance(line, Keyed):
-            return Visual.to_strips(self, visualize(self, line.renderable), width, None, style)
+            return Visual.to_strips(self, visualize(self, line.make()), width, None, style)
         visual = visualize(self, Text("\n" * index).append_text(line) if index else line, markup=False)
         return Visual.to_strips(self, visual, width, None, style)[index:]
 
