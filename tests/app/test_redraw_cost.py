@@ -228,3 +228,22 @@ async def test_a_refresh_restyles_no_widget_of_ours_for_links(make_app, monkeypa
         app.demo_clock.set(300)
         await refresh(app, pilot)
         assert not [module for module in asked if module.startswith("gpumem_tui")]
+
+
+async def test_a_frame_renders_only_the_widgets_its_repainted_rows_cross(make_app, monkeypatch):
+    """The clock in the header (the top row) and an engine card (near the bottom) change: the frame renders
+    them and the containers they lie in, not the GPU cards or the legend between them (Textual rendered every
+    widget in the rows' bounding box, which the clock made the whole screen)."""
+    app = make_app("busy-node")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=20)
+        rendered: list[str] = []
+        render_lines = Widget.render_lines
+        monkeypatch.setattr(
+            Widget, "render_lines", lambda w, crop: rendered.append(type(w).__name__) or render_lines(w, crop)
+        )
+        app.screen.query_one(HeaderBar).refresh()
+        app.screen.query(EngineCard).last().refresh()
+        await pilot.pause()
+        assert {"HeaderBar", "EngineCard"} <= set(rendered)
+        assert not {"GpuCard", "BarLegend", "FindingsPanel"} & set(rendered)
