@@ -247,3 +247,20 @@ async def test_a_frame_renders_only_the_widgets_its_repainted_rows_cross(make_ap
         await pilot.pause()
         assert {"HeaderBar", "EngineCard"} <= set(rendered)
         assert not {"GpuCard", "BarLegend", "FindingsPanel"} & set(rendered)
+
+
+async def test_the_screen_keeps_its_cards_as_engines_come_and_go(make_app):
+    """The screen hands its cards their content without looking them up each second: an engine that goes
+    takes its card with it, none left says so, and engines that come back get cards again."""
+    app = make_app("busy-node")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=20)
+        screen, view = app.screen, app.node_screen.view
+        judged = view.judged
+        for engines in (judged.engines[:1], [], judged.engines):
+            screen.show(dataclasses.replace(view, judged=dataclasses.replace(judged, engines=engines)))
+            await pilot.pause()
+            models = [card.content.title.plain.split("  ")[1] for card in screen.query(EngineCard)]
+            assert models == [engine.record.model for engine in engines]
+            assert bool(screen.query(".empty")) == (not engines)
+        assert "No engine endpoint found" not in " ".join(screen_text(app))

@@ -84,6 +84,11 @@ class MainScreen(Screen):
         self.stop_wait_s = stopping.WAIT_S
         """How long `k` waits after SIGTERM before it offers SIGKILL."""
         self._ticker: Timer | None = None
+        self._gpu_cards: dict[int, GpuCard] = {}
+        self._engine_cards: list[EngineCard] = []
+        self._no_engine: Static | None = None
+        """The cards and the note drawn, kept here: looking them up in the DOM each second cost more than
+        handing them their content."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
@@ -321,14 +326,13 @@ class MainScreen(Screen):
             self.query_one(ProcessTable).show(judged.sample.processes, judged.engine_pids, view.header.unit)
 
     def _show_gpus(self, view: View) -> None:
-        box = self.query_one("#gpus", Vertical)
-        cards = {card.index: card for card in box.query(GpuCard)}
+        cards = self._gpu_cards
         for gpu in view.judged.gpus:
             card = cards.get(gpu.gpu.index)
             if card is None:
-                card = GpuCard(gpu.gpu.index, self.glyphs)
+                card = cards[gpu.gpu.index] = GpuCard(gpu.gpu.index, self.glyphs)
                 card.show(gpu, view.header.unit)
-                box.mount(card)
+                self.query_one("#gpus", Vertical).mount(card)
             else:
                 card.show(gpu, view.header.unit)
         self._fold()
@@ -340,26 +344,26 @@ class MainScreen(Screen):
         width = max(1, self.size.width - 4)
         rows = sum(full_height(g.overlay is not None, len(g.rows), width) + CARD_MARGIN for g in self.view.judged.gpus)
         fold = len(self.view.judged.gpus) > 1 and rows > (self.size.height - FIXED_ROWS) / 2
-        for card in self.query_one("#gpus", Vertical).query(GpuCard):
+        for card in self._gpu_cards.values():
             card.compact = fold and card.index != self.expanded
             card.set_class(fold and not card.compact, "-open")
 
     def _show_engines(self, view: View) -> None:
-        box = self.query_one("#engines", Vertical)
-        cards = list(box.query(EngineCard))
-        engines = view.judged.engines
+        box, cards, engines = self.query_one("#engines", Vertical), self._engine_cards, view.judged.engines
         for extra in cards[len(engines) :]:
             extra.remove()
+        del cards[len(engines) :]
         for i, engine in enumerate(engines):
             if i < len(cards):
                 cards[i].show(engine)
             else:
                 card = EngineCard(self.glyphs)
                 card.show(engine)
+                cards.append(card)
                 box.mount(card)
-        if not engines:
-            if not box.query(".empty"):
-                box.mount(Static("No engine endpoint found (add one with --endpoint URL).", classes="empty dim"))
-        else:
-            for empty in box.query(".empty"):
-                empty.remove()
+        if not engines and self._no_engine is None:
+            self._no_engine = Static("No engine endpoint found (add one with --endpoint URL).", classes="empty dim")
+            box.mount(self._no_engine)
+        elif engines and self._no_engine is not None:
+            self._no_engine.remove()
+            self._no_engine = None
