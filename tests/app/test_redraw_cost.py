@@ -264,3 +264,25 @@ async def test_the_screen_keeps_its_cards_as_engines_come_and_go(make_app):
             assert models == [engine.record.model for engine in engines]
             assert bool(screen.query(".empty")) == (not engines)
         assert "No engine endpoint found" not in " ".join(screen_text(app))
+
+
+async def test_a_process_table_whose_processes_did_not_change_is_not_looked_at_again(make_app):
+    """The same processes in the same unit and order: no cell is built or compared; one process's memory
+    grows: that cell alone is rewritten."""
+    app = make_app("busy-node")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=20)
+        table, judged = app.screen.query_one(ProcessTable), app.node_screen.view.judged
+        processes = judged.sample.processes
+        looked, written = [], []
+        get_cell, update_cell = table.get_cell, table.update_cell
+        table.get_cell = lambda *args: looked.append(args) or get_cell(*args)
+        table.update_cell = lambda *args, **kw: written.append(args[:2]) or update_cell(*args, **kw)
+        table.show(list(processes), set(judged.engine_pids), "GB")
+        assert looked == [] and written == []
+        top = max(processes, key=lambda p: p.gpu_memory_bytes or 0)
+        grown = [
+            p.model_copy(update={"gpu_memory_bytes": p.gpu_memory_bytes + 10**9}) if p is top else p for p in processes
+        ]
+        table.show(grown, set(judged.engine_pids), "GB")
+        assert written == [(f"{top.pid}:{top.gpu_index}", "GPU memory")]
