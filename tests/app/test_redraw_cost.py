@@ -286,3 +286,31 @@ async def test_a_process_table_whose_processes_did_not_change_is_not_looked_at_a
         ]
         table.show(grown, set(judged.engine_pids), "GB")
         assert written == [(f"{top.pid}:{top.gpu_index}", "GPU memory")]
+
+
+async def test_the_lines_that_changed_are_repainted_in_one_refresh(make_app):
+    """An engine card's gauge and stats change together: one repaint names both rows."""
+    app = make_app("busy-node")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_to(app, pilot, 300, step=10, span=20)
+        card = app.screen.query(EngineCard).first()
+        view = app.node_screen.view.judged.engines[0]
+        record = view.record
+        busier = record.model_copy(
+            update={
+                "kv_usage_fraction": 0.5 if record.kv_usage_fraction != 0.5 else 0.6,
+                "requests_running": (record.requests_running or 0) + 7,
+            }
+        )
+        asked = watch_refreshes(card)
+        card.show(dataclasses.replace(view, record=busier))
+        await pilot.pause()
+        [(_, title), (_, gauge), (_, stats), *_] = card._rendered.lines
+        assert asked == [
+            {
+                "regions": (
+                    Region(0, len(title), card.size.width, len(gauge)),
+                    Region(0, len(title) + len(gauge), card.size.width, len(stats)),
+                )
+            }
+        ]

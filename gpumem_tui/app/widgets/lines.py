@@ -76,11 +76,13 @@ class Lines(Widget):
         if after is None or len(before.rows) != len(after.rows) or len(before.lines) != len(after.lines):
             self.refresh(layout=True)
             return
-        y = 0
+        y, changed = 0, []
         for old, new in zip(before.lines, after.lines, strict=True):
             if old is not new:
-                self.refresh(Region(0, y, width, len(new[1])))
+                changed.append(Region(0, y, width, len(new[1])))
             y += len(new[1])
+        if changed:
+            self.refresh(*changed)  # one repaint of the rows that changed
 
     def _render_lines(self, width: int) -> _Rendered | None:
         """The rows at `width`, each line rendered again only when it changed; None: no lines to render."""
