@@ -35,8 +35,9 @@ from gpumem_tui.app.screens.main import MainScreen  # noqa: E402
 from gpumem_tui.cli import build_parser  # noqa: E402
 from gpumem_tui.cli.tui_cmd import build_app  # noqa: E402
 from gpumem_tui.demo.feed import DemoFeed  # noqa: E402
+from gpumem_tui.sources.prometheus.gc_pause import freeze_imports  # noqa: E402
 
-gc.freeze()
+freeze_imports()  # as cli.program's lazy import does: heap.settle then freezes what lives after the first frame
 gc.enable()
 
 SETTLE = 3

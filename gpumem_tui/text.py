@@ -11,7 +11,10 @@ def literal(value: object, missing: str = "-") -> str:
     a newline prints as `\\n`, an escape byte as `\\x1b`; None prints as `missing`."""
     if value is None:
         return missing
-    return "".join(ch if ch.isprintable() else _escape(ch) for ch in str(value))
+    text = str(value)
+    if text.isprintable():  # nearly always: looked at in C, not a character at a time
+        return text
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
 
 
 def _escape(ch: str) -> str:

@@ -25,6 +25,12 @@ def update(static: Static, content, key: object = None, shape: object = None) ->
     static.update(content, layout=layout)
 
 
+def without_links(widget: Widget) -> None:
+    """A widget of ours shows no links (outside text is literal, never markup): Textual need not restyle each
+    row it renders for links, nor watch the mouse for them."""
+    widget.set_reactive(Widget.auto_links, False)
+
+
 def show(widget: Widget, visible: bool) -> None:
     """Set `display` only when it changes: each assignment restyles the widget."""
     if widget.display != visible:

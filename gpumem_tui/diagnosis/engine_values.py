@@ -67,11 +67,29 @@ def why_implausible(field: str, value: object) -> str | None:
     return None if value <= MAX_COUNT else f"beyond any engine's count (over {MAX_COUNT:,})"
 
 
+RECORDS_KEPT = 64
+"""Records whose judgement `_judged` keeps: a sample's, asked about by a dozen rules in each unit."""
+_JUDGED: dict[int, tuple[EngineRecord, list[Implausible], EngineRecord]] = {}
+
+
 def implausible(record: EngineRecord | None) -> list[Implausible]:
     """Every value in the record that cannot be true, in field order: those it holds, and those it dropped
     as it arrived (NaN, infinite, negative: `EngineRecord.dropped`)."""
-    if record is None:
-        return []
+    return [] if record is None else list(_judged(record)[1])
+
+
+def plausible(record: EngineRecord) -> EngineRecord:
+    """The record with every implausible value taken out (None: not reported), for judging what it measures."""
+    return _judged(record)[2]
+
+
+def _judged(record: EngineRecord) -> tuple[EngineRecord, list[Implausible], EngineRecord]:
+    """(the record, what of it cannot be true, the record without it), judged once per record: a record is
+    frozen, so what it holds is judged alike however many rules ask. Kept by identity, the record with it, so
+    no other record can take its id while it is kept; at most RECORDS_KEPT are kept."""
+    kept = _JUDGED.get(id(record))
+    if kept is not None and kept[0] is record:
+        return kept
     found = []
     for field in LABELS:
         value = getattr(record, field)
@@ -80,13 +98,11 @@ def implausible(record: EngineRecord | None) -> list[Implausible]:
             found.append(Implausible(field, value, why))
         elif field in record.dropped:
             found.append(Implausible(field, None, record.dropped[field]))
-    return found
-
-
-def plausible(record: EngineRecord) -> EngineRecord:
-    """The record with every implausible value taken out (None: not reported), for judging what it measures."""
-    bad = implausible(record)
-    return record.model_copy(update={v.field: None for v in bad}) if bad else record
+    without = record.model_copy(update={v.field: None for v in found}) if found else record
+    if len(_JUDGED) >= RECORDS_KEPT:
+        _JUDGED.clear()
+    kept = _JUDGED[id(record)] = (record, found, without)
+    return kept
 
 
 def shown(value: object) -> str:

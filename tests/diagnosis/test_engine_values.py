@@ -183,3 +183,22 @@ async def test_the_engine_card_does_not_draw_what_the_findings_call_untrue(catal
         shown = card.render().plain
         assert "500%" not in shown and "max len 0" not in shown, shown
         assert "KV cache  n/a (the engine reports 500 %, which cannot be true)" in shown, shown
+
+
+def test_a_record_is_judged_once_however_many_rules_ask(catalog, monkeypatch):
+    """A dozen rules, in each unit, ask whether the same record's values can be true: each value is looked at
+    once per record, and the answers are the ones a fresh look gives."""
+    from gpumem_tui.diagnosis import engine_values
+
+    looked: list[str] = []
+    why = engine_values.why_implausible
+    monkeypatch.setattr(engine_values, "why_implausible", lambda field, v: looked.append(field) or why(field, v))
+    node = _node(kv_usage_fraction=5.0, max_model_len=0)
+    walk = Investigation(catalog, None, Thresholds())
+    walk.add(node)
+    assert sorted(looked) == sorted(engine_values.LABELS)
+    assert "engine_value_implausible" in codes(walk.findings)
+    record = node.engines[0].records[0]
+    assert [v.field for v in engine_values.implausible(record)] == ["max_model_len", "kv_usage_fraction"]
+    assert engine_values.plausible(record).kv_usage_fraction is None
+    assert engine_values.plausible(record).max_model_len is None

@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from gpumem_tui.app import heap, stopping
+from gpumem_tui.app.compositor import PlacedCompositor
 from gpumem_tui.app.messages import RefreshFailed, SampleReady
 from gpumem_tui.app.node import Node, RecordingRefused
 from gpumem_tui.app.redraw import show, update
@@ -75,6 +76,7 @@ class MainScreen(Screen):
         """`glyphs`: what bars, gauges and sparklines are drawn with. `back_to`: what the screen was opened from
         (`the fleet`): q and escape go back there; without it q quits."""
         super().__init__()
+        self._compositor = PlacedCompositor()  # a repaint below the fold does not place every widget again
         self.node, self.glyphs, self.back_to = node, glyphs, back_to
         self.view: View | None = None
         self.expanded: int | None = None
@@ -82,6 +84,11 @@ class MainScreen(Screen):
         self.stop_wait_s = stopping.WAIT_S
         """How long `k` waits after SIGTERM before it offers SIGKILL."""
         self._ticker: Timer | None = None
+        self._gpu_cards: dict[int, GpuCard] = {}
+        self._engine_cards: list[EngineCard] = []
+        self._no_engine: Static | None = None
+        """The cards and the note drawn, kept here: looking them up in the DOM each second cost more than
+        handing them their content."""
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
@@ -319,14 +326,13 @@ class MainScreen(Screen):
             self.query_one(ProcessTable).show(judged.sample.processes, judged.engine_pids, view.header.unit)
 
     def _show_gpus(self, view: View) -> None:
-        box = self.query_one("#gpus", Vertical)
-        cards = {card.index: card for card in box.query(GpuCard)}
+        cards = self._gpu_cards
         for gpu in view.judged.gpus:
             card = cards.get(gpu.gpu.index)
             if card is None:
-                card = GpuCard(gpu.gpu.index, self.glyphs)
+                card = cards[gpu.gpu.index] = GpuCard(gpu.gpu.index, self.glyphs)
                 card.show(gpu, view.header.unit)
-                box.mount(card)
+                self.query_one("#gpus", Vertical).mount(card)
             else:
                 card.show(gpu, view.header.unit)
         self._fold()
@@ -338,26 +344,26 @@ class MainScreen(Screen):
         width = max(1, self.size.width - 4)
         rows = sum(full_height(g.overlay is not None, len(g.rows), width) + CARD_MARGIN for g in self.view.judged.gpus)
         fold = len(self.view.judged.gpus) > 1 and rows > (self.size.height - FIXED_ROWS) / 2
-        for card in self.query_one("#gpus", Vertical).query(GpuCard):
+        for card in self._gpu_cards.values():
             card.compact = fold and card.index != self.expanded
             card.set_class(fold and not card.compact, "-open")
 
     def _show_engines(self, view: View) -> None:
-        box = self.query_one("#engines", Vertical)
-        cards = list(box.query(EngineCard))
-        engines = view.judged.engines
+        box, cards, engines = self.query_one("#engines", Vertical), self._engine_cards, view.judged.engines
         for extra in cards[len(engines) :]:
             extra.remove()
+        del cards[len(engines) :]
         for i, engine in enumerate(engines):
             if i < len(cards):
                 cards[i].show(engine)
             else:
                 card = EngineCard(self.glyphs)
                 card.show(engine)
+                cards.append(card)
                 box.mount(card)
-        if not engines:
-            if not box.query(".empty"):
-                box.mount(Static("No engine endpoint found (add one with --endpoint URL).", classes="empty dim"))
-        else:
-            for empty in box.query(".empty"):
-                empty.remove()
+        if not engines and self._no_engine is None:
+            self._no_engine = Static("No engine endpoint found (add one with --endpoint URL).", classes="empty dim")
+            box.mount(self._no_engine)
+        elif engines and self._no_engine is not None:
+            self._no_engine.remove()
+            self._no_engine = None

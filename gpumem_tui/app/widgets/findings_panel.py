@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -72,9 +74,9 @@ class FindingsPanel(Lines):
         if width - INDENT < max(1, words):
             return None
         column = min(width - INDENT, max(text.cell_len for text in texts)) if texts else 0
-        above: list[Line] = [Keyed(("above", self._above.plain), Group(self._above))] if self._above else []
+        above: list[Line] = [Keyed(("above", self._above.plain), partial(Group, self._above))] if self._above else []
         return above + [
-            Keyed((column, *_key(head, text)), _grid([(head, text)], column)) for head, text in self._grid_rows
+            Keyed((column, *_key(head, text)), partial(_grid, [(head, text)], column)) for head, text in self._grid_rows
         ]
 
 

@@ -4,7 +4,7 @@ bar, used / total and the plan's verdict."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual.binding import Binding
@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from gpumem_tui.app.redraw import without_links
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.view import GpuView
 from gpumem_tui.app.widgets.memory_bar import COMPONENT_CLASSES, bar
@@ -38,9 +39,10 @@ Slice = tuple[str, str, int]
 
 @dataclass(frozen=True)
 class GpuCardContent:
-    """What the card draws, at the bars' resolution: an equal content is not drawn again."""
+    """What the card draws, at the bars' resolution: an equal content is not drawn again. A one-line card's
+    leaves out what its line does not show (title, plan, table, history): they are built when it opens."""
 
-    title: Text
+    title: Text | None
     label: str
     """`GPU 0 18:00.0`: NVML's index and the card's bus id, when the driver gave one."""
     total_bytes: int
@@ -85,10 +87,15 @@ class GpuCard(Widget, can_focus=True):
     def __init__(self, index: int, glyphs: Glyphs, **kwargs):
         super().__init__(id=f"gpu-{index}", classes="gpu-card", **kwargs)
         self.index, self.glyphs = index, glyphs
+        self._shown: tuple[GpuView, Unit] | None = None
+        """The last view and unit shown: a card that opens builds what its line left out from them."""
+        without_links(self)
 
     def watch_compact(self, compact: bool) -> None:
         self.set_class(compact, "-compact")
         self.refresh_bindings()
+        if self._shown is not None:  # what the card draws now: its line alone, or all of it
+            self.content = self._content(*self._shown)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:  # noqa: ARG002
         """`enter` opens a one-line card, or shows a full card's details; the arrows move from GPU to GPU while
@@ -123,16 +130,30 @@ class GpuCard(Widget, can_focus=True):
 
     def show(self, view: GpuView, unit: Unit) -> None:
         """Only what is drawn goes into `content`, so an unchanged card is not redrawn."""
+        self._shown = (view, unit)
+        self.content = self._content(view, unit)
+
+    def _content(self, view: GpuView, unit: Unit) -> GpuCardContent:
         gpu, overlay = view.gpu, view.overlay
         known = gpu.memory_total_bytes or (overlay.capacity_bytes if overlay else None)
         total = known or 1
         # no size to draw against (NVML refused the card's memory: a MIG card without the monitor privilege):
         # no bar, rather than its processes' bytes over one byte
-        self.content = GpuCardContent(
-            title=_title(gpu, unit, self.app, self.glyphs),
+        line = GpuCardContent(
+            title=None,
             label=" ".join(part for part in (f"GPU {gpu.index}", short_bus_id(gpu.bus_id)) if part),
             total_bytes=total,
             measured=tuple((s.name, s.kind, _per_mille(s.bytes, total)) for s in view.slices) if known else (),
+            planned=None,
+            cells=(),
+            history=(),
+            tail=_row_tail(gpu, unit, view.verdict, self.app),
+        )
+        if self.compact:
+            return line
+        return replace(
+            line,
+            title=_title(gpu, unit, self.app, self.glyphs),
             planned=(
                 overlay.label,
                 tuple((b.name, b.kind, _per_mille(b.bytes, total)) for b in drawn_order(overlay.bands)),
@@ -141,15 +162,14 @@ class GpuCard(Widget, can_focus=True):
             else None,
             cells=_compare_cells(view.rows, unit),
             history=history_levels(view.history, total) if known else (),
-            tail=_row_tail(gpu, unit, view.verdict, self.app),
         )
 
     def watch_content(self, old: GpuCardContent | None, new: GpuCardContent | None) -> None:
         """Lay out again only when the card's height can change (a plan or a table appears or goes); draw
-        again only when what it shows changed: a one-line card shows neither its title nor its history."""
+        again only when what it shows changed."""
         if _shape(old) != _shape(new):
             self.refresh(layout=True)
-        elif _drawn(old, self.compact) != _drawn(new, self.compact):
+        elif old != new:
             self.refresh()
 
     def get_content_height(self, container, viewport, width: int) -> int:  # noqa: ARG002 (Textual's signature)
@@ -179,7 +199,7 @@ class GpuCard(Widget, can_focus=True):
             return styles[name]
 
         glyphs = self.glyphs
-        if self.compact:
+        if self.compact or title is None:  # built as one line
             label = content.label if self.size.width >= NAMED_ROW_WIDTH else f"GPU {self.index}"
             line = bar(label, measured, SCALE, self.size.width - tail.cell_len, style, glyphs, len(label) + 1)
             return line.append_text(tail)
@@ -226,13 +246,6 @@ def _shape(content: GpuCardContent | None) -> tuple:
     if content is None:
         return (False, False, 0)
     return (True, content.planned is not None, len(content.cells))
-
-
-def _drawn(content: GpuCardContent | None, compact: bool) -> object:
-    """What of `content` the card draws: all of it, or on one line the label, the bar and its tail."""
-    if content is None or not compact:
-        return content
-    return content.label, content.total_bytes, content.measured, content.tail
 
 
 def _per_mille(size: int, total: int) -> int:

@@ -11,7 +11,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from gpumem_tui.app.redraw import update
+from gpumem_tui.app.redraw import update, without_links
 from gpumem_tui.app.tone import tone
 from gpumem_tui.app.view import Header
 from gpumem_tui.text import literal
@@ -23,8 +23,13 @@ class HeaderBar(Static):
     """One line that says where the numbers come from, how fresh they are and what state the app is in."""
 
     DEFAULT_CSS = "HeaderBar { height: 1; }"
+
     parts: list[tuple[str, Style, int]] = []
     """(text, style, rank) in the order shown; the highest rank is dropped first when the line is too narrow."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        without_links(self)
 
     def show(self, header: Header) -> None:
         dim = Style(dim=True)

@@ -6,6 +6,7 @@ numbers: rendering the whole widget again cost more than the data behind it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -16,13 +17,15 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
+from gpumem_tui.app.redraw import without_links
+
 
 class Keyed(NamedTuple):
     """A line that is not a Text (a rich renderable, rendered by rich as Textual renders one), with what
-    it shows as its key: an equal key is not rendered again."""
+    it shows as its key: an equal key is not rendered again, nor its renderable made (`make`)."""
 
     key: Any
-    renderable: RenderableType
+    make: Callable[[], RenderableType]
 
 
 Line = Text | Keyed
@@ -55,6 +58,7 @@ class Lines(Widget):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._rendered = _Rendered()
+        without_links(self)
 
     def lines(self, width: int) -> list[Line] | None:  # noqa: ARG002 - a subclass's lines depend on it
         return []
@@ -72,11 +76,13 @@ class Lines(Widget):
         if after is None or len(before.rows) != len(after.rows) or len(before.lines) != len(after.lines):
             self.refresh(layout=True)
             return
-        y = 0
+        y, changed = 0, []
         for old, new in zip(before.lines, after.lines, strict=True):
             if old is not new:
-                self.refresh(Region(0, y, width, len(new[1])))
+                changed.append(Region(0, y, width, len(new[1])))
             y += len(new[1])
+        if changed:
+            self.refresh(*changed)  # one repaint of the rows that changed
 
     def _render_lines(self, width: int) -> _Rendered | None:
         """The rows at `width`, each line rendered again only when it changed; None: no lines to render."""
@@ -99,7 +105,7 @@ class Lines(Widget):
         """One line rendered as Textual renders it within the whole: a Text as line `index` of the joined
         text (after `index` empty lines, so each character's offset, which a selection reads, names its line)."""
         if isinstance(line, Keyed):
-            return Visual.to_strips(self, visualize(self, line.renderable), width, None, style)
+            return Visual.to_strips(self, visualize(self, line.make()), width, None, style)
         visual = visualize(self, Text("\n" * index).append_text(line) if index else line, markup=False)
         return Visual.to_strips(self, visual, width, None, style)[index:]
 

@@ -31,6 +31,8 @@ class ProcessTable(DataTable):
         for name in COLUMNS:
             self.add_column(name, key=name)
         self.sort_by = SORTS[0]
+        self._shown: tuple | None = None
+        """What `show` last drew from: the processes, engine pids, unit and order."""
 
     def current(self) -> tuple[int, int] | None:
         """(pid, GPU index) of the row under the cursor; None on an empty table."""
@@ -47,6 +49,10 @@ class ProcessTable(DataTable):
     def show(self, processes: list[ProcessRecord], engine_pids: set[int], unit: Unit) -> None:
         """Rows as the strings shown; cells are rewritten in place while the same processes stay, so a
         refresh that changes a few numbers does not rebuild (and lay out) the table."""
+        shown = (processes, engine_pids, unit, self.sort_by)
+        if shown == self._shown:  # the same processes, unit and order: every cell is as drawn
+            return
+        self._shown = shown
         columns = WITH_POD if any(p.pod for p in processes) else COLUMNS
         if columns != self.shown_columns:
             self.clear(columns=True)

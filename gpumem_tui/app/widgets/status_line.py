@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from gpumem_tui.app.redraw import update
+from gpumem_tui.app.redraw import update, without_links
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.diagnosis.findings.headline import Verdict
 from gpumem_tui.text import literal
@@ -18,6 +18,10 @@ class StatusLine(Static):
     """One line whatever the width: what comes after the headline is cut, never wrapped."""
 
     DEFAULT_CSS = "StatusLine { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        without_links(self)
 
     def show(self, verdict: Verdict, others: list[str]) -> None:
         """`verdict`: what `check`'s status line says, in its words; `others`: titles of the other findings
