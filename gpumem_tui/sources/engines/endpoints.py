@@ -43,8 +43,9 @@ def endpoint(
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
-    except ValueError:  # its words may quote a password: `user:pa/ss@host` reads `pa` as the port
-        raise EndpointError(f"endpoint {shown!r} is not a valid URL (its host or port)") from None
+    except ValueError as exc:  # its words may quote a password (`user:pa/ss@host` reads `pa` as the port)
+        why = "its host or port" if "@" in text else exc
+        raise EndpointError(f"endpoint {shown!r} is not a valid URL ({why})") from None
     if any("@" in piece for piece in (parts.path, parts.query, parts.fragment)):
         raise EndpointError(f"endpoint {shown!r}: an '@' after the host (a password's '/', '?', '#' percent-encoded)")
     if parts.scheme not in ("http", "https") or not parts.hostname:
