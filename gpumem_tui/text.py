@@ -46,3 +46,17 @@ def loopback(host: str) -> bool:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://|//)?.*@", re.DOTALL)
+"""A URL's scheme, then everything up to its last `@`: the userinfo, and more where a password holds an
+unencoded `/`, `?` or `#` (such a URL is refused as input, yet never shown either)."""
+
+
+def shown_url(url: str) -> str:
+    """A URL as it may be shown, recorded or exported: `http://user:password@host:9090` -> `http://host:9090`.
+    The request may carry the credentials; no screen, error, file or label does. The one rule for every
+    URL that leaves the process."""
+    if "@" not in url:  # nearly always: no regular expression run
+        return url
+    return _USERINFO.sub(r"\1", url, count=1)

@@ -3,10 +3,11 @@ escape, every other stays as written, whatever the text."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpumem_tui.text import literal
+from gpumem_tui.text import literal, shown_url
 
 
 def escaped_one_by_one(text: str) -> str:
@@ -22,3 +23,22 @@ def test_control_characters_show_as_escapes_and_none_as_missing():
     assert literal("vllm\x1b[2J serve\n") == "vllm\\x1b[2J serve\\n"
     assert literal("GPU 0 \u4e2d") == "GPU 0 \u4e2d"
     assert literal(None, "?") == "?"
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("http://alice:hunter2@prometheus:9090/mimir", "http://prometheus:9090/mimir"),
+        ("https://alice@[::1]:8000", "https://[::1]:8000"),
+        ("alice:hunter2@127.0.0.1:8000", "127.0.0.1:8000"),
+        ("http://alice:hun/ter?2@host", "http://host"),  # a password's '/' or '?' unencoded: cut all the same
+        ("http://127.0.0.1:8000/metrics", "http://127.0.0.1:8000/metrics"),
+    ],
+)
+def test_a_url_is_shown_without_its_user_and_password(url, shown):
+    assert shown_url(url) == shown
+
+
+@given(st.text(), st.text(alphabet=st.characters(blacklist_characters="@")))
+def test_no_password_survives_in_a_shown_url(password, host):
+    assert shown_url(f"http://user:{password}@{host}") == f"http://{host}"

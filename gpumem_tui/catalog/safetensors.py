@@ -81,7 +81,7 @@ def tensor_bytes(path: Path, name: str, info: object, data_bytes: int) -> tuple[
     if not isinstance(info, dict):
         raise CatalogError(f"{where}: not a table of dtype, shape and data_offsets")
     dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-    if dtype not in BITS:
+    if not isinstance(dtype, str) or dtype not in BITS:  # a list or a table is no dtype (and not hashable)
         raise CatalogError(f"{where}: unknown dtype {str(dtype)[:40]!r}")
     if not isinstance(shape, list) or not all(_count(n) for n in shape):
         raise CatalogError(f"{where}: shape is not a list of counts")

@@ -164,6 +164,10 @@ def connection_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup
     parser.add_argument(
         "--bearer-token-file", metavar="FILE", help="send the token in this file as a bearer token", **unset
     )
+    parser.add_argument("--username", metavar="NAME", help="basic auth: the user (a user in the URL is too)", **unset)
+    parser.add_argument(
+        "--password-file", metavar="FILE", help="basic auth: the user's password, read from this file", **unset
+    )
     parser.add_argument("--ca-file", metavar="FILE", help="trust the server certificates this CA file signs", **unset)
     parser.add_argument(
         "--query-timeout",

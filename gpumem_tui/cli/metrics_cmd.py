@@ -14,7 +14,7 @@ from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.sources.engines.endpoints import EndpointError, endpoint
 from gpumem_tui.sources.engines.parse import MAX_BYTES, parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
-from gpumem_tui.text import literal
+from gpumem_tui.text import literal, shown_url
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,7 +61,7 @@ def _from_url(url: str, timeout_s: float) -> list[EngineRecord]:
         raise UsageError(str(exc)) from None
     status = asyncio.run(_scrape_once(point, timeout_s))
     if status.state != "ok":
-        raise NoSourceError(f"{point.metrics_url}: {status.error}")
+        raise NoSourceError(f"{shown_url(point.metrics_url)}: {status.error}")
     return status.records
 
 

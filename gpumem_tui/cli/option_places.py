@@ -11,6 +11,8 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from gpumem_tui.text import shown_url
+
 
 class BothPlaces(argparse._SubParsersAction):
     """The subparsers action of a command whose actions repeat its options (`add_subparsers(action=...)`).
@@ -61,4 +63,5 @@ def _name(action: argparse.Action) -> str:
 
 
 def _shown(value: object) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
+    """A value as the error repeats it: a URL without its user and password."""
+    return repr(shown_url(value)) if isinstance(value, str) else str(value)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.errors import UsageError, warn
 from gpumem_tui.sources.http import tls
-from gpumem_tui.sources.prometheus.client import Connection, parse_header, parse_time, parse_url
+from gpumem_tui.sources.prometheus.client import Connection, connect, parse_header, parse_time, parse_url
 from gpumem_tui.sources.prometheus.labels import LabelChoice
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
 
@@ -24,15 +24,21 @@ def source_inputs(
         at = time.time() if args.at is None else parse_time(args.at)
         labels = LabelChoice(getattr(args, "node_label", "auto"), getattr(args, "pod_label", "auto"))
         queries = Queries(parse_selector(args.selector), look, labels)
-        connection = Connection(url, headers, args.bearer_token_file, args.ca_file)
-        connection.request_headers()  # reads the token file now: a missing one is bad input
+        username, password_file = getattr(args, "username", None), getattr(args, "password_file", None)
+        connection = connect(url, headers, args.bearer_token_file, args.ca_file, username, password_file)
+        connection.request_headers()  # reads the secret files now: a missing or unusable one is bad input
+        connection.basic_auth()
     except (ValueError, SelectorError) as exc:
         raise UsageError(f"{said}{exc}") from None
+    for warning in connection.warnings():
+        warn(warning)
     if args.ca_file is not None:
         try:
             tls(args.ca_file)
-        except OSError as exc:  # ssl.SSLError too: a file that holds no certificate
+        except OSError as exc:  # ssl.SSLError: a file that holds no certificate (its words never quote it)
             raise UsageError(f"{said}--ca-file {args.ca_file}: {exc.strerror or exc}") from None
+        except ValueError as exc:  # not a regular file, or too large: never read
+            raise UsageError(f"{said}{exc}") from None
     return connection, queries, at
 
 

@@ -188,7 +188,8 @@ class ReplayFeed(Feed):
 
     @property
     def label(self) -> str:
-        return f"replay {self.name} at {self.replay.position:,.0f} s"
+        position, end = self.replay.shown_position
+        return f"replay {self.name} at {position:,.0f} s{', its end' if end else ''}"
 
     @property
     def path(self) -> Path:

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     import ssl
 
 
+MAX_CA_BYTES = 16 * 2**20
+"""The largest --ca-file read: a system's whole bundle of certificates is about 0.2 MiB."""
+
+
 class HttpError(Exception):
     """An answer that cannot be used (an HTTP error status, a body over the limit), in words."""
 
@@ -45,13 +49,19 @@ def async_client(
     headers: Mapping[str, str],
     ca_file: str | None = None,
     pool_s: float | None = None,
+    auth: tuple[str, str] | None = None,
+    origin: str | None = None,
 ) -> Any:
     """An `httpx.AsyncClient` with per-phase timeouts, at most `connections` connections, up to 5 redirects,
     no proxy or netrc from the environment, and the system's certificates (or `ca_file`'s). `pool_s`: how long a
-    request waits for a free connection (default: the connect timeout)."""
+    request waits for a free connection (default: the connect timeout). `auth`: basic auth (user, password).
+    `origin`: the URL whose origin alone is sent `headers` (but Accept) and the credentials: a redirect to
+    another origin goes without them (httpx drops only Authorization, and keeps it from http to https)."""
     httpx = _httpx()
     _sniffio_known_absent()
     pool = timeouts.connect_s if pool_s is None else pool_s
+    private = [name for name in headers if name.lower() != "accept"]
+    hooks = {"request": [_origin_only(httpx.URL(origin), private)]} if origin is not None else {}
     return httpx.AsyncClient(
         timeout=httpx.Timeout(connect=timeouts.connect_s, read=timeouts.read_s, write=timeouts.read_s, pool=pool),
         limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
@@ -60,7 +70,23 @@ def async_client(
         trust_env=False,
         verify=tls(ca_file),
         headers=dict(headers),
+        auth=auth,
+        event_hooks=hooks,
     )
+
+
+def _origin_only(home: Any, private: list[str]) -> Any:
+    """A request hook (httpx calls it before every request sent, a redirect's included) that takes the
+    private headers and Authorization out of a request to another origin than `home`'s."""
+    names = [*private, "Authorization"]
+
+    async def hook(request: Any) -> None:
+        url = request.url
+        if (url.scheme, url.host, url.port) != (home.scheme, home.host, home.port):  # httpx: port None = default
+            for name in names:
+                request.headers.pop(name, None)
+
+    return hook
 
 
 def prepare() -> None:
@@ -103,8 +129,9 @@ def _sniffio_known_absent() -> None:
 
 
 def tls(ca_file: str | None = None) -> ssl.SSLContext:
-    """One TLS context per certificate file. A file given is read now, so a bad one is bad input at once; the
-    system's certificates are loaded at the first TLS connection (`tls.OnFirstHandshake`)."""
+    """One TLS context per certificate file. A file given is read now, so a bad one is bad input at once (a
+    SecretError or an ssl.SSLError, neither repeating what it holds); the system's certificates are loaded
+    at the first TLS connection (`tls.OnFirstHandshake`)."""
     return _tls(ca_file)
 
 
@@ -117,7 +144,11 @@ def _tls(ca_file: str | None) -> ssl.SSLContext:
         return OnFirstHandshake()
     import ssl
 
-    return ssl.create_default_context(cafile=ca_file)
+    from gpumem_tui.sources.secret_file import read_file
+
+    held = read_file(ca_file, "--ca-file", MAX_CA_BYTES)  # a regular file, bounded: never /dev/zero
+    # PEM as OpenSSL reads a file of it: the text between certificates (a bundle's UTF-8 comments) passed over
+    return ssl.create_default_context(cadata=held.decode("ascii", "ignore") if b"-----BEGIN" in held else held)
 
 
 async def read_capped(
@@ -195,5 +226,7 @@ def in_words(exc: BaseException, timeouts: Timeouts) -> str:
 
 
 def _reason(exc: BaseException) -> str:
+    if isinstance(exc, _httpx().LocalProtocolError):  # its words repeat what is wrong: a header's value, a secret
+        return "a header or the URL is not valid HTTP; not sent"
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."

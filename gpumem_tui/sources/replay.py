@@ -317,6 +317,16 @@ class ReplaySource:
     def finished(self) -> bool:
         return self._next is None
 
+    @property
+    def shown_position(self) -> tuple[float, bool]:
+        """(seconds into the recording, whether that is its end): never past the last sample, which the
+        position passes once the recording has run out (the file holds no more to show)."""
+        position = self.position
+        if self._next is not None:
+            return position, False
+        end = self.offset(self._current)
+        return min(position, end), position >= end
+
     def offset(self, sample: Sample) -> float:
         return sample.timestamp - self.first_timestamp
 

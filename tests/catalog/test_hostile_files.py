@@ -111,6 +111,8 @@ def _tensor(dtype="BF16", shape=(4,), offsets=(0, 8)) -> dict:
         (b"[" * 100_000 + b"]" * 100_000, b"", None, "nested too deeply"),
         (b"[1, 2]", b"", None, "not a JSON object"),
         ({"w": _tensor(dtype="Q3")}, b"\0" * 8, None, "unknown dtype"),
+        ({"w": _tensor(dtype=["BF16"])}, b"\0" * 8, None, "unknown dtype \"['BF16']"),  # exit 70 before
+        ({"w": _tensor(dtype={"BF16": 1})}, b"\0" * 8, None, "unknown dtype"),
         ({"w": _tensor(shape=(-4,))}, b"\0" * 8, None, "shape is not a list of counts"),
         ({"w": _tensor(shape=(10**30, 10**30))}, b"\0" * 8, None, "do not match"),
         ({"w": _tensor(offsets=(0, 10**18))}, b"\0" * 8, None, "outside the 8 data bytes"),
@@ -125,6 +127,8 @@ def _tensor(dtype="BF16", shape=(4,), offsets=(0, 8)) -> dict:
         "deep",
         "not-object",
         "dtype",
+        "dtype-list",
+        "dtype-table",
         "negative-shape",
         "huge-shape",
         "offsets-past-data",

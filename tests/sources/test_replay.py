@@ -51,6 +51,21 @@ def test_replay_at_ten_times_speed(tmp_path):
     assert replay.sample() == samples[-1] and replay.finished
 
 
+def test_the_header_stops_at_the_recordings_end(tmp_path):
+    """Before: the screen's header counted on past the last sample (`replay run.jsonl at 37 s` over a recording
+    of 20 s), as if the file held more."""
+    from gpumem_tui.sources.feed import ReplayFeed
+
+    path = tmp_path / "run.jsonl"
+    samples = record(path, (0, 10, 20))
+    clock = ManualClock()
+    feed = ReplayFeed(ReplaySource(path, clock=clock), "run.jsonl")
+    clock.set(15)
+    assert feed.replay.sample() == samples[1] and feed.label == "replay run.jsonl at 15 s"
+    clock.set(37)
+    assert feed.replay.sample() == samples[-1] and feed.label == "replay run.jsonl at 20 s, its end"
+
+
 def test_a_cut_off_last_line_is_skipped_with_a_warning(tmp_path):
     path = tmp_path / "run.jsonl"
     samples = record(path)

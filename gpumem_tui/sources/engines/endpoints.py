@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
+from gpumem_tui.text import shown_url
+
 
 class EndpointError(ValueError):
     """An endpoint the user gave that is not an http(s) URL."""
@@ -31,17 +33,23 @@ def endpoint(
     notes: tuple[str, ...] = (),
     devices: tuple[str, ...] | None = None,
 ) -> Endpoint:
-    """`host:8000`, `http://host:8000` or `http://host:8000/metrics` -> an Endpoint."""
+    """`host:8000`, `http://host:8000` or `http://host:8000/metrics` -> an Endpoint. A user and password in
+    it (`http://user:password@host:8000`) go with the requests (basic auth), never into `url`, the endpoint
+    as every screen, recording and exported label names it."""
     text = url.strip()
     if "://" not in text:
         text = "http://" + text
+    shown = shown_url(text)
     try:
         parts = urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
-    except ValueError as exc:
-        raise EndpointError(f"endpoint {url!r} is not a valid URL ({exc})") from None
+    except ValueError as exc:  # its words may quote a password (`user:pa/ss@host` reads `pa` as the port)
+        why = "its host or port" if "@" in text else exc
+        raise EndpointError(f"endpoint {shown!r} is not a valid URL ({why})") from None
+    if any("@" in piece for piece in (parts.path, parts.query, parts.fragment)):
+        raise EndpointError(f"endpoint {shown!r}: an '@' after the host (a password's '/', '?', '#' percent-encoded)")
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EndpointError(f"endpoint {url!r} is not an http(s) URL like http://127.0.0.1:8000")
+        raise EndpointError(f"endpoint {shown!r} is not an http(s) URL like http://127.0.0.1:8000")
     path = parts.path.rstrip("/")
     base_path = path[: -len("/metrics")] if path.endswith("/metrics") else path
     base = urlunsplit((parts.scheme, parts.netloc, base_path, "", ""))
@@ -55,7 +63,7 @@ def endpoint(
         )
     )
     return Endpoint(
-        url=base,
+        url=shown_url(base),
         metrics_url=metrics,
         models_url=base + "/v1/models",
         engine=engine,

@@ -12,14 +12,16 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
+from urllib.parse import unquote, urlsplit
 
 from pydantic_core import from_json
 
 from gpumem_tui.sources.http import HttpError, Timeouts, async_client, in_words, is_timeout, read_capped, reason_phrase
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
 from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
+from gpumem_tui.sources.secret_file import SecretError, exposed, read_secret
+from gpumem_tui.text import shown_url
 
 MAX_BYTES = 64 * 2**20
 """The largest answer read: a per-GPU query of 8,000 GPUs is about 8 MiB (reference/fleet.md 4.2)."""
@@ -34,13 +36,15 @@ FAILED = {
     "auth": "Prometheus refused the credentials",
     "timeout": "Prometheus ran out of time",
     "query": "Prometheus rejected a query",
+    "secret": "the credentials cannot be read",
 }
 """What each kind of PrometheusError means, first in every message that reports one."""
 
 
 class PrometheusError(Exception):
     """A query that gave no result, in one line. `kind`: `down` (no answer), `auth` (401/403), `timeout`,
-    `query` (the server rejected the query: a bug or a bad --selector)."""
+    `query` (the server rejected the query: a bug or a bad --selector), `secret` (a token or password file
+    that cannot be read or used, named without its text)."""
 
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
@@ -82,39 +86,86 @@ class RangeResult:
 
 @dataclass(frozen=True)
 class Connection:
-    """How to reach the server: its URL (a Mimir prefix such as `/prometheus` included), extra headers,
-    a bearer token file, a CA file."""
+    """How to reach the server: its URL as shown (a Mimir prefix such as `/prometheus` included; never a user
+    or password: `connect` takes them out), extra headers, a bearer token file, a CA file, and basic auth (a
+    user, with a password from a file or from the URL given)."""
 
     url: str
     headers: tuple[tuple[str, str], ...] = ()
     bearer_token_file: str | None = None
     ca_file: str | None = None
+    username: str | None = None
+    password_file: str | None = None
+    url_password: str | None = field(default=None, repr=False)
+    """The password written in the URL given, kept for the request only."""
 
     def request_headers(self) -> dict[str, str]:
+        """The headers of every request; the token file is read (and checked) now: a SecretError otherwise."""
         headers = {"Accept": "application/json", **dict(self.headers)}
         if self.bearer_token_file is not None:
-            try:
-                token = Path(self.bearer_token_file).read_text(encoding="utf-8").strip()
-            except OSError as exc:
-                raise ValueError(f"--bearer-token-file {self.bearer_token_file}: {exc.strerror or exc}") from None
-            headers["Authorization"] = f"Bearer {token}"
+            headers["Authorization"] = f"Bearer {read_secret(self.bearer_token_file, '--bearer-token-file', True)}"
         return headers
+
+    def basic_auth(self) -> tuple[str, str] | None:
+        """(user, password) for basic auth, the password file read now; None without a user."""
+        if self.username is None:
+            return None
+        if self.password_file is not None:
+            return self.username, read_secret(self.password_file, "--password-file", False)
+        return self.username, self.url_password or ""
+
+    def warnings(self) -> list[str]:
+        """A word for each secret file that others may read (said once, as a command starts)."""
+        files = (("--bearer-token-file", self.bearer_token_file), ("--password-file", self.password_file))
+        return [w for option, path in files if path is not None and (w := exposed(path, option)) is not None]
+
+
+def connect(
+    url: str,
+    headers: tuple[tuple[str, str], ...] = (),
+    bearer_token_file: str | None = None,
+    ca_file: str | None = None,
+    username: str | None = None,
+    password_file: str | None = None,
+) -> Connection:
+    """The Connection of the options given (`url` as parse_url checked it): a user and password written in
+    the URL are taken out of it into basic auth. One way to authenticate: a ValueError otherwise."""
+    parts = urlsplit(url)
+    in_url = parts.username is not None or parts.password is not None
+    if in_url and (username is not None or password_file is not None):
+        raise ValueError("--prometheus: a user in the URL and --username/--password-file: give the user once")
+    if password_file is not None and username is None:
+        raise ValueError("--password-file needs --username (basic auth is a user and a password)")
+    user = unquote(parts.username or "") if in_url else username
+    if bearer_token_file is not None and user is not None:
+        raise ValueError("--bearer-token-file and basic auth (--username or a user in the URL): give one")
+    password = unquote(parts.password) if in_url and parts.password is not None else None
+    return Connection(shown_url(url), headers, bearer_token_file, ca_file, user, password_file, password)
 
 
 def parse_header(text: str) -> tuple[str, str]:
-    """`X-Scope-OrgID: team-a` -> ("X-Scope-OrgID", "team-a"); a ValueError in words otherwise."""
+    """`X-Scope-OrgID: team-a` -> ("X-Scope-OrgID", "team-a"); a ValueError in words otherwise. The value
+    may be a secret: no error repeats it, nor the text when no name can be told from it."""
     name, colon, value = text.partition(":")
     if not colon or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name.strip()):
-        raise ValueError(f"--header {text!r}: expected NAME: VALUE (for example 'X-Scope-OrgID: team-a')")
-    if any(ch in value for ch in "\r\n"):
-        raise ValueError("--header: a value may not hold a line break")
+        raise ValueError("--header: expected NAME: VALUE (for example 'X-Scope-OrgID: team-a'); not repeated here")
+    if not re.fullmatch(r"[\t\x20-\x7e]*", value):
+        raise ValueError(
+            f"--header {name.strip()}: the value holds a line break, a control character or a character that is "
+            "not ASCII (an HTTP header is ASCII text)"
+        )
     return name.strip(), value.strip()
 
 
 def parse_url(text: str) -> str:
-    """The server's base URL without a trailing slash; http or https only."""
+    """The server's base URL without a trailing slash; http or https only. Never repeated in an error with
+    the user and password it may hold."""
     if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", text):
-        raise ValueError(f"--prometheus {text!r}: expected an http:// or https:// URL such as http://prometheus:9090")
+        raise ValueError(
+            f"--prometheus {shown_url(text)!r}: expected an http:// or https:// URL such as http://prometheus:9090"
+        )
+    if "@" in urlsplit(text).path:
+        raise ValueError("--prometheus: an '@' after the host (a password with a '/' must be percent-encoded)")
     return text.rstrip("/")
 
 
@@ -155,12 +206,18 @@ class PrometheusClient:
         self.connection, self.query_timeout_s, self.max_bytes = connection, query_timeout_s, max_bytes
         read_s = query_timeout_s + 2.0
         self.timeouts = Timeouts(connect_timeout_s, read_s, connect_timeout_s + read_s + 1.0)
+        try:  # the secret files are read at each client: a token rotated on disk is taken at the next read
+            headers, auth = connection.request_headers(), connection.basic_auth()
+        except SecretError as exc:
+            raise PrometheusError(str(exc), "secret") from None
         self._client = async_client(
             self.timeouts,
             connections=connections,
-            headers=connection.request_headers(),
+            headers=headers,
             ca_file=connection.ca_file,
             pool_s=read_s,  # a query queued behind the others waits as long as one query may take
+            auth=auth,
+            origin=connection.url,
         )
 
     async def __aenter__(self) -> PrometheusClient:
