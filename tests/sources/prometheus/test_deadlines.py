@@ -10,8 +10,10 @@ import json
 
 import pytest
 
-from gpumem_tui.cli import main
+from gpumem_tui.cli import build_parser, main
+from gpumem_tui.cli.tui_cmd import build_app, ended
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
+from tests.app.screen_text import screen_text
 from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.fake import answering
 
@@ -85,3 +87,21 @@ def test_a_trickling_server_is_a_hang_to_every_command(argv, code, capsys):
     assert captured.out == "" and captured.err.count("\n") == 1 and "Traceback" not in captured.err
     assert "Prometheus did not answer in time" in captured.err
     assert "no complete answer within 6.1 s" in captured.err, captured.err
+
+
+def test_the_node_screen_is_drawn_and_q_quits_while_its_first_read_trickles():
+    """`gpumem-tui --prometheus URL --node N` against a trickling server: the screen is up before the node's
+    first read has answered, and `q` ends it then (the read used to come first, with no screen and no `q`)."""
+    seen: list[str] = []
+    with answering(200, EMPTY, trickle_s=TRICKLE_S) as url:
+        argv = ["--prometheus", url, "--node", "node-a", "--at", str(AT), "--query-timeout", "0.1"]
+        app = build_app(build_parser().parse_args(argv))
+
+        async def look(pilot) -> None:
+            seen.append(" ".join(" ".join(screen_text(app)).split()))
+            await pilot.press("q")
+
+        app.run(headless=True, size=(120, 40), auto_pilot=look)
+    assert f"prometheus {url} node node-a" in seen[0]
+    assert app.node.sample is None and app.node.ended_by is None and app.return_code == 0
+    assert ended(app) == 0
