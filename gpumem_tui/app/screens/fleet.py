@@ -2,9 +2,8 @@
 one FleetSample each interval in a thread of its own (never on the UI's loop), judges it with the fleet's
 judge (diagnosis/fleet/judge.py), and the screen draws the header, the verdict in `fleet check`'s words, then
 the nodes (most severe first) and the findings by code, the history, the models and the notes of what is
-unknown (fleet_view.py). A failed read keeps the last sample and says `stale`, then `down` after DOWN_AFTER
-intervals; so does a read still out when the next is due (a slow or hung source). `enter` on a node pushes its
-node screen over this one, which stays as it was."""
+unknown (fleet_view.py). A failed read, or one still out when the next is due, keeps the last sample and says
+`stale`, then `down` after DOWN_AFTER intervals. `enter` on a node pushes its node screen over this one."""
 
 from __future__ import annotations
 

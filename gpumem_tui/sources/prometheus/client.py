@@ -8,7 +8,6 @@ the credentials (401/403), did not answer in time (a hang), ran out of its own t
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 from collections import deque
@@ -174,6 +173,8 @@ class PrometheusClient:
             ca_file=connection.ca_file,
             pool_s=self.timeouts.deadline_s,  # never waited for: `_slots` lets as many requests out as it has
         )
+        import asyncio  # here: `fleet check --demo` reads the records of this module, never a server
+
         self._slots = asyncio.Semaphore(connections)
         """A request waits here for a connection, before its deadline starts: queued behind slow answers is
         no failure of its own (the refresh's deadline bounds the wait)."""
@@ -217,6 +218,8 @@ class PrometheusClient:
     async def _request(
         self, method: str, path: str, data: dict[str, str] | None = None, params: dict[str, str] | None = None
     ) -> tuple[int, bytes, str]:
+        import asyncio
+
         url = self.connection.url + path
         loop = asyncio.get_running_loop()
         if self._ends_at is None:
