@@ -63,6 +63,8 @@ class Node:
         self.unit: Unit = "GB"
         self.paused = False
         self.last_error: str | None = None
+        self.ended_by: Exception | None = None
+        """The first read's failure that ended a node opened alone (`first_read_ends`): the command says it."""
         self.recorder: Recorder | None = None
         self._index_noted = False
         """Whether this node's GPU numbering was looked at: the note on CUDA's numbers is said once."""
@@ -96,6 +98,13 @@ class Node:
             return None
         self._index_noted = True  # this node, read now: not a simulation, nor a recording of a node
         return index_note(os.environ, [gpu.name for gpu in sample.gpus])
+
+    def first_read_ends(self, error: Exception) -> bool:
+        """Whether `error`, before any sample, ends the screen (the feed says nothing will come); kept to say."""
+        if self.sample is not None or not self.feed.ends_first_read(error):
+            return False
+        self.ended_by = error
+        return True
 
     def view(self) -> View:
         """The latest judgement with the node's state: nothing is judged here."""

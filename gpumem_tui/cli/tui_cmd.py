@@ -4,7 +4,6 @@ node in Prometheus (the options: tui_opts.py)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -43,22 +42,17 @@ def build_feed(args: argparse.Namespace) -> Feed:
 
 
 def node_feed(args: argparse.Namespace) -> NodeFeed:
-    """The node's series in Prometheus, read once before the screen opens: a node no series names, or a
-    server that does not answer, is one line and an exit status, not an empty screen."""
+    """The node's series in Prometheus, first read by the screen (drawn at once, `q` taken while a slow server
+    answers): a node no series names, or a server that does not answer, ends it (`ended`)."""
     if args.node is None:
         raise UsageError("--prometheus URL needs --node NAME (the fleet screen is `gpumem-tui fleet --prometheus URL`)")
     if args.endpoint:
         raise UsageError("--endpoint is for live engines; a node read from Prometheus brings its own")
     connection, queries, at = node_source(args, "")
     span = SPAN_S if args.node_history is None else args.node_history
-    feed = prometheus_node_feed(
+    return prometheus_node_feed(
         connection, args.node, queries.matchers, at, args.query_timeout, span, queries.labels, stale=stale
     )
-    try:
-        asyncio.run(feed.sample())
-    except PrometheusError as exc:
-        raise NoSourceError(exc.said()) from None
-    return feed
 
 
 def check_record_path(path: str) -> None:
@@ -103,4 +97,15 @@ def run_tui(args: argparse.Namespace) -> int:
         # Textual writes to stderr: its borders and scrollbars reach the terminal as ASCII twins too.
         to_ascii(sys.__stderr__)
     app.run()
+    return ended(app)
+
+
+def ended(app: GpuMemApp) -> int:
+    """The app's exit status; a first read that ended the screen (a node not there, a server that does not
+    answer) raised as the one line it is: bad input (2) or no source (3)."""
+    error = app.node.ended_by if app.node is not None else None
+    if isinstance(error, PrometheusError):
+        raise NoSourceError(error.said())
+    if error is not None:
+        raise error
     return exit_status(app)

@@ -105,6 +105,11 @@ class Feed(ABC):
         """What the source recorded happening since the last call, each given once (a recording's signals)."""
         return []
 
+    def ends_first_read(self, error: Exception) -> bool:  # noqa: ARG002 - the default: no error does
+        """Whether a first read that failed so means there is nothing to show (no such node, no server): a
+        screen opened on this feed alone then ends, and the command says why in one line."""
+        return False
+
 
 class LiveFeed(Feed):
     """This node: a collector, plus engines given by hand and found among the host's processes."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import asyncio
     import ssl
 
 
@@ -34,12 +35,26 @@ class HttpError(Exception):
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Per-phase limits of one request, in seconds."""
+    """Per-phase limits of one request, in seconds. httpx's limits are per phase and per read (a body sent a
+    byte at a time never trips them); `deadline()` bounds the whole request."""
 
     connect_s: float = 1.0
     read_s: float = 2.0
     deadline_s: float = 4.0
     """The whole request, connection and body together: a trickling body cannot outlive it."""
+
+    @classmethod
+    def of(cls, connect_s: float, read_s: float, deadline_s: float | None = None) -> Timeouts:
+        """The limits with the rule every client of this module keeps: a request may take its connect and read
+        limits and 1 s more in all, unless `deadline_s` says."""
+        return cls(connect_s, read_s, connect_s + read_s + 1.0 if deadline_s is None else deadline_s)
+
+    def deadline(self) -> asyncio.Timeout:
+        """`async with timeouts.deadline(): ...`: TimeoutError once `deadline_s` has passed, however the
+        answer trickles (`expired()` says whether this limit, and not an outer one, ended it)."""
+        import asyncio
+
+        return asyncio.timeout(self.deadline_s)
 
 
 def async_client(

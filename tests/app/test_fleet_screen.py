@@ -152,6 +152,42 @@ async def test_a_dead_source_degrades_the_header_not_the_app(fleet_sample):
         assert app.is_running and len(_table(app, "fleet-nodes")) == 8
 
 
+async def test_a_read_out_past_the_next_one_s_time_is_stale_then_down(fleet_sample):
+    """A source that stops answering without failing (a trickling or hung Prometheus): once the next read is
+    due while one is out, the header says stale over the last sample, then down; never ok over frozen data."""
+    release, started = threading.Event(), threading.Event()
+    reads: list[int] = []
+
+    async def read():
+        reads.append(1)
+        if len(reads) > 1:
+            started.set()
+            await asyncio.to_thread(release.wait, 60)
+        return fleet_sample
+
+    clock = Clock(fleet_sample.evaluated_at)
+    app = _app(read, clock)
+    async with app.run_test(size=(160, 60)) as pilot:
+        assert "source ok" in await _text(app, pilot)
+        clock.now += 15
+        app.screen.refresh_now()  # the second read: it hangs
+        await asyncio.to_thread(started.wait, 10)
+        clock.now += 15
+        app.screen.refresh_now()  # the next is due, the second still out
+        await pilot.pause()
+        text = " ".join(" ".join(screen_text(app)).split())
+        assert "source stale: a read has been out for 15 s; showing the sample read 30 s ago" in text, text
+        assert "source ok" not in text and "8 nodes, 24 GPUs" in text
+        clock.now += 30
+        app.screen.refresh_now()
+        await pilot.pause()
+        text = " ".join(" ".join(screen_text(app)).split())
+        assert "source down: no answer for 60 s (a read has been out for 45 s)" in text, text
+        assert len(reads) == 2  # a source that is out is never asked twice at once
+        release.set()
+        assert "source ok" in await _text(app, pilot)
+
+
 async def test_a_source_down_from_the_start():
     async def read():
         raise PrometheusError("http://prom.example:9090: connection refused", "down")

@@ -2,8 +2,8 @@
 one FleetSample each interval in a thread of its own (never on the UI's loop), judges it with the fleet's
 judge (diagnosis/fleet/judge.py), and the screen draws the header, the verdict in `fleet check`'s words, then
 the nodes (most severe first) and the findings by code, the history, the models and the notes of what is
-unknown (fleet_view.py). A failed read keeps the last sample and says `stale`, then `down` after DOWN_AFTER
-intervals. `enter` on a node pushes its node screen over this one, which stays as it was."""
+unknown (fleet_view.py). A failed read, or one still out when the next is due, keeps the last sample and says
+`stale`, then `down` after DOWN_AFTER intervals. `enter` on a node pushes its node screen over this one."""
 
 from __future__ import annotations
 
@@ -115,6 +115,10 @@ class FleetScreen(Screen):
         self.last_ok: float | None = None
         self.failure: str | None = None
         self.failed_at: float | None = None
+        self.reading_since: float | None = None
+        """When the read now out started (None: none is out)."""
+        self.overdue = False
+        """The read out was still out when the next one was due: what is on screen is no longer current."""
         self.filling: dict[str, Filling] = {}
         """Tables whose rows are still being added, by name."""
         self._ticker: Timer | None = None
@@ -185,17 +189,22 @@ class FleetScreen(Screen):
     def refresh_now(self) -> None:
         """Start a read unless one is running (a slow source is never asked twice at once)."""
         if any(w.node is self and w.group == "fleet" and w.is_running for w in self.workers):
+            self.overdue = True  # the next read is due and this one is still out: the screen says so now
+            self.query_one("#fleet-header", Static).update(self.header())
             return
         self._refresh()
 
     @work(group="fleet", exit_on_error=False)
     async def _refresh(self) -> None:
+        self.reading_since, self.overdue = self.fleet.clock(), False
         try:
             sample, findings = await off_thread(self._read_and_judge, "fleet read")
         except Exception as exc:  # noqa: BLE001 - a source that fails degrades the header, never the app
             self.failure, self.failed_at = literal(_why(exc)), self.fleet.clock()
+            self.reading_since, self.overdue = None, False
             self._draw()
             return
+        self.reading_since, self.overdue = None, False
         self.sample, self.findings = sample, findings
         self.last_ok, self.failure, self.failed_at = self.fleet.clock(), None, None
         self._draw()  # the fleet first: the history's range queries cost more than the refresh
@@ -237,6 +246,8 @@ class FleetScreen(Screen):
 
     def state(self) -> tuple[str, str]:
         """(ok|stale|down, the words the header says about it)."""
+        if self.overdue and self.reading_since is not None:
+            return self._overdue(self.reading_since)
         if self.failure is None:
             if self.sample is None:
                 return "stale", f"reading {literal(self.fleet.source)} ..."
@@ -251,6 +262,18 @@ class FleetScreen(Screen):
         if silent >= DOWN_AFTER * self.fleet.interval_s:
             return "down", f"down: no answer for {silent:.0f} s ({self.failure}); showing the sample read then"
         return "stale", f"stale: the last read failed {silent:.0f} s after the last good one ({self.failure})"
+
+    def _overdue(self, since: float) -> tuple[str, str]:
+        """The state while a read is out past the next one's time: stale over the last sample, down after
+        DOWN_AFTER intervals without one."""
+        now = self.fleet.clock()
+        out = f"a read has been out for {now - since:.0f} s"
+        if self.last_ok is None:
+            return "stale", f"reading {literal(self.fleet.source)}: {out}"
+        silent = now - self.last_ok
+        if silent >= DOWN_AFTER * self.fleet.interval_s:
+            return "down", f"down: no answer for {silent:.0f} s ({out}); showing the sample read then"
+        return "stale", f"stale: {out}; showing the sample read {silent:.0f} s ago"
 
     def header(self) -> Text:
         state, words = self.state()

@@ -131,6 +131,9 @@ class MainScreen(Screen):
         try:
             sample = await self.node.feed.sample()
         except Exception as exc:  # noqa: BLE001 - a failed refresh degrades to a message on screen
+            if self.back_to is None and self.node.first_read_ends(exc):
+                self.app.exit()  # opened alone on a node that is not there: the command says why
+                return
             self.post_message(RefreshFailed(f"{type(exc).__name__}: {exc}"))
             return
         try:

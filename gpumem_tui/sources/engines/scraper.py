@@ -84,7 +84,8 @@ class Scraper:
         """`deadline_s`: the most one request may take, connection and whole body together (default: the
         connect and read timeouts plus 1 s)."""
         self.endpoints = list(endpoints)
-        self.deadline_s = connect_timeout_s + read_timeout_s + 1.0 if deadline_s is None else deadline_s
+        self._timeouts = Timeouts.of(connect_timeout_s, read_timeout_s, deadline_s)
+        self.deadline_s = self._timeouts.deadline_s
         self.connect_timeout_s, self.read_timeout_s = connect_timeout_s, read_timeout_s
         self.max_bytes, self.stale_limit_s, self.clock = max_bytes, stale_limit_s, clock
         self._memory: dict[str, _Memory] = {}
@@ -93,7 +94,6 @@ class Scraper:
         self._prepared = False
         """Whether httpx was loaded (`http.prepare`, in a thread, before the first poll)."""
         self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpumem-parse")
-        self._timeouts = Timeouts(connect_timeout_s, read_timeout_s, self.deadline_s)
 
     async def __aenter__(self) -> Scraper:
         return self
@@ -203,7 +203,7 @@ class Scraper:
         ask = not memory.served and time.monotonic() >= memory.models_after
         models = asyncio.ensure_future(self._served_models(client, point, memory)) if ask else None
         try:
-            async with asyncio.timeout(self.deadline_s):
+            async with self._timeouts.deadline():
                 text = await self._get(memory, client, point.metrics_url)
             if models is not None:
                 await asyncio.wait([models], timeout=MODELS_GRACE_S)

@@ -1,8 +1,10 @@
 """The Prometheus HTTP query API (also Thanos, Mimir, VictoriaMetrics): instant and range queries as POST
-forms, per-phase timeouts, a cap on the answer's size, and the server's `warnings` kept with the result.
+forms, a deadline per request and per client (one refresh), a cap on the answer's size, and the server's
+`warnings` kept with the result.
 
 Every failure is a PrometheusError whose message is one plain line: the server cannot be reached, refuses
-the credentials (401/403), ran out of time, or rejected the query (its `errorType` and `error`)."""
+the credentials (401/403), did not answer in time (a hang), ran out of its own time, or rejected the query
+(its `errorType` and `error`)."""
 
 from __future__ import annotations
 
@@ -29,12 +31,16 @@ R = TypeVar("R")
 CONNECT_TIMEOUT_S = 3.0
 """A Prometheus, Thanos or Mimir is often across a network or behind a proxy (TLS counts here); its queries
 are allowed 10 s, so 3 s to connect is no wait a user notices, and 1 s failed a loaded machine's loopback."""
+READ_ROUNDS = 3
+"""A client's whole life (one refresh: all its queries) in requests' deadlines. A read asks in rounds, each
+on what the one before answered (first_read.py, reader.py); a server slow enough to fill three is given up."""
 
 
 FAILED = {
     "down": "Prometheus cannot be reached",
     "auth": "Prometheus refused the credentials",
     "timeout": "Prometheus ran out of time",
+    "hang": "Prometheus did not answer in time",
     "query": "Prometheus rejected a query",
     "secret": "the credentials cannot be read",
 }
@@ -42,9 +48,10 @@ FAILED = {
 
 
 class PrometheusError(Exception):
-    """A query that gave no result, in one line. `kind`: `down` (no answer), `auth` (401/403), `timeout`,
-    `query` (the server rejected the query: a bug or a bad --selector), `secret` (a token or password file
-    that cannot be read or used, named without its text)."""
+    """A query that gave no result, in one line. `kind`: `down` (no answer), `auth` (401/403), `hang` (no
+    complete answer within the client's deadline), `timeout` (the server's own), `query` (the server rejected
+    the query: a bug or a bad --selector), `secret` (a token or password file that cannot be read or used,
+    named without its text)."""
 
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
@@ -192,7 +199,9 @@ def _seconds(text: str) -> float | None:
 
 
 class PrometheusClient:
-    """Queries one server over one connection pool. `async with PrometheusClient(conn) as c: await c.query(q, t)`."""
+    """Queries one server over one connection pool, for one refresh: every request ends within its deadline
+    (connection, headers and whole answer), and all of them within `refresh_s` of the first.
+    `async with PrometheusClient(conn) as c: await c.query(q, t)`."""
 
     def __init__(
         self,
@@ -202,10 +211,12 @@ class PrometheusClient:
         query_timeout_s: float = QUERY_TIMEOUT_S,
         max_bytes: int = MAX_BYTES,
         connections: int = 8,
+        refresh_s: float | None = None,
     ) -> None:
+        """`refresh_s`: the most all requests take together, from the first (default READ_ROUNDS deadlines)."""
         self.connection, self.query_timeout_s, self.max_bytes = connection, query_timeout_s, max_bytes
-        read_s = query_timeout_s + 2.0
-        self.timeouts = Timeouts(connect_timeout_s, read_s, connect_timeout_s + read_s + 1.0)
+        self.timeouts = Timeouts.of(connect_timeout_s, query_timeout_s + 2.0)
+        self.refresh_s = READ_ROUNDS * self.timeouts.deadline_s if refresh_s is None else refresh_s
         try:  # the secret files are read at each client: a token rotated on disk is taken at the next read
             headers, auth = connection.request_headers(), connection.basic_auth()
         except SecretError as exc:
@@ -215,10 +226,20 @@ class PrometheusClient:
             connections=connections,
             headers=headers,
             ca_file=connection.ca_file,
-            pool_s=read_s,  # a query queued behind the others waits as long as one query may take
+            pool_s=self.timeouts.deadline_s,  # never waited for: `_slots` lets as many requests out as it has
             auth=auth,
             origin=connection.url,
         )
+        import asyncio  # here: `fleet check --demo` reads the records of this module, never a server
+
+        self._slots = asyncio.Semaphore(connections)
+        """A request waits here for a connection, before its deadline starts: queued behind slow answers is
+        no failure of its own (the refresh's deadline bounds the wait)."""
+        self._ends_at: float | None = None
+        """The event loop's time the refresh's deadline ends at, set by the first request."""
+        self._hung: str | None = None
+        """Why an earlier request got no answer in time: the requests still queued are not sent to a hung
+        server (each would wait its whole deadline again)."""
 
     async def __aenter__(self) -> PrometheusClient:
         return self
@@ -254,15 +275,37 @@ class PrometheusClient:
     async def _request(
         self, method: str, path: str, data: dict[str, str] | None = None, params: dict[str, str] | None = None
     ) -> tuple[int, bytes, str]:
+        import asyncio
+
         url = self.connection.url + path
+        loop = asyncio.get_running_loop()
+        if self._ends_at is None:
+            self._ends_at = loop.time() + self.refresh_s
         try:
-            status, body = await read_capped(self._client, method, url, self.max_bytes, data=data, params=params)
+            async with asyncio.timeout_at(self._ends_at), self._slots:
+                status, body = await self._sent(method, url, data, params)
+        except TimeoutError:  # the refresh's deadline; a request's own is a PrometheusError by now
+            words = f"the read was not done within {self.refresh_s:g} s (a slow or hung server)"
+            raise PrometheusError(f"{url}: {words}", "hang") from None
+        return status, body, url
+
+    async def _sent(
+        self, method: str, url: str, data: dict[str, str] | None, params: dict[str, str] | None
+    ) -> tuple[int, bytes]:
+        """One request within its deadline, once a connection is free; every failure a PrometheusError."""
+        if self._hung is not None:
+            raise PrometheusError(f"{url}: not asked after an earlier query's hang ({self._hung})", "hang")
+        deadline = self.timeouts.deadline()
+        try:
+            async with deadline:
+                return await read_capped(self._client, method, url, self.max_bytes, data=data, params=params)
         except HttpError as exc:
             raise PrometheusError(f"{url}: {exc}", "down") from None
-        except Exception as exc:  # noqa: BLE001 - every transport failure is one line and `down` (or timeout)
-            kind_of = "timeout" if is_timeout(exc) else "down"
-            raise PrometheusError(f"{url}: {in_words(exc, self.timeouts)}", kind_of) from None
-        return status, body, url
+        except Exception as exc:  # noqa: BLE001 - every transport failure is one line and `down` (or a hang)
+            if not (deadline.expired() or is_timeout(exc)):
+                raise PrometheusError(f"{url}: {in_words(exc, self.timeouts)}", "down") from None
+            self._hung = in_words(exc, self.timeouts)
+            raise PrometheusError(f"{url}: {self._hung}", "hang") from None
 
 
 def sorted_answers(

@@ -17,6 +17,7 @@ from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 from gpumem_tui.sources.prometheus.node_history import SPAN_S, NodeHistoryReader
 from gpumem_tui.sources.prometheus.node_queries import NAMES, NodeQueries
 from gpumem_tui.sources.prometheus.node_sample import (
+    NodeNotFound,
     NodeRead,
     exporter_names,
     node_read,
@@ -94,6 +95,11 @@ class NodeFeed(Feed):
             "a node read from Prometheus: gpumem-tui reads its series and has no hand on its processes. "
             "Stop it on the node itself (gpumem-tui there, or kill PID)."
         )
+
+    def ends_first_read(self, error: Exception) -> bool:
+        """No series names the node, or the server cannot be read: nothing will come (it used to be read before
+        the screen opened, which then never drew nor took `q` while a slow server answered)."""
+        return isinstance(error, NodeNotFound | PrometheusError)
 
     async def sample(self) -> Sample:
         read = await self.read()

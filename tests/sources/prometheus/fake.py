@@ -1,6 +1,6 @@
 """A loopback HTTP server that answers every request with one canned reply (or never), for the failures a
 real Prometheus does not make on demand: a partial answer with warnings, an answer that is not JSON, a
-server that accepts and never answers."""
+server that accepts and never answers, or one that sends its answer a byte at a time."""
 
 from __future__ import annotations
 
@@ -18,10 +18,12 @@ def answering(
     content_type: str = "application/json",
     hang_s: float = 0,
     seen: list[tuple[str, dict[str, str], bytes]] | None = None,
+    trickle_s: float = 0,
 ) -> Iterator[str]:
     """Serve `body` with `status` to every POST (after `hang_s`); yields the base URL. Each request's path,
-    headers and form body are appended to `seen` when given. Leaving ends every hang and waits for its
-    thread: a stalled answer written after the test would print into the next one's output."""
+    headers and form body are appended to `seen` when given. `trickle_s`: the body is sent one byte each
+    `trickle_s`, every byte valid JSON's. Leaving ends every hang and trickle and waits for its thread: a
+    stalled answer written after the test would print into the next one's output."""
     released = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
@@ -35,7 +37,13 @@ def answering(
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            if not trickle_s:
+                self.wfile.write(body)
+            for byte in memoryview(body).cast("c") if trickle_s else ():
+                self.wfile.write(byte)
+                self.wfile.flush()
+                if released.wait(trickle_s):
+                    return
 
         def log_message(self, *args: object) -> None:
             pass

@@ -3,10 +3,12 @@ input (one line, exit 2; 3 when the server does not answer)."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 
+from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.cli import build_parser, main
 from gpumem_tui.cli.tui_cmd import build_app
 from tests.app.screen_text import screen_text
@@ -26,7 +28,7 @@ async def _read(app, pilot) -> None:
 
 def test_the_tui_opens_on_the_node_s_series(fleet_url):
     args = build_parser().parse_args(["--prometheus", fleet_url, "--node", "node-e", "--at", str(AT)])
-    app = build_app(args)  # reads the node once: an unknown node never opens an empty screen
+    app = build_app(args)
     app.node.poll = False
     seen = []
 
@@ -56,7 +58,9 @@ def test_the_tui_opens_on_the_node_s_series(fleet_url):
         (["--node", "node-a", "--at", "soon"], 2, "gpumem-tui: --at 'soon'"),
     ],
 )
-def test_bad_input_is_one_line(fleet_url, capsys, argv, code, said):
+def test_bad_input_is_one_line(fleet_url, capsys, monkeypatch, argv, code, said):
+    """A node no series names: the screen drawn meanwhile ends at its first read, and says why in one line."""
+    monkeypatch.setattr(GpuMemApp, "run", functools.partialmethod(GpuMemApp.run, headless=True))
     assert main(["--prometheus", fleet_url, *argv]) == code
     out, err = capsys.readouterr()
     assert out == "" and err.startswith(said) and err.count("\n") == 1, err
@@ -70,7 +74,8 @@ def test_node_without_prometheus_is_refused(capsys):
     )
 
 
-def test_a_server_that_does_not_answer_is_no_source(capsys):
+def test_a_server_that_does_not_answer_is_no_source(capsys, monkeypatch):
+    monkeypatch.setattr(GpuMemApp, "run", functools.partialmethod(GpuMemApp.run, headless=True))
     assert main(["--prometheus", "http://127.0.0.1:9", "--node", "node-a"]) == 3
     assert capsys.readouterr().err.startswith("gpumem-tui: Prometheus cannot be reached: http://127.0.0.1:9")
 
