@@ -2,8 +2,10 @@
 time; it prints the process's RSS, open file descriptors and TCP connections every few seconds, the
 samples that reached the screen per second, and the last reading against the first. Flat is the goal.
 
-Run: python3 bench/soak.py [--seconds 60] [--every 5] [--interval 0.1] [--fault trickle|hang|huge|cut|http_500]
+Run: python3 bench/soak.py [--seconds 60 | --minutes M] [--every 5] [--interval 0.1] [--fault trickle|...]
 The hostile endpoint (tests/faults.py) runs in a child process, so its own sockets are not counted.
+`--what fleet`: the fleet screen over a real Prometheus restarted halfway, and the exporters it scrapes every
+0.5 s (bench/soak_fleet.py): `python3 bench/soak.py --what fleet --minutes 10 --interval 1`.
 """
 
 from __future__ import annotations
@@ -77,11 +79,21 @@ async def soak(args: argparse.Namespace, url: str) -> list[tuple[float, ...]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--what", choices=["node", "fleet"], default="node", help="the TUI on a node, or the fleet")
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--minutes", type=float, help="the same as --seconds, in minutes")
     parser.add_argument("--every", type=float, default=5.0, help="seconds between readings (default 5)")
     parser.add_argument("--interval", type=float, default=0.1, help="the TUI's refresh interval (default 0.1)")
     parser.add_argument("--fault", default="trickle", choices=["trickle", "hang", "huge", "cut", "http_500"])
     args = parser.parse_args()
+    if args.minutes is not None:
+        args.seconds = args.minutes * 60
+    if args.what == "fleet":
+        import soak_fleet  # bench/, beside this script
+
+        rows = soak_fleet.run(args)
+        print(f"last vs first reading: {soak_fleet.ratios(rows)}" if len(rows) >= 2 else "too short to compare")
+        return 0
     import asyncio
 
     ready = multiprocessing.Queue()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
-import ipaddress
 import signal
 import socket
 
@@ -23,6 +22,7 @@ from gpumem_tui.cli.node_plan import build_judge
 from gpumem_tui.demo import load_scenario
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.export.evaluation import Evaluator
+from gpumem_tui.export.listener import Address, resolve
 from gpumem_tui.export.server import ExportServer, serve
 from gpumem_tui.sources.feed import Feed
 from gpumem_tui.sources.nvml import NvmlSource
@@ -33,26 +33,26 @@ def run(args: argparse.Namespace) -> int:
     endpoints_need_live(args)
     if args.at is not None and args.demo is None and args.replay is None:
         raise UsageError("--at needs --demo or --replay")
-    if not args.allow_remote and not _loopback(args.listen):
+    address = _address(args.listen)
+    if not args.allow_remote and not address.loopback:
         raise UsageError(
-            f"--listen {args.listen} is reachable from other machines: add --allow-remote to serve there "
-            "(docs/export.md says what it exposes)"
+            f"--listen {args.listen} is reachable from other machines (it binds {address.host}): add "
+            "--allow-remote to serve there (docs/export.md says what it exposes)"
         )
     judge = build_judge(args)
-    asyncio.run(_export(args, judge))
+    asyncio.run(_export(args, judge, address))
     return 0
 
 
-def _loopback(listen: Listen) -> bool:
-    """Every address the host name stands for is a loopback address."""
+def _address(listen: Listen) -> Address:
+    """The one address `--listen` binds, resolved as the server binds it (so `*` is every interface)."""
     try:
-        found = socket.getaddrinfo(listen.host, listen.port, type=socket.SOCK_STREAM)
+        return resolve(listen.host, listen.port)
     except (socket.gaierror, UnicodeError) as exc:
         raise UsageError(f"--listen {listen}: {exc}") from None
-    return all(ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback for info in found)
 
 
-async def _export(args: argparse.Namespace, judge: Judge) -> None:
+async def _export(args: argparse.Namespace, judge: Judge, address: Address) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for name in (signal.SIGTERM, signal.SIGINT):
@@ -60,7 +60,7 @@ async def _export(args: argparse.Namespace, judge: Judge) -> None:
     feed, nvml = _feed(args, judge)
     evaluator = Evaluator(feed, judge, _Said().failed)
     try:
-        server = _serve(evaluator, args)
+        server = _serve(evaluator, args, address)
         try:
             print(
                 f"gpumem-tui export: serving {server.url} ({literal(feed.name)}, every {args.interval:g} s)", flush=True
@@ -89,9 +89,9 @@ def _feed(args: argparse.Namespace, judge: Judge) -> tuple[Feed, NvmlSource | No
     return live_feed(args.endpoint)
 
 
-def _serve(evaluator: Evaluator, args: argparse.Namespace) -> ExportServer:
+def _serve(evaluator: Evaluator, args: argparse.Namespace, address: Address) -> ExportServer:
     try:
-        return serve(evaluator, args.listen.host, args.listen.port, args.top_processes)
+        return serve(evaluator, address, args.top_processes)
     except OSError as exc:
         why = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
         raise UsageError(f"--listen {args.listen}: {why}") from None

@@ -110,7 +110,7 @@ class SimulatedProc(ProcFiles):
         engine = next((e for e in self.node.engines if e.spec.id == owner), None)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOSTNAME": self.node.hostname}
         if engine is None:
-            pass
+            env |= next((p.environ for p in self.node.scenario.processes if p.id == owner), {})
         elif self.container:
             env["NVIDIA_VISIBLE_DEVICES"] = ",".join(gpu.uuid for gpu in gpus)
             env["CUDA_VISIBLE_DEVICES"] = ",".join(str(gpu.index) for gpu in engine.gpus)

@@ -131,6 +131,8 @@ class ProcessSpec(_Spec):
     id: str
     name: str = "python3"
     cmdline: list[str] = ["python3"]
+    environ: dict[str, str] = {}
+    """Its environment beside PATH and HOSTNAME, as /proc/PID/environ shows it."""
     user: str = "user"
     gpus: list[int] = Field(max_length=MAX_GPUS)
     memory_gib: float = Field(ge=0, le=2**20)

@@ -1,18 +1,18 @@
-"""/metrics over HTTP: prometheus_client's own threaded server with a registry of one collector, which
-builds every family afresh from the evaluator's latest evaluation on each scrape (no label set of an
-earlier refresh survives) and never samples."""
+"""/metrics over HTTP: prometheus_client's WSGI app on the bounded listener (listener.py), with a registry of one
+collector, which builds every family afresh from the evaluator's latest evaluation on each scrape (no label set
+of an earlier refresh survives) and never samples."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, Metric
 
 from gpumem_tui.export.evaluation import Evaluation, Evaluator
 from gpumem_tui.export.labels import Rows
+from gpumem_tui.export.listener import Address, BoundedServer, Limits
 from gpumem_tui.export.measured import engine_rows, gpu_rows, process_rows
 from gpumem_tui.export.planned import finding_rows, plan_rows
 from gpumem_tui.models import Sample
@@ -83,20 +83,24 @@ def gpus_read(sample: Sample) -> bool:
 class ExportServer:
     """The HTTP server in its own thread; `url` is where /metrics is (the port chosen when 0 was asked)."""
 
-    def __init__(self, server: WSGIServer, thread: threading.Thread, host: str):
+    def __init__(self, server: BoundedServer, thread: threading.Thread):
         self.server, self.thread = server, thread
+        host = str(server.server_address[0])
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{server.server_port}/metrics"
 
     def close(self) -> None:
+        self.server.close_all()
         self.server.shutdown()
         self.server.server_close()
         self.thread.join()
 
 
-def serve(evaluator: Evaluator, host: str, port: int, top: int) -> ExportServer:
-    """Listen on host:port (an OSError when it cannot: the port is in use, the address is not this node's)."""
+def serve(evaluator: Evaluator, address: Address, top: int, limits: Limits | None = None) -> ExportServer:
+    """Listen at `address` (an OSError when it cannot: the port is in use, the address is not this node's)."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(EvaluationCollector(evaluator, top))
-    server, thread = start_http_server(port, addr=host, registry=registry)
-    return ExportServer(server, thread, host)
+    server = BoundedServer(address, make_wsgi_app(registry), limits or Limits())
+    thread = threading.Thread(target=server.serve_forever, args=(server.limits.poll_s,), daemon=True)
+    thread.start()
+    return ExportServer(server, thread)

@@ -57,6 +57,15 @@ def value(series: Series, name: str, **labels: str) -> float | None:
 def exporter(*args: str, evaluations: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
     """The exporter's /metrics URL once it has published `evaluations` evaluations; stopped (SIGTERM) after.
     `env`: variables set for it beside this process's own."""
+    with exporter_process(*args, evaluations=evaluations, env=env) as (url, _):
+        yield url
+
+
+@contextmanager
+def exporter_process(
+    *args: str, evaluations: int = 1, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """As `exporter`, with the process (its pid: what /proc says of it)."""
     command = [sys.executable, "-m", "gpumem_tui", "export", "--listen", "127.0.0.1:0", "--interval", "3600", *args]
     env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -70,7 +79,7 @@ def exporter(*args: str, evaluations: int = 1, env: dict[str, str] | None = None
             assert time.monotonic() < deadline, "the exporter published no evaluation in 120 s"
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             time.sleep(0.05)
-        yield url
+        yield url, process
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -24,10 +24,18 @@ def test_it_listens_on_loopback_by_default():
     assert (args.listen.host, args.listen.port) == ("127.0.0.1", 9877)
 
 
-@pytest.mark.parametrize("listen", ["0.0.0.0:9877", "[::]:9877", "10.1.2.3:9877"])
+@pytest.mark.parametrize("listen", ["0.0.0.0:9877", "[::]:9877", "10.1.2.3:9877", "*:9877"])
 def test_other_interfaces_need_allow_remote(listen, capsys):
     assert main(["export", "--demo", "healthy-8b", "--listen", listen]) == 2
     assert "--allow-remote" in _one_line(capsys)
+
+
+def test_the_address_checked_is_the_one_bound():
+    """`*` resolves to loopback for a client and to every interface for a server: it is checked as bound."""
+    from gpumem_tui.export.listener import resolve
+
+    assert not resolve("*", 9877).loopback
+    assert resolve("localhost", 0).loopback
 
 
 @pytest.mark.parametrize("listen", ["127.0.0.1", "127.0.0.1:port", "127.0.0.1:70000", ":", "[::1:9877"])

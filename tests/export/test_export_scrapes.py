@@ -13,6 +13,7 @@ from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.export.evaluation import Evaluator
+from gpumem_tui.export.listener import resolve
 from gpumem_tui.export.server import serve
 from gpumem_tui.models import ProcessRecord, Sample, SourceError
 from gpumem_tui.sources.feed import Feed
@@ -53,7 +54,7 @@ def served():
     servers = []
 
     def start(evaluator: Evaluator, top_processes: int = 5) -> str:
-        server = serve(evaluator, "127.0.0.1", 0, top_processes)
+        server = serve(evaluator, resolve("127.0.0.1", 0), top_processes)
         servers.append(server)
         return server.url
 

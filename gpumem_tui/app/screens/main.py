@@ -365,7 +365,13 @@ class MainScreen(Screen):
                 cards.append(card)
                 box.mount(card)
         if not engines and self._no_engine is None:
-            self._no_engine = Static("No engine endpoint found (add one with --endpoint URL).", classes="empty dim")
+            sample = view.judged.sample
+            said = (
+                "No engine of this node in Prometheus."
+                if sample is not None and sample.source == "prometheus"
+                else "No engine endpoint found (add one with --endpoint URL)."
+            )
+            self._no_engine = Static(said, classes="empty dim")
             box.mount(self._no_engine)
         elif engines and self._no_engine is not None:
             self._no_engine.remove()

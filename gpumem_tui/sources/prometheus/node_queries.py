@@ -21,8 +21,9 @@ from gpumem_tui.sources.prometheus.queries import (
     NODE_LABELS,
     POD_LABELS,
     RATE_PENDING,
+    Queries,
 )
-from gpumem_tui.sources.prometheus.query_table import names
+from gpumem_tui.sources.prometheus.query_table import TABLE, names
 
 FB = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
 SERIES = engine_series.NAMES
@@ -39,6 +40,14 @@ ENGINE_ROUND = names(lambda q: q.node == "engines")
 """Asked by the node's pods and host: its engines' series."""
 EXPORTED = names(lambda q: q.node == "first" and q.source == "gpumem-tui export")
 """The queries of the node's own `gpumem-tui export`'s series, asked by every name it gives the node."""
+EXPORTER_ONLY = tuple(
+    n for n in names(lambda q: q.source == "gpumem-tui export") if n not in (*EXPORTED, "exporter_gpus")
+)
+"""What the fleet reads of a node from its `gpumem-tui export` alone (gpumem_export.py: its memory, engines,
+plans, age), asked where no dcgm-exporter series names the node, so a node that runs only the exporter opens."""
+ELSEWHERE = "dcgm_elsewhere"
+"""dcgm-exporter's series of the GPUs the node's exporter reports: where some answer, dcgm-exporter names the
+node otherwise (--node-label), and the fleet lists it under that name, not this one."""
 
 
 def quoted(value: str) -> str:
@@ -139,6 +148,19 @@ class NodeQueries:
     def exported(self) -> dict[str, str]:
         """The queries of the node's own `gpumem-tui export`'s series."""
         return {name: getattr(self, name) for name in EXPORTED}
+
+    def exporter_only(self) -> dict[str, str]:
+        """The fleet's queries of `EXPORTER_ONLY`, narrowed to the node by each label that may name it, as the
+        fleet names a node only its exporter reports; under --node-label, also ELSEWHERE."""
+        narrowed = [
+            Queries(", ".join(m for m in (self.matchers, matcher) if m), labels=self.labels)
+            for matcher in _naming(self.node, "auto")
+        ]
+        asks = {name: " or ".join(f"({TABLE[name].promql(q)})" for q in narrowed) for name in EXPORTER_ONLY}
+        if self.labels.node != "auto":  # its exporter's GPUs may be a node dcgm-exporter names otherwise
+            mine = " or ".join(q.sel("gpumem_gpu_memory_total_bytes") for q in narrowed)
+            asks[ELSEWHERE] = f"count by (UUID) ({self._one('DCGM_FI_DEV_FB_USED')} and on (UUID) ({mine}))"
+        return asks
 
     def first_round(self) -> dict[str, str]:
         """What is asked before the node's pods are known: its GPUs, their pods, its age, its exporter's."""

@@ -125,8 +125,12 @@ def node_sample(read: NodeRead, node: str) -> Sample:
     fleet = read.fleet
     if not any(n.name == node for n in fleet.nodes):
         label = "" if read.node_label == "auto" else f" by its {read.node_label} label (--node-label {read.node_label})"
-        raise NodeNotFound(f"no dcgm-exporter series names node {node!r}{label} in the last hour (at {fleet.source})")
-    age = next(n.data_age_s for n in fleet.nodes if n.name == node)
+        raise NodeNotFound(
+            f"no dcgm-exporter or gpumem-tui export series names node {node!r}{label} in the last hour "
+            f"(at {fleet.source})"
+        )
+    found = next(n for n in fleet.nodes if n.name == node)
+    age, source = found.data_age_s, found.memory_from or "dcgm-exporter"
     errors = [
         SourceError(source=SOURCE, message=f"{what} unknown, because {why}")
         for what, why in fleet.unknown.items()
@@ -139,8 +143,8 @@ def node_sample(read: NodeRead, node: str) -> Sample:
         errors.append(
             SourceError(
                 source=SOURCE,
-                message=f"node {node}: no dcgm-exporter sample in the last 5 min (Prometheus's lookback)",
-                hint="check that dcgm-exporter runs on the node and that Prometheus scrapes it",
+                message=f"node {node}: no {source} sample in the last 5 min (Prometheus's lookback)",
+                hint=f"check that {source} runs on the node and that Prometheus scrapes it",
             )
         )
     gpus, notes = gpu_records(fleet.gpus)

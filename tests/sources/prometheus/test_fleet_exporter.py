@@ -20,6 +20,7 @@ from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
+from gpumem_tui.sources.prometheus.node_feed import prometheus_node_feed
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
@@ -229,3 +230,23 @@ def test_the_snapshot_text_says_whose_memory_and_plan(url, capsys):
     assert "(dcgm-exporter's; its gpumem-tui export reads used " in y and "other processes 21.5 GB" in y
     (engine,) = [line for line in lines if " on node-y: " in line]
     assert "(from its node's gpumem-tui export)" in engine
+
+
+def test_a_node_that_runs_only_the_exporter_opens_as_any_other(url, capsys):
+    """node-x is listed by the fleet; `check --node` and the node's screen (its feed) read it from its
+    exporter's series as the fleet does: its two GPUs, its engine and its plan's findings."""
+    code = main(["check", "--prometheus", url, "--node", "node-x", "--at", str(AT), "--json"])
+    checked = json.loads(capsys.readouterr().out)
+    assert code == checked["exit_code"] and "node node-x" in checked["where"]
+    assert [p["model"] for p in checked["plans"]] == ["meta-llama/Llama-3.1-70B"]
+    main(["fleet", "snapshot", "--prometheus", url, "--at", str(AT), "--json"])
+    (x,) = [n for n in json.loads(capsys.readouterr().out)["nodes"] if n["name"] == "node-x"]
+
+    async def screen_read():
+        feed = prometheus_node_feed(Connection(url), "node-x", at=AT, stale=FleetRules().stale)
+        return await feed.sample()
+
+    sample = asyncio.run(screen_read())
+    assert len(sample.gpus) == 2 and sum(g.memory_used_bytes or 0 for g in sample.gpus) == x["used_bytes"]
+    assert [e.records[0].model for e in sample.engines] == ["meta-llama/Llama-3.1-70B"]
+    assert not any("dcgm-exporter sample" in e.message for e in sample.errors)

@@ -162,5 +162,6 @@ def test_a_node_the_chosen_label_does_not_name_says_which_label_was_read(fleet_u
     argv = ["check", "--prometheus", fleet_url, "--node", "node-h", "--at", str(AT), "--node-label", "instance"]
     assert main(argv) == 3
     err = capsys.readouterr().err
-    assert err.startswith("gpumem-tui: no dcgm-exporter series names node 'node-h' by its instance label")
+    said = "gpumem-tui: no dcgm-exporter or gpumem-tui export series names node 'node-h' by its instance label"
+    assert err.startswith(said)
     assert "(--node-label instance)" in err and err.count("\n") == 1

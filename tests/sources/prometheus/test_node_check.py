@@ -14,6 +14,8 @@ from tests.sources.prometheus.conftest import AT, FLEET
 from tests.sources.prometheus.server import running
 from tests.sources.prometheus.test_fleet_failures import ADMIN_TEST, PASSWORD_HASH
 
+NOT_FOUND = "gpumem-tui: no dcgm-exporter or gpumem-tui export series names node"
+
 pytestmark = pytest.mark.prometheus
 NODES = [spec.name for spec in FLEET] + ["node-nan"]
 
@@ -76,9 +78,9 @@ def test_the_text_says_where_the_fleet_differs(fleet_url, capsys):
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["--node", "node-zz"], "gpumem-tui: no dcgm-exporter series names node 'node-zz' in the last hour"),
+        (["--node", "node-zz"], f"{NOT_FOUND} 'node-zz' in the last hour"),
         # quotes, backslashes and regex characters are the name's own: the server takes every query
-        (["--node", 'a"b\\c.d(e'], "gpumem-tui: no dcgm-exporter series names node 'a\"b\\\\c.d(e'"),
+        (["--node", 'a"b\\c.d(e'], f"{NOT_FOUND} 'a\"b\\\\c.d(e'"),
         ([], "gpumem-tui: check: --prometheus URL and --node NAME go together"),
         (["--node", "node-a", "--at", "yesterday"], "gpumem-tui: check: --at 'yesterday'"),
         (["--node", "node-a", "--selector", "cluster"], "gpumem-tui: check: --selector 'cluster'"),

@@ -98,5 +98,5 @@ def test_nan_readings_are_unknown_with_the_reason(fleet_url):
 
 
 def test_a_node_no_series_names_is_refused(fleet_url):
-    with pytest.raises(NodeNotFound, match="no dcgm-exporter series names node 'node-zz'"):
+    with pytest.raises(NodeNotFound, match="no dcgm-exporter or gpumem-tui export series names node 'node-zz'"):
         _sample(fleet_url, "node-zz")

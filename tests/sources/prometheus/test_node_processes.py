@@ -82,4 +82,4 @@ def test_under_node_label_the_node_s_exporter_is_still_read(node_url, capsys):
         ("foreign_process", 4242)
     ]
     assert main(argv) == 3  # with the default labels, node-x is not named 10.9.0.7
-    assert "no dcgm-exporter series names node '10.9.0.7'" in capsys.readouterr().err
+    assert "no dcgm-exporter or gpumem-tui export series names node '10.9.0.7'" in capsys.readouterr().err

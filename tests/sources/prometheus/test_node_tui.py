@@ -15,6 +15,8 @@ from tests.app.screen_text import screen_text
 from tests.app.waiting import until
 from tests.sources.prometheus.conftest import AT, FLEET
 
+NOT_FOUND = "gpumem-tui: no dcgm-exporter or gpumem-tui export series names node"
+
 pytestmark = pytest.mark.prometheus
 
 
@@ -53,7 +55,7 @@ def test_the_tui_opens_on_the_node_s_series(fleet_url):
 @pytest.mark.parametrize(
     ("argv", "code", "said"),
     [
-        (["--node", "node-zz"], 2, "gpumem-tui: no dcgm-exporter series names node 'node-zz' in the last hour"),
+        (["--node", "node-zz"], 2, f"{NOT_FOUND} 'node-zz' in the last hour"),
         ([], 2, "gpumem-tui: --prometheus URL needs --node NAME"),
         (["--node", "node-a", "--at", "soon"], 2, "gpumem-tui: --at 'soon'"),
     ],
