@@ -5,9 +5,8 @@ with its requests (basic auth) and nowhere else: not the engine card's URL, a re
 from __future__ import annotations
 
 import base64
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -20,6 +19,7 @@ from gpumem_tui.sources.engines.endpoints import EndpointError, endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from gpumem_tui.sources.replay import Recorder
 from tests.faults import HEALTHY
+from tests.loopback import serving
 from tests.sources.prometheus.server import free_port
 
 SECRET = "hunter2-SECRET"
@@ -45,13 +45,8 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def engine() -> Iterator[str]:
     _Handler.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Handler) as url:
+        yield url
 
 
 def test_the_endpoint_is_named_without_them():

@@ -3,9 +3,8 @@ goes back with the next polls, as it would on requests built each time."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
@@ -14,6 +13,7 @@ from gpumem_tui.demo.engine_exposition import exposition
 from gpumem_tui.sources.engines.endpoints import endpoint
 from gpumem_tui.sources.engines.scraper import Scraper
 from tests.faults import HEALTHY
+from tests.loopback import serving
 
 
 @pytest.fixture
@@ -64,13 +64,8 @@ class _CookieHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def cookie_server() -> Iterator[str]:
     _CookieHandler.cookies = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _CookieHandler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_CookieHandler) as url:
+        yield url
 
 
 async def test_a_cookie_a_server_set_goes_back_with_the_next_polls(cookie_server) -> None:
