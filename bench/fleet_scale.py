@@ -13,6 +13,7 @@ Nothing is asserted: it is measured (the tests assert what does not depend on th
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -51,20 +52,35 @@ def measure(argv: list[str]) -> tuple[int, float, float, float, str]:
     return process.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, (lines or [""])[-1]
 
 
+def serve(case: str, urls: multiprocessing.Queue) -> None:
+    """The query API of one case (a hostile answer's name, or a number of series) until killed: in a process
+    of its own, so the commands' peak RSS is not the server's (a child forked from a process starts as big)."""
+    made = HOSTILE[case]() if case in HOSTILE else {"copies": max(1, int(case) // gpu_series())}
+    with serving(Api(**made)) as url:
+        urls.put(url)
+        threading.Event().wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", type=int, nargs="+", default=[10_000, 50_000, 80_000, 200_000])
     parser.add_argument("--commands", nargs="+", choices=sorted(COMMANDS), default=sorted(COMMANDS))
     parser.add_argument("--hostile", action="store_true", help="each corrupt answer instead of the scales")
     args = parser.parse_args()
-    cases = [(name, Api(**made())) for name, made in HOSTILE.items()] if args.hostile else []
-    cases = cases or [(f"{n:,} series", Api(copies=max(1, n // gpu_series()))) for n in args.series]
+    cases = list(HOSTILE) if args.hostile else [str(n) for n in args.series]
+    spawn = multiprocessing.get_context("spawn")
     print(f"{'answer':<22} {'command':<9} {'exit':>4} {'wall s':>7} {'CPU s':>7} {'peak MB':>8}  last line")
-    for name, api in cases:
-        with serving(api) as url:
-            for command in args.commands:
-                code, wall, cpu, rss, said = measure([*COMMANDS[command], "--prometheus", url])
-                print(f"{name:<22} {command:<9} {code:>4} {wall:>7.1f} {cpu:>7.1f} {rss:>8.0f}  {said[:70]}")
+    for case in cases:
+        urls: multiprocessing.Queue = spawn.Queue()
+        server = spawn.Process(target=serve, args=(case, urls), daemon=True)
+        server.start()
+        url = urls.get(timeout=TIMEOUT_S)
+        name = case if case in HOSTILE else f"{int(case):,} series"
+        for command in args.commands:
+            code, wall, cpu, rss, said = measure([*COMMANDS[command], "--prometheus", url])
+            print(f"{name:<22} {command:<9} {code:>4} {wall:>7.1f} {cpu:>7.1f} {rss:>8.0f}  {said[:70]}", flush=True)
+        server.kill()
+        server.join()
     return 0
 
 

@@ -121,6 +121,15 @@ def _tls(ca_file: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file)
 
 
+@dataclass
+class Budget:
+    """The bytes that the bodies one client is reading at once may hold together: a read sends its queries
+    concurrently, and each one's own limit times their number is gigabytes where every answer is hostile."""
+
+    most: int
+    held: int = 0
+
+
 async def read_capped(
     client: Any,
     method: str,
@@ -128,33 +137,50 @@ async def read_capped(
     max_bytes: int,
     data: Mapping[str, str] | None = None,
     params: Mapping[str, str] | None = None,
+    budget: Budget | None = None,
 ) -> tuple[int, bytes]:
     """The status and body of one request (`data`: a form body, `params`: the URL's query), reading no more
-    than `max_bytes` of the body (an HttpError beyond). The caller decides what an error status means
-    (Prometheus puts its reason in the body)."""
-    return await read_request(client, client.build_request(method, url, data=data, params=params), max_bytes)
+    than `max_bytes` of the body, nor past `budget` with the others in flight (an HttpError beyond). The caller
+    decides what an error status means (Prometheus puts its reason in the body)."""
+    request = client.build_request(method, url, data=data, params=params)
+    return await read_request(client, request, max_bytes, budget)
 
 
-async def read_request(client: Any, request: Any, max_bytes: int) -> tuple[int, bytes]:
+async def read_request(client: Any, request: Any, max_bytes: int, budget: Budget | None = None) -> tuple[int, bytes]:
     """`read_capped` for a request the client built before: httpx sends a request as it is and changes nothing
-    in it, so one built once may be sent again (`client.stream` is a build and this)."""
+    in it, so one built once may be sent again (`client.stream` is a build and this). The body is counted as
+    it streams, inflated here with a limit (`_inflater`): never more than the limit is held."""
     response = await client.send(request, stream=True)
+    budget = budget or Budget(max_bytes)
+    body = bytearray()
     try:
         declared = response.headers.get("content-length")
         inflate = _inflater(response.headers.get("content-encoding", ""))
         if declared and declared.isdigit() and int(declared) > max_bytes:
             raise HttpError(f"payload of {int(declared):,} bytes is over the {max_bytes:,}-byte limit: not read")
-        body = bytearray()
-        async for raw in response.aiter_raw():  # as sent: inflated here, never past the limit
-            body += inflate(raw, max_bytes - len(body) + 1)
-            if len(body) > max_bytes:
-                raise HttpError(f"payload is over the {max_bytes:,}-byte limit: not read further")
-        body += inflate(b"", 0)
-        if len(body) > max_bytes:
-            raise HttpError(f"payload is over the {max_bytes:,}-byte limit: not read further")
+        async for raw in response.aiter_raw():  # as sent: chunked or compressed alike
+            _grow(body, inflate(raw, min(max_bytes - len(body), budget.most - budget.held) + 1), max_bytes, budget)
+        _grow(body, inflate(b"", 0), max_bytes, budget)
         return response.status_code, body
+    except BaseException:
+        budget.held -= len(body)
+        body.clear()  # now: the traceback keeps this frame, and with it the body, as long as the error is kept
+        raise
     finally:
+        budget.held -= len(body)
         await response.aclose()
+
+
+def _grow(body: bytearray, more: bytes, max_bytes: int, budget: Budget) -> None:
+    body += more
+    budget.held += len(more)
+    del more  # a caller may keep the error, and with its traceback this frame: never an inflated chunk with it
+    if len(body) > max_bytes:
+        raise HttpError(f"payload is over the {max_bytes:,}-byte limit: not read further")
+    if budget.held > budget.most:
+        raise HttpError(
+            f"the answers read at once are over their {budget.most:,}-byte limit together: not read further"
+        )
 
 
 def _inflater(encoding: str) -> Callable[[bytes, int], bytes]:

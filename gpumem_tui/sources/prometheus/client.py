@@ -16,7 +16,16 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic_core import from_json
 
-from gpumem_tui.sources.http import HttpError, Timeouts, async_client, in_words, is_timeout, read_capped, reason_phrase
+from gpumem_tui.sources.http import (
+    Budget,
+    HttpError,
+    Timeouts,
+    async_client,
+    in_words,
+    is_timeout,
+    read_capped,
+    reason_phrase,
+)
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
 from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
 from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, Skipped, instant, labels
@@ -163,6 +172,7 @@ class PrometheusClient:
             ca_file=connection.ca_file,
             pool_s=read_s,  # a query queued behind the others waits as long as one query may take
         )
+        self._budget = Budget(2 * max_bytes)  # a read sends 20 queries or more at once
 
     async def __aenter__(self) -> PrometheusClient:
         return self
@@ -201,7 +211,9 @@ class PrometheusClient:
     ) -> tuple[int, bytes, str]:
         url = self.connection.url + path
         try:
-            status, body = await read_capped(self._client, method, url, self.max_bytes, data=data, params=params)
+            status, body = await read_capped(
+                self._client, method, url, self.max_bytes, data=data, params=params, budget=self._budget
+            )
         except HttpError as exc:
             raise PrometheusError(f"{url}: {exc}", "down") from None
         except Exception as exc:  # noqa: BLE001 - every transport failure is one line and `down` (or timeout)

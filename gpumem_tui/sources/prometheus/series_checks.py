@@ -53,7 +53,7 @@ def shown(item: object) -> str:
     if isinstance(metric, Mapping):
         text = "{" + ", ".join(f'{literal(k)[:40]}="{literal(v)[:40]}"' for k, v in list(metric.items())[:12]) + "}"
     else:
-        text = f"{type(item).__name__} {literal(item)[:SHOWN_CHARS]}"
+        text = literal(item)[:SHOWN_CHARS]
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
@@ -85,15 +85,18 @@ def point(at: Any, value: Any) -> tuple[float, float] | str:
     it (`"NaN"`, `"+Inf"`, `"-Inf"` are values); a JSON number there is a server that does not keep to the API."""
     if not isinstance(value, str):
         return f"a value that is a JSON {_json_kind(value)}, not a string"
-    if not isinstance(at, int | float) or isinstance(at, bool) or not math.isfinite(at):
-        return "a time that is not a number"
     try:
+        time = float(at) if isinstance(at, int | float) and not isinstance(at, bool) else math.nan
         number = float(value)
+    except OverflowError:  # a JSON integer past a float's range
+        time = math.nan
     except ValueError:
         return "a value that is not a number"
+    if not math.isfinite(time):
+        return "a time that is not a number"
     if math.isinf(number) and value not in ("+Inf", "-Inf", "Inf", "inf", "+inf", "-inf"):
         return "a value past a float's range"
-    return number, float(at)
+    return number, time
 
 
 def _json_kind(value: object) -> str:
