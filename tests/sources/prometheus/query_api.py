@@ -93,48 +93,51 @@ def _copies(item: dict[str, Any], copies: int) -> Iterator[dict[str, Any]]:
         yield {"metric": metric, "value": item["value"]}
 
 
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    api: Api
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        self._send(b'{"status":"success","data":[]}')
+
+    def do_POST(self) -> None:  # noqa: N802
+        form = parse_qs(self.rfile.read(int(self.headers.get("content-length", 0))).decode())
+        self._send(self.api.answer(form.get("query", [""])[0]))
+
+    def _send(self, body: bytes) -> None:
+        if self.api.gzip:
+            body = self.api.compressed(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if self.api.gzip:
+            self.send_header("Content-Encoding", "gzip")
+        if self.api.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self._write(body)
+        except OSError:  # the client gave up (a cap reached): the point of the test
+            self.close_connection = True
+
+    def _write(self, body: bytes) -> None:
+        if not self.api.chunked:
+            self.wfile.write(body)
+            return
+        for at in range(0, len(body), 2**16):
+            part = body[at : at + 2**16]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 @contextmanager
 def serving(api: Api) -> Iterator[str]:
     """The API on a free loopback port; yields its base URL."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
-            self._send(b'{"status":"success","data":[]}')
-
-        def do_POST(self) -> None:  # noqa: N802
-            form = parse_qs(self.rfile.read(int(self.headers.get("content-length", 0))).decode())
-            self._send(api.answer(form.get("query", [""])[0]))
-
-        def _send(self, body: bytes) -> None:
-            if api.gzip:
-                body = api.compressed(body)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            if api.gzip:
-                self.send_header("Content-Encoding", "gzip")
-            if api.chunked:
-                self.send_header("Transfer-Encoding", "chunked")
-            else:
-                self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            try:
-                self._write(body)
-            except OSError:  # the client gave up (a cap reached): the point of the test
-                self.close_connection = True
-
-        def _write(self, body: bytes) -> None:
-            if not api.chunked:
-                self.wfile.write(body)
-                return
-            for at in range(0, len(body), 2**16):
-                part = body[at : at + 2**16]
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
-            self.wfile.write(b"0\r\n\r\n")
-
-        def log_message(self, *args: object) -> None:
-            pass
+    handler = type("Handler", (_Handler,), {"api": api})
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True
@@ -143,7 +146,7 @@ def serving(api: Api) -> Iterator[str]:
         def handle_error(self, request: object, client_address: object) -> None:
             pass
 
-    server = Server(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
