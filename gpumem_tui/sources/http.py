@@ -161,7 +161,7 @@ async def read_request(client: Any, request: Any, max_bytes: int, budget: Budget
         async for raw in response.aiter_raw():  # as sent: chunked or compressed alike
             _grow(body, inflate(raw, min(max_bytes - len(body), budget.most - budget.held) + 1), max_bytes, budget)
         _grow(body, inflate(b"", 0), max_bytes, budget)
-        return response.status_code, body
+        return response.status_code, bytes(body)  # a copy for a moment: the callers take bytes
     except BaseException:
         budget.held -= len(body)
         body.clear()  # now: the traceback keeps this frame, and with it the body, as long as the error is kept
