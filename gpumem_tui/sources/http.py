@@ -12,7 +12,8 @@ import contextlib
 import functools
 import importlib
 import sys
-from collections.abc import Mapping
+import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +85,7 @@ def async_client(
         max_redirects=5,
         trust_env=False,
         verify=tls(ca_file),
-        headers=dict(headers),
+        headers={"Accept-Encoding": "gzip", **headers},  # the one encoding `read_request` inflates with a limit
         auth=auth,
         event_hooks=hooks,
     )
@@ -166,6 +167,15 @@ def _tls(ca_file: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cadata=held.decode("ascii", "ignore") if b"-----BEGIN" in held else held)
 
 
+@dataclass
+class Budget:
+    """The bytes that the bodies one client is reading at once may hold together: a read sends its queries
+    concurrently, and each one's own limit times their number is gigabytes where every answer is hostile."""
+
+    most: int
+    held: int = 0
+
+
 async def read_capped(
     client: Any,
     method: str,
@@ -173,29 +183,71 @@ async def read_capped(
     max_bytes: int,
     data: Mapping[str, str] | None = None,
     params: Mapping[str, str] | None = None,
+    budget: Budget | None = None,
 ) -> tuple[int, bytes]:
     """The status and body of one request (`data`: a form body, `params`: the URL's query), reading no more
-    than `max_bytes` of the body (an HttpError beyond). The caller decides what an error status means
-    (Prometheus puts its reason in the body)."""
-    return await read_request(client, client.build_request(method, url, data=data, params=params), max_bytes)
+    than `max_bytes` of the body, nor past `budget` with the others in flight (an HttpError beyond). The caller
+    decides what an error status means (Prometheus puts its reason in the body)."""
+    request = client.build_request(method, url, data=data, params=params)
+    return await read_request(client, request, max_bytes, budget)
 
 
-async def read_request(client: Any, request: Any, max_bytes: int) -> tuple[int, bytes]:
+async def read_request(client: Any, request: Any, max_bytes: int, budget: Budget | None = None) -> tuple[int, bytes]:
     """`read_capped` for a request the client built before: httpx sends a request as it is and changes nothing
-    in it, so one built once may be sent again (`client.stream` is a build and this)."""
+    in it, so one built once may be sent again (`client.stream` is a build and this). The body is counted as
+    it streams, inflated here with a limit (`_inflater`): never more than the limit is held."""
     response = await client.send(request, stream=True)
+    budget = budget or Budget(max_bytes)
+    body = bytearray()
     try:
         declared = response.headers.get("content-length")
+        inflate = _inflater(response.headers.get("content-encoding", ""))
         if declared and declared.isdigit() and int(declared) > max_bytes:
             raise HttpError(f"payload of {int(declared):,} bytes is over the {max_bytes:,}-byte limit: not read")
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > max_bytes:
-                raise HttpError(f"payload is over the {max_bytes:,}-byte limit: not read further")
-        return response.status_code, bytes(body)
+        async for raw in response.aiter_raw():  # as sent: chunked or compressed alike
+            _grow(body, inflate(raw, min(max_bytes - len(body), budget.most - budget.held) + 1), max_bytes, budget)
+        _grow(body, inflate(b"", 0), max_bytes, budget)
+        return response.status_code, bytes(body)  # a copy for a moment: the callers take bytes
+    except BaseException:
+        budget.held -= len(body)
+        body.clear()  # now: the traceback keeps this frame, and with it the body, as long as the error is kept
+        raise
     finally:
+        budget.held -= len(body)
         await response.aclose()
+
+
+def _grow(body: bytearray, more: bytes, max_bytes: int, budget: Budget) -> None:
+    body += more
+    budget.held += len(more)
+    del more  # a caller may keep the error, and with its traceback this frame: never an inflated chunk with it
+    if len(body) > max_bytes:
+        raise HttpError(f"payload is over the {max_bytes:,}-byte limit: not read further")
+    if budget.held > budget.most:
+        raise HttpError(
+            f"the answers read at once are over their {budget.most:,}-byte limit together: not read further"
+        )
+
+
+def _inflater(encoding: str) -> Callable[[bytes, int], bytes]:
+    """`inflate(raw, most)`: up to `most` bytes of the body `raw` continues, as the answer's Content-Encoding
+    says to decode it (`inflate(b"", 0)`: the rest at its end); none but gzip and deflate are asked for
+    (`async_client`). A compressed answer is inflated a chunk at a time with a limit, so a small answer that
+    inflates to gigabytes is refused at the limit (docs/design/queries.md)."""
+    name = encoding.strip().lower()
+    if name in ("", "identity"):
+        return lambda raw, _most: raw
+    if name not in ("gzip", "x-gzip", "deflate"):
+        raise HttpError(f"an answer in the {encoding[:40]!r} encoding: not read (gzip or none is asked for)")
+    decoder = zlib.decompressobj(zlib.MAX_WBITS | (16 if "gzip" in name else 0))
+
+    def inflate(raw: bytes, most: int) -> bytes:
+        try:
+            return decoder.decompress(raw, most) if most else decoder.flush()
+        except zlib.error as exc:
+            raise HttpError(f"the {name} answer does not inflate ({exc})") from None
+
+    return inflate
 
 
 def reason_phrase(status: int) -> str:

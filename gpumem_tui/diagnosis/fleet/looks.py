@@ -44,7 +44,7 @@ class Looks:
                 self.labels[name] = s.labels
         self.counts: dict[str, dict[str, int]] = {}
         for s in results.get("node_low", Result()).series:
-            if (name := node_of(s.labels)) is not None:
+            if (name := node_of(s.labels)) is not None and math.isfinite(s.value) and s.value >= 0:  # NaN: no count
                 self.counts.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
         self.counted = "node_low" in results
         self.totals, self.look, self.thresholds = totals, look, thresholds

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
@@ -19,11 +18,21 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic_core import from_json
 
-from gpumem_tui.sources.http import HttpError, Timeouts, async_client, in_words, is_timeout, read_capped, reason_phrase
+from gpumem_tui.sources.http import (
+    Budget,
+    HttpError,
+    Timeouts,
+    async_client,
+    in_words,
+    is_timeout,
+    read_capped,
+    reason_phrase,
+)
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
 from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
+from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, Skipped, instant, labels
 from gpumem_tui.sources.secret_file import SecretError, exposed, read_secret
-from gpumem_tui.text import shown_url
+from gpumem_tui.text import literal, shown_url
 
 MAX_BYTES = 64 * 2**20
 """The largest answer read: a per-GPU query of 8,000 GPUs is about 8 MiB (reference/fleet.md 4.2)."""
@@ -240,6 +249,7 @@ class PrometheusClient:
         self._hung: str | None = None
         """Why an earlier request got no answer in time: the requests still queued are not sent to a hung
         server (each would wait its whole deadline again)."""
+        self._budget = Budget(2 * max_bytes)  # a read sends 20 queries or more at once
 
     async def __aenter__(self) -> PrometheusClient:
         return self
@@ -248,7 +258,8 @@ class PrometheusClient:
         await self._client.aclose()
 
     async def query(self, promql: str, at: float) -> Result:
-        """An instant query evaluated at `at` (Unix seconds)."""
+        """An instant query evaluated at `at` (Unix seconds). A series the API would not send is skipped, with a
+        note in the warnings (series_checks.py)."""
         status, body, url = await self._post("/api/v1/query", {"query": promql, "time": _number(at)})
         with paused_gc():  # the parsed JSON is freed inside: the collector never goes over it
             return _vector(url, status, body)
@@ -298,7 +309,9 @@ class PrometheusClient:
         deadline = self.timeouts.deadline()
         try:
             async with deadline:
-                return await read_capped(self._client, method, url, self.max_bytes, data=data, params=params)
+                return await read_capped(
+                    self._client, method, url, self.max_bytes, data=data, params=params, budget=self._budget
+                )
         except HttpError as exc:
             raise PrometheusError(f"{url}: {exc}", "down") from None
         except Exception as exc:  # noqa: BLE001 - every transport failure is one line and `down` (or a hang)
@@ -330,17 +343,20 @@ def _number(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(float(value))
 
 
-def _envelope(url: str, status: int, body: bytes, kind: str) -> dict[str, Any]:
-    """The `data` of a success, with `warnings` (a list of strings); a PrometheusError otherwise."""
+def _envelope(url: str, status: int, body: bytes, kind: str) -> tuple[list[Any], list[str]]:
+    """The `result` list of a success, and its `warnings` (strings); a PrometheusError otherwise."""
     answer = _success(url, status, body)
     data = answer.get("data")
     if not isinstance(data, dict) or data.get("resultType") != kind or not isinstance(data.get("result"), list):
         raise PrometheusError(f"{url}: the answer has no {kind} result", "query")
     warnings = answer.get("warnings") or []
-    return {
-        "result": [item for item in data["result"] if isinstance(item, dict)],
-        "warnings": [str(w) for w in warnings] if isinstance(warnings, list) else [str(warnings)],
-    }
+    return data["result"], [_cut(w) for w in warnings] if isinstance(warnings, list) else [_cut(warnings)]
+
+
+def _cut(text: object) -> str:
+    """A warning of the server's, literally and at most 300 characters."""
+    said = literal(text)
+    return said if len(said) <= 300 else said[:297] + "..."
 
 
 def _strings(url: str, status: int, body: bytes) -> list[str]:
@@ -371,54 +387,83 @@ def _success(url: str, status: int, body: bytes) -> dict[str, Any]:
     return answer
 
 
-def _labels(item: Mapping[str, Any]) -> dict[str, str]:
-    metric = item.get("metric")
-    if not isinstance(metric, dict):
-        return {}
-    try:
-        "".join(metric.values())  # every value a string, as the API sends them: kept without a copy
-    except TypeError:
-        return {str(k): str(v) for k, v in metric.items()}
-    return metric
-
-
-def _point(pair: Any) -> tuple[float, float]:
-    """`[1767225600, "73400320000"]` -> (1767225600.0, 73400320000.0); "NaN" and "+Inf" parse as such,
-    anything unreadable as NaN."""
-    try:
-        return float(pair[0]), float(pair[1])
-    except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: a JSON integer past a float's range
-        return math.nan, math.nan
-
-
 def _vector(url: str, status: int, body: bytes) -> Result:
-    data = _envelope(url, status, body, "vector")
-    return Result(_instants(data["result"]), data["warnings"])
+    items, warnings = _envelope(url, status, body, "vector")
+    del body  # the parsed answer is all that is kept from here
+    skipped = Skipped()
+    series = _instants(items, skipped)
+    return Result(series, warnings + skipped.notes())
 
 
 def _matrix(url: str, status: int, body: bytes) -> RangeResult:
-    data = _envelope(url, status, body, "matrix")
-    return RangeResult([_ranged(item) for item in data["result"]], data["warnings"])
+    items, warnings = _envelope(url, status, body, "matrix")
+    skipped = Skipped()
+    series = [ranged for item in items if (ranged := _ranged(item, skipped)) is not None]
+    return RangeResult(_unique(series, skipped), warnings + skipped.notes())
 
 
-def _instants(items: list[dict[str, Any]]) -> list[Series]:
-    """Every series of a vector answer. At 1,000 nodes a refresh reads about 10^4: the whole answer is read at
-    once where it is as the API sends it (labels are strings, values `[time, "number"]`); anything else is
-    read item by item, as `_instant` reads one."""
+def _instants(items: list[Any], skipped: Skipped) -> list[Series]:
+    """Every series of a vector answer that is one as the API documents it. At 1,000 nodes a refresh reads about
+    10^4: the whole answer is checked at once where it is as the API sends it (labels strings none too long, no
+    two series alike, values `[time, "number"]`); anything else is read item by item (series_checks.py)."""
     try:
         metrics = [item["metric"] for item in items]
-        deque(map("".join, map(dict.values, metrics)), maxlen=0)  # TypeError: a label that is not a string
-        values = [item["value"] for item in items]
-        return [Series(m, float(v[1]), float(v[0])) for m, v in zip(metrics, values, strict=True)]
+        joined = list(map("".join, map(dict.values, metrics)))  # TypeError: a label that is not a string
+        pairs = [item["value"] for item in items]
+        stamps, readings = zip(*pairs, strict=True) if pairs else ((), ())
+        "".join(readings)  # TypeError: a value that is not a string
+        math.fsum(stamps)  # TypeError: a time that is not a number
+        if max(map(len, joined), default=0) > MAX_LABEL_CHARS or len(
+            set(map(frozenset, map(dict.items, metrics)))
+        ) < len(metrics):
+            raise ValueError("a long label or a series twice: read one by one")
+        values = list(map(float, readings))
+        if not math.isfinite(math.fsum(stamps)) or math.inf in values or -math.inf in values:
+            raise ValueError("an infinity: told from a number past a float's range one by one")
+        return list(map(Series, metrics, values, map(float, stamps)))
     except (KeyError, TypeError, ValueError, IndexError, OverflowError):
-        return [_instant(item) for item in items]
+        pass
+    read = (_instant(item, skipped) for item in items)
+    return _unique([s for s in read if s is not None], skipped)
 
 
-def _instant(item: Mapping[str, Any]) -> Series:
-    timestamp, value = _point(item.get("value"))
-    return Series(_labels(item), value, timestamp)
+def _instant(item: Any, skipped: Skipped) -> Series | None:
+    found = labels(item, skipped)
+    if found is None:
+        return None
+    read = instant(item.get("value"))
+    if isinstance(read, str):
+        skipped.add(read, item)
+        return None
+    return Series(found, *read)
 
 
-def _ranged(item: Mapping[str, Any]) -> RangeSeries:
+def _ranged(item: Any, skipped: Skipped) -> RangeSeries | None:
+    found = labels(item, skipped)
+    if found is None:
+        return None
     values = item.get("values")
-    return RangeSeries(_labels(item), [_point(p) for p in values] if isinstance(values, list) else [])
+    if not isinstance(values, list):
+        skipped.add("no list of values", item)
+        return None
+    points = [read for pair in values if not isinstance(read := instant(pair), str)]
+    if len(points) < len(values):
+        skipped.add('a point that is not [time, "number"] (the point left out)', item)
+    return RangeSeries(found, [(at, value) for value, at in points])
+
+
+SeriesLike = TypeVar("SeriesLike", Series, RangeSeries)
+
+
+def _unique(series: list[SeriesLike], skipped: Skipped) -> list[SeriesLike]:
+    """The series whose labels no earlier one has (a proxy that repeats an answer's series); the rest counted."""
+    seen: set[frozenset[tuple[str, str]]] = set()
+    kept = []
+    for s in series:
+        key = frozenset(s.labels.items())
+        if key in seen:
+            skipped.add("the labels of an earlier series", {"metric": s.labels})
+            continue
+        seen.add(key)
+        kept.append(s)
+    return kept

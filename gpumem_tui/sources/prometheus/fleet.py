@@ -291,7 +291,7 @@ def _node_findings(series: list[Series]) -> list[NodeFinding]:
     found = []
     for s in series:
         node = node_of(s.labels)
-        if node is None or not s.labels.get("code") or not s.value >= newest[node] - 1:
+        if node not in newest or not s.labels.get("code") or not s.value >= newest[node] - 1:  # NaN: no time
             continue
         found.append(
             NodeFinding(

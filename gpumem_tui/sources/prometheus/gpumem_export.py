@@ -417,8 +417,11 @@ def _exporters_engines(
         said[_engine_id(s.labels)][s.labels.get("__name__", "")] = s
     update: dict[int, dict[str, object]] = {}
     extra = []
+    alike: dict[tuple[str, str], list[int]] = defaultdict(list)  # by model and index: one pass, not one per node
+    for i, e in enumerate(engines):
+        alike[(e.model_name, e.engine or "0")].append(i)
     for found in sorted(set(planned) | set(said), key=lambda i: tuple(str(k) for k in i)):
-        at = _match(engines, found)
+        at = _match(engines, found, alike.get((found[1], found[2]), []))
         fields = _plan_fields(planned.get(found), None if at is None else engines[at])
         if at is not None:
             update[at] = fields
@@ -438,11 +441,10 @@ def _plan_fields(plan: float | None, engine: FleetEngine | None) -> dict[str, ob
     return fields
 
 
-def _match(engines: list[FleetEngine], found: EngineId) -> int | None:
-    """The vLLM engine an exporter's engine is: the same model and engine index, and the same pod; without a
-    pod, on the same node at the same port, or the node's only such engine."""
-    node, model, index, pod, endpoint = found
-    alike = [i for i, e in enumerate(engines) if e.model_name == model and (e.engine or "0") == index]
+def _match(engines: list[FleetEngine], found: EngineId, alike: list[int]) -> int | None:
+    """The vLLM engine an exporter's engine is (`alike`: the positions of those of its model and engine index):
+    the same pod; without a pod, on the same node at the same port, or the node's only such engine."""
+    node, _, _, pod, endpoint = found
     if pod is not None:
         same = [i for i in alike if _pod(engines[i]) == pod]
         if same:

@@ -12,6 +12,7 @@ import pytest
 from gpumem_tui.cli import main
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError
 from gpumem_tui.sources.prometheus.fleet import FULL, QUIET
+from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS
 from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.fake import answering
 
@@ -70,43 +71,28 @@ def test_a_range_query_reads_every_point(fleet_url):
     assert all(value % 2**20 == 0 and value > 0 for _, value in series.points)
 
 
-def test_labels_that_are_not_strings_are_read_as_text():
-    """The API sends label values as strings, kept as they are; a server that sends a number or null still
-    gives text labels, never a value the join cannot compare."""
-
-    async def ask(url: str):
-        async with PrometheusClient(Connection(url)) as client:
-            return await client.query("up", AT)
-
-    result = [
-        {"metric": {"Hostname": "node-a", "gpu": "0"}, "value": [AT, "1"]},
-        {"metric": {"Hostname": "node-b", "gpu": 1, "odd": None}, "value": [AT, "2"]},
-    ]
-    answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
-    with answering(200, answer.encode()) as url:
-        found = asyncio.run(ask(url)).series
-    assert [s.labels for s in found] == [
-        {"Hostname": "node-a", "gpu": "0"},
-        {"Hostname": "node-b", "gpu": "1", "odd": "None"},
-    ]
-
-
 @pytest.mark.parametrize(
-    ("odd", "read_as"),
+    ("odd", "why"),
     [
-        ({"metric": {"Hostname": "node-c"}, "value": [AT, "not a number"]}, ({"Hostname": "node-c"}, "nan")),
-        ({"metric": {"Hostname": "node-c"}, "value": [AT]}, ({"Hostname": "node-c"}, "nan")),
-        ({"metric": {"Hostname": "node-c"}}, ({"Hostname": "node-c"}, "nan")),
-        ({"value": [AT, "3"]}, ({}, "3.0")),
-        ({"metric": "node-c", "value": [AT, "3"]}, ({}, "3.0")),
-        ({"metric": {"Hostname": "node-c"}, "value": [AT, "+Inf"]}, ({"Hostname": "node-c"}, "inf")),
-        ({"metric": {"Hostname": "node-c"}, "value": [10**400, "3"]}, ({"Hostname": "node-c"}, "nan")),
-        ({"metric": {"Hostname": "node-c"}, "value": [AT, 10**400]}, ({"Hostname": "node-c"}, "nan")),
+        ({"metric": {"Hostname": "node-c"}, "value": [AT, "not a number"]}, "a value that is not a number"),
+        ({"metric": {"Hostname": "node-c"}, "value": [AT]}, 'a value that is not [time, "number"]'),
+        ({"metric": {"Hostname": "node-c"}}, 'a value that is not [time, "number"]'),
+        ({"metric": {"Hostname": "node-c"}, "value": [AT, 3]}, "a value that is a JSON number, not a string"),
+        ({"metric": {"Hostname": "node-c"}, "value": [AT, None]}, "a value that is a JSON null, not a string"),
+        ({"metric": {"Hostname": "node-c"}, "value": [str(AT), "3"]}, "a time that is not a number"),
+        ({"metric": {"Hostname": "node-c"}, "value": [10**400, "3"]}, "a time that is not a number"),
+        ({"metric": {"Hostname": "node-c"}, "value": [AT, "1e400"]}, "a value past a float's range"),
+        ({"metric": {"Hostname": "node-c", "gpu": 1}, "value": [AT, "3"]}, "a label value that is not a string"),
+        ({"value": [AT, "3"]}, "no labels object"),
+        ({"metric": ["Hostname", "node-c"], "value": [AT, "3"]}, "no labels object"),
+        ([{"Hostname": "node-c"}, [AT, "3"]], "not a series object"),
+        ({"metric": {"Hostname": "node-a"}, "value": [AT, "5"]}, "the labels of an earlier series"),
     ],
 )
-def test_one_odd_series_is_read_alone_and_the_others_as_sent(odd, read_as):
-    """A whole answer is read at once as the API sends it; one series that is not (a value that is no number,
-    a missing field) is read as far as it goes (NaN: unknown, never 0), and every other one as sent."""
+def test_one_series_not_as_documented_is_skipped_with_a_note(odd, why):
+    """A whole answer is read at once as the API sends it; one series that is not (labels that are not an
+    object of strings, a value that is not `[time, "number"]`, the labels of another) is skipped with a note
+    that says why and names it, and every other one is read as sent."""
 
     async def ask(url: str):
         async with PrometheusClient(Connection(url)) as client:
@@ -115,9 +101,46 @@ def test_one_odd_series_is_read_alone_and_the_others_as_sent(odd, read_as):
     result = [{"metric": {"Hostname": "node-a"}, "value": [AT, "1"]}, odd, {"metric": {}, "value": [AT, "NaN"]}]
     answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
     with answering(200, answer.encode()) as url:
-        found = asyncio.run(ask(url)).series
-    assert [(s.labels, repr(s.value)) for s in found] == [({"Hostname": "node-a"}, "1.0"), read_as, ({}, "nan")]
-    assert found[0].timestamp == AT
+        found = asyncio.run(ask(url))
+    assert [(s.labels, repr(s.value)) for s in found.series] == [({"Hostname": "node-a"}, "1.0"), ({}, "nan")]
+    assert found.series[0].timestamp == AT
+    (note,) = found.warnings
+    assert note.startswith(f"1 series of the answer skipped ({why}), the first ")
+    assert "node-" in note or "'value': [" in note  # the series, by its labels or as it came
+
+
+@pytest.mark.parametrize(
+    ("value", "read_as"), [("NaN", "nan"), ("+Inf", "inf"), ("-Inf", "-inf"), ("-0", "-0.0"), ("1.5e3", "1500.0")]
+)
+def test_every_value_the_api_documents_is_read_as_such(value, read_as):
+    """`NaN`, `+Inf` and `-Inf` are values the API sends (a division by zero, a stale gauge): read as such, the
+    callers say "no reading" for a size; never skipped, never a crash."""
+    result = [{"metric": {"gpu": "0"}, "value": [AT, value]}]
+    answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+
+    async def ask(url: str):
+        async with PrometheusClient(Connection(url)) as client:
+            return await client.query("up", AT)
+
+    with answering(200, answer.encode()) as url:
+        found = asyncio.run(ask(url))
+    assert [repr(s.value) for s in found.series] == [read_as] and found.warnings == []
+
+
+def test_a_label_value_over_the_cap_is_cut_on_read():
+    """A label value of a megabyte is kept to MAX_LABEL_CHARS, with a note: it would be copied into every record
+    and line that names its series."""
+    result = [{"metric": {"pod": "p" * 2**20, "gpu": "0"}, "value": [AT, "1"]}]
+    answer = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+
+    async def ask(url: str):
+        async with PrometheusClient(Connection(url)) as client:
+            return await client.query("up", AT)
+
+    with answering(200, answer.encode()) as url:
+        found = asyncio.run(ask(url))
+    assert [len(v) for v in found.series[0].labels.values()] == [MAX_LABEL_CHARS, 1]
+    assert found.warnings == [f"1 series of the answer have a label value over {MAX_LABEL_CHARS:,} characters: cut"]
 
 
 def test_queries_beyond_the_connections_wait_for_one_as_long_as_a_query_may_take():

@@ -1,0 +1,168 @@
+"""A loopback query API that answers the fleet's own queries with the simulated fleet's answers, copied to any
+scale and corrupted on demand: the hostile Prometheus (or proxy) of the fleet's robustness tests and of
+bench/fleet_scale.py.
+
+Each query of the table that takes no argument is recognised by its PromQL (default settings) and answered
+with its demo answer (demo/fleet_answers.py's forms over `fleet --demo`'s fleet), every series copied
+`copies` times with its node, GPU, pod and address labels made distinct per copy. Anything else (a query with
+an argument, the quiet queries merged in one request, the label API) answers an empty result. `corrupt` maps
+the answer's JSON items (a list of dicts) to what is sent; `body` replaces the whole body where given."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+DISTINCT = ("Hostname", "hostname", "node", "kubernetes_node", "instance", "UUID", "pod", "exported_pod")
+"""The labels made distinct per copy: a copy is another node with its own GPUs, pods and addresses."""
+Corrupt = Callable[[list[dict[str, Any]]], Any]
+
+
+@dataclass
+class Api:
+    """What the server answers: `copies` of the demo fleet's answers, through `corrupt`; or `body` to every
+    query; `chunked` sends the body without a length; `gzip` compresses it (and says so)."""
+
+    copies: int = 1
+    others: str | None = None
+    """The query whose answer every query not recognised gets (a node's drill-down asks with arguments)."""
+    corrupt: Corrupt | None = None
+    body: bytes | None = None
+    chunked: bool = False
+    gzip: bool = False
+    answered: dict[str, bytes] = field(default_factory=dict)
+    _gzipped: dict[int, bytes] = field(default_factory=dict)
+
+    def compressed(self, body: bytes) -> bytes:
+        """`body` gzipped, once per body (a bomb of 1 GiB takes seconds)."""
+        if id(body) not in self._gzipped:
+            self._gzipped[id(body)] = gzip.compress(body, compresslevel=6)
+        return self._gzipped[id(body)]
+
+    def answer(self, promql: str) -> bytes:
+        if self.body is not None:
+            return self.body
+        if promql not in self.answered:
+            asked = _items(promql) or (_items(_promql(self.others)) if self.others else [])
+            items = [copy for item in asked for copy in _copies(item, self.copies)]
+            result = self.corrupt(items) if self.corrupt is not None else items
+            data = {"resultType": "vector", "result": result}
+            self.answered[promql] = json.dumps({"status": "success", "data": data}).encode()
+        return self.answered[promql]
+
+
+@functools.cache
+def _demo() -> dict[str, list[dict[str, Any]]]:
+    """The demo fleet's answer to each argument-free query, by its PromQL, as the API's JSON items."""
+    from gpumem_tui.demo.fleet_answers import demo_rows
+    from gpumem_tui.demo.promql import Stored, answer, go_float
+    from gpumem_tui.sources.prometheus.queries import Queries
+    from gpumem_tui.sources.prometheus.query_table import TABLE
+
+    rows = demo_rows()
+    now = max(row[-1] for row in rows)
+    stored = Stored(rows)
+    by_promql = {}
+    for query in TABLE.values():
+        try:
+            promql = query.promql(Queries())
+            form = query.demo()
+        except TypeError:  # a query that takes an argument
+            continue
+        series = answer(form, stored, now).series
+        by_promql[promql] = [{"metric": s.labels, "value": [s.timestamp, go_float(s.value)]} for s in series]
+    return by_promql
+
+
+def _items(promql: str) -> list[dict[str, Any]]:
+    return _demo().get(promql, [])
+
+
+def _copies(item: dict[str, Any], copies: int) -> Iterator[dict[str, Any]]:
+    yield item
+    for k in range(1, copies):
+        metric = {n: f"{v}-{k}" if n in DISTINCT else v for n, v in item["metric"].items()}
+        yield {"metric": metric, "value": item["value"]}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    api: Api
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        self._send(b'{"status":"success","data":[]}')
+
+    def do_POST(self) -> None:  # noqa: N802
+        form = parse_qs(self.rfile.read(int(self.headers.get("content-length", 0))).decode())
+        self._send(self.api.answer(form.get("query", [""])[0]))
+
+    def _send(self, body: bytes) -> None:
+        if self.api.gzip:
+            body = self.api.compressed(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if self.api.gzip:
+            self.send_header("Content-Encoding", "gzip")
+        if self.api.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self._write(body)
+        except OSError:  # the client gave up (a cap reached): the point of the test
+            self.close_connection = True
+
+    def _write(self, body: bytes) -> None:
+        if not self.api.chunked:
+            self.wfile.write(body)
+            return
+        for at in range(0, len(body), 2**16):
+            part = body[at : at + 2**16]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serving(api: Api) -> Iterator[str]:
+    """The API on a free loopback port; yields its base URL."""
+    handler = type("Handler", (_Handler,), {"api": api})
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 64
+
+        def handle_error(self, request: object, client_address: object) -> None:
+            pass
+
+    server = Server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def gpu_series() -> int:
+    """How many series the demo fleet's per-GPU memory answer holds: `copies` of it make N."""
+    return len(_items(_promql("gpu_memory")))
+
+
+def _promql(name: str) -> str:
+    from gpumem_tui.sources.prometheus.queries import Queries
+    from gpumem_tui.sources.prometheus.query_table import TABLE
+
+    return TABLE[name].promql(Queries())
