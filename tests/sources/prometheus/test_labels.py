@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from gpumem_tui.sources.prometheus.client import PrometheusError, _envelope, _instant, parse_time
+from gpumem_tui.sources.prometheus.client import PrometheusError, _envelope, _vector, parse_time
 from gpumem_tui.sources.prometheus.labels import exporter_pods, host_of, node_of, workload_of
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
 
@@ -84,11 +84,11 @@ CANNED = {
 
 
 def test_the_envelope_is_read_values_as_numbers_nan_kept():
-    data = _envelope("u", 200, json.dumps(CANNED).encode(), "vector")
-    first, second = (_instant(item) for item in data["result"])
+    result = _vector("u", 200, json.dumps(CANNED).encode())
+    first, second = result.series
     assert first.value == 73400 and first.timestamp == 1767225720 and first.labels["Hostname"] == "n"
     assert math.isnan(second.value)
-    assert data["warnings"] == []
+    assert result.warnings == []
 
 
 def test_an_error_envelope_is_one_line():
