@@ -14,6 +14,8 @@ import functools
 import gzip
 import json
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,7 +31,8 @@ Corrupt = Callable[[list[dict[str, Any]]], Any]
 @dataclass
 class Api:
     """What the server answers: `copies` of the demo fleet's answers, through `corrupt`; or `body` to every
-    query; `chunked` sends the body without a length; `gzip` compresses it (and says so)."""
+    query; `chunked` sends the body without a length; `gzip` compresses it (and says so). With `upstream`, a
+    proxy: each query is asked of that real Prometheus and its vector answer passed through `corrupt`."""
 
     copies: int = 1
     others: str | None = None
@@ -38,6 +41,7 @@ class Api:
     body: bytes | None = None
     chunked: bool = False
     gzip: bool = False
+    upstream: str | None = None
     answered: dict[str, bytes] = field(default_factory=dict)
     _gzipped: dict[int, bytes] = field(default_factory=dict)
 
@@ -47,9 +51,11 @@ class Api:
             self._gzipped[id(body)] = gzip.compress(body, compresslevel=6)
         return self._gzipped[id(body)]
 
-    def answer(self, promql: str) -> bytes:
+    def answer(self, promql: str, path: str = "/api/v1/query", form: bytes = b"") -> bytes:
         if self.body is not None:
             return self.body
+        if self.upstream is not None:
+            return self.proxied(path, form)
         if promql not in self.answered:
             asked = _items(promql) or (_items(_promql(self.others)) if self.others else [])
             items = [copy for item in asked for copy in _copies(item, self.copies)]
@@ -57,6 +63,19 @@ class Api:
             data = {"resultType": "vector", "result": result}
             self.answered[promql] = json.dumps({"status": "success", "data": data}).encode()
         return self.answered[promql]
+
+    def proxied(self, path: str, form: bytes) -> bytes:
+        """The upstream's answer to this request, its vector results corrupted (ranges and errors as they are)."""
+        asked = urllib.request.Request(self.upstream + path, data=form, method="POST")  # type: ignore[operator]
+        try:
+            with urllib.request.urlopen(asked, timeout=10) as response:  # noqa: S310 - a loopback test server
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            return exc.read()
+        data = answer.get("data") or {}
+        if self.corrupt is not None and data.get("resultType") == "vector":
+            data["result"] = self.corrupt(data["result"])
+        return json.dumps(answer).encode()
 
 
 @functools.cache
@@ -98,11 +117,19 @@ class _Handler(BaseHTTPRequestHandler):
     api: Api
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
-        self._send(b'{"status":"success","data":[]}')
+        if self.api.upstream is None:
+            self._send(b'{"status":"success","data":[]}')
+            return
+        try:
+            with urllib.request.urlopen(self.api.upstream + self.path, timeout=10) as response:  # noqa: S310
+                self._send(response.read())
+        except urllib.error.HTTPError as exc:
+            self._send(exc.read())
 
     def do_POST(self) -> None:  # noqa: N802
-        form = parse_qs(self.rfile.read(int(self.headers.get("content-length", 0))).decode())
-        self._send(self.api.answer(form.get("query", [""])[0]))
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        form = parse_qs(raw.decode())
+        self._send(self.api.answer(form.get("query", [""])[0], self.path, raw))
 
     def _send(self, body: bytes) -> None:
         if self.api.gzip:

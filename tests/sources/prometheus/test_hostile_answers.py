@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fuzz.conftest import assert_clean, run_cli
+from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.hostile_answers import HOSTILE
 from tests.sources.prometheus.query_api import Api, serving
 
@@ -39,3 +40,20 @@ def test_a_spoiled_answer_ends_in_a_documented_exit(capsys, hostile: str, comman
     assert "internal error" not in out + err
     if hostile in REFUSED:
         assert "byte limit" in out + err
+
+
+PROXIED = sorted(set(HOSTILE) - REFUSED - {"copied 1,000 times"})
+"""The spoilt answers a proxy makes of a real Prometheus's own (the refused ones hold no answer of it; the copies
+cost seconds and are read above)."""
+
+
+@pytest.mark.prometheus
+@pytest.mark.parametrize("hostile", PROXIED)
+def test_a_real_prometheus_behind_a_spoiling_proxy_ends_in_a_documented_exit(capsys, fleet_url, hostile: str) -> None:
+    """The real server's answers (its labels, its NaN node, its timestamps), spoilt on the way: every command
+    still ends in its documented exit, in words."""
+    with serving(Api(**HOSTILE[hostile](), upstream=fleet_url)) as url:
+        for command, (argv, exits) in COMMANDS.items():
+            code, out, err = run_cli(capsys, [*argv, "--prometheus", url, "--at", str(AT)])
+            assert_clean(code, out, err, exits=exits, json_out="--json" in argv)
+            assert "internal error" not in out + err, command
