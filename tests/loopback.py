@@ -1,5 +1,6 @@
-"""A request handler served on 127.0.0.1 for one test: the engines a scraper test needs that the mock engine
-does not play (one that checks credentials, one that sets cookies)."""
+"""A request handler served on 127.0.0.1 for one test: the engines and query APIs a test needs that the mock
+engine and a real Prometheus do not play (one that checks credentials, one that sets cookies, canned or spoilt
+answers)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,21 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class LoopbackServer(ThreadingHTTPServer):
+    """A thread per request; a listen queue for a client that opens 8 connections at once (the default is 5)."""
+
+    daemon_threads = True
+    request_queue_size = 64
+
+
 @contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+def serving(handler: type[BaseHTTPRequestHandler], server: type[ThreadingHTTPServer] = LoopbackServer) -> Iterator[str]:
     """`handler` on a free loopback port until the block ends; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    httpd = server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
-        server.shutdown()
-        server.server_close()
+        httpd.shutdown()
+        httpd.server_close()

@@ -8,7 +8,9 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.loopback import LoopbackServer, serving
 
 
 @contextmanager
@@ -48,8 +50,7 @@ def answering(
         def log_message(self, *args: object) -> None:
             pass
 
-    class Server(ThreadingHTTPServer):
-        request_queue_size = 64  # the client opens 8 connections at once; the default backlog is 5
+    class Server(LoopbackServer):
         daemon_threads = False  # server_close waits for each request's thread
 
         def handle_error(self, request: object, client_address: object) -> None:
@@ -57,12 +58,8 @@ def answering(
             if not isinstance(sys.exc_info()[1], ConnectionError):
                 super().handle_error(request, client_address)
 
-    server = Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        released.set()
-        server.shutdown()
-        server.server_close()
+    with serving(Handler, Server) as url:
+        try:
+            yield url
+        finally:
+            released.set()  # before the server closes: it waits for the hung requests' threads

@@ -13,15 +13,17 @@ from __future__ import annotations
 import functools
 import gzip
 import json
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
+
+from tests import loopback
+from tests.loopback import LoopbackServer
 
 DISTINCT = ("Hostname", "hostname", "node", "kubernetes_node", "instance", "UUID", "pod", "exported_pod")
 """The labels made distinct per copy: a copy is another node with its own GPUs, pods and addresses."""
@@ -166,21 +168,12 @@ def serving(api: Api) -> Iterator[str]:
     """The API on a free loopback port; yields its base URL."""
     handler = type("Handler", (_Handler,), {"api": api})
 
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-        request_queue_size = 64
-
+    class Server(LoopbackServer):
         def handle_error(self, request: object, client_address: object) -> None:
-            pass
+            """A client that stopped reading at its cap is the point: say nothing."""
 
-    server = Server(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback.serving(handler, Server) as url:
+        yield url
 
 
 def gpu_series() -> int:
