@@ -205,7 +205,8 @@ async def read_request(client: Any, request: Any, max_bytes: int, budget: Budget
         if declared and declared.isdigit() and int(declared) > max_bytes:
             raise HttpError(f"payload of {int(declared):,} bytes is over the {max_bytes:,}-byte limit: not read")
         async for raw in response.aiter_raw():  # as sent: chunked or compressed alike
-            _grow(body, inflate(raw, min(max_bytes - len(body), budget.most - budget.held) + 1), max_bytes, budget)
+            room = max(min(max_bytes - len(body), budget.most - budget.held), 0)  # others may have spent it
+            _grow(body, inflate(raw, room + 1), max_bytes, budget)  # one byte over says "over"; 0 would be all
         _grow(body, inflate(b"", 0), max_bytes, budget)
         return response.status_code, bytes(body)  # a copy for a moment: the callers take bytes
     except BaseException:
