@@ -9,6 +9,8 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent / "data"
 CALIBRATION = DATA / "calibration" / "vllm_startup_logs.json"
 """Real vLLM startup cases: settings, memory log lines verbatim, the numbers those lines state."""
+SGLANG_CALIBRATION = DATA / "calibration" / "sglang_startup_logs.json"
+"""Real SGLang launches: settings, memory log lines verbatim, outcome, each with its source."""
 LLMD_SWEEP = DATA / "calibration" / "vllm_0.19_llmd_sweep.json"
 """The llm-d planner's v0.19.0 H100 startups that CALIBRATION lacks, each with `classes` and `split`."""
 GRAPH_ESTIMATES = DATA / "calibration" / "vllm_0.19_cudagraph_estimates.json"

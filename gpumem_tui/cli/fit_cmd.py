@@ -9,10 +9,12 @@ import itertools
 from rich.text import Text
 
 from gpumem_tui.catalog import load_catalog
+from gpumem_tui.cli.engine_opts import engine_version
 from gpumem_tui.cli.fit_opts import DEFAULT_GPUS, DEFAULT_MODELS
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.fit import FitCell, fit_matrix
+from gpumem_tui.planner.report import engine_label
 from gpumem_tui.planner.serving import EngineOptions
 from gpumem_tui.units import fmt
 
@@ -22,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     models = [catalog.model(m) for m in args.models or DEFAULT_MODELS]
     gpus = [catalog.gpu(g) for g in args.gpus or DEFAULT_GPUS]
     formats = [catalog.format(f) for f in args.weights]
-    engine = EngineOptions(name=args.engine, version=args.vllm_version) if args.engine else None
+    engine = EngineOptions(name=args.engine, version=engine_version(args)) if args.engine else None
     load = fields(args, "users", "context", "utilization", "kv_dtype")
     cells = fit_matrix(models, formats, gpus, overhead_bytes=args.overhead, engine=engine, **load)
     if args.json:
@@ -33,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
         members = list(group)
         rows.append([model, f"{weights} (KV {members[0].kv_dtype})", *(_cell(c) for c in members)])
     out = console()
-    method = f"by vLLM {args.vllm_version}'s own sizing" if engine else f"{fmt(args.overhead)} overhead per GPU"
+    method = (
+        f"by {engine_label(args.engine, engine_version(args))}'s own sizing"
+        if engine
+        else f"{fmt(args.overhead)} overhead per GPU"
+    )
     out.print(
         table(
             f"Fewest GPUs for {args.users} conversations x {args.context:,} tokens, "

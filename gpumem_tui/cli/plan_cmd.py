@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.cli.engine_opts import ENGINE_FIELDS
+from gpumem_tui.cli.engine_opts import ENGINE_FIELDS, SGLANG_FLAGS, VLLM_FLAGS, engine_version
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.cli.plan_resolve import Resolved, plan_input
@@ -49,10 +49,31 @@ def run(args: argparse.Namespace) -> int:
 
 def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
     """The engine's own flags; the rest (weights, KV dtype, context, split, utilization) are the plan's."""
+    _one_engines_flags(args)
     return EngineOptions(
         name=args.engine,
-        version=args.vllm_version,
+        version=engine_version(args),
         quantization=found.quantization,
         limit_mm_per_prompt=NO_MODALITIES if args.language_model_only else args.limit_mm_per_prompt,
         **fields(args, *ENGINE_FIELDS),
     )
+
+
+DEFAULTS = {"page_size": 1, "dp": 1, "enable_dp_attention": False, "enforce_eager": False, "other_processes_bytes": 0}
+
+
+def _one_engines_flags(args: argparse.Namespace) -> None:
+    """Another engine's flags are a usage error, not silently dropped; so is --dp without DP attention (a
+    plan is of one TP group: SGLang's plain --dp runs that many copies of it)."""
+    other = VLLM_FLAGS if args.engine == "sglang" else SGLANG_FLAGS
+    given = [name for name in other if getattr(args, name) not in (None, DEFAULTS.get(name))]
+    if args.language_model_only and args.engine == "sglang":
+        given.append("language_model_only")
+    if given:
+        flag = "--" + given[0].replace("_", "-").removesuffix("-bytes")
+        raise UsageError(f"{flag} is not a flag of --engine {args.engine}")
+    if args.engine == "sglang" and args.dp > 1 and not args.enable_dp_attention:
+        raise UsageError(
+            f"--dp {args.dp} without --enable-dp-attention runs {args.dp} copies of the plan: plan one "
+            "(drop --dp) and multiply, or add --enable-dp-attention"
+        )

@@ -6,10 +6,10 @@ from rich.text import Text
 
 from gpumem_tui.cli.output import console, say, table
 from gpumem_tui.planner.records import Plan
-from gpumem_tui.planner.report import cross_check, serving_verdict, verdict
+from gpumem_tui.planner.report import cross_check, engine_label, engine_launch, serving_verdict, verdict
 from gpumem_tui.planner.serving import Serving
+from gpumem_tui.planner.sglang.records import SglangPrediction
 from gpumem_tui.planner.vllm import EnginePrediction
-from gpumem_tui.planner.vllm.launch import launch_line
 from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB, fmt, fmt_both
 
@@ -53,15 +53,20 @@ def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None
     out, engine = console(), serving.engine
     assert engine is not None
     print_heading(out, serving.plan, why)
-    print_engine(out, engine.prediction, engine.tp)
+    if isinstance(engine.prediction, SglangPrediction):
+        from gpumem_tui.cli.sglang_view import print_sglang
+
+        print_sglang(out, engine.prediction, engine.gpus)
+    else:
+        print_engine(out, engine.prediction, engine.tp)
     out.print()
     say(out, serving_verdict(serving), style="bold")
     say(out, cross_check(serving), style="dim")
     for line in notes + serving.warnings:
         say(out, f"  ! {line}", style="yellow")
-    launch = launch_line(engine.settings, model)
+    launch = engine_launch(engine, model)
     out.print()
-    say(out, f"Launch with vLLM {engine.settings.version}:", style="bold")
+    say(out, f"Launch with {engine_label(engine.prediction.name, engine.settings.version)}:", style="bold")
     for note in launch.notes:
         say(out, f"  ~ {note}")
     out.print(Text(literal(launch.command)), soft_wrap=True)  # one line, whatever the width: it is copied

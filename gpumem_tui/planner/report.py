@@ -7,8 +7,9 @@ import math
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.parallel import SPLITS
 from gpumem_tui.planner.records import Plan, PlanInput
-from gpumem_tui.planner.serving import EngineOptions, Serving, engine_answer
-from gpumem_tui.planner.vllm.launch import launch_line
+from gpumem_tui.planner.serving import EngineAnswer, EngineOptions, Serving, engine_answer
+from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
+from gpumem_tui.planner.vllm.launch import LaunchLine, launch_line
 from gpumem_tui.planner.warnings import room
 from gpumem_tui.units import fmt, gib
 
@@ -43,12 +44,31 @@ def _more(users_at_context: int, longest: int | None, users: int, context: int) 
     )
 
 
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+def engine_label(name: str, version: str) -> str:
+    """`vLLM 0.19.0`, `SGLang 0.5.6`: the engine and release a verdict is by."""
+    return f"{ENGINE_NAMES.get(name, name)} {version}"
+
+
+def engine_launch(e: EngineAnswer, model: str | None = None) -> LaunchLine:
+    """The command that launches the engine's plan, in its own engine's form."""
+    if isinstance(e.settings, SglangSettings):
+        from gpumem_tui.planner.sglang.launch import launch_line as sglang_launch
+
+        p = e.prediction
+        default = p.mem_fraction_static if isinstance(p, SglangPrediction) and not p.fraction_given else None
+        return sglang_launch(e.settings, model, default)
+    return launch_line(e.settings, model)
+
+
 def serving_verdict(s: Serving) -> str:
     """The verdict of the method that decides: the engine's own sizing when one is named."""
     if s.engine is None:
         return verdict(s.plan)
     inp, e, p = s.plan.input, s.engine, s.engine.prediction
-    where, by = f"{e.gpus} x {inp.gpu.key}", f"by vLLM {p.version}'s own sizing"
+    where, by = f"{e.gpus} x {inp.gpu.key}", f"by {engine_label(p.name, p.version)}'s own sizing"
     pool = f"its KV pool holds {e.pool_tokens:,} tokens, {inp.users:,} x {inp.context:,} = {e.needed_tokens:,} needed"
     if s.plan.split_problem:
         head = f"Cannot split over {e.gpus} GPUs: {s.plan.split_problem}."
@@ -74,7 +94,7 @@ def split_reason(asked: PlanInput, s: Serving, engine: EngineOptions | None = No
         return f"{where} cannot split the model: {plan.split_problem}: {s.gpus} x {asked.gpu.key}"
     if engine is not None:
         answer = engine_answer(on, engine, smaller)
-        by = f"by vLLM {engine.version}'s own sizing"
+        by = f"by {engine_label(engine.name, engine.version)}'s own sizing"
         if not answer.starts:
             return f"{where} does not start {by} ({answer.prediction.failures[0]}): {s.gpus} x {asked.gpu.key}"
         return (
@@ -94,7 +114,6 @@ def cross_check(s: Serving) -> str:
     """The plain method's answer on the same split, labelled, with the difference per GPU explained."""
     plan, e = s.plan, s.engine
     assert e is not None
-    inp, p = plan.input, e.prediction
     bands = {b.name: b.bytes for b in plan.per_gpu.bands}
     if plan.split_problem:
         said = "cannot split"
@@ -105,12 +124,15 @@ def cross_check(s: Serving) -> str:
     else:
         said = f"does not fit, short by {room(plan.spare_bytes)}"
     fewest = f"fewest {plan.fewest_gpus}" if plan.fewest_gpus else "not even 8"
+    head = f"Cross-check, plain method (weights + KV + a fixed overhead): {said} on {plan.gpus} GPU(s), {fewest}. "
+    if isinstance(e.prediction, SglangPrediction):
+        return head + _sglang_difference(plan, e.prediction, bands)
+    inp, p = plan.input, e.prediction
     budget = math.floor(plan.per_gpu.capacity_bytes * inp.utilization)
     graphs = p.cudagraph_bytes if p.cudagraph_charged else 0
     engine_runtime = p.activation_peak_bytes + p.non_torch_bytes + graphs
 
-    return (
-        f"Cross-check, plain method (weights + KV + a fixed overhead): {said} on {plan.gpus} GPU(s), {fewest}. "
+    return head + (
         f"Per GPU it leaves {gib(plan.kv_pool_bytes // plan.gpus)} for KV where vLLM carves "
         f"{gib(p.kv_cache_bytes)}: budget {gib(budget, unit=False)} vs {gib(p.requested_memory_bytes)} "
         f"(vLLM takes {inp.utilization:.0%} of what CUDA reports, {gib(p.total_gpu_memory_bytes)}), "
@@ -119,6 +141,22 @@ def cross_check(s: Serving) -> str:
         f"{gib(p.non_torch_bytes, unit=False)}"
         + (f" + CUDA graphs {gib(graphs, unit=False)}" if graphs else "")
         + f" = {gib(engine_runtime)}."
+    )
+
+
+def _sglang_difference(plan: Plan, p: SglangPrediction, bands: dict[str, int]) -> str:
+    """Why the plain method and SGLang differ per GPU: SGLang keeps a fraction of what is free before the
+    weights load (not a share of the card), and what it leaves outside that fraction is the runtime's."""
+    inp = plan.input
+    budget = math.floor(plan.per_gpu.capacity_bytes * inp.utilization)
+    kept = round(p.total_bytes * p.mem_fraction_static)
+    return (
+        f"Per GPU it leaves {gib(plan.kv_pool_bytes // plan.gpus)} for KV where SGLang carves "
+        f"{gib(max(p.kv_cache_bytes, 0))}: budget {gib(budget, unit=False)} ({inp.utilization:.0%} of the card) vs "
+        f"{gib(kept)} (SGLang keeps mem_fraction_static {p.mem_fraction_static:.3f} of the "
+        f"{gib(p.total_bytes)} free before the weights load), weights {gib(bands['weights'], unit=False)} vs "
+        f"{gib(p.weights_bytes)}, overhead {gib(bands['overhead'])} vs the {gib(p.reserve_bytes)} SGLang leaves "
+        f"outside its fraction for CUDA graphs and activations."
     )
 
 
@@ -180,11 +218,19 @@ def serving_json(s: Serving, model: str | None = None) -> dict:
         fewest_gpus=s.fewest_gpus,
         max_users_at_context=s.max_users_at_context,
         max_context_at_users=s.max_context_at_users,
-        kv_pool_bytes=sum(rank.kv_cache_bytes for rank in e.prediction.ranks) * e.tp,
+        kv_pool_bytes=_pool_bytes(e),
         kv_pool_tokens=e.pool_tokens,
         verdict=serving_verdict(s),
         warnings=s.warnings,
     )
     data["engine"] = e.prediction.engine_json()
-    data["launch"] = launch_line(e.settings, model).launch_json()
+    data["launch"] = engine_launch(e, model).launch_json()
     return data
+
+
+def _pool_bytes(e: EngineAnswer) -> int:
+    """The engine's KV cache on all GPUs (negative: it does not start)."""
+    p = e.prediction
+    if isinstance(p, SglangPrediction):
+        return p.kv_pool_bytes_all if p.kv_cache_tokens > 0 else p.rest_bytes * e.gpus
+    return sum(rank.kv_cache_bytes for rank in p.ranks) * e.tp

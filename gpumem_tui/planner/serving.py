@@ -11,6 +11,7 @@ from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.parallel import SPLITS, split_problem
 from gpumem_tui.planner.records import NonNegative, Plan, PlanInput
+from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
 from gpumem_tui.planner.warnings import setting_warnings, thin_warnings
@@ -47,6 +48,14 @@ class EngineOptions(Record):
     other_processes_bytes: NonNegative = 0
     limit_mm_per_prompt: dict[str, int] | None = None
     """`--limit-mm-per-prompt` as counts per modality; None: vLLM's default (999 each)."""
+    mem_fraction_static: float | None = Field(default=None, gt=0, lt=1)
+    """SGLang's flags from here on; None: the release's default."""
+    chunked_prefill_size: int | None = Field(default=None, ge=-1)
+    cuda_graph_max_bs: int | None = Field(default=None, gt=0)
+    page_size: int = Field(default=1, gt=0)
+    dp: int = Field(default=1, gt=0)
+    enable_dp_attention: bool = False
+    max_total_tokens: int | None = Field(default=None, gt=0)
 
 
 def default_format(model: ModelSpec) -> str:
@@ -117,6 +126,30 @@ def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineSet
     )
 
 
+def sglang_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> SglangSettings:
+    """The plan's own values as SGLang flags: weights as --quantization, context as --context-length, the
+    split as --tp, the capacity given as the card's."""
+    return SglangSettings(
+        model=inp.model,
+        gpu=inp.gpu,
+        version=engine.version,
+        tp=tp,
+        pp=engine.pp,
+        dp=engine.dp,
+        enable_dp_attention=engine.enable_dp_attention,
+        dtype=engine.dtype,
+        quantization=engine.quantization or engine_quantization(inp.weights_format, inp.model),
+        kv_cache_dtype=inp.kv_dtype,
+        mem_fraction_static=engine.mem_fraction_static,
+        context_length=inp.context,
+        chunked_prefill_size=engine.chunked_prefill_size,
+        cuda_graph_max_bs=engine.cuda_graph_max_bs,
+        page_size=engine.page_size,
+        max_total_tokens=engine.max_total_tokens,
+        total_memory_bytes=inp.capacity_bytes,
+    )
+
+
 class EngineAnswer(Record):
     """The engine's own answer on one split: does it start, does its KV pool hold the load, what else it holds."""
 
@@ -128,9 +161,10 @@ class EngineAnswer(Record):
         """GPUs the launch takes: tensor-parallel ranks x pipeline stages."""
         return self.tp * self.pp
 
-    settings: EngineSettings
-    """The flags the prediction was made with: what `vllm serve` is given to reproduce it."""
-    prediction: EnginePrediction
+    settings: EngineSettings | SglangSettings
+    """The flags the prediction was made with: what `vllm serve` (or SGLang's launch_server) is given to
+    reproduce it."""
+    prediction: EnginePrediction | SglangPrediction
     pool_tokens: int
     """Tokens the KV pool holds ("GPU KV cache size"), 0 when the launch fails for lack of memory."""
     needed_tokens: int
@@ -144,8 +178,16 @@ class EngineAnswer(Record):
 def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswer:
     """Predict the launch on `tp` GPUs: it fits when it starts and its pool holds users x context tokens.
     Most users = pool // context; longest context = pool // users, capped at the model's maximum."""
-    settings = engine_settings(inp, engine, tp)
-    prediction = predict(settings)
+    settings: EngineSettings | SglangSettings
+    prediction: EnginePrediction | SglangPrediction
+    if engine.name == "sglang":
+        from gpumem_tui.planner.sglang.predict import predict as predict_sglang
+
+        settings = sglang_settings(inp, engine, tp)
+        prediction = predict_sglang(settings)
+    else:
+        settings = engine_settings(inp, engine, tp)
+        prediction = predict(settings)
     starts = not prediction.failures
     pool = max(0, prediction.kv_cache_tokens) if prediction.kv_cache_bytes > 0 else 0
     needed = inp.users * inp.context

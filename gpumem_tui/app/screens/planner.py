@@ -20,9 +20,10 @@ from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_con
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.fit import fit_matrix
 from gpumem_tui.planner.records import PlanInput
-from gpumem_tui.planner.report import cross_check, serving_verdict
+from gpumem_tui.planner.report import cross_check, engine_launch, serving_verdict
 from gpumem_tui.planner.serving import EngineOptions, Serving, format_of, serve
-from gpumem_tui.planner.vllm.launch import LaunchLine, launch_line, model_argument
+from gpumem_tui.planner.vllm import EnginePrediction
+from gpumem_tui.planner.vllm.launch import LaunchLine, model_argument
 from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB
 
@@ -160,7 +161,7 @@ class PlannerScreen(Screen):
         """The command that launches this plan: the model as vLLM takes it (a config reference as typed)."""
         assert serving.engine is not None  # the screen plans with vLLM (ENGINE)
         ref = self.query_one("#config-path", Input).value.strip() or None
-        return launch_line(serving.engine.settings, model_argument(serving.plan.input.model, config=ref))
+        return engine_launch(serving.engine, model_argument(serving.plan.input.model, config=ref))
 
     def recompute(self) -> None:
         plan_view, fit_view = self.query_one("#plan-view", Static), self.query_one("#fit-view", Static)
@@ -227,6 +228,7 @@ def _plan_view(serving: Serving, warn) -> Group:
     engine = serving.engine
     assert engine is not None
     p = engine.prediction
+    assert isinstance(p, EnginePrediction)  # the screen plans with vLLM (ENGINE)
     title = f"{serving.plan.input.model.id} on {engine.tp} x {serving.plan.input.gpu.key}, vLLM {p.version}"
     table = Table(title=Text(literal(title), style="bold"), title_justify="left", box=None)
     for name in ("per GPU", "GB", "GiB"):

@@ -1,0 +1,93 @@
+"""What will stop an SGLang launch, and what deserves a look before it: in plain words with sizes."""
+
+from __future__ import annotations
+
+from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
+from gpumem_tui.planner.vllm.risks import OOM_AT_START
+from gpumem_tui.units import GIB, gib
+
+THIN_BYTES = GIB
+"""Less than this left once graphs and activations are in is worth a look (the QwQ-32B run on L4 ends
+graph capture with 0.53 GB free)."""
+
+
+def failures_and_warnings(settings: SglangSettings, p: SglangPrediction) -> tuple[list[str], list[str]]:
+    failures = _setting_failures(settings)
+    if p.kv_cache_tokens <= 0:
+        failures.append(not_enough(p))
+    warnings: list[str] = []
+    given = settings.max_total_tokens
+    if given and given > p.profiled_tokens:
+        warnings.append(
+            f"max_total_tokens={given} is larger than the profiled value {p.profiled_tokens}: SGLang uses the "
+            "profiled value"
+        )
+    if not failures:
+        warnings += _headroom(p) + _context(p)
+    return failures, warnings
+
+
+def _setting_failures(settings: SglangSettings) -> list[str]:
+    if not settings.enable_dp_attention:
+        return []
+    if settings.dp < 2:
+        return ["--enable-dp-attention needs --dp above 1 (SGLang asserts dp_size > 1)"]
+    if settings.tp % settings.dp:
+        return [f"--tp {settings.tp} does not divide into --dp {settings.dp} (SGLang asserts tp_size % dp_size == 0)"]
+    return []
+
+
+def smallest_fraction(p: SglangPrediction) -> float | None:
+    """The least mem_fraction_static that leaves one page of pool, or None when the weights alone exceed
+    the free memory (no fraction helps)."""
+    need = p.cell_bytes * p.page_size
+    value = 1 - (p.avail_bytes - need) / p.total_bytes
+    return value if value < 1 else None
+
+
+def not_enough(p: SglangPrediction) -> str:
+    """SGLang's RuntimeError, with the sums that lead to it and what would start."""
+    fraction = p.mem_fraction_static
+    sums = (
+        f"rest = avail {gib(p.avail_bytes)} - total {gib(p.total_bytes)} x {1 - fraction:.3f} = "
+        f"{gib(p.rest_bytes)}, less than one page of {p.cell_bytes * p.page_size:,} bytes"
+    )
+    least = smallest_fraction(p)
+    fix = (
+        f"raise --mem-fraction-static to at least {least:.3f} or add GPUs"
+        if least is not None
+        else "the weights alone exceed the free memory: add GPUs or quantize"
+    )
+    return (
+        f"Not enough memory: the weights ({gib(p.weights_bytes)} per GPU) leave no KV pool inside "
+        f"mem_fraction_static {fraction:.3f} ({sums}); {fix}"
+    )
+
+
+def _headroom(p: SglangPrediction) -> list[str]:
+    """CUDA graphs, the backend's workspace and activations all run after the pool is carved."""
+    need, left = p.need_after_pool_bytes, p.left_after_pool_bytes
+    parts = (
+        f"the backend workspace (~{gib(p.workspace_bytes)}), CUDA graphs (~{gib(p.cudagraph_bytes)}, batches "
+        f"to {p.cuda_graph_max_bs}) and activations (~{gib(p.activation_bytes)}, chunked prefill "
+        f"{p.chunked_prefill_size:,})"
+    )
+    if need > left:
+        return [
+            f"{parts} need about {gib(need)} after the KV pool, but {gib(max(left, 0))} is left ((1 - "
+            f"{p.mem_fraction_static:.3f}) x {gib(p.total_bytes)} less the request table, "
+            f'{gib(p.req_to_token_bytes)}): {OOM_AT_START} ("Capture cuda graph failed: CUDA out of memory"); '
+            "lower --mem-fraction-static, --cuda-graph-max-bs or --chunked-prefill-size"
+        ]
+    if left - need < THIN_BYTES:
+        return [f"{parts} leave about {gib(left - need)} free: a larger batch or longer prefill may run out"]
+    return []
+
+
+def _context(p: SglangPrediction) -> list[str]:
+    if p.context_len <= p.kv_cache_tokens:
+        return []
+    return [
+        f"context_len {p.context_len:,} is longer than the pool ({p.kv_cache_tokens:,} tokens): SGLang caps "
+        f"a request at {p.kv_cache_tokens - 1:,} tokens"
+    ]
