@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.engine_records import EngineRecord
+from gpumem_tui.sources.engines.fleet_names import FleetNames
 from gpumem_tui.sources.engines.prometheus import Families
 from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int, with_note
 
@@ -14,6 +15,15 @@ HIT_RATE = "sglang:cache_hit_rate"
 CONTEXT_LEN = "sglang:context_len"
 
 FAMILIES = (TOKEN_USAGE, POOL_TOKENS, RUNNING, WAITING, HIT_RATE, CONTEXT_LEN)
+FLEET = FleetNames(
+    kv_usage=(TOKEN_USAGE,),
+    running=(RUNNING,),
+    waiting=(WAITING,),
+    pools=(POOL_TOKENS,),
+    pool_tokens=(POOL_TOKENS,),
+)
+"""What the fleet reads of SGLang's series through Prometheus (it exports no preemption counter: it retracts
+requests, counted by a gauge of those retracted now)."""
 
 
 def normalize(families: Families) -> list[EngineRecord]:
