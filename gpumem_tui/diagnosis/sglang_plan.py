@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from gpumem_tui.diagnosis.autoplan import EnginePlan
 
 UNSIZED = (
-    "SGLang sizes its KV pool by its own rules, not vLLM's: measured only here, planned by the plain method "
-    "(`gpumem-tui plan`); SGLang's own sizing: see `gpumem-tui plan --engine sglang`"
+    "SGLang sizes its KV pool by its own rules, not vLLM's: measured only here (the plain method: `gpumem-tui "
+    "plan`; SGLang's own sizing: see `gpumem-tui plan --engine sglang`)"
 )
 """Why a running SGLang engine has no predicted plan, on a node and in the fleet alike."""
 BY_HAND = "the plan set by hand is sized by vLLM's rules, so it is not applied to this SGLang engine"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.records import Record
@@ -51,7 +52,9 @@ class Engine:
     info: tuple[str, ...] = ()
     """Paths beside /metrics where it states its own settings, asked once per endpoint (SGLang's server info)."""
     read_info: Callable[[Mapping[str, str | None]], Record] | None = None
-    """Those answers (path -> text, None where it gave none) -> its settings record (`EngineRecord.sglang`)."""
+    """Those answers (path -> text, None where it gave none) -> its settings record."""
+    with_info: Callable[[list[EngineRecord], Any], list[EngineRecord]] | None = None
+    """Its records carrying that settings record (`EngineRecord.sglang`)."""
 
 
 ENGINES: dict[str, Engine] = {}
@@ -150,6 +153,7 @@ register(
         advice=SGLANG,
         info=sglang_info.PATHS,
         read_info=sglang_info.read_info,
+        with_info=sglang_info.with_info,
     )
 )
 register(

@@ -14,6 +14,7 @@ WAITING = "sglang:num_queue_reqs"
 HIT_RATE = "sglang:cache_hit_rate"
 CONTEXT_LEN = "sglang:context_len"
 
+NO_POOL = "this SGLang version does not export sglang:max_total_num_tokens (pool size unknown)"
 FAMILIES = (TOKEN_USAGE, POOL_TOKENS, RUNNING, WAITING, HIT_RATE, CONTEXT_LEN)
 FLEET = FleetNames(
     kv_usage=(TOKEN_USAGE,),
@@ -56,5 +57,5 @@ def _record(reader: SeriesReader, key: Key, model: str | None) -> EngineRecord:
     )
     notes = list(record.notes)  # what the record dropped as it arrived
     if not reader.present(POOL_TOKENS):
-        notes.append("this SGLang version does not export sglang:max_total_num_tokens (pool size unknown)")
+        notes.append(NO_POOL)
     return record.model_copy(update={"notes": notes})

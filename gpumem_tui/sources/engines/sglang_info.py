@@ -10,7 +10,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gpumem_tui.engine_records import SglangSettings
+from gpumem_tui.engine_records import EngineRecord, SglangSettings
+from gpumem_tui.sources.engines.sglang import NO_POOL
 from gpumem_tui.units import GIB
 
 SERVER_INFO = "/get_server_info"
@@ -21,9 +22,10 @@ MAX_BYTES = 2**20
 MAX_TEXT = 1024
 """The longest text setting kept (a model path); a longer one is missing, and said."""
 
-_INTS = ("tp_size", "dp_size", "pp_size", "max_total_tokens", "max_running_requests", "chunked_prefill_size")
-_INTS += ("cuda_graph_max_bs", "page_size", "context_length", "max_total_num_tokens", "max_req_input_len")
-_TEXTS = ("model_path", "served_model_name", "version", "kv_cache_dtype", "dtype", "quantization")
+_INTS: tuple[str, ...] = ("tp_size", "dp_size", "pp_size", "max_total_tokens", "max_running_requests")
+_INTS += ("chunked_prefill_size", "cuda_graph_max_bs", "page_size", "context_length", "max_total_num_tokens")
+_INTS += ("max_req_input_len",)
+_TEXTS: tuple[str, ...] = ("model_path", "served_model_name", "version", "kv_cache_dtype", "dtype", "quantization")
 _TEXTS += ("speculative_algorithm",)
 _FLAGS = ("enable_dp_attention", "disable_cuda_graph")
 _MODEL_FLAGS = ("is_generation", "has_image_understanding")
@@ -44,6 +46,20 @@ def read_info(answers: Mapping[str, str | None]) -> SglangSettings:
         if "model_path" not in values:
             values.update(_kept(model, ("model_path",), _text, MODEL_INFO, notes))
     return SglangSettings(**values, notes=notes)
+
+
+def with_info(records: list[EngineRecord], settings: SglangSettings) -> list[EngineRecord]:
+    """The records carrying the server's settings; a pool its metrics do not state (an SGLang release without
+    `sglang:max_total_num_tokens`) taken from the scheduler's answer, and said."""
+    out = []
+    for record in records:
+        update: dict[str, Any] = {"sglang": settings}
+        if record.kv_pool_tokens is None and settings.max_total_num_tokens is not None:
+            update["kv_pool_tokens"] = settings.max_total_num_tokens
+            notes = [n for n in record.notes if n != NO_POOL]
+            update["notes"] = [*notes, f"KV pool size from {SERVER_INFO} (max_total_num_tokens)"]
+        out.append(record.model_copy(update=update))
+    return out
 
 
 def _object(answers: Mapping[str, str | None], path: str, notes: list[str]) -> dict | None:
