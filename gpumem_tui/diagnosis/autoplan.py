@@ -147,7 +147,7 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         running=running,
     )
     if endpoint is not None and sizing(_kind(endpoint, sample)) == "sglang":
-        return sglang_plan(base, spec, record)
+        return base.model_copy(update=sglang_plan(base.found, spec, record))
     missing = unsized or _missing(spec, name, gpus, sample, catalog)
     if missing or spec is None:  # no spec is always missing: `_missing` says why
         return base.model_copy(update={"missing": missing})

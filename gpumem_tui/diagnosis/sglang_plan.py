@@ -6,15 +6,12 @@ settings the engine stated and shows the measurement only."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gpumem_tui.catalog import ModelSpec
 from gpumem_tui.engine_records import EngineRecord, SglangSettings
 from gpumem_tui.text import literal
 from gpumem_tui.units import GIB
-
-if TYPE_CHECKING:
-    from gpumem_tui.diagnosis.autoplan import EnginePlan
 
 UNSIZED = (
     "SGLang sizes its KV pool by its own rules, not vLLM's: measured only here (the plain method: `gpumem-tui "
@@ -24,12 +21,12 @@ UNSIZED = (
 BY_HAND = "the plan set by hand is sized by vLLM's rules, so it is not applied to this SGLang engine"
 
 
-def sglang_plan(base: EnginePlan, spec: ModelSpec | None, record: EngineRecord | None) -> EnginePlan:
-    """The plan of a running SGLang engine (`base`: its facts so far). The hook for SGLang's own sizing: call it
-    here with `spec`, `record.sglang` and the card, and return its prediction and overlay."""
-    found = [*base.found, *stated(record.sglang if record else None)]
-    del spec  # what SGLang's model will size, with the settings above
-    return base.model_copy(update={"missing": UNSIZED, "found": found})
+def sglang_plan(found: list[str], spec: ModelSpec | None, record: EngineRecord | None) -> dict[str, Any]:
+    """The fields of a running SGLang engine's plan (`EnginePlan`'s, `found`: its facts so far). The hook for
+    SGLang's own sizing: call it here with `spec`, `record.sglang` and the card, and return its prediction and
+    overlay beside what was found."""
+    del spec  # what SGLang's model will size, with the settings below
+    return {"missing": UNSIZED, "found": [*found, *stated(record.sglang if record else None)]}
 
 
 def stated(settings: SglangSettings | None) -> list[str]:

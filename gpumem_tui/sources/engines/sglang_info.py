@@ -91,7 +91,7 @@ def _server(body: dict, notes: list[str]) -> dict[str, Any]:
     memory = first.get("memory_usage")
     if isinstance(memory, dict):
         for key, field in _MEMORY.items():
-            gib = _kept(memory, (key,), _gib, f"{SERVER_INFO} memory_usage", notes).get(key)
+            gib = _kept(memory, (key,), _gib_count, f"{SERVER_INFO} memory_usage", notes).get(key)
             if gib is not None:
                 values[field] = round(gib * GIB)
     return values
@@ -127,7 +127,7 @@ def _fraction(value: Any, _key: str) -> tuple[Any, str | None]:
     return float(value), None
 
 
-def _gib(value: Any, _key: str) -> tuple[Any, str | None]:
+def _gib_count(value: Any, _key: str) -> tuple[Any, str | None]:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None, "not a number"
     if not (math.isfinite(value) and 0 <= value < 2**30):
