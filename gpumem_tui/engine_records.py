@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import StringConstraints, field_validator, model_validator
+from pydantic import (
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from gpumem_tui.readings import ReadingsRecord, dropped, reading_fields, unreadable
 from gpumem_tui.records import Record
@@ -13,6 +19,47 @@ EngineKind = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$"
 """A kind in `sources/engines/registry.py` (`vllm`, `sglang`, ...). Records sit below the sources, so the kind is
 checked as a short name here; a kind the registry lacks (a recording from a newer release) is shown and not sized."""
 EndpointState = Literal["ok", "stale", "down"]
+
+
+class SglangSettings(Record):
+    """What a running SGLang server says of itself: its server arguments (`/get_server_info`, as resolved at
+    start, defaults filled in), the pool it carved (`max_total_num_tokens`, the memory it logged per part) and
+    its model (`/get_model_info`). A value the server sent that is not of its field's kind is missing, and said
+    in `notes`. What SGLang's own sizing needs to plan this engine again (sources/engines/sglang_info.py)."""
+
+    model_path: str | None = None
+    served_model_name: str | None = None
+    version: str | None = None
+    """SGLang's release (`0.5.6`)."""
+    tp_size: int | None = None
+    dp_size: int | None = None
+    pp_size: int | None = None
+    enable_dp_attention: bool | None = None
+    mem_fraction_static: float | None = None
+    max_total_tokens: int | None = None
+    """`--max-total-tokens`: the pool's cap set by hand (None: the profiled size)."""
+    max_running_requests: int | None = None
+    chunked_prefill_size: int | None = None
+    """-1: chunked prefill off."""
+    cuda_graph_max_bs: int | None = None
+    disable_cuda_graph: bool | None = None
+    page_size: int | None = None
+    context_length: int | None = None
+    kv_cache_dtype: str | None = None
+    dtype: str | None = None
+    quantization: str | None = None
+    speculative_algorithm: str | None = None
+    max_total_num_tokens: int | None = None
+    """The KV pool it carved, in tokens (the scheduler's answer at start)."""
+    max_req_input_len: int | None = None
+    weights_bytes: int | None = None
+    """Its `memory_usage` per part, logged in GiB (SGLang writes "GB" and means 2**30 bytes), held in bytes."""
+    kv_cache_bytes: int | None = None
+    cuda_graph_bytes: int | None = None
+    is_generation: bool | None = None
+    has_image_understanding: bool | None = None
+    notes: list[str] = []
+    """Why a setting is missing: an answer that was not JSON, too large, or a value of the wrong kind."""
 
 
 class EngineRecord(Record):
@@ -44,6 +91,15 @@ class EngineRecord(Record):
     dropped: dict[str, str] = {}
     """Readings the engine sent that no reading can be (NaN, infinite, negative), kept as missing: field ->
     why. Recorded with the record, so a replay names them as the live view did (`engine_value_implausible`)."""
+    sglang: SglangSettings | None = None
+    """An SGLang server's own settings, where it answered `/get_server_info`; left out of JSON where None."""
+
+    @model_serializer(mode="wrap")
+    def _settings_where_read(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data = handler(self)
+        if self.sglang is None:
+            data.pop("sglang", None)
+        return data
 
     @field_validator("dropped")
     @classmethod

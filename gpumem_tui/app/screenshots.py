@@ -32,6 +32,7 @@ SHOTS = [
     ("monitor-mig-node", "mig-node", 60, (120, 40), ()),
     ("monitor-slurm-denied", "slurm-denied", 60, (120, 40), ()),
     ("monitor-k8s-two-pods", "k8s-two-pods", 60, (160, 48), ()),
+    ("monitor-sglang-node", "sglang-node", 80, (160, 48), ()),
     ("planner", "healthy-8b", 300, (160, 48), ("p",)),
     ("help", "healthy-8b", 300, (100, 30), ("question_mark",)),
 ]

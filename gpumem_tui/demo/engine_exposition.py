@@ -142,7 +142,8 @@ def _vllm_v0(engines: Sequence[EngineState]) -> list[Point]:
 
 
 def _sglang(engines: Sequence[EngineState]) -> list[Point]:
-    """SGLang 0.5: label model_name; token usage counts evictable radix-cache tokens as free."""
+    """SGLang 0.5.6: each scheduler (one per TP rank) exports its own series, labelled model_name, engine_type,
+    tp_rank and pp_rank (scheduler_metrics_mixin.py); token usage counts evictable radix-cache tokens as free."""
     points: list[Point] = []
     for e in engines:
         used = (
@@ -150,8 +151,9 @@ def _sglang(engines: Sequence[EngineState]) -> list[Point]:
             if e.kv_usage_fraction is None or e.kv_pool_tokens is None
             else round(e.kv_usage_fraction * e.kv_pool_tokens)
         )
-        values = (e.kv_usage_fraction, used, e.requests_running, e.requests_waiting, e.kv_pool_tokens, e.max_model_len)
-        points += _set((e.model,), *zip(SGLANG, values, strict=True))
+        values = (e.requests_running, used, e.kv_usage_fraction, e.requests_waiting, 0.0, e.kv_pool_tokens)
+        for rank in range(e.tensor_parallel_size):
+            points += _set((e.model, "unified", str(rank), "0"), *zip(SGLANG, values, strict=True))
     return points
 
 
@@ -204,8 +206,8 @@ V0_PREEMPTIONS = Family("counter", "vllm:num_preemptions_total", "preemptions", 
 V0_CACHE = Family("gauge", "vllm:cache_config_info", "CacheConfig", _CACHE_LABELS)
 SGLANG = _gauges(
     "sglang:",
-    ("token_usage", "num_used_tokens", "num_running_reqs", "num_queue_reqs", "max_total_num_tokens", "context_len"),
-    ("model_name",),
+    ("num_running_reqs", "num_used_tokens", "token_usage", "num_queue_reqs", "cache_hit_rate", "max_total_num_tokens"),
+    ("model_name", "engine_type", "tp_rank", "pp_rank"),
 )
 
 FAMILIES: dict[str, list[Family]] = {

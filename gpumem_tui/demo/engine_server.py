@@ -1,5 +1,5 @@
 """A real HTTP server on 127.0.0.1 (or another loopback address: a simulated pod's), on an ephemeral port,
-serving a simulated engine's /metrics and /v1/models.
+serving a simulated engine's /metrics and /v1/models (and, as SGLang, /get_server_info and /get_model_info).
 
 Its input is the simulated node's `EngineState`: a fixed list, or a callable asked on every request
 (`MockEngineServer(lambda: [node.engine_state("llama")])`). Only engines that serve (`phase == ready`)
@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal
 
 from gpumem_tui.demo.engine_exposition import Flavour, exposition
+from gpumem_tui.demo.engine_info import PATHS, answer
 from gpumem_tui.demo.engine_state import EngineState
 
 States = Sequence[EngineState] | Callable[[], Sequence[EngineState]]
@@ -35,6 +36,7 @@ class MockEngineServer:
         self._engines = engines
         self._fault: Fault = "none"
         self._raw = b""
+        self._info: bytes | None = None
         self._lock = threading.Lock()
         self.release = threading.Event()
         self.stopped = False
@@ -94,6 +96,23 @@ class MockEngineServer:
             self._fault = fault
             self._raw = raw.encode() if isinstance(raw, str) else raw
 
+    def set_info(self, raw: bytes | str | None) -> None:
+        """Answer /get_server_info with this body from the next request on (None: the engine's own answer)."""
+        with self._lock:
+            self._info = raw.encode() if isinstance(raw, str) else raw
+
+    def info(self, path: str, engines: Sequence[EngineState]) -> bytes | None:
+        """An SGLang server's answer at `path` for its first engine, or None where it has none (not SGLang, or
+        no engine serves)."""
+        if self.flavour != "sglang" or not engines:
+            return None
+        with self._lock:
+            raw = self._info
+        if path == PATHS[0] and raw is not None:
+            return raw
+        said = answer(path, engines[0].model_copy(update={"engine": "sglang"}))
+        return None if said is None else said.encode()
+
     def snapshot(self) -> tuple[tuple[EngineState, ...], Fault, bytes]:
         """The engines serving now, the fault and the raw body, read together."""
         with self._lock:
@@ -128,8 +147,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         engines, fault, raw = owner.snapshot()
         path = self.path.split("?")[0]
+        info = owner.info(path, engines) if path in PATHS else None
         if path == "/v1/models":
             self._send(200, _models_body(engines), "application/json")
+        elif info is not None:
+            self._send(200, info, "application/json")
         elif path == "/metrics":
             self._metrics(owner, engines, fault, raw)
         elif fault == "redirect_loop" and path.startswith("/loop"):

@@ -36,6 +36,9 @@ class EngineState(Record):
     requests_running: int | None = None
     requests_waiting: int | None = None
     preemptions_total: int | None = None
+    cudagraph_bytes_per_gpu: int | None = None
+    sglang: dict | None = None
+    """An SGLang engine's settings as its server states them (`demo/engine_info.py`); None for vLLM."""
 
     @property
     def serving(self) -> bool:

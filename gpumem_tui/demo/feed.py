@@ -57,7 +57,9 @@ class DemoFeed(Feed):
         """Engines in pods: found by discovery, each at its pod's own address."""
         addresses = {e.id: pod_address(k) for k, e in enumerate(e for e in spec.engines if e.pod)} if self.pods else {}
         self.servers = {
-            engine.id: MockEngineServer([], host=addresses.get(engine.id, "127.0.0.1")).start()
+            engine.id: MockEngineServer(
+                [], "sglang" if engine.engine == "sglang" else "vllm-v1", addresses.get(engine.id, "127.0.0.1")
+            ).start()
             for engine in spec.engines
         }
         for engine_id, server in self.servers.items():

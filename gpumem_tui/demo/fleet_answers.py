@@ -38,6 +38,8 @@ DEMO_FLEET = (
     FleetNodeSpec("node-h", "wrong-precision", "exported_pod", "Hostname", exporter=True),
     # a node that runs only `gpumem-tui export`: its memory, engine, plan and other processes are the exporter's
     FleetNodeSpec("node-i", "tp4-70b", "exported_pod", "Hostname", exporter=True, dcgm=False, vllm=False),
+    # a node that serves with SGLang: its own series (token usage, requests, pool size) join the fleet
+    FleetNodeSpec("node-j", "sglang-node", "exported_pod", "Hostname"),
 )
 DEMO_AT_S, DEMO_STEP_S = 120.0, 5.0
 """The moment of the demo (two minutes in: preemption rates have their window) and dcgm-exporter's step."""

@@ -18,6 +18,7 @@ from http import HTTPStatus
 from gpumem_tui.catalog import Catalog
 from gpumem_tui.demo import ManualClock, Scenario, SimulatedHost, SimulatedNode, load_scenario, node_collector
 from gpumem_tui.demo.engine_exposition import exposition
+from gpumem_tui.demo.engine_info import flavour, with_answers
 from gpumem_tui.demo.engine_state import EngineState
 from gpumem_tui.demo.fleet_moment import Endpoint, Moment, from_state, of_sample, plain
 from gpumem_tui.demo.proc import pod_address
@@ -169,5 +170,5 @@ class FleetNode:
         """/metrics parsed, `/v1/models` merged in (asked beside it until it names a model), the rates filled."""
         if not kept.served:
             kept.served = [ServedModel(state.model, state.max_model_len)]
-        records = parse_metrics(exposition("vllm-v1", [state]).decode("utf-8", errors="replace"), endpoint=url)
-        return kept.rates.apply(merge_models(records, kept.served), now)
+        records = parse_metrics(exposition(flavour(state), [state]).decode("utf-8", errors="replace"), endpoint=url)
+        return kept.rates.apply(with_answers(merge_models(records, kept.served), state), now)

@@ -18,7 +18,7 @@ from typing import Literal, NamedTuple
 
 from gpumem_tui.catalog import Catalog, load_catalog
 from gpumem_tui.demo.clock import ManualClock
-from gpumem_tui.demo.engine_exposition import ENGINE_INDEX
+from gpumem_tui.demo.engine_exposition import ENGINE_INDEX, POINTS
 from gpumem_tui.demo.engine_state import EngineState
 from gpumem_tui.demo.fleet_moment import Endpoint, Moment, of_sample
 from gpumem_tui.demo.fleet_node import FleetNode
@@ -160,11 +160,12 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, 
             judge.add(sample)
             evaluation = Evaluation(sample, list(judge.plans), list(judge.findings), hostname=spec.name)
             yield from _exporter_series(spec, evaluation, at)
+        kinds = {url: state.engine for url, state in reports.items()}
         if spec.dcgm:
-            yield from _dcgm_series(spec, moment, number, exporter_pod, at)
+            yield from _dcgm_series(spec, moment, number, exporter_pod, at, kinds)
         if spec.vllm:
             for endpoint in moment.endpoints:
-                workload = _engine_pod(spec, endpoint, moment)
+                workload = _engine_pod(spec, endpoint, moment, kinds)
                 yield from _engine_series(spec, number, endpoint, reports[endpoint.url], workload, at)
 
 
@@ -195,9 +196,12 @@ def _exporter_series(spec: FleetNodeSpec, evaluation: Evaluation, at: float):
             yield sample.name, "gauge", {**labels, **target}, sample.value, at
 
 
-def _dcgm_series(spec: FleetNodeSpec, moment: Moment, number: int, exporter_pod: str, at: float):
-    """dcgm-exporter's FB fields of each GPU, in MiB, labelled as the node's setup labels them."""
-    holders = _holders(moment, spec)
+def _dcgm_series(
+    spec: FleetNodeSpec, moment: Moment, number: int, exporter_pod: str, at: float, kinds: Mapping[str, str]
+):
+    """dcgm-exporter's FB fields of each GPU, in MiB, labelled as the node's setup labels them (`kinds`: each
+    engine endpoint's kind, which names its pod)."""
+    holders = _holders(moment, spec, kinds)
     node = {spec.node_label: spec.name}
     for gpu in moment.gpus:
         uuid = _own_uuid(gpu.uuid, gpu.gpu_index, number)
@@ -224,13 +228,13 @@ def _judge(scenario: str, catalog: Catalog) -> Investigation:
     return Investigation(catalog, scenario_plan(load_scenario(scenario), catalog), Thresholds())
 
 
-def _holders(moment: Moment, spec: FleetNodeSpec) -> dict[int, tuple[str, str]]:
+def _holders(moment: Moment, spec: FleetNodeSpec, kinds: Mapping[str, str]) -> dict[int, tuple[str, str]]:
     """GPU index -> (namespace, pod) of the engine or process holding it (Kubernetes setups only)."""
     if spec.setup == "bare":
         return {}
     held: dict[int, tuple[str, str]] = {}
     for endpoint in moment.endpoints:
-        workload = _engine_pod(spec, endpoint, moment)
+        workload = _engine_pod(spec, endpoint, moment, kinds)
         for process in moment.processes:
             if process.pid in endpoint.pids:
                 held.setdefault(process.gpu_index, workload)
@@ -241,14 +245,22 @@ def _holders(moment: Moment, spec: FleetNodeSpec) -> dict[int, tuple[str, str]]:
     return held
 
 
-def _engine_pod(spec: FleetNodeSpec, endpoint: Endpoint, moment: Moment) -> tuple[str, str]:
+def _engine_pod(spec: FleetNodeSpec, endpoint: Endpoint, moment: Moment, kinds: Mapping[str, str]) -> tuple[str, str]:
     """The engine's pod: the one its processes run in, else a name made from the node and endpoint."""
     for process in moment.processes:
         if process.pid in endpoint.pids and process.pod and "/" in process.pod:
             namespace, _, pod = process.pod.partition("/")
             return namespace, pod
     port = endpoint.url.rsplit(":", 1)[-1].strip("/")
-    return "serving", f"vllm-{spec.name}-{port}"
+    return "serving", f"{kinds.get(endpoint.url) or 'vllm'}-{spec.name}-{port}"
+
+
+def _sglang_series(state: EngineState, target: Mapping[str, str], at: float):
+    """An SGLang engine's gauges as its /metrics carries them (engine_exposition's points: one series per TP
+    rank, labelled as SGLang 0.5.6 labels them), with the target's labels."""
+    for family, values, value in POINTS["sglang"]([state]):
+        if value is not None:
+            yield family.name, "gauge", {**dict(zip(family.labels, values, strict=True)), **target}, value, at
 
 
 def _gpu_pod_labels(
@@ -283,15 +295,19 @@ def _engine_series(
     """What Prometheus stores of one scrape of a vLLM engine: `up`, and while it serves, the values its
     /metrics carries (demo/engine_exposition.py writes them from the same state)."""
     port = endpoint.url.rsplit(":", 1)[-1].strip("/")
+    job = "sglang" if state.engine == "sglang" else "vllm"
     if spec.setup == "bare":
-        target = {"job": "vllm", "instance": f"{spec.name}:{port}"}
+        target = {"job": job, "instance": f"{spec.name}:{port}"}
     else:
         host = endpoint.url.split("//", 1)[-1].split(":", 1)[0].rsplit(".", 1)[-1]
         address = f"10.2.{number}.{host}:{port}"
-        target = {"job": "vllm", "instance": address, "namespace": workload[0], "pod": workload[1]}
+        target = {"job": job, "instance": address, "namespace": workload[0], "pod": workload[1]}
     up = 1 if endpoint.state == "ok" else 0
     yield "up", "gauge", target, up, at
     if not up:
+        return
+    if state.engine == "sglang":
+        yield from _sglang_series(state, target, at)
         return
     labels = {"model_name": state.model, "engine": ENGINE_INDEX, **target}
     for name, value in (

@@ -18,6 +18,7 @@ from gpumem_tui.demo.engine_state import EngineState
 from gpumem_tui.demo.gpu import SimGpu
 from gpumem_tui.demo.process import SimProcess
 from gpumem_tui.demo.scenario import Event, Scenario, ScenarioError
+from gpumem_tui.demo.sglang_engine import SimSglang
 from gpumem_tui.models import HostRecord, ProcessInfo
 from gpumem_tui.sources.signals import signal_name
 from gpumem_tui.units import GIB
@@ -72,7 +73,9 @@ class SimulatedNode:
                     )
                 )
         self.engines = [
-            SimEngine(spec, self._gpus_for(spec.id, spec.gpus), catalog, spec.pid or ENGINE_PIDS + 100 * k)
+            (SimSglang if spec.engine == "sglang" else SimEngine)(
+                spec, self._gpus_for(spec.id, spec.gpus), catalog, spec.pid or ENGINE_PIDS + 100 * k
+            )
             for k, spec in enumerate(self.scenario.engines)
         ]
         self.processes = [
@@ -212,6 +215,9 @@ def _process_info(process: SimProcess, scenario: Scenario) -> ProcessInfo:
 def _engine_info(engine: SimEngine, rank: int, busy: bool, scenario: Scenario) -> ProcessInfo:
     spec = engine.spec
     name = "VLLM::EngineCore" if engine.tp == 1 else f"VLLM::Worker_TP{rank}"
+    if spec.engine == "sglang":  # its scheduler sets its title, argv included (setproctitle)
+        name = "sglang::scheduler" if engine.tp == 1 else f"sglang::scheduler_TP{rank}"
+        return _process(engine, rank, busy, scenario, name, [name])
     cmdline = [
         "/usr/bin/python3",
         "/usr/local/bin/vllm",
@@ -228,12 +234,16 @@ def _engine_info(engine: SimEngine, rank: int, busy: bool, scenario: Scenario) -
     ]
     if spec.format not in ("bf16", "fp16"):
         cmdline += ["--quantization", spec.format]
+    return _process(engine, rank, busy, scenario, name, cmdline)
+
+
+def _process(engine: SimEngine, rank: int, busy: bool, scenario: Scenario, name: str, cmdline: list) -> ProcessInfo:
     return ProcessInfo(
         pid=engine.pids[rank],
         name=name,
-        user=spec.user,
+        user=engine.spec.user,
         cmdline=cmdline,
         host_rss_bytes=round(4.5 * GIB),
         cpu_percent=100.0 if busy else 6.0,
-        started=scenario.start_epoch + spec.start_s,
+        started=scenario.start_epoch + engine.spec.start_s,
     )

@@ -87,10 +87,12 @@ class PodSpec(_Spec):
 
 
 class EngineSpec(_Spec):
-    """An inference engine (vLLM) serving one model, split over `gpus` by tensor parallelism."""
+    """An inference engine (vLLM, or SGLang) serving one model, split over `gpus` by tensor parallelism. The
+    `gpu_memory_utilization`, `max_num_seqs` and `block_size` are vLLM's; SGLang's own settings follow them
+    (`mem_fraction_static` ...), `max_model_len` being its `context_length`."""
 
     id: str
-    engine: Literal["vllm"] = "vllm"
+    engine: Literal["vllm", "sglang"] = "vllm"
     model: str
     format: str = "bf16"
     """Weight format the engine actually loaded."""
@@ -103,6 +105,17 @@ class EngineSpec(_Spec):
     max_num_seqs: int = Field(default=1024, gt=0)
     block_size: int = Field(default=16, gt=0)
     kv_cache_dtype: str = "auto"
+    mem_fraction_static: float = Field(default=0.835, gt=0, le=1)
+    """SGLang: the share of the memory free before the weights load that weights and KV pool take (0.835: what
+    SGLang 0.5.6 picks on one H100 80GB, `round((81559 - 13440) / 81559, 3)`)."""
+    max_total_tokens: int | None = Field(default=None, gt=0)
+    """SGLang: `--max-total-tokens`, a cap on the KV pool in tokens."""
+    max_running_requests: int | None = Field(default=None, gt=0)
+    """SGLang: `--max-running-requests` (None: its default, from the pool)."""
+    chunked_prefill_size: int = Field(default=8192, ge=-1)
+    cuda_graph_max_bs: int = Field(default=256, gt=0)
+    page_size: int = Field(default=1, gt=0)
+    sglang_version: str = "0.5.6"
     port: int = Field(default=8000, gt=0, le=65_535)
     start_s: float = Field(default=0, ge=0)
     load_s: float = Field(default=20, ge=0)

@@ -16,6 +16,7 @@ from gpumem_tui.diagnosis.engine_values import LABELS, plausible, shown, why_imp
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.diagnosis.mig_plan import NO_INSTANCE, NOT_REPORTED, held_instances, instance_gpu, profile_of
 from gpumem_tui.diagnosis.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
+from gpumem_tui.diagnosis.sglang_plan import BY_HAND, sglang_plan
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, MigInstance, Sample
 from gpumem_tui.planner.dtypes import PlanInputError
@@ -114,6 +115,9 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     assumed: list[str] = []
     record, flags = _record(endpoint), _flags(endpoint, sample)
     running, unsized = None, None
+    if manual is not None and endpoint is not None and sizing(_kind(endpoint, sample)) == "sglang":
+        own = _plan(endpoint, sample, catalog, None)  # a hand-set plan is sized by vLLM's rules
+        return own.model_copy(update={"assumed": [*own.assumed, BY_HAND]})
     if manual is not None:
         running = _plan(endpoint, sample, catalog, None) if endpoint else None
         gpus = (
@@ -142,6 +146,8 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         source=manual.source if manual else None,
         running=running,
     )
+    if endpoint is not None and sizing(_kind(endpoint, sample)) == "sglang":
+        return base.model_copy(update=sglang_plan(base.found, spec, record))
     missing = unsized or _missing(spec, name, gpus, sample, catalog)
     if missing or spec is None:  # no spec is always missing: `_missing` says why
         return base.model_copy(update={"missing": missing})
@@ -303,12 +309,18 @@ def _kind(endpoint: EndpointStatus | None, sample: Sample) -> str | None:
     return kind.kind if kind else None
 
 
-def _unsized(kind: str | None) -> str | None:
-    """Why this engine kind gets no plan, or None when vLLM's startup model sizes it (or no kind is known, as
-    for an endpoint given by hand that has not answered: sized as vLLM, and said to be assumed)."""
+def sizing(kind: str | None) -> str | None:
+    """The startup model that sizes this engine kind (`vllm`, `sglang`), None where none does; `vllm` where no
+    kind is known (an endpoint given by hand that has not answered: sized as vLLM, and said to be assumed)."""
     entry = registered(kind)
-    if kind is None or (entry is not None and entry.sizing == "vllm"):
+    return "vllm" if kind is None else entry.sizing if entry else None
+
+
+def _unsized(kind: str | None) -> str | None:
+    """Why this engine kind gets no plan, or None when a startup model sizes it."""
+    if sizing(kind) is not None:
         return None
+    entry = registered(kind)
     label = entry.label if entry else repr(kind)
     return f"{label} engines are not sized; the plan shows the measurement only"
 
@@ -521,4 +533,5 @@ __all__ = [
     "measured_facts",
     "model_spec",
     "plan_by_gpu",
+    "sizing",
 ]

@@ -259,7 +259,8 @@ class Investigation:
         lost = sorted({g.index for g in [*last.gpus, *now.gpus] if g.lost and g.index in held})
         plan = next((plan for plan in moment.plans if plan.endpoint == url), None)
         model = measured_facts(plan).model if plan else None
-        engine = Exited(url, model, [g.index for g in gpus], last.timestamp, now.timestamp)
+        kind = next((r.engine for e in last.engines if e.url == url for r in e.records), None)
+        engine = Exited(url, model, [g.index for g in gpus], last.timestamp, now.timestamp, kind)
         return engine_exited(engine, window, grew, culprits, tightest, active, low, lost)
 
     def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:

@@ -17,7 +17,7 @@ from gpumem_tui.app.screens.fleet import Fleet, FleetScreen
 from gpumem_tui.catalog import load_catalog
 from gpumem_tui.cli import main
 from gpumem_tui.cli.fleet_screen import demo_history, demo_reader
-from gpumem_tui.demo.fleet_answers import DEMO_SOURCE
+from gpumem_tui.demo.fleet_answers import DEMO_FLEET, DEMO_SOURCE
 from gpumem_tui.diagnosis.fleet.plans import plan_fleet
 from tests.app.screen_text import screen_text
 
@@ -89,4 +89,4 @@ async def test_the_demo_draws_its_node_rows_before_its_history_is_read():
         fleet = app.screen
         assert waited == [True], "the history was read before the node rows were painted"
         assert fleet.history is not None and fleet.history_failure is None
-        assert fleet.query_one("#fleet-nodes", DataTable).row_count == 9
+        assert fleet.query_one("#fleet-nodes", DataTable).row_count == len(DEMO_FLEET)

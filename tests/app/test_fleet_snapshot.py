@@ -26,8 +26,8 @@ async def _settled(pilot) -> None:
 
 
 def test_fleet_demo(snap_compare):
-    """Nine simulated nodes: the header says the source, 2026-01-01 00:02:00 UTC, 9 nodes, 28 GPUs, 12 engines,
-    12 joined, data age 0 s, source ok; under it the verdict in `fleet check`'s words (CRITICAL, red). Nodes first:
+    """Ten simulated nodes: the header says the source, 2026-01-01 00:02:00 UTC, 10 nodes, 29 GPUs, 13 engines,
+    13 joined, data age 0 s, source ok; under it the verdict in `fleet check`'s words (CRITICAL, red). Nodes first:
     node-c (engine_down) and node-h first, red, their worst finding beside the name; node-e marked stale; node-h
     and node-i (which run gpumem-tui export) with their other processes' memory (0.0 GiB), the others unknown;
     node-f (idle, 8 x H200) last. Findings by code, critical first; then the history of the demo's 2 min run

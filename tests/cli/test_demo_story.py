@@ -34,6 +34,11 @@ STORIES = {
     "container-view": lambda findings: (
         [(f["code"], f["severity"]) for f in findings] == [("pid_namespaces_differ", "info")]
     ),
+    # SGLang's pool fills: the one warning says so in SGLang's flags
+    "sglang-node": lambda findings: (
+        [(f["code"], f["severity"]) for f in findings] == [("kv_saturated", "warning")]
+        and "--max-running-requests" in findings[0]["try_this"]
+    ),
     "busy-node": lambda findings: (
         [(f["code"], f["endpoint"]) for f in findings if f["severity"] != "info"]
         == [("kv_saturated", "http://127.0.0.1:8003")]

@@ -9,6 +9,7 @@ from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.diagnosis.overlays import ManualPlan
+from gpumem_tui.diagnosis.sglang_plan import UNSIZED
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.sources.engines.launch_flags import launch_flags
 from gpumem_tui.sources.engines.parse import parse_metrics
@@ -99,7 +100,7 @@ def test_an_sglang_engine_is_not_given_a_vllm_plan(catalog):
     sglang_cmd = ["python3", "-m", "sglang.launch_server", "--model-path", LLAMA_8B]
     s = sample(gpus=[gpu(used_gib=72)], processes=[process(2100, 72, cmdline=sglang_cmd)], engines=[status])
     [plan] = engine_plans(s, catalog)
-    assert plan.missing == "SGLang engines are not sized; the plan shows the measurement only"
+    assert plan.missing == UNSIZED
     assert (plan.settings, plan.prediction, plan.overlay) == (None, None, None)
     assert plan_by_gpu([plan]) == {}
     assert f"model {LLAMA_8B} (from /metrics)" in plan.found
@@ -110,7 +111,7 @@ def test_an_sglang_engine_that_has_not_answered_is_known_by_its_command_line(cat
     procs = [process(2100, 20, cmdline=sglang_cmd)]
     s = sample(gpus=[gpu(used_gib=20)], processes=procs, engines=[engine(state="down")])
     [plan] = engine_plans(s, catalog)
-    assert plan.missing == "SGLang engines are not sized; the plan shows the measurement only"
+    assert plan.missing == UNSIZED
     assert plan.prediction is None
 
 

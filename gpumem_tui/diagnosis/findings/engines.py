@@ -10,6 +10,8 @@ from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, percent
 from gpumem_tui.diagnosis.findings.words import amount, compose, engine_short
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
+from gpumem_tui.sources.engines.advice import Advice
+from gpumem_tui.sources.engines.registry import advice
 
 
 def engine_value_implausible(s: Situation) -> list[Finding]:
@@ -74,6 +76,7 @@ def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) ->
     if per_request:
         numbers += f"; a running request holds about {per_request:,} tokens"
     options = s.more_conversations(plan, pool, per_request) if plan and pool else []
+    flags = advice(record.engine)
     return Finding(
         severity="warning",
         code="kv_saturated",
@@ -87,8 +90,8 @@ def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) ->
         + "."
         + ("" if not options else " " + " ".join(options))
         + f" {s.engine_named(endpoint.url, record.model)}",
-        try_this="add capacity (another GPU or replica), FP8 KV cache (--kv-cache-dtype fp8), or cap "
-        "--max-num-seqs so requests wait instead of being preempted",
+        try_this=f"add capacity (another GPU or replica), FP8 KV cache ({flags.kv_fp8}), or cap {flags.requests} "
+        "so requests wait instead of being preempted",
         endpoint=endpoint.url,
     )
 
@@ -111,11 +114,12 @@ def context_too_long(s: Situation) -> list[Finding]:
         pool = measured if measured is not None else plan.prediction.kv_cache_tokens
         length = plan.prediction.max_model_len
         if plan.users * length > pool:
-            findings.append(_too_long(s, plan, pool, length, measured=measured is not None))
+            flags = advice(live[1].engine if live else None)
+            findings.append(_too_long(s, plan, pool, length, measured is not None, flags))
     return findings
 
 
-def _too_long(s: Situation, plan: EnginePlan, pool: int, length: int, measured: bool) -> Finding:
+def _too_long(s: Situation, plan: EnginePlan, pool: int, length: int, measured: bool, flags: Advice) -> Finding:
     need = plan.users * length
     fits = pool / length
     shorter = pool // plan.users
@@ -139,7 +143,7 @@ def _too_long(s: Situation, plan: EnginePlan, pool: int, length: int, measured: 
             else ""
         )
         + plan_engine(s, plan),
-        try_this=f"lower --max-model-len to {shorter:,} or plan for {int(fits):,} users; FP8 KV cache or more "
+        try_this=f"lower {flags.context} to {shorter:,} or plan for {int(fits):,} users; FP8 KV cache or more "
         "GPUs grow the pool",
         gpu_index=plan.gpu_indices[0] if plan.gpu_indices else None,
         endpoint=plan.endpoint,

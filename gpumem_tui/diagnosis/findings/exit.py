@@ -14,6 +14,8 @@ from gpumem_tui.diagnosis.findings.situation import duration, engine_named
 from gpumem_tui.diagnosis.findings.words import compose, engine_short, gpus
 from gpumem_tui.diagnosis.growth import Growth
 from gpumem_tui.diagnosis.measured import gpu_listing
+from gpumem_tui.sources.engines.advice import Advice
+from gpumem_tui.sources.engines.registry import advice
 from gpumem_tui.units import said
 
 LISTED = 5
@@ -33,6 +35,8 @@ class Exited(NamedTuple):
     gpus: list[int]
     last_seen: float
     gone: float
+    kind: str | None = None
+    """The engine's kind (`vllm`, `sglang`), where its last answer said."""
 
 
 def engine_exited(
@@ -84,7 +88,7 @@ def engine_exited(
             engine_short(engine.url, engine.model),
         ),
         explanation=" ".join(words),
-        try_this=_lost_advice(lost) if lost and top is None else _advice(top),
+        try_this=_lost_advice(lost) if lost and top is None else _advice(top, advice(engine.kind)),
         gpu_index=lost[0] if lost else top.gpu_index if top else free[0] if free else None,
         pid=top.pid if top else None,
         endpoint=engine.url,
@@ -122,12 +126,12 @@ def _blame(g: Growth) -> str:
     return f"{who} grew +{said(g.unexpected_bytes)}"
 
 
-def _advice(top: Growth | None) -> str:
+def _advice(top: Growth | None, flags: Advice) -> str:
     if top is None:
         return "read the engine's log for the last error (CUDA out of memory, a lost GPU) before restarting it"
     if top.expected_bytes:
         return (
-            "the engine outgrew its plan: lower --gpu-memory-utilization or --max-num-seqs before restarting; "
+            f"the engine outgrew its plan: lower {flags.memory} or {flags.requests} before restarting; "
             "its log has the out-of-memory error"
         )
     return (

@@ -8,7 +8,9 @@ from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, duration, free_bytes, percent
 from gpumem_tui.diagnosis.findings.trend import full_after
 from gpumem_tui.diagnosis.findings.words import compose, gpus
+from gpumem_tui.diagnosis.measured import endpoint_gpus
 from gpumem_tui.models import GpuRecord
+from gpumem_tui.sources.engines.registry import advice
 from gpumem_tui.units import said
 
 AS_PLANNED_ADVICE = "nothing: the engine's gpu_memory_utilization leaves this much on purpose"
@@ -71,25 +73,34 @@ def _headroom(
             f"{said(free)} free ({percent(free / total)})",
         ),
         explanation=f"{words}. {trend}",
-        try_this=headroom_advice(severity, full),
+        try_this=headroom_advice(severity, full, _kind_on(s, gpu.index)),
         gpu_index=gpu.index,
     )
 
 
-def headroom_advice(severity: Severity, full_in_s: float | None) -> str:
+def headroom_advice(severity: Severity, full_in_s: float | None, kind: str | None = None) -> str:
     """What to try about low headroom: nothing only where the plan leaves it on purpose and nothing says the
-    card fills; where the trend says it does, who grows, even as planned."""
+    card fills; where the trend says it does, who grows, even as planned (`kind`: the GPU's engine's)."""
     if severity == "info" and full_in_s is None:
         return AS_PLANNED_ADVICE
+    memory = advice(kind).memory
     if severity == "info":
         return (
             "watch who grows (the process list): the plan leaves this much free on purpose, yet used memory "
-            "still grows; if it keeps on, lower --gpu-memory-utilization or move other work off this GPU"
+            f"still grows; if it keeps on, lower {memory} or move other work off this GPU"
         )
     return (
-        "find who grew (the process list, or `check --replay` on a recording); lower "
-        "--gpu-memory-utilization or move other work off this GPU"
+        f"find who grew (the process list, or `check --replay` on a recording); lower {memory} or move other "
+        "work off this GPU"
     )
+
+
+def _kind_on(s: Situation, index: int) -> str | None:
+    """The kind of the first engine that holds memory on GPU `index`, where one says."""
+    for endpoint in s.sample.engines:
+        if endpoint.records and index in endpoint_gpus(s.sample, endpoint):
+            return endpoint.records[0].engine
+    return None
 
 
 def _trend_words(s: Situation, gpu: GpuRecord, free: int) -> tuple[str, float | None]:

@@ -16,6 +16,7 @@ from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
 from gpumem_tui.planner.serving import SIXTEEN_BIT
 from gpumem_tui.planner.vllm import EnginePrediction, EngineSettings
+from gpumem_tui.sources.engines.registry import advice
 from gpumem_tui.units import said
 
 
@@ -308,7 +309,9 @@ def kv_pool_short(s: Situation) -> list[Finding]:
         where = plan.gpu_indices[0] if plan.gpu_indices else None
         length = plan.prediction.max_model_len
         findings.append(
-            pool_short(named(s, plan), plan.label, length, planned, measured, severity, where, plan.endpoint)
+            pool_short(
+                named(s, plan), plan.label, length, planned, measured, severity, where, plan.endpoint, live[1].engine
+            )
         )
     return findings
 
@@ -330,11 +333,12 @@ def weights_severity(ratio: float, t: Thresholds) -> Severity | None:
     return "critical" if ratio >= t.weights_precision_ratio or ratio <= 1 / t.weights_precision_ratio else "warning"
 
 
-POOL_SHORT_ADVICE = (
-    "look for what took the memory: larger weights (wrong precision), another process at startup, a lower "
-    "--gpu-memory-utilization than planned"
-)
-"""What to try about a short KV pool, on a node and in the fleet alike."""
+def pool_short_advice(kind: str | None) -> str:
+    """What to try about a short KV pool of an engine of this kind, on a node and in the fleet alike."""
+    return (
+        "look for what took the memory: larger weights (wrong precision), another process at startup, a lower "
+        f"{advice(kind).lower_memory()} than planned"
+    )
 
 
 def pool_short_severity(planned: int, measured: int, t: Thresholds) -> Severity | None:
@@ -354,9 +358,10 @@ def pool_short(
     severity: Severity,
     gpu_index: int | None,
     endpoint: str | None,
+    kind: str | None = None,
 ) -> Finding:
-    """`kv_pool_short` of the engine `named`, the node's and the fleet's: a pool of `measured` tokens where the
-    `label` plan says `planned`, in conversations at its `length`-token context."""
+    """`kv_pool_short` of the engine `named` (of `kind`), the node's and the fleet's: a pool of `measured` tokens
+    where the `label` plan says `planned`, in conversations at its `length`-token context."""
     short = planned - measured
     return Finding(
         severity=severity,
@@ -367,7 +372,7 @@ def pool_short(
         explanation=f"The engine carved {measured:,} tokens of KV cache; the {label} plan says {planned:,}. "
         f"That is {short / length:,.1f} fewer conversations at the planned {length:,}-token context "
         f"({measured / length:,.1f} fit instead of {planned / length:,.1f}).{named.engine}",
-        try_this=POOL_SHORT_ADVICE,
+        try_this=pool_short_advice(kind),
         gpu_index=gpu_index,
         endpoint=endpoint,
     )

@@ -55,7 +55,7 @@ def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, 
         severity = pool_short_severity(plan.kv_cache_tokens, e.pool_tokens, t)
         if severity is not None:
             length, planned, measured = plan.max_model_len, plan.kv_cache_tokens, e.pool_tokens
-            short = pool_short(name, "auto", length, planned, measured, severity, _first(e), endpoint(e))
+            short = pool_short(name, "auto", length, planned, measured, severity, _first(e), endpoint(e), e.kind)
             found.append((e.node, short))
         weights = _weights(e, name, plan, nodes.get(e.node or ""), t)
         if weights is not None:

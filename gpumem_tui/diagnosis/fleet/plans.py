@@ -9,9 +9,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from gpumem_tui.catalog import Catalog, GpuSpec, LookupFailed, ModelSpec
-from gpumem_tui.diagnosis.autoplan import auto_settings, model_spec
+from gpumem_tui.diagnosis.autoplan import auto_settings, model_spec, sizing
 from gpumem_tui.diagnosis.mig_plan import NO_INSTANCE, NOT_REPORTED, held_instances, instance_gpu
 from gpumem_tui.diagnosis.overlays import gpu_spec_for
+from gpumem_tui.diagnosis.sglang_plan import UNSIZED
 from gpumem_tui.engine_records import EngineRecord
 from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES, overlay_from_engine
@@ -104,6 +105,8 @@ class _Planner:
         return self.gpus[(card, total)]
 
     def planned(self, engine: FleetEngine) -> FleetEngine:
+        if sizing(engine.kind) != "vllm":  # sized by other rules than vLLM's (sglang_plan.py)
+            return _unplanned(engine, UNSIZED)
         served = engine.model_name
         spec, found_model, assumed_model = self.spec(served)
         if spec is None:

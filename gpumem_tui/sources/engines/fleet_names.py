@@ -22,11 +22,19 @@ class FleetNames:
     """Requests preempted (a counter)."""
     pools: tuple[str, ...] = ()
     """An info series whose labels are the KV pool's settings (vLLM's CacheConfig: `num_gpu_blocks`,
-    `block_size`, `cache_dtype`, `gpu_memory_utilization`, ...), one per engine."""
+    `block_size`, `cache_dtype`, `gpu_memory_utilization`, ...), one per engine; or a gauge whose value is the
+    pool's size in tokens (named in `pool_tokens` too: SGLang's `max_total_num_tokens`)."""
+    pool_tokens: tuple[str, ...] = ()
+    """Those of `pools` whose value, not labels, is the pool: its size in tokens."""
     sleeping: tuple[str, ...] = ()
     """The sleep state: one series per state in label `sleep_state`, 1 for the engine's (`awake` when awake)."""
     swapped: tuple[str, ...] = ()
     """Requests swapped out to CPU memory (a gauge)."""
+
+    @property
+    def every(self) -> frozenset[str]:
+        """Every series name it gives, whatever it means."""
+        return frozenset(n for f in fields(self) for n in getattr(self, f.name))
 
     @classmethod
     def joined(cls, engines: Iterable[FleetNames]) -> FleetNames:

@@ -7,11 +7,14 @@ is one entry here and one normalizer module beside this one.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gpumem_tui.engine_records import EngineRecord
-from gpumem_tui.sources.engines import llamacpp, sglang, tgi, vllm
+from gpumem_tui.records import Record
+from gpumem_tui.sources.engines import llamacpp, sglang, sglang_info, tgi, vllm
+from gpumem_tui.sources.engines.advice import SGLANG, VLLM, Advice
 from gpumem_tui.sources.engines.fleet_names import FleetNames
 from gpumem_tui.sources.engines.launch_flags import launch_flags
 from gpumem_tui.sources.engines.prometheus import Families
@@ -44,6 +47,14 @@ class Engine:
     sizing: str | None = None
     fleet: FleetNames | None = None
     """Its series the fleet reads through Prometheus (None: the fleet does not read this engine)."""
+    advice: Advice = VLLM
+    """The flags findings name when they advise on it (an engine without its own: vLLM's, as before)."""
+    info: tuple[str, ...] = ()
+    """Paths beside /metrics where it states its own settings, asked once per endpoint (SGLang's server info)."""
+    read_info: Callable[[Mapping[str, str | None]], Record] | None = None
+    """Those answers (path -> text, None where it gave none) -> its settings record."""
+    with_info: Callable[[list[EngineRecord], Any], list[EngineRecord]] | None = None
+    """Its records carrying that settings record (`EngineRecord.sglang`)."""
 
 
 ENGINES: dict[str, Engine] = {}
@@ -74,6 +85,12 @@ def started_by(argv: Argv) -> Engine | None:
 def all_families() -> frozenset[str]:
     """Every /metrics sample name some engine's normalizer reads."""
     return frozenset(name for e in ENGINES.values() for name in e.families)
+
+
+def advice(kind: str | None) -> Advice:
+    """The flags to name when advising on an engine of this kind (vLLM's where the kind is not known)."""
+    entry = registered(kind)
+    return entry.advice if entry else VLLM
 
 
 def fleet_engines() -> tuple[Engine, ...]:
@@ -122,7 +139,23 @@ def _tgi(argv: Argv) -> bool:
 
 
 register(Engine("vllm", "vLLM", _vllm, ("vllm",), 8000, vllm.FAMILIES, vllm.normalize, sizing="vllm", fleet=vllm.FLEET))
-register(Engine("sglang", "SGLang", _sglang, ("sglang",), 30000, sglang.FAMILIES, sglang.normalize))
+register(
+    Engine(
+        "sglang",
+        "SGLang",
+        _sglang,
+        ("sglang",),
+        30000,
+        sglang.FAMILIES,
+        sglang.normalize,
+        sizing="sglang",
+        fleet=sglang.FLEET,
+        advice=SGLANG,
+        info=sglang_info.PATHS,
+        read_info=sglang_info.read_info,
+        with_info=sglang_info.with_info,
+    )
+)
 register(
     Engine(
         "llamacpp",

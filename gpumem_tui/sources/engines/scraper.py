@@ -21,6 +21,7 @@ from gpumem_tui.sources.engines.models_api import ServedModel, merge_models, par
 from gpumem_tui.sources.engines.parse import MAX_BYTES, parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
 from gpumem_tui.sources.engines.rates import PreemptionRates
+from gpumem_tui.sources.engines.registry import registered
 from gpumem_tui.sources.http import (
     HttpError,
     Timeouts,
@@ -38,6 +39,8 @@ MODELS_GRACE_S = 0.5
 """How long `/v1/models` may take beyond `/metrics`: an engine's metrics are never held up longer by it."""
 MODELS_RETRY_S = 60.0
 """After `/v1/models` ran out of time, it is asked again this much later (it is optional, /metrics is not)."""
+INFO_MAX_BYTES = 2**20
+"""The largest answer read from an engine's own settings paths (SGLang's server info is tens of KiB)."""
 PARSED_ON_LOOP = 64 * 1024
 """Characters of a payload parsed on the event loop: a hop to the parser's thread and back cost more CPU than
 parsing this much (its few wanted lines are found in C); a larger payload is parsed off the loop."""
@@ -56,6 +59,10 @@ class _Memory:
     served: list[ServedModel] | None = None
     models_after: float = float("-inf")
     rates: PreemptionRates = field(default_factory=PreemptionRates)
+    info: Any = None
+    """The engine's own settings record (`Engine.read_info`), once read."""
+    info_after: float = float("-inf")
+    """When its settings are asked again: never once every path answered, else MODELS_RETRY_S later."""
     latest: EndpointStatus | None = None
     poll: asyncio.Future | None = None
     poll_started: float = 0.0
@@ -214,7 +221,41 @@ class Scraper:
                 memory.client_spoilt = True
             await _settle(models)
         records = await self._parse(parse_metrics, text, endpoint=point.url)
-        return merge_models(records, memory.served) if memory.served else records
+        records = merge_models(records, memory.served) if memory.served else records
+        return await self._with_info(client, point, memory, records)
+
+    async def _with_info(self, client: Any, point: Endpoint, memory: _Memory, records: list[EngineRecord]) -> list:
+        """Records of an engine that states its own settings (the registry's `info` paths), carrying them: asked
+        beside /metrics until every path has answered, then kept."""
+        entry = registered(records[0].engine) if records else None
+        if entry is None or entry.read_info is None or entry.with_info is None:
+            return records
+        if time.monotonic() >= memory.info_after:
+            memory.info, answered = await self._info(client, point, memory, entry.info, entry.read_info)
+            memory.info_after = float("inf") if answered else time.monotonic() + MODELS_RETRY_S
+        return entry.with_info(records, memory.info) if memory.info is not None else records
+
+    async def _info(
+        self, client: Any, point: Endpoint, memory: _Memory, paths: tuple[str, ...], read: Callable[..., Any]
+    ) -> tuple[Any, bool]:
+        """Each of the engine's settings paths within the read timeout, read together (path -> text, or None and
+        `path!` -> why), as its settings record; and whether every path answered."""
+        base = point.models_url.removesuffix("/v1/models")
+        answers: dict[str, str | None] = {}
+
+        async def ask(path: str) -> None:
+            try:
+                async with asyncio.timeout(self.read_timeout_s):
+                    status, body = await read_request(client, client.build_request("GET", base + path), INFO_MAX_BYTES)
+                if status >= 400:
+                    raise ScrapeError(f"HTTP {status} {reason_phrase(status)}".strip(), status)
+                answers[path] = body.decode("utf-8", errors="replace")
+            except Exception as exc:  # noqa: BLE001 - optional: said in the settings' notes, asked again later
+                memory.client_spoilt |= not isinstance(exc, ScrapeError)
+                answers[path], answers[path + "!"] = None, _in_words(exc, self._timeouts)
+
+        await asyncio.gather(*(ask(path) for path in paths))
+        return read(answers), all(answers[path] is not None for path in paths)
 
     async def _served_models(self, client: Any, point: Endpoint, memory: _Memory) -> None:
         """`/v1/models` once per endpoint; an engine without it still gives its metrics."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpumem_tui.engine_records import EngineRecord
+from gpumem_tui.sources.engines.fleet_names import FleetNames
 from gpumem_tui.sources.engines.prometheus import Families
 from gpumem_tui.sources.engines.series import Key, SeriesReader, as_int, with_note
 
@@ -13,7 +14,17 @@ WAITING = "sglang:num_queue_reqs"
 HIT_RATE = "sglang:cache_hit_rate"
 CONTEXT_LEN = "sglang:context_len"
 
+NO_POOL = "this SGLang version does not export sglang:max_total_num_tokens (pool size unknown)"
 FAMILIES = (TOKEN_USAGE, POOL_TOKENS, RUNNING, WAITING, HIT_RATE, CONTEXT_LEN)
+FLEET = FleetNames(
+    kv_usage=(TOKEN_USAGE,),
+    running=(RUNNING,),
+    waiting=(WAITING,),
+    pools=(POOL_TOKENS,),
+    pool_tokens=(POOL_TOKENS,),
+)
+"""What the fleet reads of SGLang's series through Prometheus (it exports no preemption counter: it retracts
+requests, counted by a gauge of those retracted now)."""
 
 
 def normalize(families: Families) -> list[EngineRecord]:
@@ -46,5 +57,5 @@ def _record(reader: SeriesReader, key: Key, model: str | None) -> EngineRecord:
     )
     notes = list(record.notes)  # what the record dropped as it arrived
     if not reader.present(POOL_TOKENS):
-        notes.append("this SGLang version does not export sglang:max_total_num_tokens (pool size unknown)")
+        notes.append(NO_POOL)
     return record.model_copy(update={"notes": notes})

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
-from gpumem_tui.sources.prometheus.engine_series import NAMES, no_series
+from gpumem_tui.sources.prometheus.engine_series import FIRST, NAMES, kind_of, missing
 from gpumem_tui.sources.prometheus.queries import ENGINE_KEY, RATE_PENDING
 
 Key = tuple[str | None, ...]
@@ -23,7 +23,6 @@ MEASURED = {"num_gpu_blocks", "num_cpu_blocks", "kv_cache_size_tokens", "kv_cach
 IDENTITY = {*ENGINE_KEY, "__name__", "container", "endpoint", "service", "instance", "cluster", "prometheus"}
 NOT_SETTINGS = frozenset(IDENTITY | MEASURED)
 POOL_FIELDS = ("pool_tokens", "num_gpu_blocks", "block_size", "gpu_memory_utilization")
-NO_POOL = no_series(NAMES.pools)
 
 
 def engine_key(labels: Mapping[str, str]) -> Key:
@@ -72,8 +71,9 @@ class EngineFacts:
     """Engine key -> its identity and pool fields (FleetEngine's names; `unknown`: why a pool field is None),
     for each engine a pool names."""
     zeros: Zeros
-    no_pool: str
-    """Why an engine that no pool names has no pool fields."""
+    no_pool: str | None
+    """Why no engine's pool is known (the pools' query failed); None: an engine that no pool names has no pool
+    fields because it exports none (said in its kind's names)."""
     made: dict[Any, Any] = field(default_factory=dict, compare=False)
     """The engines' records made of these facts (fleet_engines), for the join they were made with."""
 
@@ -90,29 +90,49 @@ class EngineFacts:
         found = {}
         for s in pools:
             k = engine_key(s.labels)
-            found[k] = static_fields(k, s.labels)
-        return cls(found, Zeros.of(counters, failures), failures.get("pools", NO_POOL))
+            found[k] = static_fields(k, *_pool(s))
+        return cls(found, Zeros.of(counters, failures), failures.get("pools"))
 
-    def fields(self, k: Key) -> dict[str, Any]:
+    def fields(self, k: Key, kind: str = FIRST) -> dict[str, Any]:
         """The engine's identity and pool fields; without a pool, unknown with the reason."""
         found = self.pools.get(k)
-        return found if found is not None else static_fields(k, None, self.no_pool)
+        if found is not None:
+            return found
+        return static_fields(k, None, kind, self.no_pool or missing(kind).pool)
 
 
-def static_fields(k: Key, config: Mapping[str, str] | None, no_pool: str = NO_POOL) -> dict[str, Any]:
-    """An engine's fields that only its key and its pool (`config`, None: no pool, for `no_pool`) give."""
+def _pool(s: Series) -> tuple[Mapping[str, str], str]:
+    """A pool series as settings and its engine's kind: an info series's labels as they are; a gauge of the
+    pool's size as the size vLLM's labels would name it (`kv_cache_size_tokens`)."""
+    name = s.labels.get("__name__", "")
+    if name in NAMES.pool_tokens:
+        size = str(int(s.value)) if math.isfinite(s.value) and 0 <= s.value < 2**63 else "None"
+        return {"kv_cache_size_tokens": size}, kind_of((name,))
+    return s.labels, kind_of((name,))
+
+
+def static_fields(
+    k: Key, config: Mapping[str, str] | None, kind: str = FIRST, no_pool: str | None = None
+) -> dict[str, Any]:
+    """An engine's fields that only its key, its kind and its pool (`config`, None: no pool, for `no_pool`)
+    give."""
     labels = dict(zip(ENGINE_KEY, k, strict=True))
     unknown: dict[str, str] = {}
     if config is None:
         config = {}
-        unknown.update(dict.fromkeys(POOL_FIELDS, no_pool))
+        unknown.update(dict.fromkeys(POOL_FIELDS, no_pool or missing(kind).pool))
     blocks, block = _int(config.get("num_gpu_blocks")), _int(config.get("block_size"))
     tokens = _int(config.get("kv_cache_size_tokens"))
     if tokens is None and blocks is not None and block is not None:
         tokens = blocks * block
     if not unknown and tokens is None:
-        unknown["pool_tokens"] = "cache_config_info gives neither kv_cache_size_tokens nor blocks x block size"
+        unknown["pool_tokens"] = (
+            "cache_config_info gives neither kv_cache_size_tokens nor blocks x block size"
+            if kind == FIRST
+            else "its pool series holds no size in tokens"
+        )
     return {
+        "kind": kind,
         "model_name": labels["model_name"] or "?",
         "engine": labels["engine"] or None,
         "namespace": labels.get("namespace") or labels.get("kubernetes_namespace") or None,

@@ -16,14 +16,12 @@ from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
-from gpumem_tui.sources.prometheus.engine_series import NAMES, no_series
+from gpumem_tui.sources.prometheus.engine_series import NAMES, kind_of, missing
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, Joined
 
 GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
 DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
-NO_KV, NO_RUNNING, NO_WAITING = no_series(NAMES.kv_usage), no_series(NAMES.running), no_series(NAMES.waiting)
-NO_RATE = f"{no_series(NAMES.preemptions)} (or under 2 min of it)"
 
 Held = dict[str, tuple[str | None, int]]
 """`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
@@ -160,7 +158,8 @@ def _row(
 ) -> Row:
     """One engine's fields (`counts`: its preemption rate and requests swapped); a target that is down has no
     gauge reading, with the reason."""
-    static = known.fields(k)
+    pool = known.pools.get(k)
+    static = pool if pool is not None else known.fields(k, kind_of(series))
     gauges = _gauges(static, k, series, counts, failures, asleep, known)
     if (static["job"] or "", static["instance"] or "") in down:
         gauges.update(dict.fromkeys(GAUGES))
@@ -213,12 +212,13 @@ def _gauges(
     where the quiet queries name it."""
     (rate, swapped), zero = counts, known.zeros
     unknown: dict[str, str] = {}
+    said = missing(static["kind"])
     kv = _first(series, NAMES.kv_usage)
     if kv is None:
-        unknown["kv_usage_fraction"] = NO_KV
+        unknown["kv_usage_fraction"] = said.kv
     running = _first(series, NAMES.running)
     if running is None:
-        unknown["requests_running"] = NO_RUNNING
+        unknown["requests_running"] = said.running
     waiting = _first(series, NAMES.waiting)
     queue = {"requests_running": None if running is None else _number(running.value, "requests_running", unknown)}
     if waiting is not None:
@@ -226,12 +226,12 @@ def _gauges(
     elif "waiting" in failures:
         queue["requests_waiting"], unknown["requests_waiting"] = None, failures["waiting"]
     else:
-        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, NO_WAITING)
+        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, said.waiting)
     pooled = k in known.pools
     if not pooled:  # every pool field unknown, why said here as it was always said
         unknown.update(static["unknown"])
     if rate is None and "preemptions" not in failures:
-        rate = zero.value(k, "preemptions_per_min", unknown, NO_RATE)
+        rate = zero.value(k, "preemptions_per_min", unknown, said.rate)
     elif rate is None:
         unknown["preemptions_per_min"] = failures["preemptions"]
     if pooled:

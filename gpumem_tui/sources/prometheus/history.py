@@ -15,7 +15,7 @@ import re
 
 from gpumem_tui.records import Record
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, RangeResult, sorted_answers
-from gpumem_tui.sources.prometheus.engine_series import NAMES, pattern
+from gpumem_tui.sources.prometheus.engine_series import NAMES, SAID, pattern
 from gpumem_tui.sources.prometheus.queries import CARD_ID, ENGINE_KEY, FB, NODE_LABELS, Queries
 
 POINTS = 120
@@ -124,7 +124,7 @@ def history_of(
         if result is not None and result.series:
             _add(series, gaps, name, dict(result.series[0].points), steps)
         elif result is not None:
-            unknown[name] = "no vLLM series over the span"
+            unknown[name] = f"no {SAID} series over the span"
     for name, why in failures.items():
         for field in MEMORY_FIELDS.values() if name == "memory" else (name,):
             unknown[field] = f"the query failed: {why}"

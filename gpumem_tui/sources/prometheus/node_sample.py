@@ -291,7 +291,7 @@ def endpoint_status(
     record = EngineRecord.model_validate(
         {
             "endpoint": url,
-            "engine": "vllm",
+            "engine": engine.kind,
             "version_family": "v1" if engine.engine is not None else None,
             "model": engine.model_name,
             "engine_index": engine.engine,

@@ -89,8 +89,11 @@ class FleetPlan(_Record):
 
 
 class FleetEngine(_Record):
-    """One vLLM engine (a `model_name` + `engine` of one scrape target) and how it was joined to GPUs."""
+    """One engine (a `model_name` + `engine` of one scrape target) and how it was joined to GPUs."""
 
+    kind: str = "vllm"
+    """Which engine it is (the registry's kind, by the names of its series); left out of JSON for vLLM, the
+    fleet's first engine, whose records had no kind before."""
     model_name: str
     engine: str | None = None
     namespace: str | None = None
@@ -134,10 +137,12 @@ class FleetEngine(_Record):
     unknown: dict[str, str] = {}
 
     @model_serializer(mode="wrap")
-    def _swapped_where_some(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+    def _left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         data = handler(self)
         if self.requests_swapped is None:
             data.pop("requests_swapped", None)
+        if self.kind == "vllm":
+            data.pop("kind", None)
         return data
 
     @property

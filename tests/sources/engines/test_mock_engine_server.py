@@ -22,7 +22,10 @@ EXPECTED = {
         "vllm:cpu_cache_usage_perc": {"model_name"},
         "vllm:num_requests_swapped": {"model_name"},
     },
-    "sglang": {"sglang:token_usage": {"model_name"}, "sglang:max_total_num_tokens": {"model_name"}},
+    "sglang": {
+        "sglang:token_usage": {"model_name", "engine_type", "tp_rank", "pp_rank"},
+        "sglang:max_total_num_tokens": {"model_name", "engine_type", "tp_rank", "pp_rank"},
+    },
 }
 
 

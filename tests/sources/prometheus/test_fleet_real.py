@@ -143,7 +143,7 @@ def test_the_selector_narrows_every_query(fleet_url, capsys):
     )
     assert code == 0
     assert [n["name"] for n in snap["nodes"]] == ["node-a"]
-    assert snap["engines"] == [] and snap["unknown"]["engines"] == "no vLLM series match the selector"
+    assert snap["engines"] == [] and snap["unknown"]["engines"] == "no vLLM or SGLang series match the selector"
 
 
 def test_a_time_with_no_data_is_no_fleet(fleet_url, capsys):
