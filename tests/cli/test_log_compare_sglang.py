@@ -147,16 +147,28 @@ def test_the_k_and_v_sizes_and_the_weights_of_the_docs_run(tmp_path, capsys):
     ("case_id", "more", "bound"),
     [
         # free before weights measured; the fraction is the release's default (0.88 at TP 1 for 0.3-0.4)
-        ("mi300-testing-llama3-8b-mi300x-bench-latency-2024-10-10", ("--model", "meta-llama/Meta-Llama-3-8B-Instruct"), 0.005),
+        (
+            "mi300-testing-llama3-8b-mi300x-bench-latency-2024-10-10",
+            ("--model", "meta-llama/Meta-Llama-3-8B-Instruct"),
+            0.005,
+        ),
         # no Load weight begin line: the free memory before is predicted from the card the numbers imply
         ("sglang-2468-mistral-7b-v0.1-24gb", ("--model", "mistralai/Mistral-7B-Instruct-v0.1"), 0.02),
         # gte-Qwen2-7B is Qwen2-7B's shape (28 layers, 4 KV heads of 128), which the catalog's Qwen2.5-7B shares
         ("sglang-repo-nb-gte-qwen2-7b-embed-48gb-2024-10-29", ("--model", "Qwen/Qwen2.5-7B-Instruct"), 0.005),
         # only the KV line: everything from the settings (the command's --tp 4 --mem-fraction-static 0.93)
-        ("vllm-21348-qwen3-235b-fp8-4xH100", ("--model", "Qwen/Qwen3-235B-A22B-FP8", "--tp", "4", "--mem-fraction-static", "0.93"), 0.10),
+        (
+            "vllm-21348-qwen3-235b-fp8-4xH100",
+            ("--model", "Qwen/Qwen3-235B-A22B-FP8", "--tp", "4", "--mem-fraction-static", "0.93"),
+            0.10,
+        ),
         # only the max_total line; R1 has V3's config; the command's --tp 16 --mem-fraction-static 0.93; the
         # catalog has no H20, so the card is the smallest that holds the pool and the weights
-        ("sglang-docs-k8s-dsr1-tp16-2x8xH20", ("--model", "deepseek-v3", "--tp", "16", "--mem-fraction-static", "0.93"), 0.10),
+        (
+            "sglang-docs-k8s-dsr1-tp16-2x8xH20",
+            ("--model", "deepseek-v3", "--tp", "16", "--mem-fraction-static", "0.93"),
+            0.10,
+        ),
     ],
 )  # fmt: skip
 def test_the_other_launches_with_a_pool_line(tmp_path, capsys, case_id, more, bound):

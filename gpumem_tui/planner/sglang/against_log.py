@@ -32,23 +32,19 @@ class Predictions:
     uses_after: bool
 
 
-def _gib(value: int) -> float:
-    return value / GIB
-
-
 def versus(p: Predictions, stated: dict) -> list[SglangVersus]:
     before = [BEFORE] if p.uses_before else []
     chain = before + ([AFTER] if p.uses_after else [])
     a, c = p.alone, p.chained
     rows = [
-        ("free before weights (GiB)", BEFORE, _gib(a.total_bytes), []),
-        ("weights, mem usage (GiB)", "weights_gib", _gib(a.weights_bytes), []),
-        ("free after weights (GiB)", AFTER, _gib(p.before.avail_bytes), before),
-        ("KV cache, K + V (GiB)", "kv_cache_gib", _gib(c.kv_cache_bytes), chain),
+        ("free before weights (GiB)", BEFORE, a.total_bytes / GIB, []),
+        ("weights, mem usage (GiB)", "weights_gib", a.weights_bytes / GIB, []),
+        ("free after weights (GiB)", AFTER, p.before.avail_bytes / GIB, before),
+        ("KV cache, K + V (GiB)", "kv_cache_gib", c.kv_cache_bytes / GIB, chain),
         ("KV cache tokens", "kv_cache_tokens", c.kv_cache_tokens, chain),
         ("KV cache tokens, settings alone", "kv_cache_tokens_settings_alone", a.kv_cache_tokens, []),
-        ("free after the pool (GiB)", "free_after_pool_gib", _gib(c.left_after_pool_bytes), chain),
-        ("CUDA graphs, captured (GiB)", "cudagraph_gib", _gib(c.cudagraph_bytes), []),
+        ("free after the pool (GiB)", "free_after_pool_gib", c.left_after_pool_bytes / GIB, chain),
+        ("CUDA graphs, captured (GiB)", "cudagraph_gib", c.cudagraph_bytes / GIB, []),
         ("max running requests", "max_running_requests", c.max_running_requests, chain),
     ]
     out = []
