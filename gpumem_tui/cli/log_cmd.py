@@ -11,7 +11,7 @@ from gpumem_tui.cli.log_compare import run_compare
 from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.sources.engines.logoom import details
 from gpumem_tui.sources.engines.logparse import parse_log
-from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, StartupLog
+from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, SGLANG_KEYS, StartupLog
 from gpumem_tui.text import literal
 
 LABELS = {
@@ -33,6 +33,10 @@ LABELS = {
     "num_gpu_blocks": "GPU blocks",
     "kv_cache_tokens": "KV cache tokens",
     "max_concurrency": "max concurrency",
+    "free_before_weights_gib": "free before weights",
+    "free_after_weights_gib": "free after weights",
+    "free_after_pool_gib": "free after the pool",
+    "max_running_requests": "max running requests",
 }
 
 
@@ -66,7 +70,8 @@ def _print(parsed: StartupLog) -> None:
             say(out, f"    {line}")
     if parsed.failures:
         out.print()
-    rows = [[LABELS[key], _value(key, getattr(parsed, key))] for key in KEYS]
+    keys = KEYS + (SGLANG_KEYS if parsed.engine == "sglang" else ())
+    rows = [[LABELS[key], _value(key, getattr(parsed, key))] for key in keys]
     out.print(table(f"{parsed.engine or 'engine'} startup log", ["", "value"], rows, right={1}))
     if parsed.ranks:
         headers = ["rank", *(LABELS[k] for k in PER_RANK_KEYS)]

@@ -17,8 +17,12 @@ from gpumem_tui.sources.engines.startup_log import StartupLog
 
 def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> None:
     """Predicted vs stated, printed; the exit status is the log's own (log_cmd.py)."""
-    if parsed.engine != "vllm":
-        raise UsageError(f"{args.file}: --compare predicts vLLM startups; this log is {parsed.engine or 'unknown'}")
+    _engine_options(args, parsed)
+    if parsed.engine == "sglang":
+        from gpumem_tui.cli.log_sglang import run_sglang_compare
+
+        run_sglang_compare(args, parsed, text, _config_model(args.config) if args.config else None)
+        return
     catalog = load_catalog(args.catalog)
     release = release_of(parsed.vllm_version, text.splitlines(), args.vllm_version)
     stated, settings = _settings(args, parsed, catalog, release["version"])
@@ -58,6 +62,20 @@ def run_compare(args: argparse.Namespace, parsed: StartupLog, text: str) -> None
     shown = set(ending.predicted_failures)
     for note in notes + [w for w in prediction.warnings if w not in shown]:
         say(out, f"  ! {note}", style="yellow")
+
+
+SGLANG_ONLY = (("sglang_version", "--sglang-version"), ("tp", "--tp"), ("mem_fraction_static", "--mem-fraction-static"))
+
+
+def _engine_options(args: argparse.Namespace, parsed: StartupLog) -> None:
+    """The log's engine decides the rules; an option of the other engine's is refused, not ignored."""
+    if parsed.engine not in ("vllm", "sglang"):
+        raise UsageError(f"{args.file}: --compare predicts vLLM and SGLang startups; this log shows no engine")
+    given = [flag for name, flag in SGLANG_ONLY if getattr(args, name, None)]
+    if parsed.engine == "vllm" and given:
+        raise UsageError(f"{args.file}: {given[0]} is for SGLang logs; this log is vLLM's")
+    if parsed.engine == "sglang" and args.vllm_version:
+        raise UsageError(f"{args.file}: --vllm-version is for vLLM logs; this log is SGLang's (use --sglang-version)")
 
 
 def _settings(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from gpumem_tui.cli.lazy import action
-from gpumem_tui.cli.planargs import count, vllm_version
+from gpumem_tui.cli.planargs import count, one_line, vllm_version
+from gpumem_tui.planner.sglang.versions import known_version as sglang_known
 
 
 def options(parser: argparse.ArgumentParser) -> None:
@@ -38,5 +39,27 @@ def options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--vllm-version", type=vllm_version, metavar="X.Y.Z", help="with --compare: when the log does not say"
     )
+    parser.add_argument(
+        "--sglang-version",
+        type=one_line(sglang_known),
+        metavar="X.Y.Z",
+        help="with --compare on an SGLang log: its release (default: the one its wording points to)",
+    )
+    parser.add_argument(
+        "--tp", type=count(1, 1024), metavar="N", help="with --compare on an SGLang log: when it does not state tp_size"
+    )
+    parser.add_argument(
+        "--mem-fraction-static",
+        type=one_line(_fraction),
+        metavar="F",
+        help="with --compare on an SGLang log: when it does not state mem_fraction_static",
+    )
     parser.add_argument("--catalog", action="append", default=[], metavar="DIR", help="extra catalog directory")
     parser.set_defaults(run=action("log_cmd:run"))
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise ValueError(f"{text!r} must be more than 0 and less than 1")
+    return value

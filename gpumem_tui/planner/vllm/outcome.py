@@ -6,15 +6,24 @@ model it makes of this engine and model), never about the node: the log wins and
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Protocol
 
-from gpumem_tui.planner.vllm.records import EnginePrediction
 from gpumem_tui.planner.vllm.risks import OOM_AT_START
 from gpumem_tui.records import Record
 
 LogEnd = Literal["started", "failed", "not shown"]
 NODE_KINDS = ("free_memory_below_requested",)
 """Failures the node causes (other processes hold the GPU), which settings alone cannot predict."""
+
+
+class Predicted(Protocol):
+    """What an engine's prediction says of the start: vLLM's (planner/vllm) or SGLang's (planner/sglang)."""
+
+    @property
+    def failures(self) -> list[str]: ...
+
+    @property
+    def warnings(self) -> list[str]: ...
 
 
 class Outcome(Record):
@@ -28,12 +37,12 @@ class Outcome(Record):
     says: str
 
 
-def predicted_failures(prediction: EnginePrediction) -> list[str]:
+def predicted_failures(prediction: Predicted) -> list[str]:
     """What the prediction says will stop the start: its failures and its out-of-memory warnings."""
     return [*prediction.failures, *(w for w in prediction.warnings if OOM_AT_START in w)]
 
 
-def outcome(prediction: EnginePrediction, log: dict, model: str) -> Outcome:
+def outcome(prediction: Predicted, log: dict, model: str) -> Outcome:
     """`log` is the startup record as a dict: `startup_complete` and `failures` ({kind, message})."""
     failures = predicted_failures(prediction)
     logged = log.get("failures") or []

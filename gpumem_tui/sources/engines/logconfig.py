@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import math
 import re
+
+from gpumem_tui.sources.engines.startup_log import SglangArgs
 
 _PAIR = re.compile(r"""(?<!\w)(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,()\[\]{}]*)""")
 _PROFILE_PAIR = re.compile(r"(?<!\w)(\w+)=(-?\d{1,15}(?:\.\d{1,15})?)(?:GiB\b|(?=[,\s.]|$))")
@@ -52,6 +55,51 @@ def key_values(text: str, wanted: dict[str, str]) -> dict[str, str | None]:
         if name in wanted and wanted[name] not in out:
             out[wanted[name]] = _plain(raw)
     return out
+
+
+def server_args_pairs(text: str) -> tuple[dict[str, str | None], bool]:
+    """SGLang's `ServerArgs(a='x', b=None, ...)` body as raw pairs (the first occurrence wins), and whether
+    the line is whole. A pair counts only when a `,` or the closing `)` follows it: a line a collector cut
+    short loses the pair it cut, never reads half a number or half a path. Quoted text stays as written,
+    escapes and all (never decoded into a newline)."""
+    body = text.rstrip()
+    out: dict[str, str | None] = {}
+    for match in _PAIR.finditer(body):
+        after = body[match.end() :].lstrip()
+        if not after.startswith((",", ")")):
+            continue
+        name = match.group(1)
+        if name not in out:
+            out[name] = _plain(match.group(2).strip())
+    return out, body.endswith(")")
+
+
+LIMIT = 1e15
+"""No setting is this large: a larger number is no reading."""
+
+
+def sglang_args(text: str) -> SglangArgs:
+    """The memory settings of a `ServerArgs(...)` body, typed; a value that is not of its type is null."""
+    pairs, complete = server_args_pairs(text)
+    values: dict[str, object] = {}
+    for name, field in SglangArgs.model_fields.items():
+        raw = pairs.get(name)
+        if raw is None or name == "complete":
+            continue
+        values[name] = _typed(raw, field.annotation)
+    return SglangArgs(**values, complete=complete)
+
+
+def _typed(raw: str, annotation: object) -> object:
+    if annotation == bool | None:
+        return {"True": True, "False": False}.get(raw)
+    if annotation == str | None:
+        return raw
+    try:
+        value = int(raw) if annotation == int | None else float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and abs(value) <= LIMIT else None
 
 
 def profile_values(text: str) -> dict[str, str]:

@@ -47,6 +47,7 @@ FAILURES: dict[str, tuple[FailureKind, Callable[[dict[str, str]], str]]] = {
     "kv_too_small_v0": ("kv_cache_too_small", _kv_too_small_v0),
     "no_kv_memory": ("kv_cache_too_small", _no_kv_memory),
     "sg_not_enough": ("kv_cache_too_small", _no_kv_memory),
+    "sg_no_kv_memory": ("kv_cache_too_small", _no_kv_memory),
     "sampler_warmup_oom": ("sampler_warmup_oom", _sampler_warmup_oom),
 }
 """Each log rule that states a failure: its kind and its words, from the line's named groups."""

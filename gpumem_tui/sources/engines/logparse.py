@@ -16,10 +16,12 @@ from gpumem_tui.sources.engines import logconfig
 from gpumem_tui.sources.engines.logfailures import derived_failure, failure_for, with_more_clues
 from gpumem_tui.sources.engines.logpatterns import ANSI, RULES, SGLANG_PREFIX, VLLM_PREFIX, Rule
 from gpumem_tui.sources.engines.startup_log import (
+    FREE_KEYS,
     INT_KEYS,
     KEYS,
     LOWEST_WINS,
     PER_RANK_KEYS,
+    SGLANG_KEYS,
     TEXT_KEYS,
     Failure,
     RankValues,
@@ -126,6 +128,8 @@ def _follow_oom(message: str, collected: _Collected) -> None:
 
 def _take(rule: Rule, match: re.Match[str], scope: str, collected: _Collected) -> None:
     found = {k: v for k, v in match.groupdict().items() if v is not None}
+    if rule.name == "sg_server_args" and "server_args" not in collected.values:
+        collected.values["server_args"] = logconfig.sglang_args(found["server_args"])
     settings = _settings(rule.name, found)
     for key, raw in settings.items():
         if key in PER_RANK_KEYS:
@@ -139,7 +143,9 @@ def _take(rule: Rule, match: re.Match[str], scope: str, collected: _Collected) -
             value = _typed(key, raw)
             if isinstance(value, float):  # per-rank values are all measures: a float, or None unreadable
                 collected.ranks.setdefault(scope, {})[key] = value
-        elif key in KEYS:
+        elif key in FREE_KEYS:
+            collected.values[key] = _least(collected.values.get(key), _typed(key, raw))
+        elif key in KEYS or key in SGLANG_KEYS:
             collected.values[key] = _typed(key, raw)
 
 
@@ -151,8 +157,15 @@ def _settings(rule: str, found: dict[str, str]) -> Mapping[str, str | None]:
     if rule == "profile_064":
         return logconfig.profile_values(found["profile"])
     if rule == "sg_server_args":
-        return logconfig.key_values(found["server_args"], logconfig.SGLANG_ARGS)
+        pairs, _whole = logconfig.server_args_pairs(found["server_args"])
+        return {out: pairs[name] for name, out in logconfig.SGLANG_ARGS.items() if name in pairs}
     return {}
+
+
+def _least(seen: object, value: object) -> object:
+    if isinstance(seen, float) and isinstance(value, float):
+        return min(seen, value)
+    return value if value is not None else seen
 
 
 def _typed(key: str, raw: str | None) -> object:

@@ -215,31 +215,45 @@ RULES: tuple[Rule, ...] = (
     _rule("cuda_oom", "", r"(?:CUDA out of memory|OutOfMemoryError|CUDA error: out of memory)", ""),
     # SGLang (its "GB" values are divided by 2^30, so they are GiB).
     _rule(
+        "sg_weights_begin",
+        "Load weight begin",
+        r"Load weight begin\. avail mem=(?P<free_before_weights_gib>{N}) GB",
+        "sglang",
+    ),
+    _rule(  # `type=..., dtype=...` (every release), `elapsed=... s, ` (late 0.5.x), `quant=..., fmt=...` (V4 builds)
         "sg_weights",
         "Load weight end",
-        r"Load weight end\. type=(?P<arch>[^,]{1,200}), dtype=(?P<dtype>[^,]{1,64}), "
-        r"avail mem=(?P<free>{N}) GB, mem usage=(?P<weights_gib>{N}) GB",
+        r"Load weight end\. (?:[^\n]{0,200}?dtype=(?P<dtype>[^,]{1,64}), )?[^\n]{0,400}?"
+        r"avail mem=(?P<free_after_weights_gib>{N}) GB"
+        r"(?:, mem usage=(?P<weights_gib>{N}) GB)?",
         "sglang",
     ),
     _rule(
         "sg_kv",
         "KV Cache is allocated",
-        r"KV Cache is allocated\. #tokens: (?P<kv_cache_tokens>{I}), "
+        r"KV Cache is allocated\. (?:#tokens: (?P<kv_cache_tokens>{I}), )?"
         r"(?:K size: (?P<k_gib>{N}) GB, V size: (?P<v_gib>{N}) GB|KV size: (?P<kv_cache_gib>{N}) GB)",
+        "sglang",
+    ),
+    _rule(
+        "sg_pool_end",
+        "Memory pool end",
+        r"Memory pool end\. avail mem=(?P<free_after_pool_gib>{N}) GB",
         "sglang",
     ),
     _rule(
         "sg_graph",
         "Capture cuda graph end",
         r"Capture cuda graph end\. Time elapsed: (?P<seconds>{N}) s\. "
-        r"mem usage=(?P<cudagraph_gib>{N}) GB",
+        r"(?:avail mem=(?P<after>{N}) GB\. )?mem usage=(?P<cudagraph_gib>{N}) GB",
         "sglang",
     ),
     _rule(
         "sg_pool",
         "max_total_num_tokens=",
         r"^max_total_num_tokens=(?P<kv_cache_tokens>\d{1,12})"
-        r"(?:.*?context_len=(?P<max_model_len>\d{1,12}))?",
+        r"(?:[^\n]{0,200}?max_running_requests=(?P<max_running_requests>\d{1,12}))?"
+        r"(?:[^\n]{0,200}?context_len=(?P<max_model_len>\d{1,12}))?",
         "sglang",
     ),
     _rule("sg_server_args", "server_args=ServerArgs(", r"server_args=ServerArgs\((?P<server_args>.*)", "sglang"),
@@ -247,6 +261,13 @@ RULES: tuple[Rule, ...] = (
         "sg_not_enough",
         "Not enough memory",
         r"Not enough memory\. Please try to increase --mem-fraction-static",
+        "sglang",
+    ),
+    _rule(  # newer builds' wording of the same failure, with the fraction in force
+        "sg_no_kv_memory",
+        "leave no GPU memory for the KV cache",
+        r"Loaded weights leave no GPU memory for the KV cache under "
+        r"--mem-fraction-static=(?P<gpu_memory_utilization>{N})",
         "sglang",
     ),
 )

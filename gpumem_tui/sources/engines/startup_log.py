@@ -20,7 +20,7 @@ PER_RANK_KEYS = (
 """Each worker (GPU) logs its own; the record reports every rank and one engine-wide value."""
 LOWEST_WINS = ("total_gpu_memory_gib", "kv_cache_gib")
 """The engine sizes every rank's pool from the smallest KV budget and GPU; other keys take the largest."""
-INT_KEYS = ("tensor_parallel_size", "max_model_len", "num_gpu_blocks", "kv_cache_tokens")
+INT_KEYS = ("tensor_parallel_size", "max_model_len", "num_gpu_blocks", "kv_cache_tokens", "max_running_requests")
 TEXT_KEYS = ("vllm_version", "model", "dtype", "quantization", "kv_cache_dtype", "limit_mm_per_prompt")
 KEYS = (
     "vllm_version",
@@ -36,6 +36,10 @@ KEYS = (
     "kv_cache_tokens",
     "max_concurrency",
 )
+SGLANG_KEYS = ("free_before_weights_gib", "free_after_weights_gib", "free_after_pool_gib", "max_running_requests")
+"""What only SGLang's lines state: free memory around the weights and the pool, the running cap."""
+FREE_KEYS = SGLANG_KEYS[:3]
+"""SGLang sizes the pool from the smallest free memory over the ranks: of several lines, the least counts."""
 
 
 class ProcessMemory(Record):
@@ -85,6 +89,32 @@ class RankValues(Record):
     kv_cache_gib: float | None = None
 
 
+class SglangArgs(Record):
+    """The memory settings of SGLang's `server_args=ServerArgs(...)` line, by SGLang's own names; null where
+    the line does not state one (`None`, or cut short before it)."""
+
+    model_path: str | None = None
+    dtype: str | None = None
+    quantization: str | None = None
+    kv_cache_dtype: str | None = None
+    tp_size: int | None = None
+    pp_size: int | None = None
+    dp_size: int | None = None
+    enable_dp_attention: bool | None = None
+    mem_fraction_static: float | None = None
+    context_length: int | None = None
+    chunked_prefill_size: int | None = None
+    max_prefill_tokens: int | None = None
+    cuda_graph_max_bs: int | None = None
+    disable_cuda_graph: bool | None = None
+    page_size: int | None = None
+    max_total_tokens: int | None = None
+    max_running_requests: int | None = None
+    speculative_algorithm: str | None = None
+    complete: bool = True
+    """False when the line was cut short (it does not end with `)`): only the pairs before the cut count."""
+
+
 class StartupLog(Record):
     """Values exactly as the lines state them (GiB where the old lines say "GB"), null when not said."""
 
@@ -117,3 +147,13 @@ class StartupLog(Record):
     startup_complete: bool = False
     """The log shows the start ended well: `init engine (...) took N seconds` or the API server's
     `Application startup complete`. False when it does not show it (a failure, or a cut excerpt)."""
+    free_before_weights_gib: float | None = None
+    """SGLang `Load weight begin. avail mem=` (the pool's `total`; the least over ranks)."""
+    free_after_weights_gib: float | None = None
+    """SGLang `Load weight end. ... avail mem=` (the least over ranks)."""
+    free_after_pool_gib: float | None = None
+    """SGLang `Memory pool end. avail mem=` (the least over ranks)."""
+    max_running_requests: int | None = None
+    """SGLang `max_total_num_tokens=..., max_running_requests=N`."""
+    server_args: SglangArgs | None = None
+    """SGLang's `server_args=ServerArgs(...)` line, when the log holds one."""
