@@ -52,15 +52,20 @@ def rule_group(queries: Queries, interval_s: int = 30) -> str:
 
 
 def rule_file(groups: Sequence[Mapping], comments: Sequence[str] = ()) -> str:
-    """`groups` as a YAML rule file, under `comments`: a word or a duration plain, any other string a JSON
-    string (which YAML reads), so no expression or template needs YAML's own quoting rules."""
+    """`groups` as a YAML rule file, under `comments`."""
+    return yaml_text({"groups": groups}, comments)
+
+
+def yaml_text(document: Mapping, comments: Sequence[str] = ()) -> str:
+    """`document` as block YAML under `comments`: a word or a duration plain, any other string a JSON string
+    (which YAML reads), so no expression or template needs YAML's own quoting rules."""
     lines = [f"# {comment}" for comment in comments]
-    lines += _yaml({"groups": groups}, 0)
+    lines += _yaml(document, 0)
     return "\n".join(lines) + "\n"
 
 
 def _yaml(value: object, indent: int) -> list[str]:
-    """A mapping or a list of mappings as block YAML lines at `indent` spaces."""
+    """A mapping or a list as block YAML lines at `indent` spaces."""
     pad = " " * indent
     if isinstance(value, Mapping):
         lines = []
@@ -73,6 +78,9 @@ def _yaml(value: object, indent: int) -> list[str]:
     assert isinstance(value, list)
     lines = []
     for item in value:
+        if not isinstance(item, Mapping | list):
+            lines.append(f"{pad}- {_scalar(item)}")
+            continue
         inner = _yaml(item, indent + 2)
         lines += [f"{pad}- {inner[0].lstrip()}", *inner[1:]]
     return lines
