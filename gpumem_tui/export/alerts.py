@@ -69,7 +69,9 @@ def _rule(kind: FindingKind, severity: str, matchers: str, scrape_interval_s: in
     }
 
 
-_WHERE = "{{ if $labels.gpu }} GPU {{ $labels.gpu }}{{ end }}{{ if $labels.endpoint }} ({{ $labels.endpoint }}){{ end }}"
+_WHERE = (
+    "{{ if $labels.gpu }} GPU {{ $labels.gpu }}{{ end }}{{ if $labels.endpoint }} ({{ $labels.endpoint }}){{ end }}"
+)
 
 
 def _quoted(label: str, otherwise: str) -> str:
@@ -78,6 +80,6 @@ def _quoted(label: str, otherwise: str) -> str:
     matchers = ",".join(f"{name}=%q" for name in KEY)
     values = " ".join(f"$labels.{name}" for name in KEY)
     return (
-        f'{{{{ with printf `{WORDS}{{{matchers}}}` {values} | query }}}}'
+        f"{{{{ with printf `{WORDS}{{{matchers}}}` {values} | query }}}}"
         f'{{{{ . | first | label "{label}" }}}}{{{{ else }}}}{otherwise}{{{{ end }}}}'
     )

@@ -90,6 +90,6 @@ def _scalar(value: object) -> str:
     if isinstance(value, Mapping | list):  # an empty one
         return "{}" if isinstance(value, Mapping) else "[]"
     if isinstance(value, str) and _PLAIN.fullmatch(value) and value.lower() not in _YAML_WORDS:
-        if not value.replace(".", "").replace("-", "").isdigit():  # a number would be read as one
-            return value
+        number = value.replace(".", "").replace("-", "").isdigit()  # a number would be read as one
+        return json.dumps(value) if number else value
     return json.dumps(value, ensure_ascii=False)
