@@ -68,7 +68,7 @@ def _rules_options(rules: argparse.ArgumentParser) -> None:
         "--selector",
         default=argparse.SUPPRESS,
         metavar="'{label=\"value\"}'",
-        help="record only these series, keeping these labels",
+        help="record (with --alerts: alert on) only these series, keeping these labels",
     )
     rules.add_argument(
         "--interval",
