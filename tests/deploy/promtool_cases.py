@@ -7,11 +7,14 @@ finding never fire it; without its words series it says the code's meaning. Rege
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from gpumem_tui.export.alerts import alert_groups
 from gpumem_tui.sources.prometheus.rules import yaml_text
 
+RULES, TESTS = "deploy/prometheus/gpumem-alerts.yml", "deploy/prometheus/tests"
+"""The rule file and the folder of its tests, in the repository: promtool reads `rule_files` from the tests'."""
 SCRAPE_S = 15
 """The committed rules' scrape interval (`fleet rules --alerts` without --scrape-interval)."""
 NODE = {"instance": "gpu-node-04:9877", "job": "gpumem", "Hostname": "gpu-node-04"}
@@ -111,7 +114,7 @@ def _seconds(duration: str) -> int:
 def test_file() -> str:
     (group,) = alert_groups(scrape_interval_s=SCRAPE_S)
     document = {
-        "rule_files": ["../gpumem-alerts.yml"],
+        "rule_files": [os.path.relpath(RULES, TESTS)],
         "evaluation_interval": f"{SCRAPE_S}s",
         "tests": [case for rule in group["rules"] for case in cases(rule)],
     }
