@@ -221,20 +221,38 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_rules(args: argparse.Namespace) -> int:
-    """Print the recording-rule group (YAML) the overview reads when the server has it (docs/fleet.md)."""
+    """Print the recording-rule group (YAML) the overview reads when the server has it (docs/fleet.md), or
+    with --alerts the alerting rules on the exporter's findings (docs/deploy.md)."""
     no_screen_options(args, "rules")
     _nothing_read(args)
     try:
         matchers = parse_selector(args.selector)
     except SelectorError as exc:
         raise UsageError(f"fleet rules: {exc}") from None
-    if not 1 <= args.rule_interval <= 3600:
-        raise UsageError(f"fleet rules: --interval {args.rule_interval}: seconds, 1 to 3600")
+    for option, seconds in (("--interval", args.rule_interval), ("--scrape-interval", args.scrape_interval)):
+        if seconds is not None and not 1 <= seconds <= 3600:
+            raise UsageError(f"fleet rules: {option} {seconds}: seconds, 1 to 3600")
+    if args.scrape_interval is not None and not args.alerts:
+        raise UsageError("fleet rules: --scrape-interval is for --alerts; the recording rules do not use it")
     from gpumem_tui.sources.prometheus.rules import rule_group
 
+    text = alert_file(matchers, args) if args.alerts else rule_group(Queries(matchers), args.rule_interval or 30)
     with reader_may_leave():
-        sys.stdout.write(rule_group(Queries(matchers), args.rule_interval))
+        sys.stdout.write(text)
     return 0
+
+
+def alert_file(matchers: str, args: argparse.Namespace) -> str:
+    """`fleet rules --alerts`: the alerting group as a rule file."""
+    from gpumem_tui.export.alerts import alert_groups
+    from gpumem_tui.sources.prometheus.rules import rule_file
+
+    scrape = args.scrape_interval or 15
+    comments = (
+        "gpumem-tui fleet rules --alerts: an alert per finding code of `gpumem-tui export` (docs/deploy.md).",
+        f"For an exporter scraped every {scrape} s; load it with rule_files, check it with `promtool check rules`.",
+    )
+    return rule_file(alert_groups(matchers, scrape, args.rule_interval), comments)
 
 
 def check_json(sample: FleetSample, findings: list[FleetFinding], code: int) -> dict:

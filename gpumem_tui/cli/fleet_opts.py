@@ -56,7 +56,9 @@ def options(parser: argparse.ArgumentParser) -> None:
     check.set_defaults(run=action("fleet_cmd:run_check"))
     _rules_options(
         actions.add_parser(
-            "rules", help="a Prometheus recording-rule group: the overview's per-node figures, computed by the server"
+            "rules",
+            help="a Prometheus rule group: the overview's per-node figures, computed by the server (recording "
+            "rules), or with --alerts the alerts on the exporter's findings",
         )
     )
 
@@ -66,15 +68,27 @@ def _rules_options(rules: argparse.ArgumentParser) -> None:
         "--selector",
         default=argparse.SUPPRESS,
         metavar="'{label=\"value\"}'",
-        help="record only these series, keeping these labels",
+        help="record (with --alerts: alert on) only these series, keeping these labels",
     )
     rules.add_argument(
         "--interval",
         dest="rule_interval",
         type=int,
-        default=30,
         metavar="SECONDS",
-        help="the group's evaluation interval (default 30: dcgm-exporter's collection interval)",
+        help="the group's evaluation interval (default 30: dcgm-exporter's collection interval; with --alerts, "
+        "the scrape interval)",
+    )
+    rules.add_argument(
+        "--alerts",
+        action="store_true",
+        help="the alerting rules on `gpumem-tui export`'s findings instead: one alert per finding code",
+    )
+    rules.add_argument(
+        "--scrape-interval",
+        type=int,
+        metavar="SECONDS",
+        help="with --alerts: how often Prometheus scrapes the exporter (default 15); a critical finding pages "
+        "after 2 of them, a warning after 20",
     )
     rules.set_defaults(run=action("fleet_cmd:run_rules"))
 

@@ -1,6 +1,7 @@
 """What was judged, as metric families: the plan drawn over each GPU as bands (the overlay the TUI draws),
 each plan's facts, and each finding as one series of value 1 while it is raised (the shape of Prometheus'
-own `ALERTS`). An engine is named by its labels as vLLM gives them (`labels.ENGINE`)."""
+own `ALERTS`), with its title and what to try beside it (`gpumem_finding_info`, for alerts' annotations). An
+engine is named by its labels as vLLM gives them (`labels.ENGINE`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections import defaultdict
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan, drawn_plans
 from gpumem_tui.export.evaluation import Evaluation
-from gpumem_tui.export.labels import ENGINE, InfoRows, Rows, engine_labels
+from gpumem_tui.export.labels import ENGINE, FINDING, InfoRows, Rows, engine_labels
 from gpumem_tui.models import Sample
 
 BANDS = {
@@ -71,12 +72,26 @@ def plan_rows(evaluation: Evaluation) -> list[Rows | InfoRows]:
     return [bands, info, tokens, utilization]
 
 
-def finding_rows(evaluation: Evaluation) -> Rows:
-    """`gpumem_finding_active`: 1 per finding raised now, named as `check --json` names it."""
+WORDS_MAX = 256
+"""The most characters of a finding's title or advice published as a label: far under the limits a scrape
+may set (`label_value_length_limit`), which would refuse the whole scrape."""
+UNQUOTED = frozenset({"refresh_failed"})
+"""Codes whose words are not published: `refresh_failed`'s title quotes an exception's text, which is not
+built from the fields the exporter publishes (docs/export.md)."""
+
+
+def finding_rows(evaluation: Evaluation) -> list[Rows | InfoRows]:
+    """`gpumem_finding_active`: 1 per finding raised now, named as `check --json` names it; and
+    `gpumem_finding_info`: the same labels with its `title` and `try_this`, as `check` words them."""
     rows = Rows(
         "gpumem_finding_active",
         "1 while the finding is raised: its code and severity, the GPU, process and engine it names",
-        (*ENGINE, "code", "severity", "gpu", "pid"),
+        FINDING,
+    )
+    words = InfoRows(
+        "gpumem_finding",
+        "a finding raised now, in words: its title and what to try, as gpumem-tui check says them",
+        FINDING,
     )
     sample, plans = evaluation.sample, {plan.endpoint: plan for plan in evaluation.plans if plan.endpoint}
     for finding in evaluation.findings:
@@ -91,7 +106,14 @@ def finding_rows(evaluation: Evaluation) -> Rows:
             "pid": finding.pid,
         }
         rows.add(labels, 1)
-    return rows
+        if finding.code not in UNQUOTED:
+            words.add(labels, {"title": _cut(finding.title), "try_this": _cut(finding.try_this)})
+    return [rows, words]
+
+
+def _cut(text: str) -> str:
+    """At most WORDS_MAX characters, the last an ellipsis where it was cut."""
+    return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 1] + "…"
 
 
 def _plan_labels(sample: Sample, plan: EnginePlan) -> dict[str, object]:

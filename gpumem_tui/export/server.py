@@ -47,7 +47,7 @@ def node_families(evaluation: Evaluation, top: int) -> list[Metric]:
         process_rows(evaluation, top),
         *engine_rows(evaluation),
         *plan_rows(evaluation),
-        finding_rows(evaluation),
+        *finding_rows(evaluation),
         *_self_rows(evaluation),
     ]
     return [row.family for row in rows]

@@ -12,8 +12,11 @@ from gpumem_tui.app.view import lay_out
 from gpumem_tui.cli import main
 from gpumem_tui.cli.check_sources import from_demo
 from gpumem_tui.diagnosis.autoplan import plan_by_gpu
-from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.findings import Finding, Thresholds
+from gpumem_tui.diagnosis.findings.node import refresh_failed
 from gpumem_tui.diagnosis.history import History
+from gpumem_tui.export.evaluation import Evaluation
+from gpumem_tui.export.planned import finding_rows
 from tests.datafiles import METRICS
 from tests.export.exporter import HOSTILE, exporter, hostile_scenario, scrape, value
 
@@ -92,6 +95,18 @@ def test_findings_are_checks(noisy, capsys):
     }
     assert published == said
     assert len(noisy["gpumem_finding_active"]) == len(checked["findings"])
+    # and in words, as check says them (the alerts' annotations quote these)
+    words = {(labels["code"], labels["title"], labels["try_this"]) for labels, _ in noisy["gpumem_finding_info"]}
+    assert words == {(f["code"], f["title"], f["try_this"]) for f in checked["findings"]}
+
+
+def test_words_are_cut_and_refresh_failed_s_are_not_published():
+    long = Finding(severity="warning", code="plan_note", title="x" * 300, explanation="", try_this="short")
+    failed = refresh_failed("OSError: /secret/path")
+    _, words = finding_rows(Evaluation(findings=[long, failed], hostname="n"))
+    ((labels, _),) = [(s.labels, s.value) for s in words.family.samples]
+    assert labels["code"] == "plan_note" and labels["try_this"] == "short"
+    assert len(labels["title"]) == 256 and labels["title"] == "x" * 255 + "…"
 
 
 def _text(number: int | None) -> str:

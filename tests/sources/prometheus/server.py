@@ -23,10 +23,24 @@ T0 = 1767225600
 
 def require_prometheus() -> None:
     """Skip (or, in CI, fail) when `prometheus` or `promtool` is not on PATH."""
-    missing = [name for name in ("prometheus", "promtool") if shutil.which(name) is None]
+    require(("prometheus", "promtool"), "prometheus")
+
+
+ALERTMANAGER = "prometheus-alertmanager"
+"""Alertmanager's binary as Debian names it."""
+
+
+def require_alertmanager() -> None:
+    """As `require_prometheus`, for Alertmanager too (Debian's package `prometheus-alertmanager`)."""
+    require(("prometheus", "promtool", ALERTMANAGER), "prometheus prometheus-alertmanager")
+
+
+def require(binaries: tuple[str, ...], packages: str) -> None:
+    """Skip (or, in CI, fail) when one of `binaries` is not on PATH; `packages`: what installs them."""
+    missing = [name for name in binaries if shutil.which(name) is None]
     if not missing:
         return
-    why = f"{' and '.join(missing)} not on PATH (Debian: apt-get install prometheus)"
+    why = f"{' and '.join(missing)} not on PATH (Debian: apt-get install {packages})"
     if os.environ.get("GPUMEM_REQUIRE_PROMETHEUS") == "1":
         pytest.fail(f"GPUMEM_REQUIRE_PROMETHEUS=1 but {why}")
     pytest.skip(why)
@@ -51,15 +65,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def scrape_config(folder: Path, targets: list[str], job: str = "gpumem") -> Path:
+def scrape_config(folder: Path, targets: list[str], job: str = "gpumem", more: str = "") -> Path:
     """A Prometheus config that scrapes `targets` (`host:port`) every second with `honor_labels`, as
-    docs/export.md says to scrape `gpumem-tui export`."""
+    docs/export.md says to scrape `gpumem-tui export`; `more`: further top-level sections (rule files)."""
     config = folder / "prometheus.yml"
     listed = ", ".join(f"'{target}'" for target in targets)
     config.write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         "scrape_configs:\n"
-        f"  - job_name: {job}\n    honor_labels: true\n    static_configs: [{{targets: [{listed}]}}]\n",
+        f"  - job_name: {job}\n    honor_labels: true\n    static_configs: [{{targets: [{listed}]}}]\n" + more,
         encoding="utf-8",
     )
     return config

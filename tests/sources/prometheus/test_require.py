@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sources.prometheus.server import require_prometheus
+from tests.sources.prometheus.server import require_alertmanager, require_prometheus
 
 CI_RUN = Path(__file__).resolve().parents[3] / ".ci" / "run"
 
@@ -31,3 +31,19 @@ def test_ci_installs_prometheus_and_requires_it_before_the_readme_command():
     install = text.index("apt-get install -y --no-install-recommends prometheus")
     required = text.index("export GPUMEM_REQUIRE_PROMETHEUS=1")
     assert install < required < text.index("python3 -m pip install '.[test]' && python3 -m pytest -q")
+
+
+def test_a_missing_alertmanager_skips_or_fails_in_ci(monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.delenv("GPUMEM_REQUIRE_PROMETHEUS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="prometheus-alertmanager not on PATH"):
+        require_alertmanager()
+    monkeypatch.setenv("GPUMEM_REQUIRE_PROMETHEUS", "1")
+    with pytest.raises(pytest.fail.Exception, match="GPUMEM_REQUIRE_PROMETHEUS=1 but .*prometheus-alertmanager"):
+        require_alertmanager()
+
+
+def test_ci_installs_alertmanager():
+    text = CI_RUN.read_text(encoding="utf-8")
+    assert "apt-get install -y --no-install-recommends prometheus prometheus-alertmanager" in text
+    assert "command -v prometheus-alertmanager" in text
