@@ -3,10 +3,9 @@ graphs, then serves traffic.
 
 The pool follows SGLang v0.3 to v0.5.6's `profile_max_num_token`: `total` is the memory free before the weights
 load (after the CUDA context), `avail` what is free after them, and the pool takes
-`avail - total * (1 - mem_fraction_static)` in whole tokens (docs/design/node.md, "An SGLang engine"). The rule
-is the planner's own (planner/sglang/pool.py), fed with what this simulated card has free: a plan of the engine
-differs from it only by what it predicts of free memory and weights. CUDA graphs and activations live in what
-the fraction leaves; nothing is measured for them before the pool is carved.
+`avail - total * (1 - mem_fraction_static)` in whole tokens (docs/design/node.md, "An SGLang engine"), by the
+planner's own rule (planner/sglang/pool.py) over what this simulated card has free. CUDA graphs and activations
+live in what the fraction leaves; nothing is measured for them before the pool is carved.
 """
 
 from __future__ import annotations
