@@ -20,7 +20,7 @@ from gpumem_tui.cli.errors import UsageError, endpoints_need_live, warn
 from gpumem_tui.cli.node_plan import manual_plan
 from gpumem_tui.cli.output import console, print_json, reader_may_leave
 from gpumem_tui.cli.planargs import seconds
-from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.autoplan import EnginePlan, planned, split_of
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.overlays import ManualPlan
 
@@ -121,9 +121,9 @@ def to_json(checked: Checked) -> dict:
 
 
 def plan_json(plan: EnginePlan) -> dict:
-    """The documented `plans` entry of `check --json`."""
-    p = plan.prediction
-    return {
+    """The documented `plans` entry of `check --json`; a plan sized by SGLang's rules adds `sglang`."""
+    p = planned(plan)
+    data = {
         "endpoint": plan.endpoint,
         "model": plan.model,
         "label": plan.label,
@@ -134,17 +134,21 @@ def plan_json(plan: EnginePlan) -> dict:
         "missing": plan.missing,
         "weights_bytes": p.weights_bytes if p else None,
         "kv_cache_bytes": p.kv_cache_bytes if p else None,
-        "kv_cache_tokens": p.kv_cache_tokens if p else None,
-        "max_model_len": p.max_model_len if p else None,
+        "kv_cache_tokens": p.pool_tokens if p else None,
+        "max_model_len": p.context_len if p else None,
         "planned_bytes": planned_bytes(plan),
-        "terms": p.terms if p else {},
+        "terms": plan.prediction.terms if plan.prediction else {},
         "engine_assumed": p.assumed if p else [],
     }
+    if plan.sglang is not None:
+        data["sglang"] = plan.sglang.engine_json()
+    return data
 
 
 def planned_bytes(plan: EnginePlan) -> int | None:
     """The GPU memory the plan expects the engine to hold over all its GPUs (its bands on one GPU times its
     split): what `fleet check` calls an engine's `planned_bytes`."""
-    if plan.overlay is None or plan.settings is None:
+    split = split_of(plan)
+    if plan.overlay is None or split is None:
         return None
-    return plan.overlay.engine_bytes * plan.settings.tp
+    return plan.overlay.engine_bytes * split

@@ -15,9 +15,10 @@ from gpumem_tui.cli.check_sources import Checked
 from gpumem_tui.cli.check_status import plugin_text
 from gpumem_tui.cli.check_text import INDENT, Part, lines
 from gpumem_tui.cli.output import table
-from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.autoplan import EnginePlan, planned
 from gpumem_tui.diagnosis.forensics import Forensics
-from gpumem_tui.units import fmt
+from gpumem_tui.planner.sglang.records import SglangPrediction
+from gpumem_tui.units import fmt, gib
 
 
 def rendered(checked: Checked, out: Console, verbose: bool = False) -> str:
@@ -74,10 +75,26 @@ def _plan(plan: EnginePlan, out: Console) -> None:
         out.print(Text(f"  found:   {plugin_text(fact)}"))
     for fact in plan.assumed:
         out.print(Text(f"  assumed: {plugin_text(fact)}"))
-    for line in plan.prediction.assumed if plan.prediction else []:
+    p = planned(plan)
+    for line in p.assumed if p else []:
         out.print(Text(f"  assumed: {plugin_text(line)}"))
     for line in plan.prediction.term_lines() if plan.prediction else []:
         out.print(Text(f"  term:    {line}"))
+    for line in sglang_lines(plan.sglang) if plan.sglang else []:
+        out.print(Text(f"  sglang:  {line}"))
+
+
+def sglang_lines(p: SglangPrediction) -> list[str]:
+    """SGLang's sizing of a running engine in a few lines: the fraction, the pool, and what the rest holds."""
+    return [
+        f"mem_fraction_static {p.mem_fraction_static:.3f} ({p.fraction_rule}) of {gib(p.total_bytes)} free before "
+        f"the weights load; weights {gib(p.weights_bytes)}",
+        f"KV pool {p.kv_cache_tokens:,} tokens x {p.cell_bytes:,} B = {gib(p.kv_cache_bytes)}; "
+        f"max_running_requests {p.max_running_requests:,}",
+        f"left after the pool {gib(p.left_after_pool_bytes)}; CUDA graphs {gib(p.cudagraph_bytes)}, activations "
+        f"{gib(p.activation_bytes)}, workspace {gib(p.workspace_bytes)}; left after them "
+        f"{gib(p.left_after_graphs_bytes)}",
+    ]
 
 
 def _forensics(forensics: Forensics, out: Console, what: str | None = None) -> None:

@@ -3,8 +3,9 @@ graphs, then serves traffic.
 
 The pool follows SGLang v0.3 to v0.5.6's `profile_max_num_token`: `total` is the memory free before the weights
 load (after the CUDA context), `avail` what is free after them, and the pool takes
-`avail - total * (1 - mem_fraction_static)` in whole tokens (docs/design/node.md, "An SGLang engine"). CUDA
-graphs and activations live in what the fraction leaves; nothing is measured for them before the pool is carved.
+`avail - total * (1 - mem_fraction_static)` in whole tokens (docs/design/node.md, "An SGLang engine"), by the
+planner's own rule (planner/sglang/pool.py) over what this simulated card has free. CUDA graphs and activations
+live in what the fraction leaves; nothing is measured for them before the pool is carved.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ import random
 from gpumem_tui.demo.engine import PHASE_S, SimEngine
 from gpumem_tui.demo.engine_state import EngineState
 from gpumem_tui.demo.gpu import SimGpu
+from gpumem_tui.planner.sglang.pool import Speculative, default_max_num_reqs, final_tokens, profiled_tokens, requests
+from gpumem_tui.planner.sglang.versions import Rules, parse_version
 
-REQ_POOL_MIN, REQ_POOL_MAX = 2048, 4096
-"""SGLang's request-to-token pool: `min(max(int(pool / context * 512), 2048), 4096)` rows (v0.4.0 to v0.5.6)."""
+NO_SPECULATION = Speculative(None, 0, 0, 0)
 
 
 class SimSglang(SimEngine):
     """One SGLang server on its GPUs (one scheduler process per GPU)."""
 
     pool_tokens_carved: int | None = None
+    max_num_reqs: int | None = None
+    """The request table's rows: --max-running-requests, else SGLang's default from the profiled pool."""
 
     @property
     def kv_bytes(self) -> int:
@@ -35,12 +39,16 @@ class SimSglang(SimEngine):
         return self.pool_tokens_carved or 0
 
     @property
+    def rules(self) -> Rules:
+        return Rules(parse_version(self.spec.sglang_version))
+
+    @property
     def max_running(self) -> int:
-        """`--max-running-requests`, else SGLang's own: half the pool, at most the request pool's rows."""
-        if self.spec.max_running_requests is not None:
-            return self.spec.max_running_requests
-        rows = min(max(int(self.pool_tokens / self.spec.max_model_len * 512), REQ_POOL_MIN), REQ_POOL_MAX)
-        return min(self.pool_tokens // 2, rows + 1)
+        """`--max-running-requests`, else SGLang's own: half the pool, at most the request table's rows."""
+        spec = self.spec
+        reqs = self.max_num_reqs or spec.max_running_requests or 1
+        given = spec.max_running_requests
+        return requests(self.rules, reqs, self.pool_tokens, spec.max_model_len, given, 1).max_running_requests
 
     def tick(self, now: float, rng: random.Random) -> None:
         spec = self.spec
@@ -67,11 +75,9 @@ class SimSglang(SimEngine):
         # free after the CUDA context, before the weights (what this engine holds now set aside)
         total = min(gpu.free_bytes + gpu.held.get(pid, 0) - self.non_torch_bytes for gpu, pid in self._ranks())
         avail = total - self.weights_bytes
-        rest = avail - total * (1 - spec.mem_fraction_static)
-        tokens = int(rest // self.kv_bytes_per_token)
-        if spec.max_total_tokens is not None:
-            tokens = min(tokens, spec.max_total_tokens)
-        tokens = tokens // spec.page_size * spec.page_size
+        profiled = profiled_tokens(total, avail, spec.mem_fraction_static, self.kv_bytes_per_token)
+        reqs = spec.max_running_requests or default_max_num_reqs(self.rules, profiled, spec.max_model_len)
+        tokens = final_tokens(profiled, reqs, NO_SPECULATION, spec.max_total_tokens, spec.page_size)
         if tokens <= 0:
             self._end(
                 "failed",
@@ -79,7 +85,7 @@ class SimSglang(SimEngine):
                 f"Current value: mem_fraction_static={spec.mem_fraction_static}",
             )
             return False
-        self.pool_tokens_carved = tokens
+        self.pool_tokens_carved, self.max_num_reqs = tokens, reqs
         return True
 
     def _ranks(self) -> list[tuple[SimGpu, int]]:

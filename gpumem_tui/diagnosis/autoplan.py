@@ -1,5 +1,6 @@
 """A plan made from what is running: each engine's model, split, settings and GPU, predicted with the rules of
-the startup model its registry entry names (vLLM's); an engine no model sizes yet gets its facts and no plan.
+the startup model its registry entry names (vLLM's, or SGLang's: sglang_plan.py); an engine no model sizes gets
+its facts and no plan.
 
 Every fact is either found (the engine's metrics, /v1/models, its command line, NVML) or assumed (a
 default), and the plan says which. A plan the user set (`ManualPlan`) wins over the inferred one.
@@ -7,7 +8,7 @@ default), and the plan says which. A plan the user set (`ManualPlan`) wins over 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gpumem_tui.catalog import Catalog, CatalogError, GpuSpec, LookupFailed, ModelMatch, ModelSpec
 from gpumem_tui.catalog.hfconfig import find_cached, load_config, model_from_config
@@ -16,12 +17,13 @@ from gpumem_tui.diagnosis.engine_values import LABELS, plausible, shown, why_imp
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.diagnosis.mig_plan import NO_INSTANCE, NOT_REPORTED, held_instances, instance_gpu, profile_of
 from gpumem_tui.diagnosis.overlays import ManualPlan, PlanSource, gpu_spec_for, manual_settings, manual_split
-from gpumem_tui.diagnosis.sglang_plan import BY_HAND, sglang_plan
+from gpumem_tui.diagnosis.sglang_plan import context_bytes, sglang_plan
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, MigInstance, Sample
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.kv import layer_bytes_per_token
-from gpumem_tui.planner.overlay import GpuOverlay, overlay_from_engine
+from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES, GpuOverlay, overlay_from_engine
+from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 from gpumem_tui.planner.vllm.vision import limits_from_flags
 from gpumem_tui.records import Record
@@ -66,6 +68,10 @@ class EnginePlan(Record):
     running: EnginePlan | None = None
     """Beside a plan set by hand: the plan made from the engine's own facts. What is measured (its KV
     pool in bytes) is counted with these, and where they differ from the hand-set plan that is a finding."""
+    sglang_settings: SglangSettings | None = None
+    """SGLang's flags the plan was sized with (an SGLang engine's), where `settings` holds vLLM's."""
+    sglang: SglangPrediction | None = None
+    """SGLang's own sizing of it (planner/sglang): its fraction, pool and what the rest holds; None for vLLM's."""
 
 
 def engine_plans(sample: Sample, catalog: Catalog, manual: ManualPlan | None = None) -> list[EnginePlan]:
@@ -115,9 +121,6 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     assumed: list[str] = []
     record, flags = _record(endpoint), _flags(endpoint, sample)
     running, unsized = None, None
-    if manual is not None and endpoint is not None and sizing(_kind(endpoint, sample)) == "sglang":
-        own = _plan(endpoint, sample, catalog, None)  # a hand-set plan is sized by vLLM's rules
-        return own.model_copy(update={"assumed": [*own.assumed, BY_HAND]})
     if manual is not None:
         running = _plan(endpoint, sample, catalog, None) if endpoint else None
         gpus = (
@@ -146,12 +149,73 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
         source=manual.source if manual else None,
         running=running,
     )
-    if endpoint is not None and sizing(_kind(endpoint, sample)) == "sglang":
-        return base.model_copy(update=sglang_plan(base.found, spec, record))
     missing = unsized or _missing(spec, name, gpus, sample, catalog)
     if missing or spec is None:  # no spec is always missing: `_missing` says why
         return base.model_copy(update={"missing": missing})
+    if endpoint is not None and sizing(_kind(endpoint, sample)) == "sglang":
+        return _sglang(base, spec, sample, catalog, manual, record, endpoint)
     return _predicted(base, spec, sample, catalog, manual, record, flags, endpoint)
+
+
+def _sglang(
+    base: EnginePlan,
+    spec: ModelSpec,
+    sample: Sample,
+    catalog: Catalog,
+    manual: ManualPlan | None,
+    record: EngineRecord | None,
+    endpoint: EndpointStatus,
+) -> EnginePlan:
+    """An SGLang engine planned by SGLang's rules (sglang_plan.py), on the card found as vLLM's plans find it."""
+    found, assumed = list(base.found), list(base.assumed)
+    card = _card(base, sample, catalog, manual, endpoint, found, assumed)
+    if isinstance(card, str):
+        return base.model_copy(update={"missing": card, "found": found, "assumed": assumed})
+    running = base.running.sglang if base.running else None
+    split = len(base.gpu_indices)
+    try:
+        update = sglang_plan(found, assumed, spec, record, card.gpu, card.capacity, split, manual, running)
+    except (ValueError, ArithmeticError) as exc:  # ValidationError too: a setting it stated that cannot be sized
+        why = f"cannot plan with what the engine states: {_reason(exc)}"
+        return base.model_copy(update={"missing": why, "found": found, "assumed": assumed})
+    return base.model_copy(update={"card": card.key, **update})
+
+
+class _Card(NamedTuple):
+    """The card a plan is drawn over: its catalog entry (sized as the MIG instance the engine runs on, or as the
+    hand-set plan's card), its catalog key, and the capacity its bar is drawn at."""
+
+    gpu: GpuSpec
+    key: str
+    capacity: int
+
+
+def _card(
+    base: EnginePlan,
+    sample: Sample,
+    catalog: Catalog,
+    manual: ManualPlan | None,
+    endpoint: EndpointStatus | None,
+    found: list,
+    assumed: list,
+) -> _Card | str:
+    """The plan's card (`_Card`), or why it cannot be sized."""
+    card = next(g for g in sample.gpus if g.index in base.gpu_indices and g.readable)
+    gpu = gpu_spec_for(card.name, card.memory_total_bytes, catalog)
+    if gpu is None:
+        return f"GPU {card.index} reports neither a known name nor its total"
+    _gpu_fact(card, gpu.key, catalog, found, assumed)
+    card_key = gpu.key
+    instance_bytes = None
+    on = _mig_instance(endpoint, sample, card) if manual is None else None
+    if on is not None:  # planned against its MIG GPU instance, as the fleet plans it (mig_plan.py)
+        sized = _instance_gpu(gpu, on, sample.source, found, assumed)
+        if isinstance(sized, str):
+            return sized
+        gpu, instance_bytes = sized, sized.capacity_bytes
+    if manual is not None and manual.gpu is not None:
+        gpu = manual.gpu  # sized as the plan was made: a plan for another card is a plan_mismatch
+    return _Card(gpu, card_key, instance_bytes or card.memory_total_bytes or gpu.capacity_bytes)
 
 
 def _by_hand(manual: ManualPlan, engine_split: int) -> str:
@@ -188,21 +252,10 @@ def _predicted(
     endpoint: EndpointStatus | None,
 ) -> EnginePlan:
     found, assumed = list(base.found), list(base.assumed)
-    card = next(g for g in sample.gpus if g.index in base.gpu_indices and g.readable)
-    gpu = gpu_spec_for(card.name, card.memory_total_bytes, catalog)
-    if gpu is None:
-        return base.model_copy(update={"missing": f"GPU {card.index} reports neither a known name nor its total"})
-    _gpu_fact(card, gpu.key, catalog, found, assumed)
-    card_key = gpu.key
-    instance_bytes = None
-    on = _mig_instance(endpoint, sample, card) if manual is None else None
-    if on is not None:  # planned against its MIG GPU instance, as the fleet plans it (mig_plan.py)
-        sized = _instance_gpu(gpu, on, sample.source, found, assumed)
-        if isinstance(sized, str):
-            return base.model_copy(update={"missing": sized, "found": found, "assumed": assumed})
-        gpu, instance_bytes = sized, sized.capacity_bytes
-    if manual is not None and manual.gpu is not None:
-        gpu = manual.gpu  # sized as the plan was made: a plan for another card is a plan_mismatch
+    card = _card(base, sample, catalog, manual, endpoint, found, assumed)
+    if isinstance(card, str):
+        return base.model_copy(update={"missing": card, "found": found, "assumed": assumed})
+    gpu = card.gpu
     try:
         if manual is not None:
             facts = plausible(record) if record else None
@@ -228,15 +281,14 @@ def _predicted(
                 "assumed": assumed,
             }
         )
-    capacity = instance_bytes or card.memory_total_bytes or gpu.capacity_bytes
     title = f"{spec.id} on {settings.tp} GPU(s), vLLM {settings.version}"
-    overlay = overlay_from_engine(prediction, capacity, base.label, title)
+    overlay = overlay_from_engine(prediction, card.capacity, base.label, title)
     measured_with = base.running.settings if base.running else settings
     kv_per_token = _kv_bytes(measured_with) if measured_with else None
     overlay = overlay.model_copy(update={"measured_kv_bytes_per_token": kv_per_token})
     return base.model_copy(
         update={
-            "card": card_key,
+            "card": card.key,
             "users": users,
             "settings": settings,
             "prediction": prediction,
@@ -470,8 +522,62 @@ def _reason(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200]
 
 
+class Planned(NamedTuple):
+    """What a plan predicts, whichever engine's rules made it (vLLM's or SGLang's): the numbers the findings,
+    `check --json` and the exporter hold against what the engine measures. Sizes are bytes on one GPU."""
+
+    pool_tokens: int
+    context_len: int
+    weights_bytes: int
+    kv_cache_bytes: int
+    before_weights_bytes: int
+    """What the process holds before its weights load (CUDA context, non-torch memory)."""
+    overhead_bytes: int
+    """What it holds beside its weights, KV pool and activations (context, workspaces, CUDA graphs)."""
+    activation_bytes: int
+    failures: list[str]
+    warnings: list[str]
+    assumed: list[str]
+    overhead_named: str = "context, non-torch memory and CUDA graphs"
+    """What `overhead_bytes` holds, in words."""
+
+
+def planned(plan: EnginePlan) -> Planned | None:
+    """The plan's prediction in engine-neutral terms; None where none was made."""
+    p, sg = plan.prediction, plan.sglang
+    if p is not None:
+        before = CUDA_CONTEXT_BYTES + p.non_torch_bytes
+        return Planned(
+            *(p.kv_cache_tokens, p.max_model_len, p.weights_bytes, p.kv_cache_bytes, before),
+            *(before + p.cudagraph_bytes, p.activation_peak_bytes, p.failures, p.warnings, p.assumed),
+        )
+    if sg is None or plan.sglang_settings is None:
+        return None
+    before = context_bytes(plan.sglang_settings, sg)
+    overhead = before + sg.req_to_token_bytes + sg.workspace_bytes + sg.cudagraph_bytes
+    return Planned(
+        *(sg.kv_cache_tokens, sg.context_len, sg.weights_bytes, sg.kv_cache_bytes, before, overhead),
+        *(sg.activation_bytes, sg.failures, sg.warnings, sg.assumed),
+        "context, request table, workspace and CUDA graphs",
+    )
+
+
+def sized_with(plan: EnginePlan) -> EngineSettings | SglangSettings | None:
+    """The settings the plan was sized with: vLLM's, else SGLang's; both name the model, weights, KV cache,
+    split and card alike."""
+    return plan.settings or plan.sglang_settings
+
+
+def split_of(plan: EnginePlan) -> int | None:
+    """The plan's tensor-parallel split; None without settings."""
+    settings = sized_with(plan)
+    return settings.tp if settings else None
+
+
 def kv_bytes_per_token(plan: EnginePlan) -> int | None:
-    """KV cache bytes one token takes on one GPU under the plan's settings; None without settings."""
+    """KV cache bytes one token takes on one GPU under the plan's settings (SGLang's cell); None without."""
+    if plan.sglang is not None:
+        return plan.sglang.cell_bytes
     return _kv_bytes(plan.settings) if plan.settings else None
 
 
@@ -488,9 +594,20 @@ def as_manual(plan: EnginePlan) -> ManualPlan | None:
     """What an engine runs as a plan a person can change (the planner screen opens on it): the settings the
     plan was predicted with, the running engine's own beside a hand-set plan; None where none was made."""
     facts = measured_facts(plan)
-    settings = facts.settings
+    settings, sg = facts.settings, facts.sglang_settings
     if settings is None:
-        return None
+        if sg is None or facts.sglang is None:
+            return None
+        return ManualPlan(
+            model=sg.model,
+            quantization=sg.quantization,
+            kv_cache_dtype=sg.kv_cache_dtype,
+            max_model_len=facts.sglang.context_len,
+            users=facts.users,
+            tp=sg.tp,
+            gpu=sg.gpu,
+            source="planner screen",
+        )
     return ManualPlan(
         model=settings.model,
         quantization=settings.quantization,
@@ -510,7 +627,7 @@ def drawn_plans(plans: list[EnginePlan]) -> dict[int, EnginePlan]:
     exporter publishes its bands)."""
     drawn: dict[int, EnginePlan] = {}
     for plan in plans:
-        for index in plan.gpu_indices[: plan.settings.tp if plan.settings else None]:
+        for index in plan.gpu_indices[: split_of(plan)]:
             if plan.overlay is not None:
                 drawn.setdefault(index, plan)
     return drawn
@@ -525,6 +642,7 @@ def plan_by_gpu(plans: list[EnginePlan]) -> dict[int, GpuOverlay]:
 __all__ = [
     "DEFAULT_VERSION",
     "EnginePlan",
+    "Planned",
     "as_manual",
     "auto_settings",
     "drawn_plans",
@@ -533,5 +651,8 @@ __all__ = [
     "measured_facts",
     "model_spec",
     "plan_by_gpu",
+    "planned",
+    "sized_with",
     "sizing",
+    "split_of",
 ]

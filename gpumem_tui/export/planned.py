@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from gpumem_tui.diagnosis.autoplan import EnginePlan, drawn_plans
+from gpumem_tui.diagnosis.autoplan import EnginePlan, drawn_plans, planned
 from gpumem_tui.export.evaluation import Evaluation
 from gpumem_tui.export.labels import ENGINE, FINDING, InfoRows, Rows, engine_labels
 from gpumem_tui.models import Sample
@@ -55,19 +55,9 @@ def plan_rows(evaluation: Evaluation) -> list[Rows | InfoRows]:
             bands.add({**where, "band": name}, size)
     for plan in evaluation.plans:
         labels = _plan_labels(sample, plan)
-        settings, prediction = plan.settings, plan.prediction
-        facts: dict[str, object] = {"source": plan.label, "set_by": plan.source, "catalog_model": plan.model}
-        if settings is not None:
-            facts |= {
-                "quantization": settings.quantization,
-                "kv_cache_dtype": settings.kv_cache_dtype,
-                "tensor_parallel_size": settings.tp,
-                "pipeline_parallel_size": settings.pp,
-                "max_model_len": prediction.max_model_len if prediction else settings.max_model_len,
-                "vllm_version": settings.version,
-            }
-        info.add(labels, facts)
-        tokens.add(labels, prediction.kv_cache_tokens if prediction else None)
+        settings, p = plan.settings, planned(plan)
+        info.add(labels, _facts(plan))
+        tokens.add(labels, p.pool_tokens if p else None)
         utilization.add(labels, settings.utilization if settings else None)
     return [bands, info, tokens, utilization]
 
@@ -78,6 +68,33 @@ may set (`label_value_length_limit`), which would refuse the whole scrape."""
 UNQUOTED = frozenset({"refresh_failed"})
 """Codes whose words are not published: `refresh_failed`'s title quotes an exception's text, which is not
 built from the fields the exporter publishes (docs/export.md)."""
+
+
+def _facts(plan: EnginePlan) -> dict[str, object]:
+    """A plan's facts as `gpumem_plan_info` labels: vLLM's settings, or SGLang's (`sglang_version` and
+    `mem_fraction_static` in place of `vllm_version`)."""
+    facts: dict[str, object] = {"source": plan.label, "set_by": plan.source, "catalog_model": plan.model}
+    settings, sg, p = plan.settings, plan.sglang_settings, planned(plan)
+    if settings is not None:
+        facts |= {
+            "quantization": settings.quantization,
+            "kv_cache_dtype": settings.kv_cache_dtype,
+            "tensor_parallel_size": settings.tp,
+            "pipeline_parallel_size": settings.pp,
+            "max_model_len": p.context_len if p else settings.max_model_len,
+            "vllm_version": settings.version,
+        }
+    elif sg is not None and plan.sglang is not None:
+        facts |= {
+            "quantization": sg.quantization,
+            "kv_cache_dtype": sg.kv_cache_dtype,
+            "tensor_parallel_size": sg.tp,
+            "pipeline_parallel_size": sg.pp,
+            "max_model_len": plan.sglang.context_len,
+            "sglang_version": sg.version,
+            "mem_fraction_static": plan.sglang.mem_fraction_static,
+        }
+    return facts
 
 
 def finding_rows(evaluation: Evaluation) -> list[Rows | InfoRows]:

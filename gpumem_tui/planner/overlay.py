@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpumem_tui.planner.sglang.records import SglangPrediction
 from gpumem_tui.planner.vllm import EnginePrediction
 from gpumem_tui.records import Record
 from gpumem_tui.units import GIB
@@ -64,6 +65,39 @@ def overlay_from_engine(p: EnginePrediction, capacity_bytes: int, label: str, ti
         engine_bytes=held,
         kv_pool_bytes=max(0, p.kv_cache_bytes),
         kv_pool_tokens=tokens,
+    )
+
+
+def overlay_from_sglang(
+    p: SglangPrediction, capacity_bytes: int, context_bytes: int, label: str, title: str
+) -> GpuOverlay:
+    """SGLang's own bands on one rank. Outside the fraction: the driver's share and what the process holds
+    before its weights load (`context_bytes`: CUDA context, NCCL); inside `total` (the memory free then): the
+    weights and KV pool that mem_fraction_static keeps, then in what it leaves the request table, the backend
+    workspace, CUDA graphs, activations and what is left after them."""
+    outside = max(0, capacity_bytes - p.total_bytes)
+    context = min(outside, context_bytes)
+    bands = [
+        PlannedBand(name="driver reserved", kind="driver", bytes=outside - context),
+        PlannedBand(name="CUDA context", kind="runtime", bytes=context),
+        PlannedBand(name="weights", kind="weights", bytes=p.weights_bytes),
+        PlannedBand(name="KV pool", kind="kv", bytes=max(0, p.kv_cache_bytes)),
+        PlannedBand(name="request table", kind="runtime", bytes=p.req_to_token_bytes),
+        PlannedBand(name="backend workspace", kind="runtime", bytes=p.workspace_bytes),
+        PlannedBand(name="CUDA graphs", kind="graphs", bytes=p.cudagraph_bytes),
+        PlannedBand(name="activations", kind="activations", bytes=p.activation_bytes),
+    ]
+    held = sum(b.bytes for b in bands[1:])
+    left = PlannedBand(name="left by mem_fraction_static", kind="reserve", bytes=max(0, p.left_after_graphs_bytes))
+    return GpuOverlay(
+        label=label,
+        title=title,
+        capacity_bytes=capacity_bytes,
+        bands=_fit([*bands, left], capacity_bytes),
+        engine_bytes=held,
+        kv_pool_bytes=max(0, p.kv_cache_bytes),
+        kv_pool_tokens=p.kv_cache_tokens if p.kv_cache_tokens > 0 else None,
+        measured_kv_bytes_per_token=p.cell_bytes,
     )
 
 

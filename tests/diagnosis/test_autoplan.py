@@ -9,7 +9,6 @@ from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.autoplan import engine_plans, plan_by_gpu
 from gpumem_tui.diagnosis.overlays import ManualPlan
-from gpumem_tui.diagnosis.sglang_plan import UNSIZED
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.sources.engines.launch_flags import launch_flags
 from gpumem_tui.sources.engines.parse import parse_metrics
@@ -94,16 +93,21 @@ def test_manual_plan_without_an_engine_is_drawn_on_the_first_gpus(catalog):
 SGLANG_PAYLOAD = Path(__file__).parents[1] / "data/calibration/metrics/sglang_docs_production_metrics_llama31_8b.prom"
 
 
-def test_an_sglang_engine_is_not_given_a_vllm_plan(catalog):
+def test_an_sglang_engine_is_planned_by_sglang_s_rules_not_vllm_s(catalog):
+    """Its metrics alone (no /get_server_info): SGLang's release defaults on this card, each said assumed."""
     records = parse_metrics(SGLANG_PAYLOAD.read_text(), "http://127.0.0.1:30000", whole=False)
     status = EndpointStatus(url="http://127.0.0.1:30000", state="ok", pids=[2100], records=records)
     sglang_cmd = ["python3", "-m", "sglang.launch_server", "--model-path", LLAMA_8B]
     s = sample(gpus=[gpu(used_gib=72)], processes=[process(2100, 72, cmdline=sglang_cmd)], engines=[status])
     [plan] = engine_plans(s, catalog)
-    assert plan.missing == UNSIZED
-    assert (plan.settings, plan.prediction, plan.overlay) == (None, None, None)
-    assert plan_by_gpu([plan]) == {}
+    assert plan.missing is None and (plan.settings, plan.prediction) == (None, None)
+    assert plan.sglang is not None and plan.sglang_settings is not None
+    assert plan.sglang.mem_fraction_static == 0.835 and not plan.sglang.fraction_given  # 0.5.6's own on an H100
+    assert plan_by_gpu([plan])[0] == plan.overlay and plan.overlay.kv_pool_tokens == plan.sglang.kv_cache_tokens
     assert f"model {LLAMA_8B} (from /metrics)" in plan.found
+    said = " ".join(plan.assumed)
+    assert "SGLang 0.5.6's sizing rules" in said and "mem_fraction_static 0.835, the default" in said
+    assert plan.context_assumed
 
 
 def test_an_sglang_engine_that_has_not_answered_is_known_by_its_command_line(catalog):
@@ -111,8 +115,8 @@ def test_an_sglang_engine_that_has_not_answered_is_known_by_its_command_line(cat
     procs = [process(2100, 20, cmdline=sglang_cmd)]
     s = sample(gpus=[gpu(used_gib=20)], processes=procs, engines=[engine(state="down")])
     [plan] = engine_plans(s, catalog)
-    assert plan.missing == UNSIZED
-    assert plan.prediction is None
+    assert plan.prediction is None and plan.sglang is not None
+    assert "tp_size 1: the 1 GPU(s) its processes hold memory on (not stated by the engine)" in plan.assumed
 
 
 async def test_a_manual_plan_is_not_drawn_on_gpus_this_process_may_not_open(catalog, tmp_path):

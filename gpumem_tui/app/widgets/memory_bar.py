@@ -22,7 +22,7 @@ LEGEND = {
         ("runtime", "context"),
         ("activations", "activations"),
         ("kv", "KV pool"),
-        ("reserve", "utilization"),
+        ("reserve", "left by setting"),
         ("spare", "spare"),
     ),
 }

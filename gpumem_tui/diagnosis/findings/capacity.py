@@ -1,23 +1,30 @@
-"""What more capacity would buy: conversations one more GPU, or an FP8 KV cache, would add to a pool."""
+"""What more capacity would buy: conversations one more GPU, or an FP8 KV cache, would add to a pool, predicted
+by the rules the plan was sized with (vLLM's or SGLang's)."""
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.autoplan import EnginePlan, predicted
+from gpumem_tui.diagnosis.autoplan import EnginePlan, planned, predicted, sized_with
 from gpumem_tui.planner.parallel import valid_splits
+from gpumem_tui.planner.sglang import SglangSettings
+from gpumem_tui.planner.sglang import predict as sglang_predict
+from gpumem_tui.planner.vllm import EngineSettings
+
+FP8 = {"vllm": "fp8", "sglang": "fp8_e4m3"}
+"""An FP8 KV cache, as each engine's --kv-cache-dtype names it."""
 
 
 def more_conversations(plan: EnginePlan, pool_tokens: int, per_request: int | None) -> list[str]:
     """Sentences like 'One more GPU (tensor parallel 1 -> 2) would hold about 140 more conversations of
     3,075 tokens.'; empty when the plan cannot be re-predicted."""
-    settings = plan.settings
-    if settings is None or plan.prediction is None:
+    settings, p = sized_with(plan), planned(plan)
+    if settings is None or p is None:
         return []
-    size = per_request or plan.prediction.max_model_len
-    base = plan.prediction.kv_cache_tokens
+    size = per_request or p.context_len
+    base = p.pool_tokens
     out = []
     bigger = next((n for n in valid_splits(settings.model, limit=64) if n > settings.tp), None)
     if bigger is not None:
-        tokens = _scaled(predicted(settings.model_copy(update={"tp": bigger})).kv_cache_tokens, base, pool_tokens)
+        tokens = _scaled(_pool(settings, tp=bigger), base, pool_tokens)
         extra = bigger - settings.tp
         gpus = "One more GPU" if extra == 1 else f"{extra} more GPUs"
         out.append(
@@ -25,11 +32,17 @@ def more_conversations(plan: EnginePlan, pool_tokens: int, per_request: int | No
             f"{max(0, tokens - pool_tokens) // size:,} more conversations of {size:,} tokens."
         )
     if not settings.kv_cache_dtype.lower().startswith("fp8"):
-        tokens = _scaled(
-            predicted(settings.model_copy(update={"kv_cache_dtype": "fp8"})).kv_cache_tokens, base, pool_tokens
-        )
+        fp8 = FP8["sglang" if isinstance(settings, SglangSettings) else "vllm"]
+        tokens = _scaled(_pool(settings, kv_cache_dtype=fp8), base, pool_tokens)
         out.append(f"An FP8 KV cache would hold about {max(0, tokens - pool_tokens) // size:,} more.")
     return out
+
+
+def _pool(settings: EngineSettings | SglangSettings, **update: object) -> int:
+    """The pool in tokens the same rules predict with `update` to the settings."""
+    if isinstance(settings, SglangSettings):
+        return sglang_predict(settings.model_copy(update=update)).kv_cache_tokens
+    return predicted(settings.model_copy(update=update)).kv_cache_tokens
 
 
 def _scaled(predicted: int, predicted_base: int, measured_base: int) -> int:

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpumem_tui.catalog import ModelSpec
-from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.autoplan import EnginePlan, planned, sized_with
 from gpumem_tui.diagnosis.findings.records import Finding
 from gpumem_tui.diagnosis.findings.starting import starting_endpoints
 from gpumem_tui.planner.dtypes import PlanInputError, kv_dtype_bytes
 from gpumem_tui.planner.params import count_params
+from gpumem_tui.planner.sglang.records import SglangSettings
 from gpumem_tui.planner.vllm import EngineSettings
 from gpumem_tui.planner.vllm.loaded import dtype_bytes, quantization_of
 
@@ -21,16 +22,17 @@ FORMAT = "weight format"
 def differences(plan: EnginePlan) -> list[str]:
     """Names of what differs between a hand-set plan and the engine it is drawn over (model, weight format,
     KV cache dtype, split, GPU); empty for a plan made from the engine, or one with nothing to compare."""
-    settings, running = plan.settings, plan.running
+    settings, running = sized_with(plan), plan.running
     if running is None or settings is None or plan.endpoint is None:
         return []
-    runs = running.settings
+    runs = sized_with(running)
     differ = []
     if runs is not None and architecture(settings.model) != architecture(runs.model):
         differ.append("model")
     elif runs is None and renamed(plan):
         differ.append("model")  # the running model is not known here: its name is all there is
-    if runs is not None and running.launch_seen and weight_width(settings) != weight_width(runs):
+    stated = running.launch_seen or running.sglang is not None  # SGLang states its quantization itself
+    if runs is not None and stated and weight_width(settings) != weight_width(runs):
         differ.append(FORMAT)
     if runs is not None and kv_width(settings) != kv_width(runs):
         differ.append("KV cache dtype")
@@ -62,7 +64,7 @@ def architecture(spec: ModelSpec) -> tuple:
     return shape, spec.mla, spec.sliding_window, count_params(spec)
 
 
-def weight_width(settings: EngineSettings) -> tuple:
+def weight_width(settings: EngineSettings | SglangSettings) -> tuple:
     """How wide a weight loads: the quantization's scope and bits, else the 16- or 32-bit dtype."""
     try:
         quantized = quantization_of(settings.quantization, settings.model)
@@ -71,7 +73,7 @@ def weight_width(settings: EngineSettings) -> tuple:
         return ("named", (settings.quantization or "").lower())
 
 
-def kv_width(settings: EngineSettings) -> int | str:
+def kv_width(settings: EngineSettings | SglangSettings) -> int | str:
     """Bytes one cached KV element takes (`auto`: the 16-bit serving dtype)."""
     try:
         return kv_dtype_bytes(settings.kv_cache_dtype)
@@ -84,5 +86,5 @@ def compared(plans: list[EnginePlan], findings: Sequence[Finding] = ()) -> tuple
     as compared when its numbers were held against what runs: it has a prediction, is not for something
     else, and its engine is not still loading."""
     loading = starting_endpoints(list(findings))
-    held = sum(p.prediction is not None and not mismatched(p) and p.endpoint not in loading for p in plans)
+    held = sum(planned(p) is not None and not mismatched(p) and p.endpoint not in loading for p in plans)
     return held, sum(p.endpoint is not None for p in plans)

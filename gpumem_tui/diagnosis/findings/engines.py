@@ -3,7 +3,7 @@ cannot hold."""
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.autoplan import EnginePlan
+from gpumem_tui.diagnosis.autoplan import EnginePlan, planned
 from gpumem_tui.diagnosis.engine_values import implausible, plausible
 from gpumem_tui.diagnosis.findings.plan import plan_engine, plan_name, plan_where, serving
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
@@ -107,12 +107,13 @@ def _pressed(record: EngineRecord) -> str:
 def context_too_long(s: Situation) -> list[Finding]:
     findings = []
     for plan in s.plans:
-        if plan.prediction is None or plan.users < 1:
+        p = planned(plan)
+        if p is None or plan.users < 1:
             continue
         live = serving(s, plan)
         measured = live[1].kv_pool_tokens if live else None
-        pool = measured if measured is not None else plan.prediction.kv_cache_tokens
-        length = plan.prediction.max_model_len
+        pool = measured if measured is not None else p.pool_tokens
+        length = p.context_len
         if plan.users * length > pool:
             flags = advice(live[1].engine if live else None)
             findings.append(_too_long(s, plan, pool, length, measured is not None, flags))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from gpumem_tui.diagnosis.autoplan import EnginePlan, kv_bytes_per_token, measured_facts
+from gpumem_tui.diagnosis.autoplan import EnginePlan, Planned, kv_bytes_per_token, measured_facts, planned, sized_with
 from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.diagnosis.findings.differ import FORMAT, differences, mismatched, renamed
 from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
@@ -13,10 +13,10 @@ from gpumem_tui.diagnosis.findings.situation import Situation
 from gpumem_tui.diagnosis.findings.words import compose, engine_short, gpus
 from gpumem_tui.diagnosis.measured import gpu_listing
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
-from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
 from gpumem_tui.planner.serving import SIXTEEN_BIT
-from gpumem_tui.planner.vllm import EnginePrediction, EngineSettings
-from gpumem_tui.sources.engines.registry import advice
+from gpumem_tui.planner.sglang.records import SglangSettings
+from gpumem_tui.planner.vllm import EngineSettings
+from gpumem_tui.sources.engines.registry import advice, registered
 from gpumem_tui.units import said
 
 
@@ -73,10 +73,10 @@ def plan_mismatch(s: Situation) -> list[Finding]:
     that only names the model otherwise (same architecture) is said to be compared as is."""
     findings = []
     for plan in s.plans:
-        running = plan.running
-        if plan.endpoint is None and plan.settings is not None and plan.card != plan.settings.gpu.key:
+        running, settings = plan.running, sized_with(plan)
+        if plan.endpoint is None and settings is not None and plan.card != settings.gpu.key:
             findings.append(_other_card(plan))
-        if running is None or plan.settings is None or plan.endpoint is None:
+        if running is None or settings is None or plan.endpoint is None:
             continue
         if mismatched(plan):
             findings.append(_mismatch(s, plan, running))
@@ -153,8 +153,9 @@ def _fix_plan(plan: EnginePlan) -> str:
 
 def _other_card(plan: EnginePlan) -> Finding:
     """A plan with no engine to compare, sized for another card than the one it is drawn over."""
-    assert plan.settings is not None
-    planned = plan.settings.gpu.key
+    settings = sized_with(plan)
+    assert settings is not None
+    planned = settings.gpu.key
     return Finding(
         severity="warning",
         code="plan_mismatch",
@@ -164,7 +165,7 @@ def _other_card(plan: EnginePlan) -> Finding:
             f"sized for {planned}, not this node's {plan.card}",
             plan_name(plan),
         ),
-        explanation=f"The plan's bands are {planned}'s on {plan.settings.tp} GPU(s), drawn over "
+        explanation=f"The plan's bands are {planned}'s on {settings.tp} GPU(s), drawn over "
         f"{gpu_listing(plan.gpu_indices)} ({plan.card}): the bars show what the plan takes there, not what "
         f"it would take here.",
         try_this=f"pick {plan.card} in the planner (p) to size the plan for this node",
@@ -174,7 +175,7 @@ def _other_card(plan: EnginePlan) -> Finding:
 
 def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str]:
     """Both sides in words: model, weight format, KV cache, split and card."""
-    settings = plan.settings
+    settings = sized_with(plan)
     assert settings is not None  # plan_mismatch compares only plans with settings
     split = len(running.gpu_indices)
     plan_side = (
@@ -182,18 +183,18 @@ def _sides(plan: EnginePlan, running: EnginePlan) -> tuple[str, str]:
         f"{settings.tp} x {settings.gpu.key}"
     )
     where = f"on {split} x {plan.card or 'GPU'} ({gpu_listing(running.gpu_indices)})" if split else "on GPUs not known"
-    kv = f", KV cache {running.settings.kv_cache_dtype}" if running.settings else ""
+    runs = sized_with(running)
+    kv = f", KV cache {runs.kv_cache_dtype}" if runs else ""
     engine_side = f"{running.model or 'a model it does not name'}, {_runs_words(running)}{kv}, {where}"
     return plan_side, engine_side
 
 
 def _runs_words(running: EnginePlan) -> str:
     """The weights the engine loads, as far as its command line tells."""
-    if running.settings is None or not running.launch_seen:
+    runs = sized_with(running)
+    if runs is None or not (running.launch_seen or running.sglang):  # SGLang states its quantization
         return "weights in a format not known here (its command line is not visible)"
-    return f"weights {_weights_format(running.settings)}" + (
-        "" if running.settings.quantization else " (no --quantization)"
-    )
+    return f"weights {_weights_format(runs)}" + ("" if runs.quantization else " (no --quantization)")
 
 
 def _listed(words: list[str]) -> str:
@@ -201,7 +202,7 @@ def _listed(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _weights_format(settings: EngineSettings) -> str:
+def _weights_format(settings: EngineSettings | SglangSettings) -> str:
     """What the weights load as: the quantization asked for (`none`: the 16-bit dtype), else the
     checkpoint's own format."""
     spec = settings.model
@@ -214,32 +215,33 @@ def _weights_format(settings: EngineSettings) -> str:
 def weights_mismatch(s: Situation) -> list[Finding]:
     findings = []
     for plan in s.plans:
-        live = serving(s, plan)
-        if plan.prediction is None or live is None or live[1].kv_pool_tokens is None or not plan.gpu_indices:
+        live, p = serving(s, plan), planned(plan)
+        if p is None or live is None or live[1].kv_pool_tokens is None or not plan.gpu_indices:
             continue
-        finding = _weights(s, plan, plan.prediction, live[0], live[1])
+        finding = _weights(s, plan, p, live[0], live[1])
         if finding is not None:
             findings.append(finding)
     return findings
 
 
 def _weights(
-    s: Situation, plan: EnginePlan, p: EnginePrediction, endpoint: EndpointStatus, record: EngineRecord
+    s: Situation, plan: EnginePlan, p: Planned, endpoint: EndpointStatus, record: EngineRecord
 ) -> Finding | None:
     t, gpu = s.thresholds, plan.gpu_indices[0]
     held = sum(x.gpu_memory_bytes or 0 for x in s.processes_on(gpu) if x.pid in endpoint.pids)
     if not held or not p.weights_bytes:
         return None
     kv = (record.kv_pool_tokens or 0) * (kv_bytes_per_token(measured_facts(plan)) or 0)
-    others = CUDA_CONTEXT_BYTES + p.non_torch_bytes + p.cudagraph_bytes
-    estimate = weights_estimate(held, kv, others, p.weights_bytes, p.activation_peak_bytes)
+    others = p.overhead_bytes
+    estimate = weights_estimate(held, kv, others, p.weights_bytes, p.activation_bytes)
     ratio = estimate / p.weights_bytes
     severity = weights_severity(ratio, t)
     if severity is None:
         return None
     precision = severity == "critical"
-    assert plan.settings is not None  # a plan with a prediction has its settings
-    planned_as = _weights_format(plan.settings)
+    settings = sized_with(plan)
+    assert settings is not None  # a plan with a prediction has its settings
+    planned_as = _weights_format(settings)
     # the engine loaded another format than the plan's: it deviates
     running = plan.running if differences(plan) == [FORMAT] else None
     return Finding(
@@ -249,7 +251,7 @@ def _weights(
             plan_name(plan), plan_where(s, plan), ratio, _weights_who(running, estimate, p.weights_bytes, planned_as)
         ),
         explanation=f"The engine process holds {said(held)} on GPU {gpu}; less its KV pool ({record.kv_pool_tokens:,} "
-        f"tokens = {said(kv)}) and about {said(others)} of context, non-torch memory and CUDA graphs, that leaves "
+        f"tokens = {said(kv)}) and about {said(others)} of {p.overhead_named}, that leaves "
         f"about {said(estimate)} of weights. The {plan.label} plan ({planned_as}) says {said(p.weights_bytes)}."
         + (
             f" The engine loaded {_runs_words(running).removeprefix('weights ')}, not the {planned_as} planned."
@@ -258,7 +260,7 @@ def _weights(
         )
         + (" Twice (or half) the planned weights is the sign of the wrong precision loaded." if precision else "")
         + plan_engine(s, plan),
-        try_this=_relaunch(plan) if running else check_flags(planned_as),
+        try_this=_relaunch(plan, record.engine) if running else check_flags(planned_as, record.engine),
         gpu_index=gpu,
         endpoint=plan.endpoint,
     )
@@ -266,8 +268,9 @@ def _weights(
 
 def _weights_who(running: EnginePlan | None, estimate: int, planned: int, planned_as: str) -> str:
     """`bf16 loaded, fp8 planned` where the engine's launch says what it loaded, else the two sizes."""
-    if running is not None and running.settings is not None and running.launch_seen:
-        return f"{_weights_format(running.settings)} loaded, {planned_as} planned"
+    runs = sized_with(running) if running is not None else None
+    if running is not None and runs is not None and (running.launch_seen or running.sglang):
+        return f"{_weights_format(runs)} loaded, {planned_as} planned"
     return f"about {said(estimate)} a GPU, {said(planned)} planned as {planned_as}"
 
 
@@ -277,40 +280,48 @@ def weights_title(name: str, where: str, ratio: float, who: str) -> str:
     return compose(f"weights {ratio:.1f}x the plan", where, who, name)
 
 
-def check_flags(planned_as: str) -> str:
-    """What to try about weights unlike the plan's, the node's and the fleet's: the flags that load them."""
+def check_flags(planned_as: str, kind: str | None = "vllm") -> str:
+    """What to try about weights unlike the plan's, the node's and the fleet's: the flags that load them (vLLM
+    and SGLang both name them --quantization and --dtype)."""
     return (
-        f"check the launch flags: the plan assumes {planned_as}; restart vLLM with the matching --quantization / "
-        "--dtype (or fix the plan)"
+        f"check the launch flags: the plan assumes {planned_as}; restart {engine_label(kind)} with the matching "
+        "--quantization / --dtype (or fix the plan)"
     )
 
 
-def _relaunch(plan: EnginePlan) -> str:
+def engine_label(kind: str | None) -> str:
+    """`vLLM`, `SGLang`: the engine kind as its registry entry names it."""
+    entry = registered(kind)
+    return entry.label if entry else "the engine"
+
+
+def _relaunch(plan: EnginePlan, kind: str | None) -> str:
     """The plan is the intent and the engine loaded another format: relaunch it as planned."""
-    assert plan.settings is not None and plan.running is not None and plan.running.settings is not None
-    method = plan.settings.quantization
+    settings, runs = sized_with(plan), sized_with(plan.running) if plan.running else None
+    assert settings is not None and runs is not None
+    method = settings.quantization
     flag = f"with --quantization {method}" if method else "without --quantization (the checkpoint's own format)"
     return (
-        f"restart vLLM {flag}, as the {plan.label} plan ({_from(plan)}) says; if "
-        f"{_weights_format(plan.running.settings)} was meant, the plan is what to fix"
+        f"restart {engine_label(kind)} {flag}, as the {plan.label} plan ({_from(plan)}) says; if "
+        f"{_weights_format(runs)} was meant, the plan is what to fix"
     )
 
 
 def kv_pool_short(s: Situation) -> list[Finding]:
     findings = []
     for plan in s.plans:
-        live = serving(s, plan)
-        if plan.prediction is None or live is None or live[1].kv_pool_tokens is None:
+        live, p = serving(s, plan), planned(plan)
+        if p is None or live is None or live[1].kv_pool_tokens is None:
             continue
-        planned, measured = plan.prediction.kv_cache_tokens, live[1].kv_pool_tokens
-        severity = pool_short_severity(planned, measured, s.thresholds)
+        pool, measured = p.pool_tokens, live[1].kv_pool_tokens
+        severity = pool_short_severity(pool, measured, s.thresholds)
         if severity is None:
             continue
         where = plan.gpu_indices[0] if plan.gpu_indices else None
-        length = plan.prediction.max_model_len
+        length = p.context_len
         findings.append(
             pool_short(
-                named(s, plan), plan.label, length, planned, measured, severity, where, plan.endpoint, live[1].engine
+                named(s, plan), plan.label, length, pool, measured, severity, where, plan.endpoint, live[1].engine
             )
         )
     return findings
@@ -388,8 +399,9 @@ def plan_notes(s: Situation) -> list[Finding]:
     """What the planner itself warns about, for each plan with a prediction (`notes_of`)."""
     findings = []
     for plan in s.plans:
-        if plan.prediction is not None:
-            p, live = plan.prediction, serving(s, plan)
+        p = planned(plan)
+        if p is not None:
+            live = serving(s, plan)
             carved = live[1].kv_pool_tokens if live else None
             findings += notes_of(named(s, plan), plan.label, p.failures, p.warnings, plan.endpoint, carved)
     return findings

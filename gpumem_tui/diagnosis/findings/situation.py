@@ -54,7 +54,7 @@ class Situation:
         return {}
 
     def more_conversations(self, plan: EnginePlan, pool_tokens: int, per_request: int | None) -> list[str]:
-        """`capacity.more_conversations` (two vLLM predictions), once per situation: its words have no unit."""
+        """`capacity.more_conversations` (two predictions), once per situation: its words have no unit."""
         key = (id(plan), pool_tokens, per_request)
         if key not in self._capacity:
             self._capacity[key] = more_conversations(plan, pool_tokens, per_request)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts
+from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts, planned
 from gpumem_tui.diagnosis.findings.records import Finding, Severity
 from gpumem_tui.diagnosis.findings.situation import Situation, duration
 from gpumem_tui.diagnosis.findings.words import compose, engine_short
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import ProcessRecord
-from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES
 from gpumem_tui.units import MIB, said
 
 FLAT_BYTES = 64 * MIB
@@ -91,10 +90,10 @@ def _starting(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]
 
 def _progress(plan: EnginePlan | None, held: int) -> str:
     """`weights 9.30 of 14.96 GiB planned`, then the whole process against the plan once weights are in."""
-    if plan is None or plan.prediction is None or plan.overlay is None:
+    p = planned(plan) if plan is not None else None
+    if plan is None or p is None or plan.overlay is None:
         return ""
-    weights, total = plan.prediction.weights_bytes, plan.overlay.engine_bytes
-    before = CUDA_CONTEXT_BYTES + plan.prediction.non_torch_bytes
+    weights, total, before = p.weights_bytes, plan.overlay.engine_bytes, p.before_weights_bytes
     if held < before + weights:
         return f"weights {said(max(0, held - before), unit=False)} of {said(weights)} planned"
     return f"weights loaded, {said(held, unit=False)} of {said(total)} planned in all (profiling, then the KV pool)"
