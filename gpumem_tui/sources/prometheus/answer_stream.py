@@ -1,11 +1,10 @@
 """A query API answer read as its text arrives, never whole: the envelope's small values (`status`, `warnings`,
-`errorType`, `error`, `resultType`) parsed whole, the `data.result` array one item at a time, each item handed
-on (in a batch per piece of text) as soon as it is read. Held at once: one piece of text, the items read from
-it, and what the taker keeps of them; never the raw answer, its text and its parsed tree together.
+`errorType`, `error`, `resultType`) parsed whole, the `data.result` array one item at a time, the items of each
+piece of text handed on at once. Held at once: a piece, its items, and what the taker keeps of them.
 
 Each value is parsed by the standard library's JSON scanner (C). A value cut by the end of a piece is tried
-again once the unread text has at least doubled, so a long one costs a few tries, not one per piece.
-docs/design/queries.md has the measurements."""
+again once the unread text has doubled, so a long one costs a few tries, not one per piece
+(docs/design/queries.md)."""
 
 from __future__ import annotations
 
