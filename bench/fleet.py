@@ -134,13 +134,21 @@ class Counting:
     def __init__(self) -> None:
         self.requests = 0
         self.bytes = 0
-        self._read = client_module.read_capped
+        self._read = client_module.stream_capped
 
-    async def __call__(self, *args, **kwargs):
-        status, body = await self._read(*args, **kwargs)
+    async def __call__(self, client, method, url, max_bytes, sink_of, **kwargs):
+        def counted(status):
+            sink = sink_of(status)
+
+            def take(piece):
+                self.bytes += len(piece)
+                sink(piece)
+
+            return take
+
+        status = await self._read(client, method, url, max_bytes, counted, **kwargs)
         self.requests += 1
-        self.bytes += len(body)
-        return status, body
+        return status
 
 
 async def refresh(
@@ -301,7 +309,7 @@ def build_fleet(nodes: int, utilization: float, where: Path) -> Path:
 def _measure(url: str, at: float, args: argparse.Namespace) -> None:
     me = psutil.Process()
     counting = Counting()
-    client_module.read_capped = counting  # the bench's meter on every request
+    client_module.stream_capped = counting  # the bench's meter on every request
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores shared with other work)")
     for name in READS if args.read == "both" else [args.read]:
         runs = []

@@ -79,7 +79,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gpumem-fleet-node-bench-") as tmp:
         data = build_fleet(args.nodes, 0.9, Path(args.keep) if args.keep else Path(tmp))
         counting = Counting()
-        client_module.read_capped = counting  # type: ignore[assignment]  # the bench's meter on every request
+        client_module.stream_capped = counting  # type: ignore[assignment]  # the bench's meter on every request
         at = T0 + HOUR_S
         names = [f"node-{k * args.nodes // args.reads:04d}" for k in range(args.reads)]
         with running(data) as url:

@@ -53,6 +53,18 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://|//)?.*@", re.DOTALL)
 unencoded `/`, `?` or `#` (such a URL is refused as input, yet never shown either)."""
 
 
+_URL = re.compile(r'[A-Za-z][A-Za-z0-9+.-]*://[^\s"\\]+')
+"""A URL inside text, up to white space, a quote or a backslash (so one inside a JSON string ends there)."""
+
+
+def shown_urls(text: str) -> str:
+    """Every URL in `text` as `shown_url` shows it: text written before that rule (an old recording) may hold one
+    with a user and password."""
+    if "@" not in text:  # nearly always: no regular expression run
+        return text
+    return _URL.sub(lambda found: shown_url(found.group()), text)
+
+
 def shown_url(url: str) -> str:
     """A URL as it may be shown, recorded or exported: `http://user:password@host:9090` -> `http://host:9090`.
     The request may carry the credentials; no screen, error, file or label does. The one rule for every

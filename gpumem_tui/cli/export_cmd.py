@@ -22,6 +22,7 @@ from gpumem_tui.cli.node_plan import build_judge
 from gpumem_tui.demo import load_scenario
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.export.evaluation import Evaluator
+from gpumem_tui.export.limits import Limits
 from gpumem_tui.export.listener import Address, resolve
 from gpumem_tui.export.server import ExportServer, serve
 from gpumem_tui.sources.feed import Feed
@@ -33,6 +34,11 @@ def run(args: argparse.Namespace) -> int:
     endpoints_need_live(args)
     if args.at is not None and args.demo is None and args.replay is None:
         raise UsageError("--at needs --demo or --replay")
+    if args.answer_timeout < args.request_timeout:
+        raise UsageError(
+            f"--answer-timeout {args.answer_timeout:g} is under --request-timeout {args.request_timeout:g}: a "
+            "connection is answered after its request is in"
+        )
     address = _address(args.listen)
     if not args.allow_remote and not address.loopback:
         raise UsageError(
@@ -91,7 +97,8 @@ def _feed(args: argparse.Namespace, judge: Judge) -> tuple[Feed, NvmlSource | No
 
 def _serve(evaluator: Evaluator, args: argparse.Namespace, address: Address) -> ExportServer:
     try:
-        return serve(evaluator, address, args.top_processes)
+        limits = Limits(args.max_connections, request_s=args.request_timeout, answer_s=args.answer_timeout)
+        return serve(evaluator, address, args.top_processes, limits)
     except OSError as exc:
         why = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
         raise UsageError(f"--listen {args.listen}: {why}") from None

@@ -9,11 +9,15 @@ from dataclasses import dataclass
 from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.planargs import add_plan_options, count, seconds
 from gpumem_tui.cli.source_opts import add_endpoint, add_moment, add_sources
+from gpumem_tui.export.limits import Limits
 
 DEFAULT_INTERVAL_S = 5.0
 """A sample every 5 s: fresher than a 15 s scrape, and what `check` steps a demo by."""
 DEFAULT_TOP = 5
 """Processes that are not an engine published per GPU, beside the `other` row."""
+MAX_CONNECTIONS = 4096
+"""The most --max-connections takes: a thread each, and under the usual 1,024 descriptors a process may open
+many would wait for a descriptor rather than a slot."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,30 @@ def options(parser: argparse.ArgumentParser) -> None:
         "--allow-remote",
         action="store_true",
         help="serve on an address other than loopback (0.0.0.0, ::, this node's): docs/export.md says what it exposes",
+    )
+    limits = Limits()
+    parser.add_argument(
+        "--max-connections",
+        type=count(1, MAX_CONNECTIONS),
+        default=limits.connections,
+        metavar="N",
+        help=f"connections served at once, a thread and a descriptor each; more wait in the listen queue "
+        f"(default {limits.connections})",
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=seconds(0.1, 3600),
+        default=limits.request_s,
+        metavar="SECONDS",
+        help=f"a connection that has not sent its whole request by then is closed (default {limits.request_s:g})",
+    )
+    parser.add_argument(
+        "--answer-timeout",
+        type=seconds(0.1, 3600),
+        default=limits.answer_s,
+        metavar="SECONDS",
+        help=f"a connection not answered by then, from its start, is closed: a client that reads slowly "
+        f"(default {limits.answer_s:g}; at least --request-timeout)",
     )
     add_sources(
         parser,

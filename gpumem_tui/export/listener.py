@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
+from gpumem_tui.export.limits import Limits
+
 
 @dataclass(frozen=True)
 class Address:
@@ -40,22 +42,6 @@ def resolve(host: str, port: int) -> Address:
     UnicodeError for a name that does not resolve."""
     family, _, _, _, sockaddr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
     return Address(family, sockaddr)
-
-
-@dataclass(frozen=True)
-class Limits:
-    connections: int = 64
-    """Connections served at once (a thread and a descriptor each); more wait in the listen queue."""
-    backlog: int = 1024
-    """The listen queue (the kernel caps it at net.core.somaxconn)."""
-    request_s: float = 5.0
-    """To send the request line and headers; also the longest wait on one read or write."""
-    answer_s: float = 30.0
-    """To be answered in all, from the connection's start (a client that reads the answer slowly)."""
-    poll_s: float = 0.25
-    """How often connections past their time are closed."""
-    grace_s: float = 1.0
-    """At the cap, a connection still sending its request after this long is closed for a new one."""
 
 
 class _Sink(io.StringIO):

@@ -12,7 +12,8 @@ from prometheus_client.core import CounterMetricFamily, Metric
 
 from gpumem_tui.export.evaluation import Evaluation, Evaluator
 from gpumem_tui.export.labels import Rows
-from gpumem_tui.export.listener import Address, BoundedServer, Limits
+from gpumem_tui.export.limits import Limits
+from gpumem_tui.export.listener import Address, BoundedServer
 from gpumem_tui.export.measured import engine_rows, gpu_rows, process_rows
 from gpumem_tui.export.planned import finding_rows, plan_rows
 from gpumem_tui.models import Sample

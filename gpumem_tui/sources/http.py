@@ -176,6 +176,10 @@ class Budget:
     held: int = 0
 
 
+Sink = Callable[[bytes], None]
+"""Takes each piece of a body as it is read (`stream_capped`)."""
+
+
 async def read_capped(
     client: Any,
     method: str,
@@ -192,42 +196,81 @@ async def read_capped(
     return await read_request(client, request, max_bytes, budget)
 
 
+async def stream_capped(
+    client: Any,
+    method: str,
+    url: str,
+    max_bytes: int,
+    sink_of: Callable[[int], Sink],
+    data: Mapping[str, str] | None = None,
+    params: Mapping[str, str] | None = None,
+    budget: Budget | None = None,
+) -> int:
+    """`read_capped` for a body read as it comes: each piece handed to `sink_of(status)` (called once the
+    headers are in) and held nowhere here, so a large answer is never in memory whole. Returns the status."""
+    request = client.build_request(method, url, data=data, params=params)
+    return await stream_request(client, request, max_bytes, sink_of, budget)
+
+
 async def read_request(client: Any, request: Any, max_bytes: int, budget: Budget | None = None) -> tuple[int, bytes]:
     """`read_capped` for a request the client built before: httpx sends a request as it is and changes nothing
-    in it, so one built once may be sent again (`client.stream` is a build and this). The body is counted as
-    it streams, inflated here with a limit (`_inflater`): never more than the limit is held."""
-    response = await client.send(request, stream=True)
-    budget = budget or Budget(max_bytes)
+    in it, so one built once may be sent again (`client.stream` is a build and this)."""
     body = bytearray()
+    try:
+        status = await stream_request(client, request, max_bytes, lambda _status: body.extend, budget)
+        return status, bytes(body)  # a copy for a moment: the callers take bytes
+    except BaseException:
+        body.clear()  # now: the traceback keeps this frame, and with it the body, as long as the error is kept
+        raise
+
+
+async def stream_request(
+    client: Any, request: Any, max_bytes: int, sink_of: Callable[[int], Sink], budget: Budget | None = None
+) -> int:
+    """`stream_capped` for a request built before. The body is counted as it streams, inflated here with a
+    limit (`_inflater`): no piece past the limit, nor past `budget` with the others in flight, reaches the sink
+    (an HttpError instead). What was read counts against `budget` until the request ends."""
+    response = await client.send(request, stream=True)
+    counter = _Counter(max_bytes, budget or Budget(max_bytes))
     try:
         declared = response.headers.get("content-length")
         inflate = _inflater(response.headers.get("content-encoding", ""))
         if declared and declared.isdigit() and int(declared) > max_bytes:
             raise HttpError(f"payload of {int(declared):,} bytes is over the {max_bytes:,}-byte limit: not read")
+        sink = sink_of(response.status_code)
         async for raw in response.aiter_raw():  # as sent: chunked or compressed alike
-            room = max(min(max_bytes - len(body), budget.most - budget.held), 0)  # others may have spent it
-            _grow(body, inflate(raw, room + 1), max_bytes, budget)  # one byte over says "over"; 0 would be all
-        _grow(body, inflate(b"", 0), max_bytes, budget)
-        return response.status_code, bytes(body)  # a copy for a moment: the callers take bytes
-    except BaseException:
-        budget.held -= len(body)
-        body.clear()  # now: the traceback keeps this frame, and with it the body, as long as the error is kept
-        raise
+            sink(counter.counted(inflate(raw, counter.room() + 1)))  # one byte over says "over"; 0 would be all
+        sink(counter.counted(inflate(b"", 0)))
+        return response.status_code
     finally:
-        budget.held -= len(body)
+        counter.budget.held -= counter.read
         await response.aclose()
 
 
-def _grow(body: bytearray, more: bytes, max_bytes: int, budget: Budget) -> None:
-    body += more
-    budget.held += len(more)
-    del more  # a caller may keep the error, and with its traceback this frame: never an inflated chunk with it
-    if len(body) > max_bytes:
-        raise HttpError(f"payload is over the {max_bytes:,}-byte limit: not read further")
-    if budget.held > budget.most:
-        raise HttpError(
-            f"the answers read at once are over their {budget.most:,}-byte limit together: not read further"
-        )
+@dataclass
+class _Counter:
+    """The bytes one body has given so far, against its own limit and the budget shared with the others."""
+
+    max_bytes: int
+    budget: Budget
+    read: int = 0
+
+    def room(self) -> int:
+        """The most this body may still give (others may have spent the budget)."""
+        return max(min(self.max_bytes - self.read, self.budget.most - self.budget.held), 0)
+
+    def counted(self, piece: bytes) -> bytes:
+        """`piece`, counted; an HttpError where it goes past either limit."""
+        self.read += len(piece)
+        self.budget.held += len(piece)
+        if self.read > self.max_bytes or self.budget.held > self.budget.most:
+            del piece  # a caller may keep the error, and with its traceback this frame: never the piece with it
+            if self.read > self.max_bytes:
+                raise HttpError(f"payload is over the {self.max_bytes:,}-byte limit: not read further")
+            raise HttpError(
+                f"the answers read at once are over their {self.budget.most:,}-byte limit together: not read further"
+            )
+        return piece
 
 
 def _inflater(encoding: str) -> Callable[[bytes, int], bytes]:

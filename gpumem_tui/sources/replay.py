@@ -2,7 +2,8 @@
 
 A header line names the format and its version, then one Sample a line, each flushed as it is written. A
 recording is outside input: a line that is no sample is skipped and noted, and a failed write is a
-`RecordingError` in words. The format, its sessions and its lock: docs/recording-format.md.
+`RecordingError` in words. A URL in a line is read as `text.shown_url` shows it: recordings made before that
+rule may hold a user and password. The format, its sessions and its lock: docs/recording-format.md.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import Field, ValidationError
 from gpumem_tui import __version__
 from gpumem_tui.models import LATEST_TIMESTAMP, Sample
 from gpumem_tui.records import Record
+from gpumem_tui.text import shown_urls
 
 FORMAT_NAME = "gpumem-tui-recording"
 FORMAT_VERSION = 1
@@ -199,7 +201,7 @@ class RecordingReader:
                     continue
                 if raw.startswith(HEADER_START.encode()):
                     break  # the next session begins
-                line = raw.decode("utf-8", errors="replace")
+                line = shown_urls(raw.decode("utf-8", errors="replace"))  # the file is read, never rewritten
                 if not line.strip():
                     continue
                 try:
@@ -261,7 +263,7 @@ def _last_sample(path: Path) -> Sample | None:
         lines = handle.read().splitlines()
     for raw in reversed(lines):
         try:
-            return Sample.model_validate_json(raw)
+            return Sample.model_validate_json(shown_urls(raw.decode("utf-8", errors="replace")))
         except ValidationError:
             continue
     return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -63,12 +64,20 @@ def exporter(*args: str, evaluations: int = 1, env: dict[str, str] | None = None
 
 @contextmanager
 def exporter_process(
-    *args: str, evaluations: int = 1, env: dict[str, str] | None = None
+    *args: str, evaluations: int = 1, env: dict[str, str] | None = None, descriptors: int | None = None
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """As `exporter`, with the process (its pid: what /proc says of it)."""
+    """As `exporter`, with the process (its pid: what /proc says of it). `descriptors`: the most it may open
+    (RLIMIT_NOFILE), where given."""
     command = [sys.executable, "-m", "gpumem_tui", "export", "--listen", "127.0.0.1:0", "--interval", "3600", *args]
     env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    def limited() -> None:
+        if descriptors is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
+
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=limited
+    )
     try:
         line = process.stdout.readline() if process.stdout else ""
         found = SERVING.search(line)

@@ -8,6 +8,7 @@ import socket
 import pytest
 
 from gpumem_tui.cli import build_parser, main
+from gpumem_tui.export.limits import Limits
 from tests.cli.test_snapshot_cmd import nvml_works
 
 
@@ -22,6 +23,16 @@ def _one_line(capsys) -> str:
 def test_it_listens_on_loopback_by_default():
     args = build_parser().parse_args(["export"])
     assert (args.listen.host, args.listen.port) == ("127.0.0.1", 9877)
+
+
+def test_the_listener_s_limits_default_to_its_own():
+    args = build_parser().parse_args(["export"])
+    limits = Limits()
+    assert (args.max_connections, args.request_timeout, args.answer_timeout) == (
+        limits.connections,
+        limits.request_s,
+        limits.answer_s,
+    )
 
 
 @pytest.mark.parametrize("listen", ["0.0.0.0:9877", "[::]:9877", "10.1.2.3:9877", "*:9877"])
@@ -69,7 +80,20 @@ def test_an_unreadable_replay(tmp_path, capsys):
     assert "garbage.jsonl" in _one_line(capsys)
 
 
-@pytest.mark.parametrize("option", [["--interval", "0"], ["--top-processes", "-1"], ["--at", "99999"]])
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--interval", "0"],
+        ["--top-processes", "-1"],
+        ["--at", "99999"],
+        ["--max-connections", "0"],
+        ["--max-connections", "many"],
+        ["--request-timeout", "nan"],
+        ["--request-timeout", "0"],
+        ["--answer-timeout", "-1"],
+        ["--answer-timeout", "2", "--request-timeout", "3"],
+    ],
+)
 def test_bad_numbers(option, capsys):
     assert main(["export", "--demo", "healthy-8b", "--listen", "127.0.0.1:0", *option]) == 2
     line = _one_line(capsys)

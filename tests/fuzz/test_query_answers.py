@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpumem_tui.diagnosis.fleet.stale import stale
-from gpumem_tui.sources.prometheus.client import _vector
+from gpumem_tui.sources.prometheus.answers import read_vector
 from gpumem_tui.sources.prometheus.fleet import FULL, build
 from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS
 from tests.fuzz.test_metrics import HOSTILE, NUMBERS
@@ -35,7 +35,7 @@ item = st.fixed_dictionaries({"metric": metric, "value": pair}) | st.fixed_dicti
 def test_any_answer_is_read_series_by_series(items, repeat):
     items = items * repeat
     body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": items}}).encode()
-    answer = _vector("http://prometheus", 200, body)
+    answer = read_vector("http://prometheus", 200, body)
     keys = [frozenset(s.labels.items()) for s in answer.series]
     assert len(set(keys)) == len(keys)
     for s in answer.series:

@@ -4,16 +4,16 @@ forms, a deadline per request and per client (one refresh), a cap on the answer'
 
 Every failure is a PrometheusError whose message is one plain line: the server cannot be reached, refuses
 the credentials (401/403), did not answer in time (a hang), ran out of its own time, or rejected the query
-(its `errorType` and `error`)."""
+(its `errorType` and `error`). Each answer is read as it streams, never held whole (answers.py)."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from pydantic_core import from_json
@@ -21,18 +21,48 @@ from pydantic_core import from_json
 from gpumem_tui.sources.http import (
     Budget,
     HttpError,
+    Sink,
     Timeouts,
     async_client,
     in_words,
     is_timeout,
-    read_capped,
-    reason_phrase,
+    stream_capped,
 )
-from gpumem_tui.sources.prometheus.gc_pause import paused_gc
+from gpumem_tui.sources.prometheus.answers import (  # the records and the error, where their users import them
+    Answer,
+    PrometheusError,
+    RangeResult,
+    RangeSeries,
+    Result,
+    Series,
+    not_json,
+    refused,
+    succeeded,
+)
+
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "MAX_BYTES",
+    "READ_ROUNDS",
+    "Connection",
+    "PrometheusClient",
+    "PrometheusError",
+    "RangeResult",
+    "RangeSeries",
+    "Result",
+    "Series",
+    "connect",
+    "parse_header",
+    "parse_time",
+    "parse_url",
+    "sorted_answers",
+]
 from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
-from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, Skipped, instant, labels
 from gpumem_tui.sources.secret_file import SecretError, exposed, read_secret
-from gpumem_tui.text import literal, shown_url
+from gpumem_tui.text import shown_url
 
 MAX_BYTES = 64 * 2**20
 """The largest answer read: a per-GPU query of 8,000 GPUs is about 8 MiB (reference/fleet.md 4.2)."""
@@ -43,61 +73,9 @@ are allowed 10 s, so 3 s to connect is no wait a user notices, and 1 s failed a 
 READ_ROUNDS = 3
 """A client's whole life (one refresh: all its queries) in requests' deadlines. A read asks in rounds, each
 on what the one before answered (first_read.py, reader.py); a server slow enough to fill three is given up."""
-
-
-FAILED = {
-    "down": "Prometheus cannot be reached",
-    "auth": "Prometheus refused the credentials",
-    "timeout": "Prometheus ran out of time",
-    "hang": "Prometheus did not answer in time",
-    "query": "Prometheus rejected a query",
-    "secret": "the credentials cannot be read",
-}
-"""What each kind of PrometheusError means, first in every message that reports one."""
-
-
-class PrometheusError(Exception):
-    """A query that gave no result, in one line. `kind`: `down` (no answer), `auth` (401/403), `hang` (no
-    complete answer within the client's deadline), `timeout` (the server's own), `query` (the server rejected
-    the query: a bug or a bad --selector), `secret` (a token or password file that cannot be read or used,
-    named without its text)."""
-
-    def __init__(self, message: str, kind: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-    def said(self) -> str:
-        """The error as the commands and the fleet screen say it: what went wrong, then the detail."""
-        return f"{FAILED.get(self.kind, 'Prometheus failed')}: {self}"
-
-
-class Series(NamedTuple):
-    """One series of a result: its labels and its value (NaN stays NaN: the caller says it is unknown). A
-    tuple: a read of 1,000 nodes makes about 10^4 of them."""
-
-    labels: dict[str, str]
-    value: float
-    timestamp: float
-
-
-@dataclass(frozen=True)
-class RangeSeries:
-    labels: dict[str, str]
-    points: list[tuple[float, float]]
-
-
-@dataclass
-class Result:
-    """What one query returned, with the server's warnings (a partial answer from Thanos says so there)."""
-
-    series: list[Series] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class RangeResult:
-    series: list[RangeSeries] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+GIVEN_BACK_S = 0.05
+"""Parsing time is given back to the requests in flight once this much has added up: less is no matter to a
+deadline of seconds, and giving it back at every piece cost 0.15 ms a query (bench/request_deadline.py)."""
 
 
 @dataclass(frozen=True)
@@ -250,6 +228,13 @@ class PrometheusClient:
         """Why an earlier request got no answer in time: the requests still queued are not sent to a hung
         server (each would wait its whole deadline again)."""
         self._budget = Budget(2 * max_bytes)  # a read sends 20 queries or more at once
+        self._strings: dict[str, str] = {}
+        """Every label name and value read in this refresh, one object each: a node's name or a model's is in
+        thousands of series, across queries."""
+        self._in_flight: set[asyncio.Timeout] = set()
+        """The deadlines of the requests being read: each is moved on by the time answers are parsed meanwhile."""
+        self._owed = 0.0
+        """Parsing time not given back yet: given in steps of GIVEN_BACK_S (a reschedule costs a timer each)."""
 
     async def __aenter__(self) -> PrometheusClient:
         return self
@@ -260,58 +245,79 @@ class PrometheusClient:
     async def query(self, promql: str, at: float) -> Result:
         """An instant query evaluated at `at` (Unix seconds). A series the API would not send is skipped, with a
         note in the warnings (series_checks.py)."""
-        status, body, url = await self._post("/api/v1/query", {"query": promql, "time": _number(at)})
-        with paused_gc():  # the parsed JSON is freed inside: the collector never goes over it
-            return _vector(url, status, body)
+        answer = Answer(self.connection.url + "/api/v1/query", "vector", self._strings)
+        try:
+            await self._post(answer, {"query": promql, "time": _number(at)})
+            return answer.vector()
+        finally:
+            answer.release()
 
     async def query_range(self, promql: str, start: float, end: float, step_s: float) -> RangeResult:
         """A range query; `step_s` as the caller chose it (Prometheus refuses over 11,000 points a series)."""
+        answer = Answer(self.connection.url + "/api/v1/query_range", "matrix", self._strings)
         form = {"query": promql, "start": _number(start), "end": _number(end), "step": _number(step_s)}
-        status, body, url = await self._post("/api/v1/query_range", form)
-        with paused_gc():
-            return _matrix(url, status, body)
+        try:
+            await self._post(answer, form)
+            return answer.matrix()
+        finally:
+            answer.release()
 
     async def label_values(self, label: str, selector: str, start: float, end: float) -> list[str]:
         """The values `label` takes on the series `selector` matches between `start` and `end`, sorted: the
         label API, an index lookup that reads no samples (a stored block that overlaps the span counts whole,
         so a value may be listed whose series has no sample in it)."""
+        url = f"{self.connection.url}/api/v1/label/{label}/values"
+        whole = _Whole()
         params = {"match[]": selector, "start": _number(start), "end": _number(end)}
-        status, body, url = await self._request("GET", f"/api/v1/label/{label}/values", params=params)
-        return _strings(url, status, body)
+        await self._request("GET", url, whole.sink, params=params)
+        return _strings(url, whole.status, bytes(whole.body))
 
-    async def _post(self, path: str, form: dict[str, str]) -> tuple[int, bytes, str]:
+    async def _post(self, answer: Answer, form: dict[str, str]) -> None:
         form = {**form, "timeout": _number(self.query_timeout_s)}  # seconds; "0.5s" is not a Prometheus duration
-        return await self._request("POST", path, data=form)
+        await self._request("POST", answer.url, answer.sink, data=form)
 
     async def _request(
-        self, method: str, path: str, data: dict[str, str] | None = None, params: dict[str, str] | None = None
-    ) -> tuple[int, bytes, str]:
+        self,
+        method: str,
+        url: str,
+        sink_of: Callable[[int], Sink],
+        data: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+    ) -> None:
         import asyncio
 
-        url = self.connection.url + path
         loop = asyncio.get_running_loop()
         if self._ends_at is None:
             self._ends_at = loop.time() + self.refresh_s
         try:
             async with asyncio.timeout_at(self._ends_at), self._slots:
-                status, body = await self._sent(method, url, data, params)
+                await self._sent(method, url, sink_of, data, params)
         except TimeoutError:  # the refresh's deadline; a request's own is a PrometheusError by now
             words = f"the read was not done within {self.refresh_s:g} s (a slow or hung server)"
             raise PrometheusError(f"{url}: {words}", "hang") from None
-        return status, body, url
 
     async def _sent(
-        self, method: str, url: str, data: dict[str, str] | None, params: dict[str, str] | None
-    ) -> tuple[int, bytes]:
-        """One request within its deadline, once a connection is free; every failure a PrometheusError."""
+        self,
+        method: str,
+        url: str,
+        sink_of: Callable[[int], Sink],
+        data: dict[str, str] | None,
+        params: dict[str, str] | None,
+    ) -> None:
+        """One request within its deadline, once a connection is free, its body handed to `sink_of(status)`'s
+        sink as it comes; every failure a PrometheusError."""
         if self._hung is not None:
             raise PrometheusError(f"{url}: not asked after an earlier query's hang ({self._hung})", "hang")
         deadline = self.timeouts.deadline()
         try:
             async with deadline:
-                return await read_capped(
-                    self._client, method, url, self.max_bytes, data=data, params=params, budget=self._budget
+                self._in_flight.add(deadline)
+                timed = self._timed(sink_of)
+                await stream_capped(
+                    self._client, method, url, self.max_bytes, timed, data=data, params=params, budget=self._budget
                 )
+        except PrometheusError:  # the answer's own (read as it came): said already
+            raise
         except HttpError as exc:
             raise PrometheusError(f"{url}: {exc}", "down") from None
         except Exception as exc:  # noqa: BLE001 - every transport failure is one line and `down` (or a hang)
@@ -319,6 +325,31 @@ class PrometheusClient:
                 raise PrometheusError(f"{url}: {in_words(exc, self.timeouts)}", "down") from None
             self._hung = in_words(exc, self.timeouts)
             raise PrometheusError(f"{url}: {self._hung}", "hang") from None
+        finally:
+            self._in_flight.discard(deadline)
+
+    def _timed(self, sink_of: Callable[[int], Sink]) -> Callable[[int], Sink]:
+        """`sink_of` whose sinks give the time they take back to every request in flight: an answer is parsed
+        as it comes, on the one thread every read shares, and the time this process spends parsing is no wait
+        on the server (at 200,000 series, 8 answers parsed at once took longer than a request's deadline)."""
+        import asyncio
+
+        def timed_of(status: int) -> Sink:
+            sink, clock = sink_of(status), asyncio.get_running_loop().time
+
+            def take(piece: bytes) -> None:
+                began = clock()
+                sink(piece)
+                self._owed += clock() - began
+                if self._owed >= GIVEN_BACK_S:
+                    for deadline in self._in_flight:
+                        if (when := deadline.when()) is not None:
+                            deadline.reschedule(when + self._owed)
+                    self._owed = 0.0
+
+            return take
+
+        return timed_of
 
 
 def sorted_answers(
@@ -343,20 +374,17 @@ def _number(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(float(value))
 
 
-def _envelope(url: str, status: int, body: bytes, kind: str) -> tuple[list[Any], list[str]]:
-    """The `result` list of a success, and its `warnings` (strings); a PrometheusError otherwise."""
-    answer = _success(url, status, body)
-    data = answer.get("data")
-    if not isinstance(data, dict) or data.get("resultType") != kind or not isinstance(data.get("result"), list):
-        raise PrometheusError(f"{url}: the answer has no {kind} result", "query")
-    warnings = answer.get("warnings") or []
-    return data["result"], [_cut(w) for w in warnings] if isinstance(warnings, list) else [_cut(warnings)]
-
-
-def _cut(text: object) -> str:
-    """A warning of the server's, literally and at most 300 characters."""
-    said = literal(text)
-    return said if len(said) <= 300 else said[:297] + "..."
+def _success(url: str, status: int, body: bytes) -> dict[str, Any]:
+    """The answer of a request the server carried out; a PrometheusError in one line otherwise."""
+    refused(url, status)
+    try:
+        answer = from_json(body, cache_strings="keys")  # pydantic's parser: labels' names are a few strings
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise not_json(url, status)
+    succeeded(url, status, answer)
+    return answer
 
 
 def _strings(url: str, status: int, body: bytes) -> list[str]:
@@ -367,103 +395,13 @@ def _strings(url: str, status: int, body: bytes) -> list[str]:
     return sorted(str(value) for value in data)
 
 
-def _success(url: str, status: int, body: bytes) -> dict[str, Any]:
-    """The answer of a request the server carried out; a PrometheusError in one line otherwise."""
-    if status in (401, 403):
-        raise PrometheusError(
-            f"{url}: HTTP {status} {reason_phrase(status)}: check --bearer-token-file or --header", "auth"
-        )
-    try:
-        answer = from_json(body, cache_strings="keys")  # pydantic's parser: labels' names are a few strings
-    except ValueError:
-        answer = None
-    if not isinstance(answer, dict):
-        words = f"HTTP {status} {reason_phrase(status)}".strip()
-        raise PrometheusError(f"{url}: {words}, and the answer is not the query API's JSON", "down")
-    if answer.get("status") != "success":
-        error_type, error = str(answer.get("errorType", "")), str(answer.get("error", ""))
-        kind_of = "timeout" if error_type == "timeout" or status == 503 and "timeout" in error else "query"
-        raise PrometheusError(f"{url}: {error_type or f'HTTP {status}'}: {' '.join(error.split())[:300]}", kind_of)
-    return answer
+class _Whole:
+    """A body kept whole as it is read, with its status (the label API's: a list of names)."""
 
+    def __init__(self) -> None:
+        self.status = 0
+        self.body = bytearray()
 
-def _vector(url: str, status: int, body: bytes) -> Result:
-    items, warnings = _envelope(url, status, body, "vector")
-    del body  # the parsed answer is all that is kept from here
-    skipped = Skipped()
-    series = _instants(items, skipped)
-    return Result(series, warnings + skipped.notes())
-
-
-def _matrix(url: str, status: int, body: bytes) -> RangeResult:
-    items, warnings = _envelope(url, status, body, "matrix")
-    skipped = Skipped()
-    series = [ranged for item in items if (ranged := _ranged(item, skipped)) is not None]
-    return RangeResult(_unique(series, skipped), warnings + skipped.notes())
-
-
-def _instants(items: list[Any], skipped: Skipped) -> list[Series]:
-    """Every series of a vector answer that is one as the API documents it. At 1,000 nodes a refresh reads about
-    10^4: the whole answer is checked at once where it is as the API sends it (labels strings none too long, no
-    two series alike, values `[time, "number"]`); anything else is read item by item (series_checks.py)."""
-    try:
-        metrics = [item["metric"] for item in items]
-        joined = list(map("".join, map(dict.values, metrics)))  # TypeError: a label that is not a string
-        pairs = [item["value"] for item in items]
-        stamps, readings = zip(*pairs, strict=True) if pairs else ((), ())
-        "".join(readings)  # TypeError: a value that is not a string
-        math.fsum(stamps)  # TypeError: a time that is not a number
-        if max(map(len, joined), default=0) > MAX_LABEL_CHARS or len(
-            set(map(frozenset, map(dict.items, metrics)))
-        ) < len(metrics):
-            raise ValueError("a long label or a series twice: read one by one")
-        values = list(map(float, readings))
-        if not math.isfinite(math.fsum(stamps)) or math.inf in values or -math.inf in values:
-            raise ValueError("an infinity: told from a number past a float's range one by one")
-        return list(map(Series, metrics, values, map(float, stamps)))
-    except (KeyError, TypeError, ValueError, IndexError, OverflowError):
-        pass
-    read = (_instant(item, skipped) for item in items)
-    return _unique([s for s in read if s is not None], skipped)
-
-
-def _instant(item: Any, skipped: Skipped) -> Series | None:
-    found = labels(item, skipped)
-    if found is None:
-        return None
-    read = instant(item.get("value"))
-    if isinstance(read, str):
-        skipped.add(read, item)
-        return None
-    return Series(found, *read)
-
-
-def _ranged(item: Any, skipped: Skipped) -> RangeSeries | None:
-    found = labels(item, skipped)
-    if found is None:
-        return None
-    values = item.get("values")
-    if not isinstance(values, list):
-        skipped.add("no list of values", item)
-        return None
-    points = [read for pair in values if not isinstance(read := instant(pair), str)]
-    if len(points) < len(values):
-        skipped.add('a point that is not [time, "number"] (the point left out)', item)
-    return RangeSeries(found, [(at, value) for value, at in points])
-
-
-SeriesLike = TypeVar("SeriesLike", Series, RangeSeries)
-
-
-def _unique(series: list[SeriesLike], skipped: Skipped) -> list[SeriesLike]:
-    """The series whose labels no earlier one has (a proxy that repeats an answer's series); the rest counted."""
-    seen: set[frozenset[tuple[str, str]]] = set()
-    kept = []
-    for s in series:
-        key = frozenset(s.labels.items())
-        if key in seen:
-            skipped.add("the labels of an earlier series", {"metric": s.labels})
-            continue
-        seen.add(key)
-        kept.append(s)
-    return kept
+    def sink(self, status: int) -> Sink:
+        self.status = status
+        return self.body.extend

@@ -15,15 +15,14 @@ from gpumem_tui.sources.feed import Feed, Past
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 from gpumem_tui.sources.prometheus.node_history import SPAN_S, NodeHistoryReader
-from gpumem_tui.sources.prometheus.node_queries import ELSEWHERE, EXPORTER_ONLY, NAMES, NodeQueries
+from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 from gpumem_tui.sources.prometheus.node_sample import (
     NodeNotFound,
     NodeRead,
-    exporter_names,
     node_read,
     node_sample,
-    pods_of,
-    uuids_of,
+    second_answers,
+    second_round,
 )
 from gpumem_tui.sources.prometheus.read_rules import Stale
 
@@ -32,17 +31,8 @@ async def read_node(client: PrometheusClient, queries: NodeQueries, at: float, s
     """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
     host); `stale`: the judge's rule. Raises PrometheusError when no query could be read."""
     results, failures, errors = await _ask(client, queries.first_round(), at)
-    held = [s.labels for s in results.get("gpu_pods", Result()).series]
-    asks = queries.engine_queries(pods_of(held, queries.node, queries.labels))
-    uuids = uuids_of(held, queries.node, queries.labels)
-    if queries.labels.node != "auto" and uuids:  # its own gpumem-tui export may name it otherwise
-        asks[NAMES] = queries.exporter_gpus(uuids)
-    if not _dcgm_names(results):  # the node may run only gpumem-tui export: read it as the fleet does
-        asks |= queries.exporter_only()
-    more, failed, _ = await _ask(client, asks, at)
-    if more.pop(ELSEWHERE, Result()).series:  # dcgm-exporter reports its GPUs: under another name
-        more = {name: result for name, result in more.items() if name not in EXPORTER_ONLY}
-    names = exporter_names((s.labels for s in more.pop(NAMES, Result()).series), queries.node)
+    more, failed, _ = await _ask(client, second_round(queries, results), at)
+    more, names = second_answers(more, queries.node)
     if names:
         queries = replace(queries, exporter_names=names)
         again, failed_again, _ = await _ask(client, queries.exported(), at)
@@ -52,11 +42,6 @@ async def read_node(client: PrometheusClient, queries: NodeQueries, at: float, s
     if not results:
         raise errors[0]  # as the server failed: down, auth or timeout
     return node_read(client.connection.url, at, results, failures, queries, stale)
-
-
-def _dcgm_names(results: dict[str, Result]) -> bool:
-    """Some dcgm-exporter series of the node answered: its memory, or a sample within the hour."""
-    return any(results.get(name, Result()).series for name in ("gpu_memory", "nodes_seen"))
 
 
 async def _ask(

@@ -23,14 +23,14 @@ from gpumem_tui.sources.prometheus.client import (
 )
 from gpumem_tui.sources.prometheus.history import span_words, step_for
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
-from gpumem_tui.sources.prometheus.node_queries import NAMES, NodeQueries
+from gpumem_tui.sources.prometheus.node_queries import EXPORTER_ONLY, NodeQueries
 from gpumem_tui.sources.prometheus.node_sample import (
     NodeNotFound,
-    exporter_names,
+    dcgm_names,
     node_read,
     node_sample,
-    pods_of,
-    uuids_of,
+    second_answers,
+    second_round,
 )
 from gpumem_tui.sources.prometheus.read_rules import Stale
 
@@ -55,6 +55,9 @@ class NodeHistory:
     moments: list[float] = field(default_factory=list)
     """The step each sample was cut out at (its own timestamp is the node's newest sample then)."""
     warnings: list[str] = field(default_factory=list)
+    reporter: str = "dcgm-exporter"
+    """What reports the node's samples, as a gap names it: dcgm-exporter, or the node's own gpumem-tui export
+    where no dcgm-exporter series names it."""
 
     def __iter__(self) -> Iterator[Sample]:
         return iter(self.samples)
@@ -71,18 +74,21 @@ async def read_node_history(
     first, failures, errors = await _ask(client, queries.first_round(), start, end, step)
     if "gpu_memory" in errors:
         raise errors["gpu_memory"]  # as the server failed: down, auth, timeout, or too many samples
-    held = [s.labels for s in first.get("gpu_pods", RangeResult()).series]
-    asks = queries.engine_queries(pods_of(held, queries.node, queries.labels))
-    uuids = uuids_of(held, queries.node, queries.labels)
-    if queries.labels.node != "auto" and uuids:  # its own gpumem-tui export may name it otherwise
-        asks[NAMES] = queries.exporter_gpus(uuids)
-    more, failed, _ = await _ask(client, asks, start, end, step)
-    names = exporter_names((s.labels for s in more.pop(NAMES, RangeResult()).series), queries.node)
+    more, failed, _ = await _ask(client, second_round(queries, first), start, end, step)
+    reporter = "dcgm-exporter" if dcgm_names(first) else _exporter_or_either(more)
+    more, names = second_answers(more, queries.node)
     if names:
         queries = replace(queries, exporter_names=names)
         again, failed_again, _ = await _ask(client, queries.exported(), start, end, step)
         more, failed = more | again, failed | failed_again
-    return node_history(client.connection.url, queries, start, end, step, first | more, failures | failed, stale)
+    results = first | more
+    return node_history(client.connection.url, queries, start, end, step, results, failures | failed, stale, reporter)
+
+
+def _exporter_or_either(more: dict[str, RangeResult]) -> str:
+    """Who reports a node no dcgm-exporter series names: its gpumem-tui export where some of its series answered."""
+    answered = any(more[name].series for name in EXPORTER_ONLY if name in more)
+    return "gpumem-tui export" if answered else "dcgm-exporter or gpumem-tui export"
 
 
 async def _ask(
@@ -105,10 +111,12 @@ def node_history(
     results: dict[str, RangeResult],
     failures: dict[str, str],
     stale: Stale,
+    reporter: str = "dcgm-exporter",
 ) -> NodeHistory:
-    """The NodeHistory of range answers (pure: canned answers in, samples out)."""
+    """The NodeHistory of range answers (pure: canned answers in, samples out); `reporter`: what reports the
+    node's samples (NodeHistory.reporter)."""
     node = queries.node
-    history = NodeHistory(node, start, end, step)
+    history = NodeHistory(node, start, end, step, reporter=reporter)
     points = {name: [(s.labels, dict(s.points)) for s in r.series] for name, r in results.items()}
     for i in range(int(round((end - start) / step)) + 1):
         at = start + i * step
@@ -123,7 +131,7 @@ def node_history(
         try:
             sample = node_sample(read, node)
         except NodeNotFound:
-            continue  # no dcgm-exporter series of the node within the hour: a gap, said below
+            continue  # no series of the node within the hour: a gap, said below
         if not any(n.data_age_s is not None for n in read.fleet.nodes):
             continue  # none within Prometheus's 5 min lookback either
         if history.samples and sample.timestamp == history.samples[-1].timestamp:
@@ -148,14 +156,16 @@ def _gaps(history: NodeHistory) -> list[str]:
     samples), the span's ends included."""
     stamps = [s.timestamp for s in history.samples]
     if not stamps:
-        return [f"node {history.node}: no dcgm-exporter sample from {_when(history.start, history.end)}: {NO_ZEROS}"]
+        return [
+            f"node {history.node}: no {history.reporter} sample from {_when(history.start, history.end)}: {NO_ZEROS}"
+        ]
     spacings = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
     usual = statistics.median(spacings) if spacings else history.step_s
     said = []
     for a, b in zip([history.start, *stamps], [*stamps, history.end], strict=True):
         if b - a > 2 * usual:
             said.append(  # the usual spacing at the step's grain: the node may report more often than that
-                f"node {history.node}: no new dcgm-exporter sample from {_when(a, b)} ({b - a:,.0f} s, where the "
+                f"node {history.node}: no new {history.reporter} sample from {_when(a, b)} ({b - a:,.0f} s, where the "
                 f"read found a new one every {usual:,.0f} s): {NO_ZEROS}"
             )
     return said

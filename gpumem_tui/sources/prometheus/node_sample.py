@@ -6,15 +6,16 @@ docs/design/fleet.md has the mapping."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, SourceError
-from gpumem_tui.sources.prometheus.client import Result, Series
+from gpumem_tui.sources.prometheus.client import RangeResult, Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice, host_of, node_of, projected, workload_of
-from gpumem_tui.sources.prometheus.node_queries import EXPORTED, NodeQueries
+from gpumem_tui.sources.prometheus.node_queries import ELSEWHERE, EXPORTED, EXPORTER_ONLY, NAMES, NodeQueries
 from gpumem_tui.sources.prometheus.read_rules import Stale
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetSample
 
@@ -80,6 +81,41 @@ def exporter_names(labels: Iterable[dict[str, str]], node: str) -> tuple[str, ..
     """The names other than `node` that the node's own `gpumem-tui export` gives it, from the labels of
     `exporter_gpus`' series."""
     return tuple(sorted({name for each in labels if (name := node_of(each)) is not None and name != node}))
+
+
+Answered = TypeVar("Answered", Result, RangeResult)
+DCGM_NAMES = ("gpu_memory", "nodes_seen")
+"""The first round's dcgm-exporter answers that say it names the node: its memory, or a sample within the hour."""
+
+
+def second_round(queries: NodeQueries, first: Mapping[str, Answered]) -> dict[str, str]:
+    """What a node's read asks once its first round is in, instant or range alike: the engines of the node's pods
+    and host; under --node-label, the names its own exporter gives it; and where no dcgm-exporter series names
+    the node (it may run only gpumem-tui export), the fleet's exporter queries narrowed to it."""
+    held = [s.labels for s in first["gpu_pods"].series] if "gpu_pods" in first else []
+    asks = queries.engine_queries(pods_of(held, queries.node, queries.labels))
+    uuids = uuids_of(held, queries.node, queries.labels)
+    if queries.labels.node != "auto" and uuids:  # its own gpumem-tui export may name it otherwise
+        asks[NAMES] = queries.exporter_gpus(uuids)
+    if not dcgm_names(first):
+        asks |= queries.exporter_only()
+    return asks
+
+
+def dcgm_names(first: Mapping[str, Answered]) -> bool:
+    """Whether some dcgm-exporter series names the node in its first round's answers."""
+    return any(first[name].series for name in DCGM_NAMES if name in first)
+
+
+def second_answers(more: dict[str, Answered], node: str) -> tuple[dict[str, Answered], tuple[str, ...]]:
+    """The second round's answers the node is read with, and the other names its own exporter gives it (asked
+    again by them): the exporter-only answers are left out where dcgm-exporter reports the node's GPUs under
+    another name (the fleet lists it under that name)."""
+    elsewhere = more.pop(ELSEWHERE, None)
+    if elsewhere is not None and elsewhere.series:
+        more = {name: result for name, result in more.items() if name not in EXPORTER_ONLY}
+    named = more.pop(NAMES, None)
+    return more, () if named is None else exporter_names((s.labels for s in named.series), node)
 
 
 def node_read(

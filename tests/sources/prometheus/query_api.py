@@ -6,13 +6,15 @@ Each query of the table that takes no argument is recognised by its PromQL (defa
 with its demo answer (demo/fleet_answers.py's forms over `fleet --demo`'s fleet), every series copied
 `copies` times with its node, GPU, pod and address labels made distinct per copy. Anything else (a query with
 an argument, the quiet queries merged in one request, the label API) answers an empty result. `corrupt` maps
-the answer's JSON items (a list of dicts) to what is sent; `body` replaces the whole body where given."""
+the answer's JSON items (a list of dicts) to what is sent; `body` replaces the whole body where given; `delay_s`
+makes every answer wait (a slow Thanos, healthy but far away)."""
 
 from __future__ import annotations
 
 import functools
 import gzip
 import json
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -44,6 +46,10 @@ class Api:
     chunked: bool = False
     gzip: bool = False
     upstream: str | None = None
+    delay_s: float = 0.0
+    """Each answer is sent this long after its request came (each request's own wait: a slow but healthy server)."""
+    asked: list[str] = field(default_factory=list)
+    """The path of every request, as it came."""
     answered: dict[str, bytes] = field(default_factory=dict)
     _gzipped: dict[int, bytes] = field(default_factory=dict)
 
@@ -119,6 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
     api: Api
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        self._slow()
         if self.api.upstream is None:
             self._send(b'{"status":"success","data":[]}')
             return
@@ -131,7 +138,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         raw = self.rfile.read(int(self.headers.get("content-length", 0)))
         form = parse_qs(raw.decode())
+        self._slow()
         self._send(self.api.answer(form.get("query", [""])[0], self.path, raw))
+
+    def _slow(self) -> None:
+        """The request counted, and answered after `delay_s` (a server that is slow, not hung)."""
+        self.api.asked.append(self.path)
+        if self.api.delay_s:
+            threading.Event().wait(self.api.delay_s)
 
     def _send(self, body: bytes) -> None:
         if self.api.gzip:

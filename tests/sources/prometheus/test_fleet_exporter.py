@@ -250,3 +250,39 @@ def test_a_node_that_runs_only_the_exporter_opens_as_any_other(url, capsys):
     assert len(sample.gpus) == 2 and sum(g.memory_used_bytes or 0 for g in sample.gpus) == x["used_bytes"]
     assert [e.records[0].model for e in sample.engines] == ["meta-llama/Llama-3.1-70B"]
     assert not any("dcgm-exporter sample" in e.message for e in sample.errors)
+
+
+def test_a_node_that_runs_only_the_exporter_has_a_history(url):
+    """node-x's forensics history (`f`) reads its exporter's series as its instant read does: each step is the
+    sample an instant read of that moment makes, and no step is a gap for want of dcgm-exporter."""
+    from gpumem_tui.sources.prometheus.node_history import read_node_history
+    from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+
+    stale = FleetRules().stale
+
+    async def history():
+        async with PrometheusClient(Connection(url)) as client:
+            return await read_node_history(client, NodeQueries("node-x"), AT, END_S, stale)
+
+    async def instant(at: float):
+        return await prometheus_node_feed(Connection(url), "node-x", at=at, stale=stale).sample()
+
+    read = asyncio.run(history())
+    assert len(read.samples) > 2 and len(read.moments) == len(read.samples)
+    for moment, sample in zip(read.moments, read.samples, strict=True):
+        assert sample == asyncio.run(instant(moment)), moment - T0
+    assert [len(s.gpus) for s in read.samples] == [2] * len(read.samples)
+    assert not any("dcgm-exporter" in w for w in read.warnings)
+
+
+def test_a_gap_in_an_exporter_only_node_s_history_names_its_exporter(url):
+    """Past the fixture's end node-x reports nothing: the gap is its gpumem-tui export's, not dcgm-exporter's."""
+    from gpumem_tui.sources.prometheus.node_history import read_node_history
+    from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+
+    async def history():
+        async with PrometheusClient(Connection(url)) as client:
+            return await read_node_history(client, NodeQueries("node-x"), AT + 600, 700, FleetRules().stale)
+
+    gaps = [w for w in asyncio.run(history()).warnings if " sample from " in w]
+    assert gaps and all("no new gpumem-tui export sample" in w for w in gaps)

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from gpumem_tui.sources.prometheus.client import PrometheusError, _envelope, _vector, parse_time
+from gpumem_tui.sources.prometheus.answers import read_vector
+from gpumem_tui.sources.prometheus.client import PrometheusError, parse_time
 from gpumem_tui.sources.prometheus.labels import exporter_pods, host_of, node_of, workload_of
 from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
 
@@ -84,7 +85,7 @@ CANNED = {
 
 
 def test_the_envelope_is_read_values_as_numbers_nan_kept():
-    result = _vector("u", 200, json.dumps(CANNED).encode())
+    result = read_vector("u", 200, json.dumps(CANNED).encode())
     first, second = result.series
     assert first.value == 73400 and first.timestamp == 1767225720 and first.labels["Hostname"] == "n"
     assert math.isnan(second.value)
@@ -94,7 +95,7 @@ def test_the_envelope_is_read_values_as_numbers_nan_kept():
 def test_an_error_envelope_is_one_line():
     body = json.dumps({"status": "error", "errorType": "bad_data", "error": "1:5: parse error:\nunexpected"}).encode()
     with pytest.raises(PrometheusError) as failure:
-        _envelope("u", 400, body, "vector")
+        read_vector("u", 400, body)
     assert failure.value.kind == "query" and str(failure.value) == "u: bad_data: 1:5: parse error: unexpected"
     with pytest.raises(PrometheusError, match="no vector result"):
-        _envelope("u", 200, json.dumps({"status": "success", "data": {"resultType": "matrix"}}).encode(), "vector")
+        read_vector("u", 200, json.dumps({"status": "success", "data": {"resultType": "matrix"}}).encode())
