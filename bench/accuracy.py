@@ -3,6 +3,7 @@
 Run: python3 bench/accuracy.py [--json] [FILE ...]
 FILE defaults to both calibration sets: vllm_startup_logs.json (split "seen": what the model was built on)
 and vllm_0.19_llmd_sweep.json (splits "dev" and "heldout", tests/data/README.md). Prints per case the
+then SGLang's launches (bench/accuracy_sglang.py, run after these when no FILE is given).
 error of weights, activation peak, non-torch, CUDA graphs, KV GiB, blocks, tokens and concurrency; then
 the median and worst error of each field by model class and by split; then the issue-15 goal lines
 (KV median < 0.5 %, every case within max(3 %, 0.3 GiB), blocks within 1 % of what the log's KV bytes
@@ -13,6 +14,7 @@ An error is (predicted - log) / log; a median is of the sizes of the errors, a w
 from __future__ import annotations
 
 import json
+import subprocess
 import statistics
 import sys
 from pathlib import Path
@@ -253,11 +255,19 @@ def run(paths: list[Path]) -> tuple[list[dict], dict]:
 
 def main(argv: list[str]) -> int:
     as_json = "--json" in argv
-    paths = [Path(a) for a in argv if a != "--json"] or [DEFAULT, SWEEP]
-    results, report = run(paths)
+    given = [Path(a) for a in argv if a != "--json"]
+    results, report = run(given or [DEFAULT, SWEEP])
     if as_json:
         print(json.dumps({"cases": results, **report}, indent=1))
         return 0
+    _vllm_lines(results, report)
+    if not given:  # the default sets: SGLang's launches too, through their own bench
+        print("\nSGLang (bench/accuracy_sglang.py):")
+        subprocess.run([sys.executable, str(Path(__file__).with_name("accuracy_sglang.py"))], check=True)
+    return 0
+
+
+def _vllm_lines(results: list[dict], report: dict) -> None:
     print("\n".join(_case_line(r) for r in results))
     print()
     print("\n".join(_table("class", report["by_class"], report["counts"])))
@@ -269,7 +279,6 @@ def main(argv: list[str]) -> int:
     print("\n".join(_goal_lines("every case", report["goal"]["all"], results)))
     if any(r["split"] == "seen" and "skipped" not in r for r in results):
         print(f"\n{_seen_summary(results)}")
-    return 0
 
 
 if __name__ == "__main__":
