@@ -9,10 +9,10 @@ recorded series."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.rule_files import RuleGroup, yaml_text
 
 _NAME = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*,?')
 
@@ -22,16 +22,20 @@ def selector_labels(matchers: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m.group(1) for m in _NAME.finditer(matchers)))
 
 
+def recording_group(queries: Queries, interval_s: int = 30) -> RuleGroup:
+    """The group as data: what `rule_group` writes and deploy/kubernetes/prometheusrule.yaml carries."""
+    rules = queries.recording_rules(selector_labels(queries.matchers))
+    return {
+        "name": "gpumem-fleet",
+        "interval": f"{interval_s}s",
+        "rules": [{"record": record, "expr": expr} for record, expr in rules.items()],
+    }
+
+
 def rule_group(queries: Queries, interval_s: int = 30) -> str:
-    """The group as YAML for Prometheus's `rule_files` (every expression a JSON string, which YAML reads)."""
-    lines = [
-        "# gpumem-tui fleet rules: the fleet overview's per-node figures, recorded (docs/fleet.md).",
-        "# Load it with rule_files in prometheus.yml; check it with `promtool check rules FILE`.",
-        "groups:",
-        "  - name: gpumem-fleet",
-        f"    interval: {interval_s}s",
-        "    rules:",
-    ]
-    for record, expr in queries.recording_rules(selector_labels(queries.matchers)).items():
-        lines += [f"      - record: {record}", f"        expr: {json.dumps(expr)}"]
-    return "\n".join(lines) + "\n"
+    """The group as YAML for Prometheus's `rule_files`."""
+    return (
+        "# gpumem-tui fleet rules: the fleet overview's per-node figures, recorded (docs/fleet.md).\n"
+        "# Load it with rule_files in prometheus.yml; check it with `promtool check rules FILE`.\n"
+        + yaml_text({"groups": [recording_group(queries, interval_s)]})
+    )
