@@ -1,8 +1,8 @@
 """One real Prometheus for the deploy tests: it scrapes three `gpumem-tui export --demo` processes through the
-scrape job of deploy/kubernetes/prometheus-scrape.yaml (its Kubernetes discovery swapped for a file that
-gives each exporter the `__meta_kubernetes_*` labels a pod would have, so the job's own relabeling runs), and
-a loopback target serving what dcgm-exporter and vLLM would for one of those nodes (demo/fleet_series.py at
-one moment). Every second, so the test waits a few seconds, not minutes."""
+scrape job of SCRAPE_CONFIG (its Kubernetes discovery swapped for a file that gives each exporter the
+`__meta_kubernetes_*` labels a pod would have, so the job's own relabeling runs), and a loopback target
+serving what dcgm-exporter and vLLM would for one of those nodes (demo/fleet_series.py at one moment). Every
+second, so the test waits a few seconds, not minutes."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from tests.loopback import serving
 from tests.sources.prometheus.server import require_prometheus, running
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+SCRAPE_CONFIG = DEPLOY / "kubernetes" / "without-operator" / "prometheus-scrape.yaml"
 NODES = {"node-1": ("busy-node",), "node-2": ("k8s-two-pods",), "node-3": ("noisy-neighbour", "--at", "48")}
 """NODE_NAME of each exporter -> its demo: 8 GPUs and 4 engines with findings; engines in pods (their
 namespaces); a notebook beside an engine (a process that is not an engine), 6 s after it started."""
@@ -83,9 +84,9 @@ def _handler(body: bytes) -> type[BaseHTTPRequestHandler]:
 
 
 def scrape_job(targets: dict[str, str], folder: Path) -> dict:
-    """deploy/kubernetes/prometheus-scrape.yaml's job, discovering `targets` (node -> address) from a file, plus
+    """SCRAPE_CONFIG's job, discovering `targets` (node -> address) from a file, plus
     one pod of another component at the first address, which the job's relabeling must drop."""
-    [job] = yaml.safe_load((DEPLOY / "kubernetes" / "prometheus-scrape.yaml").read_text())["scrape_configs"]
+    [job] = yaml.safe_load(SCRAPE_CONFIG.read_text(encoding="utf-8"))["scrape_configs"]
     first = next(iter(targets.values()))
     groups = [{"targets": [address], "labels": pod_meta(node)} for node, address in targets.items()]
     groups.append({"targets": [first], "labels": pod_meta("node-9", component="other")})

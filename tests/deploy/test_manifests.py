@@ -1,7 +1,8 @@
 """deploy/kubernetes/: Kubernetes's own kinds validated against its schemas with `kubernetes-validate`
 (strict: an unknown field fails), the operator's kinds against crd_schemas.py, the pieces pointing at each
 other (labels, port names, namespace), the container's arguments parsed by the exporter's own parser, and
-the scrape job of prometheus-scrape.yaml run by a real Prometheus (conftest.py) and checked by vmagent."""
+the scrape job of without-operator/prometheus-scrape.yaml run by a real Prometheus (conftest.py) and checked
+by vmagent."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from gpumem_tui.cli import build_parser
-from tests.deploy.conftest import DEPLOY, NODES, query, require_binary
+from tests.deploy.conftest import DEPLOY, NODES, SCRAPE_CONFIG, query, require_binary
 from tests.deploy.crd_schemas import SCHEMAS
 from tests.sources.prometheus.server import require_prometheus
 
@@ -26,14 +27,21 @@ kubernetes-validate ships."""
 
 
 def manifests() -> dict[str, dict]:
-    """kind -> the one object of that kind in deploy/kubernetes/ (the scrape config is not a manifest)."""
+    """kind -> the one object of that kind in deploy/kubernetes/, as `kubectl apply -f deploy/kubernetes/`
+    reads them (the files of the folder, not of its subfolders)."""
     found = {}
     for path in sorted(KUBERNETES.glob("*.yaml")):
-        if path.name != "prometheus-scrape.yaml":
-            for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-                assert doc["kind"] not in found, f"{path.name}: a second {doc['kind']}"
-                found[doc["kind"]] = doc
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            assert doc["kind"] not in found, f"{path.name}: a second {doc['kind']}"
+            found[doc["kind"]] = doc
     return found
+
+
+def test_the_namespace_is_applied_first():
+    """`kubectl apply -f deploy/kubernetes/` applies the files in name order: the namespace must exist before
+    the objects in it."""
+    first = sorted(KUBERNETES.glob("*.yaml"))[0]
+    assert yaml.safe_load(first.read_text(encoding="utf-8"))["kind"] == "Namespace"
 
 
 def pod_spec() -> dict:
@@ -120,7 +128,7 @@ def test_the_scrape_config_parses_with_its_kubernetes_discovery():
     discovery swapped for a file (conftest.py's Prometheus loads exactly that)."""
     require_binary("vmagent", "victoria-metrics")
     run = subprocess.run(
-        ["vmagent", f"-promscrape.config={KUBERNETES / 'prometheus-scrape.yaml'}", "-dryRun", "-loggerLevel=ERROR"],
+        ["vmagent", f"-promscrape.config={SCRAPE_CONFIG}", "-dryRun", "-loggerLevel=ERROR"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -132,8 +140,7 @@ def test_the_scrape_config_parses_with_its_kubernetes_discovery():
 def test_the_scrape_job_labels_each_node_as_the_fleet_reads_it(deploy_prometheus, capsys, tmp_path):
     from gpumem_tui.cli import main
 
-    with open(KUBERNETES / "prometheus-scrape.yaml", encoding="utf-8") as f:
-        [job] = yaml.safe_load(f)["scrape_configs"]
+    [job] = yaml.safe_load(SCRAPE_CONFIG.read_text(encoding="utf-8"))["scrape_configs"]
     (tmp_path / "check.yml").write_text(yaml.safe_dump({"scrape_configs": [
         {**{k: v for k, v in job.items() if k != "kubernetes_sd_configs"}, "static_configs": [{"targets": ["a:1"]}]}
     ]}), encoding="utf-8")  # fmt: skip
