@@ -18,7 +18,7 @@ from tests.deploy.conftest import DEPLOY, query
 
 DASHBOARD = DEPLOY / "grafana" / "gpumem-tui.json"
 DATASOURCE = {"type": "prometheus", "uid": "${DS_PROMETHEUS}"}
-BUILTIN = {"__rate_interval": "1m", "__interval": "15s", "__range": "1h", "__all": ".*"}
+BUILTIN = {"__rate_interval": "1m", "__interval": "15s", "__range": "1h"}
 """Grafana's own interval variables, as it would set them for a 1 h view of 1 s scrapes (rate_interval: at
 least four scrapes)."""
 VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]")
