@@ -14,8 +14,8 @@ An error is (predicted - log) / log; a median is of the sizes of the errors, a w
 from __future__ import annotations
 
 import json
-import subprocess
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 

@@ -1,9 +1,12 @@
-"""Shared fixtures: the packaged catalog, loaded once; the run's own temp directory; what the suite's own process
-costs (the garbage collector over a heap the tests leave large, bytecode for the interpreters tests start)."""
+"""Shared fixtures: the packaged catalog, loaded once; the wheel, built once; the run's own temp directory; what
+the suite's own process costs (the garbage collector over a heap the tests leave large, bytecode for the
+interpreters tests start)."""
 
 import gc
+import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +39,29 @@ def models_waited(monkeypatch):
 @pytest.fixture(scope="session")
 def catalog():
     return load_catalog()
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built from the checkout as `pip wheel` builds it (no dependencies, no isolation)."""
+    dist = tmp_path_factory.mktemp("dist")
+    root = Path(__file__).resolve().parents[1]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(dist),
+        str(root),
+    ]
+    build = subprocess.run(command, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    [built] = dist.glob("*.whl")
+    return built
 
 
 @pytest.fixture(scope="session", autouse=True)

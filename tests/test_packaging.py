@@ -4,30 +4,9 @@ import os
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_wheel_ships_the_catalog_and_plans_from_it(tmp_path):
-    build = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path / "dist"),
-            str(ROOT),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert build.returncode == 0, build.stderr
-    wheel = next((tmp_path / "dist").glob("gpumem_tui-*.whl"))
+def test_the_wheel_ships_the_catalog_and_plans_from_it(tmp_path, wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "gpumem_tui/_catalog/models.toml" in names and "gpumem_tui/_catalog/gpus.toml" in names
     target = tmp_path / "site"

@@ -11,7 +11,7 @@ import os
 import sys
 
 from gpumem_tui.export.alerts import alert_groups
-from gpumem_tui.sources.prometheus.rules import yaml_text
+from gpumem_tui.sources.prometheus.rule_files import yaml_text
 
 RULES, TESTS = "deploy/prometheus/gpumem-alerts.yml", "deploy/prometheus/tests"
 """The rule file and the folder of its tests, in the repository: promtool reads `rule_files` from the tests'."""

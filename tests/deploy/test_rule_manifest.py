@@ -1,0 +1,53 @@
+"""deploy/kubernetes/prometheusrule.yaml is what `prometheus_rule` writes of the groups in GROUPS, and the YAML
+writer it uses reads back as the data it was given. GPUMEM_WRITE_DEPLOY=1 rewrites the file instead of failing."""
+
+from __future__ import annotations
+
+import os
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpumem_tui.export.alerts import alert_groups
+from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.rule_files import prometheus_rule, yaml_text
+from gpumem_tui.sources.prometheus.rules import recording_group, rule_file, rule_group
+from tests.deploy.conftest import DEPLOY
+
+RULE_FILE = DEPLOY / "kubernetes" / "prometheusrule.yaml"
+SCRAPE_S = 15
+"""The ServiceMonitor's scrape interval (deploy/kubernetes/servicemonitor.yaml), which the alerts' `for:` counts in."""
+GROUPS = [recording_group(Queries()), *alert_groups(scrape_interval_s=SCRAPE_S)]
+"""What the manifest carries: the recording rules `gpumem-tui fleet rules` prints and the alerts `fleet rules
+--alerts` prints, at their default intervals."""
+
+
+def test_the_rule_manifest_is_in_step_with_the_rules():
+    expected = prometheus_rule(GROUPS)
+    if os.environ.get("GPUMEM_WRITE_DEPLOY") == "1":
+        RULE_FILE.write_text(expected, encoding="utf-8")
+    assert RULE_FILE.read_text(encoding="utf-8") == expected, (
+        "GPUMEM_WRITE_DEPLOY=1 python3 -m pytest tests/deploy/test_rule_manifest.py rewrites it"
+    )
+    manifest = yaml.safe_load(expected)
+    alerts = rule_file(alert_groups(scrape_interval_s=SCRAPE_S))
+    printed = [yaml.safe_load(rule_group(Queries())), yaml.safe_load(alerts)]
+    assert manifest["spec"]["groups"] == [group for text in printed for group in text["groups"]]
+
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
+LEAVES = (
+    TEXT
+    | st.integers()
+    | st.booleans()
+    | st.sampled_from(["30s", "1h30m", "yes", "No", "null", "1e3", "0x1f", "12:30"])
+)
+DATA = st.recursive(
+    LEAVES, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3), max_leaves=12
+)
+
+
+@given(st.dictionaries(TEXT, DATA, max_size=4))
+def test_yaml_reads_back_what_was_written(data):
+    assert yaml.safe_load(yaml_text(data)) == (data or None)
