@@ -1,7 +1,7 @@
 """A real Prometheus for the tests (reference recipe: `promtool tsdb create-blocks-from openmetrics`, then
 `prometheus` on a free loopback port over the blocks, no scraping; or scraping the targets of a config).
-Tests that need it are marked `prometheus`; without the binaries they skip with the reason, unless
-GPUMEM_REQUIRE_PROMETHEUS=1 (CI), which makes the missing binary a failure."""
+Tests that need it are marked `prometheus` (VictoriaMetrics too: victoria.py); without the binaries they skip
+with the reason, unless GPUMEM_REQUIRE_PROMETHEUS=1 (CI), which makes the missing binary a failure."""
 
 from __future__ import annotations
 
@@ -23,10 +23,15 @@ T0 = 1767225600
 
 def require_prometheus() -> None:
     """Skip (or, in CI, fail) when `prometheus` or `promtool` is not on PATH."""
-    missing = [name for name in ("prometheus", "promtool") if shutil.which(name) is None]
+    require_binaries(("prometheus", "promtool"), "prometheus")
+
+
+def require_binaries(names: tuple[str, ...], package: str) -> None:
+    """Skip (or, in CI, fail) when any of `names` is not on PATH; `package`: the Debian package that has them."""
+    missing = [name for name in names if shutil.which(name) is None]
     if not missing:
         return
-    why = f"{' and '.join(missing)} not on PATH (Debian: apt-get install prometheus)"
+    why = f"{' and '.join(missing)} not on PATH (Debian: apt-get install {package})"
     if os.environ.get("GPUMEM_REQUIRE_PROMETHEUS") == "1":
         pytest.fail(f"GPUMEM_REQUIRE_PROMETHEUS=1 but {why}")
     pytest.skip(why)
