@@ -34,6 +34,7 @@ from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.fleet.held_back import data_age
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read, verdict
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
+from gpumem_tui.diagnosis.fleet.scale import rules_advice
 from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.sources.prometheus.client import PrometheusError
 from gpumem_tui.sources.prometheus.history import FleetHistory
@@ -290,6 +291,8 @@ class FleetScreen(Screen):
             text.append(f"{line}; data age {age}; ")
             if sample.join_age_s:  # the overview keeps the join between refreshes: never passed off as new
                 text.append(f"the pod-to-GPU join as read {sample.join_age_s:.0f} s ago; ")
+            if advice := rules_advice(sample):
+                text.append(f"{advice}; ")
         else:
             text.append("\n")
         text.append("source ")  # the source's state, not the fleet's: the verdict says that
