@@ -15,10 +15,13 @@ Textual's run_test) to its first frame with the fleet drawn, and to every row in
 is measured.
 
 Run: python3 bench/fleet.py [--nodes 100] [--refreshes 5] [--read overview|full|both] [--utilization 0.9]
-                            [--rules] [--keep DIR]
+                            [--rules] [--keep DIR] [--minutes 60] [--query-timeout SECONDS]
      (--nodes 1000: about 950 MB of OpenMetrics, promtool ~30 s and ~1.2 GB RSS, a few minutes in all;
-     --keep DIR keeps the blocks for the next run)
-"""
+     --nodes 10000 --minutes 10: 1.9 GB, promtool 80 s and ~2.7 GB RSS; --keep DIR keeps the blocks for the
+     next run)
+
+Beside each read, the server's own time on it: its query engine's time summed over the read's queries and its
+process CPU, from Prometheus's /metrics (server_s)."""
 
 from __future__ import annotations
 
@@ -161,14 +164,14 @@ def server_s(url: str) -> tuple[float, float]:
 
 
 async def refresh(
-    url: str, at: float, reader: FleetReader, counting: Counting
+    url: str, at: float, reader: FleetReader, counting: Counting, timeout_s: float = QUERY_TIMEOUT_S
 ) -> tuple[float, float, int, int, int, str, tuple[float, float]]:
     """(wall s, client CPU s, bytes, queries, GPUs read one by one, where the node figures came from, the
     server's query time and CPU s) of one fleet read over a fresh pool."""
     counting.requests = counting.bytes = 0
     server = server_s(url)
     wall, cpu = time.perf_counter(), time.process_time()
-    async with PrometheusClient(Connection(url)) as client:
+    async with PrometheusClient(Connection(url), query_timeout_s=timeout_s) as client:
         sample = await reader.read(client, at)
     spent = time.perf_counter() - wall, time.process_time() - cpu
     after = server_s(url)
@@ -217,6 +220,13 @@ def main() -> int:
         help="with the series of `gpumem-tui fleet rules` backfilled beside the fleet (the overview reads them)",
     )
     parser.add_argument(
+        "--query-timeout",
+        type=float,
+        default=QUERY_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"each query's timeout, as `fleet --query-timeout` (default {QUERY_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
         "--minutes",
         type=int,
         default=HOUR_S // 60,
@@ -249,7 +259,7 @@ def main() -> int:
             data = _with_rules(data, Path(tmp), at)
         with running(data) as url:
             _measure(url, at, args)
-            frame, whole, rss = asyncio.run(first_frame(url, at))
+            frame, whole, rss = asyncio.run(first_frame(url, at, args.query_timeout))
             print(
                 f"fleet screen: first frame with the fleet after {frame * 1000:,.0f} ms, every row in after "
                 f"{whole * 1000:,.0f} ms; RSS {rss / 2**20:,.0f} MiB"
@@ -277,15 +287,15 @@ def _with_rules(data: Path, where: Path, at: float) -> Path:
     return merged
 
 
-async def first_frame(url: str, at: float) -> tuple[float, float, int]:
+async def first_frame(url: str, at: float, timeout_s: float = QUERY_TIMEOUT_S) -> tuple[float, float, int]:
     """Seconds from starting the fleet screen (headless) to its first frame with the fleet drawn (the screen
     painted after the first read's tables: their first rows, the rest come after that frame), and to every row
     in; and the process's RSS then: the overview's first read, with the slow facts; with the history line's
     reader, as `gpumem-tui fleet` makes the screen (its range queries start after that frame)."""
     started = time.perf_counter()
     queries = READS["overview"]
-    history = prometheus_history(Connection(url), queries, HISTORY_S, QUERY_TIMEOUT_S)
-    reader = prometheus_reader(Connection(url), queries, at, QUERY_TIMEOUT_S)
+    history = prometheus_history(Connection(url), queries, HISTORY_S, timeout_s)
+    reader = prometheus_reader(Connection(url), queries, at, timeout_s)
     app = GpuMemApp.of_fleet(Fleet(reader, url, poll=False, read_history=history))
     async with app.run_test(size=(160, 60)) as pilot:
         fleet = app.screen
@@ -345,7 +355,8 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
         runs = []
         reader = FleetReader(READS[name], FleetRules())  # one reader for all refreshes, as the fleet screen's worker
         for number in range(args.refreshes + (name == "overview")):
-            wall, cpu, received, queries, gpus, source, server = asyncio.run(refresh(url, at, reader, counting))
+            read = refresh(url, at, reader, counting, args.query_timeout)
+            wall, cpu, received, queries, gpus, source, server = asyncio.run(read)
             rss = me.memory_info().rss
             first = name == "overview" and number == 0  # with the slow facts: not in the medians
             if not first:
