@@ -95,7 +95,7 @@ def running(
         yield url
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait(timeout=60)  # a server over 10,000 nodes (bench/fleet.py) takes over 10 s
 
 
 def _wait_ready(url: str, server: subprocess.Popen, auth: bool) -> None:
