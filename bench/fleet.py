@@ -15,10 +15,13 @@ Textual's run_test) to its first frame with the fleet drawn, and to every row in
 is measured.
 
 Run: python3 bench/fleet.py [--nodes 100] [--refreshes 5] [--read overview|full|both] [--utilization 0.9]
-                            [--rules] [--keep DIR]
+                            [--rules] [--keep DIR] [--minutes 60] [--query-timeout SECONDS]
      (--nodes 1000: about 950 MB of OpenMetrics, promtool ~30 s and ~1.2 GB RSS, a few minutes in all;
-     --keep DIR keeps the blocks for the next run)
-"""
+     --nodes 10000 --minutes 10: 1.9 GB, promtool 80 s and ~2.7 GB RSS; --keep DIR keeps the blocks for the
+     next run)
+
+Beside each read, the server's own time on it: its query engine's time summed over the read's queries and its
+process CPU, from Prometheus's /metrics (server_s)."""
 
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +48,7 @@ from gpumem_tui.cli.fleet_screen import HISTORY_S, prometheus_history, prometheu
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
 from gpumem_tui.diagnosis.fleet.reading import FleetRules  # noqa: E402
+from gpumem_tui.diagnosis.fleet.scale import rules_advice  # noqa: E402
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
 from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S, Connection, PrometheusClient  # noqa: E402
 from gpumem_tui.sources.prometheus.queries import Queries  # noqa: E402
@@ -113,11 +118,11 @@ def copies(template: str, nodes: int) -> Iterator[tuple[str, Iterator[str]]]:
         )
 
 
-def write_fleet(nodes: int, where: Path, utilization: float = 0.9) -> Path:
-    """The fleet's OpenMetrics file, written a family at a time (1,000 nodes are about 950 MB)."""
+def write_fleet(nodes: int, where: Path, utilization: float = 0.9, history_s: int = HOUR_S) -> Path:
+    """The fleet's OpenMetrics file, written a family at a time (1,000 nodes over an hour are about 950 MB)."""
     scenario = where / "bench-node.toml"
     scenario.write_text(NODE.replace("{utilization}", repr(utilization)), encoding="utf-8")
-    template = fleet_series([FleetNodeSpec(TEMPLATE_NAME, str(scenario))], HOUR_S, STEP_S)
+    template = fleet_series([FleetNodeSpec(TEMPLATE_NAME, str(scenario))], history_s, STEP_S)
     path = where / "fleet.om"
     with path.open("w", encoding="utf-8") as out:
         for header, bodies in copies(template, nodes):
@@ -151,17 +156,35 @@ class Counting:
         return status
 
 
+def server_s(url: str) -> tuple[float, float]:
+    """(query time, CPU) Prometheus has spent so far, in seconds, from its own /metrics: the sum over every
+    query of `prometheus_engine_query_duration_seconds` (queue, prepare, inner eval and result sort: the timings
+    the query API's `stats=all` returns), and its process's `process_cpu_seconds_total` (10 ms steps). Read
+    before and after a refresh, the difference is the server's on that refresh. Each query's time is its own
+    wall time in the server: queries that run at once on shared cores each count the time they wait."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as response:
+        lines = response.read().decode().splitlines()
+    queries = sum(
+        float(s.rsplit(" ", 1)[1]) for s in lines if s.startswith("prometheus_engine_query_duration_seconds_sum")
+    )
+    cpu = sum(float(s.rsplit(" ", 1)[1]) for s in lines if s.startswith("process_cpu_seconds_total"))
+    return queries, cpu
+
+
 async def refresh(
-    url: str, at: float, reader: FleetReader, counting: Counting
-) -> tuple[float, float, int, int, int, str]:
-    """(wall s, client CPU s, bytes, queries, GPUs read one by one, where the node figures came from) of one
-    fleet read over a fresh pool."""
+    url: str, at: float, reader: FleetReader, counting: Counting, timeout_s: float = QUERY_TIMEOUT_S
+) -> tuple[float, float, int, int, int, str, tuple[float, float]]:
+    """(wall s, client CPU s, bytes, queries, GPUs read one by one, where the node figures came from, the
+    server's query time and CPU s) of one fleet read over a fresh pool."""
     counting.requests = counting.bytes = 0
+    server = server_s(url)
     wall, cpu = time.perf_counter(), time.process_time()
-    async with PrometheusClient(Connection(url)) as client:
+    async with PrometheusClient(Connection(url), query_timeout_s=timeout_s) as client:
         sample = await reader.read(client, at)
     spent = time.perf_counter() - wall, time.process_time() - cpu
-    return *spent, counting.bytes, counting.requests, len(sample.gpus), sample.node_figures_from
+    after = server_s(url)
+    server = (after[0] - server[0], after[1] - server[1])
+    return *spent, counting.bytes, counting.requests, len(sample.gpus), sample.node_figures_from, server
 
 
 READS = {
@@ -172,10 +195,12 @@ READS = {
 look; the slow facts read with the first refresh and kept by the reader) and `fleet snapshot`'s (every GPU)."""
 
 
-def _summary(name: str, runs: list[tuple[float, float, int, int, int]], nodes: int) -> None:
+def _summary(name: str, runs: list[tuple[float, float, int, int, int, float, float]], nodes: int) -> None:
     wall, cpu, received = (statistics.median(r[i] for r in runs) for i in range(3))
+    server, server_cpu = (statistics.median(r[i] for r in runs) for i in (5, 6))
     print(
-        f"{name} median: {wall * 1000:,.0f} ms wall, {cpu * 1000:,.0f} ms client CPU, {received / 2**20:,.2f} MiB; "
+        f"{name} median: {wall * 1000:,.0f} ms wall, {cpu * 1000:,.0f} ms client CPU, {server * 1000:,.0f} ms "
+        f"server query time ({server_cpu * 1000:,.0f} ms server CPU), {received / 2**20:,.2f} MiB; "
         f"per node {wall / nodes * 1e6:,.0f} us wall, {cpu / nodes * 1e6:,.0f} us CPU, {received / nodes:,.0f} "
         f"bytes; peak RSS {max(r[4] for r in runs) / 2**20:,.0f} MiB"
     )
@@ -203,28 +228,46 @@ def main() -> int:
         help="with the series of `gpumem-tui fleet rules` backfilled beside the fleet (the overview reads them)",
     )
     parser.add_argument(
+        "--query-timeout",
+        type=float,
+        default=QUERY_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"each query's timeout, as `fleet --query-timeout` (default {QUERY_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--minutes",
+        type=int,
+        default=HOUR_S // 60,
+        help="the history backfilled before the reads' moment (default 60; the reads look back 5 min, and "
+        "1 h for the nodes seen: a shorter history makes a large fleet quicker to build, not to read)",
+    )
+    parser.add_argument(
         "--keep",
         metavar="DIR",
         help="build the fleet's blocks in DIR and keep them; a later run with the same --nodes and "
         "--utilization reuses them (1,000 nodes take about a minute to build)",
     )
     args = parser.parse_args()
-    if args.nodes < 1 or args.refreshes < 1 or not 0 < args.utilization < 1:
-        print("fleet bench: --nodes and --refreshes at least 1, --utilization between 0 and 1", file=sys.stderr)
+    if args.nodes < 1 or args.refreshes < 1 or not 0 < args.utilization < 1 or not 5 <= args.minutes <= 60:
+        print(
+            "fleet bench: --nodes and --refreshes at least 1, --utilization between 0 and 1, --minutes 5 to 60",
+            file=sys.stderr,
+        )
         return 2
     try:
         require_prometheus()
     except BaseException as exc:  # noqa: BLE001 - pytest's skip outside pytest: say why in one line
         print(f"fleet bench: {exc}", file=sys.stderr)
         return 3
-    at = float(T0 + HOUR_S)
+    at = float(T0 + args.minutes * 60)
     with tempfile.TemporaryDirectory(prefix="gpumem-fleet-bench-") as tmp:
-        data = build_fleet(args.nodes, args.utilization, Path(args.keep) if args.keep else Path(tmp))
+        where = Path(args.keep) if args.keep else Path(tmp)
+        data = build_fleet(args.nodes, args.utilization, where, args.minutes * 60)
         if args.rules:
             data = _with_rules(data, Path(tmp), at)
         with running(data) as url:
             _measure(url, at, args)
-            frame, whole, rss = asyncio.run(first_frame(url, at))
+            frame, whole, rss = asyncio.run(first_frame(url, at, args.query_timeout))
             print(
                 f"fleet screen: first frame with the fleet after {frame * 1000:,.0f} ms, every row in after "
                 f"{whole * 1000:,.0f} ms; RSS {rss / 2**20:,.0f} MiB"
@@ -252,15 +295,15 @@ def _with_rules(data: Path, where: Path, at: float) -> Path:
     return merged
 
 
-async def first_frame(url: str, at: float) -> tuple[float, float, int]:
+async def first_frame(url: str, at: float, timeout_s: float = QUERY_TIMEOUT_S) -> tuple[float, float, int]:
     """Seconds from starting the fleet screen (headless) to its first frame with the fleet drawn (the screen
     painted after the first read's tables: their first rows, the rest come after that frame), and to every row
     in; and the process's RSS then: the overview's first read, with the slow facts; with the history line's
     reader, as `gpumem-tui fleet` makes the screen (its range queries start after that frame)."""
     started = time.perf_counter()
     queries = READS["overview"]
-    history = prometheus_history(Connection(url), queries, HISTORY_S, QUERY_TIMEOUT_S)
-    reader = prometheus_reader(Connection(url), queries, at, QUERY_TIMEOUT_S)
+    history = prometheus_history(Connection(url), queries, HISTORY_S, timeout_s)
+    reader = prometheus_reader(Connection(url), queries, at, timeout_s)
     app = GpuMemApp.of_fleet(Fleet(reader, url, poll=False, read_history=history))
     async with app.run_test(size=(160, 60)) as pilot:
         fleet = app.screen
@@ -272,20 +315,25 @@ async def first_frame(url: str, at: float) -> tuple[float, float, int]:
         frame = time.perf_counter() - started
         while fleet.filling:
             await pilot.pause()
+        advice = rules_advice(fleet.sample) if fleet.sample is not None else None
+        said = advice is not None and advice in fleet.header().plain
+        print(f"fleet screen: {'says to load the recording rules' if said else 'says nothing of the rules'}")
         return frame, time.perf_counter() - started, psutil.Process().memory_info().rss
 
 
-def build_fleet(nodes: int, utilization: float, where: Path) -> Path:
+def build_fleet(nodes: int, utilization: float, where: Path, history_s: int = HOUR_S) -> Path:
     """The backfilled blocks of the fleet under `where` (built unless `where` already holds this fleet:
     --keep)."""
     data, made_for = where / "data", where / "fleet.txt"
     wanted = f"{nodes} nodes at utilization {utilization!r}\n"
+    if history_s != HOUR_S:
+        wanted = wanted.replace(" at ", f", {history_s // 60} min, at ")
     if data.is_dir() and made_for.is_file() and made_for.read_text(encoding="utf-8") == wanted:
         print(f"{nodes:,} nodes at utilization {utilization:g}: the blocks kept in {where}")
         return data
     where.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    source = write_fleet(nodes, where, utilization)
+    source = write_fleet(nodes, where, utilization, history_s)
     made = time.perf_counter() - started
     started = time.perf_counter()
     shutil.rmtree(data, ignore_errors=True)
@@ -300,7 +348,7 @@ def build_fleet(nodes: int, utilization: float, where: Path) -> Path:
     filled = time.perf_counter() - started
     print(
         f"{nodes:,} nodes, {nodes * 8:,} GPUs, {nodes:,} engines at utilization "
-        f"{utilization:g}, 1 h at {STEP_S} s: "
+        f"{utilization:g}, {history_s // 60} min at {STEP_S} s: "
         f"OpenMetrics {size / 1e6:,.1f} MB made in {made:.1f} s, backfilled in {filled:.1f} s"
     )
     return data
@@ -315,14 +363,17 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
         runs = []
         reader = FleetReader(READS[name], FleetRules())  # one reader for all refreshes, as the fleet screen's worker
         for number in range(args.refreshes + (name == "overview")):
-            wall, cpu, received, queries, gpus, source = asyncio.run(refresh(url, at, reader, counting))
+            read = refresh(url, at, reader, counting, args.query_timeout)
+            wall, cpu, received, queries, gpus, source, server = asyncio.run(read)
             rss = me.memory_info().rss
             first = name == "overview" and number == 0  # with the slow facts: not in the medians
             if not first:
-                runs.append((wall, cpu, received, queries, rss))
+                runs.append((wall, cpu, received, queries, rss, *server))
             print(
                 f"{name} {'first (with the slow facts)' if first else len(runs)}: {wall * 1000:,.0f} ms wall, "
-                f"{cpu * 1000:,.0f} ms client CPU, {received / 2**20:,.2f} MiB received in {queries} queries, "
+                f"{cpu * 1000:,.0f} ms client CPU, {server[0] * 1000:,.0f} ms server query time "
+                f"({server[1] * 1000:,.0f} ms server CPU), "
+                f"{received / 2**20:,.2f} MiB received in {queries} queries, "
                 f"{gpus:,} GPUs read one by one, node figures from {source}; RSS {rss / 2**20:,.0f} MiB"
             )
         _summary(name, runs, args.nodes)

@@ -264,6 +264,7 @@ def check_json(sample: FleetSample, findings: list[FleetFinding], code: int) -> 
         "state": sample.state,
         "coverage": sample.coverage.model_dump(mode="json"),
         "data_age_s": sample.data_age_s,
+        "held_back_s": sample.held_back_s,
         "worst": worst(raised),
         "status": STATUS[code],
         "exit_code": code,

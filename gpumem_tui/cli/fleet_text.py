@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from gpumem_tui.cli.check_status import plugin_text
 from gpumem_tui.diagnosis.findings.situation import said_of_any_engine
+from gpumem_tui.diagnosis.fleet.held_back import data_age
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.prometheus.records import FleetSample
@@ -27,8 +28,7 @@ def coverage_line(sample: FleetSample) -> str:
     line = f"{c.nodes:,} nodes, {c.gpus:,} GPUs, {c.engines:,} engines, {c.joined:,} joined"
     if c.not_joined:
         line += f" ({c.not_joined:,} not joined)"
-    age = "unknown" if sample.data_age_s is None else f"{sample.data_age_s:.0f} s"
-    return f"{line}; data age {age}"
+    return f"{line}; data age {data_age(sample.data_age_s, sample.held_back_s)}"
 
 
 def _when(at: float) -> str:

@@ -31,8 +31,10 @@ from gpumem_tui.app.screens.help import FLEET_HELP, HelpScreen
 from gpumem_tui.app.screens.main import MainScreen
 from gpumem_tui.app.tone import severity_style, state_style
 from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.fleet.held_back import data_age
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet, nothing_read, verdict
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
+from gpumem_tui.diagnosis.fleet.scale import rules_advice
 from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.sources.prometheus.client import PrometheusError
 from gpumem_tui.sources.prometheus.history import FleetHistory
@@ -281,7 +283,7 @@ class FleetScreen(Screen):
         sample = self.sample
         if sample is not None:
             c = sample.coverage
-            age = "unknown" if sample.data_age_s is None else f"{sample.data_age_s:.0f} s"
+            age = data_age(sample.data_age_s, sample.held_back_s)
             text.append(f"  evaluated at {_when(sample.evaluated_at)}\n")
             line = f"{c.nodes:,} nodes, {c.gpus:,} GPUs, {c.engines:,} engines, {c.joined:,} joined"
             if c.not_joined:
@@ -289,6 +291,8 @@ class FleetScreen(Screen):
             text.append(f"{line}; data age {age}; ")
             if sample.join_age_s:  # the overview keeps the join between refreshes: never passed off as new
                 text.append(f"the pod-to-GPU join as read {sample.join_age_s:.0f} s ago; ")
+            if advice := rules_advice(sample):
+                text.append(f"{advice}; ")
         else:
             text.append("\n")
         text.append("source ")  # the source's state, not the fleet's: the verdict says that

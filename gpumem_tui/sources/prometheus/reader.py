@@ -28,6 +28,7 @@ from gpumem_tui.sources.prometheus.fleet import (
     read_full,
 )
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
+from gpumem_tui.sources.prometheus.held_back import held_back_s
 from gpumem_tui.sources.prometheus.labels import node_of
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
@@ -115,6 +116,8 @@ class FleetReader:
         roomy()  # a reader lives across refreshes: each keeps its sample's 10^5 objects until the next
         self.rules: bool | None = None
         """Whether the server has the recording rules' series (None: not asked yet)."""
+        self.held: tuple[float, float] | None = None
+        """When the server's hold-back was measured, and its seconds (held_back.py)."""
         self.keyed: tuple[Result, list[Key]] | None = None
         """The gauges' answer last keyed, with `engine_key` of each of its series: asked twice a refresh."""
 
@@ -130,7 +133,24 @@ class FleetReader:
         return frozenset(self._keys(results))
 
     async def read(self, client: PrometheusClient, at: float) -> FleetSample:
-        """One sample at `at`. Raises PrometheusError when no query could be read."""
+        """One sample at `at`, with how far behind `at` the server answers (measured beside the first read and
+        with the slow facts). Raises PrometheusError when no query could be read."""
+        import asyncio
+
+        due = self.held is None or not self.held[0] <= at < self.held[0] + self.facts_every_s
+        # both run to their end before the read's failure is raised: no request is left in flight
+        sample, held = await asyncio.gather(
+            self._read(client, at), held_back_s(client, at) if due else _none(), return_exceptions=True
+        )
+        if isinstance(sample, BaseException):
+            raise sample
+        if due:
+            self.held = (at, held if isinstance(held, float) else 0.0)
+        if self.held is None or not self.held[1]:
+            return sample
+        return sample.model_copy(update={"held_back_s": self.held[1]})
+
+    async def _read(self, client: PrometheusClient, at: float) -> FleetSample:
         look = self.queries.look
         if look is None:
             return await read_full(client, self.queries, at, self.read_rules.stale)
@@ -277,6 +297,10 @@ class FleetReader:
         memory = project(more, r.q.labels).get("gpu_memory", NO_ANSWER).series
         gpus = looker.kept(gpus_of(memory, identities), sample, identities)
         return sample.model_copy(update={"gpus": _with_listed(gpus, sample.gpus)})
+
+
+async def _none() -> None:
+    return None
 
 
 def _promql(q: Queries, asked: tuple[str, ...]) -> dict[str, str]:

@@ -261,6 +261,10 @@ class FleetSample(_Record):
     coverage: Coverage = Coverage()
     data_age_s: float | None = None
     """The oldest data age among the nodes that are not stale."""
+    held_back_s: float = 0.0
+    """Seconds the server answers behind the time asked, its newest samples hidden (VictoriaMetrics'
+    `-search.latencyOffset`, 30 s by default; 0 on Prometheus): the data is that much older than its ages
+    say (sources/prometheus/held_back.py)."""
     node_figures_from: NodeFigures = "raw series"
     """Where the per-node figures came from: the raw dcgm-exporter series aggregated by the query, or the
     `gpumem:*` series of `gpumem-tui fleet rules` (the overview uses them when the server has them)."""

@@ -87,3 +87,15 @@ def recorded_blocks(fleet_url, fleet_blocks, where, queries: Queries):
 def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
     with running(recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("recorded"), Queries())) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def vm_fleet_url(tmp_path_factory):
+    """VictoriaMetrics holding the same fleet as `fleet_url`'s Prometheus (the same OpenMetrics text)."""
+    from tests.sources.prometheus.victoria import backfill as vm_backfill
+    from tests.sources.prometheus.victoria import require_victoria_metrics, victoria
+
+    require_victoria_metrics()
+    with victoria(tmp_path_factory.mktemp("victoria")) as url:
+        vm_backfill(url, fleet_text())
+        yield url

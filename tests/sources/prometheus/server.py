@@ -1,7 +1,7 @@
 """A real Prometheus for the tests (reference recipe: `promtool tsdb create-blocks-from openmetrics`, then
 `prometheus` on a free loopback port over the blocks, no scraping; or scraping the targets of a config).
-Tests that need it are marked `prometheus`; without the binaries they skip with the reason, unless
-GPUMEM_REQUIRE_PROMETHEUS=1 (CI), which makes the missing binary a failure."""
+Tests that need it are marked `prometheus` (VictoriaMetrics too: victoria.py); without the binaries they skip
+with the reason, unless GPUMEM_REQUIRE_PROMETHEUS=1 (CI), which makes the missing binary a failure."""
 
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ def running(
         yield url
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait(timeout=60)  # a server over 10,000 nodes (bench/fleet.py) takes over 10 s
 
 
 def _wait_ready(url: str, server: subprocess.Popen, auth: bool) -> None:

@@ -14,6 +14,7 @@ from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.held_back import PROBE
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT
@@ -158,7 +159,8 @@ def test_the_query_counts_docs_fleet_md_gives_are_what_a_read_sends(fleet_url):
     assert "adds one query to each read" in doc
     sent: list[str] = []
     _read(fleet_url, Queries(), AT, sent)
-    assert len(sent) == full + asks + exporters
+    assert sent.count(PROBE) == 1  # a reader's first read asks how far behind the server answers (held_back.py)
+    assert len(sent) - 1 == full + asks + exporters
     schema = " ".join((Path(__file__).resolve().parents[3] / "docs" / "fleet-json.md").read_text("utf-8").split())
     said = re.search(r"(\d+) queries, or (\d+) on a fleet with exporters", schema)
     assert (int(said[1]), int(said[2])) == (full + asks, full + asks + exporters)  # docs/fleet-json.md agrees

@@ -1,0 +1,112 @@
+"""VictoriaMetrics scraping live exporters (`gpumem-tui export --demo SCENARIO` on loopback, with
+`-promscrape.config`) beside a real Prometheus scraping the same ones: `fleet check` and `fleet snapshot` give
+the same answers; and with VictoriaMetrics' default `-search.latencyOffset` (30 s) the data age says the server
+holds its newest samples back, where a node would otherwise look fresh while 30 s old, or be absent."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import urllib.parse
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+
+from gpumem_tui.cli import main
+from tests.export.exporter import exporter
+from tests.sources.prometheus.server import require_prometheus, running, scrape_config
+from tests.sources.prometheus.victoria import require_victoria_metrics, victoria
+
+pytestmark = pytest.mark.prometheus
+
+NODES = {"node-1": ("noisy-neighbour", 48), "node-3": ("healthy-8b", 90)}
+"""NODE_NAME of each exporter: (scenario, moment), as tests/export/test_fleet_end_to_end.py runs them."""
+HELD_BACK_S = 30.0
+"""VictoriaMetrics' default -search.latencyOffset."""
+MOMENT = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+AGE = re.compile(r"data age [^;]*")
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    """(Prometheus, VictoriaMetrics with a 1 s latency offset, VictoriaMetrics at its default), all scraping
+    the same exporters every second, started together: the default one's 30 s run beside the other tests."""
+    require_prometheus()
+    require_victoria_metrics()
+    where = tmp_path_factory.mktemp("live")
+    with ExitStack() as stack:
+        targets = [
+            urllib.parse.urlsplit(
+                stack.enter_context(exporter("--demo", scenario, "--at", str(at), env={"NODE_NAME": node}))
+            ).netloc
+            for node, (scenario, at) in NODES.items()
+        ]
+        config = scrape_config(where, targets)
+        held = stack.enter_context(victoria(where / "held", config, latency_offset=None))
+        prometheus = stack.enter_context(running(where / "prometheus", config=config))
+        quick = stack.enter_context(victoria(where / "quick", config))
+        yield prometheus, quick, held
+
+
+def _check(capsys, url: str, *argv: str) -> tuple[int, dict]:
+    code = main(["fleet", *argv, "--prometheus", url, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _until_seen(capsys, url: str) -> list[dict]:
+    """`fleet check` until it has every node with its engine (each answer kept); fails after 90 s."""
+    answers = []
+    deadline = time.monotonic() + 90
+    while not answers or answers[-1]["coverage"]["joined"] < len(NODES):
+        assert time.monotonic() < deadline, f"{url} shows {answers[-1]['coverage']} after 90 s"
+        answers.append(_check(capsys, url, "check")[1])
+    return answers
+
+
+def _normal(value: Any, url: str) -> Any:
+    """What must differ between two servers read a moment apart: the time read (each read's own), the data's
+    age as each server counts it (their scrapes are not in step; `exporter_nodes` holds each exporter's age),
+    and the server's URL."""
+    if isinstance(value, str):
+        return AGE.sub("data age A", MOMENT.sub("T", value.replace(url, "URL")))
+    if isinstance(value, list):
+        return [_normal(v, url) for v in value]
+    if isinstance(value, dict):
+        moving = ("timestamp", "evaluated_at", "data_age_s", "held_back_s", "join_age_s", "exporter_nodes")
+        return {k: "X" if k in moving else _normal(v, url) for k, v in value.items()}
+    return value
+
+
+def test_fleet_check_and_snapshot_say_the_same_over_both(servers, capsys):
+    prometheus, quick, _ = servers
+    _until_seen(capsys, prometheus), _until_seen(capsys, quick)
+    for argv in (("check",), ("snapshot",)):
+        ours = {url: _check(capsys, url, *argv) for url in (prometheus, quick)}
+        first, second = [(code, _normal(answer, url)) for url, (code, answer) in ours.items()]
+        assert first == second
+    assert ours[prometheus][1]["coverage"] == {"nodes": 2, "gpus": 2, "engines": 2, "joined": 2, "not_joined": 0}
+
+
+def test_the_data_age_says_what_the_server_holds_back(servers, capsys):
+    """Until the first scrape is 30 s old the fleet is empty and says why; then every node is there, its data
+    30 s older than the server's own ages say, and none of them stale."""
+    *_, held = servers
+    main(["fleet", "check", "--prometheus", held])
+    first = capsys.readouterr().out.splitlines()[0]
+    answers = _until_seen(capsys, held)
+    hidden = [a for a in answers if a["coverage"]["nodes"] == 0]
+    assert hidden, "the first read came 30 s after the first scrape"
+    assert {a["held_back_s"] for a in answers} == {HELD_BACK_S}
+    # read before the hidden ones, so hidden too
+    assert first.endswith(
+        "0 nodes, 0 GPUs, 0 engines, 0 joined; data age unknown: the server answers as of 30 s ago "
+        "(VictoriaMetrics' -search.latencyOffset), so a node that began reporting since is not shown yet"
+    )
+    seen = answers[-1]
+    assert not [f for f in seen["findings"] if f["code"] == "source_stale"]
+    assert main(["fleet", "check", "--prometheus", held]) == seen["exit_code"]
+    line = capsys.readouterr().out.splitlines()[0]
+    age = re.search(r"data age (\d+) s, 30 s of it held back: the server answers as of 30 s ago \(Vic", line)
+    assert age and int(age.group(1)) >= HELD_BACK_S, line
