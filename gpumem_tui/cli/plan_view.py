@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from gpumem_tui.cli.outlook import print_outlook
 from gpumem_tui.cli.output import console, say, table
 from gpumem_tui.planner.records import Plan
 from gpumem_tui.planner.report import cross_check, engine_label, engine_launch, serving_verdict, verdict
@@ -115,12 +116,4 @@ def print_engine(out, p: EnginePrediction, tp: int) -> None:
     )
     for line in p.term_lines():
         say(out, f"  + {line}")
-    say(out, "Predicted log lines:", style="bold")
-    for line in p.log_lines:
-        say(out, f"  {line}")
-    for line in p.failures:
-        say(out, f"  x will fail: {line}", style="bold red")
-    for line in p.warnings:
-        say(out, f"  ! {line}", style="yellow")
-    for line in p.assumed:
-        say(out, f"  ~ {line}")
+    print_outlook(out, "Predicted log lines:", p)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from gpumem_tui.cli.outlook import print_outlook
 from gpumem_tui.cli.output import say, table
 from gpumem_tui.planner.sglang.records import SglangPrediction
 from gpumem_tui.units import GIB
@@ -42,12 +43,4 @@ def print_sglang(out, p: SglangPrediction, gpus: int) -> None:
             f"{p.cuda_graph_max_bs}, page_size {p.page_size}, context_len {p.context_len:,}"
         )
     )
-    say(out, 'Predicted log lines (SGLang prints GiB and calls them "GB"):', style="bold")
-    for line in p.log_lines:
-        say(out, f"  {line}")
-    for line in p.failures:
-        say(out, f"  x will fail: {line}", style="bold red")
-    for line in p.warnings:
-        say(out, f"  ! {line}", style="yellow")
-    for line in p.assumed:
-        say(out, f"  ~ {line}")
+    print_outlook(out, 'Predicted log lines (SGLang prints GiB and calls them "GB"):', p)
