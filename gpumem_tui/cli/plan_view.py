@@ -23,9 +23,10 @@ BAND_LABELS = {
 }
 
 
-def print_heading(out, plan: Plan, why: str | None = None) -> None:
+def print_heading(out, plan: Plan, why: str | None = None, fraction_sized: bool = False) -> None:
     """What was asked: the model and formats, the load, the GPUs and the capacity planned with, and why the
-    split is more than one GPU when none was asked for."""
+    split is more than one GPU when none was asked for. `fraction_sized`: the engine sizes by its own fraction
+    (SGLang), so the utilization is only the plain cross-check's."""
     inp = plan.input
     say(
         out,
@@ -38,10 +39,11 @@ def print_heading(out, plan: Plan, why: str | None = None) -> None:
     reported = "as given" if custom else f"reports {fmt(card)} = {fmt(card, 'GiB')}"
     planned = f"; planning with {fmt(inp.capacity)} = {fmt(inp.capacity, 'GiB')}"
     using = planned if inp.capacity_bytes and not custom else ""
+    whose = " for the plain cross-check" if fraction_sized else ""
     say(
         out,
         f"{inp.users:,} conversation(s) x {inp.context:,} tokens on {plan.gpus} x {inp.gpu.key}"
-        f" ({reported}{using}), {inp.utilization:.0%} utilization",
+        f" ({reported}{using}), {inp.utilization:.0%} utilization{whose}",
     )
     if why:
         say(out, why)
@@ -53,8 +55,9 @@ def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None
     command that launches the plan (`model`: the model argument, else the catalog's id)."""
     out, engine = console(), serving.engine
     assert engine is not None
-    print_heading(out, serving.plan, why)
-    if isinstance(engine.prediction, SglangPrediction):
+    sglang = isinstance(engine.prediction, SglangPrediction)
+    print_heading(out, serving.plan, why, fraction_sized=sglang)
+    if sglang:
         from gpumem_tui.cli.sglang_view import print_sglang
 
         print_sglang(out, engine.prediction, engine.gpus)

@@ -67,6 +67,15 @@ def test_the_text_says_the_fraction_the_pool_the_lines_and_the_launch(capsys):
     assert "Launch with SGLang 0.5.6:" in out and "python -m sglang.launch_server" in out
 
 
+def test_the_heading_gives_the_utilization_to_the_cross_check_only(capsys):
+    """SGLang sizes by its fraction: the plain method's utilization is not the engine's."""
+    assert main(LLAMA_H100) == 0
+    assert "90% utilization for the plain cross-check" in capsys.readouterr().out
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100"]) == 0  # vLLM: its own utilization
+    out = capsys.readouterr().out
+    assert "90% utilization" in out and "for the plain cross-check" not in out
+
+
 def test_deepseek_v3_on_8_h200_starts_with_an_mla_pool_not_split_by_tp(capsys):
     plan = run_json(capsys, *DEEPSEEK_H200)
     engine = plan["engine"]
