@@ -20,6 +20,8 @@ from gpumem_tui.units import fmt_both
 def run(args: argparse.Namespace) -> int:
     found = Resolved(args)
     inp = plan_input(args, found)
+    if not args.engine:
+        _no_engine_flags(args)
     engine = engine_options(args, found) if args.engine else None
     serving = serve(inp, engine)
     if args.gpus and serving.plan.split_problem:
@@ -60,6 +62,16 @@ def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:
 
 
 DEFAULTS = {"page_size": 1, "dp": 1, "enable_dp_attention": False, "enforce_eager": False, "other_processes_bytes": 0}
+
+
+def _no_engine_flags(args: argparse.Namespace) -> None:
+    """Without --engine the plain method plans: an engine's own flag would be silently dropped, so it is a
+    usage error that names the engine it belongs to."""
+    for engine, names in (("vllm", VLLM_FLAGS), ("sglang", SGLANG_FLAGS)):
+        given = [name for name in names if getattr(args, name, None) not in (None, DEFAULTS.get(name))]
+        if given:
+            flag = "--" + given[0].replace("_", "-").removesuffix("-bytes")
+            raise UsageError(f"{flag} sizes an engine by its own rules: add --engine {engine}")
 
 
 def _one_engines_flags(args: argparse.Namespace) -> None:

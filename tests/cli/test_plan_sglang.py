@@ -119,3 +119,10 @@ def test_sglang_flags_with_vllm_are_a_usage_error(capsys):
         == 2
     )
     assert "--mem-fraction-static is not a flag of --engine vllm" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flag", "engine"), [("--page-size 16", "sglang"), ("--max-num-seqs 64", "vllm")])
+def test_an_engine_flag_without_engine_is_refused_not_dropped(capsys, flag, engine):
+    """Without --engine the plain method plans and would ignore it."""
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100", *flag.split()]) == 2
+    assert f"add --engine {engine}" in capsys.readouterr().err
