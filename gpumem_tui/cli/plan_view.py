@@ -55,9 +55,8 @@ def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None
     command that launches the plan (`model`: the model argument, else the catalog's id)."""
     out, engine = console(), serving.engine
     assert engine is not None
-    sglang = isinstance(engine.prediction, SglangPrediction)
-    print_heading(out, serving.plan, why, fraction_sized=sglang)
-    if sglang:
+    print_heading(out, serving.plan, why, fraction_sized=isinstance(engine.prediction, SglangPrediction))
+    if isinstance(engine.prediction, SglangPrediction):
         from gpumem_tui.cli.sglang_view import print_sglang
 
         print_sglang(out, engine.prediction, engine.gpus)
