@@ -30,7 +30,7 @@ def run_sglang_compare(args: argparse.Namespace, parsed: StartupLog, text: str, 
     release = release_of(text.splitlines(), args.sglang_version)
     settings, assumed = _settings(args, parsed, catalog, release.version, config)
     try:
-        p = _predictions(settings)
+        p = _predictions(settings, derived=parsed.free_before_weights_gib is None)
     except PlanInputError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     rows = versus(p, parsed.model_dump())
@@ -90,7 +90,8 @@ def _num(value: float | None) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.2f}"
 
 
-def _predictions(settings: SglangSettings) -> Predictions:
+def _predictions(settings: SglangSettings, derived: bool) -> Predictions:
+    """`derived`: the free memory before the weights was rebuilt from after + mem usage (no begin line)."""
     alone = settings.model_copy(update={"measured_before_bytes": None, "measured_after_bytes": None})
     before = settings.model_copy(update={"measured_after_bytes": None})
     return Predictions(
@@ -99,6 +100,7 @@ def _predictions(settings: SglangSettings) -> Predictions:
         chained=predict(settings),
         uses_before=settings.measured_before_bytes is not None,
         uses_after=settings.measured_after_bytes is not None,
+        before_derived=derived and settings.measured_before_bytes is not None,
     )
 
 
@@ -162,6 +164,7 @@ def _settings(
         mem_fraction_static=fraction,
         context_length=parsed.max_model_len or sa.context_length,
         chunked_prefill_size=sa.chunked_prefill_size,
+        chunk_stated=sa.chunked_prefill_size is not None,
         max_prefill_tokens=sa.max_prefill_tokens or 16384,
         cuda_graph_max_bs=sa.cuda_graph_max_bs,
         disable_cuda_graph=bool(sa.disable_cuda_graph),

@@ -106,7 +106,7 @@ def engine_settings(
     if manual is not None:
         values.update(quantization=manual.quantization, kv_cache_dtype=manual.kv_cache_dtype)
         values.update(tp=manual.tp or values["tp"], context_length=manual.max_model_len or values.get("context_length"))
-    return SglangSettings(model=spec, gpu=gpu, **values)
+    return SglangSettings(model=spec, gpu=gpu, chunk_stated="chunked_prefill_size" in values, **values)
 
 
 def defaults_assumed(

@@ -185,7 +185,8 @@ def test_the_not_enough_memory_launch_is_predicted_to_fail(tmp_path, capsys):
     path = write_log(tmp_path, "inferencex-2128-dsv4-pro-fp8-8xH200-mfs088-oom")
     out = compare(capsys, path, "--model", "deepseek-v3", "--tp", "8", code=1)
     assert out["outcome"]["predicted"] == "fails" and out["outcome"]["agree"] is True
-    assert out["engine"]["mem_fraction_static"] == 0.88 and out["engine"]["kv_cache_tokens"] < 0
+    assert out["engine"]["mem_fraction_static"] == 0.88 and out["engine"]["profiled_tokens"] < 0
+    assert out["engine"]["kv_cache_tokens"] == 0  # no pool: not a negative count
     assert any("mem usage" in line for line in out["assumed"])
 
 
@@ -292,3 +293,13 @@ def test_sglang_options_on_a_vllm_log_are_refused(capsys):
     path = Path(__file__).resolve().parents[1] / "data" / "vllm_0.19_gemma-2-27b_started.log"
     assert main(["log", str(path), "--compare", "--mem-fraction-static", "0.9"]) == 2
     assert "--mem-fraction-static is for SGLang logs" in capsys.readouterr().err
+
+
+def test_a_log_without_the_begin_line_is_not_compared_with_itself(capsys):
+    """Free memory before the weights rebuilt as after + mem usage: predicting free-after from it would give
+    the log's own number less the predicted weights, so that row is predicted from the settings alone."""
+    path = Path(__file__).parents[1] / "sources" / "engines" / "data" / "startup_logs" / "sglang_tp2.log"
+    out = compare(capsys, path)
+    rows = {row["key"]: row for row in out["compare"]}
+    assert rows["free_after_weights_gib"]["uses"] == []
+    assert any("Load weight begin line" in line for line in out["assumed"])

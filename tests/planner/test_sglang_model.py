@@ -241,7 +241,7 @@ def test_weights_that_exceed_the_fraction_fail_with_not_enough_memory():
             measured_after_bytes=round(after * GIB),
         )
     )
-    assert p.kv_cache_tokens <= 0 and p.failures[0].startswith("Not enough memory")
+    assert p.kv_cache_tokens == 0 and p.profiled_tokens < 0 and p.failures[0].startswith("Not enough memory")
     assert smallest_fraction(p) == pytest.approx(0.9113, abs=0.001)
     assert "Not enough memory. Please try to increase --mem-fraction-static" in p.log_lines[-1]
 
@@ -301,3 +301,26 @@ def test_versions_outside_the_rules_are_refused():
     for bad in ("0.2.9", "0.6.0", "latest"):
         with pytest.raises(PlanInputError):
             known_version(bad)
+
+
+def test_dp_attention_takes_the_default_fraction_from_the_chunk_before_dp_divides_it():
+    """server_args picks the fraction (`_handle_gpu_memory_settings`) before it divides the chunk by dp
+    (`_handle_data_parallelism`); a running engine or its log states the chunk already divided."""
+    common = dict(model=DEEPSEEK_V3, gpu=H200, tp=8, dp=8, enable_dp_attention=True)
+    planned = predict(SglangSettings(**common))
+    reserved = 512 + 1.5 * 8192 + 2 * 512 + 1024 + 512 * 8 * 3 + 512 * 8 * 1.5
+    assert planned.mem_fraction_static == round((143771 - reserved) / 143771, 3) == 0.769
+    assert planned.chunked_prefill_size == 8192 // 8
+    stated = predict(SglangSettings(chunked_prefill_size=1024, chunk_stated=True, **common))
+    assert stated.chunked_prefill_size == 1024 and stated.mem_fraction_static == planned.mem_fraction_static
+
+
+def test_dp_above_tp_is_a_failure_not_a_crash():
+    p = predict(SglangSettings(model=LLAMA_8B, gpu=H100, tp=1, dp=2, enable_dp_attention=True))
+    assert p.failures and "does not divide" in p.failures[0]
+
+
+def test_a_card_smaller_than_what_sglang_starts_with_does_not_start():
+    p = predict(SglangSettings(model=LLAMA_8B, gpu=H100, total_memory_bytes=10**9))
+    assert p.failures and "the card is smaller than" in p.failures[0]
+    assert p.kv_cache_tokens == 0 and p.max_running_requests == 0

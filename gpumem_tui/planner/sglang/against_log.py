@@ -30,6 +30,9 @@ class Predictions:
     chained: SglangPrediction
     uses_before: bool
     uses_after: bool
+    before_derived: bool = False
+    """The log's free memory before the weights is its after + mem usage: the free-after row is then
+    predicted from the settings alone (else it would be the log's own number less the predicted weights)."""
 
 
 def versus(p: Predictions, stated: dict) -> list[SglangVersus]:
@@ -39,7 +42,7 @@ def versus(p: Predictions, stated: dict) -> list[SglangVersus]:
     rows = [
         ("free before weights (GiB)", BEFORE, a.total_bytes / GIB, []),
         ("weights, mem usage (GiB)", "weights_gib", a.weights_bytes / GIB, []),
-        ("free after weights (GiB)", AFTER, p.before.avail_bytes / GIB, before),
+        ("free after weights (GiB)", AFTER, *_after_row(p, before)),
         ("KV cache, K + V (GiB)", "kv_cache_gib", c.kv_cache_bytes / GIB, chain),
         ("KV cache tokens", "kv_cache_tokens", c.kv_cache_tokens, chain),
         ("KV cache tokens, settings alone", "kv_cache_tokens_settings_alone", a.kv_cache_tokens, []),
@@ -53,3 +56,9 @@ def versus(p: Predictions, stated: dict) -> list[SglangVersus]:
         error = (float(value) - real) / real if real else None
         out.append(SglangVersus(label=label, key=key, predicted=float(value), stated=real, error=error, uses=uses))
     return out
+
+
+def _after_row(p: Predictions, before: list[str]) -> tuple[float, list[str]]:
+    if p.before_derived:
+        return p.alone.avail_bytes / GIB, []
+    return p.before.avail_bytes / GIB, before

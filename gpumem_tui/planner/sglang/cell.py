@@ -30,8 +30,9 @@ class Cell:
 
 
 def attention_tp(tp: int, dp: int, dp_attention: bool) -> int:
-    """Ranks the attention heads are split over: tp / dp under DP attention, else tp."""
-    return tp // dp if dp_attention and dp > 1 else tp
+    """Ranks the attention heads are split over: tp / dp under DP attention, else tp (also where dp does not
+    divide tp, which SGLang refuses: risks.py says so)."""
+    return tp // dp if dp_attention and dp > 1 and tp % dp == 0 else tp
 
 
 def cell(spec: ModelSpec, kv_dtype: str, rules: Rules, attn_tp: int, layers: int | None = None) -> Cell:

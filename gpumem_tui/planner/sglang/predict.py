@@ -38,9 +38,11 @@ def resolved_fraction(rules: Rules, settings: SglangSettings, launch: Launch) ->
 
 
 def _launch(rules: Rules, settings: SglangSettings, gpu_mib: int) -> Launch:
+    """The launch as server_args sees it when it picks the default fraction: the chunk not yet divided by dp
+    (`_handle_gpu_memory_settings` runs before `_handle_data_parallelism`)."""
     chunk = settings.chunked_prefill_size or chunked_prefill_default(rules, gpu_mib)
-    if settings.enable_dp_attention and settings.dp > 1 and chunk > 0:
-        chunk //= settings.dp  # server_args: "to avoid MoE kernel issues"
+    if settings.chunk_stated and _dp_divides(settings) and chunk > 0:
+        chunk *= settings.dp
     return Launch(
         gpu_mib=gpu_mib,
         tp=settings.tp,
@@ -53,6 +55,16 @@ def _launch(rules: Rules, settings: SglangSettings, gpu_mib: int) -> Launch:
         speculative=settings.speculative_algorithm,
         cuda=settings.gpu.vendor == "nvidia",
     )
+
+
+def _dp_divides(settings: SglangSettings) -> bool:
+    return settings.enable_dp_attention and settings.dp > 1
+
+
+def _running_chunk(settings: SglangSettings, launch: Launch) -> int:
+    """The chunk the scheduler runs with: divided by dp under DP attention ("to avoid MoE kernel issues")."""
+    chunk = launch.chunked_prefill_size
+    return chunk // settings.dp if _dp_divides(settings) and chunk > 0 else chunk
 
 
 def _stage(settings: SglangSettings, rules: Rules, fraction: float, stage: int) -> Stage:
@@ -87,7 +99,7 @@ def predict(settings: SglangSettings) -> SglangPrediction:
     reqs = settings.max_running_requests or default_max_num_reqs(rules, profiled, context_len)
     tokens = final_tokens(profiled, reqs, spec_dec, settings.max_total_tokens, page)
     swa = hybrid_layers(spec, rules)
-    full_tokens, swa_tokens = hybrid_split(tokens, *swa) if swa and tokens > 0 else (tokens, None)
+    full_tokens, swa_tokens = hybrid_split(tokens, *swa) if swa and tokens > 0 else (max(0, tokens), None)
     dp_size = settings.dp if settings.enable_dp_attention else 1
     draft = settings.speculative_num_draft_tokens if spec_dec.enlarges_pool else 0
     table = requests(rules, reqs, full_tokens, context_len, settings.max_running_requests, dp_size, draft)
@@ -96,7 +108,8 @@ def predict(settings: SglangSettings) -> SglangPrediction:
     width = dtype_bytes(settings.dtype)
     graphs = headroom.cudagraph_bytes(first.cell.layers, settings.disable_cuda_graph)
     rows = min(launch.cuda_graph_max_bs, max(table.max_running_requests, 1))
-    chunk = launch.chunked_prefill_size if launch.chunked_prefill_size > 0 else settings.max_prefill_tokens
+    running = _running_chunk(settings, launch)
+    chunk = running if running > 0 else settings.max_prefill_tokens
     activations = headroom.activation_bytes(spec, chunk, rows, width, settings.tp)
     prediction = SglangPrediction(
         version=settings.version,
@@ -104,7 +117,7 @@ def predict(settings: SglangSettings) -> SglangPrediction:
         mem_fraction_static=fraction,
         fraction_given=settings.mem_fraction_static is not None,
         fraction_rule=rule,
-        chunked_prefill_size=launch.chunked_prefill_size,
+        chunked_prefill_size=running,
         cuda_graph_max_bs=launch.cuda_graph_max_bs,
         page_size=page,
         context_len=context_len,

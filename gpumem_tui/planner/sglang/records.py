@@ -29,6 +29,9 @@ class SglangSettings(FiniteRecord):
     context_length: int | None = Field(default=None, gt=0)
     chunked_prefill_size: int | None = Field(default=None, ge=-1)
     """-1 turns chunked prefill off (then max_prefill_tokens is the prefill size)."""
+    chunk_stated: bool = False
+    """`chunked_prefill_size` is what a running engine or its log states: under DP attention already divided
+    by dp (a launch flag is divided at start, after the default fraction is taken from it)."""
     max_prefill_tokens: int = Field(default=16384, gt=0)
     cuda_graph_max_bs: int | None = Field(default=None, gt=0)
     disable_cuda_graph: bool = False

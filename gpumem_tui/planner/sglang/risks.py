@@ -13,7 +13,9 @@ graph capture with 0.53 GB free)."""
 
 def failures_and_warnings(settings: SglangSettings, p: SglangPrediction) -> tuple[list[str], list[str]]:
     failures = _setting_failures(settings)
-    if p.kv_cache_tokens <= 0:
+    if p.total_bytes <= 0 or p.mem_fraction_static <= 0:
+        failures.append(_no_room(p))
+    elif p.kv_cache_tokens <= 0:
         failures.append(not_enough(p))
     warnings: list[str] = []
     given = settings.max_total_tokens
@@ -35,6 +37,19 @@ def _setting_failures(settings: SglangSettings) -> list[str]:
     if settings.tp % settings.dp:
         return [f"--tp {settings.tp} does not divide into --dp {settings.dp} (SGLang asserts tp_size % dp_size == 0)"]
     return []
+
+
+def _no_room(p: SglangPrediction) -> str:
+    """The card is smaller than what SGLang needs before any fraction applies."""
+    if p.total_bytes <= 0:
+        return (
+            f"no memory is free before the weights load ({gib(p.total_bytes)}): the card is smaller than the CUDA "
+            "context and communication buffers SGLang starts with"
+        )
+    return (
+        f"mem_fraction_static comes out at {p.mem_fraction_static:.3f} ({p.fraction_rule}): the card is smaller "
+        "than the memory SGLang reserves outside the fraction"
+    )
 
 
 def smallest_fraction(p: SglangPrediction) -> float | None:
