@@ -40,6 +40,12 @@ LABELS = {
 }
 
 
+VLLM_ONLY = ("vllm_version", "num_gpu_blocks", "non_torch_gib", "activation_peak_gib", "cudagraph_estimated_gib")
+"""Keys only a vLLM log states: left out of an SGLang log's table."""
+SGLANG_LABELS = {"gpu_memory_utilization": "mem_fraction_static"}
+"""Where the record keeps an SGLang setting under vLLM's name (the log parser reads it into that key)."""
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         text = Path(args.file).read_bytes().decode("utf-8", errors="replace")
@@ -70,8 +76,10 @@ def _print(parsed: StartupLog) -> None:
             say(out, f"    {line}")
     if parsed.failures:
         out.print()
-    keys = KEYS + (SGLANG_KEYS if parsed.engine == "sglang" else ())
-    rows = [[LABELS[key], _value(key, getattr(parsed, key))] for key in keys]
+    sglang = parsed.engine == "sglang"
+    keys = [k for k in KEYS if not (sglang and k in VLLM_ONLY)] + list(SGLANG_KEYS if sglang else ())
+    labels = LABELS | (SGLANG_LABELS if sglang else {})
+    rows = [[labels[key], _value(key, getattr(parsed, key))] for key in keys]
     out.print(table(f"{parsed.engine or 'engine'} startup log", ["", "value"], rows, right={1}))
     if parsed.ranks:
         headers = ["rank", *(LABELS[k] for k in PER_RANK_KEYS)]

@@ -303,3 +303,10 @@ def test_a_log_without_the_begin_line_is_not_compared_with_itself(capsys):
     rows = {row["key"]: row for row in out["compare"]}
     assert rows["free_after_weights_gib"]["uses"] == []
     assert any("Load weight begin line" in line for line in out["assumed"])
+
+
+def test_the_plain_log_table_names_sglang_settings_by_sglang_names(tmp_path, capsys):
+    path = write_log(tmp_path, "docs-send-request-llama31-8b-2025-01-23")
+    assert main(["log", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "mem_fraction_static" in out and "gpu_memory_utilization" not in out and "vLLM version" not in out
