@@ -131,12 +131,14 @@ def test_block_check_divides_the_log_kv_bytes_by_the_page_of_every_layer(report,
 
 def test_the_printed_tables_and_the_last_line_keep_their_wording(report):
     text = _bench()
-    lines = text.rstrip().splitlines()
+    vllm, sglang = text.split("\nSGLang (bench/accuracy_sglang.py):\n")  # SGLang's launches come after vLLM's
+    lines = vllm.rstrip().splitlines()
     for name in report["by_class"]:
         assert any(line.startswith(f"{name} ") for line in lines), name
     assert any(line.startswith("goal, held-out startups") for line in lines)
     assert lines[-1].startswith("cases: ") and "; KV cache: median error " in lines[-1]
     assert "outside max(3 %, 0.3 GiB): " in lines[-1]
+    assert "goal (median <= 2 %, each within 10 %): " in sglang
 
 
 def test_the_goal_names_the_cases_it_could_not_measure(tmp_path):
