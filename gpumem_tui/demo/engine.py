@@ -62,17 +62,10 @@ class SimEngine:
     def tick(self, now: float, rng: random.Random) -> None:
         """Advance to second `now`: each phase sets what every worker holds on its GPU."""
         spec = self.spec
-        if self.phase in ("failed", "crashed") or now < spec.start_s:
+        t = self._running_for(now)
+        if t is None or (self.phase == "waiting" and not self._enough_free()) or self._loading(t):
             return
-        lost = next((gpu for gpu in self.gpus if gpu.lost), None)
-        if lost is not None:
-            return self._end("crashed", f"GPU {lost.index} fell off the bus (NVML: GPU is lost); the worker died")
-        if self.phase == "waiting" and not self._enough_free():
-            return
-        t = now - spec.start_s
         base = self.non_torch_bytes + self.weights_bytes
-        if t < spec.load_s:
-            return self._hold("loading", self.non_torch_bytes + round(self.weights_bytes * t / spec.load_s))
         if t < spec.load_s + PHASE_S:
             return self._hold("profiling", base + self.activation_peak_bytes)
         if self.num_gpu_blocks is None and not self._carve():
@@ -80,6 +73,23 @@ class SimEngine:
         if t < spec.load_s + 2 * PHASE_S:
             return self._hold("capturing", base + self.kv_bytes + self.cudagraph_bytes)
         self._serve(now, rng, base + self.kv_bytes + self.cudagraph_bytes)
+
+    def _running_for(self, now: float) -> float | None:
+        """Seconds since the start; None before it, after the end, or when a GPU is lost now (which ends it)."""
+        if self.phase in ("failed", "crashed") or now < self.spec.start_s:
+            return None
+        lost = next((gpu for gpu in self.gpus if gpu.lost), None)
+        if lost is not None:
+            self._end("crashed", f"GPU {lost.index} fell off the bus (NVML: GPU is lost); the worker died")
+            return None
+        return now - self.spec.start_s
+
+    def _loading(self, t: float) -> bool:
+        """While the weights load (`t` seconds in), they arrive in proportion to the time."""
+        if t >= self.spec.load_s:
+            return False
+        self._hold("loading", self.non_torch_bytes + round(self.weights_bytes * t / self.spec.load_s))
+        return True
 
     def _serve(self, now: float, rng: random.Random, fixed_bytes: int) -> None:
         self.traffic.step(now, self.pool_tokens, rng)

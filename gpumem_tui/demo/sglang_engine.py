@@ -52,15 +52,10 @@ class SimSglang(SimEngine):
 
     def tick(self, now: float, rng: random.Random) -> None:
         spec = self.spec
-        if self.phase in ("failed", "crashed") or now < spec.start_s:
+        t = self._running_for(now)
+        if t is None or self._loading(t):
             return
-        lost = next((gpu for gpu in self.gpus if gpu.lost), None)
-        if lost is not None:
-            return self._end("crashed", f"GPU {lost.index} fell off the bus (NVML: GPU is lost); the worker died")
-        t = now - spec.start_s
         base = self.non_torch_bytes + self.weights_bytes
-        if t < spec.load_s:
-            return self._hold("loading", self.non_torch_bytes + round(self.weights_bytes * t / spec.load_s))
         if self.pool_tokens_carved is None and not self._carve():
             return
         if t < spec.load_s + PHASE_S:
