@@ -152,25 +152,20 @@ def _plan(endpoint: EndpointStatus | None, sample: Sample, catalog: Catalog, man
     missing = unsized or _missing(spec, name, gpus, sample, catalog)
     if missing or spec is None:  # no spec is always missing: `_missing` says why
         return base.model_copy(update={"missing": missing})
+    card = _card(base, sample, catalog, manual, endpoint, found, assumed)
+    base = base.model_copy(update={"found": found, "assumed": assumed})
+    if isinstance(card, str):
+        return base.model_copy(update={"missing": card})
     if endpoint is not None and sizing(_kind(endpoint, sample)) == "sglang":
-        return _sglang(base, spec, sample, catalog, manual, record, endpoint)
-    return _predicted(base, spec, sample, catalog, manual, record, flags, endpoint)
+        return _sglang(base, spec, card, manual, record)
+    return _predicted(base, spec, card, catalog, manual, record, flags)
 
 
 def _sglang(
-    base: EnginePlan,
-    spec: ModelSpec,
-    sample: Sample,
-    catalog: Catalog,
-    manual: ManualPlan | None,
-    record: EngineRecord | None,
-    endpoint: EndpointStatus,
+    base: EnginePlan, spec: ModelSpec, card: _Card, manual: ManualPlan | None, record: EngineRecord | None
 ) -> EnginePlan:
-    """An SGLang engine planned by SGLang's rules (sglang_plan.py), on the card found as vLLM's plans find it."""
+    """An SGLang engine planned by SGLang's rules (sglang_plan.py), on its card (`_card`, as vLLM's plans)."""
     found, assumed = list(base.found), list(base.assumed)
-    card = _card(base, sample, catalog, manual, endpoint, found, assumed)
-    if isinstance(card, str):
-        return base.model_copy(update={"missing": card, "found": found, "assumed": assumed})
     running = base.running.sglang if base.running else None
     split = len(base.gpu_indices)
     try:
@@ -244,17 +239,15 @@ def _missing(spec: ModelSpec | None, name: str | None, gpus: list[int], sample: 
 def _predicted(
     base: EnginePlan,
     spec: ModelSpec,
-    sample: Sample,
+    card: _Card,
     catalog: Catalog,
     manual: ManualPlan | None,
     record: EngineRecord | None,
     flags: dict,
-    endpoint: EndpointStatus | None,
 ) -> EnginePlan:
+    """A vLLM engine planned by vLLM's rules on its card (`_card`): the hand-set plan's settings, else the
+    ones its launch and metrics state."""
     found, assumed = list(base.found), list(base.assumed)
-    card = _card(base, sample, catalog, manual, endpoint, found, assumed)
-    if isinstance(card, str):
-        return base.model_copy(update={"missing": card, "found": found, "assumed": assumed})
     gpu = card.gpu
     try:
         if manual is not None:
@@ -590,36 +583,22 @@ def measured_facts(plan: EnginePlan) -> EnginePlan:
     return plan.running or plan
 
 
+_KEPT = ("model", "quantization", "kv_cache_dtype", "tp", "gpu")
+"""What a plan made by hand from an engine keeps of its settings, vLLM's or SGLang's (fields of the same names)."""
+
+
 def as_manual(plan: EnginePlan) -> ManualPlan | None:
     """What an engine runs as a plan a person can change (the planner screen opens on it): the settings the
     plan was predicted with, the running engine's own beside a hand-set plan; None where none was made."""
     facts = measured_facts(plan)
     settings, sg = facts.settings, facts.sglang_settings
-    if settings is None:
-        if sg is None or facts.sglang is None:
-            return None
-        return ManualPlan(
-            model=sg.model,
-            quantization=sg.quantization,
-            kv_cache_dtype=sg.kv_cache_dtype,
-            max_model_len=facts.sglang.context_len,
-            users=facts.users,
-            tp=sg.tp,
-            gpu=sg.gpu,
-            source="planner screen",
-        )
-    return ManualPlan(
-        model=settings.model,
-        quantization=settings.quantization,
-        kv_cache_dtype=settings.kv_cache_dtype,
-        max_model_len=settings.max_model_len,
-        users=facts.users,
-        utilization=settings.utilization,
-        tp=settings.tp,
-        version=settings.version,
-        gpu=settings.gpu,
-        source="planner screen",
-    )
+    if settings is not None:
+        kept = {name: getattr(settings, name) for name in (*_KEPT, "max_model_len", "utilization", "version")}
+    elif sg is not None and facts.sglang is not None:  # its length as SGLang sized it; its release is not vLLM's
+        kept = {**{name: getattr(sg, name) for name in _KEPT}, "max_model_len": facts.sglang.context_len}
+    else:
+        return None
+    return ManualPlan(**kept, users=facts.users, source="planner screen")
 
 
 def drawn_plans(plans: list[EnginePlan]) -> dict[int, EnginePlan]:
