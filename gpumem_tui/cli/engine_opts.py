@@ -12,36 +12,6 @@ from gpumem_tui.planner.sglang.versions import known_version as known_sglang
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 from gpumem_tui.planner.vllm.vision import mm_limits
 
-SGLANG_FLAGS = (
-    "mem_fraction_static",
-    "chunked_prefill_size",
-    "cuda_graph_max_bs",
-    "page_size",
-    "dp",
-    "enable_dp_attention",
-    "max_total_tokens",
-)
-"""SGLang's own flags (with --engine vllm they are a usage error)."""
-ENGINE_FIELDS = (
-    "pp",
-    "dtype",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "enforce_eager",
-    "kv_cache_memory_bytes",
-    "other_processes_bytes",
-    *SGLANG_FLAGS,
-)
-"""The options below whose dests are the EngineOptions fields they fill (plan_cmd.engine_options)."""
-VLLM_FLAGS = (
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "enforce_eager",
-    "kv_cache_memory_bytes",
-    "limit_mm_per_prompt",
-    "other_processes_bytes",
-)
-"""vLLM's own flags (with --engine sglang they are a usage error, as SGLang's are with --engine vllm)."""
 sglang_version = one_line(known_sglang)
 """An SGLang release whose sizing rules the planner knows."""
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.cli.engine_opts import ENGINE_FIELDS, SGLANG_FLAGS, VLLM_FLAGS, engine_version
+from gpumem_tui.cli.engine_opts import engine_version
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.cli.plan_resolve import Resolved, plan_input
 from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.report import serving_json, split_reason
-from gpumem_tui.planner.serving import EngineOptions, serve
+from gpumem_tui.planner.serving import SGLANG_FLAGS, VLLM_FLAGS, EngineOptions, serve
 from gpumem_tui.planner.vllm.launch import model_argument
 from gpumem_tui.planner.vllm.vision import NO_MODALITIES
 from gpumem_tui.units import fmt_both
+
+ENGINE_FIELDS = ("pp", "dtype", *(name for name in (*VLLM_FLAGS, *SGLANG_FLAGS) if name != "limit_mm_per_prompt"))
+"""The engine options whose dests are the EngineOptions fields they fill (--limit-mm-per-prompt is read apart:
+--language-model-only sets it too)."""
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@ plain method; the other method's answer on the same split is kept as a cross-che
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from gpumem_tui.catalog import Catalog, LookupFailed
@@ -58,6 +60,27 @@ class EngineOptions(Record):
     max_total_tokens: int | None = Field(default=None, gt=0)
 
 
+VLLM_FLAGS = (
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "enforce_eager",
+    "kv_cache_memory_bytes",
+    "limit_mm_per_prompt",
+    "other_processes_bytes",
+)
+"""vLLM's own flags: the EngineOptions fields only its settings take (with --engine sglang, a usage error)."""
+SGLANG_FLAGS = (
+    "mem_fraction_static",
+    "chunked_prefill_size",
+    "cuda_graph_max_bs",
+    "page_size",
+    "dp",
+    "enable_dp_attention",
+    "max_total_tokens",
+)
+"""SGLang's own flags: the EngineOptions fields only its settings take (with --engine vllm, a usage error)."""
+
+
 def default_format(model: ModelSpec) -> str:
     """The format the published weights ship in; 16-bit otherwise."""
     if model.checkpoint_format:
@@ -102,52 +125,35 @@ def engine_quantization(fmt: FormatSpec, model: ModelSpec) -> str | None:
     return FORMAT_TO_QUANTIZATION.get(fmt.name)
 
 
+def _from_plan(inp: PlanInput, engine: EngineOptions, tp: int, flags: tuple[str, ...]) -> dict[str, Any]:
+    """The values an engine's settings take from a plan, under the names vLLM's and SGLang's records share
+    (the model, card and capacity, release, split, weights' and KV cache's formats), and the engine's own
+    `flags` (its EngineOptions fields of the same names)."""
+    return {
+        "model": inp.model,
+        "gpu": inp.gpu,
+        "total_memory_bytes": inp.capacity_bytes,
+        "version": engine.version,
+        "tp": tp,
+        "pp": engine.pp,
+        "dtype": engine.dtype,
+        "quantization": engine.quantization or engine_quantization(inp.weights_format, inp.model),
+        "kv_cache_dtype": inp.kv_dtype,
+        **{name: getattr(engine, name) for name in flags},
+    }
+
+
 def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineSettings:
     """The plan's own values as vLLM flags: weights as --quantization, context as --max-model-len, the split
     as --tensor-parallel-size, the capacity given as the device total."""
-    return EngineSettings(
-        model=inp.model,
-        gpu=inp.gpu,
-        version=engine.version,
-        tp=tp,
-        pp=engine.pp,
-        dtype=engine.dtype,
-        quantization=engine.quantization or engine_quantization(inp.weights_format, inp.model),
-        kv_cache_dtype=inp.kv_dtype,
-        utilization=inp.utilization,
-        max_model_len=inp.context,
-        max_num_seqs=engine.max_num_seqs,
-        max_num_batched_tokens=engine.max_num_batched_tokens,
-        enforce_eager=engine.enforce_eager,
-        kv_cache_memory_bytes=engine.kv_cache_memory_bytes,
-        total_memory_bytes=inp.capacity_bytes,
-        other_processes_bytes=engine.other_processes_bytes,
-        limit_mm_per_prompt=engine.limit_mm_per_prompt,
-    )
+    values = _from_plan(inp, engine, tp, VLLM_FLAGS)
+    return EngineSettings(**values, utilization=inp.utilization, max_model_len=inp.context)
 
 
 def sglang_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> SglangSettings:
     """The plan's own values as SGLang flags: weights as --quantization, context as --context-length, the
     split as --tp, the capacity given as the card's."""
-    return SglangSettings(
-        model=inp.model,
-        gpu=inp.gpu,
-        version=engine.version,
-        tp=tp,
-        pp=engine.pp,
-        dp=engine.dp,
-        enable_dp_attention=engine.enable_dp_attention,
-        dtype=engine.dtype,
-        quantization=engine.quantization or engine_quantization(inp.weights_format, inp.model),
-        kv_cache_dtype=inp.kv_dtype,
-        mem_fraction_static=engine.mem_fraction_static,
-        context_length=inp.context,
-        chunked_prefill_size=engine.chunked_prefill_size,
-        cuda_graph_max_bs=engine.cuda_graph_max_bs,
-        page_size=engine.page_size,
-        max_total_tokens=engine.max_total_tokens,
-        total_memory_bytes=inp.capacity_bytes,
-    )
+    return SglangSettings(**_from_plan(inp, engine, tp, SGLANG_FLAGS), context_length=inp.context)
 
 
 class EngineAnswer(Record):
