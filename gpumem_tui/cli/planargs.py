@@ -114,6 +114,17 @@ def same_setting(group, first: tuple[str, str, str], second: tuple[str, str, str
     group.add_argument(other, dest=name.removeprefix("--"), action=SameSetting, metavar=metavar, help=text, **typed)
 
 
+def context_setting(group, text: str, **default: Any) -> None:
+    """`--context` (help `text`) and its vLLM name `--max-model-len`: one setting, a count of tokens."""
+    same_setting(
+        group,
+        ("--context", "TOKENS", text),
+        ("--max-model-len", "TOKENS", "the same as --context"),
+        type=count(1),
+        **default,
+    )
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", metavar="ID", help="catalog model id or alias (see `gpumem-tui catalog`)")
@@ -147,13 +158,7 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kv-dtype", type=kv_dtype, default="auto", metavar="DT", help="KV-cache dtype: auto (16-bit), fp8, ..."
     )
-    same_setting(
-        parser,
-        ("--context", "TOKENS", "tokens per conversation: the engine's --max-model-len"),
-        ("--max-model-len", "TOKENS", "the same as --context"),
-        type=count(1),
-        default=8192,
-    )
+    context_setting(parser, "tokens per conversation: the engine's --max-model-len", default=8192)
     parser.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at once")
     parser.add_argument("--utilization", type=fraction, default=0.9, metavar="F", help="share of each GPU to fill")
     parser.add_argument(
@@ -184,12 +189,7 @@ def add_plan_options(group, what: str) -> None:
     group.add_argument(
         "--kv-dtype", type=kv_dtype, default="auto", metavar="DT", help="KV cache dtype of the plan (auto, fp8)"
     )
-    same_setting(
-        group,
-        ("--context", "TOKENS", "max model length of the plan"),
-        ("--max-model-len", "TOKENS", "the same as --context"),
-        type=count(1),
-    )
+    context_setting(group, "max model length of the plan")
     group.add_argument("--users", type=count(1), default=1, metavar="N", help="conversations at that length")
     group.add_argument(
         "--utilization",
