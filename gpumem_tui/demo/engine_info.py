@@ -19,18 +19,6 @@ from gpumem_tui.units import GIB
 
 ARGS = Path(__file__).with_name("sglang_server_args.json")
 PATHS = ("/get_server_info", "/get_model_info")
-RESOLVED = (
-    "tp_size",
-    "mem_fraction_static",
-    "max_total_tokens",
-    "max_running_requests",
-    "chunked_prefill_size",
-    "cuda_graph_max_bs",
-    "page_size",
-    "context_length",
-    "kv_cache_dtype",
-)
-"""The server arguments the simulated engine resolves (the others keep the release's defaults)."""
 
 
 @cache
@@ -39,9 +27,10 @@ def _defaults() -> dict[str, Any]:
 
 
 def server_info(e: EngineState) -> dict[str, Any]:
-    """`/get_server_info` of an engine that serves (its `sglang` settings set)."""
+    """`/get_server_info` of an engine that serves: the release's defaults, but for the server arguments its
+    `sglang` settings state as resolved at start (sglang_engine.py's `_settings`)."""
     said = e.sglang or {}
-    args = {**_defaults(), **{k: said.get(k) for k in RESOLVED}}
+    args = {**_defaults(), **{k: v for k, v in said.items() if k in _defaults()}}
     args.update(model_path=e.model, served_model_name=e.model, port=e.port, enable_metrics=True)
     args.update(dtype="bfloat16" if e.format == "bf16" else "auto", quantization=_quantization(e.format))
     memory = {
