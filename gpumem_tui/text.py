@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from urllib.parse import urlsplit
 
 
 def literal(value: object, missing: str = "-") -> str:
@@ -46,6 +47,16 @@ def loopback(host: str) -> bool:
         return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def host_port(url: str) -> tuple[str, int | None] | None:
+    """A URL's host (empty where it names none) and port (None where it gives none); None for a URL that does
+    not parse (a port out of range or not a number, a broken IPv6 address: urlsplit's ValueError)."""
+    try:
+        parts = urlsplit(url)
+        return parts.hostname or "", parts.port
+    except ValueError:
+        return None
 
 
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://|//)?.*@", re.DOTALL)

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpumem_tui.text import literal, shown_url
+from gpumem_tui.diagnosis.findings.words import address
+from gpumem_tui.text import host_port, literal, shown_url
 
 
 def escaped_one_by_one(text: str) -> str:
@@ -42,3 +43,20 @@ def test_a_url_is_shown_without_its_user_and_password(url, shown):
 @given(st.text(), st.text(alphabet=st.characters(blacklist_characters="@")))
 def test_no_password_survives_in_a_shown_url(password, host):
     assert shown_url(f"http://user:{password}@{host}") == f"http://{host}"
+
+
+@pytest.mark.parametrize(
+    "url, found, short",
+    [
+        ("http://127.0.0.1:8003/metrics", ("127.0.0.1", 8003), ":8003"),
+        ("http://node-c:8000", ("node-c", 8000), "node-c:8000"),
+        ("http://[::1]:8000", ("::1", 8000), ":8000"),
+        ("http://node-c", ("node-c", None), "node-c"),
+        ("http://node-c:99999", None, "http://node-c:99999"),
+        ("http://node-c:port", None, "http://node-c:port"),
+    ],
+)
+def test_a_url_whose_port_does_not_parse_has_no_host_and_port(url, found, short):
+    """`host_port` gives None where urlsplit raises; an engine's short address then keeps the URL as written."""
+    assert host_port(url) == found
+    assert address(url) == short

@@ -16,21 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from gpumem_tui.sources.prometheus.answer_forms import (
-    LOOKBACK_S,
-    And,
-    By,
-    CountValues,
-    Either,
-    Form,
-    Labelled,
-    Only,
-    Pick,
-    Rate,
-    Stamped,
-    Top,
-    Unless,
-)
+from gpumem_tui.sources.prometheus import answer_forms as forms
+from gpumem_tui.sources.prometheus.answer_forms import LOOKBACK_S, Form
 from gpumem_tui.sources.prometheus.client import Result, Series
 
 Row = tuple[str, Mapping[str, str], float, float]
@@ -109,7 +96,7 @@ def _passes(labels: Mapping[str, str], where: tuple[tuple[str, str, str], ...]) 
     return True
 
 
-def _pick(form: Pick, stored: Stored, at: float) -> list[Point]:
+def _pick(form: forms.Pick, stored: Stored, at: float) -> list[Point]:
     moment = at - form.offset
     found: list[Point] = []
     for key in stored.named(form.names):
@@ -123,7 +110,7 @@ def _pick(form: Pick, stored: Stored, at: float) -> list[Point]:
     return found
 
 
-def _rate(form: Rate, stored: Stored, at: float) -> list[Point]:
+def _rate(form: forms.Rate, stored: Stored, at: float) -> list[Point]:
     found: list[Point] = []
     for key in stored.named(form.names):
         window = stored.window(key, at, form.window)
@@ -132,7 +119,7 @@ def _rate(form: Rate, stored: Stored, at: float) -> list[Point]:
     return found
 
 
-def _stamped(form: Stamped, stored: Stored, at: float) -> list[Point]:
+def _stamped(form: forms.Stamped, stored: Stored, at: float) -> list[Point]:
     steps = _steps(at, form.within, form.step)
     found: list[Point] = []
     for key in stored.named(form.names):
@@ -159,7 +146,7 @@ def _reduce(op: str, values: list[float]) -> float:
     return float(max(numbers) if op == "max" else min(numbers))
 
 
-def _by(form: By, stored: Stored, at: float) -> list[Point]:
+def _by(form: forms.By, stored: Stored, at: float) -> list[Point]:
     groups: dict[Key, list[float]] = defaultdict(list)
     for labels, value in evaluate(form.of, stored, at):
         groups[tuple(sorted((k, labels[k]) for k in form.keep if labels.get(k)))].append(value)
@@ -173,7 +160,7 @@ _TESTS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
-def _only(form: Only, stored: Stored, at: float) -> list[Point]:
+def _only(form: forms.Only, stored: Stored, at: float) -> list[Point]:
     test = _TESTS[form.test]
     return [(labels, value) for labels, value in evaluate(form.of, stored, at) if test(value, form.value)]
 
@@ -185,7 +172,7 @@ def go_float(value: float) -> str:
     return format(Decimal(repr(value)), "f").removesuffix(".0")
 
 
-def _count_values(form: CountValues, stored: Stored, at: float) -> list[Point]:
+def _count_values(form: forms.CountValues, stored: Stored, at: float) -> list[Point]:
     counts: dict[Key, int] = defaultdict(int)
     for labels, value in evaluate(form.of, stored, at):
         kept = {k: labels[k] for k in form.keep if labels.get(k)}
@@ -193,7 +180,7 @@ def _count_values(form: CountValues, stored: Stored, at: float) -> list[Point]:
     return [(dict(key), float(n)) for key, n in counts.items()]
 
 
-def _labelled(form: Labelled, stored: Stored, at: float) -> list[Point]:
+def _labelled(form: forms.Labelled, stored: Stored, at: float) -> list[Point]:
     return [(_sorted({**labels, form.label: form.value}), v) for labels, v in evaluate(form.of, stored, at)]
 
 
@@ -203,7 +190,7 @@ def _match(labels: Mapping[str, str], on: tuple[str, ...] | None) -> tuple:
     return tuple(labels.get(label, "") for label in on)
 
 
-def _either(form: Either, stored: Stored, at: float) -> list[Point]:
+def _either(form: forms.Either, stored: Stored, at: float) -> list[Point]:
     found: list[Point] = []
     seen: set[tuple] = set()
     for part in form.parts:
@@ -213,17 +200,17 @@ def _either(form: Either, stored: Stored, at: float) -> list[Point]:
     return found
 
 
-def _unless(form: Unless, stored: Stored, at: float) -> list[Point]:
+def _unless(form: forms.Unless, stored: Stored, at: float) -> list[Point]:
     other = {_match(labels, form.on) for labels, _ in evaluate(form.other, stored, at)}
     return [(labels, v) for labels, v in evaluate(form.of, stored, at) if _match(labels, form.on) not in other]
 
 
-def _and(form: And, stored: Stored, at: float) -> list[Point]:
+def _and(form: forms.And, stored: Stored, at: float) -> list[Point]:
     other = {_match(labels, form.on) for labels, _ in evaluate(form.other, stored, at)}
     return [(labels, v) for labels, v in evaluate(form.of, stored, at) if _match(labels, form.on) in other]
 
 
-def _top(form: Top, stored: Stored, at: float) -> list[Point]:
+def _top(form: forms.Top, stored: Stored, at: float) -> list[Point]:
     best: dict[tuple, Point] = {}
     for labels, value in evaluate(form.of, stored, at):
         group = _match(labels, form.keep)
@@ -233,17 +220,17 @@ def _top(form: Top, stored: Stored, at: float) -> list[Point]:
 
 
 _STEPS: dict[type, Callable[[Any, Stored, float], list[Point]]] = {
-    Pick: _pick,
-    Rate: _rate,
-    Stamped: _stamped,
-    By: _by,
-    Only: _only,
-    CountValues: _count_values,
-    Labelled: _labelled,
-    Either: _either,
-    Unless: _unless,
-    And: _and,
-    Top: _top,
+    forms.Pick: _pick,
+    forms.Rate: _rate,
+    forms.Stamped: _stamped,
+    forms.By: _by,
+    forms.Only: _only,
+    forms.CountValues: _count_values,
+    forms.Labelled: _labelled,
+    forms.Either: _either,
+    forms.Unless: _unless,
+    forms.And: _and,
+    forms.Top: _top,
 }
 
 

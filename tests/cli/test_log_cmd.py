@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from gpumem_tui.cli import main
 from tests.datafiles import CALIBRATION
+
+LOG_DOC = Path(__file__).resolve().parents[2] / "docs" / "log-json.md"
 
 KEYS = {
     "vllm_version",
@@ -48,6 +51,9 @@ def test_log_json_has_the_issue_keys_and_ranks(tmp_path, capsys) -> None:
     assert set(data) - KEYS == additions | sglang and set(data) >= KEYS
     assert all(data[key] is None for key in sglang | {"server_args"})  # a vLLM log states none of SGLang's
     assert data["kv_cache_gib"] == case["kv_cache_gib"] and [r["rank"] for r in data["ranks"]] == ["TP0", "TP1"]
+    documented = re.findall(r"^\| `(\w+)` \|", LOG_DOC.read_text(encoding="utf-8"), re.MULTILINE)
+    assert [key for key in data if key in KEYS] == list(dict.fromkeys(key for key in documented if key in KEYS))
+    assert list(data["ranks"][0]) == ["rank", *(key for key in data if key in data["ranks"][0])]  # as the log's
 
 
 def test_log_human_shows_units_and_failures(tmp_path, capsys) -> None:

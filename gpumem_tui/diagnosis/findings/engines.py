@@ -8,7 +8,7 @@ from gpumem_tui.diagnosis.engine_values import implausible, plausible
 from gpumem_tui.diagnosis.findings.plan import plan_engine, plan_name, plan_where, serving
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import Situation, percent
-from gpumem_tui.diagnosis.findings.words import amount, compose, engine_short
+from gpumem_tui.diagnosis.findings.words import amount, compose
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.sources.engines.advice import Advice
 from gpumem_tui.sources.engines.registry import advice
@@ -28,12 +28,7 @@ def engine_value_implausible(s: Situation) -> list[Finding]:
             Finding(
                 severity="warning",
                 code="engine_value_implausible",
-                title=compose(
-                    "engine value that cannot be true",
-                    s.engine_where(endpoint.url),
-                    str(first),
-                    engine_short(endpoint.url, record.model),
-                ),
+                title=s.engine_title("engine value that cannot be true", endpoint.url, str(first), record.model),
                 explanation=f"{listed[0].upper()}{listed[1:]}. No plan is made from a value that cannot be true, and "
                 f"none is judged as a measurement; the other findings stand. "
                 f"{s.engine_named(endpoint.url, record.model)}",
@@ -80,12 +75,7 @@ def _saturation(s: Situation, endpoint: EndpointStatus, record: EngineRecord) ->
     return Finding(
         severity="warning",
         code="kv_saturated",
-        title=compose(
-            "KV cache full",
-            s.engine_where(endpoint.url),
-            _pressed(record),
-            engine_short(endpoint.url, record.model),
-        ),
+        title=s.engine_title("KV cache full", endpoint.url, _pressed(record), record.model),
         explanation=numbers
         + "."
         + ("" if not options else " " + " ".join(options))

@@ -8,7 +8,7 @@ from typing import NamedTuple
 from gpumem_tui.diagnosis.autoplan import EnginePlan, Planned, kv_bytes_per_token, measured_facts, planned, sized_with
 from gpumem_tui.diagnosis.engine_values import plausible
 from gpumem_tui.diagnosis.findings.differ import FORMAT, differences, mismatched, renamed
-from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds
+from gpumem_tui.diagnosis.findings.records import Finding, Severity, Thresholds, one_gpu
 from gpumem_tui.diagnosis.findings.situation import Situation
 from gpumem_tui.diagnosis.findings.words import compose, engine_short, gpus
 from gpumem_tui.diagnosis.measured import gpu_listing
@@ -92,18 +92,18 @@ def _mismatch(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
     return Finding(
         severity="warning",
         code="plan_mismatch",
-        title=compose(
+        title=s.engine_title(
             f"the {plan.label} plan is for another engine",
-            s.engine_where(plan.endpoint),
+            plan.endpoint,
             f"{_listed(differ)} {'differs' if len(differ) == 1 else 'differ'}",
-            engine_short(plan.endpoint, running.model),
+            running.model,
         ),
         explanation=f"The {plan.label} plan ({_from(plan)}): {plan_side}. The engine runs {engine_side}. Where "
         "the two differ, so does memory: its weights and KV pool are not held against this plan, and "
         "headroom is judged by the plan made from what runs. What is measured (the KV pool in bytes) is "
         f"counted with the engine's own model. {s.engine_named(plan.endpoint, running.model)}",
         try_this=_fix_plan(plan),
-        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+        gpu_index=one_gpu(plan.gpu_indices),
         endpoint=plan.endpoint,
     )
 
@@ -114,16 +114,16 @@ def _renamed(s: Situation, plan: EnginePlan, running: EnginePlan) -> Finding:
     return Finding(
         severity="info",
         code="plan_renamed",
-        title=compose(
+        title=s.engine_title(
             f"the {plan.label} plan names another model",
-            s.engine_where(plan.endpoint),
+            plan.endpoint,
             f"{plan.model}, same architecture, compared as is",
-            engine_short(plan.endpoint, running.model),
+            running.model,
         ),
         explanation=f"{plan.model} and {running.model} have the same layers, widths, heads and parameter "
         "count, so they take the same memory: the plan's numbers are held against the engine's.",
         try_this="nothing: name the served model in the plan to make this note go",
-        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+        gpu_index=one_gpu(plan.gpu_indices),
         endpoint=plan.endpoint,
     )
 
@@ -169,7 +169,7 @@ def _other_card(plan: EnginePlan) -> Finding:
         f"{gpu_listing(plan.gpu_indices)} ({plan.card}): the bars show what the plan takes there, not what "
         f"it would take here.",
         try_this=f"pick {plan.card} in the planner (p) to size the plan for this node",
-        gpu_index=plan.gpu_indices[0] if len(plan.gpu_indices) == 1 else None,
+        gpu_index=one_gpu(plan.gpu_indices),
     )
 
 

@@ -59,6 +59,12 @@ class Finding(Record):
         return (self.code, self.gpu_index, self.pid, self.endpoint)
 
 
+def one_gpu(indices: list[int] | tuple[int, ...]) -> int | None:
+    """A finding's `gpu_index` for something on these GPUs: the GPU where it is one; None where it spans several
+    (the finding is then the engine's, not one GPU's) or none is known."""
+    return indices[0] if len(indices) == 1 else None
+
+
 def worst(findings: list[Finding]) -> Severity | None:
     """The highest severity among the findings, None when there are none."""
     if not findings:

@@ -9,7 +9,7 @@ from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings.capacity import more_conversations
 from gpumem_tui.diagnosis.findings.records import Thresholds
 from gpumem_tui.diagnosis.findings.trend import slope_bytes_per_s
-from gpumem_tui.diagnosis.findings.words import gpus
+from gpumem_tui.diagnosis.findings.words import compose, engine_short, gpus
 from gpumem_tui.diagnosis.history import History, Point
 from gpumem_tui.diagnosis.measured import endpoint_gpus, gpu_listing
 from gpumem_tui.models import GpuRecord, ProcessRecord, Sample
@@ -81,6 +81,11 @@ class Situation:
     def engine_where(self, url: str) -> str:
         """`GPU 6,7`: where an engine's finding is, for its title."""
         return gpus(self.gpus_of(url))
+
+    def engine_title(self, what: str, url: str, who: str, model: str | None) -> str:
+        """`KV cache full on GPU 6,7: 56 waiting (Llama-3.1-70B :8003)`: an engine's finding's title, saying
+        where the engine is and naming it short."""
+        return compose(what, self.engine_where(url), who, engine_short(url, model))
 
     def plan_on(self, gpu_index: int) -> EnginePlan | None:
         return next((plan for plan in self.plans if gpu_index in plan.gpu_indices and plan.overlay), None)

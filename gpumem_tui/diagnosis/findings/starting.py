@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan, measured_facts, planned
-from gpumem_tui.diagnosis.findings.records import Finding, Severity
+from gpumem_tui.diagnosis.findings.records import Finding, Severity, one_gpu
 from gpumem_tui.diagnosis.findings.situation import Situation, duration
-from gpumem_tui.diagnosis.findings.words import compose, engine_short
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import ProcessRecord
 from gpumem_tui.units import MIB, said
@@ -75,15 +74,13 @@ def _starting(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]
     return Finding(
         severity="info",
         code="engine_starting",
-        title=compose(
-            "engine starting", s.engine_where(endpoint.url), _progress(plan, held), engine_short(endpoint.url, model)
-        ),
+        title=s.engine_title("engine starting", endpoint.url, _progress(plan, held), model),
         explanation=f"{endpoint.error or 'no answer'}; its processes hold {said(held)} on {where}, and its memory "
         f"{watched}. It is called stuck once its memory stays flat for "
         f"{duration(s.thresholds.engine_stall_s)} with still no answer. {s.engine_named(endpoint.url, model)}",
         try_this="nothing yet: the endpoint answers once the weights are loaded and the KV pool is carved; "
         "follow the engine's log to watch it load",
-        gpu_index=gpus[0] if len(gpus) == 1 else None,
+        gpu_index=one_gpu(gpus),
         endpoint=endpoint.url,
     )
 
@@ -133,7 +130,7 @@ def _down(s: Situation, endpoint: EndpointStatus, alive: list[ProcessRecord]) ->
     return Finding(
         severity=down_severity(bool(alive)),
         code="engine_down",
-        title=compose("engine does not answer", s.engine_where(endpoint.url), short, engine_short(endpoint.url, model)),
+        title=s.engine_title("engine does not answer", endpoint.url, short, model),
         explanation=f"{endpoint.error or 'no answer'}{age}; {state}. {s.engine_named(endpoint.url, model)}",
         try_this="read the engine's log for the last error (CUDA out of memory, a lost GPU, a step that hangs); "
         "restart it once the cause is gone",

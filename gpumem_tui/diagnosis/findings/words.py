@@ -5,9 +5,7 @@ the fleet's findings can say theirs the same way."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
-from gpumem_tui.text import loopback
+from gpumem_tui.text import host_port, loopback
 
 
 def compose(what: str, where: str = "", who: str = "", engine: str = "") -> str:
@@ -41,18 +39,12 @@ def engine_short(url: str | None, model: str | None = None) -> str:
 def address(url: str) -> str:
     """`:8003` for an engine on this host, `node-c:8000` for one elsewhere; anything that is not a URL (a
     pod's name from Prometheus) as it is."""
-    if "://" not in url:
+    if "://" not in url or (found := host_port(url)) is None:
         return url
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return url
-    host = parts.hostname or ""
-    local = loopback(host)
+    host, port = found
     if port is None:
         return host or url
-    return f":{port}" if local else f"{host}:{port}"
+    return f":{port}" if loopback(host) else f"{host}:{port}"
 
 
 def amount(count: float) -> str:

@@ -8,34 +8,41 @@ from gpumem_tui.records import Record
 
 FailureKind = Literal["free_memory_below_requested", "kv_cache_too_small", "sampler_warmup_oom", "cuda_out_of_memory"]
 
-PER_RANK_KEYS = (
-    "total_gpu_memory_gib",
-    "weights_gib",
-    "non_torch_gib",
-    "activation_peak_gib",
-    "cudagraph_estimated_gib",
-    "cudagraph_gib",
-    "kv_cache_gib",
-)
+
+class EngineSettings(Record):
+    """The engine's settings the log states, by vLLM's names (an SGLang log's `mem_fraction_static` is kept as
+    `gpu_memory_utilization`): StartupLog's first keys."""
+
+    vllm_version: str | None = None
+    model: str | None = None
+    tensor_parallel_size: int | None = None
+    dtype: str | None = None
+    quantization: str | None = None
+    kv_cache_dtype: str | None = None
+    gpu_memory_utilization: float | None = None
+    max_model_len: int | None = None
+
+
+class RankMemory(Record):
+    """The memory numbers each worker (GPU) logs for itself: StartupLog holds one engine-wide value of each,
+    RankValues one worker's."""
+
+    total_gpu_memory_gib: float | None = None
+    weights_gib: float | None = None
+    non_torch_gib: float | None = None
+    activation_peak_gib: float | None = None
+    cudagraph_estimated_gib: float | None = None
+    cudagraph_gib: float | None = None
+    kv_cache_gib: float | None = None
+
+
+PER_RANK_KEYS = tuple(RankMemory.model_fields)
 """Each worker (GPU) logs its own; the record reports every rank and one engine-wide value."""
 LOWEST_WINS = ("total_gpu_memory_gib", "kv_cache_gib")
 """The engine sizes every rank's pool from the smallest KV budget and GPU; other keys take the largest."""
 INT_KEYS = ("tensor_parallel_size", "max_model_len", "num_gpu_blocks", "kv_cache_tokens", "max_running_requests")
 TEXT_KEYS = ("vllm_version", "model", "dtype", "quantization", "kv_cache_dtype", "limit_mm_per_prompt")
-KEYS = (
-    "vllm_version",
-    "model",
-    "tensor_parallel_size",
-    "dtype",
-    "quantization",
-    "kv_cache_dtype",
-    "gpu_memory_utilization",
-    "max_model_len",
-    *PER_RANK_KEYS,
-    "num_gpu_blocks",
-    "kv_cache_tokens",
-    "max_concurrency",
-)
+KEYS = (*EngineSettings.model_fields, *PER_RANK_KEYS, "num_gpu_blocks", "kv_cache_tokens", "max_concurrency")
 SGLANG_KEYS = ("free_before_weights_gib", "free_after_weights_gib", "free_after_pool_gib", "max_running_requests")
 """What only SGLang's lines state: free memory around the weights and the pool, the running cap."""
 FREE_KEYS = SGLANG_KEYS[:3]
@@ -75,18 +82,16 @@ class Failure(Record):
     """With `cuda_out_of_memory`: the clues PyTorch's message gives (an addition to the issue's keys)."""
 
 
-class RankValues(Record):
-    """What one worker process (one GPU) logged."""
+class RankName(Record):
+    """Which worker logged the values beside it."""
 
     rank: str
     """`TP0`, `PP1_TP0`, `main` (the engine process itself) or `pid N` when the log never names the rank."""
-    total_gpu_memory_gib: float | None = None
-    weights_gib: float | None = None
-    non_torch_gib: float | None = None
-    activation_peak_gib: float | None = None
-    cudagraph_estimated_gib: float | None = None
-    cudagraph_gib: float | None = None
-    kv_cache_gib: float | None = None
+
+
+class RankValues(RankMemory, RankName):
+    """What one worker process (one GPU) logged: its name, then its numbers (pydantic puts the last base's
+    fields first, so `--json` writes `rank` first)."""
 
 
 class SglangArgs(Record):
@@ -115,24 +120,10 @@ class SglangArgs(Record):
     """False when the line was cut short (it does not end with `)`): only the pairs before the cut count."""
 
 
-class StartupLog(Record):
-    """Values exactly as the lines state them (GiB where the old lines say "GB"), null when not said."""
+class StartupLog(RankMemory, EngineSettings):
+    """Values exactly as the lines state them (GiB where the old lines say "GB"), null when not said: the
+    settings, the engine-wide memory numbers, then these (pydantic puts the last base's fields first)."""
 
-    vllm_version: str | None = None
-    model: str | None = None
-    tensor_parallel_size: int | None = None
-    dtype: str | None = None
-    quantization: str | None = None
-    kv_cache_dtype: str | None = None
-    gpu_memory_utilization: float | None = None
-    max_model_len: int | None = None
-    total_gpu_memory_gib: float | None = None
-    weights_gib: float | None = None
-    non_torch_gib: float | None = None
-    activation_peak_gib: float | None = None
-    cudagraph_estimated_gib: float | None = None
-    cudagraph_gib: float | None = None
-    kv_cache_gib: float | None = None
     num_gpu_blocks: int | None = None
     kv_cache_tokens: int | None = None
     max_concurrency: float | None = None

@@ -24,7 +24,7 @@ from gpumem_tui.sources.prometheus.records import (
     FleetProcess,
     FleetSample,
 )
-from gpumem_tui.text import loopback
+from gpumem_tui.text import host_port, loopback
 
 GATE = "exporters_age"
 """Asked first: which nodes run `gpumem-tui export`. Where none does, the other queries are not sent (each
@@ -356,13 +356,8 @@ def _memory_of(
 
 def _port(address: str | None) -> str | None:
     """The port of `http://10.0.0.5:8000/` or `10.0.0.5:8000`."""
-    if not address:
-        return None
-    try:
-        port = urlsplit(address if "//" in address else f"//{address}").port
-    except ValueError:
-        return None
-    return None if port is None else str(port)
+    found = host_port(address if "//" in address else f"//{address}") if address else None
+    return None if found is None or found[1] is None else str(found[1])
 
 
 def _engine_id(labels: Mapping[str, str]) -> EngineId:
@@ -466,15 +461,13 @@ def _address(endpoint: str | None, node: str | None) -> str | None:
     vLLM's own `instance` takes on bare metal (`127.0.0.1:8000` would name every node's engine alike)."""
     if not endpoint:
         return None
-    try:
-        where = urlsplit(endpoint)
-        port = where.port
-    except ValueError:
+    found = host_port(endpoint)
+    if found is None:
         return endpoint
-    host = where.hostname or ""
+    host, port = found
     if loopback(host) and node is not None and port is not None:
         return f"{node}:{port}"
-    return where.netloc or endpoint
+    return urlsplit(endpoint).netloc or endpoint
 
 
 def _from_exporter(
