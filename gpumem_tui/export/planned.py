@@ -130,4 +130,3 @@ def finding_rows(evaluation: Evaluation) -> list[Rows | InfoRows]:
 def _cut(text: str) -> str:
     """At most WORDS_MAX characters, the last an ellipsis where it was cut."""
     return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 1] + "…"
-

@@ -15,6 +15,8 @@ from gpumem_tui.sources.prometheus.engine_series import pattern
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 from gpumem_tui.sources.prometheus.queries import (
     ENGINE_KEY,
+    FINDING_KEY,
+    FINDING_WORDS,
     GPU_ID,
     GPU_KEY,
     LOOK_BACK,
@@ -131,8 +133,8 @@ class NodeQueries:
     @property
     def node_findings(self) -> str:
         return (
-            f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
-            f"({self._exported('gpumem_finding_active', 'timestamp')})"
+            f"max by ({_by(*FINDING_KEY, *FINDING_WORDS)}) ({self._exported('gpumem_finding_info', 'timestamp')}) "
+            f"or max by ({_by(*FINDING_KEY)}) ({self._exported('gpumem_finding_active', 'timestamp')})"
         )
 
     @property

@@ -71,6 +71,11 @@ EXPORTED = "gpumem_gpu_memory_(used|free|reserved|total)_bytes"
 """`gpumem-tui export`'s GPU memory, in bytes (docs/export.md)."""
 EXPORTED_ENGINE = ("endpoint", "model_name", "engine", *POD_LABELS, *NODE_LABELS)
 """An engine as `gpumem-tui export` labels it: its node, endpoint URL, vLLM's model_name and engine, its pod."""
+FINDING_KEY = (*NODE_LABELS, "code", "severity", "gpu", "pid", "endpoint", "model_name")
+"""What names a node's exported finding (`gpumem_finding_active`) to the fleet."""
+FINDING_WORDS = ("title", "try_this")
+"""The labels of `gpumem_finding_info` that say a finding in the node's words."""
+
 ENGINE_BANDS = "weights|non_torch|activations|cuda_graphs|kv_cache"
 """The bands of `gpumem_plan_bytes` the engine itself holds (not the driver's, the reserve or what is spare)."""
 NODE_MEMORY = "gpumem:node_fb_mib:sum"
@@ -370,10 +375,11 @@ class Queries:
         each engine's plan: what Prometheus alone cannot say (weights, KV pool, who else holds a GPU). The value
         is each series' sample time: only a node's newest scrape counts, so a finding that cleared is not read
         again from a series the lookback still returns (backfilled or remote-written data has no staleness
-        markers)."""
+        markers). Each finding comes with its words (`gpumem_finding_info`: as few series as findings) and
+        without: an exporter that publishes none (older, or `refresh_failed`) still names its findings."""
         return (
-            f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
-            f"(timestamp({self.sel('gpumem_finding_active')}))"
+            f"max by ({_by(*FINDING_KEY, *FINDING_WORDS)}) (timestamp({self.sel('gpumem_finding_info')})) "
+            f"or max by ({_by(*FINDING_KEY)}) (timestamp({self.sel('gpumem_finding_active')}))"
         )
 
     @property

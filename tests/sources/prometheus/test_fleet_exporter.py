@@ -164,6 +164,25 @@ def test_a_node_that_judges_itself_is_judged_once(url, capsys):
         assert ours == sorted((f["code"], f["severity"], f["gpu_index"]) for f in node["findings"]), spec.name
 
 
+def test_an_exported_finding_is_said_in_the_node_s_words(url, capsys):
+    """The fleet reads each exported finding's title and what to try (`gpumem_finding_info`) and says them as
+    the node's `check` does, a GPU's finding (node-y's notebook) as an engine's (node-x's, still loading)."""
+    main(["fleet", "check", "--prometheus", url, "--at", str(AT), "--json"])
+    fleet = json.loads(capsys.readouterr().out)["findings"]
+    compared = set()
+    for spec in FLEET[:3]:
+        main(["check", "--demo", spec.scenario, "--at", str(END_S), "--json"])
+        node = {_key(f): (f["title"], f["try_this"]) for f in json.loads(capsys.readouterr().out)["findings"]}
+        ours = {_key(f): (f["title"], f["try_this"]) for f in fleet if f["node"] == spec.name}
+        assert ours == node, spec.name
+        compared |= {code for code, *_ in ours}
+    assert compared == {"foreign_process", "headroom_low", "engine_starting"}
+
+
+def _key(finding: dict) -> tuple:
+    return (finding["code"], finding["severity"], finding["gpu_index"], finding["pid"], finding["endpoint"])
+
+
 def test_the_demo_answers_the_exporter_queries_as_prometheus_does(url):
     real, demo = _read(url), demo_sample(FLEET, END_S, STEP_S, url)
     assert demo.nodes == real.nodes and demo.gpus == real.gpus
