@@ -1,12 +1,11 @@
 """Which workload a finding concerns, as the labels an alert routes on: the one place that chooses them, for the
 exporter's finding series and the simulated fleet's alike (docs/export.md, "Routing labels").
 
-A finding about an engine names that engine (`labels.ENGINE`). A finding about a GPU rather than an engine
-(`headroom_low`, `foreign_process`, `unattributed_memory`, `gpu_lost`) names the engine(s) on that GPU by their
-`model_name`, `engine`, `namespace` and `pod`, one label set per engine, but not their `endpoint`, which stays the
-finding's own. A finding that names a pid names that process's pod as `process_namespace` and `process_pod`.
-The labels are chosen when the finding first names a workload and kept while it stays raised (`kept`), so an
-engine restarting in a new pod mid-incident does not change the alert's identity."""
+A finding about an engine names that engine (`labels.ENGINE`). A finding about a GPU names the engine(s) on
+that GPU by `model_name`, `engine`, `namespace` and `pod`, one label set per engine, never their `endpoint`
+(the finding's own). A finding that names a pid names that process's pod as `process_namespace` and
+`process_pod`. `kept` keeps them while the finding stays raised, so an engine restarting in a new pod
+mid-incident does not change the alert's identity."""
 
 from __future__ import annotations
 
@@ -41,7 +40,7 @@ def finding_workloads(
         return {f.key: ({"endpoint": f.endpoint},) for f in findings}
     by_endpoint = {p.endpoint: p for p in plans if p.endpoint is not None}
     holders = _holders(by_endpoint, findings)
-    chosen = {}
+    chosen: dict[tuple, tuple[Labels, ...]] = {}
     for finding in findings:
         process = _process_labels(sample, finding.pid)
         if finding.endpoint is not None:
@@ -78,9 +77,9 @@ def _holders(by_endpoint: Mapping[str, EnginePlan], findings: list[Finding]) -> 
         for index in plan.gpu_indices:
             held.setdefault(index, []).append(plan)
     for finding in findings:
-        plan = by_endpoint.get(finding.endpoint) if finding.endpoint is not None else None
-        if plan is not None and finding.gpu_index is not None and plan not in held.get(finding.gpu_index, []):
-            held.setdefault(finding.gpu_index, []).append(plan)
+        named = by_endpoint.get(finding.endpoint) if finding.endpoint is not None else None
+        if named is not None and finding.gpu_index is not None and named not in held.get(finding.gpu_index, []):
+            held.setdefault(finding.gpu_index, []).append(named)
     return held
 
 
