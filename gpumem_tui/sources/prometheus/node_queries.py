@@ -23,7 +23,9 @@ from gpumem_tui.sources.prometheus.queries import (
     NODE_LABELS,
     POD_LABELS,
     RATE_PENDING,
+    WORDED,
     Queries,
+    as_matcher,
 )
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
 
@@ -101,10 +103,10 @@ class NodeQueries:
         """One selector per label that may name the node (`ranged`: `[1h]` for a range function)."""
         return [self._one(name, matcher) + ranged for matcher in self._on_node()]
 
-    def _exported(self, name: str, function: str) -> str:
+    def _exported(self, name: str, function: str, *extra: str) -> str:
         """The node's series of its own `gpumem-tui export`, by any label that names it, under each name."""
         names = (self.node, *self.exporter_names)
-        each = [self._one(name, matcher) for node in names for matcher in _naming(node, "auto")]
+        each = [self._one(name, matcher, *extra) for node in names for matcher in _naming(node, "auto")]
         return " or ".join(f"{function}({s})" if function else s for s in each)
 
     def node_series(self, name: str, function: str = "") -> str:
@@ -132,8 +134,9 @@ class NodeQueries:
 
     @property
     def node_findings(self) -> str:
+        words = self._exported("gpumem_finding_info", "timestamp", as_matcher(WORDED))
         return (
-            f"max by ({_by(*FINDING_KEY, *FINDING_WORDS)}) ({self._exported('gpumem_finding_info', 'timestamp')}) "
+            f"max by ({_by(*FINDING_KEY, *FINDING_WORDS)}) ({words}) "
             f"or max by ({_by(*FINDING_KEY)}) ({self._exported('gpumem_finding_active', 'timestamp')})"
         )
 

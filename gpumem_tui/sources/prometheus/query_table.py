@@ -44,6 +44,7 @@ from gpumem_tui.sources.prometheus.queries import (
     POD_LABELS,
     RATE_PENDING,
     RECORDED,
+    WORDED,
     Queries,
     literal_regex,
 )
@@ -288,7 +289,11 @@ EXPORTER: tuple[Query, ...] = (
         "gpumem-tui export",
         Either(
             (
-                By("max", (*FINDING_KEY, *FINDING_WORDS), Pick("gpumem_finding_info", value="time")),
+                By(
+                    "max",
+                    (*FINDING_KEY, *FINDING_WORDS),
+                    Pick("gpumem_finding_info", (WORDED,), value="time"),
+                ),
                 By("max", FINDING_KEY, Pick("gpumem_finding_active", value="time")),
             )
         ),
