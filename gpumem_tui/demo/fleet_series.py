@@ -28,6 +28,7 @@ from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.forensics import Investigation
 from gpumem_tui.export.evaluation import Evaluation
 from gpumem_tui.export.server import node_families
+from gpumem_tui.export.workloads import kept
 from gpumem_tui.models import Sample
 
 MIB = 2**20
@@ -153,12 +154,15 @@ def _node_series(number: int, spec: FleetNodeSpec, end_s: float, step_s: float, 
     offsets = [k * step_s for k in range(int(stop // step_s) + 1)]
     exporter_pod = f"nvidia-dcgm-exporter-{number:02d}x7k"
     judge = _judge(spec.scenario, catalog) if spec.exporter else None
+    evaluation = Evaluation()
     for moment, sample, reports in _walked(spec.scenario, offsets, judge is not None, walks, catalog):
         at = moment.timestamp
         if judge is not None and sample is not None:
             sample = _on_node(sample, spec, number)
             judge.add(sample)
-            evaluation = Evaluation(sample, list(judge.plans), list(judge.findings), hostname=spec.name)
+            plans, findings = list(judge.plans), list(judge.findings)
+            workloads = kept(sample, plans, findings, evaluation.workloads)
+            evaluation = Evaluation(sample, plans, findings, hostname=spec.name, workloads=workloads)
             yield from _exporter_series(spec, evaluation, at)
         kinds = {url: state.engine for url, state in reports.items()}
         if spec.dcgm:

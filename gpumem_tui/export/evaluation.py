@@ -14,6 +14,7 @@ from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.findings.node import refresh_failed
 from gpumem_tui.diagnosis.forensics import Investigation, memory_window_s
 from gpumem_tui.diagnosis.judge import Judge
+from gpumem_tui.export.workloads import Workloads, kept
 from gpumem_tui.models import Sample
 
 if TYPE_CHECKING:  # the simulated fleet writes an Evaluation with no feed and no event loop
@@ -41,6 +42,8 @@ class Evaluation:
     """How long the refresh took: sampling and judging."""
     hostname: str | None = None
     """The node's name from the last sample that arrived (a failed refresh keeps it)."""
+    workloads: Workloads = field(default_factory=dict)
+    """Each finding's routing labels (workloads.kept): chosen once, kept while the finding stays raised."""
 
 
 ErrorHandler = Callable[[str, BaseException], None]
@@ -97,6 +100,7 @@ class Evaluator:
                 finished_at=time.time(),
                 duration_s=time.perf_counter() - started,
                 hostname=sample.hostname,
+                workloads=kept(sample, plans, findings, before.workloads),
             )
         self.latest = evaluation
         return evaluation

@@ -19,9 +19,10 @@ GPU_ID = ("Hostname", "gpu", "UUID")
 ENGINE = ("Hostname", "endpoint", "model_name", "engine", "namespace", "pod")
 """An engine as vLLM labels it (`model_name`, `engine`: its data-parallel index), at its endpoint, in its
 pod: on its KV series, its plans and its findings alike, so each joins with vLLM's own series."""
-FINDING = (*ENGINE, "code", "severity", "gpu", "pid")
-"""A finding's labels (`gpumem_finding_active`, `gpumem_finding_info`): the engine it is about, its code and
-severity, the GPU and the process it names."""
+FINDING = (*ENGINE, "code", "severity", "gpu", "pid", "process_namespace", "process_pod")
+"""A finding's labels (`gpumem_finding_active`, `gpumem_finding_info`): the engine it is about (for a GPU's
+finding, the engine on that GPU, less its endpoint: export/workloads.py), its code and severity, the GPU, and the
+process it names with that process's own pod."""
 
 
 def label_text(value: object) -> str:

@@ -9,8 +9,8 @@ from collections import defaultdict
 
 from gpumem_tui.diagnosis.autoplan import EnginePlan, drawn_plans, planned
 from gpumem_tui.export.evaluation import Evaluation
-from gpumem_tui.export.labels import ENGINE, FINDING, InfoRows, Rows, engine_labels
-from gpumem_tui.models import Sample
+from gpumem_tui.export.labels import ENGINE, FINDING, InfoRows, Rows
+from gpumem_tui.export.workloads import finding_workloads, plan_labels
 
 BANDS = {
     "driver": "driver_reserved",
@@ -50,11 +50,11 @@ def plan_rows(evaluation: Evaluation) -> list[Rows | InfoRows]:
         by_band: dict[str, int] = defaultdict(int)
         for band in plan.overlay.bands:
             by_band[BANDS[band.kind]] += band.bytes
-        where = {**_plan_labels(sample, plan), "gpu": index, "UUID": uuids.get(index)}
+        where = {**plan_labels(sample, plan), "gpu": index, "UUID": uuids.get(index)}
         for name, size in by_band.items():
             bands.add({**where, "band": name}, size)
     for plan in evaluation.plans:
-        labels = _plan_labels(sample, plan)
+        labels = plan_labels(sample, plan)
         settings, p = plan.settings, planned(plan)
         info.add(labels, _facts(plan))
         tokens.add(labels, p.pool_tokens if p else None)
@@ -110,32 +110,23 @@ def finding_rows(evaluation: Evaluation) -> list[Rows | InfoRows]:
         "a finding raised now, in words: its title and what to try, as gpumem-tui check says them",
         FINDING,
     )
-    sample, plans = evaluation.sample, {plan.endpoint: plan for plan in evaluation.plans if plan.endpoint}
+    chosen = evaluation.workloads or finding_workloads(evaluation.sample, evaluation.plans, evaluation.findings)
     for finding in evaluation.findings:
-        plan = plans.get(finding.endpoint) if finding.endpoint else None
-        named = _plan_labels(sample, plan) if sample and plan else {"endpoint": finding.endpoint}
-        labels = {
-            **named,
-            "Hostname": evaluation.hostname,
-            "code": finding.code,
-            "severity": finding.severity,
-            "gpu": finding.gpu_index,
-            "pid": finding.pid,
-        }
-        rows.add(labels, 1)
-        if finding.code not in UNQUOTED:
-            words.add(labels, {"title": _cut(finding.title), "try_this": _cut(finding.try_this)})
+        for workload in chosen.get(finding.key, ({},)):  # one series per engine on a GPU that several share
+            labels = {
+                **workload,
+                "Hostname": evaluation.hostname,
+                "code": finding.code,
+                "severity": finding.severity,
+                "gpu": finding.gpu_index,
+                "pid": finding.pid,
+            }
+            rows.add(labels, 1)
+            if finding.code not in UNQUOTED:
+                words.add(labels, {"title": _cut(finding.title), "try_this": _cut(finding.try_this)})
     return [rows, words]
 
 
 def _cut(text: str) -> str:
     """At most WORDS_MAX characters, the last an ellipsis where it was cut."""
     return text if len(text) <= WORDS_MAX else text[: WORDS_MAX - 1] + "…"
-
-
-def _plan_labels(sample: Sample, plan: EnginePlan) -> dict[str, object]:
-    """The labels of the engine a plan is for, as its KV series carry them (the plan's model when the
-    engine has not said which it serves); a plan made by hand for a node with no engine has no endpoint."""
-    endpoint = next((e for e in sample.engines if e.url == plan.endpoint), None)
-    record = endpoint.records[0] if endpoint and endpoint.records else None
-    return engine_labels(sample, endpoint, record, plan.model)

@@ -13,7 +13,14 @@ from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.screens.fleet import Fleet, FleetScreen
 from gpumem_tui.demo.fleet_answers import demo_sample
 from gpumem_tui.sources.prometheus.client import PrometheusError
-from gpumem_tui.sources.prometheus.records import Coverage, FleetEngine, FleetGpu, FleetNode, FleetSample
+from gpumem_tui.sources.prometheus.records import (
+    Coverage,
+    FleetEngine,
+    FleetGpu,
+    FleetNode,
+    FleetSample,
+    NodeFinding,
+)
 from tests.app.screen_text import screen_text
 from tests.sources.prometheus.conftest import FLEET
 
@@ -111,6 +118,10 @@ async def test_outside_text_is_shown_literally():
         engines=[FleetEngine(model_name=model, pod="p", namespace="ns", node=node, gpus=["GPU-1"], joined="found")],
         coverage=Coverage(nodes=1, gpus=1, engines=1, joined=1),
         data_age_s=1.0,
+        exporter_nodes={node: 1.0},
+        node_findings=[  # the node's own words, from its exporter's gpumem_finding_info
+            NodeFinding(node=node, code="foreign_process", severity="critical", gpu="0", title="held [bold]x[/]\x1b[2J")
+        ],
     )
 
     async def read():
@@ -120,6 +131,7 @@ async def test_outside_text_is_shown_literally():
     async with app.run_test(size=(160, 40)) as pilot:
         text = await _text(app, pilot)
         assert "\x1b" not in text
+        assert "held [bold]x[/]\\x1b[2J" in text
         assert "node\\x1b[31m-red" in text
         assert _table(app, "fleet-models")[0][0] == "evil\\nmodel[bold]x[/]"
         assert _table(app, "fleet-nodes")[0][0] == "node\\x1b[31m-red\\x1b]0;title\\x07"

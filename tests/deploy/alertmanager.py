@@ -26,9 +26,9 @@ class Received:
         self.bodies: list[dict] = []
 
     def alerts(self) -> list[dict]:
-        """Every alert of every notification so far, each with its notification's `status` beside its own."""
+        """Every alert of every notification so far, each with the `receiver` its notification went to."""
         with self.lock:
-            return [alert for body in self.bodies for alert in body["alerts"]]
+            return [{**alert, "receiver": body["receiver"]} for body in self.bodies for alert in body["alerts"]]
 
 
 @contextmanager
@@ -52,18 +52,35 @@ def webhook() -> Iterator[tuple[str, Received]]:
         yield f"{url}/", received
 
 
+ROUTES = (
+    "  routes:\n"
+    "    - matchers: ['severity=\"critical\"']\n"
+    "      receiver: gpu-pager\n"
+    "      continue: true\n"
+    "    - matchers: ['namespace=\"serving\"']\n"
+    "      receiver: serving-team\n"
+)
+"""docs/deploy.md's routing example: critical alerts page the GPU on-call and go on to the team whose namespace
+the alert names; the rest go to the root's receiver."""
+RECEIVERS = ("gpu-oncall", "gpu-pager", "serving-team")
+
+
 def config(folder: Path, hook: str) -> Path:
-    """Each alert its own group (`...`), sent at once and again as soon as it changes, resolved ones too."""
+    """ROUTES under a root whose groups hold one alert each (`...`), sent at once and again as soon as they
+    change, resolved ones too; every receiver posts to `hook` (the notification names its receiver)."""
     path = folder / "alertmanager.yml"
+    receivers = "".join(
+        f"  - name: {name}\n    webhook_configs: [{{url: '{hook}', send_resolved: true}}]\n" for name in RECEIVERS
+    )
     path.write_text(
         "route:\n"
-        "  receiver: hook\n"
+        "  receiver: gpu-oncall\n"
         "  group_by: ['...']\n"
         "  group_wait: 0s\n"
         "  group_interval: 1s\n"
         "  repeat_interval: 1h\n"
-        "receivers:\n"
-        f"  - name: hook\n    webhook_configs: [{{url: '{hook}', send_resolved: true}}]\n",
+        f"{ROUTES}"
+        f"receivers:\n{receivers}",
         encoding="utf-8",
     )
     return path

@@ -1,5 +1,6 @@
 """The `promtool test rules` cases of deploy/prometheus/tests/gpumem-alerts.test.yml, one set per alert rule:
-it fires `for:` after its finding appears and not before, with the finding's labels and words; it resolves
+it fires `for:` after its finding appears and not before, with the finding's labels (those that route a GPU's
+finding to the engine on it among them) and words; it resolves
 the scrape after the finding clears; a finding seen in one scrape alone, an info finding and another code's
 finding never fire it; without its words series it says the code's meaning. Regenerate the file with
 `python3 -m tests.deploy.promtool_cases > deploy/prometheus/tests/gpumem-alerts.test.yml`."""
@@ -25,6 +26,11 @@ ENGINE = {
     "namespace": "serving",
     "pod": "llama-8b-0",
 }
+PROCESS = {"process_namespace": "research", "process_pod": "jupyter-ana-0"}
+"""The pod of the process a finding names (the notebook), apart from the engine's."""
+ABOUT_A_GPU = ("headroom_low", "foreign_process", "unattributed_memory", "gpu_lost")
+"""Codes about a GPU rather than an engine (docs/deploy.md): the exporter names the engine on that GPU by its
+model, index, namespace and pod, not its endpoint (export/workloads.py)."""
 TITLE = 'other process on GPU 0: "{{ evil }}" pid 3100 holds 20.00 GiB beside the engine'
 """The words a test series carries: a quote and template braces, which the annotation shows as they are."""
 TRY = "ask its owner to move it to another GPU (CUDA_VISIBLE_DEVICES) or stop it"
@@ -44,7 +50,8 @@ def cases(rule: dict) -> list[dict]:
     alert, severity = rule["alert"], rule["labels"]["severity"]
     code = rule["expr"].split('code="')[1].split('"')[0]
     waits = steps(_seconds(rule["for"]))
-    finding = {**NODE, **ENGINE, "code": code, "severity": severity, "gpu": "0", "pid": "3100"}
+    engine = {k: v for k, v in ENGINE.items() if k != "endpoint"} if code in ABOUT_A_GPU else ENGINE
+    finding = {**NODE, **engine, **PROCESS, "code": code, "severity": severity, "gpu": "0", "pid": "3100"}
     shown = 3 * waits  # scrapes the finding is raised: long past `for`
     raised = f"_ 1x{shown - 1} stale"  # raised from the first scrape to the `shown`th, then cleared
     words = {**finding, "title": TITLE, "try_this": TRY}
@@ -52,7 +59,8 @@ def cases(rule: dict) -> list[dict]:
     first = SCRAPE_S
     return [
         {
-            "name": f"{alert} {severity}: fires after {rule['for']} with the finding's words, resolves as it clears",
+            "name": f"{alert} {severity}: fires after {rule['for']} with the finding's routing labels and words, "
+            "resolves as it clears",
             "interval": f"{SCRAPE_S}s",
             "input_series": [
                 series("gpumem_finding_active", finding, raised),
@@ -88,7 +96,7 @@ def cases(rule: dict) -> list[dict]:
                             "exp_labels": {**finding, "alertname": alert},
                             "exp_annotations": _annotations(
                                 rule,
-                                f"{rule['annotations']['meaning']} on gpu-node-04 GPU 0 (http://127.0.0.1:8000)",
+                                f"{rule['annotations']['meaning']} on gpu-node-04 GPU 0" + _where(engine),
                                 "gpumem-tui check -v on gpu-node-04 says what to try",
                             ),
                         }
@@ -96,7 +104,35 @@ def cases(rule: dict) -> list[dict]:
                 )
             ],
         },
+        *(_shared(rule, finding, waits) if code in ABOUT_A_GPU else []),
     ]
+
+
+SECOND = {"model_name": "Qwen/Qwen2.5-7B", "engine": "0", "namespace": "team-b", "pod": "qwen-7b-0"}
+"""A second engine on the same GPU."""
+
+
+def _shared(rule: dict, finding: dict[str, str], waits: int) -> list[dict]:
+    """A GPU two engines share: the exporter publishes the finding once per engine, so each team gets its own
+    alert, with the finding's words."""
+    alert, both = rule["alert"], [finding, {**finding, **SECOND}]
+    fired = [{"exp_labels": {**f, "alertname": alert}, "exp_annotations": _annotations(rule, TITLE, TRY)} for f in both]
+    raised = f"1x{waits + 1}"
+    return [
+        {
+            "name": f"{alert} {rule['labels']['severity']}: a GPU two engines share pages each engine's namespace",
+            "interval": f"{SCRAPE_S}s",
+            "input_series": [
+                *(series("gpumem_finding_active", f, raised) for f in both),
+                *(series("gpumem_finding_info", {**f, "title": TITLE, "try_this": TRY}, raised) for f in both),
+            ],
+            "alert_rule_test": [_expect(alert, waits * SCRAPE_S, fired)],
+        }
+    ]
+
+
+def _where(engine: dict[str, str]) -> str:
+    return f" ({engine['endpoint']})" if "endpoint" in engine else ""
 
 
 def _annotations(rule: dict, summary: str, advice: str) -> dict:

@@ -37,6 +37,40 @@ def hostile_scenario(folder: Path) -> Path:
     return path
 
 
+ENGINE_POD = ("serving", "vllm-llama-8b-6f7c9d5b4-x7k2p")
+NOTEBOOK_POD = ("research", "jupyter-ana-0")
+SECOND_POD = ("team-b", "vllm-qwen-7b-5c4b7d9f6-m8n2p")
+
+
+def _pod(namespace_name: tuple[str, str], uid: str) -> str:
+    namespace, name = namespace_name
+    return f'pod = {{ namespace = "{namespace}", name = "{name}", uid = "{uid}" }}\n'
+
+
+def pods_scenario(folder: Path, shared: bool = False) -> Path:
+    """noisy-neighbour on Kubernetes, written as a scenario file in `folder`: the engine in ENGINE_POD, the
+    notebook in NOTEBOOK_POD. `shared`: a second engine (Qwen2.5 7B, in SECOND_POD) on the same GPU, both at a
+    utilization that lets the two start."""
+    text = (scenario_dir() / "noisy-neighbour.toml").read_text(encoding="utf-8")
+    assert text.count("request_s = 20\n") == 1 and text.count("host_rss_gib = 6\n") == 1
+    text = text.replace(
+        "request_s = 20\n", "request_s = 20\n" + _pod(ENGINE_POD, "6c3f4e5d-7a8b-4c9d-8e0f-2a3b4c5d6e7f")
+    )
+    text = text.replace(
+        "host_rss_gib = 6\n", "host_rss_gib = 6\n" + _pod(NOTEBOOK_POD, "7d4a5f6e-8b9c-4dae-9f10-3b4c5d6e7f80")
+    )
+    if shared:
+        second = (
+            '[[engines]]\nid = "qwen-7b"\nmodel = "Qwen/Qwen2.5-7B"\ngpus = [0]\ngpu_memory_utilization = 0.3\n'
+            + _pod(SECOND_POD, "8e5b6a7f-9c0d-4ebf-a021-4c5d6e7f8091")
+        )
+        text = text.replace("gpu_memory_utilization = 0.75", "gpu_memory_utilization = 0.4")
+        text = text.replace("[[processes]]", second + "\n[[processes]]", 1)
+    path = folder / ("shared-gpu.toml" if shared else "noisy-neighbour-pods.toml")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def scrape(url: str) -> Series:
     with urllib.request.urlopen(url, timeout=10) as response:
         text = response.read().decode("utf-8")

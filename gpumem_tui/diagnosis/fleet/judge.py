@@ -79,13 +79,17 @@ def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> li
 
 
 def _from_node_exporters(sample: FleetSample) -> list[FleetFinding]:
-    """`gpumem_finding_active` of nodes that run `gpumem-tui export`, as findings; a code or severity this
-    version does not know is left out (it would not be judged the same)."""
-    findings = []
+    """`gpumem_finding_active` of nodes that run `gpumem-tui export`, as findings in the node's own words
+    (`gpumem_finding_info`: its title and what to try, as its `check` says them), or by the code's meaning where
+    it publishes none; a code or severity this version does not know is left out (it would not be judged the
+    same). A finding on a GPU two engines share is published once per engine: it is one finding here."""
+    findings, seen = [], set()
     for f in sample.node_findings:
         kind = BY_CODE.get(f.code)
-        if kind is None or f.severity not in kind.severities:
+        key = (f.node, f.code, f.severity, f.gpu, f.pid, f.endpoint)
+        if kind is None or f.severity not in kind.severities or key in seen:
             continue
+        seen.add(key)
         gpu = f"GPU {literal(f.gpu)}: " if f.gpu else ""
         engine = f" ({literal(f.endpoint)})" if f.endpoint else ""
         findings.append(
@@ -94,11 +98,13 @@ def _from_node_exporters(sample: FleetSample) -> list[FleetFinding]:
                 finding=Finding(
                     severity=f.severity,  # checked against the registry above
                     code=kind.code,
-                    title=f"node {literal(f.node)} {gpu}{kind.meaning}{engine}",
+                    title=literal(f.title) if f.title else f"node {literal(f.node)} {gpu}{kind.meaning}{engine}",
                     explanation="Raised by gpumem-tui export on the node, judged against the engine's plan"
                     + (f" (pid {literal(f.pid)}). " if f.pid else ". ")
                     + "The node's own check has the numbers.",
-                    try_this="run `gpumem-tui check -v` on the node, or open its TUI",
+                    try_this=literal(f.try_this)
+                    if f.try_this
+                    else "run `gpumem-tui check -v` on the node, or open its TUI",
                     gpu_index=int(f.gpu) if f.gpu and f.gpu.isdigit() else None,
                     pid=int(f.pid) if f.pid and f.pid.isdigit() else None,
                     endpoint=f.endpoint,

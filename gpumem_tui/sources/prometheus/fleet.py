@@ -36,7 +36,7 @@ from gpumem_tui.sources.prometheus.labels import (
     projected,
     workload_of,
 )
-from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
+from gpumem_tui.sources.prometheus.queries import FINDING_WORDS, PART, Queries, merged
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
 from gpumem_tui.sources.prometheus.read_rules import NodeLook, Stale
 from gpumem_tui.sources.prometheus.records import (
@@ -288,20 +288,21 @@ def _node_findings(series: list[Series]) -> list[NodeFinding]:
         node = node_of(s.labels)
         if node is not None and math.isfinite(s.value):
             newest[node] = max(s.value, newest.get(node, -math.inf))
-    found = []
+    found: dict[tuple, NodeFinding] = {}
     for s in series:
         node = node_of(s.labels)
         if node not in newest or not s.labels.get("code") or not s.value >= newest[node] - 1:  # NaN: no time
             continue
-        found.append(
-            NodeFinding(
-                node=node,
-                code=s.labels["code"],
-                severity=s.labels.get("severity", ""),
-                **{k: s.labels.get(k) or None for k in ("gpu", "pid", "endpoint", "model_name")},
-            )
+        finding = NodeFinding(
+            node=node,
+            code=s.labels["code"],
+            severity=s.labels.get("severity", ""),
+            **{k: s.labels.get(k) or None for k in ("gpu", "pid", "endpoint", "model_name", *FINDING_WORDS)},
         )
-    return sorted(found, key=lambda f: (f.node, f.code, f.gpu or "", f.endpoint or ""))
+        key = (node, finding.code, finding.severity, finding.gpu, finding.pid, finding.endpoint, finding.model_name)
+        if key not in found or finding.title is not None:  # each finding comes with its words and without
+            found[key] = finding
+    return sorted(found.values(), key=lambda f: (f.node, f.code, f.gpu or "", f.endpoint or ""))
 
 
 @dataclass(slots=True)

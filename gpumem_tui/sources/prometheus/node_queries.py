@@ -15,13 +15,17 @@ from gpumem_tui.sources.prometheus.engine_series import pattern
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 from gpumem_tui.sources.prometheus.queries import (
     ENGINE_KEY,
+    FINDING_KEY,
+    FINDING_WORDS,
     GPU_ID,
     GPU_KEY,
     LOOK_BACK,
     NODE_LABELS,
     POD_LABELS,
     RATE_PENDING,
+    WORDED,
     Queries,
+    as_matcher,
 )
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
 
@@ -99,10 +103,10 @@ class NodeQueries:
         """One selector per label that may name the node (`ranged`: `[1h]` for a range function)."""
         return [self._one(name, matcher) + ranged for matcher in self._on_node()]
 
-    def _exported(self, name: str, function: str) -> str:
+    def _exported(self, name: str, function: str, *extra: str) -> str:
         """The node's series of its own `gpumem-tui export`, by any label that names it, under each name."""
         names = (self.node, *self.exporter_names)
-        each = [self._one(name, matcher) for node in names for matcher in _naming(node, "auto")]
+        each = [self._one(name, matcher, *extra) for node in names for matcher in _naming(node, "auto")]
         return " or ".join(f"{function}({s})" if function else s for s in each)
 
     def node_series(self, name: str, function: str = "") -> str:
@@ -130,9 +134,10 @@ class NodeQueries:
 
     @property
     def node_findings(self) -> str:
+        words = self._exported("gpumem_finding_info", "timestamp", as_matcher(WORDED))
         return (
-            f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
-            f"({self._exported('gpumem_finding_active', 'timestamp')})"
+            f"max by ({_by(*FINDING_KEY, *FINDING_WORDS)}) ({words}) "
+            f"or max by ({_by(*FINDING_KEY)}) ({self._exported('gpumem_finding_active', 'timestamp')})"
         )
 
     @property

@@ -71,6 +71,14 @@ EXPORTED = "gpumem_gpu_memory_(used|free|reserved|total)_bytes"
 """`gpumem-tui export`'s GPU memory, in bytes (docs/export.md)."""
 EXPORTED_ENGINE = ("endpoint", "model_name", "engine", *POD_LABELS, *NODE_LABELS)
 """An engine as `gpumem-tui export` labels it: its node, endpoint URL, vLLM's model_name and engine, its pod."""
+FINDING_KEY = (*NODE_LABELS, "code", "severity", "gpu", "pid", "endpoint", "model_name")
+"""What names a node's exported finding (`gpumem_finding_active`) to the fleet."""
+FINDING_WORDS = ("title", "try_this")
+"""The labels of `gpumem_finding_info` that say a finding in the node's words."""
+WORDED = ("severity", "!=", "info")
+"""The findings whose words the fleet reads: not the info ones, one per GPU on a healthy vLLM node (the headroom
+it leaves on purpose), which would make the read per GPU; they are said by their code's meaning."""
+
 ENGINE_BANDS = "weights|non_torch|activations|cuda_graphs|kv_cache"
 """The bands of `gpumem_plan_bytes` the engine itself holds (not the driver's, the reserve or what is spare)."""
 NODE_MEMORY = "gpumem:node_fb_mib:sum"
@@ -90,6 +98,12 @@ def _field(query: str) -> str:
     """`query` with its series' field (`USED`, `FREE`, `RESERVED`) in label `field`: a recorded series
     takes its rule's name, so the name cannot say it."""
     return f'label_replace({query}, "field", "$1", "__name__", "DCGM_FI_DEV_FB_(.+)")'
+
+
+def as_matcher(where: tuple[str, str, str]) -> str:
+    """(label, operator, value) as a PromQL matcher: `severity!="info"`."""
+    label, op, value = where
+    return f"{label}{op}{string(value)}"
 
 
 _REGEX_SPECIAL = set("\\.+*?()|[]{}^$")
@@ -370,10 +384,13 @@ class Queries:
         each engine's plan: what Prometheus alone cannot say (weights, KV pool, who else holds a GPU). The value
         is each series' sample time: only a node's newest scrape counts, so a finding that cleared is not read
         again from a series the lookback still returns (backfilled or remote-written data has no staleness
-        markers)."""
+        markers). Each finding comes with its words (`gpumem_finding_info`, WORDED: as few series as the findings
+        that need a look) and without: an exporter that publishes none (older, `refresh_failed`) still names its
+        findings."""
+        words = self.sel("gpumem_finding_info", as_matcher(WORDED))
         return (
-            f"max by ({_by(*NODE_LABELS, 'code', 'severity', 'gpu', 'pid', 'endpoint', 'model_name')}) "
-            f"(timestamp({self.sel('gpumem_finding_active')}))"
+            f"max by ({_by(*FINDING_KEY, *FINDING_WORDS)}) (timestamp({words})) "
+            f"or max by ({_by(*FINDING_KEY)}) (timestamp({self.sel('gpumem_finding_active')}))"
         )
 
     @property

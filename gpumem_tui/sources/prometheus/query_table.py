@@ -35,6 +35,8 @@ from gpumem_tui.sources.prometheus.queries import (
     EXPORTED_ENGINE,
     FB,
     FB_CHANGING,
+    FINDING_KEY,
+    FINDING_WORDS,
     GPU_KEY,
     LOOK_BACK_S,
     NODE_GPUS,
@@ -42,6 +44,7 @@ from gpumem_tui.sources.prometheus.queries import (
     POD_LABELS,
     RATE_PENDING,
     RECORDED,
+    WORDED,
     Queries,
     literal_regex,
 )
@@ -146,7 +149,6 @@ def _engine_counters() -> Form:
     )
 
 
-FINDING_LABELS = (*NODE, "code", "severity", "gpu", "pid", "endpoint", "model_name")
 SLEEPING = Pick(pattern(NAMES.sleeping), (("sleep_state", "!=", "awake"),))
 
 DCGM: tuple[Query, ...] = (
@@ -285,7 +287,16 @@ EXPORTER: tuple[Query, ...] = (
     Query(
         "node_findings",
         "gpumem-tui export",
-        By("max", FINDING_LABELS, Pick("gpumem_finding_active", value="time")),
+        Either(
+            (
+                By(
+                    "max",
+                    (*FINDING_KEY, *FINDING_WORDS),
+                    Pick("gpumem_finding_info", (WORDED,), value="time"),
+                ),
+                By("max", FINDING_KEY, Pick("gpumem_finding_active", value="time")),
+            )
+        ),
         full=True,
         overview="refresh",
         quiet=True,

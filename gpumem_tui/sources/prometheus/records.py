@@ -203,6 +203,10 @@ class NodeFinding(_Record):
     pid: str | None = None
     endpoint: str | None = None
     model_name: str | None = None
+    title: str | None = None
+    """The finding's title and what to try as the node's `check` says them (`gpumem_finding_info`); None where
+    the exporter publishes no words for it (an older one, `refresh_failed`)."""
+    try_this: str | None = None
 
 
 class Coverage(_Record):

@@ -164,6 +164,32 @@ def test_a_node_that_judges_itself_is_judged_once(url, capsys):
         assert ours == sorted((f["code"], f["severity"], f["gpu_index"]) for f in node["findings"]), spec.name
 
 
+def test_an_exported_finding_is_said_in_the_node_s_words(url, capsys):
+    """The fleet reads the title and what to try (`gpumem_finding_info`) of each exported finding that needs a
+    look and says them as the node's `check` does, a GPU's finding (node-y's notebook) as an engine's; an info
+    finding (one per GPU on a healthy node) is said by its code's meaning, so the read is never per GPU."""
+    main(["fleet", "check", "--prometheus", url, "--at", str(AT), "--json"])
+    fleet = json.loads(capsys.readouterr().out)["findings"]
+    compared, noted = set(), set()
+    for spec in FLEET[:3]:
+        main(["check", "--demo", spec.scenario, "--at", str(END_S), "--json"])
+        node = {_key(f): (f["title"], f["try_this"]) for f in json.loads(capsys.readouterr().out)["findings"]}
+        ours = {_key(f): (f["title"], f["try_this"]) for f in fleet if f["node"] == spec.name}
+        assert ours.keys() == node.keys(), spec.name
+        for key, (title, advice) in ours.items():
+            if key[1] == "info":
+                assert title.startswith(f"node {spec.name} ") and advice.startswith("run `gpumem-tui check -v`")
+                noted.add(key[0])
+            else:
+                assert (title, advice) == node[key], spec.name
+                compared.add(key[0])
+    assert (compared, noted) == ({"foreign_process", "headroom_low"}, {"engine_starting", "headroom_low"})
+
+
+def _key(finding: dict) -> tuple:
+    return (finding["code"], finding["severity"], finding["gpu_index"], finding["pid"], finding["endpoint"])
+
+
 def test_the_demo_answers_the_exporter_queries_as_prometheus_does(url):
     real, demo = _read(url), demo_sample(FLEET, END_S, STEP_S, url)
     assert demo.nodes == real.nodes and demo.gpus == real.gpus
