@@ -110,3 +110,16 @@ def test_the_data_age_says_what_the_server_holds_back(servers, capsys):
     line = capsys.readouterr().out.splitlines()[0]
     age = re.search(r"data age (\d+) s, 30 s of it held back: the server answers as of 30 s ago \(Vic", line)
     assert age and int(age.group(1)) >= HELD_BACK_S, line
+
+
+def test_a_node_over_the_held_back_server_says_what_prometheus_says(servers, capsys):
+    """`check --prometheus URL --node N` over VictoriaMetrics at its default offset: once the node is 30 s
+    old there, the same verdict and findings as over Prometheus (the node's sample as of 30 s before)."""
+    prometheus, _, held = servers
+    _until_seen(capsys, held)
+    for node in NODES:
+        said = {}
+        for url in (prometheus, held):
+            code = main(["check", "--prometheus", url, "--node", node, "--json"])
+            said[url] = (code, _normal(json.loads(capsys.readouterr().out), url))
+        assert said[prometheus] == said[held]
