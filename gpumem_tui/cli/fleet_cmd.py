@@ -11,7 +11,6 @@ fleet_text.py's."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -24,8 +23,7 @@ from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet, verdict
 from gpumem_tui.diagnosis.fleet.plans import AliasError, model_memory, parse_aliases, plan_fleet
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.sources.prometheus.queries import Queries, SelectorError, parse_selector
-from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
+from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetSample
 
 if TYPE_CHECKING:  # a source's reader and a history are imported where they are read: --demo needs neither
@@ -113,31 +111,6 @@ def no_screen_options(args: argparse.Namespace, action: str) -> None:
             )
 
 
-def _nothing_read(args: argparse.Namespace) -> None:
-    """`rules` reads nothing: a source or a way to read given before it is refused, never ignored (--selector
-    shapes the rules)."""
-    given = {
-        "--prometheus": args.prometheus is not None,
-        "--demo": args.fleet_demo,
-        "--at": args.at is not None,
-        "--header": bool(args.header),
-        "--bearer-token-file": args.bearer_token_file is not None,
-        "--username": args.username is not None,
-        "--password-file": args.password_file is not None,
-        "--ca-file": args.ca_file is not None,
-        "--query-timeout": args.query_timeout != QUERY_TIMEOUT_S,
-        "--overview": args.overview,
-        "--full": args.full,
-        "--node-label": args.node_label != "auto",
-        "--pod-label": args.pod_label != "auto",
-        "--model-alias": bool(args.model_alias),
-        "--catalog": bool(args.catalog),
-    }
-    unused = [option for option, yes in given.items() if yes]
-    if unused:
-        raise UsageError(f"fleet rules: {unused[0]} before the action is for reading the fleet; rules reads nothing")
-
-
 def source_given(args: argparse.Namespace, action: str) -> None:
     """One source, --prometheus or --demo, before the action or after it; none of the screen's options."""
     no_screen_options(args, action)
@@ -218,41 +191,6 @@ def run_check(args: argparse.Namespace) -> int:
         else:
             print_check(sample, findings, said)
     return code
-
-
-def run_rules(args: argparse.Namespace) -> int:
-    """Print the recording-rule group (YAML) the overview reads when the server has it (docs/fleet.md), or
-    with --alerts the alerting rules on the exporter's findings (docs/deploy.md)."""
-    no_screen_options(args, "rules")
-    _nothing_read(args)
-    try:
-        matchers = parse_selector(args.selector)
-    except SelectorError as exc:
-        raise UsageError(f"fleet rules: {exc}") from None
-    for option, seconds in (("--interval", args.rule_interval), ("--scrape-interval", args.scrape_interval)):
-        if seconds is not None and not 1 <= seconds <= 3600:
-            raise UsageError(f"fleet rules: {option} {seconds}: seconds, 1 to 3600")
-    if args.scrape_interval is not None and not args.alerts:
-        raise UsageError("fleet rules: --scrape-interval is for --alerts; the recording rules do not use it")
-    from gpumem_tui.sources.prometheus.rules import rule_group
-
-    text = alert_file(matchers, args) if args.alerts else rule_group(Queries(matchers), args.rule_interval or 30)
-    with reader_may_leave():
-        sys.stdout.write(text)
-    return 0
-
-
-def alert_file(matchers: str, args: argparse.Namespace) -> str:
-    """`fleet rules --alerts`: the alerting group as a rule file."""
-    from gpumem_tui.export.alerts import alert_groups
-    from gpumem_tui.sources.prometheus.rules import rule_file
-
-    scrape = args.scrape_interval or 15
-    comments = (
-        "gpumem-tui fleet rules --alerts: an alert per finding code of `gpumem-tui export` (docs/deploy.md).",
-        f"For an exporter scraped every {scrape} s; load it with rule_files, check it with `promtool check rules`.",
-    )
-    return rule_file(alert_groups(matchers, scrape, args.rule_interval), comments)
 
 
 def check_json(sample: FleetSample, findings: list[FleetFinding], code: int) -> dict:

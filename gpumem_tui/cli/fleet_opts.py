@@ -84,13 +84,25 @@ def _rules_options(rules: argparse.ArgumentParser) -> None:
         help="the alerting rules on `gpumem-tui export`'s findings instead: one alert per finding code",
     )
     rules.add_argument(
+        "--kubernetes",
+        action="store_true",
+        help="both groups, the recording rules and the alerts, as one PrometheusRule for the Prometheus operator "
+        "(deploy/kubernetes/prometheusrule.yaml is this with no other option)",
+    )
+    rules.add_argument(
+        "--namespace",
+        metavar="NAME",
+        help="with --kubernetes: the PrometheusRule's namespace (default gpumem-tui)",
+    )
+    rules.add_argument(
         "--scrape-interval",
         type=int,
         metavar="SECONDS",
-        help="with --alerts: how often Prometheus scrapes the exporter (default 15); a critical finding pages "
+        help="with --alerts or --kubernetes: how often Prometheus scrapes the exporter (default 15); a critical "
+        "finding pages "
         "after 2 of them, a warning after 20",
     )
-    rules.set_defaults(run=action("fleet_cmd:run_rules"))
+    rules.set_defaults(run=action("fleet_rules_cmd:run_rules"))
 
 
 def _source_options(parser: argparse.ArgumentParser, action: bool = False) -> None:

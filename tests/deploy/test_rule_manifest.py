@@ -1,5 +1,6 @@
-"""deploy/kubernetes/prometheusrule.yaml is what `prometheus_rule` writes of the groups in GROUPS, and the YAML
-writer it uses reads back as the data it was given. GPUMEM_WRITE_DEPLOY=1 rewrites the file instead of failing."""
+"""deploy/kubernetes/prometheusrule.yaml is what `gpumem-tui fleet rules --kubernetes` prints: the groups in
+GROUPS, and the YAML writer it uses reads back as the data it was given. GPUMEM_WRITE_DEPLOY=1 rewrites the file
+instead of failing."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpumem_tui.cli import main
 from gpumem_tui.export.alerts import alert_groups
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.rule_files import prometheus_rule, yaml_text
@@ -23,8 +25,10 @@ GROUPS = [recording_group(Queries()), *alert_groups(scrape_interval_s=SCRAPE_S)]
 --alerts` prints, at their default intervals."""
 
 
-def test_the_rule_manifest_is_in_step_with_the_rules():
-    expected = prometheus_rule(GROUPS)
+def test_the_rule_manifest_is_in_step_with_the_rules(capsys):
+    assert main(["fleet", "rules", "--kubernetes"]) == 0
+    expected = capsys.readouterr().out
+    assert expected == prometheus_rule(GROUPS)
     if os.environ.get("GPUMEM_WRITE_DEPLOY") == "1":
         RULE_FILE.write_text(expected, encoding="utf-8")
     assert RULE_FILE.read_text(encoding="utf-8") == expected, (
@@ -34,6 +38,28 @@ def test_the_rule_manifest_is_in_step_with_the_rules():
     alerts = rule_file(alert_groups(scrape_interval_s=SCRAPE_S))
     printed = [yaml.safe_load(rule_group(Queries())), yaml.safe_load(alerts)]
     assert manifest["spec"]["groups"] == [group for text in printed for group in text["groups"]]
+
+
+def test_a_manifest_for_one_cluster_in_its_namespace(capsys):
+    argv = ["fleet", "rules", "--kubernetes", "--namespace", "monitoring", "--selector", '{cluster="eu"}']
+    assert main([*argv, "--scrape-interval", "30"]) == 0
+    manifest = yaml.safe_load(capsys.readouterr().out)
+    assert manifest["metadata"]["namespace"] == "monitoring"
+    recording, alerts = manifest["spec"]["groups"]
+    assert all('cluster="eu"' in rule["expr"] for group in (recording, alerts) for rule in group["rules"])
+    assert alerts["interval"] == "30s" and {r["for"] for r in alerts["rules"]} == {"1m", "10m"}
+
+
+def test_the_manifest_s_options_are_checked(capsys):
+    refused = {
+        ("--kubernetes", "--alerts"): "give one of --kubernetes, --alerts",
+        ("--namespace", "prod"): "--namespace is the PrometheusRule's: add --kubernetes",
+        ("--kubernetes", "--namespace", "Prod_1"): "--namespace 'Prod_1': a Kubernetes name",
+    }
+    for argv, said in refused.items():
+        assert main(["fleet", "rules", *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and said in err[0], (argv, err)
 
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
