@@ -236,7 +236,11 @@ def run_rules(args: argparse.Namespace) -> int:
         raise UsageError("fleet rules: --scrape-interval is for --alerts; the recording rules do not use it")
     from gpumem_tui.sources.prometheus.rules import rule_group
 
-    text = alert_file(matchers, args) if args.alerts else rule_group(Queries(matchers), args.rule_interval or 30)
+    text = (
+        alert_file(matchers, args)
+        if args.alerts
+        else rule_group(Queries(matchers, look=Thresholds().headroom_warning_fraction), args.rule_interval or 30)
+    )
     with reader_may_leave():
         sys.stdout.write(text)
     return 0

@@ -77,13 +77,16 @@ NODE_MEMORY = "gpumem:node_fb_mib:sum"
 """Recorded (`gpumem-tui fleet rules`): used, free, reserved MiB per node, the field in label `field`."""
 LEAST_FREE = "gpumem:node_fb_free_mib:min"
 """Recorded: the least free MiB of one GPU, per node and card."""
-GPU_FREE = "gpumem:gpu_fb_free_mib:max"
-"""Recorded: free MiB per GPU, deduplicated (one series per GPU, whatever virtual-GPU copies)."""
+NODE_LOW = "gpumem:node_fb_low:count"
+"""Recorded: GPUs per node and card whose free MiB is under the rules' fraction (the reader's `look`) of their
+own total, each GPU once; a node with none has no series."""
+NODE_AGE = "gpumem:node_fb_used_age_s:min"
+"""Recorded: the age in seconds of each node's newest FB_USED sample, when the rule was evaluated."""
 NODE_GPUS = "gpumem:node_gpus:count"
 """Recorded: GPUs per node and card that report each field (label `field`)."""
 CARD_TOTALS = "gpumem:card_total_mib:count_values"
 """Recorded: each distinct total MiB of one GPU per card (label `total`), with how many GPUs have it."""
-RECORDED = (NODE_MEMORY, LEAST_FREE, GPU_FREE, NODE_GPUS, CARD_TOTALS)
+RECORDED = (NODE_MEMORY, LEAST_FREE, NODE_LOW, NODE_GPUS, CARD_TOTALS, NODE_AGE)
 
 
 def _field(query: str) -> str:
@@ -243,11 +246,13 @@ class Queries:
 
     def node_low(self, bounds: dict[str, float]) -> str:
         """GPUs whose free MiB is under the card's bound, per node and card: card model -> bound in MiB (the
-        `look` share of the card's total, computed here). A comparison with a constant, per card."""
+        `look` share of the card's total, computed here). A comparison with a constant, per card. The rules
+        count each GPU against its own total: the same count wherever the reader uses it, a node whose GPUs of
+        a card each have the card's largest total (looks.py)."""
+        if self.rules:
+            return self.sel(NODE_LOW)
         parts = [
-            f"{self.sel(GPU_FREE, f'modelName={string(card)}')} < {bound!r}"
-            if self.rules
-            else f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) "
+            f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) "
             f"({self.sel('DCGM_FI_DEV_FB_FREE', f'modelName={string(card)}')}) < {bound!r}"
             for card, bound in sorted(bounds.items())
         ]
@@ -276,23 +281,30 @@ class Queries:
     def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
         """record name -> expression of `gpumem-tui fleet rules`: the raw aggregations above, computed once per
         rule interval by the server, the field of each node sum in a `field` label (a recorded series has its
-        rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches."""
+        rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches. The count
+        of GPUs under the fraction is made with `look`, the reader's (a ValueError without one)."""
+        if self.look is None:
+            raise ValueError("the recording rules count GPUs under a fraction: Queries.look is needed")
         kept = (*keep, *NODE_LABELS)
         field = _field(f"max by ({_by(*kept, 'UUID', '__name__')}) ({self.names(FB)})")
         free = f"max by ({_by(*kept, 'UUID', 'modelName')}) ({self.sel('DCGM_FI_DEV_FB_FREE')})"
         cards = f"max by ({_by(*kept, 'UUID', 'modelName', '__name__')}) ({self.names(FB)})"
+        total = f"sum by ({_by(*kept, 'UUID', 'modelName')}) ({cards})"
         return {
             NODE_MEMORY: f"sum by ({_by(*kept, 'field')}) ({field})",
-            GPU_FREE: free,
-            # from the raw series, not GPU_FREE: promtool backfills each rule alone
             LEAST_FREE: f"min by ({_by(*kept, 'modelName')}) ({free})",
+            NODE_LOW: f"count by ({_by(*kept, 'modelName')}) ({free} < {self.look!r} * {total})",
             NODE_GPUS: f"count by ({_by(*kept, 'modelName', 'field')}) ({_field(cards)})",
             CARD_TOTALS: self._card_totals(kept, keep),
+            NODE_AGE: f"time() - max by ({_by(*kept)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))",
         }
 
     @property
     def nodes_age(self) -> str:
-        """The age in seconds of each reporting node's newest sample (within Prometheus's 5 min lookback)."""
+        """The age in seconds of each reporting node's newest sample (within Prometheus's 5 min lookback); with
+        the rules, as it was at their last evaluation (a node is judged stale up to a rule interval later)."""
+        if self.rules:
+            return self.sel(NODE_AGE)
         return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))"
 
     @property
