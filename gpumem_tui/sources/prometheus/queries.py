@@ -148,7 +148,7 @@ class Queries:
         inner = ", ".join(m for m in (self.matchers, extra) if m)
         return f"{metric}{{{inner}}}" if inner else metric
 
-    def recorded(self, name: str, extra: str = "") -> str:
+    def _recorded(self, name: str, extra: str = "") -> str:
         """A recorded series of `gpumem-tui fleet rules` as the reader reads it: without its name (an aggregation
         by every other label keeps each series, less the bytes of a name the reader does not use: at 10,000
         nodes a fifth of the four recorded answers a refresh reads)."""
@@ -202,7 +202,7 @@ class Queries:
         to their card), then summed. A NaN on one GPU makes its node's sum NaN (unknown, never a smaller
         number). Reserved is `node_reserved`'s, a slow fact."""
         if self.rules:
-            return self.recorded(NODE_MEMORY, 'field=~"USED|FREE"')
+            return self._recorded(NODE_MEMORY, 'field=~"USED|FREE"')
         return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards(fields=FB_CHANGING)})"
 
     @property
@@ -210,7 +210,7 @@ class Queries:
         """Reserved MiB per node, as `node_memory` sums the others: what the driver holds of each GPU, the same
         while the GPU is there, so read with the slow facts (which are read again when a node's GPUs change)."""
         if self.rules:
-            return self.recorded(NODE_MEMORY, 'field="RESERVED"')
+            return self._recorded(NODE_MEMORY, 'field="RESERVED"')
         return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards(fields='DCGM_FI_DEV_FB_RESERVED')})"
 
     @property
@@ -218,7 +218,7 @@ class Queries:
         """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing. A
         MIG card counts once, not once per GPU instance."""
         if self.rules:
-            return self.recorded(NODE_GPUS)
+            return self._recorded(NODE_GPUS)
         return f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) ({self._cards('modelName')})"
 
     @property
@@ -234,7 +234,7 @@ class Queries:
         """Each distinct used + free + reserved MiB of one GPU (used + free where it has no reserved), per card
         model, as a `total` label with how many GPUs have it: whether every GPU of a card has one total."""
         if self.rules:
-            return self.recorded(CARD_TOTALS)
+            return self._recorded(CARD_TOTALS)
         return self._card_totals(NODE_LABELS)
 
     def _card_totals(self, kept: tuple[str, ...], by: tuple[str, ...] = ()) -> str:
@@ -246,7 +246,7 @@ class Queries:
     def node_least_free(self) -> str:
         """The free MiB of the GPU with the least free memory, per node and card."""
         if self.rules:
-            return self.recorded(LEAST_FREE)
+            return self._recorded(LEAST_FREE)
         free = f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) ({self.sel('DCGM_FI_DEV_FB_FREE')})"
         return f"min by ({_by(*NODE_LABELS, 'modelName')}) ({free})"
 
@@ -256,7 +256,7 @@ class Queries:
         count each GPU against its own total: the same count wherever the reader uses it, a node whose GPUs of
         a card each have the card's largest total (looks.py)."""
         if self.rules:
-            return self.recorded(NODE_LOW)
+            return self._recorded(NODE_LOW)
         parts = [
             f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) "
             f"({self.sel('DCGM_FI_DEV_FB_FREE', f'modelName={string(card)}')}) < {bound!r}"
@@ -310,7 +310,7 @@ class Queries:
         """The age in seconds of each reporting node's newest sample (within Prometheus's 5 min lookback); with
         the rules, as it was at their last evaluation (a node is judged stale up to a rule interval later)."""
         if self.rules:
-            return self.recorded(NODE_AGE)
+            return self._recorded(NODE_AGE)
         return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))"
 
     @property
