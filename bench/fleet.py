@@ -279,7 +279,7 @@ def _with_rules(data: Path, where: Path, at: float) -> Path:
     """A copy of the blocks (hard links) with the series of `gpumem-tui fleet rules` backfilled for the last
     RULES_S before `at` by `promtool tsdb create-blocks-from rules`, evaluated against the raw blocks."""
     rules = where / "rules.yml"
-    rules.write_text(rule_group(Queries()), encoding="utf-8")
+    rules.write_text(rule_group(READS["overview"]), encoding="utf-8")
     merged = where / "with-rules"
     shutil.rmtree(merged, ignore_errors=True)
     shutil.copytree(data, merged, copy_function=os.link, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head"))

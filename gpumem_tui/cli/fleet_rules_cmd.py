@@ -37,7 +37,7 @@ def run_rules(args: argparse.Namespace) -> int:
     elif args.alerts:
         text = alert_file(matchers, args)
     else:
-        text = rule_group(Queries(matchers), args.rule_interval or 30)
+        text = rule_group(_queries(matchers), args.rule_interval or 30)
     with reader_may_leave():
         sys.stdout.write(text)
     return 0
@@ -55,6 +55,13 @@ def _rules_combination(args: argparse.Namespace) -> None:
         raise UsageError(f"fleet rules: --namespace {args.namespace!r}: a Kubernetes name (a-z, 0-9, -; 1 to 63)")
 
 
+def _queries(matchers: str) -> Queries:
+    """The overview's queries the rules record, with the headroom fraction the count under it is judged by."""
+    from gpumem_tui.diagnosis.findings import Thresholds
+
+    return Queries(matchers, look=Thresholds().headroom_warning_fraction)
+
+
 def rule_manifest(matchers: str, args: argparse.Namespace) -> str:
     """`fleet rules --kubernetes`: the recording group and the alerting group as one PrometheusRule."""
     from gpumem_tui.export.alerts import alert_groups
@@ -62,7 +69,7 @@ def rule_manifest(matchers: str, args: argparse.Namespace) -> str:
     from gpumem_tui.sources.prometheus.rules import recording_group
 
     groups = [
-        recording_group(Queries(matchers), args.rule_interval or 30),
+        recording_group(_queries(matchers), args.rule_interval or 30),
         *alert_groups(matchers, args.scrape_interval or 15, args.rule_interval),
     ]
     return prometheus_rule(groups, namespace=args.namespace or "gpumem-tui")

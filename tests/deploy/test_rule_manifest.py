@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpumem_tui.cli import main
+from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.export.alerts import alert_groups
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.rule_files import prometheus_rule, yaml_text
@@ -20,7 +21,10 @@ from tests.deploy.conftest import DEPLOY
 RULE_FILE = DEPLOY / "kubernetes" / "prometheusrule.yaml"
 SCRAPE_S = 15
 """The ServiceMonitor's scrape interval (deploy/kubernetes/servicemonitor.yaml), which the alerts' `for:` counts in."""
-GROUPS = [recording_group(Queries()), *alert_groups(scrape_interval_s=SCRAPE_S)]
+GROUPS = [
+    recording_group(Queries(look=Thresholds().headroom_warning_fraction)),
+    *alert_groups(scrape_interval_s=SCRAPE_S),
+]
 """What the manifest carries: the recording rules `gpumem-tui fleet rules` prints and the alerts `fleet rules
 --alerts` prints, at their default intervals."""
 
@@ -36,7 +40,7 @@ def test_the_rule_manifest_is_in_step_with_the_rules(capsys):
     )
     manifest = yaml.safe_load(expected)
     alerts = rule_file(alert_groups(scrape_interval_s=SCRAPE_S))
-    printed = [yaml.safe_load(rule_group(Queries())), yaml.safe_load(alerts)]
+    printed = [yaml.safe_load(rule_group(Queries(look=Thresholds().headroom_warning_fraction))), yaml.safe_load(alerts)]
     assert manifest["spec"]["groups"] == [group for text in printed for group in text["groups"]]
 
 

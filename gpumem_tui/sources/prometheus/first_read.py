@@ -17,16 +17,20 @@ from gpumem_tui.sources.prometheus.query_table import TABLE, names
 
 TOTALS, LOW = "card_totals", "node_low"
 """The cards' totals, and the count of GPUs under the fraction made with their answer (as soon as it comes)."""
-RULED = names(lambda q: q.recorded and q.name != LOW)
-"""The queries read from the rules' series where the server has them."""
+REPORTING = "nodes_age"
+"""The nodes that report: with the recorded GPU counts, which of them the rules do not record (so the first
+read asks it of the raw series, at once)."""
+RECORDED_AGES = "nodes_age recorded"
+"""The nodes' ages from the rules' series, asked with the recorded figures: where the rules cover every node,
+the sample's ages, as a refresh reads them."""
+RULED = names(lambda q: q.recorded and q.name not in (LOW, REPORTING))
+"""The queries of the first read that wait to be read from the rules' series where the server has them."""
 LOOKBACK_S = 300.0
 """Prometheus's default lookback: an instant query sees a series with a sample this long before."""
 Bounds = Callable[[Result], dict[str, float]]
 """The cards' totals answer -> card model -> the free MiB under which a GPU is counted (reader.py)."""
 Answers = dict[str, Result | PrometheusError]
 NAMED, PRESENT = "rules_named", "rules_present"
-REPORTING = "nodes_age"
-"""The nodes that report: with the recorded GPU counts, which of them the rules do not record."""
 
 
 def covers(result: Result) -> bool:
@@ -84,16 +88,19 @@ class _FirstRead:
         self.answers.update(await gpumem_export.read(self.client, self.queries, self.at))
 
     async def figures(self, rules: bool) -> None:
-        """The per-node figures, from the rules' series or the raw ones; the count as soon as the totals come."""
+        """The per-node figures, from the rules' series or the raw ones; the count as soon as the totals come
+        (the rules' count, made against each GPU's own total, at once)."""
         q = replace(self.queries, rules=rules)
 
         async def totals_then_count() -> None:
             await self.one(TOTALS, TABLE[TOTALS].promql(q))
             totals = self.answers[TOTALS]
-            if isinstance(totals, Result) and (found := self.bounds(totals)):
+            if not rules and isinstance(totals, Result) and (found := self.bounds(totals)):
                 await self.one(LOW, TABLE[LOW].promql(q, found))
 
-        others = (self.one(n, TABLE[n].promql(q)) for n in RULED if n != TOTALS)
+        others = [self.one(n, TABLE[n].promql(q)) for n in RULED if n != TOTALS]
+        if rules:
+            others += [self.one(LOW, TABLE[LOW].promql(q, {})), self.one(RECORDED_AGES, TABLE[REPORTING].promql(q))]
         await asyncio.gather(totals_then_count(), *others)
 
     async def present(self) -> bool:
@@ -127,7 +134,11 @@ class _FirstRead:
             self.listing.append(Result([Series({"recorded": name}, 1.0, self.at) for name in sorted(listed)]))
             await self.figures(False)
             return False
-        if await self.checked():
+        recorded = await self.checked()
+        ages = self.answers.pop(RECORDED_AGES, None)
+        if recorded:
+            if isinstance(ages, Result):
+                self.answers[REPORTING] = ages
             return True
         for name in (*RULED, LOW):  # a node reports that the rules do not record: the raw figures
             self.answers.pop(name, None)

@@ -85,13 +85,16 @@ NODE_MEMORY = "gpumem:node_fb_mib:sum"
 """Recorded (`gpumem-tui fleet rules`): used, free, reserved MiB per node, the field in label `field`."""
 LEAST_FREE = "gpumem:node_fb_free_mib:min"
 """Recorded: the least free MiB of one GPU, per node and card."""
-GPU_FREE = "gpumem:gpu_fb_free_mib:max"
-"""Recorded: free MiB per GPU, deduplicated (one series per GPU, whatever virtual-GPU copies)."""
+NODE_LOW = "gpumem:node_fb_low:count"
+"""Recorded: GPUs per node and card whose free MiB is under the rules' fraction (the reader's `look`) of their
+own total, each GPU once; a node with none has no series."""
+NODE_AGE = "gpumem:node_fb_used_age_s:min"
+"""Recorded: the age in seconds of each node's newest FB_USED sample, when the rule was evaluated."""
 NODE_GPUS = "gpumem:node_gpus:count"
 """Recorded: GPUs per node and card that report each field (label `field`)."""
 CARD_TOTALS = "gpumem:card_total_mib:count_values"
 """Recorded: each distinct total MiB of one GPU per card (label `total`), with how many GPUs have it."""
-RECORDED = (NODE_MEMORY, LEAST_FREE, GPU_FREE, NODE_GPUS, CARD_TOTALS)
+RECORDED = (NODE_MEMORY, LEAST_FREE, NODE_LOW, NODE_GPUS, CARD_TOTALS, NODE_AGE)
 
 
 def _field(query: str) -> str:
@@ -159,6 +162,12 @@ class Queries:
         inner = ", ".join(m for m in (self.matchers, extra) if m)
         return f"{metric}{{{inner}}}" if inner else metric
 
+    def _recorded(self, name: str, extra: str = "") -> str:
+        """A recorded series of `gpumem-tui fleet rules` as the reader reads it: without its name (an aggregation
+        by every other label keeps each series, less the bytes of a name the reader does not use: at 10,000
+        nodes a fifth of the four recorded answers a refresh reads)."""
+        return f"max without () ({self.sel(name, extra)})"
+
     def names(self, pattern: str, extra: str = "", mig: bool | None = None) -> str:
         """`{__name__=~"pattern", <selector>, extra}`; mig False: whole cards only (no `GPU_I_ID`), True: MIG
         GPU instances only."""
@@ -207,7 +216,7 @@ class Queries:
         to their card), then summed. A NaN on one GPU makes its node's sum NaN (unknown, never a smaller
         number). Reserved is `node_reserved`'s, a slow fact."""
         if self.rules:
-            return self.sel(NODE_MEMORY, 'field=~"USED|FREE"')
+            return self._recorded(NODE_MEMORY, 'field=~"USED|FREE"')
         return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards(fields=FB_CHANGING)})"
 
     @property
@@ -215,7 +224,7 @@ class Queries:
         """Reserved MiB per node, as `node_memory` sums the others: what the driver holds of each GPU, the same
         while the GPU is there, so read with the slow facts (which are read again when a node's GPUs change)."""
         if self.rules:
-            return self.sel(NODE_MEMORY, 'field="RESERVED"')
+            return self._recorded(NODE_MEMORY, 'field="RESERVED"')
         return f"sum by ({_by(*NODE_LABELS, '__name__')}) ({self._cards(fields='DCGM_FI_DEV_FB_RESERVED')})"
 
     @property
@@ -223,7 +232,7 @@ class Queries:
         """GPUs per node and card model, per field: a field counted on fewer GPUs than another is missing. A
         MIG card counts once, not once per GPU instance."""
         if self.rules:
-            return self.sel(NODE_GPUS)
+            return self._recorded(NODE_GPUS)
         return f"count by ({_by(*NODE_LABELS, 'modelName', '__name__')}) ({self._cards('modelName')})"
 
     @property
@@ -239,7 +248,7 @@ class Queries:
         """Each distinct used + free + reserved MiB of one GPU (used + free where it has no reserved), per card
         model, as a `total` label with how many GPUs have it: whether every GPU of a card has one total."""
         if self.rules:
-            return self.sel(CARD_TOTALS)
+            return self._recorded(CARD_TOTALS)
         return self._card_totals(NODE_LABELS)
 
     def _card_totals(self, kept: tuple[str, ...], by: tuple[str, ...] = ()) -> str:
@@ -251,17 +260,19 @@ class Queries:
     def node_least_free(self) -> str:
         """The free MiB of the GPU with the least free memory, per node and card."""
         if self.rules:
-            return self.sel(LEAST_FREE)
+            return self._recorded(LEAST_FREE)
         free = f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) ({self.sel('DCGM_FI_DEV_FB_FREE')})"
         return f"min by ({_by(*NODE_LABELS, 'modelName')}) ({free})"
 
     def node_low(self, bounds: dict[str, float]) -> str:
         """GPUs whose free MiB is under the card's bound, per node and card: card model -> bound in MiB (the
-        `look` share of the card's total, computed here). A comparison with a constant, per card."""
+        `look` share of the card's total, computed here). A comparison with a constant, per card. The rules
+        count each GPU against its own total: the same count wherever the reader uses it, a node whose GPUs of
+        a card each have the card's largest total (looks.py)."""
+        if self.rules:
+            return self._recorded(NODE_LOW)
         parts = [
-            f"{self.sel(GPU_FREE, f'modelName={string(card)}')} < {bound!r}"
-            if self.rules
-            else f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) "
+            f"max by ({_by(*NODE_LABELS, 'UUID', 'modelName')}) "
             f"({self.sel('DCGM_FI_DEV_FB_FREE', f'modelName={string(card)}')}) < {bound!r}"
             for card, bound in sorted(bounds.items())
         ]
@@ -290,23 +301,30 @@ class Queries:
     def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
         """record name -> expression of `gpumem-tui fleet rules`: the raw aggregations above, computed once per
         rule interval by the server, the field of each node sum in a `field` label (a recorded series has its
-        rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches."""
+        rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches. The count
+        of GPUs under the fraction is made with `look`, the reader's (a ValueError without one)."""
+        if self.look is None:
+            raise ValueError("the recording rules count GPUs under a fraction: Queries.look is needed")
         kept = (*keep, *NODE_LABELS)
         field = _field(f"max by ({_by(*kept, 'UUID', '__name__')}) ({self.names(FB)})")
         free = f"max by ({_by(*kept, 'UUID', 'modelName')}) ({self.sel('DCGM_FI_DEV_FB_FREE')})"
         cards = f"max by ({_by(*kept, 'UUID', 'modelName', '__name__')}) ({self.names(FB)})"
+        total = f"sum by ({_by(*kept, 'UUID', 'modelName')}) ({cards})"
         return {
             NODE_MEMORY: f"sum by ({_by(*kept, 'field')}) ({field})",
-            GPU_FREE: free,
-            # from the raw series, not GPU_FREE: promtool backfills each rule alone
             LEAST_FREE: f"min by ({_by(*kept, 'modelName')}) ({free})",
+            NODE_LOW: f"count by ({_by(*kept, 'modelName')}) ({free} < {self.look!r} * {total})",
             NODE_GPUS: f"count by ({_by(*kept, 'modelName', 'field')}) ({_field(cards)})",
             CARD_TOTALS: self._card_totals(kept, keep),
+            NODE_AGE: f"time() - max by ({_by(*kept)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))",
         }
 
     @property
     def nodes_age(self) -> str:
-        """The age in seconds of each reporting node's newest sample (within Prometheus's 5 min lookback)."""
+        """The age in seconds of each reporting node's newest sample (within Prometheus's 5 min lookback); with
+        the rules, as it was at their last evaluation (a node is judged stale up to a rule interval later)."""
+        if self.rules:
+            return self._recorded(NODE_AGE)
         return f"time() - max by ({_by(*NODE_LABELS)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))"
 
     @property

@@ -207,6 +207,7 @@ DCGM: tuple[Query, ...] = (
         By("min", NODE, Pick("DCGM_FI_DEV_FB_USED", value="age")),
         full=True,
         overview="refresh",
+        recorded=True,
         node="first",
     ),
     Query(

@@ -85,7 +85,9 @@ def recorded_blocks(fleet_url, fleet_blocks, where, queries: Queries):
 
 @pytest.fixture(scope="session")
 def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
-    with running(recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("recorded"), Queries())) as url:
+    with running(
+        recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("recorded"), Queries(look=0.1))
+    ) as url:
         yield url
 
 

@@ -47,18 +47,44 @@ def cut(body: bytes, at: list[int]) -> list[bytes]:
 @given(
     st.lists(item, max_size=8),
     st.lists(st.text(max_size=30), max_size=2),
-    st.sampled_from([None, 1, 2]),
+    st.sampled_from([None, 1, 2, "compact"]),
     st.booleans(),
     st.lists(st.integers(0, 10**6), max_size=12),
 )
 def test_any_cut_of_any_answer_reads_as_the_whole(items, warnings, indent, result_first, at):
+    """`compact`: written as Prometheus writes it, no white space (items scanned together up to the last
+    boundary between two)."""
     data = {"result": items, "resultType": "vector"} if result_first else {"resultType": "vector", "result": items}
     answer = {"warnings": warnings, "data": data, "status": "success"}
-    body = json.dumps(answer, indent=indent, ensure_ascii=False).encode()
+    body = _dumped(answer, indent)
     stream, got = read(cut(body, at))
     assert got == json.loads(body)["data"]["result"]
     assert stream.streamed and stream.data == {"resultType": "vector"}
     assert stream.top == {"warnings": warnings, "status": "success"}
+
+
+def _dumped(answer: object, indent: int | str | None) -> bytes:
+    if indent == "compact":
+        return json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode()
+    return json.dumps(answer, indent=indent, ensure_ascii=False).encode()
+
+
+BOUNDARY_INSIDE = [
+    {"metric": {"pod": '},{"metric":'}, "value": [1, "1"]},
+    [{"a": {}}, {"metric": {"pod": "x"}, "value": [2, "2"]}],
+    {"metric": {"nested": [{"b": {}}, {"metric": {}}]}, "value": [3, "3"]},
+    {"metric": {"pod": "y"}, "value": [4, "4"]},
+]
+"""Items that hold the text of a boundary between two items where it is none: in a label's value, and in a
+value nested in an item."""
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 2**16])
+@pytest.mark.parametrize("result", [BOUNDARY_INSIDE, BOUNDARY_INSIDE[::-1]], ids=["in-the-middle", "last"])
+def test_a_boundary_s_text_inside_an_item_is_no_boundary(size, result):
+    body = _dumped({"status": "success", "data": {"resultType": "vector", "result": result}}, "compact")
+    _, items = read([body[i : i + size] for i in range(0, len(body), size)])
+    assert items == result
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ def test_the_rules_pass_promtool(tmp_path, capsys, selector):
     rules.write_text(capsys.readouterr().out, encoding="utf-8")
     checked = subprocess.run(["promtool", "check", "rules", str(rules)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 5 rules found" in checked.stdout
+    assert "SUCCESS: 6 rules found" in checked.stdout
     if selector:
         assert "by (cluster, job, Hostname" in rules.read_text(encoding="utf-8")
 
@@ -46,7 +46,9 @@ NODE_A = parse_selector('{Hostname="node-a"}')
 @pytest.fixture(scope="module")
 def node_a_url(fleet_url, fleet_blocks, tmp_path_factory):
     """The rules of `fleet rules --selector '{Hostname="node-a"}'` recorded: node-a's figures alone."""
-    with running(recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("node-a"), Queries(NODE_A))) as url:
+    with running(
+        recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("node-a"), Queries(NODE_A, look=0.1))
+    ) as url:
         yield url
 
 
