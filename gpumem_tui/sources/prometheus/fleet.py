@@ -20,6 +20,7 @@ from gpumem_tui.sources.prometheus.engine_series import SAID
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engines_of
 from gpumem_tui.sources.prometheus.fleet_nodes import (
     FIELDS,
+    NodeMemo,
     Shape,
     Sums,
     as_bytes,
@@ -151,15 +152,16 @@ def build(
     engine_keys: list[Key] | None = None,
     *,
     stale: Stale,
+    memo: NodeMemo | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
-    labels to read dcgm-exporter's series with (--node-label, --pod-label); `join_age_s`: how long ago
-    `gpu_pods` (the join) and `node_gpus` were read, when the overview keeps them between refreshes; `slow`:
-    what those give, when the caller keeps it too (`Slow.of` the same answers); `known`: what the engines take
-    from `pools` and `engine_counters`, likewise (`EngineFacts.of` them); `looks`: the overview's look at each
-    node, made with the node's record (each node's `low`; the nodes to read one by one in `looks.needs`);
-    `engine_keys`: `engine_key` of each series of `results["engines"]`, where the caller has them; `stale`:
-    the judge's rule of when a node's data is stale."""
+    labels (--node-label, --pod-label); `join_age_s`: how long ago `gpu_pods` (the join) and `node_gpus` were
+    read, when the overview keeps them between refreshes; `slow`: what those give, when the caller keeps it too
+    (`Slow.of` the same answers); `known`: what the engines take from `pools` and `engine_counters`, likewise
+    (`EngineFacts.of` them); `looks`: the overview's look at each node (its `low`; the nodes to read one by one
+    in `looks.needs`); `engine_keys`: `engine_key` of each series of `results["engines"]`, where the caller has
+    them; `stale`: the judge's rule of when a node's data is stale; `memo`: the node records kept from the last
+    refresh (fleet_nodes.nodes_of)."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     if slow is None:
@@ -178,7 +180,7 @@ def build(
         unknown["engines"] = f"no {SAID} series match the selector"
     if looks is not None:
         looks.with_engines(engines)
-    nodes = nodes_of(counts, sums, engines, ages, seen, slow.shapes if counts is slow.counts else None, looks)
+    nodes = nodes_of(counts, sums, engines, ages, seen, slow.shapes if counts is slow.counts else None, looks, memo)
     warnings += _exporter_pods(set(counts) | seen)
     old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
     old |= dict.fromkeys(seen - set(ages))

@@ -67,6 +67,28 @@ def as_bytes(value: float | None, what: str, unknown: dict[str, str], field: str
     return round(value * MIB)
 
 
+Figures = tuple[dict[str, int | None], dict[str, str], int | None]
+"""A node's used, free and reserved bytes, why a field is unknown, and its total (None: unknown)."""
+
+
+@dataclass(slots=True)
+class Made:
+    """A node's record as a refresh made it, and what it was made of: a later refresh whose series for the
+    node read the same (the same kept Shape, equal sums, age, engines and `low`) keeps the record instead of
+    making it again. With the recording rules a node's series change only at each rule evaluation."""
+
+    shape: Shape
+    sums: dict[str, float]
+    figures: Figures
+    age: float | None
+    engines: list[str]
+    node: FleetNode
+
+
+NodeMemo = dict[str, Made]
+"""node -> its record as the last refresh made it (the overview's reader keeps one between refreshes)."""
+
+
 def nodes_of(
     counts: Counts,
     sums: Sums,
@@ -75,49 +97,90 @@ def nodes_of(
     seen: set[str],
     shapes: Mapping[str, Shape] | None = None,
     looks: NodeLook | None = None,
+    memo: NodeMemo | None = None,
 ) -> list[FleetNode]:
     """Every node counted, aged or seen, by name. `shapes`: `shapes_of(counts)`, where the caller keeps it;
-    `looks`: the overview's look, which gives each node its `low` as its record is made."""
+    `looks`: the overview's look, which gives each node its `low` as its record is made; `memo`: the records
+    the caller kept from its last refresh, each kept again where its node read the same (then replaced by
+    this refresh's)."""
     served: dict[str, list[str]] = defaultdict(list)
     for engine in engines:
         if engine.node is not None:
             served[engine.node].append(engine.name)
+    last = {} if memo is None else dict(memo)
     nodes = []
     for name in sorted(set(counts) | set(ages) | seen):
         shape = shapes.get(name) if shapes is not None else None
         if shape is None:
             shape = shape_of(counts.get(name, {}))
-        gpus, mine = shape.gpus, sums.get(name, {})
-        unknown: dict[str, str] = {"other_processes_bytes": gpumem_export.NO_EXPORTER}  # its exporter's, if any
-        figures: dict[str, int | None] = {}
-        for field, key in FIELDS:
-            if field in shape.missing:
-                unknown[field], figures[field] = shape.missing[field], None
-            elif key not in mine:  # its GPUs report the field, but no sum of it was read (a query failed)
-                unknown[field], figures[field] = f"no sum of DCGM_FI_DEV_FB_{key} was read for the node", None
-            else:
-                figures[field] = as_bytes(mine[key], f"FB_{key} on a GPU", unknown, field)
-        if figures["used_bytes"] is None or figures["free_bytes"] is None:
-            unknown["total_bytes"] = "used or free is unknown" if gpus else LOOKBACK_NOTE
-            total = None
-        elif figures["reserved_bytes"] is None and not unknown["reserved_bytes"].startswith("n/a"):
-            unknown["total_bytes"] = "reserved is unknown"
-            total = None
-        else:
-            total = figures["used_bytes"] + figures["free_bytes"] + (figures["reserved_bytes"] or 0)
-        low = None if looks is None else looks.low(name, gpus, shape.cards, unknown, total)
-        nodes.append(
-            FleetNode(
-                name=name,
-                gpus=gpus,
-                cards=shape.cards,
-                data_age_s=ages.get(name),
-                engines=served.get(name, []),
-                memory_from="dcgm-exporter" if gpus else None,
-                unknown=unknown,
-                total_bytes=total,
-                low=low,
-                **figures,
-            )
-        )
+        mine, kept = sums.get(name, {}), last.get(name)
+        same = kept is not None and kept.shape is shape and kept.sums == mine
+        figures = kept.figures if same and kept is not None else _figures(shape, mine)
+        made = _made(name, shape, mine, figures, ages.get(name), served.get(name, []), looks, kept if same else None)
+        if memo is not None:
+            memo[name] = made
+        nodes.append(made.node)
+    if memo is not None:
+        for gone in last.keys() - memo.keys():
+            del memo[gone]
     return nodes
+
+
+def _figures(shape: Shape, mine: Mapping[str, float]) -> Figures:
+    """A node's figures from its Shape and its sums (MiB by field)."""
+    unknown: dict[str, str] = {"other_processes_bytes": gpumem_export.NO_EXPORTER}  # its exporter's, if any
+    figures: dict[str, int | None] = {}
+    for field, key in FIELDS:
+        if field in shape.missing:
+            unknown[field], figures[field] = shape.missing[field], None
+        elif key not in mine:  # its GPUs report the field, but no sum of it was read (a query failed)
+            unknown[field], figures[field] = f"no sum of DCGM_FI_DEV_FB_{key} was read for the node", None
+        else:
+            figures[field] = as_bytes(mine[key], f"FB_{key} on a GPU", unknown, field)
+    if figures["used_bytes"] is None or figures["free_bytes"] is None:
+        unknown["total_bytes"] = "used or free is unknown" if shape.gpus else LOOKBACK_NOTE
+        total = None
+    elif figures["reserved_bytes"] is None and not unknown["reserved_bytes"].startswith("n/a"):
+        unknown["total_bytes"] = "reserved is unknown"
+        total = None
+    else:
+        total = figures["used_bytes"] + figures["free_bytes"] + (figures["reserved_bytes"] or 0)
+    return figures, unknown, total
+
+
+def _made(
+    name: str,
+    shape: Shape,
+    mine: dict[str, float],
+    figures: Figures,
+    age: float | None,
+    served: list[str],
+    looks: NodeLook | None,
+    kept: Made | None,
+) -> Made:
+    """The node's record, `kept`'s where it was made of the same figures (`kept` None: they differ), age,
+    engines and `low` (the look is asked each refresh: it also names the nodes to read one by one)."""
+    values, unknown, total = figures
+    low = None if looks is None else looks.low(name, shape.gpus, shape.cards, unknown, total)
+    if kept is not None and _same_age(kept.age, age) and kept.engines == served and kept.node.low == low:
+        return kept
+    node = FleetNode(
+        name=name,
+        gpus=shape.gpus,
+        cards=shape.cards,
+        data_age_s=age,
+        engines=served,
+        memory_from="dcgm-exporter" if shape.gpus else None,
+        unknown=unknown,
+        total_bytes=total,
+        low=low,
+        **values,
+    )
+    return Made(shape, mine, figures, age, served, node)
+
+
+def _same_age(before: float | None, now: float | None) -> bool:
+    """Whether two ages read the same, as a record writes them (0.0 and -0.0 are equal numbers, not text)."""
+    if before is None or now is None:
+        return before is now
+    return before == now and math.copysign(1.0, before) == math.copysign(1.0, now)

@@ -27,6 +27,7 @@ from gpumem_tui.sources.prometheus.fleet import (
     project,
     read_full,
 )
+from gpumem_tui.sources.prometheus.fleet_nodes import NodeMemo
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
 from gpumem_tui.sources.prometheus.held_back import held_back_s
 from gpumem_tui.sources.prometheus.labels import node_of
@@ -120,6 +121,8 @@ class FleetReader:
         """When the server's hold-back was measured, and its seconds (held_back.py)."""
         self.keyed: tuple[Result, list[Key]] | None = None
         """The gauges' answer last keyed, with `engine_key` of each of its series: asked twice a refresh."""
+        self.made: NodeMemo = {}
+        """Each node's record as the last refresh made it: kept where its series read the same."""
 
     def _keys(self, results: dict[str, Result]) -> list[Key]:
         """`engine_key` of each series of the gauges' answer (`engines`), in order."""
@@ -264,6 +267,7 @@ class FleetReader:
                 looks=looker,
                 engine_keys=self._keys(r.results) if "engines" in r.results else None,
                 stale=self.read_rules.stale,
+                memo=self.made,
             )
             figures = "recording rules" if r.q.rules else "raw series"
             return sample.model_copy(update={"node_figures_from": figures}), looker

@@ -267,3 +267,19 @@ def test_a_failed_reserved_query_leaves_reserved_unknown_with_the_reason(moving_
     assert node_x.used_bytes == 500 * 2**20 and node_x.reserved_bytes is None and node_x.total_bytes is None
     assert node_x.unknown["reserved_bytes"] == "no sum of DCGM_FI_DEV_FB_RESERVED was read for the node"
     assert node_x.unknown["total_bytes"] == "reserved is unknown"
+
+
+def test_a_node_whose_series_read_the_same_keeps_its_record_and_one_that_changed_is_made_again(moving_url):
+    """The reader keeps each node's record between refreshes (fleet_nodes.nodes_of's memo): a refresh at the
+    same moment reads the same series and gets the same records back; a later one (the ages moved, node-w lost
+    a GPU, node-z came) gets records that equal those a new reader makes at that moment."""
+    offsets = [300, 300, 305, 650, 710]
+    kept = _reads(moving_url, offsets)
+    assert all(a is b for a, b in zip(kept[0][0].nodes, kept[1][0].nodes, strict=True))
+    assert not any(a is b for a, b in zip(kept[1][0].nodes, kept[2][0].nodes, strict=True))  # their ages moved
+    for (sample, _), at in zip(kept, offsets, strict=True):
+        ((fresh, _),) = _reads(moving_url, [at])
+        assert [n.model_dump() for n in sample.nodes] == [n.model_dump() for n in fresh.nodes]
+    shapes = {n.name: n.gpus for n in kept[-1][0].nodes}
+    assert shapes == {"node-w": 1, "node-x": 1, "node-y": 1, "node-z": 1}
+    assert {n.name: n.gpus for n in kept[0][0].nodes}["node-w"] == 2
