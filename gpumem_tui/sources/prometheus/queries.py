@@ -166,7 +166,13 @@ class Queries:
         """A recorded series of `gpumem-tui fleet rules` as the reader reads it: without its name (an aggregation
         by every other label keeps each series, less the bytes of a name the reader does not use: at 10,000
         nodes a fifth of the four recorded answers a refresh reads)."""
-        return f"max without () ({self.sel(name, extra)})"
+        return f"max without () ({self._recorded_sel(name, extra)})"
+
+    def _recorded_sel(self, name: str, extra: str = "") -> str:
+        """A recorded name's selector; the count under the fraction only as recorded at the reader's own `look`
+        (its `fraction` label), so rules printed with another threshold read as absent, never as wrong counts."""
+        mine = f"fraction={string(repr(self.look))}" if name == NODE_LOW and self.look is not None else ""
+        return self.sel(name, ", ".join(m for m in (extra, mine) if m))
 
     def names(self, pattern: str, extra: str = "", mig: bool | None = None) -> str:
         """`{__name__=~"pattern", <selector>, extra}`; mig False: whole cards only (no `GPU_I_ID`), True: MIG
@@ -295,7 +301,7 @@ class Queries:
         """The first half of `rules_present`: which of the `gpumem:*` series the server has, without which nodes
         they record (the first read tells that from the data ages and the recorded GPU counts it reads anyway)."""
         return " or ".join(
-            f'label_replace(count({self.sel(name)}), "recorded", {string(name)}, "", "")' for name in RECORDED
+            f'label_replace(count({self._recorded_sel(name)}), "recorded", {string(name)}, "", "")' for name in RECORDED
         )
 
     def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
@@ -313,7 +319,8 @@ class Queries:
         return {
             NODE_MEMORY: f"sum by ({_by(*kept, 'field')}) ({field})",
             LEAST_FREE: f"min by ({_by(*kept, 'modelName')}) ({free})",
-            NODE_LOW: f"count by ({_by(*kept, 'modelName')}) ({free} < {self.look!r} * {total})",
+            NODE_LOW: f"label_replace(count by ({_by(*kept, 'modelName')}) ({free} < {self.look!r} * {total}), "
+            f'"fraction", {string(repr(self.look))}, "", "")',
             NODE_GPUS: f"count by ({_by(*kept, 'modelName', 'field')}) ({_field(cards)})",
             CARD_TOTALS: self._card_totals(kept, keep),
             NODE_AGE: f"time() - max by ({_by(*kept)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))",

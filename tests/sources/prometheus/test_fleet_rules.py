@@ -111,3 +111,12 @@ def test_rules_recorded_for_a_narrower_selector_are_not_read_for_the_whole_fleet
     assert [n.model_copy(update={"low": None}) for n in wide.nodes] == raw.nodes
     _, narrow = _reads(node_a_url, Queries(NODE_A, look=0.1), [AT - 5, AT])
     assert narrow.node_figures_from == "recording rules" and [n.name for n in narrow.nodes] == ["node-a"]
+
+
+def test_rules_recorded_at_another_fraction_are_not_read(recorded_url):
+    """The count under the fraction is recorded at the threshold `fleet rules` ran with (0.1 here): a reader
+    whose threshold differs finds no count at its own and reads the raw series, never the other count."""
+    first, then = _reads(recorded_url, Queries(look=0.15), [AT - 5, AT])
+    assert first.node_figures_from == then.node_figures_from == "raw series"
+    _, same = _reads(recorded_url, Queries(look=0.1), [AT - 5, AT])
+    assert same.node_figures_from == "recording rules"
