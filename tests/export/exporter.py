@@ -10,9 +10,10 @@ import resource
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -94,6 +95,17 @@ def exporter(*args: str, evaluations: int = 1, env: dict[str, str] | None = None
     `env`: variables set for it beside this process's own."""
     with exporter_process(*args, evaluations=evaluations, env=env) as (url, _):
         yield url
+
+
+def demo_exporters(stack: ExitStack, nodes: Mapping[str, tuple[str, float]]) -> list[str]:
+    """One `export --demo SCENARIO --at T` per node (NODE_NAME: its name), each stopped with `stack`: their
+    `host:port` scrape targets, in the order of `nodes`."""
+    return [
+        urllib.parse.urlsplit(
+            stack.enter_context(exporter("--demo", scenario, "--at", str(at), env={"NODE_NAME": node}))
+        ).netloc
+        for node, (scenario, at) in nodes.items()
+    ]
 
 
 @contextmanager

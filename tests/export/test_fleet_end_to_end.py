@@ -18,7 +18,7 @@ from contextlib import ExitStack
 import pytest
 
 from gpumem_tui.cli import main
-from tests.export.exporter import ROOT, exporter
+from tests.export.exporter import ROOT, demo_exporters
 from tests.sources.prometheus.server import require_prometheus, running, scrape_config
 
 pytestmark = pytest.mark.prometheus
@@ -56,12 +56,7 @@ def _check(capsys, *argv: str) -> tuple[int, dict]:
 def test_fleet_check_over_three_exporters_says_what_each_node_s_check_says(tmp_path, capsys):
     require_prometheus()
     with ExitStack() as stack:
-        targets = [
-            urllib.parse.urlsplit(
-                stack.enter_context(exporter("--demo", scenario, "--at", str(at), env={"NODE_NAME": node}))
-            ).netloc
-            for node, (scenario, at) in NODES.items()
-        ]
+        targets = demo_exporters(stack, NODES)
         url = stack.enter_context(running(tmp_path / "data", config=scrape_config(tmp_path, targets)))
         deadline = time.monotonic() + 60
         while _nodes_seen(url) != set(NODES):

@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.parse
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
 
 from gpumem_tui.cli import main
-from tests.export.exporter import exporter
+from tests.export.exporter import demo_exporters
 from tests.sources.prometheus.server import require_prometheus, running, scrape_config
 from tests.sources.prometheus.victoria import require_victoria_metrics, victoria
 
@@ -37,12 +36,7 @@ def servers(tmp_path_factory):
     require_victoria_metrics()
     where = tmp_path_factory.mktemp("live")
     with ExitStack() as stack:
-        targets = [
-            urllib.parse.urlsplit(
-                stack.enter_context(exporter("--demo", scenario, "--at", str(at), env={"NODE_NAME": node}))
-            ).netloc
-            for node, (scenario, at) in NODES.items()
-        ]
+        targets = demo_exporters(stack, NODES)
         config = scrape_config(where, targets)
         held = stack.enter_context(victoria(where / "held", config, latency_offset=None))
         prometheus = stack.enter_context(running(where / "prometheus", config=config))
