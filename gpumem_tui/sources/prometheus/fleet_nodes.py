@@ -107,9 +107,13 @@ def nodes_of(
     for engine in engines:
         if engine.node is not None:
             served[engine.node].append(engine.name)
-    last = {} if memo is None else dict(memo)
+    names = sorted(set(counts) | set(ages) | seen)
+    if memo is not None:  # a node no longer read is forgotten, so the memo holds this refresh's nodes only
+        for gone in memo.keys() - set(names):
+            del memo[gone]
+    last = {} if memo is None else memo
     nodes = []
-    for name in sorted(set(counts) | set(ages) | seen):
+    for name in names:
         shape = shapes.get(name) if shapes is not None else None
         if shape is None:
             shape = shape_of(counts.get(name, {}))
@@ -120,9 +124,6 @@ def nodes_of(
         if memo is not None:
             memo[name] = made
         nodes.append(made.node)
-    if memo is not None:
-        for gone in last.keys() - memo.keys():
-            del memo[gone]
     return nodes
 
 

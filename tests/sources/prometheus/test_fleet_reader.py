@@ -16,6 +16,7 @@ import pytest
 
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.fleet_nodes import NodeMemo, nodes_of
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FACTS_EVERY_S, FleetReader
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
@@ -283,3 +284,12 @@ def test_a_node_whose_series_read_the_same_keeps_its_record_and_one_that_changed
     shapes = {n.name: n.gpus for n in kept[-1][0].nodes}
     assert shapes == {"node-w": 1, "node-x": 1, "node-y": 1, "node-z": 1}
     assert {n.name: n.gpus for n in kept[0][0].nodes}["node-w"] == 2
+
+
+def test_the_memo_forgets_a_node_no_longer_read():
+    """The reader keeps its memo for the whole session: a node that left the fleet leaves the memo too."""
+    memo: NodeMemo = {}
+    nodes_of({}, {}, [], {"node-a": 1.0, "node-b": 1.0}, set(), memo=memo)
+    assert memo.keys() == {"node-a", "node-b"}
+    nodes_of({}, {}, [], {"node-a": 2.0}, set(), memo=memo)
+    assert memo.keys() == {"node-a"}
