@@ -27,6 +27,8 @@ class SimSglang(SimEngine):
     pool_tokens_carved: int | None = None
     max_num_reqs: int | None = None
     """The request table's rows: --max-running-requests, else SGLang's default from the profiled pool."""
+    max_running_carved: int | None = None
+    """`max_running` as the carved pool fixes it, kept so a tick does not work it out again."""
 
     @property
     def kv_bytes(self) -> int:
@@ -44,7 +46,10 @@ class SimSglang(SimEngine):
 
     @property
     def max_running(self) -> int:
-        """`--max-running-requests`, else SGLang's own: half the pool, at most the request table's rows."""
+        """`--max-running-requests`, else SGLang's own: half the pool, at most the request table's rows (fixed
+        once the pool is carved)."""
+        if self.max_running_carved is not None:
+            return self.max_running_carved
         spec = self.spec
         reqs = self.max_num_reqs or spec.max_running_requests or 1
         given = spec.max_running_requests
@@ -81,6 +86,7 @@ class SimSglang(SimEngine):
             )
             return False
         self.pool_tokens_carved, self.max_num_reqs = tokens, reqs
+        self.max_running_carved = self.max_running
         return True
 
     def _ranks(self) -> list[tuple[SimGpu, int]]:
