@@ -78,7 +78,7 @@ def rule_manifest(matchers: str, args: argparse.Namespace) -> str:
 def alert_file(matchers: str, args: argparse.Namespace) -> str:
     """`fleet rules --alerts`: the alerting group as a rule file."""
     from gpumem_tui.export.alerts import alert_groups
-    from gpumem_tui.sources.prometheus.rules import rule_file
+    from gpumem_tui.sources.prometheus.rule_files import rule_file
 
     scrape = args.scrape_interval or 15
     comments = (

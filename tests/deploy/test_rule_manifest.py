@@ -14,8 +14,8 @@ from gpumem_tui.cli import main
 from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.export.alerts import alert_groups
 from gpumem_tui.sources.prometheus.queries import Queries
-from gpumem_tui.sources.prometheus.rule_files import prometheus_rule, yaml_text
-from gpumem_tui.sources.prometheus.rules import recording_group, rule_file, rule_group
+from gpumem_tui.sources.prometheus.rule_files import prometheus_rule, rule_file, yaml_text
+from gpumem_tui.sources.prometheus.rules import recording_group, rule_group
 from tests.deploy.conftest import DEPLOY
 
 RULE_FILE = DEPLOY / "kubernetes" / "prometheusrule.yaml"

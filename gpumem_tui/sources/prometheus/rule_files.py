@@ -36,6 +36,11 @@ def prometheus_rule(groups: Sequence[RuleGroup], name: str = "gpumem-tui", names
     return "# gpumem-tui's rules for the Prometheus operator (docs/deploy.md).\n" + yaml_text(manifest)
 
 
+def rule_file(groups: Sequence[Mapping], comments: Sequence[str] = ()) -> str:
+    """`groups` as a YAML rule file, under `comments`."""
+    return yaml_text({"groups": list(groups)}, comments)
+
+
 def yaml_text(data: Mapping[str, object], comments: Sequence[str] = ()) -> str:
     """`data` as a block-style YAML document, under `comments`."""
     return "".join(line + "\n" for line in [*(f"# {comment}" for comment in comments), *_mapping(data, 0)])

@@ -5,16 +5,14 @@ node instead of aggregating every GPU's series itself. The reader uses them when
 
 The expressions are the raw queries' own (queries.py `Queries.recording_rules`); a `--selector` narrows
 their inputs and its label names are kept in every `by (...)`, so the reader's selector still matches the
-recorded series. `rule_file` writes any groups as a rule file: these, and the exporter's alerts
-(export/alerts.py)."""
+recorded series. `rule_files.rule_file` writes them as a rule file."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 
 from gpumem_tui.sources.prometheus.queries import Queries
-from gpumem_tui.sources.prometheus.rule_files import RuleGroup, yaml_text
+from gpumem_tui.sources.prometheus.rule_files import RuleGroup, rule_file
 
 _NAME = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*,?')
 
@@ -43,8 +41,3 @@ def rule_group(queries: Queries, interval_s: int = 30) -> str:
             "Load it with rule_files in prometheus.yml; check it with `promtool check rules FILE`.",
         ),
     )
-
-
-def rule_file(groups: Sequence[Mapping], comments: Sequence[str] = ()) -> str:
-    """`groups` as a YAML rule file, under `comments`."""
-    return yaml_text({"groups": list(groups)}, comments)
