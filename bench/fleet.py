@@ -9,10 +9,12 @@ copied per node with its own name, UUIDs, pods and addresses, then backfilled wi
 `promtool tsdb create-blocks-from openmetrics` in a temporary folder and served by `prometheus` on a free
 loopback port (the recipe of tests/sources/prometheus/server.py).
 
-Per refresh it prints: wall time, client CPU (time.process_time), bytes received, queries made, and the
-process's RSS; then the medians and per-node costs; then the time from starting the fleet screen (headless,
-Textual's run_test) to its first frame with the fleet drawn, and to every row in. Nothing here is asserted: it
-is measured.
+The refreshes read one moment each, the fleet screen's interval apart (15 s), ending at the history's end: the
+engines' series move with the simulated traffic, the recording rules' once per evaluation (30 s), as a screen
+left open sees them. Per refresh it prints: wall time, client CPU (time.process_time), bytes received,
+queries made, and the process's RSS; then the medians and per-node costs; then the time from starting the
+fleet screen (headless, Textual's run_test) to its first frame with the fleet drawn, and to every row in.
+Nothing here is asserted: it is measured.
 
 Run: python3 bench/fleet.py [--nodes 100] [--refreshes 5] [--read overview|full|both] [--utilization 0.9]
                             [--rules] [--keep DIR] [--minutes 60] [--query-timeout SECONDS]
@@ -44,6 +46,7 @@ import psutil  # noqa: E402
 
 from gpumem_tui.app.app import GpuMemApp  # noqa: E402
 from gpumem_tui.app.screens.fleet import Fleet  # noqa: E402
+from gpumem_tui.cli.fleet_opts import INTERVAL_S  # noqa: E402
 from gpumem_tui.cli.fleet_screen import HISTORY_S, prometheus_history, prometheus_reader  # noqa: E402
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
@@ -58,7 +61,8 @@ from tests.sources.prometheus.server import T0, require_prometheus, running  # n
 
 HOUR_S = 3600
 RULES_S = 120
-"""With --rules: how long before the reads' moment the rules' series are backfilled (a few evaluations)."""
+"""With --rules: how long before the reads' moment the rules' series are backfilled (a few evaluations): the
+timed refreshes read at the screen's pace (INTERVAL_S apart) up to that moment, so 8 at most see them all."""
 STEP_S = 30
 """dcgm-exporter's default collection interval."""
 NODE = """description = "bench: one vLLM engine over eight H100s"
@@ -362,8 +366,10 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
     for name in READS if args.read == "both" else [args.read]:
         runs = []
         reader = FleetReader(READS[name], FleetRules())  # one reader for all refreshes, as the fleet screen's worker
-        for number in range(args.refreshes + (name == "overview")):
-            read = refresh(url, at, reader, counting, args.query_timeout)
+        reads = args.refreshes + (name == "overview")
+        for number in range(reads):
+            moment = at - (reads - 1 - number) * INTERVAL_S  # the screen's pace: each refresh a later moment
+            read = refresh(url, moment, reader, counting, args.query_timeout)
             wall, cpu, received, queries, gpus, source, server = asyncio.run(read)
             rss = me.memory_info().rss
             first = name == "overview" and number == 0  # with the slow facts: not in the medians

@@ -297,6 +297,13 @@ class Queries:
         return f'{self.rules_named} or label_replace(count({unrecorded}), "unrecorded", "nodes", "", "")'
 
     @property
+    def rules_evaluated(self) -> str:
+        """When the recording rules were last evaluated: the newest sample of the group's last rule (a group's
+        rules are evaluated in order, each one's series written before the next, so that evaluation's figures
+        are all in by then). A refresh keeps its recorded answers until this moves (kept_recorded.py)."""
+        return f"max(timestamp({self._recorded_sel(RECORDED[-1])}))"
+
+    @property
     def rules_named(self) -> str:
         """The first half of `rules_present`: which of the `gpumem:*` series the server has, without which nodes
         they record (the first read tells that from the data ages and the recorded GPU counts it reads anyway)."""

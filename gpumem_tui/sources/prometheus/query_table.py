@@ -226,8 +226,10 @@ DCGM: tuple[Query, ...] = (
 SERVER: tuple[Query, ...] = (
     Query("rules_present", "prometheus", _rules_present(), overview="facts"),
     Query("rules_named", "prometheus", _rules_named(), overview="asked"),
+    Query("rules_evaluated", "prometheus", By("max", (), Pick(RECORDED[-1], value="time")), overview="asked"),
 )
-"""Which `gpumem:*` series of `gpumem-tui fleet rules` the server has (first_read.py asks the second)."""
+"""Which `gpumem:*` series of `gpumem-tui fleet rules` the server has (first_read.py asks the second), and when
+they were last evaluated (kept_recorded.py)."""
 
 ENGINES: tuple[Query, ...] = (
     Query(

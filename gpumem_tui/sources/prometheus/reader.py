@@ -30,6 +30,7 @@ from gpumem_tui.sources.prometheus.fleet import (
 from gpumem_tui.sources.prometheus.fleet_nodes import NodeMemo
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
 from gpumem_tui.sources.prometheus.held_back import held_back_s
+from gpumem_tui.sources.prometheus.kept_recorded import KEPT, KeptRecorded
 from gpumem_tui.sources.prometheus.labels import node_of
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
@@ -123,6 +124,8 @@ class FleetReader:
         """The gauges' answer last keyed, with `engine_key` of each of its series: asked twice a refresh."""
         self.made: NodeMemo = {}
         """Each node's record as the last refresh made it: kept where its series read the same."""
+        self.recorded = KeptRecorded()
+        """The refresh's recorded figures, kept until the rules are evaluated again."""
 
     def _keys(self, results: dict[str, Result]) -> list[Key]:
         """`engine_key` of each series of the gauges' answer (`engines`), in order."""
@@ -183,11 +186,33 @@ class FleetReader:
         """A later refresh: its queries, the facts when due, else the pools or whether they changed."""
         q = replace(self.queries, rules=bool(self.rules))
         promql = self._asked(q, at, due, look)
-        results, failures = await ask_with_exporters(client, q, promql, at)
+        results, failures = await self._answers(client, q, promql, at)
         facts = self.facts
         if facts is not None and "pools" not in promql and "engine_counters" in promql:
             self.facts = _counters_again(facts, results, failures, self._named(results))
         return _Round(q, promql, results, failures)
+
+    async def _answers(
+        self, client: PrometheusClient, q: Queries, promql: dict[str, str], at: float
+    ) -> tuple[dict[str, Result], dict[str, str]]:
+        """`promql` asked at `at`; with the rules, their figures kept until the rules are evaluated again."""
+        import asyncio
+
+        recorded = {n: p for n, p in promql.items() if n in KEPT} if q.rules else {}
+        if not recorded:
+            return await ask_with_exporters(client, q, promql, at)
+        others = {n: p for n, p in promql.items() if n not in recorded}
+        # both run to their end before either's failure is raised: no request is left in flight
+        asked, kept = await asyncio.gather(
+            ask_with_exporters(client, q, others, at),
+            self.recorded.read(client, q, recorded, at),
+            return_exceptions=True,
+        )
+        if isinstance(asked, BaseException):
+            raise asked
+        if isinstance(kept, BaseException):
+            raise kept
+        return {**kept[0], **asked[0]}, {**kept[1], **asked[1]}
 
     def _asked(self, q: Queries, at: float, due: bool, look: float) -> dict[str, str]:
         """What a later refresh asks at `at`."""

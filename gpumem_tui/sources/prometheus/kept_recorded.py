@@ -1,0 +1,59 @@
+"""The per-node figures a refresh reads from the recording rules' series, kept until the rules are evaluated
+again: they change only then (every 30 s as `fleet rules` writes them), and the fleet screen reads every 15 s,
+so a refresh in between asks one small query (`rules_evaluated`) instead of 50,000 series at 10,000 nodes.
+
+An answer is kept with its PromQL and the evaluation it was read after; it is used again only while both are the
+same. Read just after a newer evaluation landed it is read again at the next refresh, never held too long: the
+next one sees the evaluation move. docs/design/queries.md says why the group's last rule tells it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.fleet import ask
+from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.query_table import TABLE, names
+
+KEPT = names(lambda q: q.recorded and q.overview in ("refresh", "asked"))
+"""The recorded queries a refresh asks (not the slow facts', which are kept with the facts)."""
+
+
+@dataclass
+class KeptRecorded:
+    """The recorded answers of the last refresh, and the rules' evaluation they were read after (None: unknown,
+    nothing is kept)."""
+
+    evaluated: float | None = None
+    answers: dict[str, tuple[str, Result]] = field(default_factory=dict)
+    """name -> (its PromQL, its answer)."""
+
+    async def read(
+        self, client: PrometheusClient, queries: Queries, promql: dict[str, str], at: float
+    ) -> tuple[dict[str, Result], dict[str, str]]:
+        """The answers to `promql` (KEPT queries), those kept where the rules were not evaluated since and the
+        PromQL is the same, the rest asked now: (answers, failures in one line each)."""
+        evaluated = await _evaluated(client, queries, at)
+        same = evaluated is not None and evaluated == self.evaluated
+        kept = {n: answer for n, (p, answer) in self.answers.items() if same and promql.get(n) == p}
+        asked = {n: p for n, p in promql.items() if n not in kept}
+        results: dict[str, Result] = {}
+        failures: dict[str, str] = {}
+        if asked:
+            try:
+                results, failures = await ask(client, asked, at)
+            except PrometheusError as exc:  # none of them answered: each fails alone, the refresh goes on
+                failures = dict.fromkeys(asked, str(exc))
+        read = {**kept, **results}
+        self.evaluated = evaluated
+        self.answers = {} if evaluated is None else {n: (promql[n], answer) for n, answer in read.items()}
+        return read, failures
+
+
+async def _evaluated(client: PrometheusClient, queries: Queries, at: float) -> float | None:
+    """When the rules were last evaluated, as of `at` (None: not told: no such series, or the query failed)."""
+    try:
+        answer = await client.query(TABLE["rules_evaluated"].promql(queries), at)
+    except PrometheusError:
+        return None
+    return answer.series[0].value if len(answer.series) == 1 else None

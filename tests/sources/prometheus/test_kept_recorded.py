@@ -1,0 +1,77 @@
+"""A refresh over the recording rules keeps their per-node figures until the rules are evaluated again
+(kept_recorded.py): in between it asks when they were evaluated, not the figures, and says what a fresh read
+says; after an evaluation it reads them again. A real Prometheus over the test fleet, the rules evaluated
+every 5 s (conftest.recorded_blocks)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
+from tests.sources.prometheus.conftest import AT
+
+pytestmark = pytest.mark.prometheus
+QUERIES = Queries(look=0.1)
+FIGURES = ("gpumem:node_fb_mib:sum", "gpumem:node_fb_free_mib:min", "gpumem:node_fb_used_age_s:min")
+
+
+class Asked(PrometheusClient):
+    """The real client, noting each PromQL it sends."""
+
+    asked: list[str]
+
+    async def query(self, promql: str, at: float) -> Result:
+        self.asked.append(promql)
+        return await super().query(promql, at)
+
+
+def _reads(url: str, reader: FleetReader, times: list[float]):
+    """Each moment's sample and the PromQL its refresh sent."""
+
+    async def read():
+        out = []
+        for at in times:
+            async with Asked(Connection(url)) as client:
+                client.asked = []
+                out.append((await reader.read(client, at), client.asked))
+        return out
+
+    return asyncio.run(read())
+
+
+def _figures_asked(asked: list[str]) -> set[str]:
+    return {name for name in FIGURES for promql in asked if name in promql and "timestamp(" not in promql}
+
+
+def test_the_group_is_evaluated_in_the_order_the_probe_assumes():
+    """The probe reads the last rule of the group: every other rule's series are written before it."""
+    assert list(QUERIES.recording_rules())[-1] == RECORDED[-1] == "gpumem:node_fb_used_age_s:min"
+
+
+def test_figures_are_kept_between_evaluations_and_read_again_after_one(recorded_url):
+    async def evaluated(at: float) -> float:
+        async with PrometheusClient(Connection(recorded_url)) as client:
+            return (await client.query(QUERIES.rules_evaluated, at)).series[0].value
+
+    moment = asyncio.run(evaluated(AT - 10))  # an evaluation, the next 5 s later
+    assert asyncio.run(evaluated(moment + 3)) == moment
+    assert asyncio.run(evaluated(moment + 6)) == moment + 5
+    reader = FleetReader(QUERIES, FleetRules())
+    (_, _), (read, asked), (kept, between), (again, after) = _reads(
+        recorded_url, reader, [moment - 4, moment + 1, moment + 3, moment + 6]
+    )
+    assert read.node_figures_from == kept.node_figures_from == again.node_figures_from == "recording rules"
+    assert _figures_asked(asked) == set(FIGURES)
+    assert _figures_asked(between) == set()  # only when the rules were evaluated
+    assert any("timestamp(gpumem:node_fb_used_age_s:min" in promql for promql in between)
+    assert _figures_asked(after) == set(FIGURES)
+
+    (_, _), (fresh, _) = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, moment + 3])
+    assert kept.nodes == fresh.nodes and kept.stale_nodes == fresh.stale_nodes
+    (_, _), (fresh, _) = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, moment + 6])
+    assert again.nodes == fresh.nodes
