@@ -426,9 +426,19 @@ class Queries:
         )
 
     @property
-    def targets_down(self) -> str:
-        """Scrape targets that failed (`up == 0`) in a job that served an engine's pools within LOOK_BACK."""
+    def targets_down(self, jobs: list[str] | None = None) -> str:
+        """Scrape targets that failed (`up == 0`) in a job that served an engine's pools within LOOK_BACK; with
+        `jobs`, those jobs as the slow facts read them (`pool_jobs`): the same targets, without a refresh
+        looking an hour back over every pool (at 10,000 engines, 0.12 s of the server's CPU a refresh)."""
+        if jobs:
+            wanted = "|".join(literal_regex(job) for job in sorted(jobs))
+            return f"{self.sel('up', f'job=~{string(wanted)}')} == 0"
         return f"({self.sel('up')} == 0) and on (job) group by (job) (last_over_time({self.pools}[{LOOK_BACK}]))"
+
+    @property
+    def pool_jobs(self) -> str:
+        """The jobs that served an engine's pools within LOOK_BACK, one series each (label `job`)."""
+        return f"count by (job) (last_over_time({self.pools}[{LOOK_BACK}]))"
 
     def _exported_fine(self, query: str) -> str:
         """`query` less the GPUs whose free memory is at least `look` of the card, by the exporter's own

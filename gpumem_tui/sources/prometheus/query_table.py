@@ -370,18 +370,19 @@ EXPORTER: tuple[Query, ...] = (
 )
 """The series of the nodes' own `gpumem-tui export` (docs/export.md): memory, processes, plans, findings."""
 
+
+def _targets_down(jobs: list[str] | None = None) -> Form:
+    if jobs:
+        return Only(Pick("up", (("job", "=~", "|".join(literal_regex(job) for job in sorted(jobs))),)), "==", 0)
+    return And(Only(Pick("up"), "==", 0), Pick(pattern(NAMES.pools), within=HOUR_S), ("job",))
+
+
 TARGETS = (
-    Query(
-        "targets_down",
-        "prometheus",
-        And(Only(Pick("up"), "==", 0), Pick(pattern(NAMES.pools), within=HOUR_S), ("job",)),
-        full=True,
-        overview="refresh",
-        quiet=True,
-        node="engines",
-    ),
+    Query("targets_down", "prometheus", _targets_down, full=True, overview="refresh", quiet=True, node="engines"),
+    Query("pool_jobs", "engine", By("count", ("job",), Pick(pattern(NAMES.pools), within=HOUR_S)), overview="pools"),
 )
-"""Scrape targets down (`up == 0`) in a job that served an engine's pools within the hour."""
+"""Scrape targets down (`up == 0`) in a job that served an engine's pools within the hour: the jobs are read
+with the pools (`pool_jobs`), and each refresh asks for those jobs' targets alone."""
 
 TABLE: dict[str, Query] = {q.name: q for q in (*DCGM, *SERVER, *ENGINES, *EXPORTER, *TARGETS)}
 

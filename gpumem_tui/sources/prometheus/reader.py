@@ -220,6 +220,8 @@ class FleetReader:
         promql = _promql(q, FAST)
         if facts is not None and (bounds := low_bounds(facts.results["card_totals"], look)):
             promql["node_low"] = TABLE["node_low"].promql(q, bounds)
+        if facts is not None and (jobs := _jobs(facts.results.get("pool_jobs"))):
+            promql["targets_down"] = TABLE["targets_down"].promql(q, jobs)
         if due or facts is None:
             return promql | _promql(q, FACTS)
         if at < facts.pools_at:
@@ -335,6 +337,11 @@ async def _none() -> None:
 def _promql(q: Queries, asked: tuple[str, ...]) -> dict[str, str]:
     """Each query's PromQL with these settings, by name."""
     return {name: TABLE[name].promql(q) for name in asked}
+
+
+def _jobs(answer: Result | None) -> list[str]:
+    """The jobs a `pool_jobs` answer names (none where it was not read)."""
+    return [] if answer is None else sorted({job for s in answer.series if (job := s.labels.get("job"))})
 
 
 def _kept(facts: Facts | None, results: dict[str, Result], failures: dict[str, str]) -> dict[str, Result]:

@@ -144,3 +144,19 @@ def test_each_demo_answer_is_the_real_prometheus_answer(fleet_url, name):
     assert got.keys() == expected.keys()
     for labels, value in expected.items():
         assert got[labels] == pytest.approx(value, rel=1e-9, nan_ok=True), labels
+
+
+def test_targets_down_in_the_jobs_the_facts_read_are_those_of_the_hour(fleet_url):
+    """A refresh asks for the targets down in the jobs `pool_jobs` read with the facts, not an hour back over
+    every pool: the same targets (node-c's engine exited), and the demo's form answers it as the server does."""
+
+    async def read(promql: str) -> Result:
+        async with PrometheusClient(Connection(fleet_url)) as client:
+            return await client.query(promql, AT)
+
+    queries, down = Queries(), TABLE["targets_down"]
+    jobs = sorted(s.labels["job"] for s in asyncio.run(read(queries.pool_jobs)).series)
+    assert jobs
+    narrowed, hour = asyncio.run(read(down.promql(queries, jobs))), asyncio.run(read(down.promql(queries)))
+    assert narrowed.series and _series(narrowed, down.demo(jobs)) == _series(hour, down.demo())
+    assert _series(answer(down.demo(jobs), _stored(), AT), down.demo(jobs)) == _series(narrowed, down.demo(jobs))
