@@ -425,7 +425,6 @@ class Queries:
             f"or max by ({_by(*FINDING_KEY)}) (timestamp({self.sel('gpumem_finding_active')}))"
         )
 
-    @property
     def targets_down(self, jobs: list[str] | None = None) -> str:
         """Scrape targets that failed (`up == 0`) in a job that served an engine's pools within LOOK_BACK; with
         `jobs`, those jobs as the slow facts read them (`pool_jobs`): the same targets, without a refresh

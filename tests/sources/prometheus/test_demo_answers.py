@@ -157,6 +157,7 @@ def test_targets_down_in_the_jobs_the_facts_read_are_those_of_the_hour(fleet_url
     queries, down = Queries(), TABLE["targets_down"]
     jobs = sorted(s.labels["job"] for s in asyncio.run(read(queries.pool_jobs)).series)
     assert jobs
+    assert "last_over_time" not in down.promql(queries, jobs) and "last_over_time" in down.promql(queries)
     narrowed, hour = asyncio.run(read(down.promql(queries, jobs))), asyncio.run(read(down.promql(queries)))
     assert narrowed.series and _series(narrowed, down.demo(jobs)) == _series(hour, down.demo())
     assert _series(answer(down.demo(jobs), _stored(), AT), down.demo(jobs)) == _series(narrowed, down.demo(jobs))

@@ -19,6 +19,7 @@ from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, R
 from gpumem_tui.sources.prometheus.fleet_nodes import NodeMemo, nodes_of
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FACTS_EVERY_S, FleetReader
+from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
 
 pytestmark = pytest.mark.prometheus
@@ -293,3 +294,13 @@ def test_the_memo_forgets_a_node_no_longer_read():
     assert memo.keys() == {"node-a", "node-b"}
     nodes_of({}, {}, [], {"node-a": 2.0}, set(), memo=memo)
     assert memo.keys() == {"node-a"}
+
+
+def test_a_refresh_asks_for_targets_down_in_the_jobs_read_with_the_pools(fleet_url):
+    """The first read looks an hour back for the jobs that served a pool; a later refresh asks for the targets
+    of the jobs the facts read (`pool_jobs`) and finds the same ones down (node-c's engine exited)."""
+    (first, sent_first), (later, sent) = _reads(fleet_url, [AT - T0 - 15, AT - T0])
+    assert any("last_over_time(" in q and "up" in q for q in sent_first)
+    assert any('up{job=~"' in q for q in sent) and not any("group by (job)" in q for q in sent)
+    (fresh, _), *_ = _reads(fleet_url, [AT - T0])
+    assert later.targets_down and later.targets_down == fresh.targets_down

@@ -10,24 +10,15 @@ import asyncio
 import pytest
 
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT
+from tests.sources.prometheus.test_fleet_reader import Recording
 
 pytestmark = pytest.mark.prometheus
 QUERIES = Queries(look=0.1)
 FIGURES = ("gpumem:node_fb_mib:sum", "gpumem:node_fb_free_mib:min", "gpumem:node_fb_used_age_s:min")
-
-
-class Asked(PrometheusClient):
-    """The real client, noting each PromQL it sends."""
-
-    asked: list[str]
-
-    async def query(self, promql: str, at: float) -> Result:
-        self.asked.append(promql)
-        return await super().query(promql, at)
 
 
 def _reads(url: str, reader: FleetReader, times: list[float]):
@@ -36,9 +27,9 @@ def _reads(url: str, reader: FleetReader, times: list[float]):
     async def read():
         out = []
         for at in times:
-            async with Asked(Connection(url)) as client:
-                client.asked = []
-                out.append((await reader.read(client, at), client.asked))
+            async with Recording(Connection(url)) as client:
+                client.sent = []
+                out.append((await reader.read(client, at), client.sent))
         return out
 
     return asyncio.run(read())

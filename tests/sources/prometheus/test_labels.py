@@ -53,7 +53,7 @@ def test_the_selector_is_added_to_every_selector():
     queries = Queries(parse_selector('{cluster="prod-eu", env=~"p.*"}'))
     for name in ("gpu_memory", "gpu_pods", "nodes_age", "nodes_seen", "engines", "pools", "preemptions"):
         assert 'cluster="prod-eu", env=~"p.*"' in getattr(queries, name), name
-    assert queries.targets_down.count('cluster="prod-eu"') == 2
+    assert queries.targets_down().count('cluster="prod-eu"') == 2
     assert parse_selector(None) == "" and parse_selector(" {} ") == ""
 
 
