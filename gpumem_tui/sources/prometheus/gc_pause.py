@@ -11,8 +11,9 @@ from contextlib import contextmanager
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """No cyclic collection inside the block (synchronous code only: never across an `await`). Nests, and is
-    safe across threads: whoever found the collector on turns it back on."""
+    """No cyclic collection inside the block. Nests, and is safe across threads: whoever found the collector on
+    turns it back on. Across an `await` only where the loop runs the block's own work (the fleet reader's, in a
+    thread of its own): the process's other threads collect nothing meanwhile either."""
     was = gc.isenabled()
     gc.disable()
     try:

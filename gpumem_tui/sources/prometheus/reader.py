@@ -144,10 +144,12 @@ class FleetReader:
         import asyncio
 
         due = self.held is None or not self.held[0] <= at < self.held[0] + self.facts_every_s
-        # both run to their end before the read's failure is raised: no request is left in flight
-        sample, held = await asyncio.gather(
-            self._read(client, at), held_back_s(client, at) if due else _none(), return_exceptions=True
-        )
+        # both run to their end before the read's failure is raised: no request is left in flight; no collection
+        # during the read: its answers die with it, so collecting meanwhile only walked them (gc_pause.py)
+        with paused_gc():
+            sample, held = await asyncio.gather(
+                self._read(client, at), held_back_s(client, at) if due else _none(), return_exceptions=True
+            )
         if isinstance(sample, BaseException):
             raise sample
         if due:

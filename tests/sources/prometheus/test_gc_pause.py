@@ -33,3 +33,27 @@ def test_a_fleet_reader_raises_the_young_generation_s_threshold_and_never_lowers
         assert gc.get_threshold() == (YOUNG * 2, 5, 5)
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_fleet_read_pauses_the_collector_while_it_awaits_its_answers(fleet_url):
+    """Over the whole read, awaits included: the collector is off while the answers come (seen by a client
+    that looks as each query goes out) and on again after."""
+    import asyncio
+
+    from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
+    from tests.sources.prometheus.conftest import AT
+
+    seen: list[bool] = []
+
+    class Looking(PrometheusClient):
+        async def query(self, promql: str, at: float):
+            seen.append(gc.isenabled())
+            return await super().query(promql, at)
+
+    async def read():
+        async with Looking(Connection(fleet_url)) as client:
+            await FleetReader(Queries(look=0.1), FleetRules()).read(client, AT)
+
+    asyncio.run(read())
+    assert seen and not any(seen)
+    assert gc.isenabled()
