@@ -123,6 +123,8 @@ class FleetScreen(Screen):
         """The read out was still out when the next one was due: what is on screen is no longer current."""
         self.filling: dict[str, Filling] = {}
         """Tables whose rows are still being added, by name."""
+        self.looked = False
+        """The tables on screen are a first look's (FleetSample.reading)."""
         self._ticker: Timer | None = None
         self._away = False
         """A node's screen is over this one."""
@@ -346,6 +348,7 @@ class FleetScreen(Screen):
         }
         for name, table in tables.items():
             self._fill(name, table)
+        self.looked = bool(self.sample.reading)
         self.query_one("#fleet-notes", Static).update(self.notes(list(tables.values())))
 
     def _draw_history(self) -> None:
@@ -362,6 +365,8 @@ class FleetScreen(Screen):
         key_now = widget.coordinate_to_cell_key(widget.cursor_coordinate).row_key.value if widget.row_count else None
         if (before := self.filling.get(name)) is not None and not before.placed:  # its cursor still to go back
             key_now, row_now = before.key, before.row
+        if self.looked and row_now == 0:  # a first look's order is no one's choice: the top row stays the top
+            key_now = None
         widget.clear(columns=True)
         for index, label in enumerate(table.columns):
             widest = max((cell_len(row[index]) for row in table.rows), default=0)

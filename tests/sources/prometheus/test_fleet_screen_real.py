@@ -92,6 +92,10 @@ async def test_the_first_frame_is_a_first_look_and_the_whole_picture_follows_at_
             pilot, lambda: screen.failure is not None or (screen.sample is not None and not screen.sample.reading)
         )
         assert screen.failure is None, screen.failure
+        await pilot.pause()
+        nodes = screen.query_one("#fleet-nodes", DataTable)
+        assert (nodes.cursor_row, str(nodes.get_row_at(0)[0])) == (0, "node-c")  # the worst node: not the first
+        # look's top row (node-h), which the cursor sat on untouched
     assert held and all(held)  # every costly fact asked once the first look was on screen, none before
     (reading, header, said, row, models, _), *_, (rest, whole_header, whole, _, whole_models, _) = frames
     assert reading and rest == [] and len(frames) == 2
