@@ -96,6 +96,9 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
             "Pre/min",
         )
     )
+    if sample.reading:  # a first look: the engines, and the join that gives a model its GPUs, are read next
+        table.unknown("models", "this is a first look: the engines and which pods hold which GPUs are read next")
+        return table
     for memory in model_memory(sample):
         model, engines = memory.model_name, memory.engines
         for name, why in memory.unknown.items():
@@ -131,7 +134,8 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
 
 
 def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
-    """One row per node, the most severe first (critical, warning, info, none), then by name."""
+    """One row per node, the most severe first (critical, warning, info, none), then by name. A first look's
+    (`sample.reading`) says a node without a finding yet is not judged yet, and its engines are being read."""
     table = Table(("Node", "Worst finding", "GPUs", "Used", "Reserved", "Free", "Others", "Engines"))
     by_node: dict[str, list[FleetFinding]] = defaultdict(list)
     for f in findings:
@@ -150,7 +154,8 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
         stale = node.name in sample.stale_nodes
         own = by_node.get(node.name, [])
         worst = _worst(own)
-        said = "none" if worst is None else worst.finding.code + (f" +{len(own) - 1} more" if len(own) > 1 else "")
+        said: str = ("not judged yet" if sample.reading else "none") if worst is None else worst.finding.code
+        said += f" +{len(own) - 1} more" if len(own) > 1 else ""
         table.rows.append(
             (
                 literal(node.name) + (" (stale)" if stale else ""),
@@ -160,7 +165,7 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
                     _memory_cell(getattr(node, f), node.unknown.get(f, ""))
                     for f in ("used_bytes", "reserved_bytes", "free_bytes", "other_processes_bytes")
                 ),
-                str(len(node.engines)),
+                "reading" if sample.reading else str(len(node.engines)),  # a first look: the join is read next
             )
         )
         table.severities.append(None if worst is None else worst.finding.severity)

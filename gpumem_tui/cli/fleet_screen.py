@@ -49,12 +49,14 @@ def _unplanned(sample: FleetSample) -> FleetSample:
 def prometheus_reader(
     connection: Connection, queries: Queries, at: float | None, timeout_s: float, plan: Planner = _unplanned
 ) -> Reader:
-    """Each refresh through one FleetReader, which keeps the slow facts (the join) between refreshes."""
-    reader = FleetReader(queries, FleetRules())
+    """Each refresh through one FleetReader, which keeps the slow facts (the join) between refreshes; its first
+    read a first look, the costly slow facts read next (the screen reads again at once), planned only then."""
+    reader = FleetReader(queries, FleetRules(), first_look=True)
 
     async def read() -> FleetSample:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
-            return plan(await reader.read(client, time.time() if at is None else at))
+            sample = await reader.read(client, time.time() if at is None else at)
+        return sample if sample.reading else plan(sample)  # a first look's engines have no GPUs to plan yet
 
     return read
 

@@ -164,6 +164,33 @@ async def test_a_dead_source_degrades_the_header_not_the_app(fleet_sample):
         assert app.is_running and len(_table(app, "fleet-nodes")) == 8
 
 
+async def test_a_first_look_is_followed_at_once_and_kept_where_the_rest_fails(fleet_sample):
+    """A first look (the reader's first sample, `reading` set): drawn, then read again at once, with no interval
+    (the screen does not poll here); where that read fails, the first look stays on screen, still saying it is
+    one, and the header says the read failed; `r` reads the whole picture."""
+    look = fleet_sample.model_copy(update={"reading": ["which pods hold which GPUs"]})
+    answers: list = [look, PrometheusError("http://prom.example:9090: connection refused", "down"), fleet_sample]
+
+    async def read():
+        answer = answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    app = _app(read, Clock(fleet_sample.evaluated_at))
+    async with app.run_test(size=(160, 60)) as pilot:
+        text = await _text(app, pilot)
+        assert len(answers) == 1  # the first look and the read right after it, in one go
+        assert "8 nodes, 24 GPUs; reading which pods hold which GPUs ...; data age" in text
+        assert "stale: the last read failed 0 s after the last good one" in text and "connection refused" in text
+        assert "first look - " in text and "memory, engines and plans are judged when the rest is read" in text
+        assert {row[-1] for row in _table(app, "fleet-nodes")} == {"reading"} and _table(app, "fleet-models") == []
+        app.screen.refresh_now()
+        text = await _text(app, pilot)
+        assert "8 nodes, 24 GPUs, 11 engines, 11 joined" in text and "first look" not in text and "source ok" in text
+        assert answers == [] and len(_table(app, "fleet-models")) == 3
+
+
 async def test_a_read_out_past_the_next_one_s_time_is_stale_then_down(fleet_sample):
     """A source that stops answering without failing (a trickling or hung Prometheus): once the next read is
     due while one is out, the header says stale over the last sample, then down; never ok over frozen data."""

@@ -123,6 +123,8 @@ class FleetScreen(Screen):
         """The read out was still out when the next one was due: what is on screen is no longer current."""
         self.filling: dict[str, Filling] = {}
         """Tables whose rows are still being added, by name."""
+        self.looked = False
+        """The tables on screen are a first look's (FleetSample.reading)."""
         self._ticker: Timer | None = None
         self._away = False
         """A node's screen is over this one."""
@@ -198,6 +200,17 @@ class FleetScreen(Screen):
 
     @work(group="fleet", exit_on_error=False)
     async def _refresh(self) -> None:
+        sample = await self._read_once()
+        while sample is not None and sample.reading:  # a first look: the rest now, once it is on screen
+            await self._painted()
+            sample = await self._read_once()
+        if sample is not None and self._history_due():  # the fleet first: the history's range queries cost more
+            await self._painted()  # their CPU (and the server's) would hold up the frame that shows the fleet
+            await off_thread(lambda: self._read_history(sample.evaluated_at), "fleet history")
+            self._draw_history()  # the tables are as they were: 1,000 rows filled again held the screen
+
+    async def _read_once(self) -> FleetSample | None:
+        """One read, judged and drawn; None where it failed (the header says why)."""
         self.reading_since, self.overdue = self.fleet.clock(), False
         try:
             sample, findings = await off_thread(self._read_and_judge, "fleet read")
@@ -205,15 +218,12 @@ class FleetScreen(Screen):
             self.failure, self.failed_at = literal(_why(exc)), self.fleet.clock()
             self.reading_since, self.overdue = None, False
             self._draw()
-            return
+            return None
         self.reading_since, self.overdue = None, False
         self.sample, self.findings = sample, findings
         self.last_ok, self.failure, self.failed_at = self.fleet.clock(), None, None
-        self._draw()  # the fleet first: the history's range queries cost more than the refresh
-        if self._history_due():
-            await self._painted()  # their CPU (and the server's) would hold up the frame that shows the fleet
-            await off_thread(lambda: self._read_history(sample.evaluated_at), "fleet history")
-            self._draw_history()  # the tables are as they were: 1,000 rows filled again held the screen
+        self._draw()
+        return sample
 
     async def _painted(self) -> None:
         """Once the screen has been refreshed with what was drawn before."""
@@ -285,9 +295,12 @@ class FleetScreen(Screen):
             c = sample.coverage
             age = data_age(sample.data_age_s, sample.held_back_s)
             text.append(f"  evaluated at {_when(sample.evaluated_at)}\n")
-            line = f"{c.nodes:,} nodes, {c.gpus:,} GPUs, {c.engines:,} engines, {c.joined:,} joined"
-            if c.not_joined:
-                line += f" ({c.not_joined:,} not joined)"
+            line = f"{c.nodes:,} nodes, {c.gpus:,} GPUs"
+            if sample.reading:  # a first look: the engines and the join are read next
+                line += f"; reading {', '.join(sample.reading)} ..."
+            else:
+                line += f", {c.engines:,} engines, {c.joined:,} joined"
+                line += f" ({c.not_joined:,} not joined)" if c.not_joined else ""
             text.append(f"{line}; data age {age}; ")
             if sample.join_age_s:  # the overview keeps the join between refreshes: never passed off as new
                 text.append(f"the pod-to-GPU join as read {sample.join_age_s:.0f} s ago; ")
@@ -335,6 +348,7 @@ class FleetScreen(Screen):
         }
         for name, table in tables.items():
             self._fill(name, table)
+        self.looked = bool(self.sample.reading)
         self.query_one("#fleet-notes", Static).update(self.notes(list(tables.values())))
 
     def _draw_history(self) -> None:
@@ -351,6 +365,8 @@ class FleetScreen(Screen):
         key_now = widget.coordinate_to_cell_key(widget.cursor_coordinate).row_key.value if widget.row_count else None
         if (before := self.filling.get(name)) is not None and not before.placed:  # its cursor still to go back
             key_now, row_now = before.key, before.row
+        if self.looked and row_now == 0:  # a first look's order is no one's choice: the top row stays the top
+            key_now = None
         widget.clear(columns=True)
         for index, label in enumerate(table.columns):
             widest = max((cell_len(row[index]) for row in table.rows), default=0)
@@ -362,11 +378,14 @@ class FleetScreen(Screen):
                 keys[index] = None
             named.add(key)
         rows = list(zip(table.rows, table.severities, keys, strict=True))
-        self.filling[name] = Filling(rows, key_now, row_now)
         at = next((i for i, (_, _, key) in enumerate(rows) if key is not None and key == key_now), -1)
         # the cursor's row comes with the first rows: between frames it would sit on the first row, for enter
         # or the next redraw to take as the node the cursor is on
-        self._more_rows(name, self.filling[name], max(FIRST_ROWS, at + 1))
+        first = max(FIRST_ROWS, at + 1)
+        if self.sample is not None and self.sample.reading:  # a first look: the rest of the rows come with the
+            rows = rows[:first]  # whole picture, read now (adding them would take the CPU its read needs)
+        self.filling[name] = Filling(rows, key_now, row_now)
+        self._more_rows(name, self.filling[name], first)
 
     def _more_rows(self, name: str, filling: Filling, count: int) -> None:
         """`count` more of the rows `filling` holds, and the rest after the next frame (nothing where a newer

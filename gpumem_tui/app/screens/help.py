@@ -46,7 +46,8 @@ FLEET_HELP = """\
 model's replicas. A note under a table says what could not be read, and why.
 [b]Units[/b]  GB = 10^9 bytes, GiB = 2^30 bytes (7.4 % apart).
 [b]Source[/b]  A Prometheus (`fleet --prometheus URL`) or the simulated fleet (`fleet --demo`); `fleet check`
-prints the same verdict as text.
+prints the same verdict as text. The first frame from a Prometheus is a first look, which says so: the join of
+pods to GPUs and the engines follow at once.
 """
 
 

@@ -26,7 +26,7 @@ def nothing_read(sample: FleetSample) -> str | None:
     """Why the sample holds nothing to judge (no node and no engine within the hour: a --selector that matches
     nothing, a moment with no data), in words; None where it holds something. `fleet check` is then UNKNOWN and
     the screen says so: a source that answers is not a fleet that is ok."""
-    if sample.nodes or sample.engines:
+    if sample.nodes or sample.engines or sample.reading:  # a first look: the hour's nodes and the engines to come
         return None
     return f"no node and no engine within the hour ({sample.unknown.get('memory', 'no series')})"
 
@@ -35,11 +35,25 @@ UNKNOWN = 3
 """`fleet check`'s exit code and STATUS index when nothing can be called OK."""
 
 
+FIRST_LOOK_REST = "memory, engines and plans are judged when the rest is read"
+"""What a first look's verdict adds: the findings it leaves to the whole picture (judge_fleet)."""
+
+
 def verdict(sample: FleetSample, findings: list[FleetFinding]) -> tuple[int, str]:
     """`fleet check`'s level (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN: nothing read) and its words, `STATUS -
     headline; also counts`: the finding that heads the fleet, as the node's status line names it (the node's
     `verdict`), with its node, and how many others need a look. `fleet check` prints it first and the fleet
-    screen under its header."""
+    screen under its header; a first look's (the screen's first frame) says it is one, and is never OK."""
+    code, said = _verdict(sample, findings)
+    if not sample.reading:
+        return code, said
+    # a first look: never OK (findings wait for the rest), and said to be one
+    if code == 0:
+        return UNKNOWN, f"first look - nothing needs a look so far; {FIRST_LOOK_REST}"
+    return code, f"first look - {said}; {FIRST_LOOK_REST}"
+
+
+def _verdict(sample: FleetSample, findings: list[FleetFinding]) -> tuple[int, str]:
     raised = [f.finding for f in findings]
     code = level(raised)
     if code == 0 and (empty := nothing_read(sample)):
@@ -53,17 +67,20 @@ def verdict(sample: FleetSample, findings: list[FleetFinding]) -> tuple[int, str
 
 
 def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> list[FleetFinding]:
-    """Every finding of the sample, the most severe first, then by node."""
+    """Every finding of the sample, the most severe first, then by node. Of a first look (`sample.reading`)
+    only those the whole picture raises too: a node stale by its age and the nodes' own exporters'; those about
+    memory, engines and plans wait for the join and the engines, read next."""
     t = thresholds or Thresholds()
-    found = [
-        *source_stale(sample),
-        *engine_down(sample, t),
-        *headroom_low(sample, t),
-        *kv_saturated(sample, t),
-        *not_joined(sample),
-        *config_drift(sample),
-        *(FleetFinding(node=node, finding=f) for node, f in plan_findings(sample, t)),
-    ]
+    found = source_stale(sample)
+    if not sample.reading:  # a first look judges only what needs neither the join nor the engines: they wait
+        found += [
+            *engine_down(sample, t),
+            *headroom_low(sample, t),
+            *kv_saturated(sample, t),
+            *not_joined(sample),
+            *config_drift(sample),
+            *(FleetFinding(node=node, finding=f) for node, f in plan_findings(sample, t)),
+        ]
     from_nodes = _from_node_exporters(sample)
     # a node that judges itself knows better (its plan): its finding replaces the fleet's of the same code, and
     # while its exporter publishes, the node's findings are its whole answer to what the node's check judges

@@ -8,6 +8,7 @@ the engines' pools again when one came, went or restarted. What is read when, an
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -15,7 +16,7 @@ from functools import cached_property
 from gpumem_tui.sources.prometheus.card_totals import card_totals, low_bounds
 from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
-from gpumem_tui.sources.prometheus.first_read import covers, first_answers
+from gpumem_tui.sources.prometheus.first_read import LATER, FirstRead, covers, first_answers, first_look
 from gpumem_tui.sources.prometheus.fleet import (
     GpuIdentity,
     Slow,
@@ -35,7 +36,7 @@ from gpumem_tui.sources.prometheus.labels import node_of
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
 from gpumem_tui.sources.prometheus.read_rules import NodeLook, ReadRules
-from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample
+from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample, NodeFigures
 
 FACTS_EVERY_S = 300.0
 """How often the slow facts are read again (reference/fleet.md 0: pod-to-GPU attribution every 5 min)."""
@@ -110,10 +111,17 @@ class _Round:
 
 class FleetReader:
     """Reads the fleet at each refresh; keeps the slow facts between refreshes. With `queries.look` None it
-    makes the full read (every GPU one by one) each time. `rules`: the judge's, handed in by the caller."""
+    makes the full read (every GPU one by one) each time. `rules`: the judge's, handed in by the caller.
+    `first_look` (the fleet screen's): the overview's first read returns a first look, without the costly slow
+    facts (`FleetSample.reading` says which), and the next read reads those at the first look's moment."""
 
-    def __init__(self, queries: Queries, rules: ReadRules, facts_every_s: float = FACTS_EVERY_S) -> None:
+    def __init__(
+        self, queries: Queries, rules: ReadRules, facts_every_s: float = FACTS_EVERY_S, *, first_look: bool = False
+    ) -> None:
         self.queries, self.read_rules, self.facts_every_s = queries, rules, facts_every_s
+        self.looked: tuple[FirstRead, float] | None = None
+        """A first look's read and moment, while its rest is still to read (`first_look`)."""
+        self.first_look = first_look
         self.facts: Facts | None = None
         roomy()  # a reader lives across refreshes: each keeps its sample's 10^5 objects until the next
         self.rules: bool | None = None
@@ -143,6 +151,8 @@ class FleetReader:
         with the slow facts). Raises PrometheusError when no query could be read."""
         import asyncio
 
+        if self.looked is not None:  # the rest of a first look: the same moment, so the whole picture is one
+            at = self.looked[1]
         due = self.held is None or not self.held[0] <= at < self.held[0] + self.facts_every_s
         # both run to their end before the read's failure is raised: no request is left in flight; no collection
         # during the read: its answers die with it, so collecting meanwhile only walked them (gc_pause.py)
@@ -164,8 +174,12 @@ class FleetReader:
             return await read_full(client, self.queries, at, self.read_rules.stale)
         facts = self.facts
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
-        if facts is None and self.rules is None:
+        if self.looked is not None:
+            r = await self._rest(client)
+        elif facts is None and self.rules is None:
             r = await self._first(client, at, look)
+            if self.looked is not None:
+                return self._glance(client.connection.url, r, at)
         else:
             r = await self._refresh(client, at, due, look)
         await self._keep_facts(client, r, at, due)
@@ -176,13 +190,32 @@ class FleetReader:
         return await self._detail(client, r, sample, looker, at)
 
     async def _first(self, client: PrometheusClient, at: float, look: float) -> _Round:
-        """The first read: each query as soon as what it needs is known (first_read.py)."""
-        asked = (*FAST, *FACTS)
-        results, failures, self.rules = await first_answers(
-            client, self.queries, at, asked, lambda t: low_bounds(t, look)
-        )
+        """The first read: each query as soon as what it needs is known (first_read.py); a first look's all
+        but the rest (LATER's, and which nodes the rules record), kept for the next read."""
+        asked, bounds = (*FAST, *FACTS), functools.partial(low_bounds, look=look)
+        if self.first_look:
+            results, failures, self.rules, read = await first_look(client, self.queries, at, asked, bounds)
+            self.looked = (read, at)
+        else:
+            results, failures, self.rules = await first_answers(client, self.queries, at, asked, bounds)
         q = replace(self.queries, rules=self.rules)
         return _Round(q, _promql(q, asked), results, failures)
+
+    async def _rest(self, client: PrometheusClient) -> _Round:
+        """A first look's rest, read at its moment: the round of the whole first read."""
+        assert self.looked is not None
+        (read, _), self.looked = self.looked, None
+        results, failures, self.rules = await read.rest(client, tuple(LATER))
+        q = replace(self.queries, rules=self.rules)
+        return _Round(q, _promql(q, (*FAST, *FACTS)), results, failures)
+
+    def _glance(self, url: str, r: _Round, at: float) -> FleetSample:
+        """A first look: the sample of the answers read so far, with what is still being read (LATER's words);
+        no GPU read one by one (which nodes need it is told with the join)."""
+        with paused_gc():
+            sample = build(url, at, r.results, r.failures, r.q.matchers, r.q.labels, stale=self.read_rules.stale)
+        reading = list(dict.fromkeys(LATER.values()))
+        return sample.model_copy(update={"node_figures_from": _figures_from(r.q), "reading": reading})
 
     async def _refresh(self, client: PrometheusClient, at: float, due: bool, look: float) -> _Round:
         """A later refresh: its queries, the facts when due, else the pools or whether they changed."""
@@ -298,8 +331,7 @@ class FleetReader:
                 stale=self.read_rules.stale,
                 memo=self.made,
             )
-            figures = "recording rules" if r.q.rules else "raw series"
-            return sample.model_copy(update={"node_figures_from": figures}), looker
+            return sample.model_copy(update={"node_figures_from": _figures_from(r.q)}), looker
 
     async def _detail(
         self,
@@ -334,6 +366,11 @@ class FleetReader:
 
 async def _none() -> None:
     return None
+
+
+def _figures_from(q: Queries) -> NodeFigures:
+    """Where a read with these settings took the per-node figures from."""
+    return "recording rules" if q.rules else "raw series"
 
 
 def _promql(q: Queries, asked: tuple[str, ...]) -> dict[str, str]:

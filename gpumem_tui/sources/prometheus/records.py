@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from gpumem_tui.records import Record as _Record
 
@@ -276,3 +276,7 @@ class FleetSample(_Record):
     """Seconds since the pod-to-GPU join (and the GPUs per node and card) was read: the overview reads these
     slow facts every 5 min or when the set of nodes changes; 0 when read with this sample."""
     unknown: dict[str, str] = {}
+    reading: list[str] = Field(default=[], exclude=True)
+    """A first look (the fleet screen's first frame): what is still being read, in words, while the sample
+    holds the first read's answers but the costly slow facts; the findings that need them wait (judge.py).
+    Empty: the whole picture. Never in the JSON: `fleet check` and `fleet snapshot` make the whole read."""

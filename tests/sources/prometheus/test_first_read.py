@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet, verdict
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.queries import Queries
@@ -32,6 +33,13 @@ INDEPENDENT = (
     "pools",
 )
 """The first read's queries whose form does not depend on whether the server has the rules' series."""
+LATER = {
+    *(getattr(OVERVIEW, name) for name in ("gpu_pods", "nodes_seen", "exporters_seen", "targets_down")),
+    *(getattr(OVERVIEW, name) for name in ("engines", "waiting", "sleeping", "swapped", "preemptions", "pools")),
+    OVERVIEW.engine_counters,
+}
+"""What a first look (the fleet screen's first frame) leaves to the read after it: the costly slow facts and the
+engines'."""
 
 
 class Recording(PrometheusClient):
@@ -67,12 +75,12 @@ class Recording(PrometheusClient):
         return await super().label_values(label, selector, start, end)
 
 
-def _first(url: str, reader: FleetReader | None = None, **recording):
+def _first(url: str, reader: FleetReader | None = None, at: float = AT, **recording):
     reader = reader or FleetReader(OVERVIEW, FleetRules())
 
     async def read():
         async with Recording(Connection(url), **recording) as client:
-            return await reader.read(client, AT), client.log
+            return await reader.read(client, at), client.log
 
     return asyncio.run(read())
 
@@ -183,3 +191,62 @@ def test_the_label_api_lists_the_names_of_the_matching_series(recorded_url, flee
     with pytest.raises(PrometheusError) as failed:
         asyncio.run(names(fleet_url, "{__name__=~"))
     assert failed.value.kind == "query" and "\n" not in str(failed.value)
+
+
+def _looked(url: str, **recording):
+    """A first look at AT, then the next read asked 30 s later: (the first look, its log, the rest, its log)."""
+    reader = FleetReader(OVERVIEW, FleetRules(), first_look=True)
+    look, log = _first(url, reader, no_labels=recording.pop("no_labels", False))
+    rest, rest_log = _first(url, reader, AT + 30, **recording)
+    return look, log, rest, rest_log
+
+
+@pytest.mark.parametrize(("server", "recorded"), [("fleet_url", False), ("recorded_url", True)])
+def test_a_first_look_leaves_the_costly_facts_to_the_next_read_which_is_the_first_read(server, recorded, request):
+    """The first look asks none of the costly slow facts and none of the engines' (nor, where the rules are, which
+    nodes they record: the rules' names listed are taken, checked with the rest); the next read asks them at the
+    first look's moment, and its sample is the one `fleet check` reads there."""
+    url = request.getfixturevalue(server)
+    look, log, rest, rest_log = _looked(url)
+    assert look.reading == ["which pods hold which GPUs", "which nodes reported in the hour", "the engines"]
+    assert LATER & set(_sent(log)) == set() and look.gpus == [] and look.evaluated_at == AT
+    checks = {OVERVIEW.rules_named, OVERVIEW.nodes_age}
+    assert (checks & set(_sent(log)) == set()) is recorded and (checks <= set(_sent(rest_log))) is recorded
+    assert look.node_figures_from == ("recording rules" if recorded else "raw series")
+    assert set(_sent(rest_log)) >= LATER and rest.evaluated_at == AT and rest.reading == []
+    assert rest == _first(url)[0]
+
+
+@pytest.mark.parametrize("server", ["fleet_url", "recorded_url"])
+def test_a_first_look_raises_only_what_the_whole_picture_raises_and_is_never_ok(server, request):
+    """Its findings are the whole picture's (node-e stale by its age, node-h's own exporter's); those that need the
+    join or the engines (engine down, KV saturated, headroom, config drift) wait; its verdict says it is a first
+    look, and the whole picture's is `fleet check`'s."""
+    url = request.getfixturevalue(server)
+    look, _, rest, _ = _looked(url)
+
+    def said(sample) -> set[tuple]:
+        return {(f.node, f.finding.severity, f.finding.code, f.finding.title) for f in judge_fleet(sample)}
+
+    first, whole = said(look), said(rest)
+    assert first <= whole and ("node-e", "source_stale") in {(n, c) for n, _, c, _ in first}
+    assert {"kv_pool_short", "weights_mismatch"} <= {c for n, _, c, _ in first if n == "node-h"}
+    assert {"engine_down", "kv_saturated", "headroom_low", "config_drift"} <= {c for _, _, c, _ in whole - first}
+    code, words = verdict(look, judge_fleet(look))
+    assert code == 2 and words.startswith("first look - CRITICAL - ") and words.endswith("when the rest is read")
+    checked = _first(url)[0]
+    assert verdict(rest, judge_fleet(rest)) == verdict(checked, judge_fleet(checked))
+
+
+def test_a_first_look_where_the_label_api_fails_asks_the_servers_check_with_the_rest(recorded_url):
+    look, log, rest, rest_log = _looked(recorded_url, no_labels=True)
+    assert look.node_figures_from == "raw series" and OVERVIEW.rules_present not in _sent(log)
+    assert OVERVIEW.rules_present in _sent(rest_log) and rest == _first(recorded_url, no_labels=True)[0]
+
+
+@pytest.mark.parametrize("server", ["fleet_url", "recorded_url"])
+def test_a_costly_fact_that_fails_with_the_rest_degrades_as_in_the_first_read(server, request):
+    url = request.getfixturevalue(server)
+    _, _, rest, _ = _looked(url, failing=(OVERVIEW.gpu_pods,))
+    assert rest.state == "stale" and "bad_data: rejected here" in (rest.error or "")
+    assert rest == _first(url, failing=(OVERVIEW.gpu_pods,))[0]

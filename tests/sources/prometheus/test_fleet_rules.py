@@ -120,3 +120,22 @@ def test_rules_recorded_at_another_fraction_are_not_read(recorded_url):
     assert first.node_figures_from == then.node_figures_from == "raw series"
     _, same = _reads(recorded_url, Queries(look=0.1), [AT - 5, AT])
     assert same.node_figures_from == "recording rules"
+
+
+def test_a_first_look_takes_the_rules_on_their_names_and_the_rest_reads_the_raw_figures(node_a_url):
+    """The fleet screen's first look reads the rules' figures where the server lists all their names (here only
+    node-a's are recorded, so it misses the others); the read after it finds the nodes they do not record, and
+    reads the raw figures: the whole picture is the first read's (`fleet check`'s)."""
+    reader = FleetReader(Queries(look=0.1), FleetRules(), first_look=True)
+
+    async def reads():
+        out = []
+        for at in (AT, AT + 15):
+            async with PrometheusClient(Connection(node_a_url)) as client:
+                out.append(await reader.read(client, at))
+        return out
+
+    look, whole = asyncio.run(reads())
+    named = {n.name for n in look.nodes}  # and node-h: its own gpumem-tui export reports it
+    assert look.reading and look.node_figures_from == "recording rules" and "node-a" in named and "node-b" not in named
+    assert whole.node_figures_from == "raw series" and whole == _reads(node_a_url, Queries(look=0.1), [AT])[0]

@@ -157,7 +157,7 @@ def test_a_node_opened_from_the_fleet_reads_the_fleet_s_history_span(fleet_url):
 
     async def drive(pilot):
         app, fleet = pilot.app, pilot.app.screen
-        await until(pilot, lambda: fleet.sample is not None)
+        await until(pilot, lambda: fleet.sample is not None and not fleet.sample.reading)  # past the first look
         nodes = fleet.query_one("#fleet-nodes")
         await pilot.press(*["down"] * [k.value for k in nodes.rows].index("node-c"), "enter")
         await until(pilot, lambda: app.node_screen is not None)
