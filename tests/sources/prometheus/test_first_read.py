@@ -12,6 +12,7 @@ from gpumem_tui.diagnosis.fleet.judge import judge_fleet, verdict
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT
 
@@ -34,8 +35,8 @@ INDEPENDENT = (
 )
 """The first read's queries whose form does not depend on whether the server has the rules' series."""
 LATER = {
-    *(getattr(OVERVIEW, name) for name in ("gpu_pods", "nodes_seen", "exporters_seen", "targets_down")),
-    *(getattr(OVERVIEW, name) for name in ("engines", "waiting", "sleeping", "swapped", "preemptions", "pools")),
+    *(TABLE[name].promql(OVERVIEW) for name in ("gpu_pods", "nodes_seen", "exporters_seen", "targets_down")),
+    *(TABLE[name].promql(OVERVIEW) for name in ("engines", "waiting", "sleeping", "swapped", "preemptions", "pools")),
     OVERVIEW.engine_counters,
 }
 """What a first look (the fleet screen's first frame) leaves to the read after it: the costly slow facts and the
@@ -94,7 +95,7 @@ def test_what_does_not_depend_on_the_rules_is_sent_before_any_answer(server, req
     _, log = _first(request.getfixturevalue(server))
     first_answer = next(i for i, (what, _) in enumerate(log) if what == "answered")
     sent_first = {promql for _, promql in log[:first_answer]}
-    assert [name for name in INDEPENDENT if getattr(OVERVIEW, name) not in sent_first] == []
+    assert [name for name in INDEPENDENT if TABLE[name].promql(OVERVIEW) not in sent_first] == []
 
 
 @pytest.mark.parametrize(("server", "recorded"), [("fleet_url", False), ("recorded_url", True)])

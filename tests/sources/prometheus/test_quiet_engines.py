@@ -20,6 +20,7 @@ from gpumem_tui.diagnosis.fleet.stale import stale
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.fleet import QUIET, ask
 from gpumem_tui.sources.prometheus.queries import PART, Queries, merged
+from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
 
@@ -133,7 +134,7 @@ def test_a_failed_counters_query_leaves_the_quiet_fields_unknown_with_the_reason
 
 def test_the_merged_request_answers_what_each_query_answers_alone(quiet_url):
     q = Queries()
-    parts = {name: getattr(q, name) for name in QUIET}
+    parts = {name: TABLE[name].promql(q) for name in QUIET}
 
     async def both():
         async with PrometheusClient(Connection(quiet_url)) as client:
@@ -157,7 +158,9 @@ def test_a_part_the_server_refuses_fails_alone(quiet_url, monkeypatch):
 
     async def read():
         async with PrometheusClient(Connection(quiet_url)) as client:
-            return await ask(client, {"engines": q.engines, **{name: getattr(q, name) for name in QUIET}}, T0 + END_S)
+            return await ask(
+                client, {"engines": q.engines, **{name: TABLE[name].promql(q) for name in QUIET}}, T0 + END_S
+            )
 
     results, failures = asyncio.run(read())
     assert set(results) == {"engines", *QUIET} - {"sleeping"} and set(failures) == {"sleeping"}
