@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from gpumem_tui.sources.prometheus.card_totals import card_totals, low_bounds
-from gpumem_tui.sources.prometheus.client import PrometheusClient, Result
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.first_read import LATER, FirstRead, covers, first_answers, first_look
 from gpumem_tui.sources.prometheus.fleet import (
@@ -243,10 +243,12 @@ class FleetReader:
             self.recorded.read(client, q, recorded, at),
             return_exceptions=True,
         )
-        if isinstance(asked, BaseException):
-            raise asked
         if isinstance(kept, BaseException):
             raise kept
+        if isinstance(asked, PrometheusError) and kept[0]:  # the figures answered: the others fail alone, as in ask
+            asked = ({}, dict.fromkeys(others, str(asked)))
+        if isinstance(asked, BaseException):
+            raise asked
         return {**kept[0], **asked[0]}, {**kept[1], **asked[1]}
 
     def _asked(self, q: Queries, at: float, due: bool, look: float) -> dict[str, str]:
@@ -342,7 +344,10 @@ class FleetReader:
         at: float,
     ) -> FleetSample:
         """The sample with the GPUs of the nodes the look needs read one by one, those it keeps (`looker.kept`)."""
-        more, failed = await ask(client, {"gpu_memory": TABLE["gpu_detail"].promql(r.q, looker.needs)}, at)
+        try:
+            more, failed = await ask(client, {"gpu_memory": TABLE["gpu_detail"].promql(r.q, looker.needs)}, at)
+        except PrometheusError as exc:  # its one query failed: the sample says so, the refresh is not lost
+            more, failed = {}, {"gpu_memory": str(exc)}
         if failed:
             answers = {**r.kept, **r.results}
             failures = {**r.failures, **failed}

@@ -6,12 +6,15 @@ every 5 s (conftest.recorded_blocks)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
+from gpumem_tui.sources.prometheus.kept_recorded import KEPT
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
+from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.test_fleet_reader import Recording
@@ -66,3 +69,56 @@ def test_figures_are_kept_between_evaluations_and_read_again_after_one(recorded_
     assert kept.nodes == fresh.nodes and kept.stale_nodes == fresh.stale_nodes
     (_, _), (fresh, _) = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, moment + 6])
     assert again.nodes == fresh.nodes
+
+
+def test_figures_that_answer_beside_queries_that_all_fail_are_a_partial_refresh(recorded_url):
+    """A server (here a proxy before the real one) that answers a refresh's recorded figures and refuses every
+    other query: the refresh is the figures and says why the rest is missing, as when the figures were asked
+    with the others, never a failed refresh."""
+    import urllib.parse
+    import urllib.request
+    from http.server import BaseHTTPRequestHandler
+
+    from tests.loopback import serving
+
+    recorded = replace(QUERIES, rules=True)
+    answered = {TABLE[n].promql(recorded, *([{}] if n == "node_low" else [])) for n in KEPT}
+    answered |= {recorded.rules_evaluated, recorded.rules_named}
+
+    class Refusing(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+            form = self.rfile.read(int(self.headers.get("content-length", 0)))
+            query = urllib.parse.parse_qs(form.decode()).get("query", [""])[0]
+            refused = query not in answered if strict else "gpumem:" not in query
+            if self.path.startswith("/api/v1/query") and refused:
+                self._send(503, b'{"status":"error","errorType":"unavailable","error":"refused here"}')
+                return
+            self._forward(form, "POST")
+
+        def do_GET(self) -> None:  # noqa: N802 - the label API
+            self._forward(None, "GET")
+
+        def _forward(self, form: bytes | None, method: str) -> None:
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "accept-encoding")}
+            request = urllib.request.Request(recorded_url + self.path, form, headers, method=method)
+            with urllib.request.urlopen(request) as answer:  # noqa: S310 - the loopback server of this test
+                self._send(answer.status, answer.read())
+
+        def _send(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    reader, strict = FleetReader(QUERIES, FleetRules()), False
+    with serving(Refusing) as url:
+        _reads(url, reader, [AT - 20])  # the first read: what the rules' series answer
+        strict = True  # then only the refresh's figures
+        ((later, sent),) = _reads(url, reader, [AT])
+    assert later.node_figures_from == "recording rules" and later.nodes
+    assert "refused here" in (later.error or "") and later.state == "stale"
+    assert _figures_asked(sent) == set(FIGURES)
