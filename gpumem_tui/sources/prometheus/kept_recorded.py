@@ -37,13 +37,7 @@ class KeptRecorded:
         same = evaluated is not None and evaluated == self.evaluated
         kept = {n: answer for n, (p, answer) in self.answers.items() if same and promql.get(n) == p}
         asked = {n: p for n, p in promql.items() if n not in kept}
-        results: dict[str, Result] = {}
-        failures: dict[str, str] = {}
-        if asked:
-            try:
-                results, failures = await ask(client, asked, at)
-            except PrometheusError as exc:  # none of them answered: each fails alone, the refresh goes on
-                failures = dict.fromkeys(asked, str(exc))
+        results, failures = await ask(client, asked, at, part=True) if asked else ({}, {})
         read = {**kept, **results}
         self.evaluated = evaluated
         self.answers = {} if evaluated is None else {n: (promql[n], answer) for n, answer in read.items()}

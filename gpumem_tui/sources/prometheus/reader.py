@@ -8,10 +8,9 @@ the engines' pools again when one came, went or restarted. What is read when, an
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 
 from gpumem_tui.sources.prometheus.card_totals import card_totals, low_bounds
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
@@ -192,7 +191,7 @@ class FleetReader:
     async def _first(self, client: PrometheusClient, at: float, look: float) -> _Round:
         """The first read: each query as soon as what it needs is known (first_read.py); a first look's all
         but the rest (LATER's, and which nodes the rules record), kept for the next read."""
-        asked, bounds = (*FAST, *FACTS), functools.partial(low_bounds, look=look)
+        asked, bounds = (*FAST, *FACTS), partial(low_bounds, look=look)
         if self.first_look:
             results, failures, self.rules, read = await first_look(client, self.queries, at, asked, bounds)
             self.looked = (read, at)
@@ -212,8 +211,7 @@ class FleetReader:
     def _glance(self, url: str, r: _Round, at: float) -> FleetSample:
         """A first look: the sample of the answers read so far, with what is still being read (LATER's words);
         no GPU read one by one (which nodes need it is told with the join)."""
-        with paused_gc():
-            sample = build(url, at, r.results, r.failures, r.q.matchers, r.q.labels, stale=self.read_rules.stale)
+        sample = build(url, at, r.results, r.failures, r.q.matchers, r.q.labels, stale=self.read_rules.stale)
         reading = list(dict.fromkeys(LATER.values()))
         return sample.model_copy(update={"node_figures_from": _figures_from(r.q), "reading": reading})
 
@@ -317,23 +315,22 @@ class FleetReader:
         r.kept, r.age = _kept(facts, r.results, r.failures), 0.0 if facts is None else at - facts.at
         totals = {} if facts is None else card_totals(facts.results["card_totals"])
         looker = self.read_rules.looks(r.seen, totals, () if facts is None else facts.identities, look)
-        with paused_gc():
-            sample = build(
-                url,
-                at,
-                {**r.kept, **r.results},
-                r.failures,
-                r.q.matchers,
-                r.q.labels,
-                join_age_s=r.age,
-                slow=_kept_slow(facts, r.results, at),
-                known=_kept_engines(facts, r.results, r.failures),
-                looks=looker,
-                engine_keys=self._keys(r.results) if "engines" in r.results else None,
-                stale=self.read_rules.stale,
-                memo=self.made,
-            )
-            return sample.model_copy(update={"node_figures_from": _figures_from(r.q)}), looker
+        sample = build(
+            url,
+            at,
+            {**r.kept, **r.results},
+            r.failures,
+            r.q.matchers,
+            r.q.labels,
+            join_age_s=r.age,
+            slow=_kept_slow(facts, r.results, at),
+            known=_kept_engines(facts, r.results, r.failures),
+            looks=looker,
+            engine_keys=self._keys(r.results) if "engines" in r.results else None,
+            stale=self.read_rules.stale,
+            memo=self.made,
+        )
+        return sample.model_copy(update={"node_figures_from": _figures_from(r.q)}), looker
 
     async def _detail(
         self,
@@ -344,10 +341,8 @@ class FleetReader:
         at: float,
     ) -> FleetSample:
         """The sample with the GPUs of the nodes the look needs read one by one, those it keeps (`looker.kept`)."""
-        try:
-            more, failed = await ask(client, {"gpu_memory": TABLE["gpu_detail"].promql(r.q, looker.needs)}, at)
-        except PrometheusError as exc:  # its one query failed: the sample says so, the refresh is not lost
-            more, failed = {}, {"gpu_memory": str(exc)}
+        detail = {"gpu_memory": TABLE["gpu_detail"].promql(r.q, looker.needs)}
+        more, failed = await ask(client, detail, at, part=True)  # failed: the sample says so, the refresh goes on
         if failed:
             answers = {**r.kept, **r.results}
             failures = {**r.failures, **failed}
