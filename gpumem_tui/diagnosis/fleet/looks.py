@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 
 from gpumem_tui.diagnosis.findings.records import Thresholds
 from gpumem_tui.diagnosis.fleet.headroom import as_planned_low, node_shares
@@ -35,23 +36,50 @@ class Looks:
         look: float,
         thresholds: Thresholds,
     ) -> None:
-        self.least: dict[str, dict[str, float]] = {}
-        self.labels: dict[str, Mapping[str, str]] = {}
-        """A series of each node's (its labels): which of them names the node, for a node that needs a look."""
-        for s in results.get("node_least_free", Result()).series:
-            if (name := node_of(s.labels)) is not None:
-                self.least.setdefault(name, {})[s.labels.get("modelName") or "?"] = s.value
-                self.labels[name] = s.labels
-        self.counts: dict[str, dict[str, int]] = {}
-        for s in results.get("node_low", Result()).series:
-            if (name := node_of(s.labels)) is not None and math.isfinite(s.value) and s.value >= 0:  # NaN: no count
-                self.counts.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
+        self.results = results
         self.counted = "node_low" in results
         self.totals, self.look, self.thresholds = totals, look, thresholds
-        self.mig = _mig(identities)
+        self.identities = identities
+        self.parts: tuple[object, ...] = (
+            *(results.get(name) for name in ("node_least_free", "node_low")),
+            totals,
+            identities,
+            look,
+            thresholds,
+        )
+        """What the look is made of, compared by identity (node_part.py)."""
         self.needs: dict[str, list[str]] = {}
         self.planned: dict[str, tuple[int, float]] = {}
         self.held: dict[str, list[int]] = {}
+
+    @cached_property
+    def mig(self) -> set[str]:
+        """The nodes where a pod holds a MIG GPU instance."""
+        return _mig(self.identities)
+
+    @cached_property
+    def least(self) -> dict[str, dict[str, float]]:
+        """Node -> card -> the least free MiB of one of its GPUs (`node_least_free`)."""
+        least: dict[str, dict[str, float]] = {}
+        for s in self.results.get("node_least_free", Result()).series:
+            if (name := node_of(s.labels)) is not None:
+                least.setdefault(name, {})[s.labels.get("modelName") or "?"] = s.value
+        return least
+
+    @cached_property
+    def labels(self) -> dict[str, Mapping[str, str]]:
+        """A series of each node's (its labels): which of them names the node, for a node that needs a look."""
+        series = self.results.get("node_least_free", Result()).series
+        return {name: s.labels for s in series if (name := node_of(s.labels)) is not None}
+
+    @cached_property
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Node -> card -> its GPUs under the fraction (`node_low`)."""
+        counts: dict[str, dict[str, int]] = {}
+        for s in self.results.get("node_low", Result()).series:
+            if (name := node_of(s.labels)) is not None and math.isfinite(s.value) and s.value >= 0:  # NaN: no count
+                counts.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
+        return counts
 
     def with_engines(self, engines: list[FleetEngine]) -> None:
         """What the node's engines plan (headroom.node_shares: per node, how many GPUs a joined engine states its

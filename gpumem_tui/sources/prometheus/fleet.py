@@ -18,25 +18,16 @@ from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusErr
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.engine_series import SAID
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, Join, JoinIndex, engines_of
-from gpumem_tui.sources.prometheus.fleet_nodes import (
-    FIELDS,
-    NodeMemo,
-    Shape,
-    Sums,
-    as_bytes,
-    nodes_of,
-    shapes_of,
-)
+from gpumem_tui.sources.prometheus.fleet_nodes import Shape, Sums, as_bytes, shapes_of
 from gpumem_tui.sources.prometheus.labels import (
     AUTO,
-    EXPORTER_POD,
     LabelChoice,
     exporter_pods,
     node_of,
-    per_node,
     projected,
     workload_of,
 )
+from gpumem_tui.sources.prometheus.node_part import NodesKept, cards_of, counts_of, node_counts, node_part, sums_of
 from gpumem_tui.sources.prometheus.queries import FINDING_WORDS, PART, Queries, merged
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
 from gpumem_tui.sources.prometheus.read_rules import NodeLook, Stale
@@ -47,7 +38,6 @@ from gpumem_tui.sources.prometheus.records import (
     FleetSample,
     NodeFinding,
 )
-from gpumem_tui.units import MIB
 
 EMPTY = Result()
 
@@ -153,7 +143,7 @@ def build(
     engine_keys: list[Key] | None = None,
     *,
     stale: Stale,
-    memo: NodeMemo | None = None,
+    kept: NodesKept | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
     labels (--node-label, --pod-label); `join_age_s`: how long ago `gpu_pods` (the join) and `node_gpus` were
@@ -161,8 +151,8 @@ def build(
     (`Slow.of` the same answers); `known`: what the engines take from `pools` and `engine_counters`, likewise
     (`EngineFacts.of` them); `looks`: the overview's look at each node (its `low`; the nodes to read one by one
     in `looks.needs`); `engine_keys`: `engine_key` of each series of `results["engines"]`, where the caller has
-    them; `stale`: the judge's rule of when a node's data is stale; `memo`: the node records kept from the last
-    refresh (fleet_nodes.nodes_of)."""
+    them; `stale`: the judge's rule of when a node's data is stale; `kept`: what the last refresh made its nodes of,
+    and made (node_part.py)."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     if slow is None:
@@ -170,38 +160,31 @@ def build(
     results = project(results, choice)
     gpus = gpus_of(results.get("gpu_memory", EMPTY).series, slow.identities)
     gpus = _with_instances(gpus, results.get("gpu_instances", EMPTY).series)
-    counts, sums, summed = _node_figures(results, slow, gpus)
-    if ("gpu_memory" in results or summed) and not gpus and not counts:
+    counts, sums = _node_counts(results, slow, gpus)
+    if ("gpu_memory" in results or sums is None) and not gpus and not counts:
         unknown["memory"] = "no dcgm-exporter series match the selector"
-    ages = per_node(results.get("nodes_age", EMPTY).series, min)  # the age of its newest sample
-    seen = {node for s in results.get("nodes_seen", EMPTY).series if (node := node_of(s.labels)) is not None}
     join = Join(slow.index, counts, "gpu_pods" in results, join_age_s)
     engines = _engines(results, failures, join, known, engine_keys)
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = f"no {SAID} series match the selector"
-    if looks is not None:
-        looks.with_engines(engines)
-    nodes = nodes_of(counts, sums, engines, ages, seen, slow.shapes if counts is slow.counts else None, looks, memo)
-    warnings += _exporter_pods(set(counts) | seen)
-    old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
-    old |= dict.fromkeys(seen - set(ages))
-    fresh = [a for n, a in ages.items() if n not in old]
+    shapes = slow.shapes if counts is slow.counts else None
+    part = node_part(results, counts, sums, shapes, engines, looks, stale, kept)
     sample = FleetSample(
         source=source,
         evaluated_at=at,
         state="stale" if failures else "ok",
         error="; ".join(failures.values()) or None,
-        warnings=warnings,
+        warnings=warnings + part.warnings,
         selector=selector,
-        nodes=nodes,
+        nodes=part.nodes,
         gpus=gpus,
         engines=engines,
         pod_nodes={pod: node for pod, (node, _) in sorted(slow.index.held.items()) if node is not None},
         targets_down=[s.labels for s in results.get("targets_down", EMPTY).series],
         node_findings=_node_findings(results.get("node_findings", EMPTY).series),
-        stale_nodes=old,
-        coverage=Coverage.of(nodes, engines),
-        data_age_s=max(fresh) if fresh else None,
+        stale_nodes=part.stale,
+        coverage=Coverage.of(part.nodes, engines),
+        data_age_s=part.data_age_s,
         join_age_s=join_age_s,
         unknown=unknown,
     )
@@ -211,15 +194,13 @@ def build(
     return told
 
 
-def _node_figures(results: Mapping[str, Result], slow: Slow, gpus: list[FleetGpu]) -> tuple[Counts, Sums, bool]:
-    """The GPUs counted and the memory summed per node, and whether the node queries answered (canned answers
-    without them: the nodes are the sums of their GPUs)."""
+def _node_counts(results: Mapping[str, Result], slow: Slow, gpus: list[FleetGpu]) -> tuple[Counts, Sums | None]:
+    """The GPUs counted per node, and the memory summed per node where the node queries did not answer (canned
+    answers without them: the nodes are the sums of their GPUs; None: node_part reads the node queries')."""
     if "node_memory" in results and "node_gpus" in results:
-        counts = slow.counts if slow.counts is not None else _node_counts(results["node_gpus"].series)
-        sums = _node_sums([*results["node_memory"].series, *results.get("node_reserved", EMPTY).series])
-        return counts, sums, True
-    cards = _cards(gpus)
-    return _counts_of(cards), _sums_of(cards), False
+        return (slow.counts if slow.counts is not None else node_counts(results["node_gpus"].series)), None
+    cards = cards_of(gpus)
+    return counts_of(cards), sums_of(cards)
 
 
 def _engines(
@@ -247,15 +228,6 @@ def _engines(
     )
 
 
-def _exporter_pods(names: set[str]) -> list[str]:
-    """A warning for each node name that is dcgm-exporter's own pod's (its NODE_NAME unset)."""
-    return [
-        f"node name {name!r} looks like dcgm-exporter's own pod: NODE_NAME is unset in its environment"
-        for name in names
-        if EXPORTER_POD.search(name)
-    ]
-
-
 @dataclass(frozen=True)
 class Slow:
     """What a sample takes from the slow facts (the join `gpu_pods`, the GPUs per node and card `node_gpus`),
@@ -280,7 +252,7 @@ class Slow:
         exporters = exporter_pods(s.labels for s in results.get("gpu_pods", empty).series)
         seen = project({n: r for n, r in results.items() if n in ("gpu_pods", "node_gpus")}, choice)
         identities = identities_of(seen.get("gpu_pods", empty).series, exporters)
-        counts = _node_counts(seen["node_gpus"].series) if "node_gpus" in seen else None
+        counts = node_counts(seen["node_gpus"].series) if "node_gpus" in seen else None
         return cls(identities, JoinIndex.of(identities), counts)
 
 
@@ -451,70 +423,3 @@ def _with_instances(gpus: list[FleetGpu], instances: list[Series]) -> list[Fleet
     if not added:
         return gpus
     return sorted([*gpus, *added], key=lambda g: (g.node, str(g.uuid), str(g.gpu_instance)))
-
-
-def _cards(gpus: list[FleetGpu]) -> list[FleetGpu]:
-    """Each card once, as the overview's node queries count it: a MIG card's GPU instances folded into it, each
-    figure the largest of the card's and its instances' (the card's own where it reports one)."""
-    by_card: dict[tuple, list[FleetGpu]] = defaultdict(list)
-    for gpu in gpus:
-        by_card[(gpu.node, gpu.uuid or gpu.index)].append(gpu)
-    cards = []
-    for same in by_card.values():
-        if len(same) == 1:
-            cards.append(same[0])
-            continue
-        update: dict[str, object] = {}
-        unknown: dict[str, str] = {}
-        for field, _ in FIELDS:
-            values = [getattr(g, field) for g in same if getattr(g, field) is not None]
-            update[field] = max(values, default=None)
-            if not values:
-                unknown[field] = next(g.unknown[field] for g in same if field in g.unknown)
-        cards.append(same[0].model_copy(update={**update, "gpu_instance": None, "unknown": unknown}))
-    return cards
-
-
-def _field_of(labels: Mapping[str, str]) -> str:
-    """`USED`, `FREE` or `RESERVED`: from the series' name, or its `field` label (a recorded node sum)."""
-    return labels.get("field") or labels.get("__name__", "").removeprefix("DCGM_FI_DEV_FB_")
-
-
-def _node_counts(rows: list[Series]) -> Counts:
-    counts: Counts = defaultdict(lambda: defaultdict(dict))
-    for s in rows:
-        node = node_of(s.labels)
-        if node is not None and math.isfinite(s.value):
-            counts[node][s.labels.get("modelName") or "?"][_field_of(s.labels)] = int(s.value)
-    return counts
-
-
-def _node_sums(rows: list[Series]) -> Sums:
-    sums: Sums = defaultdict(dict)
-    for s in rows:
-        node = node_of(s.labels)
-        if node is not None:
-            sums[node][_field_of(s.labels)] = s.value
-    return sums
-
-
-def _counts_of(gpus: list[FleetGpu]) -> Counts:
-    counts: Counts = defaultdict(lambda: defaultdict(dict))
-    for gpu in gpus:
-        card = counts[gpu.node][gpu.card or "?"]
-        for field, name in (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED")):
-            if getattr(gpu, field) is not None or not gpu.unknown.get(field, "").startswith(("n/a", "no DCGM")):
-                card[name] = card.get(name, 0) + 1
-    return counts
-
-
-def _sums_of(gpus: list[FleetGpu]) -> Sums:
-    sums: Sums = defaultdict(dict)
-    for gpu in gpus:
-        mine = sums[gpu.node]
-        for field, name in (("used_bytes", "USED"), ("free_bytes", "FREE"), ("reserved_bytes", "RESERVED")):
-            value = getattr(gpu, field)
-            missing = gpu.unknown.get(field, "").startswith(("n/a", "no DCGM"))
-            if not missing:
-                mine[name] = mine.get(name, 0.0) + (math.nan if value is None else value / MIB)
-    return sums

@@ -32,6 +32,9 @@ class NodeLook(Protocol):
     the nodes to read GPU by GPU, by the label that names them."""
 
     needs: dict[str, list[str]]
+    parts: tuple[object, ...]
+    """What the look is made of (its answers, the cards' totals, the join, its settings): a look of the same
+    parts looks alike."""
 
     def with_engines(self, engines: list[FleetEngine]) -> None: ...
 

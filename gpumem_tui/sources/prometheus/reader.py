@@ -27,14 +27,14 @@ from gpumem_tui.sources.prometheus.fleet import (
     project,
     read_full,
 )
-from gpumem_tui.sources.prometheus.fleet_nodes import NodeMemo
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
 from gpumem_tui.sources.prometheus.held_back import held_back_s
 from gpumem_tui.sources.prometheus.kept_recorded import KEPT, KeptRecorded
 from gpumem_tui.sources.prometheus.labels import node_of
+from gpumem_tui.sources.prometheus.node_part import NodesKept
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
-from gpumem_tui.sources.prometheus.read_rules import NodeLook, ReadRules
+from gpumem_tui.sources.prometheus.read_rules import NodeLook, ReadRules, Totals
 from gpumem_tui.sources.prometheus.records import FleetGpu, FleetSample, NodeFigures
 
 FACTS_EVERY_S = 300.0
@@ -70,6 +70,11 @@ class Facts:
         """What the engines take from the pools and counters kept (made once, with them)."""
         counters = self.results.get("engine_counters")
         return EngineFacts.of(self.results["pools"].series, None if counters is None else counters.series, {})
+
+    @cached_property
+    def totals(self) -> Totals:
+        """The cards' totals (`card_totals`), made once with the facts."""
+        return card_totals(self.results["card_totals"])
 
     @property
     def identities(self) -> list[GpuIdentity]:
@@ -129,8 +134,10 @@ class FleetReader:
         """When the server's hold-back was measured, and its seconds (held_back.py)."""
         self.keyed: tuple[Result, list[Key]] | None = None
         """The gauges' answer last keyed, with `engine_key` of each of its series: asked twice a refresh."""
-        self.made: NodeMemo = {}
-        """Each node's record as the last refresh made it: kept where its series read the same."""
+        self.reported: tuple[Result | None, Result | None, dict[str, float | None] | None] | None = None
+        """The reporting nodes of the last refresh, with the answers they were read from."""
+        self.nodes = NodesKept()
+        """The nodes as the last refresh made them, and of what: kept where made of the same."""
         self.recorded = KeptRecorded()
         """The refresh's recorded figures, kept until the rules are evaluated again."""
 
@@ -140,6 +147,13 @@ class FleetReader:
         if self.keyed is None or self.keyed[0] is not answer:
             self.keyed = (answer, [engine_key(s.labels) for s in answer.series])
         return self.keyed[1]
+
+    def _reporting(self, seen: dict[str, Result]) -> dict[str, float | None] | None:
+        """`_reporting` of the answers, the last refresh's where they are the same objects."""
+        parts = (seen.get("node_memory"), seen.get("nodes_age"))
+        if self.reported is None or parts[0] is not self.reported[0] or parts[1] is not self.reported[1]:
+            self.reported = (*parts, _reporting(seen))
+        return self.reported[2]
 
     def _named(self, results: dict[str, Result]) -> frozenset[Key]:
         """The engines the refresh's gauges (`engines`) name."""
@@ -269,7 +283,7 @@ class FleetReader:
     async def _keep_facts(self, client: PrometheusClient, r: _Round, at: float, due: bool) -> None:
         """The slow facts kept where read now: when due, or again now as the reporting nodes changed."""
         facts = self.facts
-        reporting = _reporting(r.seen)
+        reporting = self._reporting(r.seen)
         if not due and (facts is None or reporting is None or not _changed(facts.reporting, reporting)):
             return
         if not due:  # the nodes changed since the facts were read: read them again now
@@ -313,7 +327,7 @@ class FleetReader:
         if "pools" in r.results:  # read in this refresh: whatever the change query could not say, read now
             r.failures.pop("pools_changed", None)
         r.kept, r.age = _kept(facts, r.results, r.failures), 0.0 if facts is None else at - facts.at
-        totals = {} if facts is None else card_totals(facts.results["card_totals"])
+        totals = {} if facts is None else facts.totals
         looker = self.read_rules.looks(r.seen, totals, () if facts is None else facts.identities, look)
         sample = build(
             url,
@@ -328,7 +342,7 @@ class FleetReader:
             looks=looker,
             engine_keys=self._keys(r.results) if "engines" in r.results else None,
             stale=self.read_rules.stale,
-            memo=self.made,
+            kept=self.nodes,
         )
         return sample.model_copy(update={"node_figures_from": _figures_from(r.q)}), looker
 
@@ -450,6 +464,8 @@ def _reporting(results: dict[str, Result]) -> dict[str, float | None] | None:
 def _changed(then: dict[str, float | None], now: dict[str, float | None]) -> bool:
     """Whether the reporting nodes differ, or a node's memory in all moved by more than GPU_CHANGE_MIB or
     became (or stopped being) unknown."""
+    if then is now:
+        return False
     if then.keys() != now.keys():
         return True
     for node, total in now.items():

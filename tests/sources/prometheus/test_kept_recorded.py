@@ -56,9 +56,12 @@ def test_figures_are_kept_between_evaluations_and_read_again_after_one(recorded_
     assert asyncio.run(evaluated(moment + 3)) == moment
     assert asyncio.run(evaluated(moment + 6)) == moment + 5
     reader = FleetReader(QUERIES, FleetRules())
-    (_, _), (read, asked), (kept, between), (again, after) = _reads(
-        recorded_url, reader, [moment - 4, moment + 1, moment + 3, moment + 6]
-    )
+    (_, _), (read, asked) = _reads(recorded_url, reader, [moment - 4, moment + 1])
+    part = reader.nodes.part
+    ((kept, between),) = _reads(recorded_url, reader, [moment + 3])
+    assert reader.nodes.part is part  # made of the same answers: the nodes kept whole (node_part.py)
+    ((again, after),) = _reads(recorded_url, reader, [moment + 6])
+    assert reader.nodes.part is not part
     assert read.node_figures_from == kept.node_figures_from == again.node_figures_from == "recording rules"
     assert _figures_asked(asked) == set(FIGURES)
     assert _figures_asked(between) == set()  # only when the rules were evaluated

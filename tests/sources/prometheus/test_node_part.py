@@ -1,0 +1,68 @@
+"""A sample's nodes are kept whole where the refresh made them of the same answers and the engines read
+the same as the nodes read them (node_part.py); anything they are made of that moves makes them again."""
+
+from __future__ import annotations
+
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.sources.prometheus.client import Result, Series
+from gpumem_tui.sources.prometheus.node_part import NodesKept, node_counts, node_part
+from gpumem_tui.sources.prometheus.records import FleetEngine
+
+RULES = FleetRules()
+
+
+def _answers(used: float = 1000.0) -> dict[str, Result]:
+    fb = [("USED", used), ("FREE", 80000.0 - used), ("RESERVED", 500.0)]
+    return {
+        "node_memory": Result([Series({"Hostname": "node-a", "field": f}, v, 0.0) for f, v in fb[:2]]),
+        "node_reserved": Result([Series({"Hostname": "node-a", "field": "RESERVED"}, 500.0, 0.0)]),
+        "nodes_age": Result([Series({"Hostname": "node-a"}, 12.0, 0.0)]),
+        "node_gpus": Result([Series({"Hostname": "node-a", "modelName": "H100", "field": f}, 1, 0.0) for f, _ in fb]),
+    }
+
+
+def _engine(node: str | None = "node-a", kv: float = 0.5) -> FleetEngine:
+    return FleetEngine(model_name="m", namespace="ns", pod="p", node=node, gpus=["GPU-1"], kv_usage_fraction=kv)
+
+
+TOTALS = {"H100": (81500.0, 81500.0)}
+COUNTS = node_counts(_answers()["node_gpus"].series)
+IDENTITIES: list = []
+
+
+def _part(answers: dict[str, Result], engines: list[FleetEngine], kept: NodesKept, totals=TOTALS):
+    """The node part as the reader makes it: the slow facts (the counts, the cards' totals, the join) kept."""
+    looks = RULES.looks(answers, totals, IDENTITIES, 0.1)
+    return node_part(answers, COUNTS, None, None, engines, looks, RULES.stale, kept), looks
+
+
+def test_the_same_answers_keep_the_nodes_whole_while_the_engines_gauges_move():
+    answers, kept = _answers(), NodesKept()
+    first, _ = _part(answers, [_engine()], kept)
+    again, looks = _part(answers, [_engine(kv=0.9)], kept)
+    assert again is first
+    assert first.nodes[0].engines == ["m at ns/p"] and first.nodes[0].used_bytes == 1000 * 2**20
+    assert looks.needs == first.needs
+
+
+def test_anything_the_nodes_read_that_moved_makes_them_again():
+    answers, kept = _answers(), NodesKept()
+    first, _ = _part(answers, [_engine()], kept)
+    moved, _ = _part(answers, [_engine(node=None)], kept)  # the engine's join changed
+    assert moved is not first and moved.nodes[0].engines == []
+    equal, _ = _part(_answers(), [_engine(node=None)], kept)  # new answers that read the same
+    assert equal is not moved and equal.nodes == moved.nodes
+    used, _ = _part(_answers(used=2000.0), [_engine(node=None)], kept)
+    assert used.nodes[0].used_bytes == 2000 * 2**20
+    totals, _ = _part(_answers(used=2000.0), [_engine(node=None)], kept, {"H100": (81500.0, 80000.0)})
+    assert totals is not used
+
+
+def test_a_node_that_needs_a_look_is_named_again_when_its_nodes_are_kept():
+    """The look names the nodes to read GPU by GPU as their records are made; a kept part says them again."""
+    answers, kept = _answers(), NodesKept()
+    del answers["node_reserved"]  # a figure missing: the node needs a look
+    first, looks = _part(answers, [_engine()], kept)
+    assert looks.needs == {"Hostname": ["node-a"]}
+    again, looks = _part(answers, [_engine()], kept)
+    assert again is first and looks.needs == {"Hostname": ["node-a"]}
