@@ -163,8 +163,11 @@ def _made(
     engines and `low` (the look is asked each refresh: it also names the nodes to read one by one)."""
     values, unknown, total = figures
     low = None if looks is None else looks.low(name, shape.gpus, shape.cards, unknown, total)
-    if kept is not None and _same_age(kept.age, age) and kept.engines == served and kept.node.low == low:
-        return kept
+    if kept is not None and kept.engines == served and kept.node.low == low:
+        if _same_age(kept.age, age):
+            return kept
+        # only its age moved (with the rules, every node at each evaluation): a copy, not a record checked anew
+        return Made(shape, mine, figures, age, served, kept.node.model_copy(update={"data_age_s": age}))
     node = FleetNode(
         name=name,
         gpus=shape.gpus,
