@@ -10,6 +10,7 @@ import math
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from gpumem_tui.sources.prometheus.client import Series
@@ -57,9 +58,20 @@ class Zeros:
                 exported.add((k, gauge))
         return cls(exported, pending=frozenset(pending))
 
-    def value(self, k: Key, field: str, unknown: dict[str, str], missing: str) -> float | None:
-        """0.0 where the engine exports the field's series, else None with the reason in `unknown`."""
-        if (k, field) in self.exported:
+    @cached_property
+    def by_engine(self) -> dict[Key, frozenset[str]]:
+        """Engine key -> the fields whose series it exports (`exported`, each engine's looked up once)."""
+        found: dict[Key, set[str]] = {}
+        for k, name in self.exported:
+            found.setdefault(k, set()).add(name)
+        return {k: frozenset(names) for k, names in found.items()}
+
+    def value(
+        self, k: Key, field: str, unknown: dict[str, str], missing: str, fields: frozenset[str] | None = None
+    ) -> float | None:
+        """0.0 where the engine exports the field's series, else None with the reason in `unknown`. `fields`:
+        `by_engine`'s for the engine, where the caller has it."""
+        if field in (self.by_engine.get(k, frozenset()) if fields is None else fields):
             return 0.0
         unknown[field] = self.why or missing
         return None

@@ -22,6 +22,7 @@ from gpumem_tui.sources.prometheus.records import FleetEngine, Joined
 
 GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
 DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
+NONE: frozenset[str] = frozenset()
 
 Held = dict[str, tuple[str | None, int]]
 """`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
@@ -189,9 +190,10 @@ def _made(rows: list[Row], join: Join, kept: EngineFacts | None) -> list[FleetEn
     return engines
 
 
-def _aged(template: FleetEngine, join: Join, update: Mapping[str, Any] | None = None) -> FleetEngine:
-    """`template` with the changing fields of `update` (None: as it is) and the join's age in its reason."""
-    changes = dict(update or {})
+def _aged(template: FleetEngine, join: Join, update: dict[str, Any] | None = None) -> FleetEngine:
+    """`template` with the changing fields of `update` (None: as it is; the caller's own, the reason written in)
+    and the join's age in its reason."""
+    changes = {} if update is None else update
     if join.age_s > 0 and template.join_reason:
         changes["join_reason"] = f"{template.join_reason} (the pod-to-GPU join as read {join.age_s:.0f} s ago)"
     return template.model_copy(update=changes) if changes else template
@@ -211,6 +213,7 @@ def _gauges(
     says why a field is None, its pool's fields included). `counts`: its preemption rate and requests swapped,
     where the quiet queries name it."""
     (rate, swapped), zero = counts, known.zeros
+    exported = zero.by_engine.get(k, NONE)
     unknown: dict[str, str] = {}
     said = missing(static["kind"])
     kv = _first(series, NAMES.kv_usage)
@@ -226,12 +229,12 @@ def _gauges(
     elif "waiting" in failures:
         queue["requests_waiting"], unknown["requests_waiting"] = None, failures["waiting"]
     else:
-        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, said.waiting)
+        queue["requests_waiting"] = zero.value(k, "requests_waiting", unknown, said.waiting, exported)
     pooled = k in known.pools
     if not pooled:  # every pool field unknown, why said here as it was always said
         unknown.update(static["unknown"])
     if rate is None and "preemptions" not in failures:
-        rate = zero.value(k, "preemptions_per_min", unknown, said.rate)
+        rate = zero.value(k, "preemptions_per_min", unknown, said.rate, exported)
     elif rate is None:
         unknown["preemptions_per_min"] = failures["preemptions"]
     if pooled:
