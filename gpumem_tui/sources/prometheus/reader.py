@@ -105,9 +105,12 @@ class _Round:
     def __post_init__(self) -> None:
         self.seen = project(self.results, self.q.labels)
 
-    async def more(self, client: PrometheusClient, promql: dict[str, str], at: float) -> dict[str, Result]:
-        """`promql` asked too: its answers join the round's (returned)."""
-        more, failed = await ask(client, promql, at)
+    async def more(
+        self, client: PrometheusClient, promql: dict[str, str], at: float, *, part: bool = False
+    ) -> dict[str, Result]:
+        """`promql` asked too: its answers join the round's (returned); `part`: as `ask`'s (each failure said,
+        none raised)."""
+        more, failed = await ask(client, promql, at, part=part)
         self.results, self.failures = {**self.results, **more}, {**self.failures, **failed}
         self.seen = project(self.results, self.q.labels)
         return more
@@ -303,8 +306,17 @@ class FleetReader:
         if facts is not None and "pools" in more:
             read = {name: more[name] for name in POOLS if name in more}
             self.facts = replace(facts, results={**facts.results, **read}, pools_at=at, counted=self._named(r.results))
+            await self._down_again(client, r, _jobs(facts.results.get("pool_jobs")), at)
         elif facts is not None and "engine_counters" in again:
             self.facts = _counters_again(facts, r.results, r.failures, self._named(r.results))
+
+    async def _down_again(self, client: PrometheusClient, r: _Round, asked: list[str], at: float) -> None:
+        """Targets down asked again where the pools just read name a job the refresh's query left out (`asked`:
+        the jobs it was narrowed to): an engine that came in a new job and went down is down now, not a refresh
+        later."""
+        jobs = _jobs(self.facts.results.get("pool_jobs") if self.facts is not None else None)
+        if asked and "targets_down" in r.asked and set(jobs) - set(asked):
+            await r.more(client, {"targets_down": TABLE["targets_down"].promql(r.q, jobs)}, at, part=True)
 
     def _more(self, r: _Round, look: float) -> dict[str, str]:
         """The count of GPUs under the fraction once the cards' totals are known; the pools where one changed

@@ -5,7 +5,8 @@ earlier says how old it is, never passing for one read now.
 The fleet here is written by hand: pod `serving/mover` is on node-x's GPU until 200 s, then on node-y's;
 node-z starts reporting at 600 s; node-w has two GPUs until its second stops reporting at 400 s. The engine
 restarts with other cache settings at 150 s (more KV blocks); a second engine, on pod `serving/leaver`, stops
-at 100 s. Without staleness markers (backfilled data) a series that stopped is still read for 5 min."""
+at 100 s; a third, on pod `serving/crasher` in a job of its own, comes at 760 s and its target is down from
+780 s. Without staleness markers (backfilled data) a series that stopped is still read for 5 min."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.fleet_engines import DOWN
 from gpumem_tui.sources.prometheus.fleet_nodes import NodeMemo, nodes_of
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FACTS_EVERY_S, FleetReader
@@ -25,12 +27,15 @@ from tests.sources.prometheus.server import T0, backfill, require_prometheus, ru
 pytestmark = pytest.mark.prometheus
 MOVED_S, Z_FROM_S, LOST_S, END_S = 200, 600, 400, 800
 RESTART_S, LEFT_S = 150, 100
+CRASH_S = 760
+"""An engine in a job of its own comes then, and its target is down two samples later."""
+CRASHER = 'model_name="m3",engine="0",job="vllm-new",namespace="serving",pod="crasher",instance="10.2.0.3:8000"'
 GPU = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter"'
 
 
 def _text() -> str:
     lines: dict[str, list[str]] = {"DCGM_FI_DEV_FB_USED": [], "DCGM_FI_DEV_FB_FREE": [], "DCGM_FI_DEV_FB_RESERVED": []}
-    vllm: dict[str, list[str]] = {"vllm:kv_cache_usage_perc": [], "vllm:cache_config_info": []}
+    vllm: dict[str, list[str]] = {"vllm:kv_cache_usage_perc": [], "vllm:cache_config_info": [], "up": []}
     for s in range(0, END_S + 1, 10):
         t = T0 + s
         for node in ("node-x", "node-y", "node-z"):
@@ -55,6 +60,12 @@ def _text() -> str:
             leaver = 'model_name="m2",engine="0",job="vllm",namespace="serving",pod="leaver",instance="10.2.0.2:8000"'
             vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{leaver}}} 0.1 {t}")
             config = f'{leaver},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="10"'
+            vllm["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
+        if s >= CRASH_S:
+            vllm["up"].append(f'up{{job="vllm-new",instance="10.2.0.3:8000"}} {int(s < CRASH_S + 20)} {t}')
+        if CRASH_S <= s < CRASH_S + 20:
+            vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{CRASHER}}} 0.0 {t}")
+            config = f'{CRASHER},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="10"'
             vllm["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
     out = []
     for name, rows in {**lines, **vllm}.items():
@@ -294,6 +305,20 @@ def test_the_memo_forgets_a_node_no_longer_read():
     assert memo.keys() == {"node-a", "node-b"}
     nodes_of({}, {}, [], {"node-a": 2.0}, set(), memo=memo)
     assert memo.keys() == {"node-a"}
+
+
+def test_an_engine_that_came_in_a_new_job_and_went_down_is_down_in_the_refresh_that_finds_it(moving_url):
+    """The refresh at 790 s asks for the targets down in the jobs its facts read (`vllm`); the pools changed (an
+    engine came in job `vllm-new` at 760 s, its target down from 780 s), so they are read again, and the targets
+    down asked again in the jobs they name: the engine is down in this refresh, as a fresh read says."""
+    (_, _), (later, sent) = _reads(moving_url, [700, 790], facts_every_s=3600)
+    assert any('up{job=~"vllm"}' in q for q in sent) and any('up{job=~"vllm|vllm-new"}' in q for q in sent)
+    down = {"job": "vllm-new", "instance": "10.2.0.3:8000"}
+    assert [{k: t.get(k) for k in down} for t in later.targets_down] == [down]
+    crasher = next(e for e in later.engines if e.pod == "crasher")
+    assert crasher.kv_usage_fraction is None and crasher.unknown["kv_usage_fraction"] == DOWN
+    ((fresh, _),) = _reads(moving_url, [790])
+    assert later.targets_down == fresh.targets_down
 
 
 def test_a_refresh_asks_for_targets_down_in_the_jobs_read_with_the_pools(fleet_url):
