@@ -92,6 +92,24 @@ def test_the_pieces_point_at_each_other():
     assert pod_spec()["serviceAccountName"] == found["ServiceAccount"]["metadata"]["name"]
 
 
+def test_the_optional_network_policy_admits_the_scrapers_to_the_exporter_port():
+    """Not applied with the folder (a subfolder); valid, in the namespace, on the exporter's pods and port."""
+    policy = yaml.safe_load((KUBERNETES / "optional" / "networkpolicy.yaml").read_text(encoding="utf-8"))
+    for version in VERSIONS:
+        kubernetes_validate.validate(policy, version, strict=True)
+    found = manifests()
+    assert "NetworkPolicy" not in found
+    assert policy["metadata"]["namespace"] == found["Namespace"]["metadata"]["name"]
+    pod_labels = found["DaemonSet"]["spec"]["template"]["metadata"]["labels"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    [rule] = policy["spec"]["ingress"]
+    [container] = pod_spec()["containers"]
+    assert rule["ports"] == [{"port": container["ports"][0]["name"], "protocol": "TCP"}]
+    scrapers = {peer["podSelector"]["matchLabels"]["app.kubernetes.io/name"] for peer in rule["from"]}
+    assert scrapers == {"prometheus", "vmagent"}
+
+
 def test_the_container_runs_the_exporter_on_the_pod_address():
     """No `command`: the image's entrypoint (`gpumem-tui export`) runs, with these arguments as the
     exporter's own parser reads them once the kubelet has put the pod's address in."""
