@@ -109,6 +109,7 @@ class FirstRead:
         """A first look's rest, at its moment (with `client`): `later`'s answers and the check of the rules it
         left; the answers are then `first_answers`'."""
         self.client = client
+        self.answered = {}  # the first read's events are its event loop's, which may be gone: the rest waits on none
 
         async def ruled() -> bool:
             if self.left == "cover":
