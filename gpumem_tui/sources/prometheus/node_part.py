@@ -21,8 +21,9 @@ from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetNo
 from gpumem_tui.units import MIB
 
 EMPTY = Result()
-ANSWERS = ("node_memory", "node_reserved", "nodes_age", "nodes_seen")
-"""The answers a node's record is made of, beside the counts (`node_gpus`, a slow fact) and the look's."""
+ANSWERS = ("node_memory", "node_reserved", "nodes_age", "nodes_seen", "gpu_memory", "gpu_instances")
+"""The answers a node's record is made of, beside the counts (`node_gpus`, a slow fact) and the look's (the
+GPUs' where no node query answered)."""
 
 
 @dataclass(frozen=True)
@@ -69,34 +70,21 @@ def node_part(
         if looks is not None:
             looks.needs = {label: list(names) for label, names in kept.part.needs.items()}
         return kept.part
-    part = _made(results, counts, sums, shapes, engines, looks, stale, None if kept is None else kept.made)
-    if kept is not None:
-        kept.parts, kept.same, kept.part = parts, same, part
-    return part
-
-
-def _made(
-    results: Mapping[str, Result],
-    counts: Counts,
-    sums: Sums | None,
-    shapes: Mapping[str, Shape] | None,
-    engines: list[FleetEngine],
-    looks: NodeLook | None,
-    stale: Stale,
-    memo: NodeMemo | None,
-) -> NodePart:
     if sums is None:
         sums = node_sums([*results.get("node_memory", EMPTY).series, *results.get("node_reserved", EMPTY).series])
     ages = per_node(results.get("nodes_age", EMPTY).series, min)  # the age of its newest sample
     seen = {node for s in results.get("nodes_seen", EMPTY).series if (node := node_of(s.labels)) is not None}
     if looks is not None:
         looks.with_engines(engines)
-    nodes = nodes_of(counts, sums, engines, ages, seen, shapes, looks, memo)
+    nodes = nodes_of(counts, sums, engines, ages, seen, shapes, looks, None if kept is None else kept.made)
     old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
     old |= dict.fromkeys(seen - set(ages))
     fresh = [a for n, a in ages.items() if n not in old]
     needs = {} if looks is None else {label: list(names) for label, names in looks.needs.items()}
-    return NodePart(nodes, old, max(fresh) if fresh else None, _exporter_pods(set(counts) | seen), needs)
+    part = NodePart(nodes, old, max(fresh) if fresh else None, _exporter_pods(set(counts) | seen), needs)
+    if kept is not None:
+        kept.parts, kept.same, kept.part = parts, same, part
+    return part
 
 
 def _as_nodes_read(engine: FleetEngine) -> tuple[Any, ...]:

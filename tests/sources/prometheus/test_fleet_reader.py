@@ -61,16 +61,21 @@ def _text() -> str:
             vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{leaver}}} 0.1 {t}")
             config = f'{leaver},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="10"'
             vllm["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
-        if s >= CRASH_S:
-            vllm["up"].append(f'up{{job="vllm-new",instance="10.2.0.3:8000"}} {int(s < CRASH_S + 20)} {t}')
-        if CRASH_S <= s < CRASH_S + 20:
-            vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{CRASHER}}} 0.0 {t}")
-            config = f'{CRASHER},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="10"'
-            vllm["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
+        _crasher(vllm, s, t)
     out = []
     for name, rows in {**lines, **vllm}.items():
         out += [f"# TYPE {name} gauge", *rows]
     return "\n".join(out) + "\n# EOF\n"
+
+
+def _crasher(vllm: dict[str, list[str]], s: int, t: int) -> None:
+    """The engine that comes at CRASH_S in a job of its own: its series for 20 s, its target down after."""
+    if s >= CRASH_S:
+        vllm["up"].append(f'up{{job="vllm-new",instance="10.2.0.3:8000"}} {int(s < CRASH_S + 20)} {t}')
+    if CRASH_S <= s < CRASH_S + 20:
+        vllm["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{CRASHER}}} 0.0 {t}")
+        config = f'{CRASHER},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="10"'
+        vllm["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
 
 
 @pytest.fixture(scope="module")
