@@ -111,7 +111,8 @@ class _Round:
         """`promql` asked too: its answers join the round's (returned); `part`: as `ask`'s (each failure said,
         none raised)."""
         more, failed = await ask(client, promql, at, part=part)
-        self.results, self.failures = {**self.results, **more}, {**self.failures, **failed}
+        failures = {name: why for name, why in self.failures.items() if name not in more}  # answered now
+        self.results, self.failures = {**self.results, **more}, {**failures, **failed}
         self.seen = project(self.results, self.q.labels)
         return more
 
@@ -190,6 +191,7 @@ class FleetReader:
             return await read_full(client, self.queries, at, self.read_rules.stale)
         facts = self.facts
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
+        narrowed = _jobs(None if facts is None else facts.results.get("pool_jobs"))  # as `_asked` asks targets down
         if self.looked is not None:
             r = await self._rest(client)
         elif facts is None and self.rules is None:
@@ -200,6 +202,7 @@ class FleetReader:
             r = await self._refresh(client, at, due, look)
         await self._keep_facts(client, r, at, due)
         await self._again(client, r, at, look)
+        await self._down_again(client, r, narrowed, at)
         sample, looker = self._build(client.connection.url, r, at, look)
         if not looker.needs:
             return sample.model_copy(update={"gpus": _with_listed([], sample.gpus)})
@@ -306,14 +309,13 @@ class FleetReader:
         if facts is not None and "pools" in more:
             read = {name: more[name] for name in POOLS if name in more}
             self.facts = replace(facts, results={**facts.results, **read}, pools_at=at, counted=self._named(r.results))
-            await self._down_again(client, r, _jobs(facts.results.get("pool_jobs")), at)
         elif facts is not None and "engine_counters" in again:
             self.facts = _counters_again(facts, r.results, r.failures, self._named(r.results))
 
     async def _down_again(self, client: PrometheusClient, r: _Round, asked: list[str], at: float) -> None:
-        """Targets down asked again where the pools just read name a job the refresh's query left out (`asked`:
-        the jobs it was narrowed to): an engine that came in a new job and went down is down now, not a refresh
-        later."""
+        """Targets down asked again where the pools read in this refresh (with the slow facts, or again as they
+        changed) name a job the refresh's query left out (`asked`: the jobs it was narrowed to): an engine that
+        came in a new job and went down is down now, not a refresh later."""
         jobs = _jobs(self.facts.results.get("pool_jobs") if self.facts is not None else None)
         if asked and "targets_down" in r.asked and set(jobs) - set(asked):
             await r.more(client, {"targets_down": TABLE["targets_down"].promql(r.q, jobs)}, at, part=True)

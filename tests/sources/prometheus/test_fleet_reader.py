@@ -16,7 +16,7 @@ import re
 import pytest
 
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.fleet_engines import DOWN
 from gpumem_tui.sources.prometheus.fleet_nodes import NodeMemo, nodes_of
 from gpumem_tui.sources.prometheus.queries import Queries
@@ -93,14 +93,27 @@ class Recording(PrometheusClient):
         return await super().query(promql, at)
 
 
-def _reads(url: str, offsets: list[int], facts_every_s: float = FACTS_EVERY_S):
+def _refusing(refused: str) -> type[Recording]:
+    """A recording client that refuses each request holding `refused` (a query of it, or a merged request)."""
+
+    class Refusing(Recording):
+        async def query(self, promql: str, at: float) -> Result:
+            if refused in promql:
+                self.sent.append(promql)
+                raise PrometheusError(f"{self.connection.url}/api/v1/query: bad_data: refused here", "query")
+            return await super().query(promql, at)
+
+    return Refusing
+
+
+def _reads(url: str, offsets: list[int], facts_every_s: float = FACTS_EVERY_S, kind=Recording):
     """(sample, queries sent) of each refresh of one reader, at each offset in turn."""
     reader = FleetReader(Queries(look=0.1), FleetRules(), facts_every_s=facts_every_s)
 
     async def read():
         out = []
         for s in offsets:
-            async with Recording(Connection(url)) as client:
+            async with kind(Connection(url)) as client:
                 client.sent = []
                 out.append((await reader.read(client, T0 + s), client.sent))
         return out
@@ -324,6 +337,36 @@ def test_an_engine_that_came_in_a_new_job_and_went_down_is_down_in_the_refresh_t
     assert crasher.kv_usage_fraction is None and crasher.unknown["kv_usage_fraction"] == DOWN
     ((fresh, _),) = _reads(moving_url, [790])
     assert later.targets_down == fresh.targets_down
+
+
+def test_a_new_jobs_engine_that_went_down_is_down_where_the_refresh_reads_the_facts_again(moving_url):
+    """As above, but the refresh at 790 s is due to read the slow facts (the pools with them): its targets
+    down were narrowed to the jobs of the facts it replaces, so they are asked again in the new ones."""
+    (_, _), (later, sent) = _reads(moving_url, [700, 790], facts_every_s=60)
+    assert _pools_read(sent) and any('up{job=~"vllm|vllm-new"}' in q for q in sent)
+    ((fresh, _),) = _reads(moving_url, [790])
+    assert later.targets_down == fresh.targets_down and len(later.targets_down) == 1
+    assert "targets_down" not in later.unknown
+
+
+def test_a_failed_ask_again_of_the_targets_down_says_so_beside_the_first_answer(moving_url):
+    """The ask in the new job refused: the sample keeps the refresh's own answer (the old jobs' targets, none
+    down) and says the query failed, never an engine down or up that nobody read."""
+    refusing = _refusing('up{job=~"vllm|vllm-new"}')
+    (_, _), (later, sent) = _reads(moving_url, [700, 790], facts_every_s=3600, kind=refusing)
+    assert any('up{job=~"vllm|vllm-new"}' in q for q in sent)
+    assert later.targets_down == [] and later.state == "stale"
+    assert later.unknown["targets_down"].startswith("the query failed:") and "refused here" in later.error
+
+
+def test_a_failed_first_ask_of_the_targets_down_answered_again_is_no_failure(moving_url):
+    """The refresh's narrowed ask refused, the ask again in every job answered: the sample says what that
+    answer says, and no failure it no longer has."""
+    refusing = _refusing('up{job=~"vllm"}')
+    (_, _), (later, sent) = _reads(moving_url, [700, 790], facts_every_s=3600, kind=refusing)
+    assert any('up{job=~"vllm"}' in q for q in sent)
+    assert [t.get("job") for t in later.targets_down] == ["vllm-new"]
+    assert "targets_down" not in later.unknown and later.state == "ok", later.error
 
 
 def test_a_refresh_asks_for_targets_down_in_the_jobs_read_with_the_pools(fleet_url):
