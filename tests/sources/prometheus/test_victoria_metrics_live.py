@@ -53,7 +53,7 @@ def _until_seen(capsys, url: str) -> list[dict]:
     """`fleet check` until it has every node with its engine (each answer kept); fails after 90 s."""
     answers = []
     deadline = time.monotonic() + 90
-    while not answers or answers[-1]["coverage"]["joined"] < len(NODES):
+    while not answers or min(answers[-1]["coverage"][k] for k in ("nodes", "joined")) < len(NODES):
         assert time.monotonic() < deadline, f"{url} shows {answers[-1]['coverage']} after 90 s"
         answers.append(_check(capsys, url, "check")[1])
     return answers
