@@ -70,6 +70,7 @@ def test_figures_are_kept_between_evaluations_and_read_again_after_one(recorded_
 
     (_, _), (fresh, _) = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, moment + 3])
     assert kept.nodes == fresh.nodes and kept.stale_nodes == fresh.stale_nodes
+    assert kept.model_dump() == fresh.model_dump()  # its ages, warnings and GPUs read one by one too
     (_, _), (fresh, _) = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, moment + 6])
     assert again.nodes == fresh.nodes
 
