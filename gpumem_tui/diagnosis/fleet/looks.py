@@ -7,19 +7,32 @@ a pod holds one of its MIG GPU instances). docs/design/fleet.md says why."""
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cached_property
 
 from gpumem_tui.diagnosis.findings.records import Thresholds
 from gpumem_tui.diagnosis.fleet.headroom import as_planned_low, node_shares
 from gpumem_tui.sources.prometheus.client import Result
 from gpumem_tui.sources.prometheus.labels import node_label_of, node_of
-from gpumem_tui.sources.prometheus.read_rules import HeldGpu, Totals
+from gpumem_tui.sources.prometheus.read_rules import HeldGpu, LookMemo, Totals
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetNode, FleetSample, NodeLow
 from gpumem_tui.units import MIB
 
 MEMORY_FIELDS = ("used_bytes", "free_bytes", "reserved_bytes", "total_bytes")
 """A node's figures whose absence calls for a look (not other processes' memory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """What the look read of a node (its figures, least free, count under the fraction, engines' shares and
+    holds), its `low`, and the label it is read one by one by (None: it is not), with the labels that said so."""
+
+    read: tuple
+    low: NodeLow | None
+    label: str | None = None
+    labels: Mapping[str, str] | None = None
 
 
 class Looks:
@@ -51,6 +64,10 @@ class Looks:
         self.needs: dict[str, list[str]] = {}
         self.planned: dict[str, tuple[int, float]] = {}
         self.held: dict[str, list[int]] = {}
+        self.decided: dict[str, Decided] = {}
+        """Node -> what `low` read of it and decided (its `low`, and the label it is read one by one by)."""
+        self.before: dict[str, Decided] = {}
+        """The last refresh's look's `decided`, where it was made with the same settings (`follow`)."""
 
     @cached_property
     def mig(self) -> set[str]:
@@ -81,26 +98,55 @@ class Looks:
                 counts.setdefault(name, {})[s.labels.get("modelName") or "?"] = int(s.value)
         return counts
 
-    def with_engines(self, engines: list[FleetEngine]) -> None:
+    def with_engines(self, engines: list[FleetEngine], before: LookMemo | None = None) -> None:
         """What the node's engines plan (headroom.node_shares: per node, how many GPUs a joined engine states its
-        utilization for, and the smallest), and how many GPUs each model's engines hold on each node."""
+        utilization for, and the smallest), and how many GPUs each model's engines hold on each node; `before`:
+        a look whose engines read the same, whose sums are taken."""
+        if before is not None:
+            self.planned, self.held = before.planned, before.held
+            return
         self.planned = {node: (len(mine), min(mine.values())) for node, mine in node_shares(engines).items() if mine}
         self.held = _held(engines)
+
+    def follow(self, before: LookMemo) -> None:
+        """`before`'s decisions taken for the nodes whose inputs read the same, where it is a look of the same
+        settings, answers aside (the cards' totals, the join, the share, the thresholds, the count read)."""
+        if all(map(operator.is_, before.settings, self._settings())):
+            self.before = before.decided
+
+    def memo(self) -> LookMemo:
+        return LookMemo(self.decided, self.planned, self.held, self._settings())
+
+    def _settings(self) -> tuple[object, ...]:
+        return (self.counted, *self.parts[2:])
 
     def low(
         self, name: str, gpus: int, cards: Mapping[str, int], unknown: Mapping[str, str], total: int | None
     ) -> NodeLow | None:
         """The node's GPUs under the fraction where its engines planned them so (None: none, or the node needs a
-        look, which `needs` then says)."""
-        found = self._found(gpus, cards, unknown, total, self.least.get(name, {}), self.counts.get(name, {}))
+        look, which `needs` then says). Decided as `before` decided it where the node read the same."""
+        least, counts = self.least.get(name, {}), self.counts.get(name, {})
+        read = (gpus, cards, unknown, total, least, counts, self.planned.get(name), self.held.get(name))
+        was = self.before.get(name)
+        if was is not None and was.read == read and (was.label is None or was.labels == self.labels.get(name)):
+            decided = was
+        else:
+            decided = self._decided(name, read)
+        self.decided[name] = decided
+        if decided.label is not None:
+            self.needs.setdefault(decided.label, []).append(name)
+        return decided.low
+
+    def _decided(self, name: str, read: tuple) -> Decided:
+        gpus, cards, unknown, total, least, counts, *_ = read
+        found = self._found(gpus, cards, unknown, total, least, counts)
         shared = _shared(name, gpus, self.mig, self.held)
         if found is None and not shared:
-            return None
+            return Decided(read, None)
         if isinstance(found, NodeLow) and not shared and self._as_planned(name, found, gpus):
-            return found
+            return Decided(read, found)
         labels = self.labels.get(name)
-        self.needs.setdefault("Hostname" if labels is None else node_label_of(labels), []).append(name)
-        return None
+        return Decided(read, None, "Hostname" if labels is None else node_label_of(labels), labels)
 
     def again(self, sample: FleetSample) -> list[FleetNode]:
         """The sample's nodes looked at again, each with its `low` (a copy where it changes): where something

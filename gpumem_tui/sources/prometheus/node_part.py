@@ -16,7 +16,7 @@ from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet_engines import Counts
 from gpumem_tui.sources.prometheus.fleet_nodes import FIELDS, NodeMemo, Shape, Sums, nodes_of
 from gpumem_tui.sources.prometheus.labels import EXPORTER_POD, node_of, per_node
-from gpumem_tui.sources.prometheus.read_rules import NodeLook, Stale
+from gpumem_tui.sources.prometheus.read_rules import LookMemo, NodeLook, Stale
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetNode
 from gpumem_tui.units import MIB
 
@@ -47,6 +47,8 @@ class NodesKept:
     same: tuple[object, ...] = ()
     """What they were made of that is compared by value (the engines as the nodes read them, the stale rule)."""
     part: NodePart | None = None
+    look: LookMemo | None = None
+    """What the look the part was made with decided: a later look takes it where the nodes read the same."""
     made: NodeMemo = field(default_factory=dict)
     """Each node's record, for a refresh whose answers moved (fleet_nodes.nodes_of)."""
 
@@ -74,8 +76,12 @@ def node_part(
         sums = node_sums([*results.get("node_memory", EMPTY).series, *results.get("node_reserved", EMPTY).series])
     ages = per_node(results.get("nodes_age", EMPTY).series, min)  # the age of its newest sample
     seen = {node for s in results.get("nodes_seen", EMPTY).series if (node := node_of(s.labels)) is not None}
-    if looks is not None:
-        looks.with_engines(engines)
+    before = kept.look if kept is not None else None
+    if looks is not None:  # the last look's sums where the engines read the same, its decisions where nodes do
+        alike = before is not None and kept is not None and same[0] == kept.same[0]
+        looks.with_engines(engines, before if alike else None)
+        if before is not None:
+            looks.follow(before)
     nodes = nodes_of(counts, sums, engines, ages, seen, shapes, looks, None if kept is None else kept.made)
     old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
     old |= dict.fromkeys(seen - set(ages))
@@ -83,7 +89,7 @@ def node_part(
     needs = {} if looks is None else {label: list(names) for label, names in looks.needs.items()}
     part = NodePart(nodes, old, max(fresh) if fresh else None, _exporter_pods(set(counts) | seen), needs)
     if kept is not None:
-        kept.parts, kept.same, kept.part = parts, same, part
+        kept.parts, kept.same, kept.part, kept.look = parts, same, part, None if looks is None else looks.memo()
     return part
 
 

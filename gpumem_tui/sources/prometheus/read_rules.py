@@ -5,7 +5,8 @@ the judge's to say."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from gpumem_tui.sources.prometheus.client import Result
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetNode, FleetSample, NodeLow
@@ -27,6 +28,18 @@ class HeldGpu(Protocol):
     def pods(self) -> tuple[str, ...]: ...
 
 
+@dataclass(frozen=True)
+class LookMemo:
+    """What a refresh's look decided, kept for the next refresh's (node_part.py): each node's decision, the
+    engines' sums, and the settings it was made with (compared by identity). Not the look itself: that holds the
+    whole refresh's answers."""
+
+    decided: dict[str, Any]
+    planned: dict[str, tuple[int, float]]
+    held: dict[str, list[int]]
+    settings: tuple[object, ...]
+
+
 class NodeLook(Protocol):
     """The overview's look at each node of one refresh: each node's `low` as its record is made, and `needs`,
     the nodes to read GPU by GPU, by the label that names them."""
@@ -36,7 +49,13 @@ class NodeLook(Protocol):
     """What the look is made of (its answers, the cards' totals, the join, its settings): a look of the same
     parts looks alike."""
 
-    def with_engines(self, engines: list[FleetEngine]) -> None: ...
+    def with_engines(self, engines: list[FleetEngine], before: LookMemo | None = None) -> None: ...
+
+    def follow(self, before: LookMemo) -> None:
+        """Take the last refresh's look's decisions for the nodes that read the same."""
+
+    def memo(self) -> LookMemo:
+        """What this look decided, for the next refresh's (`follow`, `with_engines`)."""
 
     def low(
         self, name: str, gpus: int, cards: Mapping[str, int], unknown: Mapping[str, str], total: int | None

@@ -66,3 +66,25 @@ def test_a_node_that_needs_a_look_is_named_again_when_its_nodes_are_kept():
     assert looks.needs == {"Hostname": ["node-a"]}
     again, looks = _part(answers, [_engine()], kept)
     assert again is first and looks.needs == {"Hostname": ["node-a"]}
+
+
+def _least(answers: dict[str, Result], free: dict[str, float]) -> dict[str, Result]:
+    """The answers with each node's least free MiB on its H100s (`node_least_free`), as new objects."""
+    series = [Series({"Hostname": n, "modelName": "H100"}, v, 0.0) for n, v in free.items()]
+    return {**answers, "node_least_free": Result(series)}
+
+
+def test_a_later_look_takes_the_last_decisions_where_a_node_reads_the_same():
+    """New answers that read the same make the nodes again, but each node's look is the last one's; a node whose
+    least free memory fell under the look share is decided anew (and now needs a look)."""
+    kept = NodesKept()
+    _, first = _part(_least(_answers(), {"node-a": 40000.0}), [_engine()], kept)
+    _, same = _part(_least(_answers(), {"node-a": 40000.0}), [_engine()], kept)
+    assert same.decided["node-a"] is first.decided["node-a"] and same.needs == first.needs == {}
+    assert same.planned is first.planned and same.held is first.held  # the engines read the same: their sums kept
+    _, moved = _part(_least(_answers(), {"node-a": 40000.0}), [_engine(node=None)], kept)
+    assert moved.planned == {} and moved.held == {}
+    part, fell = _part(_least(_answers(), {"node-a": 100.0}), [_engine()], kept)
+    assert fell.decided["node-a"] is not same.decided["node-a"] and fell.needs == {"Hostname": ["node-a"]}
+    fresh_part, fresh = _part(_least(_answers(), {"node-a": 100.0}), [_engine()], NodesKept())
+    assert fresh.needs == fell.needs and fresh_part.nodes == part.nodes
