@@ -191,7 +191,7 @@ class FleetReader:
             return await read_full(client, self.queries, at, self.read_rules.stale)
         facts = self.facts
         due = facts is None or not facts.at <= at < facts.at + self.facts_every_s
-        narrowed = _jobs(None if facts is None else facts.results.get("pool_jobs"))  # as `_asked` asks targets down
+        narrowed = _jobs(None if facts is None else facts.results.get("pool_jobs"))  # the jobs targets down is asked in
         if self.looked is not None:
             r = await self._rest(client)
         elif facts is None and self.rules is None:
@@ -199,7 +199,7 @@ class FleetReader:
             if self.looked is not None:
                 return self._glance(client.connection.url, r, at)
         else:
-            r = await self._refresh(client, at, due, look)
+            r = await self._refresh(client, at, due, look, narrowed)
         await self._keep_facts(client, r, at, due)
         await self._again(client, r, at, look)
         await self._down_again(client, r, narrowed, at)
@@ -235,10 +235,11 @@ class FleetReader:
         reading = list(dict.fromkeys(LATER.values()))
         return sample.model_copy(update={"node_figures_from": _figures_from(r.q), "reading": reading})
 
-    async def _refresh(self, client: PrometheusClient, at: float, due: bool, look: float) -> _Round:
-        """A later refresh: its queries, the facts when due, else the pools or whether they changed."""
+    async def _refresh(self, client: PrometheusClient, at: float, due: bool, look: float, jobs: list[str]) -> _Round:
+        """A later refresh: its queries, the facts when due, else the pools or whether they changed; targets down
+        in `jobs` (those the facts' pools name; none: an hour back)."""
         q = replace(self.queries, rules=bool(self.rules))
-        promql = self._asked(q, at, due, look)
+        promql = self._asked(q, at, due, look, jobs)
         results, failures = await self._answers(client, q, promql, at)
         facts = self.facts
         if facts is not None and "pools" not in promql and "engine_counters" in promql:
@@ -269,13 +270,13 @@ class FleetReader:
             raise asked
         return {**kept[0], **asked[0]}, {**kept[1], **asked[1]}
 
-    def _asked(self, q: Queries, at: float, due: bool, look: float) -> dict[str, str]:
-        """What a later refresh asks at `at`."""
+    def _asked(self, q: Queries, at: float, due: bool, look: float, jobs: list[str]) -> dict[str, str]:
+        """What a later refresh asks at `at`, targets down in `jobs`."""
         facts = self.facts
         promql = _promql(q, FAST)
         if facts is not None and (bounds := low_bounds(facts.results["card_totals"], look)):
             promql["node_low"] = TABLE["node_low"].promql(q, bounds)
-        if facts is not None and (jobs := _jobs(facts.results.get("pool_jobs"))):
+        if jobs:
             promql["targets_down"] = TABLE["targets_down"].promql(q, jobs)
         if due or facts is None:
             return promql | _promql(q, FACTS)
