@@ -1,23 +1,37 @@
-"""How far behind the asked time a server answers. VictoriaMetrics evaluates an instant query as of
-`-search.latencyOffset` (30 s by default) before the time asked where that time is closer to now, so its
-newest 30 s of samples are hidden and `time()` itself is 30 s behind; Prometheus evaluates at the time asked.
-One `vector(time())` query at the time asked measures it, whatever the server is called. Read once per reader
-and again with its slow facts: a server's setting, not the fleet's."""
+"""How far behind the asked time a server answers, and the moment to ask a read's queries at. VictoriaMetrics
+evaluates an instant query as of `-search.latencyOffset` (30 s by default) before the time asked where that time
+is closer to now, so its newest 30 s of samples are hidden; Prometheus evaluates at the time asked. One
+`vector(time())` query at the time asked measures it. The server moves each query back from its own arrival, so a
+read asks all its queries at the moment the probe was answered as of, which the server keeps as asked: one
+moment for the whole read (docs/fleet.md, VictoriaMetrics)."""
 
 from __future__ import annotations
+
+import math
+from typing import NamedTuple
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError
 
 PROBE = "vector(time())"
 
 
-async def held_back_s(client: PrometheusClient, at: float) -> float | None:
-    """Seconds the server's evaluation time is behind `at` (0 where it evaluates at `at`); None where the probe
-    has no answer (a proxy that refuses it, a server that is down: the read itself says so)."""
+class Moment(NamedTuple):
+    """When to ask a read's queries (`asked`), and the seconds the server answers behind the time asked (`held_s`:
+    whole seconds, 0 where it answers at it; None where the probe has no answer or a spoilt one: a proxy that
+    refuses or mangles it, a server that is down, which the read itself says)."""
+
+    asked: float
+    held_s: float | None
+
+
+async def moment(client: PrometheusClient, at: float) -> Moment:
+    """The moment to ask a read at `at` at: `at` itself, or where the server answers behind it, the moment it
+    answered the probe as of (its own clock's: a client's clock ahead of the server's moves nothing)."""
     try:
         answer = await client.query(PROBE, at)
     except PrometheusError:
-        return None
-    if len(answer.series) != 1:
-        return None
-    return float(max(0, round(at - answer.series[0].value)))  # whole seconds: the server may round `at`
+        return Moment(at, None)
+    if len(answer.series) != 1 or not math.isfinite(answer.series[0].value):
+        return Moment(at, None)
+    held = float(max(0, round(at - answer.series[0].value)))  # whole seconds: the server may round `at`
+    return Moment(answer.series[0].value if held else at, held)

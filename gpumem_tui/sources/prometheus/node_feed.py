@@ -13,6 +13,7 @@ from dataclasses import replace
 from gpumem_tui.models import Sample
 from gpumem_tui.sources.feed import Feed, Past
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.held_back import moment
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 from gpumem_tui.sources.prometheus.node_history import SPAN_S, NodeHistoryReader
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
@@ -29,7 +30,9 @@ from gpumem_tui.sources.prometheus.read_rules import Stale
 
 async def read_node(client: PrometheusClient, queries: NodeQueries, at: float, stale: Stale) -> NodeRead:
     """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
-    host); `stale`: the judge's rule. Raises PrometheusError when no query could be read."""
+    host), each asked at the one moment the server answers as of (held_back.py); `stale`: the judge's rule.
+    Raises PrometheusError when no query could be read."""
+    at = (await moment(client, at)).asked
     results, failures, errors = await _ask(client, queries.first_round(), at)
     more, failed, _ = await _ask(client, second_round(queries, results), at)
     more, names = second_answers(more, queries.node)

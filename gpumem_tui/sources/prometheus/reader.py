@@ -28,7 +28,7 @@ from gpumem_tui.sources.prometheus.fleet import (
     read_full,
 )
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
-from gpumem_tui.sources.prometheus.held_back import held_back_s
+from gpumem_tui.sources.prometheus.held_back import Moment, moment
 from gpumem_tui.sources.prometheus.kept_recorded import KEPT, KeptRecorded
 from gpumem_tui.sources.prometheus.labels import node_of
 from gpumem_tui.sources.prometheus.node_part import NodesKept
@@ -164,23 +164,20 @@ class FleetReader:
         return frozenset(self._keys(results))
 
     async def read(self, client: PrometheusClient, at: float) -> FleetSample:
-        """One sample at `at`, with how far behind `at` the server answers (measured beside the first read and
-        with the slow facts). Raises PrometheusError when no query could be read."""
-        import asyncio
-
-        if self.looked is not None:  # the rest of a first look: the same moment, so the whole picture is one
-            at = self.looked[1]
+        """One sample at `at`, with how far behind `at` the server answers (measured with the slow facts, and at
+        each read while it answers behind): its queries all asked at the one moment it answers as of
+        (held_back.py). Raises PrometheusError when no query could be read."""
         due = self.held is None or not self.held[0] <= at < self.held[0] + self.facts_every_s
-        # both run to their end before the read's failure is raised: no request is left in flight; no collection
-        # during the read: its answers die with it, so collecting meanwhile only walked them (gc_pause.py)
+        found = Moment(at, None)
+        # no collection during the read: its answers die with it, so collecting meanwhile only walked them
         with paused_gc():
-            sample, held = await asyncio.gather(
-                self._read(client, at), held_back_s(client, at) if due else _none(), return_exceptions=True
-            )
-        if isinstance(sample, BaseException):
-            raise sample
-        if due:
-            self.held = (at, held if isinstance(held, float) else 0.0)
+            if self.looked is not None:  # the rest of a first look: its moment, so the whole picture is one
+                found, due = Moment(self.looked[1], None), False
+            elif due or (self.held is not None and self.held[1]):
+                found = await moment(client, at)
+            sample = await self._read(client, found.asked)
+        if due or found.held_s is not None:
+            self.held = (at if due or self.held is None else self.held[0], found.held_s or 0.0)
         if self.held is None or not self.held[1]:
             return sample
         return sample.model_copy(update={"held_back_s": self.held[1]})
@@ -391,10 +388,6 @@ class FleetReader:
         memory = project(more, r.q.labels).get("gpu_memory", NO_ANSWER).series
         gpus = looker.kept(gpus_of(memory, identities), sample, identities)
         return sample.model_copy(update={"gpus": _with_listed(gpus, sample.gpus)})
-
-
-async def _none() -> None:
-    return None
 
 
 def _figures_from(q: Queries) -> NodeFigures:

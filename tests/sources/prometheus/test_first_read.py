@@ -11,6 +11,7 @@ import pytest
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet, verdict
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.held_back import PROBE
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
@@ -92,7 +93,10 @@ def _sent(log: list[tuple[str, str]]) -> list[str]:
 
 @pytest.mark.parametrize("server", ["fleet_url", "recorded_url"])
 def test_what_does_not_depend_on_the_rules_is_sent_before_any_answer(server, request):
+    """Before any answer but the probe's, which goes first: the moment every query is asked at (held_back.py)."""
     _, log = _first(request.getfixturevalue(server))
+    assert log[:2] == [("sent", PROBE), ("answered", PROBE)]
+    log = log[2:]
     first_answer = next(i for i, (what, _) in enumerate(log) if what == "answered")
     sent_first = {promql for _, promql in log[:first_answer]}
     assert [name for name in INDEPENDENT if TABLE[name].promql(OVERVIEW) not in sent_first] == []

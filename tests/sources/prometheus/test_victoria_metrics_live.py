@@ -5,6 +5,7 @@ holds its newest samples back, where a node would otherwise look fresh while 30 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -14,6 +15,13 @@ from typing import Any
 import pytest
 
 from gpumem_tui.cli import main
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.held_back import PROBE
+from gpumem_tui.sources.prometheus.node_feed import read_node
+from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.export.exporter import demo_exporters
 from tests.sources.prometheus.server import require_prometheus, running, scrape_config
 from tests.sources.prometheus.victoria import require_victoria_metrics, victoria
@@ -118,3 +126,44 @@ def test_a_node_over_the_held_back_server_says_what_prometheus_says(servers, cap
             code = main(["check", "--prometheus", url, "--node", node, "--json"])
             said[url] = (code, _normal(json.loads(capsys.readouterr().out), url))
         assert said[prometheus] == said[held]
+
+
+class Asked(PrometheusClient):
+    """The real client, with the time each instant query was asked at and the probe's answer kept."""
+
+    asked: list[tuple[str, float]]
+    probed: list[float]
+
+    async def query(self, promql: str, at: float) -> Result:
+        answer = await super().query(promql, at)
+        self.asked.append((promql, at))
+        if promql == PROBE:
+            self.probed.append(answer.series[0].value)
+        return answer
+
+
+def _asked(url: str, read) -> tuple[list[tuple[str, float]], list[float]]:
+    async def run():
+        async with Asked(Connection(url)) as client:
+            client.asked, client.probed = [], []
+            await read(client)
+            return client.asked, client.probed
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("read", ["fleet", "node"])
+def test_every_query_of_a_read_is_asked_at_the_moment_the_held_back_server_answers_as_of(servers, read):
+    """The server moves a query asked at now back from its own arrival: asked at now, the queries of one read
+    would each see their own moment (a node's first scrape in one answer, its findings missing from another).
+    Each read asks the probe first, then every query at the moment the probe was answered as of, 30 s back."""
+    *_, held = servers
+    now = time.time()
+    if read == "fleet":
+        reader = FleetReader(Queries(look=0.1), FleetRules())
+        asked, probed = _asked(held, lambda client: reader.read(client, now))
+    else:
+        asked, probed = _asked(held, lambda client: read_node(client, NodeQueries("node-1"), now, FleetRules().stale))
+    assert asked[0] == (PROBE, now) and len(probed) == 1
+    assert probed[0] == pytest.approx(now - HELD_BACK_S, abs=5)
+    assert len(asked) > 5 and {at for _, at in asked[1:]} == {probed[0]}
