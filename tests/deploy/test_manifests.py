@@ -106,11 +106,13 @@ def test_the_optional_network_policy_admits_the_scrapers_to_the_exporter_port():
     [rule] = policy["spec"]["ingress"]
     [container] = pod_spec()["containers"]
     assert rule["ports"] == [{"port": container["ports"][0]["name"], "protocol": "TCP"}]
-    scrapers = {peer["podSelector"]["matchLabels"]["app.kubernetes.io/name"] for peer in rule["from"]}
-    assert scrapers == {"prometheus", "vmagent"}
-    # each peer the scraper's pods in any namespace: both selectors in one peer (ANDed); a peer without the
-    # namespace selector is the policy's own namespace only, one of them alone a peer of its own (ORed)
-    assert all(peer.keys() == {"namespaceSelector", "podSelector"} for peer in rule["from"])
+    [peer] = rule["from"]
+    [names] = peer["podSelector"]["matchExpressions"]
+    assert (names["key"], names["operator"]) == ("app.kubernetes.io/name", "In")
+    assert set(names["values"]) == {"prometheus", "prometheus-agent", "vmagent", "vmsingle", "alloy"}
+    # the scrapers' pods in any namespace: both selectors in one peer (ANDed); a peer without the namespace
+    # selector is the policy's own namespace only, one of them alone a peer of its own (ORed)
+    assert peer.keys() == {"namespaceSelector", "podSelector"}
     assert all(peer["namespaceSelector"] == {} for peer in rule["from"])
 
 
