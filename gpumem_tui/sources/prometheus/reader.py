@@ -170,6 +170,7 @@ class FleetReader:
         due = self.held is None or not self.held[0] <= at < self.held[0] + self.facts_every_s
         found = Moment(at, None)
         # no collection during the read: its answers die with it, so collecting meanwhile only walked them
+        # (gc_pause.py)
         with paused_gc():
             if self.looked is not None:  # the rest of a first look: its moment, so the whole picture is one
                 found, due = Moment(self.looked[1], None), False
