@@ -11,14 +11,19 @@ import math
 from typing import NamedTuple
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError
+from gpumem_tui.sources.prometheus.queries import LOOK_BACK_S
 
 PROBE = "vector(time())"
+MOST_HELD_S = LOOK_BACK_S
+"""The most a hold-back can be: a server setting of seconds (VictoriaMetrics' 30 s). An answer further back than
+the fleet looks for a node at all (the hour) is spoilt (a proxy's, a clock of 1970): asked there, the read would
+hold nothing of the time asked."""
 
 
 class Moment(NamedTuple):
     """When to ask a read's queries (`asked`), and the seconds the server answers behind the time asked (`held_s`:
-    whole seconds, 0 where it answers at it; None where the probe has no answer or a spoilt one: a proxy that
-    refuses or mangles it, a server that is down, which the read itself says)."""
+    whole seconds, 0 where it answers at it; None where the probe has no answer or a spoilt one, not a number or
+    over MOST_HELD_S: a proxy that refuses or mangles it, a server that is down, which the read itself says)."""
 
     asked: float
     held_s: float | None
@@ -34,4 +39,6 @@ async def moment(client: PrometheusClient, at: float) -> Moment:
     if len(answer.series) != 1 or not math.isfinite(answer.series[0].value):
         return Moment(at, None)
     held = float(max(0, round(at - answer.series[0].value)))  # whole seconds: the server may round `at`
+    if held > MOST_HELD_S:
+        return Moment(at, None)
     return Moment(answer.series[0].value if held else at, held)

@@ -16,13 +16,13 @@ import pytest
 
 from gpumem_tui.cli import main
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
 from gpumem_tui.sources.prometheus.held_back import PROBE
 from gpumem_tui.sources.prometheus.node_feed import read_node
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.export.exporter import demo_exporters
+from tests.sources.prometheus.asked import asked
 from tests.sources.prometheus.server import require_prometheus, running, scrape_config
 from tests.sources.prometheus.victoria import require_victoria_metrics, victoria
 
@@ -128,28 +128,8 @@ def test_a_node_over_the_held_back_server_says_what_prometheus_says(servers, cap
         assert said[prometheus] == said[held]
 
 
-class Asked(PrometheusClient):
-    """The real client, with the time each instant query was asked at and the probe's answer kept."""
-
-    asked: list[tuple[str, float]]
-    probed: list[float]
-
-    async def query(self, promql: str, at: float) -> Result:
-        answer = await super().query(promql, at)
-        self.asked.append((promql, at))
-        if promql == PROBE:
-            self.probed.append(answer.series[0].value)
-        return answer
-
-
 def _asked(url: str, read) -> tuple[list[tuple[str, float]], list[float]]:
-    async def run():
-        async with Asked(Connection(url)) as client:
-            client.asked, client.probed = [], []
-            await read(client)
-            return client.asked, client.probed
-
-    return asyncio.run(run())
+    return asyncio.run(asked(url, read))
 
 
 @pytest.mark.parametrize("read", ["fleet", "node"])
