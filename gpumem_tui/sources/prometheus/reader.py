@@ -178,10 +178,18 @@ class FleetReader:
                 found = await moment(client, at)
             sample = await self._read(client, found.asked)
         if due or found.held_s is not None:
-            self.held = (at if due or self.held is None else self.held[0], found.held_s or 0.0)
+            self.held = (at if due or self.held is None else self.held[0], self._held_s(found))
         if self.held is None or not self.held[1]:
             return sample
         return sample.model_copy(update={"held_back_s": self.held[1]})
+
+    def _held_s(self, found: Moment) -> float:
+        """The hold-back `found` measured; where the probe had no answer, the one measured before (0: none): a
+        failed probe is not a server that stopped holding back, and the next read probes again while it is over
+        0, so its queries are asked at one moment."""
+        if found.held_s is not None:
+            return found.held_s
+        return 0.0 if self.held is None else self.held[1]
 
     async def _read(self, client: PrometheusClient, at: float) -> FleetSample:
         look = self.queries.look
