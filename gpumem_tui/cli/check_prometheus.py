@@ -49,7 +49,8 @@ async def from_prometheus(
             read = await read_node(client, queries, moment, stale)
             if history_s is not None:
                 try:
-                    past = await read_node_history(client, queries, moment, history_s, stale)
+                    end = read.fleet.evaluated_at  # the read's moment: where the server answers behind, not now
+                    past = await read_node_history(client, queries, end, history_s, stale)
                 except PrometheusError as exc:
                     warnings.append(f"forensics unknown, because the range read failed: {exc}")
     except PrometheusError as exc:
@@ -59,7 +60,7 @@ async def from_prometheus(
     history.add(sample)
     plans = engine_plans(sample, catalog, manual)
     found = judge_node(diagnose(plans, sample, history, thresholds), read.fleet, thresholds)
-    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(moment))
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(read.fleet.evaluated_at))
     where = f"node {node} in Prometheus {connection.url} at {when}"
     # `fleet check` plans each engine from the catalog: so is the fleet's side compared here
     said = differences(found, judge_fleet(plan_fleet(read.fleet, catalog), thresholds), node)

@@ -5,16 +5,14 @@ since. Said beside the data age, never as a stale or absent node."""
 
 from __future__ import annotations
 
-SAID_FROM_S = 1.0
-"""A hold-back under this is the server's rounding of the time asked, not a setting."""
+from gpumem_tui.sources.prometheus.held_back import answers_as_of
 
 
 def data_age(age_s: float | None, held_back_s: float) -> str:
     """The header's data age: the newest data's age as the server counts it, plus what it holds back."""
-    if held_back_s < SAID_FROM_S:
+    why = answers_as_of(held_back_s)
+    if why is None:
         return "unknown" if age_s is None else f"{age_s:.0f} s"
-    held = f"{held_back_s:.0f} s"
-    why = f"the server answers as of {held} ago (VictoriaMetrics' -search.latencyOffset)"
     if age_s is None:
         return f"unknown: {why}, so a node that began reporting since is not shown yet"
-    return f"{age_s + held_back_s:.0f} s, {held} of it held back: {why}"
+    return f"{age_s + held_back_s:.0f} s, {held_back_s:.0f} s of it held back: {why}"

@@ -18,6 +18,8 @@ MOST_HELD_S = LOOK_BACK_S
 """The most a hold-back can be: a server setting of seconds (VictoriaMetrics' 30 s). An answer further back than
 the fleet looks for a node at all (the hour) is spoilt (a proxy's, a clock of 1970): asked there, the read would
 hold nothing of the time asked."""
+SAID_FROM_S = 1.0
+"""A hold-back under this is the server's rounding of the time asked, not a setting."""
 
 
 class Moment(NamedTuple):
@@ -42,3 +44,11 @@ async def moment(client: PrometheusClient, at: float) -> Moment:
     if held > MOST_HELD_S:
         return Moment(at, None)
     return Moment(answer.series[0].value if held else at, held)
+
+
+def answers_as_of(held_s: float) -> str | None:
+    """What a hold-back means, in the words the fleet's data age and the node's notes share; None under
+    SAID_FROM_S."""
+    if held_s < SAID_FROM_S:
+        return None
+    return f"the server answers as of {held_s:.0f} s ago (VictoriaMetrics' -search.latencyOffset)"

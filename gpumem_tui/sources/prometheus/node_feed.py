@@ -32,7 +32,8 @@ async def read_node(client: PrometheusClient, queries: NodeQueries, at: float, s
     """The node's series at `at`: its GPUs, pods and age first, then the engines of those pods (and of its
     host), each asked at the one moment the server answers as of (held_back.py); `stale`: the judge's rule.
     Raises PrometheusError when no query could be read."""
-    at = (await moment(client, at)).asked
+    found = await moment(client, at)
+    at = found.asked
     results, failures, errors = await _ask(client, queries.first_round(), at)
     more, failed, _ = await _ask(client, second_round(queries, results), at)
     more, names = second_answers(more, queries.node)
@@ -44,7 +45,10 @@ async def read_node(client: PrometheusClient, queries: NodeQueries, at: float, s
     failures |= failed
     if not results:
         raise errors[0]  # as the server failed: down, auth or timeout
-    return node_read(client.connection.url, at, results, failures, queries, stale)
+    read = node_read(client.connection.url, at, results, failures, queries, stale)
+    if not found.held_s:
+        return read
+    return replace(read, fleet=read.fleet.model_copy(update={"held_back_s": found.held_s}))
 
 
 async def _ask(

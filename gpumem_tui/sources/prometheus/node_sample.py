@@ -14,6 +14,7 @@ from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, SourceError
 from gpumem_tui.sources.prometheus.client import RangeResult, Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
+from gpumem_tui.sources.prometheus.held_back import answers_as_of
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice, host_of, node_of, projected, workload_of
 from gpumem_tui.sources.prometheus.node_queries import ELSEWHERE, EXPORTED, EXPORTER_ONLY, NAMES, NodeQueries
 from gpumem_tui.sources.prometheus.read_rules import Stale
@@ -175,6 +176,8 @@ def node_sample(read: NodeRead, node: str) -> Sample:
     if fleet.error:
         errors.append(SourceError(source=SOURCE, message=f"some queries failed: {fleet.error}"))
     errors += [SourceError(source=SOURCE, message=f"the server said: {w}") for w in fleet.warnings]
+    if (held := answers_as_of(fleet.held_back_s)) is not None:  # the node's age counts it: say why it is older
+        errors.append(SourceError(source=SOURCE, message=f"{held}: the node's data is that much older"))
     if age is None:
         errors.append(
             SourceError(

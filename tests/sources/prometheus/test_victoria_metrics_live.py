@@ -16,9 +16,11 @@ import pytest
 
 from gpumem_tui.cli import main
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.held_back import PROBE
 from gpumem_tui.sources.prometheus.node_feed import read_node
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
+from gpumem_tui.sources.prometheus.node_sample import node_sample
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.reader import FleetReader
 from tests.export.exporter import demo_exporters
@@ -147,3 +149,30 @@ def test_every_query_of_a_read_is_asked_at_the_moment_the_held_back_server_answe
     assert asked[0] == (PROBE, now) and len(probed) == 1
     assert probed[0] == pytest.approx(now - HELD_BACK_S, abs=5)
     assert len(asked) > 5 and {at for _, at in asked[1:]} == {probed[0]}
+
+
+def test_the_node_read_says_the_server_holds_back_and_dates_its_sample_as_old_as_it_is(servers, capsys):
+    """The node's screen over the held-back server: its sample is dated when the node's data was taken (30 s and
+    more before now, as the fleet's data age says), and its notes say why, in the fleet's words; over Prometheus
+    neither."""
+    prometheus, _, held = servers
+    _until_seen(capsys, held)
+    said = {}
+    for url in (prometheus, held):
+        now = time.time()
+        read = asyncio.run(_node(url, now))
+        sample = node_sample(read, "node-1")
+        notes = [e.message for e in sample.errors if "answers as of" in e.message]
+        said[url] = (now - sample.timestamp, notes, read.fleet.held_back_s)
+    age, notes, held_back = said[held]
+    assert held_back == HELD_BACK_S and age >= HELD_BACK_S
+    assert notes == [
+        "the server answers as of 30 s ago (VictoriaMetrics' -search.latencyOffset): the node's data is that much older"
+    ]
+    age, notes, held_back = said[prometheus]
+    assert (notes, held_back) == ([], 0.0) and age < HELD_BACK_S
+
+
+async def _node(url: str, at: float):
+    async with PrometheusClient(Connection(url)) as client:
+        return await read_node(client, NodeQueries("node-1"), at, FleetRules().stale)
