@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from gpumem_tui.sources.prometheus import gpumem_export
+from gpumem_tui.sources.prometheus.answer_forms import LOOKBACK_S
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.queries import NODE_LABELS, RECORDED, Queries, literal_regex
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
@@ -26,8 +27,6 @@ RECORDED_AGES = "nodes_age recorded"
 the sample's ages, as a refresh reads them."""
 RULED = names(lambda q: q.recorded and q.name not in (LOW, REPORTING))
 """The queries of the first read that wait to be read from the rules' series where the server has them."""
-LOOKBACK_S = 300.0
-"""Prometheus's default lookback: an instant query sees a series with a sample this long before."""
 Bounds = Callable[[Result], dict[str, float]]
 """The cards' totals answer -> card model -> the free MiB under which a GPU is counted (reader.py)."""
 Answers = dict[str, Result | PrometheusError]

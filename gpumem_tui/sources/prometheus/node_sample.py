@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from gpumem_tui.engine_records import EndpointStatus, EngineRecord
 from gpumem_tui.models import GpuRecord, MigInstance, ProcessRecord, Sample, SourceError
+from gpumem_tui.sources.prometheus.answer_forms import LOOKBACK_S
 from gpumem_tui.sources.prometheus.client import RangeResult, Result, Series
 from gpumem_tui.sources.prometheus.fleet import build
 from gpumem_tui.sources.prometheus.held_back import answers_as_of
@@ -201,7 +202,7 @@ def node_sample(read: NodeRead, node: str) -> Sample:
 
 def _seen_at(fleet: FleetSample) -> float:
     """A node past the lookback: its data is at least 5 min old; the sample is dated then, to look stale."""
-    return max(0.0, fleet.evaluated_at - 300.0)
+    return max(0.0, fleet.evaluated_at - LOOKBACK_S)
 
 
 def _index(gpu: FleetGpu) -> int | None:
