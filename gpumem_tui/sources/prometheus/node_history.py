@@ -21,6 +21,7 @@ from gpumem_tui.sources.prometheus.client import (
     Series,
     sorted_answers,
 )
+from gpumem_tui.sources.prometheus.held_back import moment
 from gpumem_tui.sources.prometheus.history import span_words, step_for
 from gpumem_tui.sources.prometheus.labels import AUTO, LabelChoice
 from gpumem_tui.sources.prometheus.node_queries import EXPORTER_ONLY, NodeQueries
@@ -219,7 +220,8 @@ class NodeHistoryReader:
 
         async def read() -> NodeHistory:
             async with PrometheusClient(self.connection, query_timeout_s=self.timeout_s) as client:
-                end = time.time() if self.at is None else self.at
+                # now: as of the moment the server answers (held_back.py), whose last points it has whole
+                end = (await moment(client, time.time())).asked if self.at is None else self.at
                 queries = NodeQueries(self.node, self.matchers, self.labels)
                 return await read_node_history(client, queries, end, self.span_s, self.stale)
 

@@ -19,6 +19,7 @@ from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
 from gpumem_tui.sources.prometheus.held_back import PROBE
 from gpumem_tui.sources.prometheus.node_feed import read_node
+from gpumem_tui.sources.prometheus.node_history import NodeHistoryReader
 from gpumem_tui.sources.prometheus.node_queries import NodeQueries
 from gpumem_tui.sources.prometheus.node_sample import node_sample
 from gpumem_tui.sources.prometheus.queries import Queries
@@ -176,3 +177,14 @@ def test_the_node_read_says_the_server_holds_back_and_dates_its_sample_as_old_as
 async def _node(url: str, at: float):
     async with PrometheusClient(Connection(url)) as client:
         return await read_node(client, NodeQueries("node-1"), at, FleetRules().stale)
+
+
+def test_the_node_history_ends_where_the_server_answers_as_of(servers, capsys):
+    """The node screen's history (`f`, read to now): over the held-back server it ends 30 s back, at the moment
+    the node read is asked at, not at now, whose last 30 s the server does not hold yet; over Prometheus at now."""
+    prometheus, _, held = servers
+    _until_seen(capsys, held)
+    for url, back in ((prometheus, 0.0), (held, HELD_BACK_S)):
+        now = time.time()
+        history = NodeHistoryReader(Connection(url), "node-1", span_s=60.0, stale=FleetRules().stale).read()
+        assert now - back - 2 <= history.end <= time.time() - back, (url, now - history.end)
