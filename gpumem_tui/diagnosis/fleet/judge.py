@@ -14,6 +14,7 @@ from gpumem_tui.diagnosis.fleet.memory import headroom_low
 from gpumem_tui.diagnosis.fleet.plan_findings import plan_findings
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.diagnosis.fleet.stale import source_stale, stale
+from gpumem_tui.sources.prometheus.held_back import SAID_FROM_S
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
 
@@ -28,7 +29,10 @@ def nothing_read(sample: FleetSample) -> str | None:
     the screen says so: a source that answers is not a fleet that is ok."""
     if sample.nodes or sample.engines or sample.reading:  # a first look: the hour's nodes and the engines to come
         return None
-    return f"no node and no engine within the hour ({sample.unknown.get('memory', 'no series')})"
+    why = sample.unknown.get("memory", "no series")
+    if sample.held_back_s >= SAID_FROM_S:  # the server's moment is not now: a node may have come since
+        why = f"{why} as of {sample.held_back_s:.0f} s ago"
+    return f"no node and no engine within the hour ({why})"
 
 
 UNKNOWN = 3
