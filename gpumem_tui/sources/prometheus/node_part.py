@@ -68,18 +68,20 @@ def node_part(
     whose part is returned where it was made of the same (then `looks.needs` is set from it)."""
     parts = (counts, shapes, *(results.get(name) for name in ANSWERS), *(() if looks is None else looks.parts))
     same = (tuple(_as_nodes_read(e) for e in engines), stale, sums is None)
-    if kept is not None and kept.part is not None and _same(parts, kept.parts) and same == kept.same:
-        if looks is not None:
-            looks.needs = {label: list(names) for label, names in kept.part.needs.items()}
-        return kept.part
+    engines_alike = False  # the engines as the nodes read them, compared once (10,000 of them: 10-14 ms)
+    if kept is not None and kept.part is not None:
+        engines_alike = same[0] == kept.same[0]
+        if engines_alike and _same(parts, kept.parts) and same[1:] == kept.same[1:]:
+            if looks is not None:
+                looks.needs = {label: list(names) for label, names in kept.part.needs.items()}
+            return kept.part
     if sums is None:
         sums = node_sums([*results.get("node_memory", EMPTY).series, *results.get("node_reserved", EMPTY).series])
     ages = per_node(results.get("nodes_age", EMPTY).series, min)  # the age of its newest sample
     seen = {node for s in results.get("nodes_seen", EMPTY).series if (node := node_of(s.labels)) is not None}
     before = kept.look if kept is not None else None
     if looks is not None:  # the last look's sums where the engines read the same, its decisions where nodes do
-        alike = before is not None and kept is not None and same[0] == kept.same[0]
-        looks.with_engines(engines, before if alike else None)
+        looks.with_engines(engines, before if engines_alike else None)
         if before is not None:
             looks.follow(before)
     nodes = nodes_of(counts, sums, engines, ages, seen, shapes, looks, None if kept is None else kept.made)
