@@ -10,8 +10,9 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_:./-]*|(?:[0-9]+(?:ms|s|m|h|d|w|y))+")
-"""A name (`gpumem:node_fb_mib:sum`, `app.kubernetes.io/name`) or a Prometheus duration (`30s`, `1h30m`)."""
+_PLAIN = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_:./-]*[A-Za-z0-9_./-])?|(?:[0-9]+(?:ms|s|m|h|d|w|y))+")
+"""A name (`gpumem:node_fb_mib:sum`, `app.kubernetes.io/name`) or a Prometheus duration (`30s`, `1h30m`); never
+ending in `:`, which YAML reads as a key (`- A:` is a mapping)."""
 _PAIR = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})")
 """JSON's escape of a character past U+FFFF (a UTF-16 surrogate pair), which YAML writes as one `\\U` escape."""
 _WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
