@@ -28,8 +28,7 @@ POOL_FIELDS = ("pool_tokens", "num_gpu_blocks", "block_size", "gpu_memory_utiliz
 
 def engine_key(labels: Mapping[str, str]) -> Key:
     """The engine a series is about: its ENGINE_KEY labels (None where absent)."""
-    get = labels.get
-    return tuple([get(name) for name in ENGINE_KEY])
+    return tuple(map(labels.get, ENGINE_KEY))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gpumem_tui.records import updated
 from gpumem_tui.sources.prometheus.client import Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.engine_series import NAMES, kind_of, missing
@@ -176,6 +177,7 @@ def _made(rows: list[Row], join: Join, kept: EngineFacts | None) -> list[FleetEn
         if static["pod"] is None:
             per_node[host_of(static["instance"] or "")] += 1
     made = kept.made_for((join.index, join.counts, join.pods_read)) if kept is not None else {}
+    aged = f" (the pod-to-GPU join as read {join.age_s:.0f} s ago)" if join.age_s > 0 else ""
     engines = []
     for k, static, gauges in rows:
         slot = (k, None if static["pod"] is not None else per_node[host_of(static["instance"] or "")])
@@ -183,20 +185,19 @@ def _made(rows: list[Row], join: Join, kept: EngineFacts | None) -> list[FleetEn
         if template is None:  # its fields that neither the gauges nor the join's age change, made once
             template = FleetEngine(**{**static, **gauges}, **_joined(static, join, per_node))
             if kept is None:
-                engines.append(_aged(template, join))
+                engines.append(_aged(template, aged, {}))
                 continue
             made[slot] = template
-        engines.append(_aged(template, join, gauges))
+        engines.append(_aged(template, aged, gauges))
     return engines
 
 
-def _aged(template: FleetEngine, join: Join, update: dict[str, Any] | None = None) -> FleetEngine:
-    """`template` with the changing fields of `update` (None: as it is; the caller's own, the reason written in)
-    and the join's age in its reason."""
-    changes = {} if update is None else update
-    if join.age_s > 0 and template.join_reason:
-        changes["join_reason"] = f"{template.join_reason} (the pod-to-GPU join as read {join.age_s:.0f} s ago)"
-    return template.model_copy(update=changes) if changes else template
+def _aged(template: FleetEngine, aged: str, changes: dict[str, Any]) -> FleetEngine:
+    """`template` with `changes` (the caller's own: the reason is written in) and the join's age (`aged`, the
+    words said after each reason; empty where the join was read now)."""
+    if aged and template.join_reason:
+        changes["join_reason"] = template.join_reason + aged
+    return updated(template, changes) if changes else template
 
 
 def _gauges(
