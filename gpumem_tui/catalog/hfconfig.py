@@ -49,7 +49,10 @@ _GEMMA3_DEFAULTS = {
     "sliding_window_pattern": 6,
     "tie_word_embeddings": True,
 }
-_QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "int4", "awq": "int4"}
+_QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "gptq", "awq": "awq"}
+"""A checkpoint's quant_method as the format it ships in: GPTQ and AWQ by their vLLM method, which sizes
+their group scales (and AWQ's zero points) as vLLM and SGLang load them; on compute capability 8.0 and
+up both engines run them as gptq_marlin / awq_marlin, which hold the same bytes."""
 
 
 MAX_CONFIG_BYTES = 4 * 2**20
@@ -234,7 +237,7 @@ def _common(config: dict, warnings: list[str]) -> dict:
         "max_context": whole("max_position_embeddings", config.get("max_position_embeddings")),
         "qkv_bias": bool(config.get("attention_bias", False)),
         "attention_out_bias": False,
-        "checkpoint_format": _QUANT_FORMATS.get(str(_quant_method(config))),
+        "checkpoint_format": _checkpoint_format(config, warnings),
     }
 
 
@@ -623,6 +626,20 @@ def model_id_for(path: Path, config: dict) -> str:
         if part.startswith("models--"):
             return part[len("models--") :].replace("--", "/")
     return path.resolve().parent.name
+
+
+def _checkpoint_format(config: dict, warnings: list[str]) -> str | None:
+    """The format of quantized weights; an 8-bit GPTQ/AWQ checkpoint as int8. Other bit widths are sized
+    as 4-bit, and said so."""
+    method = _QUANT_FORMATS.get(str(_quant_method(config)))
+    if method not in ("gptq", "awq"):
+        return method
+    bits = config["quantization_config"].get("bits", config["quantization_config"].get("w_bit", 4))
+    if bits == 8:
+        return "int8"
+    if bits != 4:
+        warnings.append(f"{method} checkpoint of {bits!r}-bit weights: sized as 4-bit")
+    return method
 
 
 def _quant_method(config: dict) -> object:
