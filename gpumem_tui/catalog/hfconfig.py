@@ -149,8 +149,9 @@ def _parsed(path: Path, size: int, mtime_ns: int) -> dict:  # noqa: ARG001 (mtim
     return data
 
 
-def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
-    """The architecture a config.json describes, and warnings naming whatever had to be guessed.
+def model_from_config(config: dict, model_id: str, where: str | None = None) -> tuple[ModelSpec, list[str]]:
+    """The architecture a config.json describes, and warnings naming whatever had to be guessed; `where`:
+    the file, for errors (else the model's id).
     A value of the wrong kind or out of range (text, NaN, 2048.5, a list where a number belongs, more
     layers than any real model) is a CatalogError naming it."""
     try:
@@ -162,7 +163,7 @@ def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]
             what = str(exc)
         else:
             what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise CatalogError(f"config.json for {model_id}: cannot read it ({what})") from None
+        raise CatalogError(f"{where or f'config.json for {model_id}'}: cannot read it ({what})") from None
 
 
 def _section(config: dict, key: str) -> dict | None:
@@ -616,16 +617,29 @@ def whole(key: str, value: object) -> int | None:
     raise CatalogError(f"{key} is {shown}, not a whole number")
 
 
-def model_id_for(path: Path, config: dict) -> str:
-    """A readable id: `_name_or_path` when the config carries one, else the cache id or directory name."""
-    name = config.get("_name_or_path")
-    if name:
-        return str(name)
+def model_id_for(path: Path, config: dict, ref: str | None = None) -> str:
+    """A readable id for the config.json at `path`, found from `ref` (what the user typed): the id of a
+    Hugging Face cache entry; the directory's name where `ref` is a directory (what vLLM serves); else the
+    config's `_name_or_path`, else the name of the file's directory. Never the shell's current directory."""
     parts = path.resolve().parts
     for part in parts:
         if part.startswith("models--"):
             return part[len("models--") :].replace("--", "/")
+    if ref is not None and Path(ref).expanduser().is_dir():
+        return path.resolve().parent.name
+    name = config.get("_name_or_path")
+    if name:
+        return str(name)
     return path.resolve().parent.name
+
+
+def read_model_config(ref: str) -> tuple[ModelSpec, list[str], Path]:
+    """The model a `--config` reference describes (a file, a model directory, a cached id), its warnings and
+    the config.json read; named as `model_id_for` says, with errors that name the file."""
+    path = find_config(ref)
+    config = load_config(path)
+    spec, warnings = model_from_config(config, model_id_for(path, config, ref), where=str(path))
+    return spec, warnings, path
 
 
 def _checkpoint_format(config: dict, warnings: list[str]) -> str | None:

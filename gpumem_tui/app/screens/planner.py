@@ -17,7 +17,7 @@ from textual.widgets import Footer, Input, Label, OptionList, Select, Static
 
 from gpumem_tui.app.tone import tone
 from gpumem_tui.catalog import Catalog, CatalogError, ModelSpec
-from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
+from gpumem_tui.catalog.hfconfig import read_model_config
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.planner.fit import FitCell, fit_matrix
 from gpumem_tui.planner.records import PlanInput
@@ -153,9 +153,7 @@ class PlannerScreen(Screen):
         ref = self.query_one("#config-path", Input).value.strip()
         if not ref:
             return self.models[self.model_id]
-        path = find_config(ref)
-        config = load_config(path)
-        return model_from_config(config, model_id_for(path, config))[0]
+        return read_model_config(ref)[0]
 
     def plan_input(self) -> PlanInput:
         value = lambda wid: self.query_one(f"#{wid}", Input).value  # noqa: E731
