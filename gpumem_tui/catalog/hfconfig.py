@@ -648,7 +648,8 @@ def _checkpoint_format(config: dict, warnings: list[str]) -> str | None:
     method = _QUANT_FORMATS.get(str(_quant_method(config)))
     if method not in ("gptq", "awq"):
         return method
-    bits = config["quantization_config"].get("bits", config["quantization_config"].get("w_bit", 4))
+    quant = config["quantization_config"]
+    bits = quant.get("bits") or quant.get("w_bit") or 4
     if bits == 8:
         return "int8"
     if bits != 4:

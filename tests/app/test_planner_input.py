@@ -35,6 +35,8 @@ async def test_an_awq_config_typed_in_the_config_field_is_planned(make_app, tmp_
     async with app.run_test(size=(120, 60)) as pilot:
         await settle(app, pilot)
         screen = await _planner(app, pilot)
+        await pilot.press("shift+tab", "tab", "tab")  # from the model list: search, list, then the config field
+        assert screen.focused is screen.query_one("#config-path")
         await _type(pilot, screen.query_one("#config-path"), str(tmp_path / "awq-8b" / "config.json"))
         assert app.screen is screen and app.is_running
         assert "awq-8b on " in text_of(screen.query_one("#plan-view"))
