@@ -49,7 +49,10 @@ _GEMMA3_DEFAULTS = {
     "sliding_window_pattern": 6,
     "tie_word_embeddings": True,
 }
-_QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "int4", "awq": "int4"}
+_QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "gptq", "awq": "awq"}
+"""A checkpoint's quant_method as the format it ships in: GPTQ and AWQ by their vLLM method, which sizes
+their group scales (and AWQ's zero points) as vLLM and SGLang load them; on compute capability 8.0 and
+up both engines run them as gptq_marlin / awq_marlin, which hold the same bytes."""
 
 
 MAX_CONFIG_BYTES = 4 * 2**20
@@ -146,8 +149,9 @@ def _parsed(path: Path, size: int, mtime_ns: int) -> dict:  # noqa: ARG001 (mtim
     return data
 
 
-def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
-    """The architecture a config.json describes, and warnings naming whatever had to be guessed.
+def model_from_config(config: dict, model_id: str, where: str | None = None) -> tuple[ModelSpec, list[str]]:
+    """The architecture a config.json describes, and warnings naming whatever had to be guessed; `where`:
+    the file, for errors (else the model's id).
     A value of the wrong kind or out of range (text, NaN, 2048.5, a list where a number belongs, more
     layers than any real model) is a CatalogError naming it."""
     try:
@@ -159,7 +163,7 @@ def model_from_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]
             what = str(exc)
         else:
             what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise CatalogError(f"config.json for {model_id}: cannot read it ({what})") from None
+        raise CatalogError(f"{where or f'config.json for {model_id}'}: cannot read it ({what})") from None
 
 
 def _section(config: dict, key: str) -> dict | None:
@@ -234,7 +238,7 @@ def _common(config: dict, warnings: list[str]) -> dict:
         "max_context": whole("max_position_embeddings", config.get("max_position_embeddings")),
         "qkv_bias": bool(config.get("attention_bias", False)),
         "attention_out_bias": False,
-        "checkpoint_format": _QUANT_FORMATS.get(str(_quant_method(config))),
+        "checkpoint_format": _checkpoint_format(config, warnings),
     }
 
 
@@ -613,16 +617,44 @@ def whole(key: str, value: object) -> int | None:
     raise CatalogError(f"{key} is {shown}, not a whole number")
 
 
-def model_id_for(path: Path, config: dict) -> str:
-    """A readable id: `_name_or_path` when the config carries one, else the cache id or directory name."""
-    name = config.get("_name_or_path")
-    if name:
-        return str(name)
+def model_id_for(path: Path, config: dict, ref: str | None = None) -> str:
+    """A readable id for the config.json at `path`, found from `ref` (what the user typed): the id of a
+    Hugging Face cache entry; the directory's name where `ref` is a directory (what vLLM serves); else the
+    config's `_name_or_path`, else the name of the file's directory. Never the shell's current directory."""
     parts = path.resolve().parts
     for part in parts:
         if part.startswith("models--"):
             return part[len("models--") :].replace("--", "/")
+    if ref is not None and Path(ref).expanduser().is_dir():
+        return path.resolve().parent.name
+    name = config.get("_name_or_path")
+    if name:
+        return str(name)
     return path.resolve().parent.name
+
+
+def read_model_config(ref: str) -> tuple[ModelSpec, list[str], Path]:
+    """The model a `--config` reference describes (a file, a model directory, a cached id), its warnings and
+    the config.json read; named as `model_id_for` says, with errors that name the file."""
+    path = find_config(ref)
+    config = load_config(path)
+    spec, warnings = model_from_config(config, model_id_for(path, config, ref), where=str(path))
+    return spec, warnings, path
+
+
+def _checkpoint_format(config: dict, warnings: list[str]) -> str | None:
+    """The format of quantized weights; an 8-bit GPTQ/AWQ checkpoint as int8. Other bit widths are sized
+    as 4-bit, and said so."""
+    method = _QUANT_FORMATS.get(str(_quant_method(config)))
+    if method not in ("gptq", "awq"):
+        return method
+    quant = config["quantization_config"]
+    bits = quant.get("bits") or quant.get("w_bit") or 4
+    if bits == 8:
+        return "int8"
+    if bits != 4:
+        warnings.append(f"{method} checkpoint of {bits!r}-bit weights: sized as 4-bit")
+    return method
 
 
 def _quant_method(config: dict) -> object:

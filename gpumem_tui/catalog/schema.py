@@ -138,7 +138,8 @@ class ModelSpec(_Entry):
     native_dtype: str | None = None
     max_context: int | None = Field(default=None, gt=0, le=MAX_CONTEXT)
     checkpoint_format: str | None = None
-    """The format the published weights ship in, when it is not the native dtype (fp8, mxfp4)."""
+    """The format the published weights ship in, when it is not the native dtype: a catalog format (fp8,
+    mxfp4, int4) or the vLLM method of a quantized checkpoint (awq, gptq, w4a16)."""
     qkv_bias: bool = False
     attention_out_bias: bool = False
     qk_norm: bool = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec, load_catalog
-from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
+from gpumem_tui.catalog.hfconfig import read_model_config
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.output import console, print_json, say, table
 from gpumem_tui.planner.vllm import EngineSettings, predict
@@ -102,10 +102,7 @@ def _settings(
 
 
 def _config_model(where: str) -> ModelSpec:
-    path = find_config(where)
-    config = load_config(path)
-    spec, _warnings = model_from_config(config, model_id_for(path, config))
-    return spec
+    return read_model_config(where)[0]
 
 
 def _num(value: float | None) -> str:

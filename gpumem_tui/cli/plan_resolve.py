@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from gpumem_tui.catalog import Catalog, GpuSpec, LookupFailed, ModelMatch, ModelSpec, load_catalog
-from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
+from gpumem_tui.catalog.hfconfig import read_model_config
 from gpumem_tui.catalog.safetensors import CheckpointBytes, checkpoint_bytes
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.planargs import fields
@@ -40,9 +40,7 @@ class Resolved:
             return found.spec, [found.note] if found.note else [], None
         if not args.config.strip():
             raise UsageError("--config needs a path or an HF id")
-        path = find_config(args.config)
-        config = load_config(path)
-        spec, warnings = model_from_config(config, model_id_for(path, config))
+        spec, warnings, path = read_model_config(args.config)
         return spec, warnings, checkpoint_bytes(path.parent)
 
     @staticmethod

@@ -11,6 +11,7 @@ from gpumem_tui.planner.report import cross_check, engine_label, engine_launch, 
 from gpumem_tui.planner.serving import Serving
 from gpumem_tui.planner.sglang.records import SglangPrediction
 from gpumem_tui.planner.vllm import EnginePrediction
+from gpumem_tui.planner.vllm.launch import ServedModel
 from gpumem_tui.text import literal
 from gpumem_tui.units import GB, GIB, fmt, fmt_both
 
@@ -50,7 +51,9 @@ def print_heading(out, plan: Plan, why: str | None = None, fraction_sized: bool 
     out.print()
 
 
-def print_engine_plan(serving: Serving, notes: list[str], why: str | None = None, model: str | None = None) -> None:
+def print_engine_plan(
+    serving: Serving, notes: list[str], why: str | None = None, model: ServedModel | None = None
+) -> None:
     """The engine decides: its per-GPU numbers and log lines, its verdict, the plain cross-check, then the
     command that launches the plan (`model`: the model argument, else the catalog's id)."""
     out, engine = console(), serving.engine

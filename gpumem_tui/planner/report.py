@@ -9,7 +9,7 @@ from gpumem_tui.planner.parallel import SPLITS
 from gpumem_tui.planner.records import Plan, PlanInput
 from gpumem_tui.planner.serving import EngineAnswer, EngineOptions, Serving, engine_answer
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
-from gpumem_tui.planner.vllm.launch import LaunchLine, launch_line
+from gpumem_tui.planner.vllm.launch import LaunchLine, ServedModel, launch_line
 from gpumem_tui.planner.warnings import room
 from gpumem_tui.units import fmt, gib
 
@@ -52,15 +52,20 @@ def engine_label(name: str, version: str) -> str:
     return f"{ENGINE_NAMES.get(name, name)} {version}"
 
 
-def engine_launch(e: EngineAnswer, model: str | None = None) -> LaunchLine:
-    """The command that launches the engine's plan, in its own engine's form."""
+def engine_launch(e: EngineAnswer, model: ServedModel | None = None) -> LaunchLine:
+    """The command that launches the engine's plan, in its own engine's form, with the model argument's note."""
+    name = model.name if model else None
     if isinstance(e.settings, SglangSettings):
         from gpumem_tui.planner.sglang.launch import launch_line as sglang_launch
 
         p = e.prediction
         default = p.mem_fraction_static if isinstance(p, SglangPrediction) and not p.fraction_given else None
-        return sglang_launch(e.settings, model, default)
-    return launch_line(e.settings, model)
+        line = sglang_launch(e.settings, name, default)
+    else:
+        line = launch_line(e.settings, name)
+    if model is None or model.note is None:
+        return line
+    return line.model_copy(update={"notes": [model.note, *line.notes]})
 
 
 def serving_verdict(s: Serving) -> str:
@@ -199,7 +204,7 @@ def plan_json(plan: Plan) -> dict:
 CROSS_CHECK_KEYS = ("fits", "fewest_gpus", "max_users_at_context", "max_context_at_users", "kv_pool_bytes", "verdict")
 
 
-def serving_json(s: Serving, model: str | None = None) -> dict:
+def serving_json(s: Serving, model: ServedModel | None = None) -> dict:
     """`plan_json` with `method` saying who decided; with an engine, its answers replace the verdict keys,
     the plain method's answers move to `cross_check`, `engine` holds the prediction and `launch` the command
     that reproduces it (`model`: the model argument, `launch.model_argument`)."""

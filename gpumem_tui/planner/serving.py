@@ -82,9 +82,10 @@ SGLANG_FLAGS = (
 
 
 def default_format(model: ModelSpec) -> str:
-    """The format the published weights ship in; 16-bit otherwise."""
+    """The format the published weights ship in (a vLLM method such as awq as the format it sizes as);
+    16-bit otherwise."""
     if model.checkpoint_format:
-        return model.checkpoint_format
+        return QUANTIZATION_TO_FORMAT.get(model.checkpoint_format, model.checkpoint_format)
     return model.native_dtype if model.native_dtype in SIXTEEN_BIT else "bf16"
 
 

@@ -209,9 +209,12 @@ async def test_the_planner_reads_a_config_path(make_app, tmp_path):
         await pilot.press(*str(tmp_path / "nope"))
         await pilot.pause()
         assert "Cannot plan yet" in text_of(app.screen.query_one("#plan-view"))
-        app.screen.query_one("#config-path").value = str(tmp_path)
+        app.screen.query_one("#config-path").value = str(tmp_path / "config.json")  # the file: its own name
         await pilot.pause()
         assert "lab/my-8b" in text_of(app.screen.query_one("#plan-view"))
+        app.screen.query_one("#config-path").value = str(tmp_path)  # a directory: named by it, as vLLM serves it
+        await pilot.pause()
+        assert f"{tmp_path.name} on " in text_of(app.screen.query_one("#plan-view"))
 
 
 async def test_a_demo_sample_age_is_counted_in_the_node_s_own_time(catalog):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -16,9 +17,9 @@ from textual.widgets import Footer, Input, Label, OptionList, Select, Static
 
 from gpumem_tui.app.tone import tone
 from gpumem_tui.catalog import Catalog, CatalogError, ModelSpec
-from gpumem_tui.catalog.hfconfig import find_config, load_config, model_from_config, model_id_for
+from gpumem_tui.catalog.hfconfig import read_model_config
 from gpumem_tui.diagnosis.overlays import ManualPlan
-from gpumem_tui.planner.fit import fit_matrix
+from gpumem_tui.planner.fit import FitCell, fit_matrix
 from gpumem_tui.planner.records import PlanInput
 from gpumem_tui.planner.report import cross_check, engine_launch, serving_verdict
 from gpumem_tui.planner.serving import EngineOptions, Serving, format_of, serve
@@ -32,6 +33,10 @@ FIT_FORMATS = ["bf16", "fp8", "int4"]
 # The TUI draws vLLM's sizing over the GPUs, so the planner decides with it too.
 ENGINE = EngineOptions()
 
+
+PLAN_ERRORS = (ValueError, KeyError, ArithmeticError, CatalogError)
+"""What a form's values can raise on their way to a plan: bad input (PlanInputError is a ValueError), a name
+not found, a size past what the arithmetic holds, a config.json that cannot be read."""
 
 DEFAULT_GPU = "H100-SXM-80GB"
 """The card a plan is sized for when the node's own is not in the catalog."""
@@ -69,7 +74,8 @@ class PlannerScreen(Screen):
         with Horizontal(id="planner"):
             with VerticalScroll(id="planner-form"):
                 yield Label("model (type to search)")
-                yield Input(placeholder="llama-3.1-8b", id="model-search")
+                # not selected on focus: a key typed on the model list and moved here is not typed over
+                yield Input(placeholder="llama-3.1-8b", id="model-search", select_on_focus=False)
                 yield models
                 yield Label("or a config.json / model directory / cached HF id")
                 yield Input(placeholder="/models/my-model", id="config-path")
@@ -107,6 +113,19 @@ class PlannerScreen(Screen):
         self.query_one(start).focus(scroll_visible=False)
         self.recompute()
 
+    def on_key(self, event: events.Key) -> None:
+        """Typing on the model list searches, as its label says: the key goes on to the search field, and
+        typing stays there. The screen's own keys (c copies) keep their meaning on the list."""
+        models = self.query_one("#model-list", OptionList)
+        if self.focused is not models or not event.is_printable or not event.character:
+            return
+        if event.key in {binding.key for binding in self.BINDINGS if isinstance(binding, Binding)}:
+            return
+        search = self.query_one("#model-search", Input)
+        search.focus(scroll_visible=False)
+        search.insert_text_at_cursor(event.character)
+        event.stop()
+
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "model-search":
             self._filter(event.value)
@@ -134,9 +153,7 @@ class PlannerScreen(Screen):
         ref = self.query_one("#config-path", Input).value.strip()
         if not ref:
             return self.models[self.model_id]
-        path = find_config(ref)
-        config = load_config(path)
-        return model_from_config(config, model_id_for(path, config))[0]
+        return read_model_config(ref)[0]
 
     def plan_input(self) -> PlanInput:
         value = lambda wid: self.query_one(f"#{wid}", Input).value  # noqa: E731
@@ -164,20 +181,28 @@ class PlannerScreen(Screen):
         return engine_launch(serving.engine, model_argument(serving.plan.input.model, config=ref))
 
     def recompute(self) -> None:
+        """The plan, its launch line and the fit table for the form; where the form cannot be planned, the
+        reason in their place (no input typed here may end the app)."""
         plan_view, fit_view = self.query_one("#plan-view", Static), self.query_one("#fit-view", Static)
         launch_view = self.query_one("#launch-view", Static)
         try:
             serving = self.serving()
-        except (ValueError, KeyError, CatalogError) as exc:
+            launch = self.launch(serving)
+            cells = self._fit_cells(serving.plan.input)
+        except PLAN_ERRORS as exc:
             plan_view.update(
                 Text(f"Cannot plan yet: {literal(str(exc).splitlines()[0])}", style=tone(self.app, "warning"))
             )
             launch_view.update("")
+            fit_view.update("")  # the table of the last model planned is not this one's
             return
-        inp = serving.plan.input
         plan_view.update(_plan_view(serving, tone(self.app, "warning")))
-        launch_view.update(_launch_view(self.launch(serving)))
-        cells = fit_matrix(
+        launch_view.update(_launch_view(launch))
+        fit_view.update(_fit_table(cells))
+
+    def _fit_cells(self, inp: PlanInput) -> list[FitCell]:
+        """The fewest GPUs of each card and format for this model and load, as `fit --engine vllm` sizes it."""
+        return fit_matrix(
             [inp.model],
             [self.catalog.format(f) for f in FIT_FORMATS],
             [self.catalog.gpu(g) for g in FIT_GPUS],
@@ -187,13 +212,12 @@ class PlannerScreen(Screen):
             kv_dtype=inp.kv_dtype,
             engine=ENGINE,
         )
-        fit_view.update(_fit_table(cells))
 
     def action_copy(self) -> None:
         """c: the launch line to the clipboard (the terminal's, by OSC 52), and a note that says so."""
         try:
             command = self.launch(self.serving()).command
-        except (ValueError, KeyError, CatalogError):
+        except PLAN_ERRORS:
             self.notify("fix the inputs first", severity="warning", markup=False)
             return
         self.app.copy_to_clipboard(command)
@@ -202,7 +226,7 @@ class PlannerScreen(Screen):
     def action_apply(self) -> None:
         try:
             serving = self.serving()
-        except (ValueError, KeyError, CatalogError):
+        except PLAN_ERRORS:
             self.notify("fix the inputs first", severity="warning", markup=False)
             return
         inp = serving.plan.input

@@ -5,9 +5,11 @@ vLLM has not) is left out and said in a note."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 
+from gpumem_tui.catalog.hfconfig import is_repo_id
 from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.planner.vllm.records import EngineSettings
 from gpumem_tui.planner.vllm.versions import Rules, rules_for
@@ -38,17 +40,50 @@ class LaunchLine(Record):
         return {"command": self.command, "argv": list(self.argv), "notes": list(self.notes)}
 
 
-def model_argument(spec: ModelSpec, typed: str | None = None, config: str | None = None) -> str:
-    """The model as vLLM takes it: a config reference's directory (a path to a `config.json`) or the reference as
-    given (a directory, an HF id); an HF id typed for the model (its id or an alias with an owner) as typed;
-    else the catalog's id, the model's Hugging Face repository."""
+class ServedModel(Record):
+    """The model argument of a launch line (`name`), and what it alone does not do (`note`)."""
+
+    name: str
+    note: str | None = None
+
+
+WEIGHT_FILES = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
+"""Weights beside a config.json make its directory one vLLM and SGLang can serve."""
+
+
+def model_argument(spec: ModelSpec, typed: str | None = None, config: str | None = None) -> ServedModel:
+    """The model as vLLM takes it: for a `--config` reference, the model directory (`config_argument`); an
+    HF id typed for the model (its id or an alias with an owner) as typed; else the catalog's id, the
+    model's Hugging Face repository."""
     if config:
-        path = Path(config)
-        return str(path.parent) if path.name == "config.json" else config
+        return config_argument(spec, config)
     names = {name.lower() for name in spec.names}
     if typed and "/" in typed and typed.strip().lower() in names:
-        return typed.strip()
-    return spec.id
+        return ServedModel(name=typed.strip())
+    return ServedModel(name=spec.id)
+
+
+def config_argument(spec: ModelSpec, config: str) -> ServedModel:
+    """A directory or cached HF id as given. A config.json file with weights beside it: its directory (vLLM
+    serves a directory, never the file). A lone file: the Hub id its `_name_or_path` names, else its
+    directory, with a note to put the weights beside it, as config.json."""
+    path = Path(config).expanduser()
+    if not path.is_file():
+        return ServedModel(name=config)
+    folder = Path(os.path.abspath(path)).parent  # not resolved: a cached config.json links into the blobs
+    if path.name == "config.json" and any(any(folder.glob(pattern)) for pattern in WEIGHT_FILES):
+        return ServedModel(name=str(folder))
+    if is_repo_id(spec.id):
+        return ServedModel(
+            name=spec.id,
+            note=f"{config} has no weights beside it: this serves {spec.id}, the model it names, from the "
+            "Hugging Face Hub; for your own weights serve their directory, with this file in it as config.json",
+        )
+    return ServedModel(
+        name=str(folder),
+        note=f"{config} has no weights beside it: put them in {folder}, with this file as config.json, "
+        "before serving that directory",
+    )
 
 
 def launch_line(settings: EngineSettings, model: str | None = None) -> LaunchLine:

@@ -44,13 +44,21 @@ def dtype_bytes(dtype: str) -> int:
 
 
 def quantization_of(name: str | None, spec: ModelSpec) -> tuple[str, float] | None:
-    """The method's scope and bits; None for plain dtype weights. Defaults to the checkpoint's own format."""
-    key = (name or spec.checkpoint_format or "").lower().replace("-", "_")
-    if key in ("", "none"):
+    """The method's scope and bits; None for plain dtype weights. Defaults to the checkpoint's own format,
+    a vLLM method (awq, gptq: what its config.json's quant_method names) or a catalog format (int4)."""
+    given = name if name is not None else spec.checkpoint_format
+    key = _key(given or "")
+    if key in ("", "none", *(_key(f) for f in DTYPE_BYTES)):
         return None
+    key = {_key(f): m for f, m in FORMAT_TO_QUANTIZATION.items()}.get(key, key)
     if key not in QUANTIZATION:
-        raise PlanInputError(f"unknown quantization {name!r}; use one of {', '.join(sorted(QUANTIZATION))}")
+        what = f"quantization {name!r}" if name is not None else f"{spec.id}'s checkpoint format {given!r}"
+        raise PlanInputError(f"unknown {what}; use one of {', '.join(sorted(QUANTIZATION))}")
     return QUANTIZATION[key]
+
+
+def _key(name: str) -> str:
+    return name.lower().replace("-", "_")
 
 
 def padded_vocab(spec: ModelSpec, tp: int) -> int:
