@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,3 +137,42 @@ def test_documented_oom_keys_match_the_record() -> None:
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "log-json.md").read_text(encoding="utf-8")
     assert "| `oom` |" in doc and all(f"| `{key}` |" in doc for key in OomClues.model_fields)
+
+
+def test_a_log_is_read_bounded_and_only_from_a_file_or_a_pipe(tmp_path, capsys) -> None:
+    """`log /dev/zero` read without end (OOM-killed, or MemoryError and exit 70); a directory or device is
+    refused before a byte is read, a file over the limit is refused in one line, a FIFO never waited on."""
+    from gpumem_tui.sources.engines import logparse
+
+    assert main(["log", "/dev/zero"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "gpumem-tui: cannot read /dev/zero: not a regular file or a pipe (a device or a socket)\n"
+    )
+    assert main(["log", str(tmp_path)]) == 2
+    assert (
+        capsys.readouterr().err == f"gpumem-tui: cannot read {tmp_path}: not a regular file or a pipe (a directory)\n"
+    )
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["log", str(fifo)]) == 2  # no writer: read as empty at once
+    assert capsys.readouterr().err == f"gpumem-tui: {fifo}: no vLLM or SGLang startup lines found\n"
+    big = tmp_path / "big.log"
+    big.write_bytes(b"x" * (logparse.MAX_LOG_BYTES + 1))
+    assert main(["log", str(big)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"gpumem-tui: {big}: over 64 MiB, more than a startup log (its start: head -n 100000 {big} > start.log)\n"
+    )
+
+
+def test_a_log_is_read_from_a_pipe() -> None:
+    """`kubectl logs POD | gpumem-tui log /dev/stdin`: a pipe is read like the file it carries."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gpumem_tui", "log", "/dev/stdin", "--json"],
+        input=(DATA / "vllm_0.19_gemma-2-27b_started.log").read_bytes(),
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["kv_cache_tokens"] == 58672
