@@ -46,3 +46,42 @@ def test_fit_with_the_old_gpus_list_says_the_new_option_in_one_line(capsys, old)
     assert main(["fit", *old]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "--gpu KEY [KEY ...]" in err and err.startswith("gpumem-tui: fit: --gpus ")
+
+
+def test_no_option_takes_a_bare_float():
+    """`metrics --timeout -1` reached the scraper (`WriteTimeout`, exit 3) and `offload --link-gbps nan` was
+    computed with: argparse's float takes negatives, nan and inf. Every number option has a checked range."""
+    bare = [
+        f"{name} {'/'.join(action.option_strings)}"
+        for name, parser in parsers(build_parser())
+        for action in parser._actions
+        if action.type is float
+    ]
+    assert bare == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["metrics", "http://127.0.0.1:9", "--timeout", "-1"], "'-1' must be from 0.1 to 3600 seconds"),
+        (["metrics", "http://127.0.0.1:9", "--timeout", "0"], "'0' must be from 0.1 to 3600 seconds"),
+        (["fleet", "--prometheus", "http://127.0.0.1:9", "--query-timeout", "nan"], "from 0.1 to 3600 seconds"),
+        (["--demo", "--speed", "-1"], "'-1' must be from 0.01 to 10000 times real time"),
+        *(
+            (["offload", "--model", "llama-3.1-70b", "--gpu", "h100", "--link-gbps", bad], "to 10000 GB/s")
+            for bad in ("-1", "nan", "0", "1e-300", "inf")
+        ),
+    ],
+)
+def test_number_options_refuse_what_is_out_of_range_in_one_line(capsys, argv, said):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and said in err
+
+
+def test_offload_refuses_more_resident_weights_than_the_card_holds(capsys):
+    """`--resident 1000GB` on an 85.5 GB card was reported as '141.1 GB per GPU from HBM'."""
+    assert main(["offload", "--model", "llama-3.1-70b", "--gpu", "h100", "--resident", "1000GB"]) == 2
+    assert capsys.readouterr().err == (
+        "gpumem-tui: --resident 1,000.0 GB (931.3 GiB): more than the 85.5 GB (79.6 GiB) one H100-SXM-80GB holds\n"
+    )
