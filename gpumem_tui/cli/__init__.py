@@ -80,16 +80,39 @@ def unknown_option(parser: argparse.ArgumentParser, strings: Sequence[str]) -> s
     commands = {
         name for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices
     }
+    before = None
     for word in strings:
         if word == "--" or word in commands:
             return None
         if not word.startswith("-") or word == "-" or " " in word or _NUMBER.fullmatch(word):
+            before = word
             continue
+        if _NEGATIVE.match(word) and before in known and known[before].nargs != 0:
+            said = _negative(known[before], before, word)
+            if said:
+                return said
+        before = word
         flag = word.split("=", 1)[0]
         short = not flag.startswith("--")
         if flag in known or (short and flag[:2] in known) or (not short and any(o.startswith(flag) for o in known)):
             continue
         return f"unknown option {flag}{_nearest_option(flag, known)}"
+    return None
+
+
+_NEGATIVE = re.compile(r"-[0-9.]")
+"""`-80GB`, `-1e3`: a negative value argparse reads as an option (a plain number, `_NUMBER`, it reads as one)."""
+
+
+def _negative(action: argparse.Action, option: str, word: str) -> str | None:
+    """`argument --gpu-memory: size '-80GB' is negative; sizes are positive ...`: the option's own type says why
+    it refuses a value argparse would call an unknown option; None where the type takes it (argparse then
+    says the option's value is missing)."""
+    try:
+        if callable(action.type):
+            action.type(word)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        return f"argument {option}: {exc}"
     return None
 
 

@@ -85,3 +85,37 @@ def test_offload_refuses_more_resident_weights_than_the_card_holds(capsys):
     assert capsys.readouterr().err == (
         "gpumem-tui: --resident 1,000.0 GB (931.3 GiB): more than the 85.5 GB (79.6 GiB) one H100-SXM-80GB holds\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "err"),
+    [
+        (
+            ["plan", "--model", "llama-3.1-8b", "--gpu-memory", "-80GB"],
+            "plan: argument --gpu-memory: size '-80GB' is negative; sizes are positive, like 80GB or 79.2GiB",
+        ),
+        (
+            ["plan", "--model", "llama-3.1-8b", "--gpu", "h100", "--overhead", "-4GB"],
+            "plan: argument --overhead: size '-4GB' is negative; sizes are positive, like 80GB or 79.2GiB",
+        ),
+        (
+            ["plan", "--model", "llama-3.1-8b", "--gpu-memory", "80Gb"],
+            "plan: argument --gpu-memory: size '80Gb': a lower-case b is bits; write bytes with a B, like 80GB",
+        ),
+        (
+            ["fit", "--gpus", "2"],
+            "fit: --gpus is a count of GPUs elsewhere; fit finds each card's count itself: name the cards to "
+            "compare with --gpu KEY [KEY ...], e.g. --gpu h100 h200",
+        ),
+        (
+            ["export", "--demo", "--endpoint", "http://127.0.0.1:9"],
+            "--endpoint is for live engines; export --demo steps simulated time, where they do not answer (the "
+            "TUI's --demo scrapes them beside its own)",
+        ),
+    ],
+)
+def test_errors_say_what_the_user_wrote_wrong(capsys, argv, err):
+    """'-80GB' was 'unknown option -80GB', 80Gb was read as 80 GB, `fit --gpus 2` suggested `--gpu 2` (a count
+    as a card key), and `export --demo --endpoint` spoke of `check --demo`."""
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"gpumem-tui: {err}\n"
