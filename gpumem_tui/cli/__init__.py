@@ -9,12 +9,23 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
 
 from gpumem_tui import __version__
-from gpumem_tui.cli.errors import CRASH, UNKNOWN, UsageError, crashed, exit_code_for, one_line, plugin_failed, report
+from gpumem_tui.cli.errors import (
+    CRASH,
+    UNKNOWN,
+    UsageError,
+    crashed,
+    exit_code_for,
+    one_line,
+    plugin_failed,
+    report,
+    warn,
+)
 from gpumem_tui.cli.lazy import pause_collector
 from gpumem_tui.cli.tui_opts import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
@@ -167,10 +178,21 @@ def program() -> int:
     return main()
 
 
+def _unknown_settings() -> None:
+    """A warning on stderr, once a run, for each misspelt GPUMEM_TUI_* variable (its value would be ignored);
+    the thresholds' record is imported only where one beyond the catalog's is set."""
+    if any(name.upper().startswith("GPUMEM_TUI_") and name != "GPUMEM_TUI_CATALOG" for name in os.environ):
+        from gpumem_tui.diagnosis.findings.records import unknown_settings
+
+        for line in unknown_settings(os.environ):
+            warn(line)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # An ASCII locale prints `...` for `…` rather than dying of UnicodeEncodeError mid-output.
     degrade(sys.stdout)
     degrade(sys.stderr)
+    _unknown_settings()
     parser = build_parser(every=False)
     command = None
     try:

@@ -53,6 +53,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
     from gpumem_tui.catalog import CatalogError, LookupFailed
     from gpumem_tui.demo.scenario import ScenarioError
+    from gpumem_tui.diagnosis.findings.records import ThresholdError
     from gpumem_tui.planner.dtypes import PlanInputError
     from gpumem_tui.sources.engines.endpoints import EndpointError
     from gpumem_tui.sources.prometheus.node_sample import NodeNotFound
@@ -70,6 +71,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
         ScenarioError,
         EndpointError,
         NodeNotFound,
+        ThresholdError,
     )
 
 
