@@ -123,13 +123,25 @@ def test_an_out_of_memory_message_keeps_its_clues(capsys) -> None:
         "44.40 GiB" in out
     )
     assert "process 2684311 holds 14.51 GiB" in out
-    assert "PyTorch: 13.44 GiB allocated, 0.72 GiB reserved but unallocated" in out
-    clues = [line for line in out.splitlines() if "GiB" in line]
-    assert clues and not [line for line in clues if "MiB" in line or "KiB" in line]  # one unit per line
+    assert "PyTorch: 13.44 GiB allocated, 738.96 MiB reserved but unallocated" in out  # as the log says it
     assert main(["log", str(path), "--json"]) == 1
     oom = json.loads(capsys.readouterr().out)["failures"][0]["oom"]
     assert oom["processes"] == [{"pid": 2684311, "bytes": 15579993866}]
     assert oom["tried_to_allocate_bytes"] == 79628693668 and oom["reserved_unallocated_bytes"] == 774855721
+
+
+def test_small_out_of_memory_sizes_keep_their_unit(capsys) -> None:
+    """'Tried to allocate 2.00 MiB ... 448.00 KiB is free' printed as 'allocating 0.00 GiB: 0.00 GiB free'."""
+    assert main(["log", str(DATA / "torch_oom" / "template_wrapped_private_pools.log")]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "FAILED (cuda_out_of_memory): CUDA out of memory on GPU 6 allocating 2.00 MiB: 448.00 KiB free of 44.53 GiB"
+    )
+    assert lines[2:4] == [
+        "    process 1861983 holds 480.00 MiB",
+        "    PyTorch: 42.85 GiB allocated (1.12 GiB of it in private pools such as CUDA graphs), 145.27 MiB reserved "
+        "but unallocated",
+    ]
 
 
 def test_documented_oom_keys_match_the_record() -> None:
