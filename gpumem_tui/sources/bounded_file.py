@@ -19,7 +19,7 @@ class BoundedFileError(ValueError):
         self.too_large = too_large
 
     def said(self, path: str, larger: str) -> str:
-        """The one line a command prints: `PATH: over 8 MiB, LARGER` or `cannot read PATH: Is a directory`."""
+        """The one line a command prints: `PATH: over 8 MiB, LARGER` or `cannot read PATH: Permission denied`."""
         return f"{path}: {self}, {larger}" if self.too_large else f"cannot read {path}: {self}"
 
 
