@@ -9,6 +9,7 @@ ASCII; `ascii_errors()` names a codec error handler that uses it, so output to a
 from __future__ import annotations
 
 import codecs
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -158,10 +159,26 @@ def is_utf8(stream: TextIO | None) -> bool:
     return codecs.lookup(encoding).name == "utf-8"
 
 
+def c_locale(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the locale's characters are C's (ASCII): the first of LC_ALL, LC_CTYPE and LANG that is set, as
+    the C library reads them, is `C` or `POSIX` (none set is C too). Python's UTF-8 mode (PEP 540) turns on
+    in that locale and makes its streams UTF-8, so a stream's encoding alone does not say it."""
+    environ = os.environ if environ is None else environ
+    chosen = next((environ[name] for name in ("LC_ALL", "LC_CTYPE", "LANG") if environ.get(name)), "C")
+    return chosen in ("C", "POSIX")
+
+
+def speaks_ascii(stream: TextIO | None) -> bool:
+    """The one ASCII decision, for the one-shot commands and the screen: the C locale, or a stream that
+    does not encode UTF-8."""
+    return c_locale() or not is_utf8(stream)
+
+
 def degrade(stream: TextIO | None) -> None:
     """Make a stream that cannot encode everything write ASCII twins instead of raising (an ASCII locale)."""
-    if stream is not None and not is_utf8(stream) and hasattr(stream, "reconfigure"):
-        stream.reconfigure(errors=ascii_errors())
+    if stream is not None and speaks_ascii(stream) and hasattr(stream, "reconfigure"):
+        # in the C locale, UTF-8 mode made the stream UTF-8: it writes ASCII; another keeps its encoding
+        stream.reconfigure(encoding="ascii" if is_utf8(stream) else None, errors=ascii_errors())
 
 
 def to_ascii(stream: TextIO | None) -> None:
@@ -173,4 +190,4 @@ def to_ascii(stream: TextIO | None) -> None:
 def for_terminal(ascii_only: bool, stream: TextIO | None = None) -> Glyphs:
     """The set to draw with: ASCII when asked, or when the terminal's stream does not encode UTF-8."""
     stream = sys.__stderr__ if stream is None else stream
-    return ASCII if ascii_only or not is_utf8(stream) else UNICODE
+    return ASCII if ascii_only or speaks_ascii(stream) else UNICODE

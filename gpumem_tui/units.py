@@ -35,12 +35,19 @@ class SizeError(ValueError):
 def parse_size(text: str) -> int:
     """Read `80GB`, `79.19GiB`, `81559MiB`, `141 GB` or `512B` as an int of bytes.
 
-    A bare number is refused: GB and GiB differ by 7.4 %, so the unit must be said.
+    A bare number is refused: GB and GiB differ by 7.4 %, so the unit must be said; so is a lower-case b
+    (`80Gb`: gigabits, 8 times less) and a negative size.
     """
+    if str(text).strip().startswith("-"):
+        raise SizeError(f"size {text!r} is negative; sizes are positive, like 80GB or 79.2GiB")
     match = _SIZE.match(str(text))
     if not match:
         raise SizeError(f"cannot read size {text!r}: write a number and a unit, like 80GB or 79.2GiB")
     number, unit = match.groups()
+    if unit.endswith("b") and unit.lower() in _FACTORS:
+        binary = unit.lower().endswith("ib")
+        meant = f"{number}{unit[0].upper()}iB" if binary else f"{number}{unit[:-1].upper()}B"
+        raise SizeError(f"size {text!r}: a lower-case b is bits; write bytes with a B, like {meant}")
     factor = _FACTORS.get(unit.lower())
     if factor is None:
         raise SizeError(f"unknown unit {unit!r} in {text!r}: use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB")

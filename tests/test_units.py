@@ -16,8 +16,9 @@ from gpumem_tui.units import GB, GIB, MIB, SizeError, fmt, fmt_auto, fmt_both, g
         ("141 GB", 141 * GB),
         ("512B", 512),
         ("1,024 MiB", 1024 * MIB),
-        ("0.5 tb", 5 * 10**11),
-        (" 4gib ", 4 * GIB),
+        ("0.5 TB", 5 * 10**11),
+        (" 4GIB ", 4 * GIB),
+        ("2 kB", 2000),
     ],
 )
 def test_parse_size(text, expected):
@@ -29,6 +30,23 @@ def test_bad_sizes_are_refused_with_a_reason(text):
     with pytest.raises(SizeError) as err:
         parse_size(text)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("80Gb", "size '80Gb': a lower-case b is bits; write bytes with a B, like 80GB"),
+        ("0.5 tb", "size '0.5 tb': a lower-case b is bits; write bytes with a B, like 0.5TB"),
+        (" 4gib ", "size ' 4gib ': a lower-case b is bits; write bytes with a B, like 4GiB"),
+        ("512b", "size '512b': a lower-case b is bits; write bytes with a B, like 512B"),
+        ("-80GB", "size '-80GB' is negative; sizes are positive, like 80GB or 79.2GiB"),
+    ],
+)
+def test_bits_and_negative_sizes_are_refused_with_what_to_write(text, said):
+    """`--gpu-memory 80Gb` was read as 80 GB (gigabits are 8 times less); `-80GB` said only 'cannot read'."""
+    with pytest.raises(SizeError) as err:
+        parse_size(text)
+    assert str(err.value) == said
 
 
 def test_gb_and_gib_are_never_confused():

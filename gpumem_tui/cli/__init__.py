@@ -9,12 +9,23 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
 
 from gpumem_tui import __version__
-from gpumem_tui.cli.errors import CRASH, UNKNOWN, UsageError, crashed, exit_code_for, one_line, plugin_failed, report
+from gpumem_tui.cli.errors import (
+    CRASH,
+    UNKNOWN,
+    UsageError,
+    crashed,
+    exit_code_for,
+    one_line,
+    plugin_failed,
+    report,
+    warn,
+)
 from gpumem_tui.cli.lazy import pause_collector
 from gpumem_tui.cli.tui_opts import add_tui_options, run_tui
 from gpumem_tui.glyphs import degrade
@@ -80,16 +91,39 @@ def unknown_option(parser: argparse.ArgumentParser, strings: Sequence[str]) -> s
     commands = {
         name for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices
     }
+    before = None
     for word in strings:
         if word == "--" or word in commands:
             return None
         if not word.startswith("-") or word == "-" or " " in word or _NUMBER.fullmatch(word):
+            before = word
             continue
+        if _NEGATIVE.match(word) and before in known and known[before].nargs != 0:
+            said = _negative(known[before], before, word)
+            if said:
+                return said
+        before = word
         flag = word.split("=", 1)[0]
         short = not flag.startswith("--")
         if flag in known or (short and flag[:2] in known) or (not short and any(o.startswith(flag) for o in known)):
             continue
         return f"unknown option {flag}{_nearest_option(flag, known)}"
+    return None
+
+
+_NEGATIVE = re.compile(r"-[0-9.]")
+"""`-80GB`, `-1e3`: a negative value argparse reads as an option (a plain number, `_NUMBER`, it reads as one)."""
+
+
+def _negative(action: argparse.Action, option: str, word: str) -> str | None:
+    """`argument --gpu-memory: size '-80GB' is negative; sizes are positive ...`: the option's own type says why
+    it refuses a value argparse would call an unknown option; None where the type takes it (argparse then
+    says the option's value is missing)."""
+    try:
+        if callable(action.type):
+            action.type(word)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        return f"argument {option}: {exc}"
     return None
 
 
@@ -144,10 +178,21 @@ def program() -> int:
     return main()
 
 
+def _unknown_settings() -> None:
+    """A warning on stderr, once a run, for each misspelt GPUMEM_TUI_* variable (its value would be ignored);
+    the thresholds' record is imported only where one beyond the catalog's is set."""
+    if any(name.upper().startswith("GPUMEM_TUI_") and name != "GPUMEM_TUI_CATALOG" for name in os.environ):
+        from gpumem_tui.diagnosis.findings.records import unknown_settings
+
+        for line in unknown_settings(os.environ):
+            warn(line)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # An ASCII locale prints `...` for `…` rather than dying of UnicodeEncodeError mid-output.
     degrade(sys.stdout)
     degrade(sys.stderr)
+    _unknown_settings()
     parser = build_parser(every=False)
     command = None
     try:

@@ -28,7 +28,7 @@ SCHEMA = "gpumem-tui.check/1"
 
 
 def run(args: argparse.Namespace) -> int:
-    endpoints_need_live(args)
+    endpoints_need_live(args, "check")
     if (args.prometheus is None) != (args.node is None):
         raise UsageError("check: --prometheus URL and --node NAME go together")
     if args.prometheus is not None and (args.endpoint or args.seed is not None):

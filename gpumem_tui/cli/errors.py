@@ -20,18 +20,18 @@ class UsageError(ValueError):
         self.command = command
 
 
-def endpoints_need_live(args, demo: bool = False) -> None:
+def endpoints_need_live(args, command: str | None) -> None:
     """`--endpoint` names real engines, scraped as they answer now. A recording brings its own and `check
-    --demo` steps simulated time, where no real answer belongs, so both refuse it rather than ignore it; the
-    TUI's demo runs on the wall clock and scrapes it beside the simulated engines (`demo=True`), as
-    `bench/soak.py` does. `snapshot` has no --endpoint."""
+    --demo` and `export --demo` (`command`) step simulated time, where no real answer belongs, so both refuse
+    it rather than ignore it; the TUI's demo runs on the wall clock and scrapes it beside the simulated engines
+    (`command=None`), as `bench/soak.py` does. `snapshot` has no --endpoint."""
     if not getattr(args, "endpoint", None):
         return
     if args.replay is not None:
         raise UsageError("--endpoint is for live engines; a recording brings its own")
-    if args.demo is not None and not demo:
+    if args.demo is not None and command is not None:
         raise UsageError(
-            "--endpoint is for live engines; check --demo steps simulated time, where they do not "
+            f"--endpoint is for live engines; {command} --demo steps simulated time, where they do not "
             "answer (the TUI's --demo scrapes them beside its own)"
         )
 
@@ -53,6 +53,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
 
     from gpumem_tui.catalog import CatalogError, LookupFailed
     from gpumem_tui.demo.scenario import ScenarioError
+    from gpumem_tui.diagnosis.findings.records import ThresholdError
     from gpumem_tui.planner.dtypes import PlanInputError
     from gpumem_tui.sources.engines.endpoints import EndpointError
     from gpumem_tui.sources.prometheus.node_sample import NodeNotFound
@@ -70,6 +71,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
         ScenarioError,
         EndpointError,
         NodeNotFound,
+        ThresholdError,
     )
 
 

@@ -31,7 +31,7 @@ from gpumem_tui.text import literal
 
 
 def run(args: argparse.Namespace) -> int:
-    endpoints_need_live(args)
+    endpoints_need_live(args, "export")
     if args.at is not None and args.demo is None and args.replay is None:
         raise UsageError("--at needs --demo or --replay")
     if args.answer_timeout < args.request_timeout:

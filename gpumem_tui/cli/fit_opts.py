@@ -73,10 +73,12 @@ def options(parser: argparse.ArgumentParser) -> None:
 
 
 class _GpusIsACount(argparse.Action):
-    """`--gpus` is a count of GPUs in every other command; here the cards are named with `--gpu`."""
+    """`--gpus` is a count of GPUs in every other command; here the cards are named with `--gpu`, and each cell
+    finds its own count. Names given to it are echoed as the `--gpu` to write; a count is not a card key."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # noqa: ARG002 (argparse's signature)
+        named = values and not any(value.isdigit() for value in values)
         parser.error(
-            "--gpus is a count of GPUs elsewhere; name the cards to compare with --gpu KEY [KEY ...]"
-            + (f", e.g. --gpu {' '.join(values)}" if values else "")
+            "--gpus is a count of GPUs elsewhere; fit finds each card's count itself: name the cards to compare "
+            f"with --gpu KEY [KEY ...], e.g. --gpu {' '.join(values) if named else 'h100 h200'}"
         )

@@ -8,6 +8,7 @@ import argparse
 
 from gpumem_tui.cli.lazy import action
 from gpumem_tui.cli.option_places import BothPlaces
+from gpumem_tui.cli.planargs import seconds
 from gpumem_tui.sources.prometheus.labels import NODE_CHOICES, POD_CHOICES
 from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
 
@@ -215,14 +216,8 @@ def node_history_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
     )
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"{text!r}: seconds, more than 0 and at most 3600")
-    return value
+_seconds = seconds(0.1, 3600)
+"""--interval and --query-timeout: at least 0.1 s (a Prometheus answers no faster), at most an hour."""
 
 
 def _span(text: str) -> float:

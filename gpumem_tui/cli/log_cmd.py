@@ -4,13 +4,13 @@ log_opts.py)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from gpumem_tui.cli.errors import UsageError
 from gpumem_tui.cli.log_compare import run_compare
 from gpumem_tui.cli.output import console, print_json, say, table
+from gpumem_tui.sources.bounded_file import BoundedFileError, read_bounded
 from gpumem_tui.sources.engines.logoom import details
-from gpumem_tui.sources.engines.logparse import parse_log
+from gpumem_tui.sources.engines.logparse import MAX_LOG_BYTES, parse_log
 from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, SGLANG_KEYS, StartupLog
 from gpumem_tui.text import literal
 
@@ -47,10 +47,12 @@ SGLANG_LABELS = {"gpu_memory_utilization": "mem_fraction_static"}
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        text = Path(args.file).read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    try:  # a file or a pipe (`kubectl logs POD | gpumem-tui log /dev/stdin`), bounded: never /dev/zero
+        text = read_bounded(args.file, MAX_LOG_BYTES, pipes=True).decode("utf-8", errors="replace")
+    except BoundedFileError as exc:
+        raise UsageError(
+            exc.said(args.file, f"more than a startup log (its start: head -n 100000 {args.file} > start.log)")
+        ) from None
     parsed = parse_log(text)
     if parsed.engine is None and not parsed.failures:
         raise UsageError(f"{args.file}: no vLLM or SGLang startup lines found")

@@ -11,6 +11,7 @@ from gpumem_tui.cli.errors import NoSourceError, UsageError
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.diagnosis.engine_values import questioned
 from gpumem_tui.engine_records import EngineRecord
+from gpumem_tui.sources.bounded_file import BoundedFileError, read_bounded
 from gpumem_tui.sources.engines.endpoints import EndpointError, endpoint
 from gpumem_tui.sources.engines.parse import MAX_BYTES, parse_metrics
 from gpumem_tui.sources.engines.prometheus import MetricsError
@@ -35,15 +36,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _from_file(path: str) -> list[EngineRecord]:
-    """A saved payload, read no further than the scraper reads a live one (MAX_BYTES): a larger file, or one
-    that never ends (/dev/zero, a pipe left open), is refused rather than read into memory for ever."""
+    """A saved payload (or a pipe), read no further than the scraper reads a live one (MAX_BYTES): a larger
+    file, or one that never ends (/dev/zero), is refused rather than read into memory for ever."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
-        raise UsageError(f"{path}: over {MAX_BYTES // 2**20} MiB, larger than any engine's /metrics payload")
+        raw = read_bounded(path, MAX_BYTES, pipes=True)
+    except BoundedFileError as exc:
+        raise UsageError(exc.said(path, "larger than any engine's /metrics payload")) from None
     text = raw.decode("utf-8", errors="replace")
     try:
         return parse_metrics(text, whole=False)

@@ -32,15 +32,22 @@ def count(minimum: int, maximum: int = 10**9):
 
 
 def seconds(minimum: float = 0.0, maximum: float = 10**7):
-    """An argparse type for a finite number of seconds in [minimum, maximum]."""
+    """An argparse type for a finite number of seconds in [minimum, maximum] (every timeout, interval and
+    offset of every command)."""
+    return number(minimum, maximum, "seconds", "a number of seconds")
+
+
+def number(minimum: float, maximum: float, unit: str, what: str = "a number"):
+    """An argparse type for a finite number in [minimum, maximum], its error worded in `unit` (`seconds`,
+    `GB/s`, `times real time`): nan, inf and anything out of range are refused, never computed with."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
         if not (math.isfinite(value) and minimum <= value <= maximum):
-            raise argparse.ArgumentTypeError(f"{text!r} must be from {minimum:g} to {maximum:g} seconds")
+            raise argparse.ArgumentTypeError(f"{text!r} must be from {minimum:g} to {maximum:g} {unit}")
         return value
 
     return parse

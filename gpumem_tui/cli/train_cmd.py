@@ -64,7 +64,7 @@ def run_offload(args: argparse.Namespace) -> int:
     gpu, model = found.gpu, found.model
     if not gpu.mem_bandwidth_gbps:
         raise UsageError(f"{gpu.key} has no verified memory bandwidth in the catalog; pick another GPU")
-    link = args.link_gbps or PCIE_X16_GBPS.get(gpu.pcie_gen or 0)
+    link = args.link_gbps if args.link_gbps is not None else PCIE_X16_GBPS.get(gpu.pcie_gen or 0)
     if not link:
         raise UsageError(f"{gpu.key}: PCIe generation unknown; give --link-gbps")
     problem = split_problem(model, args.gpus)
@@ -72,6 +72,10 @@ def run_offload(args: argparse.Namespace) -> int:
         raise UsageError(f"--gpus {args.gpus}: {problem}")
     total = weights_bytes(count_params(model), found.format)
     capacity = args.gpu_memory or gpu.capacity_bytes
+    if args.resident is not None and args.resident > capacity:
+        raise UsageError(
+            f"--resident {fmt_both(args.resident)}: more than the {fmt_both(capacity)} one {gpu.key} holds"
+        )
     kv_one = sequence_bytes_per_gpu(model, args.context, "auto", args.gpus)
     resident = args.resident if args.resident is not None else int(capacity * 0.9) - 4 * 10**9 - kv_one
     speed = offload_estimate(total, args.gpus, resident, gpu.mem_bandwidth_gbps, link)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from gpumem_tui.cli.lazy import action
-from gpumem_tui.cli.planargs import add_model_options, count, fraction, size
+from gpumem_tui.cli.planargs import add_model_options, count, fraction, number, size
 
 
 def train_options(train: argparse.ArgumentParser) -> None:
@@ -37,9 +37,15 @@ def offload_options(offload: argparse.ArgumentParser) -> None:
         "--resident",
         type=size,
         metavar="SIZE",
-        help="weights kept in each GPU's memory (default: capacity x 0.9 - 4GB - one context of KV)",
+        help="weights kept in each GPU's memory, at most its capacity (default: capacity x 0.9 - 4GB - one context "
+        "of KV)",
     )
-    offload.add_argument("--link-gbps", type=float, metavar="GB/s", help="CPU-GPU link (default: PCIe x16 of the GPU)")
+    offload.add_argument(
+        "--link-gbps",
+        type=number(0.1, 10_000, "GB/s"),
+        metavar="GB/s",
+        help="CPU-GPU link, 0.1 to 10,000 (default: PCIe x16 of the GPU)",
+    )
     offload.add_argument(
         "--context",
         type=count(1),

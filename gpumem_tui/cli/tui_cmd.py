@@ -70,7 +70,7 @@ def check_record_path(path: str) -> None:
 
 def build_app(args: argparse.Namespace) -> GpuMemApp:
     """The app as `gpumem-tui` runs it; every argument is checked before anything is drawn."""
-    endpoints_need_live(args, demo=True)
+    endpoints_need_live(args, None)
     if args.prometheus is None and (args.node is not None or args.at is not None):
         raise UsageError("--node and --at are for a node in Prometheus: give --prometheus URL too")
     if args.prometheus is None and args.node_history is not None:

@@ -7,7 +7,7 @@ import argparse
 
 from gpumem_tui.cli.fleet_opts import INTERVAL_S, connection_options, label_options, node_history_option
 from gpumem_tui.cli.lazy import action
-from gpumem_tui.cli.planargs import add_plan_options, seconds
+from gpumem_tui.cli.planargs import add_plan_options, number, seconds
 from gpumem_tui.cli.source_opts import add_endpoint, add_sources
 
 NODE_IN_PROMETHEUS_S = INTERVAL_S
@@ -38,7 +38,9 @@ def add_tui_options(parser: argparse.ArgumentParser) -> None:
         default="dark",
         help="colours for a dark or a light terminal (NO_COLOR is honoured either way)",
     )
-    group.add_argument("--speed", type=seconds(0.01, 10_000), default=1.0, help="demo or replay speed (default 1)")
+    group.add_argument(
+        "--speed", type=number(0.01, 10_000, "times real time"), default=1.0, help="demo or replay speed (default 1)"
+    )
     group.add_argument(
         "--ascii",
         action="store_true",

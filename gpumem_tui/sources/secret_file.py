@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import stat
 
+from gpumem_tui.sources.bounded_file import BoundedFileError, read_bounded
+
 MAX_SECRET_BYTES = 64 * 2**10
 """The largest secret file read: a Kubernetes service account token is about 1 KiB, a JWT rarely 8 KiB."""
 
@@ -24,22 +26,11 @@ def read_secret(path: str, option: str, token: bool) -> str:
 def read_file(path: str, option: str, max_bytes: int) -> bytes:
     """What a regular file holds, `max_bytes` at most (a SecretError beyond). A FIFO, a device (/dev/zero) or
     a directory is refused before a byte is read: none of them is a file of credentials or certificates."""
-    where = f"{option} {path}"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)  # a FIFO opens at once
-    except OSError as exc:
-        raise SecretError(f"{where}: {exc.strerror or type(exc).__name__}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise SecretError(f"{where}: not a regular file")
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            raw = handle.read(max_bytes + 1)
-        except OSError as exc:
-            raise SecretError(f"{where}: {exc.strerror or type(exc).__name__}") from None
-    if len(raw) > max_bytes:
-        raise SecretError(f"{where}: over {max_bytes // 2**10:,} KiB, larger than such a file can be")
-    return raw
+        return read_bounded(path, max_bytes)
+    except BoundedFileError as exc:
+        larger = ", larger than such a file can be" if exc.too_large else ""
+        raise SecretError(f"{option} {path}: {exc}{larger}") from None
 
 
 def _checked(raw: bytes, where: str, token: bool) -> str:

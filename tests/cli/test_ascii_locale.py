@@ -1,4 +1,4 @@
-"""Every command runs in an ASCII locale (LC_ALL=C, no UTF-8 mode): what cannot be encoded prints as its
+"""Every command runs in an ASCII locale (LC_ALL=C, whatever Python's UTF-8 mode): what cannot be encoded prints as its
 ASCII twin (`…` as `...`), never a UnicodeEncodeError traceback, and the exit status is the usual one."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def run(args: list[str], **env: str) -> subprocess.CompletedProcess:
 def test_every_command_prints_in_an_ascii_locale(name, capsys):
     code = main(COMMANDS[name])  # the same command where UTF-8 is spoken (this process's captured output)
     utf8 = capsys.readouterr().out
-    plain = run(COMMANDS[name], LC_ALL="C", PYTHONUTF8="0")
+    plain = run(COMMANDS[name], LC_ALL="C")  # Python's UTF-8 mode turns on here (PEP 540): still ASCII
     assert b"Traceback" not in plain.stderr, plain.stderr.decode("ascii", "replace")
     assert plain.returncode == code and plain.returncode in (0, 1, 2)
     plain.stdout.decode("ascii")  # raises if anything but ASCII reached the terminal
@@ -46,5 +46,39 @@ def test_every_command_prints_in_an_ascii_locale(name, capsys):
 
 
 def test_a_predicted_log_line_keeps_its_ellipsis_as_three_dots():
-    out = run(COMMANDS["plan vllm"], LC_ALL="C", PYTHONUTF8="0").stdout.decode("ascii")
+    out = run(COMMANDS["plan vllm"], LC_ALL="C").stdout.decode("ascii")
     assert "Model loading took" in out and "memory and ... seconds" in out
+
+
+@pytest.mark.parametrize(
+    ("environ", "ascii_only"),
+    [
+        ({"LC_ALL": "C"}, True),
+        ({"LC_ALL": "POSIX", "LANG": "en_US.UTF-8"}, True),
+        ({"LC_CTYPE": "C", "LANG": "en_US.UTF-8"}, True),
+        ({"LANG": "C"}, True),
+        ({}, True),  # no locale set is C's, as the C library reads it
+        ({"LC_ALL": "en_US.UTF-8", "LANG": "C"}, False),
+        ({"LC_ALL": "", "LC_CTYPE": "C.UTF-8", "LANG": "C"}, False),
+    ],
+)
+def test_the_c_locale_is_ascii_whatever_the_stream_says(monkeypatch, environ, ascii_only):
+    """Python's UTF-8 mode makes the streams UTF-8 in the C locale, so the stream alone never said ASCII: the
+    screen's glyphs and every command's output follow the locale, as the C library resolves it."""
+    import io
+
+    from gpumem_tui.glyphs import ASCII, UNICODE, c_locale, degrade, for_terminal
+
+    for name in ("LC_ALL", "LC_CTYPE", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert c_locale() is ascii_only
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    assert for_terminal(False, stream) is (ASCII if ascii_only else UNICODE)
+    degrade(stream)
+    stream.write("memory and \u2026 seconds")
+    stream.flush()
+    assert (
+        stream.buffer.getvalue() == ("memory and ... seconds" if ascii_only else "memory and \u2026 seconds").encode()
+    )

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,13 +123,25 @@ def test_an_out_of_memory_message_keeps_its_clues(capsys) -> None:
         "44.40 GiB" in out
     )
     assert "process 2684311 holds 14.51 GiB" in out
-    assert "PyTorch: 13.44 GiB allocated, 0.72 GiB reserved but unallocated" in out
-    clues = [line for line in out.splitlines() if "GiB" in line]
-    assert clues and not [line for line in clues if "MiB" in line or "KiB" in line]  # one unit per line
+    assert "PyTorch: 13.44 GiB allocated, 738.96 MiB reserved but unallocated" in out  # as the log says it
     assert main(["log", str(path), "--json"]) == 1
     oom = json.loads(capsys.readouterr().out)["failures"][0]["oom"]
     assert oom["processes"] == [{"pid": 2684311, "bytes": 15579993866}]
     assert oom["tried_to_allocate_bytes"] == 79628693668 and oom["reserved_unallocated_bytes"] == 774855721
+
+
+def test_small_out_of_memory_sizes_keep_their_unit(capsys) -> None:
+    """'Tried to allocate 2.00 MiB ... 448.00 KiB is free' printed as 'allocating 0.00 GiB: 0.00 GiB free'."""
+    assert main(["log", str(DATA / "torch_oom" / "template_wrapped_private_pools.log")]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "FAILED (cuda_out_of_memory): CUDA out of memory on GPU 6 allocating 2.00 MiB: 448.00 KiB free of 44.53 GiB"
+    )
+    assert lines[2:4] == [
+        "    process 1861983 holds 480.00 MiB",
+        "    PyTorch: 42.85 GiB allocated (1.12 GiB of it in private pools such as CUDA graphs), 145.27 MiB reserved "
+        "but unallocated",
+    ]
 
 
 def test_documented_oom_keys_match_the_record() -> None:
@@ -134,3 +149,42 @@ def test_documented_oom_keys_match_the_record() -> None:
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "log-json.md").read_text(encoding="utf-8")
     assert "| `oom` |" in doc and all(f"| `{key}` |" in doc for key in OomClues.model_fields)
+
+
+def test_a_log_is_read_bounded_and_only_from_a_file_or_a_pipe(tmp_path, capsys) -> None:
+    """`log /dev/zero` read without end (OOM-killed, or MemoryError and exit 70); a directory or device is
+    refused before a byte is read, a file over the limit is refused in one line, a FIFO never waited on."""
+    from gpumem_tui.sources.engines import logparse
+
+    assert main(["log", "/dev/zero"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "gpumem-tui: cannot read /dev/zero: not a regular file or a pipe (a device or a socket)\n"
+    )
+    assert main(["log", str(tmp_path)]) == 2
+    assert (
+        capsys.readouterr().err == f"gpumem-tui: cannot read {tmp_path}: not a regular file or a pipe (a directory)\n"
+    )
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["log", str(fifo)]) == 2  # no writer: read as empty at once
+    assert capsys.readouterr().err == f"gpumem-tui: {fifo}: no vLLM or SGLang startup lines found\n"
+    big = tmp_path / "big.log"
+    big.write_bytes(b"x" * (logparse.MAX_LOG_BYTES + 1))
+    assert main(["log", str(big)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"gpumem-tui: {big}: over 64 MiB, more than a startup log (its start: head -n 100000 {big} > start.log)\n"
+    )
+
+
+def test_a_log_is_read_from_a_pipe() -> None:
+    """`kubectl logs POD | gpumem-tui log /dev/stdin`: a pipe is read like the file it carries."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gpumem_tui", "log", "/dev/stdin", "--json"],
+        input=(DATA / "vllm_0.19_gemma-2-27b_started.log").read_bytes(),
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["kv_cache_tokens"] == 58672

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -93,14 +94,25 @@ def test_console_script_runs_without_traceback(tmp_path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr and "HTML page" in done.stderr
 
 
-@pytest.mark.parametrize("source", ["big", "/dev/zero"])
-def test_a_metrics_file_is_read_no_further_than_a_payload_is(tmp_path, capsys, source):
-    """`metrics FILE` read the whole file (/dev/zero: for ever), while a URL's body is refused past 8 MiB."""
+def test_a_metrics_file_is_read_no_further_than_a_payload_is(tmp_path, capsys):
+    """`metrics FILE` read the whole file, while a URL's body is refused past 8 MiB."""
     from gpumem_tui.sources.engines.parse import MAX_BYTES
 
-    if source == "big":
-        source = tmp_path / "big.prom"
-        source.write_text('vllm:num_requests_running{model_name="m"} 1\n' * (MAX_BYTES // 40))
+    source = tmp_path / "big.prom"
+    source.write_text('vllm:num_requests_running{model_name="m"} 1\n' * (MAX_BYTES // 40))
     assert main(["metrics", str(source)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err == f"gpumem-tui: {source}: over 8 MiB, larger than any engine's /metrics payload\n"
+
+
+def test_a_device_is_refused_and_a_fifo_never_waited_on(tmp_path, capsys):
+    """/dev/zero was read for 8 MiB, a FIFO without a writer waited for ever; the rule `log FILE` follows too."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["metrics", "/dev/zero"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "gpumem-tui: cannot read /dev/zero: not a regular file or a pipe (a device or a socket)\n"
+    )
+    assert main(["metrics", str(fifo)]) == 2
+    assert capsys.readouterr().err == f"gpumem-tui: {fifo}: empty payload\n"

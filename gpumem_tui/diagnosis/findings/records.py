@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from gpumem_tui.records import Record
 
@@ -79,10 +81,18 @@ class Thresholds(Record):
     model_config = ConfigDict(extra="forbid")
 
     def __init__(self, **given: Any) -> None:
-        environment = {name.lower(): value for name, value in os.environ.items()}
-        keys = {name: f"gpumem_tui_{name}" for name in type(self).model_fields}
-        found = {name: environment[key] for name, key in keys.items() if key in environment}
-        super().__init__(**{**found, **given})
+        environment = {name.lower(): (name, value) for name, value in os.environ.items()}
+        keys = {name: f"{PREFIX.lower()}{name}" for name in type(self).model_fields}
+        found = {name: environment[key] for name, key in keys.items() if key in environment and name not in given}
+        try:
+            super().__init__(**{name: value for name, (_, value) in found.items()}, **given)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = str(first["loc"][0]) if first["loc"] else ""
+            if field not in found:
+                raise
+            variable, value = found[field]  # the variable as the user spelt it
+            raise ThresholdError(f"{variable}={value!r}: {first['msg'].removeprefix('Value error, ')}") from None
 
     headroom_warning_fraction: float = Field(default=0.10, gt=0, lt=1)
     """Free memory under this share of the card is a warning (unless the plan leaves that little on purpose)."""
@@ -114,6 +124,29 @@ class Thresholds(Record):
     """An engine that has never answered is starting (info) while its memory grows; once its memory has been
     flat this many seconds with still no answer, it is stuck (warning). Long enough for a start-up step that
     allocates nothing (compiling, downloading), short enough to page before users notice."""
+
+
+PREFIX = "GPUMEM_TUI_"
+"""Every environment variable of gpumem-tui's own begins so (in any case)."""
+
+
+class ThresholdError(ValueError):
+    """A threshold set in the environment that cannot be used, naming the variable: exit 2."""
+
+
+def unknown_settings(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each GPUMEM_TUI_* variable that sets nothing (a misspelt threshold would be ignored
+    silently), naming the nearest known one."""
+    from gpumem_tui.catalog.loader import ENV_VAR  # read only where such a variable is set
+
+    known = {ENV_VAR, *(f"{PREFIX}{name.upper()}" for name in Thresholds.model_fields)}
+    said = []
+    for name in sorted(environ):
+        if name.upper().startswith(PREFIX) and name.upper() not in known:
+            near = difflib.get_close_matches(name.upper(), sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            said.append(f"{name} is not a gpumem-tui setting and is ignored{hint}")
+    return said
 
 
 def all_clear(compared: int, engines: int = 0) -> str:

@@ -11,7 +11,7 @@ import itertools
 import re
 
 from gpumem_tui.sources.engines.startup_log import OomClues, ProcessMemory
-from gpumem_tui.units import fmt, parse_size
+from gpumem_tui.units import fmt_auto, parse_size
 
 SIZE = r"(?<!\d)(\d{1,15}(?:\.\d{1,6})?) (bytes|KiB|MiB|GiB|TiB)"
 """A size as PyTorch's format_size writes it. Bounded, so a number no GPU holds is no reading, and a run of
@@ -96,5 +96,6 @@ def _bytes(number: str, unit: str) -> int:
 
 
 def _size(n: int) -> str:
-    """Every size of the clues in GiB, so that the numbers on one line compare at a glance."""
-    return fmt(n, "GiB", digits=2)
+    """A size of the clues in the unit PyTorch's own message gives it (`2.00 MiB`, `448.00 KiB`, `44.53 GiB`):
+    in GiB alone, a small allocation read `0.00 GiB`."""
+    return fmt_auto(n, digits=2)

@@ -51,6 +51,11 @@ class _Collected:
     engines: set[str] = field(default_factory=set)
 
 
+MAX_LOG_BYTES = 64 * 2**20
+"""The largest log read (`log FILE`): a startup log is some KiB (DEBUG and many ranks: a few MiB); parsing
+64 MiB takes about 10 s and 300 MB here. A long-running server's log holds its start in its first lines."""
+
+
 def parse_log(text: str) -> StartupLog:
     """The startup record of a whole log text."""
     lines = [_split(_clean(raw)) for raw in text.splitlines()]
