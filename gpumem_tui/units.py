@@ -35,8 +35,9 @@ class SizeError(ValueError):
 def parse_size(text: str) -> int:
     """Read `80GB`, `79.19GiB`, `81559MiB`, `141 GB` or `512B` as an int of bytes.
 
-    A bare number is refused: GB and GiB differ by 7.4 %, so the unit must be said; so is a lower-case b
-    (`80Gb`: gigabits, 8 times less) and a negative size.
+    A bare number is refused: GB and GiB differ by 7.4 %, so the unit must be said; so is a negative size,
+    and a lower-case b after an upper-case prefix (`80Gb`, `80GIb`: bits as network speeds write them, 8
+    times less). A unit all in lower case (`80gb`, `4gib`) is bytes, as most tools read it.
     """
     if str(text).strip().startswith("-"):
         raise SizeError(f"size {text!r} is negative; sizes are positive, like 80GB or 79.2GiB")
@@ -44,7 +45,7 @@ def parse_size(text: str) -> int:
     if not match:
         raise SizeError(f"cannot read size {text!r}: write a number and a unit, like 80GB or 79.2GiB")
     number, unit = match.groups()
-    if unit.endswith("b") and unit.lower() in _FACTORS:
+    if unit.endswith("b") and unit != unit.lower() and unit.lower() in _FACTORS:
         binary = unit.lower().endswith("ib")
         meant = f"{number}{unit[0].upper()}iB" if binary else f"{number}{unit[:-1].upper()}B"
         raise SizeError(f"size {text!r}: a lower-case b is bits; write bytes with a B, like {meant}")

@@ -18,6 +18,10 @@ from gpumem_tui.units import GB, GIB, MIB, SizeError, fmt, fmt_auto, fmt_both, g
         ("1,024 MiB", 1024 * MIB),
         ("0.5 TB", 5 * 10**11),
         (" 4GIB ", 4 * GIB),
+        ("80gb", 80 * GB),
+        ("0.5 tb", 5 * 10**11),
+        (" 4gib ", 4 * GIB),
+        ("512b", 512),
         ("2 kB", 2000),
     ],
 )
@@ -36,9 +40,9 @@ def test_bad_sizes_are_refused_with_a_reason(text):
     ("text", "said"),
     [
         ("80Gb", "size '80Gb': a lower-case b is bits; write bytes with a B, like 80GB"),
-        ("0.5 tb", "size '0.5 tb': a lower-case b is bits; write bytes with a B, like 0.5TB"),
-        (" 4gib ", "size ' 4gib ': a lower-case b is bits; write bytes with a B, like 4GiB"),
-        ("512b", "size '512b': a lower-case b is bits; write bytes with a B, like 512B"),
+        ("0.5 Tb", "size '0.5 Tb': a lower-case b is bits; write bytes with a B, like 0.5TB"),
+        (" 4GIb ", "size ' 4GIb ': a lower-case b is bits; write bytes with a B, like 4GiB"),
+        ("512Mb", "size '512Mb': a lower-case b is bits; write bytes with a B, like 512MB"),
         ("-80GB", "size '-80GB' is negative; sizes are positive, like 80GB or 79.2GiB"),
     ],
 )
