@@ -16,6 +16,7 @@ from gpumem_tui.planner.records import NonNegative, Plan, PlanInput
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
 from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
+from gpumem_tui.planner.vllm.risks import OOM_AT_START, longest_accepted
 from gpumem_tui.planner.warnings import setting_warnings, thin_warnings
 from gpumem_tui.records import Record
 
@@ -184,23 +185,27 @@ class EngineAnswer(Record):
 
 def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswer:
     """Predict the launch on `tp` GPUs: it fits when it starts and its pool holds users x context tokens.
-    Most users = pool // context; longest context = pool // users, capped at the model's maximum."""
+    Most users = pool // context; longest context = pool // users, capped at the longest context the engine accepts."""
     settings: EngineSettings | SglangSettings
     prediction: EnginePrediction | SglangPrediction
     if engine.name == "sglang":
         from gpumem_tui.planner.sglang.predict import predict as predict_sglang
+        from gpumem_tui.planner.sglang.risks import longest_accepted as sglang_longest
 
         settings = sglang_settings(inp, engine, tp)
         prediction = predict_sglang(settings)
+        accepted = sglang_longest(inp.model)
     else:
         settings = engine_settings(inp, engine, tp)
         prediction = predict(settings)
+        accepted = longest_accepted(inp.model)
     starts = not prediction.failures
-    pool = max(0, prediction.kv_cache_tokens) if prediction.kv_cache_bytes > 0 else 0
+    allocated = prediction.kv_cache_bytes > 0 and not any(OOM_AT_START in f for f in prediction.failures)
+    pool = max(0, prediction.kv_cache_tokens) if allocated else 0
     needed = inp.users * inp.context
     longest = None
     if inp.users:
-        longest = min(pool // inp.users, inp.model.max_context or pool // inp.users)
+        longest = min(pool // inp.users, accepted or pool // inp.users)
     return EngineAnswer(
         tp=tp,
         pp=engine.pp,

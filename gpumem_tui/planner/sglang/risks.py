@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm.risks import OOM_AT_START
 from gpumem_tui.units import GIB, gib
@@ -9,6 +10,15 @@ from gpumem_tui.units import GIB, gib
 THIN_BYTES = GIB
 """Less than this left once graphs and activations are in is worth a look (the QwQ-32B run on L4 ends
 graph capture with 0.53 GB free)."""
+LONG_LEN_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+
+def longest_accepted(spec: ModelSpec) -> int | None:
+    """SGLang's "derived context_length", the longest --context-length it starts with unless
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (srt/configs/model_config.py `_derive_context_length`,
+    srt/utils/hf_transformers_utils.py `get_context_length` at 0.5.6): max_position_embeddings times a
+    linear RoPE factor, Gemma 3's included (unlike vLLM). None when the catalog does not know the maximum."""
+    return int(spec.max_context * spec.rope_caches[0]) if spec.max_context else None
 
 
 def failures_and_warnings(settings: SglangSettings, p: SglangPrediction) -> tuple[list[str], list[str]]:
@@ -30,6 +40,22 @@ def failures_and_warnings(settings: SglangSettings, p: SglangPrediction) -> tupl
 
 
 def _setting_failures(settings: SglangSettings) -> list[str]:
+    return _length_failures(settings) + _dp_failures(settings)
+
+
+def _length_failures(settings: SglangSettings) -> list[str]:
+    """A --context-length past the model's maximum: SGLang raises while reading the config."""
+    derived, asked = longest_accepted(settings.model), settings.context_length
+    if not (asked and derived and asked > derived):
+        return []
+    return [
+        f'SGLang refuses to start: "User-specified context_length ({asked}) is greater than the derived '
+        f'context_length ({derived})"; pass --context-length {derived} or less, or set {LONG_LEN_ENV}=1 if '
+        "you mean it (SGLang warns of incorrect outputs or CUDA errors past the maximum)"
+    ]
+
+
+def _dp_failures(settings: SglangSettings) -> list[str]:
     if not settings.enable_dp_attention:
         return []
     if settings.dp < 2:

@@ -25,7 +25,7 @@ from gpumem_tui.planner.vllm.profile import (
     torch_total_bytes,
 )
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
-from gpumem_tui.planner.vllm.risks import failures_and_warnings
+from gpumem_tui.planner.vllm.risks import failures_and_warnings, longest_accepted
 from gpumem_tui.planner.vllm.sampler import runner_note, sampler_peak_bytes, sm_count_note
 from gpumem_tui.planner.vllm.versions import Rules, default_batching, rules_for
 from gpumem_tui.planner.vllm.vision import vision_notes, vision_terms
@@ -64,7 +64,7 @@ class _Run:
 def resolve(settings: EngineSettings) -> _Run:
     rules, spec = rules_for(settings.version), settings.model
     total = torch_total_bytes(settings.gpu, settings.total_memory_bytes)
-    max_len = settings.max_model_len or spec.max_context or 2048
+    max_len = settings.max_model_len or longest_accepted(spec) or 2048
     default_tokens, default_seqs = default_batching(rules, total / GIB, settings.gpu.key, max_len)
     width = dtype_bytes(settings.dtype)
     block, block_note = kvblocks.default_block_size(rules, spec, settings.gpu, settings.kv_cache_dtype)

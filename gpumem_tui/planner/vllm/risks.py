@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.planner.vllm import blocks as kvblocks
 from gpumem_tui.planner.vllm.moe_workspace import moe_workspace_bytes
 from gpumem_tui.planner.vllm.profile import sampler_bytes
@@ -12,12 +13,24 @@ from gpumem_tui.units import gib
 
 OOM_AT_START = "expect an out-of-memory error at start"
 """The words of a warning that predicts a failed start (what runs after the KV cache does not fit)."""
+LONG_LEN_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+
+
+def longest_accepted(spec: ModelSpec) -> int | None:
+    """vLLM's "derived max_model_len", the longest --max-model-len it starts with unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (config/model.py `_get_and_verify_max_len` at 0.19.0):
+    max_position_embeddings times a linear RoPE factor, except Gemma 3's, whose maximum already counts
+    it. None when the catalog does not know the model's maximum."""
+    if not spec.max_context:
+        return None
+    factor = 1.0 if "Gemma3" in spec.architecture else spec.rope_caches[0]
+    return int(spec.max_context * factor)
 
 
 def failures_and_warnings(
     settings: EngineSettings, rules: Rules, p: EnginePrediction, lay: kvblocks.Layout
 ) -> tuple[list[str], list[str]]:
-    failures, warnings = [], []
+    failures, warnings = _length_failures(settings), []
     free = p.total_gpu_memory_bytes - settings.other_processes_bytes
     if settings.other_processes_bytes:
         if rules.refuses_low_free_memory and free < p.requested_memory_bytes:
@@ -41,6 +54,9 @@ def failures_and_warnings(
             f"no memory left for the KV cache ({gib(p.kv_cache_bytes)}): weights, activations and "
             "overheads exceed the budget; raise utilization, shorten batches or add GPUs"
         )
+    elif too_big := _set_pool_too_big(settings, rules, p, free):
+        failures.append(too_big)
+        return failures, warnings
     elif (
         p.num_gpu_blocks
         and kvblocks.blocks_per_request(settings.model, lay, p.max_model_len, p.max_num_batched_tokens)
@@ -49,12 +65,52 @@ def failures_and_warnings(
         longest = kvblocks.longest_fitting_len(
             settings.model, lay, p.num_gpu_blocks, p.max_model_len, p.max_num_batched_tokens
         )
+        longest = min(longest, longest_accepted(settings.model) or longest)
         failures.append(
             f"one request at max_model_len {p.max_model_len:,} needs more KV cache than the pool "
             f"({p.kv_cache_tokens:,} tokens); the longest that fits is about {longest:,} tokens"
         )
     warnings += _headroom(settings, rules, p, free)
     return failures, warnings
+
+
+def _set_pool_too_big(settings: EngineSettings, rules: Rules, p: EnginePrediction, free: int) -> str | None:
+    """--kv-cache-memory past what the card has left: vLLM takes the size as given, without a profile or a
+    check against free memory (v1/worker/gpu_worker.py:344-362 at 0.19.0), and allocating the pool runs
+    out of memory. Then the CUDA graphs and the sampler warm-up need room after it too."""
+    if not (settings.kv_cache_memory_bytes and rules.kv_cache_memory_flag):
+        return None
+    held = held_after_pool(settings, rules, p) - p.ranks[-1].kv_cache_bytes
+    held = max([held, *(rank.weights_bytes + rank.non_torch_bytes for rank in p.ranks)])
+    room = free - held
+    if p.kv_cache_bytes <= room:
+        return None
+    after = p.cudagraph_bytes + (warmup_bytes(settings, rules, p) if rules.v1 else 0)
+    most = room - after
+    advice = (
+        f"pass --kv-cache-memory {gib(most)} or less (room for the CUDA graphs and sampler warm-up after it)"
+        if most > 0
+        else "nothing is left for a KV cache on this GPU; add GPUs or shrink the weights"
+    )
+    return (
+        f"the KV cache asked for with --kv-cache-memory ({gib(p.kv_cache_bytes)}) does not fit: {gib(held)} "
+        f"of weights and non-torch memory leave {gib(max(room, 0))} of {gib(free)}, and vLLM allocates the "
+        f"size as given without checking it: {OOM_AT_START} (CUDA out of memory allocating the KV cache); "
+        f"{advice}"
+    )
+
+
+def _length_failures(settings: EngineSettings) -> list[str]:
+    """A --max-model-len past the model's maximum: vLLM raises at config time, before any memory is used."""
+    derived = longest_accepted(settings.model)
+    asked = settings.max_model_len
+    if not (asked and derived and asked > derived) or settings.allow_long_max_model_len:
+        return []
+    return [
+        f'vLLM refuses to start: "User-specified max_model_len ({asked}) is greater than the derived '
+        f"max_model_len\" ({settings.model.id}'s maximum is {derived:,} tokens); pass --max-model-len "
+        f"{derived} or less, or set {LONG_LEN_ENV}=1 if you mean it (RoPE positions past the maximum give NaN)"
+    ]
 
 
 def _headroom(settings: EngineSettings, rules: Rules, p: EnginePrediction, free: int) -> list[str]:

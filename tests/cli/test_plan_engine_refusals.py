@@ -1,0 +1,69 @@
+"""Plans the engine itself would refuse: a context past the model's maximum (vLLM's and SGLang's config
+check) and a --kv-cache-memory larger than the card. `--check` fails on them and no suggestion passes the
+maximum."""
+
+import re
+
+from gpumem_tui.catalog.schema import ModelSpec
+from gpumem_tui.cli import main
+from gpumem_tui.planner.sglang.risks import longest_accepted as sglang_longest
+from gpumem_tui.planner.vllm.risks import longest_accepted as vllm_longest
+
+PLAN = ["plan", "--model", "llama-3.1-8b", "--gpu", "h100"]
+
+
+def plan(capsys, *argv):
+    code = main([*PLAN, *argv, "--check"])
+    return code, " ".join(capsys.readouterr().out.split())
+
+
+def test_vllm_refuses_a_context_past_the_models_maximum(capsys):
+    code, out = plan(capsys, "--context", "200000", "--engine", "vllm")
+    assert code == 1
+    assert "Does not start" in out and "Fits" not in out
+    assert '"User-specified max_model_len (200000) is greater than the derived max_model_len"' in out
+    assert "--max-model-len 131072 or less" in out and "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in out
+
+
+def test_no_suggested_length_passes_the_models_maximum(capsys):
+    code, out = plan(capsys, "--context", "99999999", "--engine", "vllm")
+    assert code == 1
+    said = [int(n.replace(",", "")) for n in re.findall(r"(?:up to|about) ([\d,]+) tokens", out)]
+    assert said and max(said) <= 131072
+
+
+def test_a_context_within_the_maximum_still_fits(capsys):
+    code, out = plan(capsys, "--context", "131072", "--engine", "vllm")
+    assert code == 0 and "Fits on 1 x" in out and "refuses" not in out
+
+
+def test_sglang_refuses_a_context_past_the_models_maximum(capsys):
+    code, out = plan(capsys, "--context", "200000", "--engine", "sglang")
+    assert code == 1 and "Does not start" in out
+    assert '"User-specified context_length (200000) is greater than the derived context_length (131072)"' in out
+    assert "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in out
+
+
+def test_the_derived_maximum_follows_each_engines_rope_rule(catalog):
+    """Gemma 3's linear x8: vLLM skips it (its maximum already counts it), SGLang multiplies."""
+    gemma = catalog.model("google/gemma-3-27b-it")
+    assert gemma.rope_caches[0] == 8.0
+    assert vllm_longest(gemma) == gemma.max_context
+    assert sglang_longest(gemma) == gemma.max_context * 8
+    linear: ModelSpec = catalog.model("llama-3.1-8b").model_copy(update={"rope_caches": [4.0]})
+    assert vllm_longest(linear) == sglang_longest(linear) == 131072 * 4
+
+
+def test_kv_cache_memory_larger_than_the_card_does_not_start(capsys):
+    code, out = plan(capsys, "--engine", "vllm", "--kv-cache-memory", "1000GB")
+    assert code == 1 and "Fits" not in out
+    assert "--kv-cache-memory (931.32 GiB) does not fit" in out
+    assert "CUDA out of memory allocating the KV cache" in out
+    asked = float(re.search(r"pass --kv-cache-memory ([\d.]+) GiB or less", out).group(1))
+    assert 60 < asked < 79.19
+    assert "These GPUs hold" not in out  # no pool is allocated: no conversations to promise
+
+
+def test_kv_cache_memory_that_fits_still_fits(capsys):
+    code, out = plan(capsys, "--engine", "vllm", "--kv-cache-memory", "40GiB")
+    assert code == 0 and "Fits on 1 x" in out and "does not fit" not in out
