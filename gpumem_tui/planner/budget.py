@@ -101,7 +101,10 @@ def fewest_gpus(inp: PlanInput) -> int | None:
 
 
 def max_users(gpu: _Gpu, context: int) -> int:
-    """Most conversations of `context` tokens that fit on this split."""
+    """Most conversations of `context` tokens that fit on this split: none past the model's maximum, a
+    length vLLM and SGLang refuse to start with."""
+    if gpu.inp.model.max_context and context > gpu.inp.model.max_context:
+        return 0
     per_user = gpu.sequence(context)
     if gpu.spare(0, context) < 0:
         return 0

@@ -24,6 +24,12 @@ def verdict(plan: Plan) -> str:
             f"Fits on {where} with {room(plan.spare_bytes)} spare, {plan.spare_fraction:.1%} of the usable "
             f"{fmt(plan.per_gpu.usable_bytes * plan.gpus)}."
         )
+        longest = inp.model.max_context
+        if longest and inp.context > longest:
+            head = (
+                f"{head[:-1].replace('Fits', 'Fits in memory', 1)}, but {inp.context:,} tokens is past "
+                f"{inp.model.id}'s maximum of {longest:,}: vLLM and SGLang refuse to start with it."
+            )
     elif plan.kv_pool_bytes < 0:
         head = f"Does not start on {where}: the weights and overhead alone exceed the budget."
     else:

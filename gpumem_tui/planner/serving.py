@@ -149,13 +149,13 @@ def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineSet
     """The plan's own values as vLLM flags: weights as --quantization, context as --max-model-len, the split
     as --tensor-parallel-size, the capacity given as the device total."""
     values = _from_plan(inp, engine, tp, VLLM_FLAGS)
-    return EngineSettings(**values, utilization=inp.utilization, max_model_len=inp.context)
+    return EngineSettings(**values, utilization=inp.utilization, max_model_len=inp.context, check_length=True)
 
 
 def sglang_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> SglangSettings:
     """The plan's own values as SGLang flags: weights as --quantization, context as --context-length, the
     split as --tp, the capacity given as the card's."""
-    return SglangSettings(**_from_plan(inp, engine, tp, SGLANG_FLAGS), context_length=inp.context)
+    return SglangSettings(**_from_plan(inp, engine, tp, SGLANG_FLAGS), context_length=inp.context, check_length=True)
 
 
 class EngineAnswer(Record):

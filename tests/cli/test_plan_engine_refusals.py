@@ -67,3 +67,23 @@ def test_kv_cache_memory_larger_than_the_card_does_not_start(capsys):
 def test_kv_cache_memory_that_fits_still_fits(capsys):
     code, out = plan(capsys, "--engine", "vllm", "--kv-cache-memory", "40GiB")
     assert code == 0 and "Fits on 1 x" in out and "does not fit" not in out
+
+
+def test_the_plain_plan_does_not_promise_conversations_past_the_maximum(capsys):
+    """The plain method keeps its memory answer and its warning, and says what vLLM will say."""
+    code, out = plan(capsys, "--context", "200000")
+    assert code == 0
+    assert "Fits in memory on 1 x" in out and "vLLM and SGLang refuse to start with it" in out
+    assert "hold 0 conversation(s) of 200,000 tokens, or 1 of up to 131,072 tokens" in out
+    assert "exceeds meta-llama/Llama-3.1-8B's maximum of 131,072" in out
+
+
+def test_a_length_an_engine_already_runs_with_is_not_refused(catalog):
+    """A log or a running engine passed vLLM's length check (or set the variable): only a plan's asked
+    length is held to the maximum."""
+    from gpumem_tui.planner.vllm import EngineSettings, predict
+
+    asked = EngineSettings(model=catalog.model("llama-3.1-8b"), gpu=catalog.gpu("h100"), max_model_len=200000)
+    assert not any("refuses" in f for f in predict(asked).failures)
+    planned = asked.model_copy(update={"check_length": True})
+    assert any("refuses to start" in f for f in predict(planned).failures)

@@ -27,6 +27,10 @@ class SglangSettings(FiniteRecord):
     kv_cache_dtype: str = "auto"
     mem_fraction_static: float | None = Field(default=None, gt=0, lt=1)
     context_length: int | None = Field(default=None, gt=0)
+    check_length: bool = False
+    """Hold context_length to the model's maximum as SGLang does while reading the config: a plan's asked
+    length. Off for settings read from a log or a running engine, which passed that check already (or run
+    with SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1)."""
     chunked_prefill_size: int | None = Field(default=None, ge=-1)
     """-1 turns chunked prefill off (then max_prefill_tokens is the prefill size)."""
     chunk_stated: bool = False

@@ -46,7 +46,7 @@ def _setting_failures(settings: SglangSettings) -> list[str]:
 def _length_failures(settings: SglangSettings) -> list[str]:
     """A --context-length past the model's maximum: SGLang raises while reading the config."""
     derived, asked = longest_accepted(settings.model), settings.context_length
-    if not (asked and derived and asked > derived):
+    if not (settings.check_length and asked and derived and asked > derived):
         return []
     return [
         f'SGLang refuses to start: "User-specified context_length ({asked}) is greater than the derived '

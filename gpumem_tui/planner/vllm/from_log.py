@@ -8,6 +8,7 @@ from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec
 from gpumem_tui.catalog.schema import GpuSpec
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.vllm.records import EngineSettings
+from gpumem_tui.planner.vllm.risks import longest_accepted
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 from gpumem_tui.planner.vllm.vision import mm_limits
 from gpumem_tui.planner.vllm.wording import release_from_wording
@@ -111,7 +112,7 @@ def assumed(stated: Stated, settings: EngineSettings) -> list[str]:
     said = "the log does not state it"
     out = []
     if stated.max_model_len is None:
-        length = settings.max_model_len or settings.model.max_context
+        length = settings.max_model_len or longest_accepted(settings.model) or 2048
         out.append(f"max_model_len {length:,} (the model's default; {said}) — pass --max-model-len")
     if stated.tensor_parallel_size is None:
         out.append(f"tensor_parallel_size {settings.tp} ({said})")

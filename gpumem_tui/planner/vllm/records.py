@@ -24,8 +24,10 @@ class EngineSettings(FiniteRecord):
     kv_cache_dtype: str = "auto"
     utilization: float = Field(default=0.9, gt=0, le=1)
     max_model_len: int | None = Field(default=None, gt=0)
-    allow_long_max_model_len: bool = False
-    """VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: vLLM accepts a max_model_len past the model's maximum."""
+    check_length: bool = False
+    """Hold max_model_len to the model's maximum as vLLM does at config time: a plan's asked length. Off for
+    settings read from a log or a running engine, which passed that check already (or run with
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)."""
     max_num_seqs: int | None = Field(default=None, gt=0)
     max_num_batched_tokens: int | None = Field(default=None, gt=0)
     enforce_eager: bool = False

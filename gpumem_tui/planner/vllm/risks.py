@@ -104,7 +104,7 @@ def _length_failures(settings: EngineSettings) -> list[str]:
     """A --max-model-len past the model's maximum: vLLM raises at config time, before any memory is used."""
     derived = longest_accepted(settings.model)
     asked = settings.max_model_len
-    if not (asked and derived and asked > derived) or settings.allow_long_max_model_len:
+    if not (settings.check_length and asked and derived and asked > derived):
         return []
     return [
         f'vLLM refuses to start: "User-specified max_model_len ({asked}) is greater than the derived '
