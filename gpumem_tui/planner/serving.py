@@ -145,17 +145,19 @@ def _from_plan(inp: PlanInput, engine: EngineOptions, tp: int, flags: tuple[str,
     }
 
 
-def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineSettings:
+def engine_settings(inp: PlanInput, engine: EngineOptions, tp: int, check_length: bool = True) -> EngineSettings:
     """The plan's own values as vLLM flags: weights as --quantization, context as --max-model-len, the split
     as --tensor-parallel-size, the capacity given as the device total."""
     values = _from_plan(inp, engine, tp, VLLM_FLAGS)
-    return EngineSettings(**values, utilization=inp.utilization, max_model_len=inp.context, check_length=True)
+    return EngineSettings(**values, utilization=inp.utilization, max_model_len=inp.context, check_length=check_length)
 
 
-def sglang_settings(inp: PlanInput, engine: EngineOptions, tp: int) -> SglangSettings:
+def sglang_settings(inp: PlanInput, engine: EngineOptions, tp: int, check_length: bool = True) -> SglangSettings:
     """The plan's own values as SGLang flags: weights as --quantization, context as --context-length, the
     split as --tp, the capacity given as the card's."""
-    return SglangSettings(**_from_plan(inp, engine, tp, SGLANG_FLAGS), context_length=inp.context, check_length=True)
+    return SglangSettings(
+        **_from_plan(inp, engine, tp, SGLANG_FLAGS), context_length=inp.context, check_length=check_length
+    )
 
 
 class EngineAnswer(Record):
@@ -183,7 +185,7 @@ class EngineAnswer(Record):
     max_context_at_users: int | None
 
 
-def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswer:
+def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int, check_length: bool = True) -> EngineAnswer:
     """Predict the launch on `tp` GPUs: it fits when it starts and its pool holds users x context tokens.
     Most users = pool // context; longest context = pool // users, capped at the longest context the engine accepts."""
     settings: EngineSettings | SglangSettings
@@ -192,11 +194,11 @@ def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswe
         from gpumem_tui.planner.sglang.predict import predict as predict_sglang
         from gpumem_tui.planner.sglang.risks import longest_accepted as sglang_longest
 
-        settings = sglang_settings(inp, engine, tp)
+        settings = sglang_settings(inp, engine, tp, check_length)
         prediction = predict_sglang(settings)
         accepted = sglang_longest(inp.model)
     else:
-        settings = engine_settings(inp, engine, tp)
+        settings = engine_settings(inp, engine, tp, check_length)
         prediction = predict(settings)
         accepted = longest_accepted(inp.model)
     starts = not prediction.failures
@@ -220,11 +222,11 @@ def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int) -> EngineAnswe
     )
 
 
-def engine_fewest(inp: PlanInput, engine: EngineOptions) -> int | None:
+def engine_fewest(inp: PlanInput, engine: EngineOptions, check_length: bool = True) -> int | None:
     """The fewest GPUs (tensor-parallel 1, 2, 4 or 8, times the pipeline stages) on which the engine starts
-    and holds the load, or None."""
+    and holds the load, or None; `check_length=False` lets a length past the model's maximum through."""
     for tp in SPLITS:
-        if split_problem(inp.model, tp, inp.kv_heads) is None and engine_answer(inp, engine, tp).fits:
+        if split_problem(inp.model, tp, inp.kv_heads) is None and engine_answer(inp, engine, tp, check_length).fits:
             return tp * engine.pp
     return None
 
@@ -298,7 +300,11 @@ def serve(inp: PlanInput, engine: EngineOptions | None = None) -> Serving:
     if engine is None:
         return Serving(method="plain", plan=make_plan(inp))
     fewest = engine_fewest(inp, engine)
-    tp = engine_split(inp, engine, fewest)
+    split_at = fewest
+    if fewest is None and not inp.gpus:
+        # a length the engine refuses fails on every split: plan the one its memory needs at that length
+        split_at = engine_fewest(inp, engine, check_length=False) or SPLITS[-1] * engine.pp
+    tp = engine_split(inp, engine, split_at)
     return Serving(
         method=engine.name,
         plan=make_plan(inp.model_copy(update={"gpus": tp * engine.pp})),
