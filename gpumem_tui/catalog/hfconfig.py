@@ -15,7 +15,15 @@ from pydantic import ValidationError
 
 from gpumem_tui.catalog.jsonfile import read_json
 from gpumem_tui.catalog.loader import CatalogError, first_error
-from gpumem_tui.catalog.schema import ChunkedAttentionSpec, MlaSpec, ModelSpec, MoeSpec, SlidingWindowSpec, VisionSpec
+from gpumem_tui.catalog.schema import (
+    ChunkedAttentionSpec,
+    MlaSpec,
+    ModelSpec,
+    MoeSpec,
+    RopeScalingSpec,
+    SlidingWindowSpec,
+    VisionSpec,
+)
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 KNOWN_MODEL_TYPES = {
@@ -197,6 +205,7 @@ def _read_config(config: dict, model_id: str) -> tuple[ModelSpec, list[str]]:
     fields.update(_specifics(kind, config, warnings))
     fields["sliding_window"] = _window(kind, config)
     fields["rope_caches"] = _rope_caches(kind, config)
+    fields["rope_scaling"] = _rope_scaling(config)
     fields["vision"] = _vision(outer, fields["hidden_size"], warnings)
     fields["chunked_attention"] = _chunks(kind, config)
     spec = ModelSpec(id=model_id, aliases=[], architecture=_architecture(config, kind), **fields)
@@ -337,6 +346,24 @@ def _rope_caches(kind: str, config: dict) -> list[float]:
     linear = (scaling.get("rope_type") or scaling.get("type")) == "linear"
     factor = _factor(scaling.get("factor", 1.0)) if linear else 1.0
     return [factor, 1.0] if kind in ("gemma3", "gemma3_text") else [factor]
+
+
+def _rope_scaling(config: dict) -> RopeScalingSpec | None:
+    """A rope_scaling (or transformers 5's rope_parameters) other than linear or none: yarn, dynamic,
+    llama3, longrope, with its factor (a null one read as 1.0, as vLLM does) and the original length."""
+    scaling = _section(config, "rope_scaling") or _section(config, "rope_parameters") or {}
+    kind = scaling.get("rope_type") or scaling.get("type")
+    if not kind or kind in ("default", "linear"):
+        return None
+    factor = scaling.get("factor")
+    original = scaling.get("original_max_position_embeddings")
+    return RopeScalingSpec(
+        type=str(kind),
+        factor=1.0 if factor is None else _factor(factor),
+        original_max_position_embeddings=None
+        if original is None
+        else positive("original_max_position_embeddings", original),
+    )
 
 
 def _factor(value: object) -> float:

@@ -107,6 +107,16 @@ class ChunkedAttentionSpec(_Entry):
     """In each run of this many layers the last one is full attention; None means every layer is chunked."""
 
 
+class RopeScalingSpec(_Entry):
+    """A config.json `rope_scaling` other than linear (a linear one is in `rope_caches`): yarn, dynamic,
+    llama3, longrope. It decides the longest context vLLM and SGLang accept, each by its own rule
+    (planner/vllm/risks.py, planner/sglang/risks.py)."""
+
+    type: str = Field(min_length=1, max_length=32)
+    factor: float = Field(default=1.0, gt=0, le=1024)
+    original_max_position_embeddings: int | None = Field(default=None, gt=0, le=MAX_CONTEXT)
+
+
 class RepoAlias(_Entry):
     """Another Hugging Face repository of an entry's architecture: the chat or instruct tune of a base model
     (or the base of a tuned one), a repository under its earlier name. Its config.json has the entry's
@@ -151,6 +161,7 @@ class ModelSpec(_Entry):
     rope_caches: list[Annotated[float, Field(gt=0, le=1024)]] = Field(default=[1.0], max_length=16)
     """The RoPE cos/sin caches vLLM builds, each as its linear scaling factor (max position x factor rows):
     Gemma 3 builds a scaled one for its global layers and a plain one for its local layers."""
+    rope_scaling: RopeScalingSpec | None = None
     vision: VisionSpec | None = None
     chunked_attention: ChunkedAttentionSpec | None = None
     params_total_published: int | None = Field(default=None, gt=0, le=MAX_PARAMS)

@@ -9,6 +9,7 @@ from gpumem_tui.planner.kv import kv_bytes_per_token, sequence_bytes_per_gpu
 from gpumem_tui.planner.parallel import SPLITS, split_problem
 from gpumem_tui.planner.params import count_params
 from gpumem_tui.planner.records import Band, GpuBudget, Plan, PlanInput
+from gpumem_tui.planner.vllm.lengths import longest_accepted
 from gpumem_tui.planner.warnings import plan_warnings
 from gpumem_tui.planner.weights import weights_bytes_per_gpu
 
@@ -102,8 +103,9 @@ def fewest_gpus(inp: PlanInput) -> int | None:
 
 def max_users(gpu: _Gpu, context: int) -> int:
     """Most conversations of `context` tokens that fit on this split: none past the model's maximum, a
-    length vLLM and SGLang refuse to start with."""
-    if gpu.inp.model.max_context and context > gpu.inp.model.max_context:
+    length vLLM refuses to start with (planner/vllm/lengths.py)."""
+    longest = longest_accepted(gpu.inp.model)
+    if longest and context > longest:
         return 0
     per_user = gpu.sequence(context)
     if gpu.spare(0, context) < 0:
@@ -115,10 +117,11 @@ def max_users(gpu: _Gpu, context: int) -> int:
 
 
 def max_context(gpu: _Gpu, users: int) -> int | None:
-    """Longest context every one of `users` conversations can have at once (capped at the model's maximum)."""
+    """Longest context every one of `users` conversations can have at once (capped at the longest vLLM
+    starts with)."""
     if users == 0:
         return None
-    limit = gpu.inp.model.max_context or _CONTEXT_SEARCH_LIMIT
+    limit = longest_accepted(gpu.inp.model) or _CONTEXT_SEARCH_LIMIT
     if gpu.spare(users, 1) < 0:
         return 0
     return _last_true(lambda context: gpu.spare(users, context) >= 0, 1, limit)

@@ -10,6 +10,7 @@ from gpumem_tui.planner.records import Plan, PlanInput
 from gpumem_tui.planner.serving import EngineAnswer, EngineOptions, Serving, engine_answer
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm.launch import LaunchLine, ServedModel, launch_line
+from gpumem_tui.planner.vllm.lengths import longest_accepted
 from gpumem_tui.planner.warnings import room
 from gpumem_tui.units import fmt, gib
 
@@ -24,11 +25,11 @@ def verdict(plan: Plan) -> str:
             f"Fits on {where} with {room(plan.spare_bytes)} spare, {plan.spare_fraction:.1%} of the usable "
             f"{fmt(plan.per_gpu.usable_bytes * plan.gpus)}."
         )
-        longest = inp.model.max_context
+        longest = longest_accepted(inp.model)
         if longest and inp.context > longest:
             head = (
                 f"{head[:-1].replace('Fits', 'Fits in memory', 1)}, but {inp.context:,} tokens is past "
-                f"{inp.model.id}'s maximum of {longest:,}: vLLM and SGLang refuse to start with it."
+                f"{inp.model.id}'s maximum of {longest:,}: vLLM refuses to start with it."
             )
     elif plan.kv_pool_bytes < 0:
         head = f"Does not start on {where}: the weights and overhead alone exceed the budget."

@@ -15,8 +15,9 @@ from gpumem_tui.planner.parallel import SPLITS, split_problem
 from gpumem_tui.planner.records import NonNegative, Plan, PlanInput
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm import DEFAULT_VERSION, EnginePrediction, EngineSettings, predict
+from gpumem_tui.planner.vllm.lengths import longest_accepted
 from gpumem_tui.planner.vllm.loaded import FORMAT_TO_QUANTIZATION
-from gpumem_tui.planner.vllm.risks import OOM_AT_START, longest_accepted
+from gpumem_tui.planner.vllm.risks import OOM_AT_START
 from gpumem_tui.planner.warnings import setting_warnings, thin_warnings
 from gpumem_tui.records import Record
 

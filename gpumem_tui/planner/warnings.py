@@ -6,6 +6,7 @@ import math
 
 from gpumem_tui.planner.kv import kv_heads_per_gpu
 from gpumem_tui.planner.records import Plan
+from gpumem_tui.planner.vllm.lengths import longest_accepted
 from gpumem_tui.units import GB, GIB, fmt
 
 AMBER = 0.05
@@ -67,8 +68,9 @@ def setting_warnings(plan: Plan) -> list[str]:
 
 def _model_warnings(plan: Plan) -> list[str]:
     inp, model, out = plan.input, plan.input.model, []
-    if model.max_context and inp.context > model.max_context:
-        out.append(f"context {inp.context:,} tokens exceeds {model.id}'s maximum of {model.max_context:,}")
+    longest = longest_accepted(model)
+    if longest and inp.context > longest:
+        out.append(f"context {inp.context:,} tokens exceeds {model.id}'s maximum of {longest:,}")
     heads = inp.kv_heads or model.kv_heads
     if model.mla is None and plan.gpus > heads:
         out.append(

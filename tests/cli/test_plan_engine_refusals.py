@@ -4,10 +4,13 @@ maximum."""
 
 import re
 
+import pytest
+
+from gpumem_tui.catalog.hfconfig import model_from_config
 from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.cli import main
 from gpumem_tui.planner.sglang.risks import longest_accepted as sglang_longest
-from gpumem_tui.planner.vllm.risks import longest_accepted as vllm_longest
+from gpumem_tui.planner.vllm.lengths import longest_accepted as vllm_longest
 
 PLAN = ["plan", "--model", "llama-3.1-8b", "--gpu", "h100"]
 
@@ -73,7 +76,7 @@ def test_the_plain_plan_does_not_promise_conversations_past_the_maximum(capsys):
     """The plain method keeps its memory answer and its warning, and says what vLLM will say."""
     code, out = plan(capsys, "--context", "200000")
     assert code == 0
-    assert "Fits in memory on 1 x" in out and "vLLM and SGLang refuse to start with it" in out
+    assert "Fits in memory on 1 x" in out and "vLLM refuses to start with it" in out
     assert "hold 0 conversation(s) of 200,000 tokens, or 1 of up to 131,072 tokens" in out
     assert "exceeds meta-llama/Llama-3.1-8B's maximum of 131,072" in out
 
@@ -87,3 +90,33 @@ def test_a_length_an_engine_already_runs_with_is_not_refused(catalog):
     assert not any("refuses" in f for f in predict(asked).failures)
     planned = asked.model_copy(update={"check_length": True})
     assert any("refuses to start" in f for f in predict(planned).failures)
+
+
+QWEN2 = {
+    "model_type": "qwen2",
+    "architectures": ["Qwen2ForCausalLM"],
+    "hidden_size": 3584,
+    "intermediate_size": 18944,
+    "num_attention_heads": 28,
+    "num_key_value_heads": 4,
+    "num_hidden_layers": 28,
+    "vocab_size": 152064,
+    "max_position_embeddings": 32768,
+}
+
+
+@pytest.mark.parametrize(
+    "scaling, vllm, sglang",
+    [
+        (None, 32768, 32768),
+        # Qwen2.5's card: YaRN x4 for 131,072 tokens; vLLM multiplies the original length, SGLang does not
+        ({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}, 131072, 32768),
+        ({"rope_type": "dynamic", "factor": 2.0}, 65536, 65536),
+        ({"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}, 32768, 32768),
+        ({"type": "linear", "factor": 2.0}, 65536, 65536),
+    ],
+)
+def test_a_config_jsons_rope_scaling_moves_each_engines_maximum(scaling, vllm, sglang):
+    config = {**QWEN2, **({"rope_scaling": scaling} if scaling else {})}
+    spec, _ = model_from_config(config, "Qwen/Qwen2.5-7B-Instruct")
+    assert (vllm_longest(spec), sglang_longest(spec)) == (vllm, sglang)

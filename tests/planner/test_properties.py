@@ -7,6 +7,7 @@ from gpumem_tui.catalog import load_catalog
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.kv import kv_bytes_total
 from gpumem_tui.planner.records import PlanInput
+from gpumem_tui.planner.vllm.lengths import longest_accepted
 from gpumem_tui.planner.weights import weights_bytes_per_gpu
 
 CATALOG = load_catalog()
@@ -72,4 +73,4 @@ def test_bands_always_sum_to_capacity(model, gpu, fmt, kv_dtype, users, context,
 
 
 def spec_max(model):
-    return CATALOG.models[model].max_context or 10**9
+    return longest_accepted(CATALOG.models[model]) or 10**9

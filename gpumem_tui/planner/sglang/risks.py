@@ -17,8 +17,15 @@ def longest_accepted(spec: ModelSpec) -> int | None:
     """SGLang's "derived context_length", the longest --context-length it starts with unless
     SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (srt/configs/model_config.py `_derive_context_length`,
     srt/utils/hf_transformers_utils.py `get_context_length` at 0.5.6): max_position_embeddings times a
-    linear RoPE factor, Gemma 3's included (unlike vLLM). None when the catalog does not know the maximum."""
-    return int(spec.max_context * spec.rope_caches[0]) if spec.max_context else None
+    RoPE scaling factor, Gemma 3's included (unlike vLLM); none for llama3 or where the scaling names its
+    original_max_position_embeddings (yarn). None when the catalog does not know the maximum."""
+    if not spec.max_context:
+        return None
+    scaling = spec.rope_scaling
+    if scaling is None:
+        return int(spec.max_context * spec.rope_caches[0])
+    plain = scaling.type == "llama3" or scaling.original_max_position_embeddings is not None
+    return spec.max_context if plain else int(spec.max_context * scaling.factor)
 
 
 def failures_and_warnings(settings: SglangSettings, p: SglangPrediction) -> tuple[list[str], list[str]]:

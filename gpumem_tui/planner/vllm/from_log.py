@@ -7,8 +7,8 @@ import re
 from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec
 from gpumem_tui.catalog.schema import GpuSpec
 from gpumem_tui.planner.dtypes import PlanInputError
+from gpumem_tui.planner.vllm.lengths import longest_accepted
 from gpumem_tui.planner.vllm.records import EngineSettings
-from gpumem_tui.planner.vllm.risks import longest_accepted
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 from gpumem_tui.planner.vllm.vision import mm_limits
 from gpumem_tui.planner.vllm.wording import release_from_wording

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from gpumem_tui.planner.vllm import blocks as kvblocks
 from gpumem_tui.planner.vllm import cudagraphs, mxfp4
 from gpumem_tui.planner.vllm.forward import forward_peak_bytes, l2_note
+from gpumem_tui.planner.vllm.lengths import longest_accepted
 from gpumem_tui.planner.vllm.loaded import (
     dtype_bytes,
     loaded_weight_bytes,
@@ -25,7 +26,7 @@ from gpumem_tui.planner.vllm.profile import (
     torch_total_bytes,
 )
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
-from gpumem_tui.planner.vllm.risks import failures_and_warnings, longest_accepted
+from gpumem_tui.planner.vllm.risks import failures_and_warnings
 from gpumem_tui.planner.vllm.sampler import runner_note, sampler_peak_bytes, sm_count_note
 from gpumem_tui.planner.vllm.versions import Rules, default_batching, rules_for
 from gpumem_tui.planner.vllm.vision import vision_notes, vision_terms

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.planner.vllm import blocks as kvblocks
+from gpumem_tui.planner.vllm.lengths import LONG_LEN_ENV, longest_accepted
 from gpumem_tui.planner.vllm.moe_workspace import moe_workspace_bytes
 from gpumem_tui.planner.vllm.profile import sampler_bytes
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings
@@ -13,18 +13,6 @@ from gpumem_tui.units import gib
 
 OOM_AT_START = "expect an out-of-memory error at start"
 """The words of a warning that predicts a failed start (what runs after the KV cache does not fit)."""
-LONG_LEN_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
-
-
-def longest_accepted(spec: ModelSpec) -> int | None:
-    """vLLM's "derived max_model_len", the longest --max-model-len it starts with unless
-    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (config/model.py `_get_and_verify_max_len` at 0.19.0):
-    max_position_embeddings times a linear RoPE factor, except Gemma 3's, whose maximum already counts
-    it. None when the catalog does not know the model's maximum."""
-    if not spec.max_context:
-        return None
-    factor = 1.0 if "Gemma3" in spec.architecture else spec.rope_caches[0]
-    return int(spec.max_context * factor)
 
 
 def failures_and_warnings(
