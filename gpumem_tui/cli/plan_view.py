@@ -72,7 +72,12 @@ def print_engine_plan(
         say(out, f"  ! {line}", style="yellow")
     launch = engine_launch(engine, model)
     out.print()
-    say(out, f"Launch with {engine_label(engine.prediction.name, engine.settings.version)}:", style="bold")
+    label = engine_label(engine.prediction.name, engine.settings.version)
+    # the line reproduces the prediction; one that fails says so where it is copied from
+    said = (
+        f"Launch with {label}:" if engine.starts else f"Launch with {label} (as asked: it does not start, see above):"
+    )
+    say(out, said, style="bold")
     for note in launch.notes:
         say(out, f"  ~ {note}")
     out.print(Text(literal(launch.command)), soft_wrap=True)  # one line, whatever the width: it is copied

@@ -26,6 +26,8 @@ def test_vllm_refuses_a_context_past_the_models_maximum(capsys):
     assert "Does not start" in out and "Fits" not in out
     assert '"User-specified max_model_len (200000) is greater than the derived max_model_len"' in out
     assert "--max-model-len 131072 or less" in out and "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in out
+    assert "Does not start on 1 x H100" in out  # the split its memory needs: no split cures a length
+    assert "Launch with vLLM 0.33.0 (as asked: it does not start, see above):" in out
 
 
 def test_no_suggested_length_passes_the_models_maximum(capsys):
