@@ -7,7 +7,7 @@ import math
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.parallel import SPLITS
 from gpumem_tui.planner.records import Plan, PlanInput
-from gpumem_tui.planner.serving import EngineAnswer, EngineOptions, Serving, engine_answer
+from gpumem_tui.planner.serving import EngineAnswer, EngineOptions, Serving, accepted_length, engine_answer
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm.launch import LaunchLine, ServedModel, launch_line
 from gpumem_tui.planner.vllm.lengths import longest_accepted
@@ -91,6 +91,9 @@ def serving_verdict(s: Serving) -> str:
     else:
         head = f"Does not fit on {where} {by}: {pool}."
     more = _more(e.max_users_at_context, e.max_context_at_users, inp.users, inp.context) if e.pool_tokens else ""
+    longest = accepted_length(p.name, inp.model)
+    if not e.starts and not s.fewest_gpus and longest and inp.context > longest:
+        return head + " More GPUs do not change that: the maximum is the model's." + more
     return head + _fewest(s.fewest_gpus) + more
 
 

@@ -186,6 +186,15 @@ class EngineAnswer(Record):
     max_context_at_users: int | None
 
 
+def accepted_length(engine: str, model: ModelSpec) -> int | None:
+    """The longest context the engine starts with for this model, by its own rule (None: no limit known)."""
+    if engine == "sglang":
+        from gpumem_tui.planner.sglang.risks import longest_accepted as sglang_longest
+
+        return sglang_longest(model)
+    return longest_accepted(model)
+
+
 def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int, check_length: bool = True) -> EngineAnswer:
     """Predict the launch on `tp` GPUs: it fits when it starts and its pool holds users x context tokens.
     Most users = pool // context; longest context = pool // users, capped at the longest context the engine accepts."""
@@ -193,15 +202,13 @@ def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int, check_length: 
     prediction: EnginePrediction | SglangPrediction
     if engine.name == "sglang":
         from gpumem_tui.planner.sglang.predict import predict as predict_sglang
-        from gpumem_tui.planner.sglang.risks import longest_accepted as sglang_longest
 
         settings = sglang_settings(inp, engine, tp, check_length)
         prediction = predict_sglang(settings)
-        accepted = sglang_longest(inp.model)
     else:
         settings = engine_settings(inp, engine, tp, check_length)
         prediction = predict(settings)
-        accepted = longest_accepted(inp.model)
+    accepted = accepted_length(engine.name, inp.model)
     starts = not prediction.failures
     allocated = prediction.kv_cache_bytes > 0 and not any(OOM_AT_START in f for f in prediction.failures)
     pool = max(0, prediction.kv_cache_tokens) if allocated else 0

@@ -28,6 +28,8 @@ def test_vllm_refuses_a_context_past_the_models_maximum(capsys):
     assert "--max-model-len 131072 or less" in out and "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in out
     assert "Does not start on 1 x H100" in out  # the split its memory needs: no split cures a length
     assert "Launch with vLLM 0.33.0 (as asked: it does not start, see above):" in out
+    # the cause is the length, not memory: 'Not even 8 of these GPUs fit this load' sent the user to buy GPUs
+    assert "More GPUs do not change that: the maximum is the model's." in out and "Not even" not in out
 
 
 def test_no_suggested_length_passes_the_models_maximum(capsys):
