@@ -9,7 +9,7 @@ quarter of the command's CPU."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from gpumem_tui.catalog import Catalog
@@ -46,6 +46,10 @@ class Checked:
     forensics_of: str | None = None
     """What the forensics walked, in words, where it is not the recording or scenario checked (a node's
     history in Prometheus)."""
+    origin_s: float = 0.0
+    """Where the forensics' offsets start, in the time base `where` counts in: a simulated node's walk begins
+    `origin_s` seconds into its scenario (a recording's at 0 s), so the timeline reads in scenario seconds as the
+    header does."""
 
 
 def from_demo(
@@ -60,14 +64,15 @@ def from_demo(
     clock = ManualClock()
     walk = Investigation(catalog, plan, thresholds)  # judged sample by sample, as the app does: exits explained
     node = FleetNode(scenario, clock, seed=seed)
-    for moment in demo_moments(scenario, at, thresholds.forensics_window_s):
+    moments = demo_moments(scenario, at, thresholds.forensics_window_s)
+    for moment in moments:
         clock.set(moment)
         walk.add(node.sample())
     where = f"simulated node '{scenario.name}' at {at:g} s"
     if manual is None and plan is not None:
         where += f", against the plan it was made with ({plan.quantization or 'native precision'})"
     assert walk.previous is not None  # the walk added at least the sample at --at
-    return checked(walk, walk.previous.source, where)
+    return replace(checked(walk, walk.previous.source, where), origin_s=moments[0])
 
 
 def checked(walk: Investigation, source: str, where: str, warnings: list[str] | None = None) -> Checked:

@@ -65,6 +65,11 @@ class Forensics(Record):
     notes: list[str] = []
     """What the walked source could not read, as it says it (a node's range read: where it has no samples)."""
 
+    def grew_over_s(self) -> float:
+        """How far "who grew" looked back from the first critical finding: the window, or less where
+        watching began later (then all that was watched)."""
+        return min(self.window_s, self.first_critical_offset_s or 0.0)
+
 
 class Moment(NamedTuple):
     """One judged sample, kept for what is explained about it later: its findings in each unit they were
@@ -248,6 +253,8 @@ class Investigation:
         frees = [(g.index, free) for g in gpus if (free := free_bytes(g)) is not None]
         window = self.thresholds.forensics_window_s
         grew = self.who_grew_before(moment, last.timestamp - window)
+        watched = self.history.first_timestamp
+        span = min(window, last.timestamp - watched) if watched is not None else window
         culprits = [g for g in grew if g.unexpected_bytes >= self.thresholds.foreign_min_bytes]
         active = [f for f in moment.worded[unit] if f.severity != "info" and f.endpoint != url]
         tightest = min(frees, key=lambda pair: pair[1]) if frees else None
@@ -261,7 +268,7 @@ class Investigation:
         model = measured_facts(plan).model if plan else None
         kind = next((r.engine for e in last.engines if e.url == url for r in e.records), None)
         engine = Exited(url, model, [g.index for g in gpus], last.timestamp, now.timestamp, kind)
-        return engine_exited(engine, window, grew, culprits, tightest, active, low, lost)
+        return engine_exited(engine, span, grew, culprits, tightest, active, low, lost, span < window)
 
     def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:
         allowed = allowances(moment.plans, moment.sample, self.history, self.thresholds)
@@ -305,6 +312,21 @@ def investigate(
             break
         walk.add(sample)
     return None if walk.start is None else result(walk)
+
+
+def grew_over(forensics: Forensics) -> str:
+    """`the 10 s before it (all that was watched)`: the stretch "who grew" measured, which ends at the first
+    critical finding (an engine's exit finding measures up to when the engine was last seen)."""
+    seconds = forensics.grew_over_s()
+    clipped = " (all that was watched)" if seconds < forensics.window_s else ""
+    return f"the {seconds:,.0f} s before it{clipped}"
+
+
+def nobody_grew(forensics: Forensics) -> str:
+    """Why "who grew" lists nobody: nobody did, or the first critical finding came on the first sample."""
+    if not forensics.first_critical_offset_s:
+        return "Who grew before it cannot be told: it was raised on the first sample, with nothing before it."
+    return f"Nobody grew in {grew_over(forensics)}."
 
 
 def no_samples(notes: list[str]) -> str:

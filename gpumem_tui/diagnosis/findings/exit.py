@@ -48,12 +48,14 @@ def engine_exited(
     active: list[Finding],
     free_low: bool = True,
     lost: Sequence[int] = (),
+    watched_all: bool = False,
 ) -> Finding:
-    """`grew`: every grower in the window, unexpected first; `culprits`: those whose unexpected growth is large
+    """`window_s`: how far `grew` looked back from when it was last seen (less than the forensics window where
+    watching began later). `grew`: every grower in the window, unexpected first; `culprits`: those whose unexpected growth is large
     enough to blame; `free`: (GPU index, free bytes) of the engine's tightest GPU when last seen, named as a
     cause only when `free_low` (under the critical headroom: what the plan leaves on purpose is no cause);
     `active`: the findings (above info) raised on the last sample the engine was alive; `lost`: the engine's
-    GPUs that NVML lost (the cause, first)."""
+    GPUs that NVML lost (the cause, first); `watched_all`: `window_s` is all that was watched before it."""
     top = culprits[0] if culprits else None
     oom = free is not None and free_low and not lost
     words = [
@@ -68,7 +70,8 @@ def engine_exited(
         words.append(f"Its tightest GPU, GPU {free[0]}, had {said(free[1])} free: no shortage.")
     if grew:
         words.append(
-            f"Who grew in the {duration(window_s)} before: "
+            f"Who grew in the {duration(window_s)} before it was last seen"
+            + (" (all that was watched): " if watched_all else ": ")
             + "; ".join(
                 f"{g.name or '?'} (pid {g.pid}) on GPU {g.gpu_index} +{said(g.growth_bytes)}, {g.why}"
                 for g in grew[:LISTED]
