@@ -51,11 +51,12 @@ def engine_exited(
     watched_all: bool = False,
 ) -> Finding:
     """`window_s`: how far `grew` looked back from when it was last seen (less than the forensics window where
-    watching began later). `grew`: every grower in the window, unexpected first; `culprits`: those whose unexpected growth is large
-    enough to blame; `free`: (GPU index, free bytes) of the engine's tightest GPU when last seen, named as a
-    cause only when `free_low` (under the critical headroom: what the plan leaves on purpose is no cause);
-    `active`: the findings (above info) raised on the last sample the engine was alive; `lost`: the engine's
-    GPUs that NVML lost (the cause, first); `watched_all`: `window_s` is all that was watched before it."""
+    watching began later). `grew`: every grower in the window, unexpected first; `culprits`: those whose
+    unexpected growth is large enough to blame; `free`: (GPU index, free bytes) of the engine's tightest GPU
+    when last seen, named as a cause only when `free_low` (under the critical headroom: what the plan leaves
+    on purpose is no cause); `active`: the findings (above info) raised on the last sample the engine was
+    alive; `lost`: the engine's GPUs that NVML lost (the cause, first); `watched_all`: `window_s` is all
+    that was watched before it."""
     top = culprits[0] if culprits else None
     oom = free is not None and free_low and not lost
     words = [
