@@ -19,7 +19,7 @@ from gpumem_tui.demo.fleet_node import FleetNode
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings import Finding, Thresholds
-from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
+from gpumem_tui.diagnosis.forensics import RECORDED, Forensics, Investigation, result
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
 
@@ -99,6 +99,7 @@ def from_replay(
 
     reader = RecordingReader(path)
     walk = Investigation(catalog, manual, thresholds)
+    walk.follow(reader.events, RECORDED)  # an exit that follows a signal sent with `k`: stopped, not a crash
     for sample in reader:
         if walk.past(sample, at):
             break

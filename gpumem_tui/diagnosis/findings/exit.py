@@ -99,6 +99,39 @@ def engine_exited(
     )
 
 
+class Stopped(NamedTuple):
+    """A signal sent with `k` to one of an engine's processes, and by whom in words (`by you from this screen`,
+    `from the screen that recorded this`)."""
+
+    pid: int
+    signal: str
+    timestamp: float
+    by: str
+
+    def words(self) -> str:
+        """`stopped by you from this screen (SIGTERM at 00:04:27 UTC)`."""
+        return f"stopped {self.by} ({self.signal} at {clock(self.timestamp)[11:]})"
+
+
+def engine_stopped(engine: Exited, stop: Stopped) -> Finding:
+    """The exit of an engine that `k` signalled: said as that, not as a crash to explain (a warning: the
+    engine no longer serves, and the cause is known)."""
+    return Finding(
+        severity="warning",
+        code="engine_exited",
+        title=compose("engine exited", gpus(engine.gpus), stop.words(), engine_short(engine.url, engine.model)),
+        explanation=(
+            f"pid {stop.pid} was sent {stop.signal} {stop.by} at {clock(stop.timestamp)}; its processes were last "
+            f"seen holding GPU memory at {clock(engine.last_seen)} and were gone at {clock(engine.gone)}. "
+            f"The exit is that signal's, not a crash. {engine_named(engine.url, engine.model, engine.gpus)}"
+        ),
+        try_this="start the engine again when it should serve",
+        gpu_index=engine.gpus[0] if engine.gpus else None,
+        pid=stop.pid,
+        endpoint=engine.url,
+    )
+
+
 def _cause(
     engine: Exited, top: Growth | None, free: tuple[int, int] | None, active: list[Finding], lost: Sequence[int]
 ) -> str:
