@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER
+from gpumem_tui.diagnosis.fleet.judge import at_node
 from gpumem_tui.diagnosis.fleet.plans import model_memory
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetSample
@@ -182,7 +183,8 @@ def finding_table(findings: list[FleetFinding]) -> Table:
     for (severity, code), same in sorted(by_code.items(), key=lambda kv: (-SEVERITY_ORDER[kv[0][0]], kv[0][1])):
         nodes = len({f.node for f in same if f.node is not None})
         first = same[0]
-        where = f"[{literal(first.node)}] " if first.node else ""
-        table.rows.append((severity, code, str(len(same)), str(nodes), where + literal(first.finding.title)))
+        table.rows.append(
+            (severity, code, str(len(same)), str(nodes), literal(at_node(first.node, first.finding.title)))
+        )
         table.severities.append(severity)
     return table
