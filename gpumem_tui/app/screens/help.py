@@ -56,12 +56,14 @@ FLEET_HELP = "\n".join(
         "  up / down  move in a table",
         "  tab  next table",
         "  r  read the fleet now",
+        "  g  GB / GiB, here and on the nodes opened from here",
         "  ? or h  this help",
         "  q  quit",
         "",
         "[b]Tables[/b]  nodes, most severe first; the fleet's findings by code, with the nodes each names; each "
         "model's replicas. A note under a table says what could not be read, and why.",
-        "[b]Units[/b]  GB = 10^9 bytes, GiB = 2^30 bytes (7.4 % apart).",
+        "[b]Units[/b]  GB = 10^9 bytes, GiB = 2^30 bytes (7.4 % apart); `g` switches. The history's totals are "
+        "in binary units (TiB, GiB).",
         "[b]Source[/b]  A Prometheus (`fleet --prometheus URL`) or the simulated fleet (`fleet --demo`); "
         "`fleet check` prints the same verdict as text. The first frame from a Prometheus is a first look, which "
         "says so: the join of pods to GPUs and the engines follow at once.",
