@@ -305,6 +305,7 @@ async def test_an_engine_stopped_with_k_is_said_stopped_here_and_in_its_recordin
         await settle(app, pilot)  # recording from the start (record_path)
         app.node_screen.refresh_now()  # the engine alive, in the recording
         await settle(app, pilot)
+        app.demo_clock.set(302)  # the signal after the last sample the engine is alive in
         await _on_row(app, pilot, ENGINE)
         await pilot.press("k", "y")
         await _stopped(app, pilot)
@@ -313,7 +314,7 @@ async def test_an_engine_stopped_with_k_is_said_stopped_here_and_in_its_recordin
             app.node_screen.refresh_now()
             await settle(app, pilot)
         [exited] = [f for f in app.node.judged.findings if f.code == "engine_exited"]
-        assert "stopped by you from this screen (SIGTERM at 00:05:00 UTC)" in exited.title, exited.title
+        assert "stopped by you from this screen (SIGTERM at 00:05:02 UTC)" in exited.title, exited.title
         assert exited.severity == "warning" and "nothing before it points to a cause" not in exited.title
         assert "not a crash" in exited.explanation
         markers = [m.text for m in result_of(app).markers]
@@ -323,8 +324,18 @@ async def test_an_engine_stopped_with_k_is_said_stopped_here_and_in_its_recordin
     found = investigate(reader, catalog, events=reader.events)
     assert found is not None
     [exited] = found.exits
-    assert "stopped from the screen that recorded this (SIGTERM at 00:05:00 UTC)" in exited.title
+    assert "stopped from the screen that recorded this (SIGTERM at 00:05:02 UTC)" in exited.title
     assert main(["check", "--replay", str(path)]) == 1  # a warning: stopped, not a critical crash
+    now = [0.0]
+    feed = ReplayFeed(ReplaySource(path, clock=lambda: now[0]), path.name)
+    replay = GpuMemApp(feed, Judge(catalog), poll=False)
+    async with replay.run_test(size=(120, 40)) as pilot:
+        for t in (0.0, 2.0, 5.0, 10.0):  # the replay's screen walks it sample by sample
+            now[0] = t
+            replay.node_screen.refresh_now()
+            await settle(replay, pilot)
+        [exited] = [f for f in replay.node.judged.findings if f.code == "engine_exited"]
+        assert "stopped from the screen that recorded this (SIGTERM at 00:05:02 UTC)" in exited.title
 
 
 def result_of(app):
