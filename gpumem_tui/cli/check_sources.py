@@ -47,6 +47,8 @@ class Checked:
     """What the forensics walked, in words, where it is not the recording or scenario checked (a node's
     history in Prometheus)."""
     origin_s: float = 0.0
+    walked: str = "recording"
+    """What the forensics' time base counts into, in words: the `recording`, or the `scenario`."""
     """Where the forensics' offsets start, in the time base `where` counts in: a simulated node's walk begins
     `origin_s` seconds into its scenario (a recording's at 0 s), so the timeline reads in scenario seconds as the
     header does."""
@@ -72,7 +74,7 @@ def from_demo(
     if manual is None and plan is not None:
         where += f", against the plan it was made with ({plan.quantization or 'native precision'})"
     assert walk.previous is not None  # the walk added at least the sample at --at
-    return replace(checked(walk, walk.previous.source, where), origin_s=moments[0])
+    return replace(checked(walk, walk.previous.source, where), origin_s=moments[0], walked="scenario")
 
 
 def checked(walk: Investigation, source: str, where: str, warnings: list[str] | None = None) -> Checked:

@@ -41,7 +41,8 @@ def render(checked: Checked, out: Console, verbose: bool = False) -> None:
     for plan in checked.plans:
         _plan(plan, out)
     if checked.forensics is not None:
-        _forensics(checked.forensics, out, checked.forensics_of, checked.origin_s)
+        walked = "history" if checked.forensics_of is not None else checked.walked
+        _forensics(checked.forensics, out, checked.forensics_of, checked.origin_s, walked)
 
 
 def _text(parts: list[Part]) -> Text:
@@ -97,9 +98,12 @@ def sglang_lines(p: SglangPrediction) -> list[str]:
     ]
 
 
-def _forensics(forensics: Forensics, out: Console, what: str | None = None, origin_s: float = 0.0) -> None:
+def _forensics(
+    forensics: Forensics, out: Console, what: str | None = None, origin_s: float = 0.0, walked: str = "recording"
+) -> None:
     """`what`: what was walked, when not the recording (a node's history in Prometheus). `origin_s`: where the
-    walk began in the header's time base (a scenario's seconds), added to every offset so one base is said."""
+    walk began in the header's time base (a scenario's seconds), added to every offset so one base is said;
+    `walked`: what that base counts into (`recording`, `scenario`, `history`)."""
     out.print()
     if what is not None:
         out.print(Text(f"Forensics of {plugin_text(what)}: {forensics.end_offset_s:,.0f} s"), soft_wrap=True)
@@ -114,10 +118,13 @@ def _forensics(forensics: Forensics, out: Console, what: str | None = None, orig
         ]
         for m in forensics.markers
     ]
-    into = "the history" if what is not None else "the scenario" if origin_s else "the recording"
-    out.print(table(f"Timeline (seconds into {into})", ["at", "GPU", "severity", "what"], rows, right={0}))
+    if rows:
+        out.print(Text(f"Timeline (seconds into the {walked})"), soft_wrap=True)  # a table's title wraps to its width
+        out.print(table(None, ["at", "GPU", "severity", "what"], rows, right={0}))
+    else:  # no header over no rows
+        out.print("Timeline: no process started or exited, and no finding was raised.")
     if forensics.first_critical is None:
-        out.print(f"Nothing critical was found in this {'recording' if what is None else 'history'}.")
+        out.print(f"Nothing critical was found in this {walked}.")
         return
     out.print(
         Text(

@@ -294,3 +294,12 @@ def test_replay_of_one_critical_sample_says_growth_cannot_be_told(tmp_path, caps
     out = capsys.readouterr().out
     assert "Who grew before it cannot be told: it was raised on the first sample" in out
     assert "GPU   pid  name" not in out and "(unexpected first)" not in out
+    assert "Timeline: no process started or exited, and no finding was raised." not in out  # its findings are marked
+
+
+def test_check_demo_verbose_of_a_quiet_node_prints_no_empty_table(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["check", "--demo", "healthy-8b", "-v"]) == 0
+    out = capsys.readouterr().out
+    assert "Timeline: no process started or exited, and no finding was raised.\n" in out
+    assert "at  GPU  severity  what" not in out and "Nothing critical was found in this scenario." in out
