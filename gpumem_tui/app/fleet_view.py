@@ -13,11 +13,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER
+from gpumem_tui.diagnosis.fleet.judge import at_node
 from gpumem_tui.diagnosis.fleet.plans import model_memory
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetSample
 from gpumem_tui.text import literal
-from gpumem_tui.units import fmt
+from gpumem_tui.units import Unit, fmt
 
 
 @dataclass
@@ -54,11 +55,11 @@ def _said(found: FleetFinding | None) -> str:
     return "none" if found is None else found.finding.code
 
 
-def _memory_cell(value: int | None, why: str) -> str:
-    """A node's memory figure in GiB, or why it is missing ("n/a" where the exporter has no such field).
-    Always GiB: the fleet screen has no GB/GiB toggle (the single-node screens' `g`); each cell names its unit."""
+def _memory_cell(value: int | None, why: str, unit: Unit) -> str:
+    """A node's memory figure in `unit` (the screens' one, which `g` switches), or why it is missing ("n/a"
+    where the exporter has no such field)."""
     if value is not None:
-        return fmt(value, "GiB")
+        return fmt(value, unit)
     return "n/a" if why.startswith("n/a") else "unknown"
 
 
@@ -81,7 +82,7 @@ def _model_findings(model: str, engines: list[FleetEngine], findings: list[Fleet
     ]
 
 
-def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
+def model_table(sample: FleetSample, findings: list[FleetFinding], unit: Unit = "GB") -> Table:
     table = Table(
         (
             "Model",
@@ -121,8 +122,8 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
                 _said(worst),
                 str(len(engines)),
                 str(len(memory.gpus)),
-                _memory_cell(memory.used_bytes, ""),
-                _memory_cell(memory.planned_bytes, ""),
+                _memory_cell(memory.used_bytes, "", unit),
+                _memory_cell(memory.planned_bytes, "", unit),
                 "unknown" if pool is None else f"{pool:,.0f}",
                 "unknown" if any(k is None for k in kv) else f"{max(k or 0 for k in kv) * 100:.0f} %",
                 queue,
@@ -133,10 +134,12 @@ def model_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
     return table
 
 
-def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
+def node_table(sample: FleetSample, findings: list[FleetFinding], unit: Unit = "GB") -> Table:
     """One row per node, the most severe first (critical, warning, info, none), then by name. A first look's
     (`sample.reading`) says a node without a finding yet is not judged yet, and its engines are being read."""
-    table = Table(("Node", "Worst finding", "GPUs", "Used", "Reserved", "Free", "Others", "Engines"))
+    # The memory before the cards' long names: on a narrow terminal what is cut off is on the right, and a node's
+    # Used and Free tell more than its card names (70 columns cut them off after the GPUs).
+    table = Table(("Node", "Worst finding", "Used", "Free", "Reserved", "Others", "GPUs", "Engines"))
     by_node: dict[str, list[FleetFinding]] = defaultdict(list)
     for f in findings:
         if f.node is not None:
@@ -160,11 +163,11 @@ def node_table(sample: FleetSample, findings: list[FleetFinding]) -> Table:
             (
                 literal(node.name) + (" (stale)" if stale else ""),
                 said,
-                cards,
                 *(
-                    _memory_cell(getattr(node, f), node.unknown.get(f, ""))
-                    for f in ("used_bytes", "reserved_bytes", "free_bytes", "other_processes_bytes")
+                    _memory_cell(getattr(node, f), node.unknown.get(f, ""), unit)
+                    for f in ("used_bytes", "free_bytes", "reserved_bytes", "other_processes_bytes")
                 ),
+                cards,
                 "reading" if sample.reading else str(len(node.engines)),  # a first look: the join is read next
             )
         )
@@ -182,7 +185,8 @@ def finding_table(findings: list[FleetFinding]) -> Table:
     for (severity, code), same in sorted(by_code.items(), key=lambda kv: (-SEVERITY_ORDER[kv[0][0]], kv[0][1])):
         nodes = len({f.node for f in same if f.node is not None})
         first = same[0]
-        where = f"[{literal(first.node)}] " if first.node else ""
-        table.rows.append((severity, code, str(len(same)), str(nodes), where + literal(first.finding.title)))
+        table.rows.append(
+            (severity, code, str(len(same)), str(nodes), literal(at_node(first.node, first.finding.title)))
+        )
         table.severities.append(severity)
     return table

@@ -15,7 +15,16 @@ from gpumem_tui.cuda_order import index_note
 from gpumem_tui.diagnosis.autoplan import as_manual, drawn_plans, plan_by_gpu
 from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.findings.node import refresh_failed
-from gpumem_tui.diagnosis.forensics import Forensics, Investigation, investigate, memory_window_s, no_samples, result
+from gpumem_tui.diagnosis.forensics import (
+    HERE,
+    RECORDED,
+    Forensics,
+    Investigation,
+    investigate,
+    memory_window_s,
+    no_samples,
+    result,
+)
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.diagnosis.overlays import ManualPlan
@@ -53,6 +62,7 @@ class Node:
             judge.catalog, judge.plan, judge.thresholds, memory_window_s(judge.thresholds), UNITS
         )
         """The last minutes, judged sample by sample: the findings, why an engine exited, `f` off a recording."""
+        self.investigation.follow(feed.signals(), RECORDED)  # a replay: the signals the recorder's screen sent
         self.sample: Sample | None = None
         self.judged = Judged(sample=None)
         """The latest sample judged (in the refresh worker): what every key draws again."""
@@ -195,7 +205,10 @@ class Node:
         return self._written(lambda recorder: recorder.write(sample))
 
     def note(self, event: Signalled) -> str | None:
-        """An event (a signal sent from the screen) in the recording, as `record`."""
+        """An event (a signal sent from the screen) in the recording, as `record`; its process's exit is said as
+        stopped from this screen."""
+        with self._judging:
+            self.investigation.signalled(event, HERE)
         return self._written(lambda recorder: recorder.note(event))
 
     def _written(self, write: Callable[[Recorder], None]) -> str | None:
@@ -235,7 +248,12 @@ class RecordingRefused(Exception):
 
 def recording(path: Path, judge: Judge) -> Load:
     """Walks a whole recording, judged as the app judges."""
-    return lambda: investigate(RecordingReader(path), judge.catalog, judge.plan, judge.thresholds)
+
+    def load() -> Forensics | None:
+        reader = RecordingReader(path)
+        return investigate(reader, judge.catalog, judge.plan, judge.thresholds, events=reader.events)
+
+    return load
 
 
 def walked(past: Past, judge: Judge) -> Load:

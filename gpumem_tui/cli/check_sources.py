@@ -9,7 +9,7 @@ quarter of the command's CPU."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from gpumem_tui.catalog import Catalog
@@ -19,7 +19,7 @@ from gpumem_tui.demo.fleet_node import FleetNode
 from gpumem_tui.demo.plan import scenario_plan
 from gpumem_tui.diagnosis.autoplan import EnginePlan
 from gpumem_tui.diagnosis.findings import Finding, Thresholds
-from gpumem_tui.diagnosis.forensics import Forensics, Investigation, result
+from gpumem_tui.diagnosis.forensics import RECORDED, Forensics, Investigation, result
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
 
@@ -46,6 +46,12 @@ class Checked:
     forensics_of: str | None = None
     """What the forensics walked, in words, where it is not the recording or scenario checked (a node's
     history in Prometheus)."""
+    origin_s: float = 0.0
+    walked: str = "recording"
+    """What the forensics' time base counts into, in words: the `recording`, or the `scenario`."""
+    """Where the forensics' offsets start, in the time base `where` counts in: a simulated node's walk begins
+    `origin_s` seconds into its scenario (a recording's at 0 s), so the timeline reads in scenario seconds as the
+    header does."""
 
 
 def from_demo(
@@ -60,14 +66,15 @@ def from_demo(
     clock = ManualClock()
     walk = Investigation(catalog, plan, thresholds)  # judged sample by sample, as the app does: exits explained
     node = FleetNode(scenario, clock, seed=seed)
-    for moment in demo_moments(scenario, at, thresholds.forensics_window_s):
+    moments = demo_moments(scenario, at, thresholds.forensics_window_s)
+    for moment in moments:
         clock.set(moment)
         walk.add(node.sample())
     where = f"simulated node '{scenario.name}' at {at:g} s"
     if manual is None and plan is not None:
         where += f", against the plan it was made with ({plan.quantization or 'native precision'})"
     assert walk.previous is not None  # the walk added at least the sample at --at
-    return checked(walk, walk.previous.source, where)
+    return replace(checked(walk, walk.previous.source, where), origin_s=moments[0], walked="scenario")
 
 
 def checked(walk: Investigation, source: str, where: str, warnings: list[str] | None = None) -> Checked:
@@ -94,6 +101,7 @@ def from_replay(
 
     reader = RecordingReader(path)
     walk = Investigation(catalog, manual, thresholds)
+    walk.follow(reader.events, RECORDED)  # an exit that follows a signal sent with `k`: stopped, not a crash
     for sample in reader:
         if walk.past(sample, at):
             break

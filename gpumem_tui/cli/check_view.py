@@ -16,7 +16,7 @@ from gpumem_tui.cli.check_status import plugin_text
 from gpumem_tui.cli.check_text import INDENT, Part, lines
 from gpumem_tui.cli.output import table
 from gpumem_tui.diagnosis.autoplan import EnginePlan, planned
-from gpumem_tui.diagnosis.forensics import Forensics
+from gpumem_tui.diagnosis.forensics import Forensics, grew_over, nobody_grew
 from gpumem_tui.planner.sglang.records import SglangPrediction
 from gpumem_tui.units import fmt, gib
 
@@ -41,7 +41,8 @@ def render(checked: Checked, out: Console, verbose: bool = False) -> None:
     for plan in checked.plans:
         _plan(plan, out)
     if checked.forensics is not None:
-        _forensics(checked.forensics, out, checked.forensics_of)
+        walked = "history" if checked.forensics_of is not None else checked.walked
+        _forensics(checked.forensics, out, checked.forensics_of, checked.origin_s, walked)
 
 
 def _text(parts: list[Part]) -> Text:
@@ -97,28 +98,45 @@ def sglang_lines(p: SglangPrediction) -> list[str]:
     ]
 
 
-def _forensics(forensics: Forensics, out: Console, what: str | None = None) -> None:
-    """`what`: what was walked, when not the recording (a node's history in Prometheus)."""
+def _forensics(
+    forensics: Forensics, out: Console, what: str | None = None, origin_s: float = 0.0, walked: str = "recording"
+) -> None:
+    """`what`: what was walked, when not the recording (a node's history in Prometheus). `origin_s`: where the
+    walk began in the header's time base (a scenario's seconds), added to every offset so one base is said;
+    `walked`: what that base counts into (`recording`, `scenario`, `history`)."""
     out.print()
     if what is not None:
         out.print(Text(f"Forensics of {plugin_text(what)}: {forensics.end_offset_s:,.0f} s"), soft_wrap=True)
     for note in forensics.notes:
         out.print(Text(plugin_text(note)), soft_wrap=True)
     rows = [
-        [f"{m.offset_s:,.0f} s", "" if m.gpu_index is None else str(m.gpu_index), m.severity or "", plugin_text(m.text)]
+        [
+            f"{origin_s + m.offset_s:,.0f} s",
+            "" if m.gpu_index is None else str(m.gpu_index),
+            m.severity or "",
+            plugin_text(m.text),
+        ]
         for m in forensics.markers
     ]
-    into = "the recording" if what is None else "the history"
-    out.print(table(f"Timeline (seconds into {into})", ["at", "GPU", "severity", "what"], rows, right={0}))
+    if rows:
+        out.print(Text(f"Timeline (seconds into the {walked})"), soft_wrap=True)  # a table's title wraps to its width
+        out.print(table(None, ["at", "GPU", "severity", "what"], rows, right={0}))
+    else:  # no header over no rows
+        out.print("Timeline: no process started or exited, and no finding was raised.")
     if forensics.first_critical is None:
-        out.print(f"Nothing critical was found in this {'recording' if what is None else 'history'}.")
+        out.print(f"Nothing critical was found in this {walked}.")
         return
     out.print(
         Text(
-            f"\nFirst critical finding at {forensics.first_critical_offset_s:,.0f} s: "
+            f"\nFirst critical finding at {origin_s + (forensics.first_critical_offset_s or 0):,.0f} s: "
             f"{plugin_text(forensics.first_critical.title)}"
         )
     )
+    # Its own line, not the table's title: a title wraps to the table's width.
+    if not forensics.who_grew:
+        out.print(Text(nobody_grew(forensics)), soft_wrap=True)
+        return
+    out.print(Text(f"Who grew in {grew_over(forensics)}, unexpected first:"), soft_wrap=True)
     rows = [
         [
             str(g.gpu_index),
@@ -131,11 +149,4 @@ def _forensics(forensics: Forensics, out: Console, what: str | None = None) -> N
         ]
         for g in forensics.who_grew
     ]
-    out.print(
-        table(
-            f"Who grew in the {forensics.window_s:,.0f} s before it (unexpected first)",
-            ["GPU", "pid", "name", "from", "to", "growth", "why"],
-            rows,
-            right={1, 3, 4, 5},
-        )
-    )
+    out.print(table(None, ["GPU", "pid", "name", "from", "to", "growth", "why"], rows, right={1, 3, 4, 5}))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from gpumem_tui.cli.check_status import plugin_text
 from gpumem_tui.diagnosis.findings.situation import said_of_any_engine
 from gpumem_tui.diagnosis.fleet.held_back import data_age
+from gpumem_tui.diagnosis.fleet.judge import at_node
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.glyphs import for_terminal
 from gpumem_tui.sources.prometheus.records import FleetSample
@@ -115,19 +116,18 @@ def _alike(findings: list[FleetFinding]) -> list[list[FleetFinding]]:
 
 
 def _said(group: list[FleetFinding]) -> str:
-    """`[node] title`; of a group, how many, the first's title and what the others are about."""
+    """`[node] title`; of a group, the first's title and which other engines or GPUs it is also about (or, of
+    findings alike, how many and their titles)."""
     first = group[0]
-    node = f"[{first.node}] " if first.node else ""
-    if len(group) == 1:
-        return node + first.finding.title
     said = [f.finding for f in group]
+    if len(group) == 1:
+        return at_node(first.node, first.finding.title)
     if all(f.endpoint for f in said):
-        what, listed = "engines", [f.endpoint or "" for f in said[1:]]
-    elif all(f.gpu_index is not None for f in said):
-        what, listed = "GPUs", [f"GPU {f.gpu_index}" for f in said[1:]]
-    else:
-        what, listed = "alike", [f.title for f in said[1:]]
-    return f"{node}{len(group)} {what}: {first.finding.title}; also {', '.join(listed)}"
+        return at_node(first.node, f"{first.finding.title}; also {', '.join(f.endpoint or '' for f in said[1:])}")
+    if all(f.gpu_index is not None for f in said):
+        return at_node(first.node, f"{first.finding.title}; also {', '.join(f'GPU {f.gpu_index}' for f in said[1:])}")
+    alike = ", ".join(f.title for f in said[1:])
+    return at_node(first.node, f"{len(group)} alike: {first.finding.title}; also {alike}")
 
 
 def _infos(kind: str, groups: list[list[FleetFinding]]) -> list[str]:
@@ -139,7 +139,7 @@ def _infos(kind: str, groups: list[list[FleetFinding]]) -> list[str]:
         return [
             plugin_text(
                 f"info     {kind}: {len(same):,} on {nodes:,} node{'s' * (nodes != 1)}, "
-                f"such as [{first.node}] {first.finding.title} (--json lists each)"
+                f"such as {at_node(first.node, first.finding.title)} (--json lists each)"
             )
         ]
     return [plugin_text(f"info     {kind}: {_said(group)}") for group in groups]

@@ -12,16 +12,20 @@ from gpumem_tui.catalog import Catalog
 from gpumem_tui.diagnosis.autoplan import EnginePlan, engine_plans, measured_facts
 from gpumem_tui.diagnosis.diagnose import findings_of
 from gpumem_tui.diagnosis.findings import SEVERITY_ORDER, Finding, FindingCode, Severity, Thresholds
-from gpumem_tui.diagnosis.findings.exit import Exited, engine_exited
+from gpumem_tui.diagnosis.findings.exit import Exited, Stopped, engine_exited, engine_stopped
 from gpumem_tui.diagnosis.findings.situation import Situation, free_bytes
 from gpumem_tui.diagnosis.growth import Growth, allowances, who_grew
 from gpumem_tui.diagnosis.history import History
 from gpumem_tui.diagnosis.overlays import ManualPlan
 from gpumem_tui.models import Sample
 from gpumem_tui.records import Record
+from gpumem_tui.sources.replay import Signalled
 from gpumem_tui.units import Unit, said, speaking
 
 MAX_POINTS = 600
+HERE = "by you from this screen"
+RECORDED = "from the screen that recorded this"
+"""Who sent a signal, in words: this screen's `k`, or the `k` of the screen that made the recording read."""
 LATE_S = 60.0
 """Kept beyond the "who grew" window, so an exit seen a refresh (or a paused minute) late still has all of it."""
 
@@ -65,6 +69,11 @@ class Forensics(Record):
     notes: list[str] = []
     """What the walked source could not read, as it says it (a node's range read: where it has no samples)."""
 
+    def grew_over_s(self) -> float:
+        """How far "who grew" looked back from the first critical finding: the window, or less where
+        watching began later (then all that was watched)."""
+        return min(self.window_s, self.first_critical_offset_s or 0.0)
+
 
 class Moment(NamedTuple):
     """One judged sample, kept for what is explained about it later: its findings in each unit they were
@@ -106,6 +115,12 @@ class Investigation:
         self.exits: dict[str, dict[Unit, Finding]] = {}
         """Endpoint -> why it exited, in each unit."""
         self.previous: Sample | None = None
+        self.stops: dict[int, Stopped] = {}
+        """Pid -> the last signal `k` sent it: its exit is said as stopped, not as a crash."""
+        self.followed: tuple[list[Signalled], str] | None = None
+        """A recording's events as its reader reads them, and who sent them (`follow`)."""
+        self.taken = 0
+        """How many of them were taken."""
         self.offset = 0.0
         self.plans: list[EnginePlan] = []
         self.worded: dict[Unit, list[Finding]] = {unit: [] for unit in units}
@@ -131,7 +146,29 @@ class Investigation:
         """Whether the sample lies beyond `until_s` seconds into the walk."""
         return until_s is not None and self.start is not None and sample.timestamp - self.start > until_s
 
+    def signalled(self, event: Signalled, by: str) -> None:
+        """A signal `k` sent; one refused or sent to nothing (`failed`, `gone`) stops nothing."""
+        if event.outcome in ("ended", "running"):
+            self.stops[event.pid] = Stopped(event.pid, event.signal, event.timestamp, by)
+
+    def follow(self, events: list[Signalled], by: str) -> None:
+        """A recording's events, a list its reader fills as it reads: each is taken before the first sample
+        after it, the one where its process is gone."""
+        self.followed = (events, by)
+
+    def _take_events(self, until: float) -> None:
+        events, by = self.followed or ([], "")
+        while self.taken < len(events) and events[self.taken].timestamp <= until:
+            self.signalled(events[self.taken], by)
+            self.taken += 1
+
+    def _stop_of(self, pids: Iterable[int], until: float) -> Stopped | None:
+        """The signal `k` sent one of `pids` by `until`, the latest; None when none was."""
+        stops = [stop for pid in pids if (stop := self.stops.get(pid)) and stop.timestamp <= until]
+        return max(stops, key=lambda stop: stop.timestamp, default=None)
+
     def add(self, sample: Sample) -> None:
+        self._take_events(sample.timestamp)
         self.start = sample.timestamp if self.start is None else self.start
         self.offset = sample.timestamp - self.start
         self.history.add(sample)
@@ -140,8 +177,8 @@ class Investigation:
         with speaking(self.units[0]):  # the markers' words
             self._processes(sample)
         self.rejudge(sample)
-        self._mark_findings(self.diagnosed, Moment(sample, self.plans, self.worded))
         self._exits(sample)
+        self._mark_findings(self._markable(), Moment(sample, self.plans, self.worded))
         self._forget()
         self.previous = sample
 
@@ -165,10 +202,14 @@ class Investigation:
                 self._marker("process_started", key, process.gpu_memory_bytes, "started")
         for key, process in before.items():
             if key not in now:
-                self._marker("process_exited", key, process.gpu_memory_bytes, self._exit_words(key[0]))
+                self._marker("process_exited", key, process.gpu_memory_bytes, self._exit_words(*key, sample.timestamp))
 
-    def _exit_words(self, gpu_index: int) -> str:
-        """'exited', and 'likely out of memory' when its card was nearly full just before."""
+    def _exit_words(self, gpu_index: int, pid: int, now: float) -> str:
+        """'stopped by you from this screen (SIGTERM at ...)' when `k` signalled it; else 'exited', and 'likely
+        out of memory' when its card was nearly full just before."""
+        stop = self._stop_of([pid], now)
+        if stop is not None:
+            return stop.words()
         gpu = next((g for g in self.previous.gpus if g.index == gpu_index), None) if self.previous else None
         free = free_bytes(gpu) if gpu else None
         if gpu and gpu.lost:
@@ -196,6 +237,13 @@ class Investigation:
                 text=f"{name or 'pid ' + str(pid)} (pid {pid}) {words}",
             )
         )
+
+    def _markable(self) -> list[Finding]:
+        """The findings the timeline marks: as judged, but an engine that `k` stopped marked as stopped, not as
+        one that does not answer (a crash's exit is marked as judged: its explanation is in its finding)."""
+        stopped = {url: f[self.units[0]] for url, f in self.exits.items() if f[self.units[0]].severity != "critical"}
+        kept = [f for f in self.diagnosed if not (f.code == "engine_down" and f.endpoint in stopped)]
+        return [*stopped.values(), *kept]
 
     def _mark_findings(self, findings: list[Finding], moment: Moment) -> None:
         keys = set()
@@ -244,10 +292,13 @@ class Investigation:
         tightest GPU's free memory then, and the findings active then (as worded in `unit`)."""
         last = moment.sample
         pids = _pids(moment, url)
+        stop = self._stop_of(pids, now.timestamp)
         gpus = [g for g in last.gpus if g.index in {p.gpu_index for p in last.processes if p.pid in pids}]
         frees = [(g.index, free) for g in gpus if (free := free_bytes(g)) is not None]
         window = self.thresholds.forensics_window_s
         grew = self.who_grew_before(moment, last.timestamp - window)
+        watched = self.history.first_timestamp
+        span = min(window, last.timestamp - watched) if watched is not None else window
         culprits = [g for g in grew if g.unexpected_bytes >= self.thresholds.foreign_min_bytes]
         active = [f for f in moment.worded[unit] if f.severity != "info" and f.endpoint != url]
         tightest = min(frees, key=lambda pair: pair[1]) if frees else None
@@ -261,7 +312,9 @@ class Investigation:
         model = measured_facts(plan).model if plan else None
         kind = next((r.engine for e in last.engines if e.url == url for r in e.records), None)
         engine = Exited(url, model, [g.index for g in gpus], last.timestamp, now.timestamp, kind)
-        return engine_exited(engine, window, grew, culprits, tightest, active, low, lost)
+        if stop is not None:
+            return engine_stopped(engine, stop)
+        return engine_exited(engine, span, grew, culprits, tightest, active, low, lost, span < window)
 
     def who_grew_before(self, moment: Moment, since: float) -> list[Growth]:
         allowed = allowances(moment.plans, moment.sample, self.history, self.thresholds)
@@ -297,14 +350,32 @@ def investigate(
     manual: ManualPlan | None = None,
     thresholds: Thresholds | None = None,
     until_s: float | None = None,
+    events: list[Signalled] | None = None,
 ) -> Forensics | None:
-    """Walk a recording (up to `until_s` seconds into it); None when it holds no samples."""
+    """Walk a recording (up to `until_s` seconds into it); None when it holds no samples. `events`: the
+    recording's signals as its reader reads them (`RecordingReader.events`)."""
     walk = Investigation(catalog, manual, thresholds or Thresholds())
+    walk.follow([] if events is None else events, RECORDED)  # the reader's own list: it fills as it reads
     for sample in samples:
         if walk.past(sample, until_s):
             break
         walk.add(sample)
     return None if walk.start is None else result(walk)
+
+
+def grew_over(forensics: Forensics) -> str:
+    """`the 10 s before it (all that was watched)`: the stretch "who grew" measured, which ends at the first
+    critical finding (an engine's exit finding measures up to when the engine was last seen)."""
+    seconds = forensics.grew_over_s()
+    clipped = " (all that was watched)" if seconds < forensics.window_s else ""
+    return f"the {seconds:,.0f} s before it{clipped}"
+
+
+def nobody_grew(forensics: Forensics) -> str:
+    """Why "who grew" lists nobody: nobody did, or the first critical finding came on the first sample."""
+    if not forensics.first_critical_offset_s:
+        return "Who grew before it cannot be told: it was raised on the first sample, with nothing before it."
+    return f"Nobody grew in {grew_over(forensics)}."
 
 
 def no_samples(notes: list[str]) -> str:

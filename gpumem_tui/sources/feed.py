@@ -105,6 +105,10 @@ class Feed(ABC):
         """What the source recorded happening since the last call, each given once (a recording's signals)."""
         return []
 
+    def signals(self) -> list[Signalled]:
+        """Every signal the source recorded, a list that grows as it is read (a recording's); not consumed."""
+        return []
+
     def ends_first_read(self, error: Exception) -> bool:  # noqa: ARG002 - the default: no error does
         """Whether a first read that failed so means there is nothing to show (no such node, no server): a
         screen opened on this feed alone then ends, and the command says why in one line."""
@@ -210,6 +214,9 @@ class ReplayFeed(Feed):
         due = list(itertools.takewhile(lambda e: e.timestamp - first <= position, events[self._told :]))
         self._told += len(due)
         return due
+
+    def signals(self) -> list[Signalled]:
+        return self.replay.reader.events
 
     async def sample(self) -> Sample:
         """The sample at the replay position; lines of the recording skipped so far are said with it."""

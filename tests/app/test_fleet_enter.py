@@ -97,3 +97,30 @@ def test_enter_does_nothing_where_nodes_cannot_be_opened(fleet_sample):
 
     app = GpuMemApp.of_fleet(Fleet(read, "demo", interval_s=15, poll=False))
     assert app.run(headless=True, size=(160, 60), auto_pilot=drive) is None
+
+
+def test_one_unit_for_the_fleet_and_its_nodes_and_memory_first_at_70_columns(fleet_sample):
+    """The fleet speaks the node screen's unit (GB until `g`); `g` on either switches both; at 70 columns the
+    nodes table's Used and Free stay on screen (the cards' long names come after them)."""
+    seen: dict[str, object] = {}
+
+    async def drive(pilot):
+        text = await _settled(pilot)
+        seen["narrow"] = screen_text(pilot.app)
+        seen["fleet"] = [str(c) for c in _nodes(pilot.app).get_row_at(0)]
+        await pilot.press("enter")
+        await _settled(pilot)
+        seen["node unit"] = pilot.app.screen.node.unit
+        await pilot.press("g")  # GiB, there
+        await pilot.press("escape")
+        await _settled(pilot)
+        seen["back"] = [str(c) for c in _nodes(pilot.app).get_row_at(0)]
+        assert text
+        await pilot.press("q")
+
+    app = _app(fleet_sample)
+    app.run(headless=True, size=(70, 20), auto_pilot=drive)
+    header = next(row for row in seen["narrow"] if "Worst finding" in row)
+    assert "Used" in header and "Free" in header
+    assert seen["fleet"][2].endswith(" GB") and seen["node unit"] == "GB"
+    assert seen["back"][2].endswith(" GiB")

@@ -81,7 +81,7 @@ async def test_demo_fleet_header_models_nodes_and_findings(fleet_sample):
         # most severe first: the critical nodes, then the warnings, the healthy last
         assert [row[0] for row in nodes][:2] == ["node-c", "node-h"]
         assert nodes[-1][0] == "node-f"
-        assert nodes[-1][1] == "none" and "8 x NVIDIA H200" in nodes[-1][2] and "GiB" in nodes[-1][3]
+        assert nodes[-1][1] == "none" and "8 x NVIDIA H200" in nodes[-1][6] and " GB" in nodes[-1][2]
         codes = {row[1]: row for row in _table(app, "fleet-findings")}
         # headroom_low: node-c's critical GPU and one counted finding per node whose GPUs are low as planned
         assert codes["kv_saturated"][2] == "3" and codes["headroom_low"][2] == "4"
@@ -135,7 +135,7 @@ async def test_outside_text_is_shown_literally():
         assert "node\\x1b[31m-red" in text
         assert _table(app, "fleet-models")[0][0] == "evil\\nmodel[bold]x[/]"
         assert _table(app, "fleet-nodes")[0][0] == "node\\x1b[31m-red\\x1b]0;title\\x07"
-        assert "1 x H100\\x1b[2J" in _table(app, "fleet-nodes")[0][2]
+        assert "1 x H100\\x1b[2J" in _table(app, "fleet-nodes")[0][6]
 
 
 async def test_a_dead_source_degrades_the_header_not_the_app(fleet_sample):
@@ -369,8 +369,8 @@ async def test_models_show_used_vs_planned_as_fleet_check_says(fleet_sample):
     models = {m["model_name"]: m for m in report["models"]}
     assert set(models) == set(rows)
     for name, row in rows.items():
-        assert row[4] == fmt(models[name]["used_bytes"], "GiB")
-        assert row[5] == fmt(models[name]["planned_bytes"], "GiB")
+        assert row[4] == fmt(models[name]["used_bytes"], "GB")
+        assert row[5] == fmt(models[name]["planned_bytes"], "GB")
         # node-h's engine is planned by its node's own gpumem-tui export, the others from the catalog
         assert models[name]["plan_from"] == sorted({e.plan_from for e in planned.engines if e.model_name == name})
     eight = models["meta-llama/Llama-3.1-8B-Instruct"]

@@ -287,3 +287,58 @@ async def test_what_k_and_enter_show_of_a_process_is_literal(catalog, tmp_path):
             assert "[bold]marked" in text_of(app.screen.query_one(sheet)), "markup is shown, not applied"
             await pilot.press("escape")
             await pilot.pause()
+
+
+ENGINE = 2100
+"""healthy-8b's vLLM engine core."""
+
+
+async def test_an_engine_stopped_with_k_is_said_stopped_here_and_in_its_recording(make_app, catalog, tmp_path):
+    """`k` on the engine, `y`: its exit is the signal's (pid, signal, when), not a crash to explain, in the
+    finding and the timeline; the recording keeps the signal, so `check --replay` and a replay say so too."""
+    from gpumem_tui.cli import main
+    from gpumem_tui.diagnosis.forensics import investigate
+
+    path = tmp_path / "stop.jsonl"
+    app = make_app("healthy-8b", at=300, record_path=str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)  # recording from the start (record_path)
+        app.node_screen.refresh_now()  # the engine alive, in the recording
+        await settle(app, pilot)
+        app.demo_clock.set(302)  # the signal after the last sample the engine is alive in
+        await _on_row(app, pilot, ENGINE)
+        await pilot.press("k", "y")
+        await _stopped(app, pilot)
+        for t in (305, 310):
+            app.demo_clock.set(t)
+            app.node_screen.refresh_now()
+            await settle(app, pilot)
+        [exited] = [f for f in app.node.judged.findings if f.code == "engine_exited"]
+        assert "stopped by you from this screen (SIGTERM at 00:05:02 UTC)" in exited.title, exited.title
+        assert exited.severity == "warning" and "nothing before it points to a cause" not in exited.title
+        assert "not a crash" in exited.explanation
+        markers = [m.text for m in result_of(app).markers]
+        assert any(f"(pid {ENGINE}) stopped by you from this screen (SIGTERM at" in m for m in markers), markers
+        assert not any("engine does not answer" in m for m in markers), markers
+    reader = RecordingReader(path)
+    found = investigate(reader, catalog, events=reader.events)
+    assert found is not None
+    [exited] = found.exits
+    assert "stopped from the screen that recorded this (SIGTERM at 00:05:02 UTC)" in exited.title
+    assert main(["check", "--replay", str(path)]) == 1  # a warning: stopped, not a critical crash
+    now = [0.0]
+    feed = ReplayFeed(ReplaySource(path, clock=lambda: now[0]), path.name)
+    replay = GpuMemApp(feed, Judge(catalog), poll=False)
+    async with replay.run_test(size=(120, 40)) as pilot:
+        for t in (0.0, 2.0, 5.0, 10.0):  # the replay's screen walks it sample by sample
+            now[0] = t
+            replay.node_screen.refresh_now()
+            await settle(replay, pilot)
+        [exited] = [f for f in replay.node.judged.findings if f.code == "engine_exited"]
+        assert "stopped from the screen that recorded this (SIGTERM at 00:05:02 UTC)" in exited.title
+
+
+def result_of(app):
+    from gpumem_tui.diagnosis.forensics import result
+
+    return result(app.node.investigation)

@@ -279,3 +279,27 @@ def test_check_names_the_sizing_terms_its_plan_applied(capsys):
     assert f"  term:    sampler peak: {gib:,.2f} GiB" in out
     # what the startup model itself assumes is said here as `plan --engine vllm` says it ('~' lines)
     assert "  assumed: sampler peak of vLLM 0.33.0 assumed as read at 0.17-0.20" in out
+
+
+def test_replay_of_one_critical_sample_says_growth_cannot_be_told(tmp_path, capsys, monkeypatch):
+    """One sample: the first critical finding has nothing before it. One title line, no empty table."""
+    monkeypatch.setenv("COLUMNS", "120")
+    path = tmp_path / "rec.jsonl"
+    clock = ManualClock()
+    collector, _node = demo_collector("noisy-neighbour", clock=clock)
+    with Recorder(path) as recorder:
+        clock.set(49)  # the notebook's 20 GiB beside the engine: critical
+        recorder.write(collector.sample())
+    assert main(["check", "--replay", str(path), "-v"]) == 2
+    out = capsys.readouterr().out
+    assert "Who grew before it cannot be told: it was raised on the first sample" in out
+    assert "GPU   pid  name" not in out and "(unexpected first)" not in out
+    assert "Timeline: no process started or exited, and no finding was raised." not in out  # its findings are marked
+
+
+def test_check_demo_verbose_of_a_quiet_node_prints_no_empty_table(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["check", "--demo", "healthy-8b", "-v"]) == 0
+    out = capsys.readouterr().out
+    assert "Timeline: no process started or exited, and no finding was raised.\n" in out
+    assert "at  GPU  severity  what" not in out and "Nothing critical was found in this scenario." in out

@@ -35,7 +35,20 @@ def test_one_line_per_distinct_finding(demo_check):
     (notes,) = [line for line in lines if line.startswith("info     plan_note: [node-b]")]
     endpoints = [f["endpoint"] for f in findings if f["code"] == "plan_note" and f["node"] == "node-b"]
     assert len(endpoints) == 4 and all(e in notes for e in endpoints)
-    assert "[node-b] 4 engines: " in notes
+    assert notes.startswith("info     plan_note: [node-b] the auto plan does not fit on GPU 0,1, yet the engine runs (")
+
+
+def test_each_thing_is_said_once(demo_check):
+    """The node once (the `[node]` before a title that named it again), no count before the list of the
+    others, `yet` as part of the sentence (not a cause after `:`), and no `Engine: engine at`."""
+    lines, findings = demo_check
+    text = "\n".join(lines)
+    assert "[node-e] its newest dcgm-exporter sample is 90 s old" in text
+    assert not any(f"[node-{c}] node node-{c}" in text for c in "abcdefghij")
+    assert "[node-i] GPU 0: little free memory is left on a GPU; also GPU 1, GPU 2, GPU 3" in text
+    assert ": yet the engine runs" not in text and " 4 engines: " not in text and " 4 GPUs: " not in text
+    assert not any("Engine: engine at" in f["explanation"] for f in findings)
+    assert any(f["explanation"].endswith("Engine: node-c:8000 on GPU 0.") for f in findings)
 
 
 def test_the_first_line_names_the_worst_finding_and_counts(demo_check):

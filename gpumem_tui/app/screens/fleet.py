@@ -40,6 +40,7 @@ from gpumem_tui.sources.prometheus.client import PrometheusError
 from gpumem_tui.sources.prometheus.history import FleetHistory
 from gpumem_tui.sources.prometheus.records import FleetSample
 from gpumem_tui.text import literal
+from gpumem_tui.units import Unit
 
 FIRST_ROWS = 100
 """Rows a table is drawn with at once: a screenful and more (the node table shows 14)."""
@@ -101,6 +102,7 @@ class FleetScreen(Screen):
     BINDINGS = [
         ("enter", "open_node", "Open node"),
         ("r", "refresh_now", "Refresh now"),
+        ("g", "units", "GB/GiB"),
         Binding("question_mark,h", "help", "Help"),
         ("q", "app.quit", "Quit"),
     ]
@@ -128,6 +130,11 @@ class FleetScreen(Screen):
         self._ticker: Timer | None = None
         self._away = False
         """A node's screen is over this one."""
+        self.unit: Unit = "GB"
+        """The sizes' unit, as the node screen's: `g` switches it here, and a node opened from here keeps it
+        both ways (one setting for the fleet and its nodes)."""
+        self.opened: Node | None = None
+        """The node whose screen is over this one: its unit comes back with it."""
 
     def compose(self) -> ComposeResult:
         """The header and the verdict, then what needs a look first: the nodes (most severe first) and the
@@ -163,9 +170,17 @@ class FleetScreen(Screen):
         if not self._away:
             return
         self._away = False
+        if self.opened is not None:  # `g` there is `g` here
+            self.unit, self.opened = self.opened.unit, None
+            self._draw()
         self.refresh_now()
         if self._ticker is not None:
             self._ticker.resume()
+
+    def action_units(self) -> None:
+        """`g`: GB or GiB, as on the node screen."""
+        self.unit = "GiB" if self.unit == "GB" else "GB"
+        self._draw()
 
     def action_refresh_now(self) -> None:
         self.refresh_now()
@@ -188,7 +203,9 @@ class FleetScreen(Screen):
             return
         key = nodes.coordinate_to_cell_key(nodes.cursor_coordinate).row_key.value
         if key is not None:
-            self.app.push_screen(MainScreen(open_node(key), self.glyphs, back_to="the fleet"))
+            node = open_node(key)
+            node.unit, self.opened = self.unit, node
+            self.app.push_screen(MainScreen(node, self.glyphs, back_to="the fleet"))
 
     def refresh_now(self) -> None:
         """Start a read unless one is running (a slow source is never asked twice at once)."""
@@ -342,9 +359,9 @@ class FleetScreen(Screen):
         if self.sample is None:
             return
         tables = {
-            "nodes": node_table(self.sample, self.findings),
+            "nodes": node_table(self.sample, self.findings, self.unit),
             "findings": finding_table(self.findings),
-            "models": model_table(self.sample, self.findings),
+            "models": model_table(self.sample, self.findings, self.unit),
         }
         for name, table in tables.items():
             self._fill(name, table)

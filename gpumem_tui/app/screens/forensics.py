@@ -19,7 +19,7 @@ from textual.widgets import Static
 from gpumem_tui.app.node import Load
 from gpumem_tui.app.tone import severity_style, tone
 from gpumem_tui.app.widgets.gpu_card import spark
-from gpumem_tui.diagnosis.forensics import Forensics, no_samples
+from gpumem_tui.diagnosis.forensics import Forensics, grew_over, no_samples, nobody_grew
 from gpumem_tui.glyphs import Glyphs
 from gpumem_tui.text import literal
 from gpumem_tui.units import Unit, fmt
@@ -131,13 +131,11 @@ def _who_grew(found: Forensics, loud, unit: Unit) -> Text | Table:
         )
     if found.first_critical is None:
         return Text(f"Nothing critical was found in these {found.end_offset_s:,.0f} s.")
+    first = f"First critical at {found.first_critical_offset_s:,.0f} s: {literal(found.first_critical.title)}."
+    if not found.who_grew:
+        return Text(f"{first} {nobody_grew(found)}", style=loud)
     table = Table(
-        title=Text(
-            f"First critical at {found.first_critical_offset_s:,.0f} s: "
-            f"{literal(found.first_critical.title)}. Who grew in the {found.window_s:,.0f} s "
-            "before it:",
-            style=loud,
-        ),
+        title=Text(f"{first} Who grew in {grew_over(found)}:", style=loud),
         title_justify="left",
         box=None,
     )

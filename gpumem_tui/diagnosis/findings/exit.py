@@ -48,12 +48,15 @@ def engine_exited(
     active: list[Finding],
     free_low: bool = True,
     lost: Sequence[int] = (),
+    watched_all: bool = False,
 ) -> Finding:
-    """`grew`: every grower in the window, unexpected first; `culprits`: those whose unexpected growth is large
-    enough to blame; `free`: (GPU index, free bytes) of the engine's tightest GPU when last seen, named as a
-    cause only when `free_low` (under the critical headroom: what the plan leaves on purpose is no cause);
-    `active`: the findings (above info) raised on the last sample the engine was alive; `lost`: the engine's
-    GPUs that NVML lost (the cause, first)."""
+    """`window_s`: how far `grew` looked back from when it was last seen (less than the forensics window where
+    watching began later). `grew`: every grower in the window, unexpected first; `culprits`: those whose
+    unexpected growth is large enough to blame; `free`: (GPU index, free bytes) of the engine's tightest GPU
+    when last seen, named as a cause only when `free_low` (under the critical headroom: what the plan leaves
+    on purpose is no cause); `active`: the findings (above info) raised on the last sample the engine was
+    alive; `lost`: the engine's GPUs that NVML lost (the cause, first); `watched_all`: `window_s` is all
+    that was watched before it."""
     top = culprits[0] if culprits else None
     oom = free is not None and free_low and not lost
     words = [
@@ -68,7 +71,8 @@ def engine_exited(
         words.append(f"Its tightest GPU, GPU {free[0]}, had {said(free[1])} free: no shortage.")
     if grew:
         words.append(
-            f"Who grew in the {duration(window_s)} before: "
+            f"Who grew in the {duration(window_s)} before it was last seen"
+            + (" (all that was watched): " if watched_all else ": ")
             + "; ".join(
                 f"{g.name or '?'} (pid {g.pid}) on GPU {g.gpu_index} +{said(g.growth_bytes)}, {g.why}"
                 for g in grew[:LISTED]
@@ -91,6 +95,39 @@ def engine_exited(
         try_this=_lost_advice(lost) if lost and top is None else _advice(top, advice(engine.kind)),
         gpu_index=lost[0] if lost else top.gpu_index if top else free[0] if free else None,
         pid=top.pid if top else None,
+        endpoint=engine.url,
+    )
+
+
+class Stopped(NamedTuple):
+    """A signal sent with `k` to one of an engine's processes, and by whom in words (`by you from this screen`,
+    `from the screen that recorded this`)."""
+
+    pid: int
+    signal: str
+    timestamp: float
+    by: str
+
+    def words(self) -> str:
+        """`stopped by you from this screen (SIGTERM at 00:04:27 UTC)`."""
+        return f"stopped {self.by} ({self.signal} at {clock(self.timestamp)[11:]})"
+
+
+def engine_stopped(engine: Exited, stop: Stopped) -> Finding:
+    """The exit of an engine that `k` signalled: said as that, not as a crash to explain (a warning: the
+    engine no longer serves, and the cause is known)."""
+    return Finding(
+        severity="warning",
+        code="engine_exited",
+        title=compose("engine exited", gpus(engine.gpus), stop.words(), engine_short(engine.url, engine.model)),
+        explanation=(
+            f"pid {stop.pid} was sent {stop.signal} {stop.by} at {clock(stop.timestamp)}; its processes were last "
+            f"seen holding GPU memory at {clock(engine.last_seen)} and were gone at {clock(engine.gone)}. "
+            f"The exit is that signal's, not a crash. {engine_named(engine.url, engine.model, engine.gpus)}"
+        ),
+        try_this="start the engine again when it should serve",
+        gpu_index=engine.gpus[0] if engine.gpus else None,
+        pid=stop.pid,
         endpoint=engine.url,
     )
 

@@ -432,8 +432,13 @@ def notes_of(
         Finding(
             severity=severity,
             code="plan_note",
-            title=compose(
-                f"the {label} plan {verdict}", named.where, "yet the engine runs" if more else "", named.name
+            title=compose(  # `does not fit on GPU 0,1, yet the engine runs`: one clause, not a cause after `:`
+                f"the {label} plan {verdict}"
+                + (f" on {named.where}" if named.where else "")
+                + (", yet the engine runs" if more else ""),
+                "",
+                "",
+                named.name,
             ),
             explanation=(f"{line}. {runs}." if more else line) + named.engine,
             try_this="see `gpumem-tui plan` for the whole sizing",

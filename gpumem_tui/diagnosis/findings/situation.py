@@ -135,5 +135,6 @@ def said_of_any_engine(explanation: str) -> str:
 
 
 def engine_label(url: str, model: str | None, gpus: list[int]) -> str:
-    """How every finding names an engine: its model, its endpoint and its GPUs."""
-    return f"{model or 'engine'} at {url}" + (f" on {gpu_listing(gpus)}" if gpus else "")
+    """How every finding names an engine: its model, its endpoint and its GPUs (`Engine: engine at ...` said
+    engine twice where the model is unknown: then the endpoint alone)."""
+    return (f"{model} at {url}" if model else url) + (f" on {gpu_listing(gpus)}" if gpus else "")

@@ -66,8 +66,20 @@ def _verdict(sample: FleetSample, findings: list[FleetFinding]) -> tuple[int, st
     if first is None or first.severity == "info":  # info findings are notes, not a verdict
         return code, f"{STATUS[code]} - nothing needs a look"
     node = next(f.node for f in findings if f.finding is first)
-    named = first.model_copy(update={"title": f"[{node}] {first.title}"}) if node else first
+    named = first.model_copy(update={"title": at_node(node, first.title)}) if node else first
     return code, str(node_verdict([named if f is first else f for f in raised], []))
+
+
+def at_node(node: str | None, title: str) -> str:
+    """`[node-e] its newest dcgm-exporter sample is 90 s old`: a finding's title after its node, which the
+    title does not name again (`[node-e] node node-e: ...` said it twice)."""
+    if node is None:
+        return title
+    for said in (f"node {node}: ", f"node {node} "):
+        if title.startswith(said):
+            title = title[len(said) :]
+            break
+    return f"[{node}] {title}"
 
 
 def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> list[FleetFinding]:

@@ -106,7 +106,7 @@ def test_a_plan_that_does_not_fit_while_the_engine_runs_is_a_note(catalog):
     assert not [f for f in found if f.finding.code in ("kv_pool_short", "weights_mismatch")]
     (note,) = [f for f in found if f.finding.code == "plan_note"]
     assert note.finding.severity == "info" and "16,000 tokens" in note.finding.explanation
-    assert note.finding.title.startswith("the auto plan does not fit: yet the engine runs")
+    assert note.finding.title.startswith("the auto plan does not fit, yet the engine runs")
 
 
 def test_an_engine_down_or_on_a_node_that_judges_itself_is_not_judged_here(catalog, plan):

@@ -186,10 +186,7 @@ def test_the_text_lists_what_needs_a_look_and_counts_what_is_as_planned(fleet_ur
     assert len([line for line in lines if line.startswith(("critical", "warning"))]) == len(above_info)
     counted = [line for line in lines if line.startswith("info     headroom_low:")]
     assert len(counted) == 4
-    assert (
-        counted[1]
-        == "info     headroom_low: [node-b] node node-b: 6 GPUs under 10.0 % free, as planned (the least: 8.7 %)"
-    )
+    assert counted[1] == "info     headroom_low: [node-b] 6 GPUs under 10.0 % free, as planned (the least: 8.7 %)"
 
 
 @pytest.mark.parametrize("action", ["check", "snapshot"])
