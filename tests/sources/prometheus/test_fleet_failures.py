@@ -46,7 +46,7 @@ def test_prometheus_down_is_no_source(action, code, capsys):
         (["--prometheus", "http://127.0.0.1:1", "--at", "yesterday"], "expected Unix seconds or an RFC 3339"),
         (["--prometheus", "http://127.0.0.1:1", "--at", "2026-01-01T00:00:00"], "expected Unix seconds"),
         (["--prometheus", "http://127.0.0.1:1", "--bearer-token-file", "no/such/file"], "--bearer-token-file"),
-        (["--prometheus", "http://127.0.0.1:1", "--query-timeout", "0"], "more than 0"),
+        (["--prometheus", "http://127.0.0.1:1", "--query-timeout", "0"], "must be from 0.1 to 3600 seconds"),
         ([], "--prometheus"),
     ],
 )

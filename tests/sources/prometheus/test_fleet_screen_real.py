@@ -39,7 +39,8 @@ async def test_fleet_screen_on_a_real_prometheus(fleet_url):
         assert "9 nodes, 25 GPUs, 12 engines, 12 joined; data age" in text and "source ok" in text
         table = fleet.query_one("#fleet-nodes")
         rows = {str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)] for i in range(table.row_count)}
-        assert rows["node-nan"][3] == "unknown"  # FB_USED NaN: never a number, never fine
+        used = [str(column.label) for column in table.columns.values()].index("Used")
+        assert rows["node-nan"][used] == "unknown"  # FB_USED NaN: never a number, never fine
         assert "used (node-nan): unknown, because dcgm-exporter reported FB_USED on a GPU as NaN: no reading" in text
 
 
