@@ -653,7 +653,8 @@ def model_id_for(path: Path, config: dict, ref: str | None = None) -> str:
         if part.startswith("models--"):
             return part[len("models--") :].replace("--", "/")
     if ref is not None and Path(ref).expanduser().is_dir():
-        return path.resolve().parent.name
+        # the name typed, not a link's target (a model directory linked into a store named by hashes)
+        return Path(os.path.abspath(Path(ref).expanduser())).name
     name = config.get("_name_or_path")
     if name:
         return str(name)

@@ -47,11 +47,11 @@ class Checked:
     """What the forensics walked, in words, where it is not the recording or scenario checked (a node's
     history in Prometheus)."""
     origin_s: float = 0.0
-    walked: str = "recording"
-    """What the forensics' time base counts into, in words: the `recording`, or the `scenario`."""
-    """Where the forensics' offsets start, in the time base `where` counts in: a simulated node's walk begins
+    """Where the forensics' offsets start, in the time base `walked` names: a simulated node's walk begins
     `origin_s` seconds into its scenario (a recording's at 0 s), so the timeline reads in scenario seconds as the
     header does."""
+    walked: str = "recording"
+    """What the forensics' time base counts into, in words: the `recording`, or the `scenario`."""
 
 
 def from_demo(

@@ -50,9 +50,13 @@ def run(args: argparse.Namespace) -> int:
     try:  # a file or a pipe (`kubectl logs POD | gpumem-tui log /dev/stdin`), bounded: never /dev/zero
         text = read_bounded(args.file, MAX_LOG_BYTES, pipes=True).decode("utf-8", errors="replace")
     except BoundedFileError as exc:
-        raise UsageError(
-            exc.said(args.file, f"more than a startup log (its start: head -n 100000 {args.file} > start.log)")
-        ) from None
+        # a pipe is spent once read: its start is cut in the pipe itself, not from the path it was read by
+        start = (
+            "... | head -n 100000 | gpumem-tui log /dev/stdin"
+            if exc.pipe
+            else f"head -n 100000 {args.file} > start.log"
+        )
+        raise UsageError(exc.said(args.file, f"more than a startup log (its start: {start})")) from None
     parsed = parse_log(text)
     if parsed.engine is None and not parsed.failures:
         raise UsageError(f"{args.file}: no vLLM or SGLang startup lines found")

@@ -14,9 +14,11 @@ from gpumem_tui.units import fmt_auto
 class BoundedFileError(ValueError):
     """A file that cannot be read or is too large, in one line without its path (the caller names it)."""
 
-    def __init__(self, reason: str, too_large: bool = False) -> None:
+    def __init__(self, reason: str, too_large: bool = False, pipe: bool = False) -> None:
         super().__init__(reason)
         self.too_large = too_large
+        self.pipe = pipe
+        """What was read is a pipe: it cannot be read again, so no advice may name it as a file."""
 
     def said(self, path: str, larger: str) -> str:
         """The one line a command prints: `PATH: over 8 MiB, LARGER` or `cannot read PATH: Permission denied`."""
@@ -42,5 +44,5 @@ def read_bounded(path: str, max_bytes: int, pipes: bool = False) -> bytes:
         except OSError as exc:
             raise BoundedFileError(exc.strerror or type(exc).__name__) from None
     if len(raw) > max_bytes:
-        raise BoundedFileError(f"over {fmt_auto(max_bytes, digits=0)}", too_large=True)
+        raise BoundedFileError(f"over {fmt_auto(max_bytes, digits=0)}", too_large=True, pipe=stat.S_ISFIFO(mode))
     return raw

@@ -64,3 +64,16 @@ def test_an_error_names_the_file_given(tmp_path, capsys):
     bad.write_text(json.dumps(dict(SMALL_LLAMA, hidden_size="wide")))
     code, err = plan(capsys, str(bad))
     assert code == 2 and err.startswith(f"gpumem-tui: {bad}: cannot read it") and "config.json for" not in err
+
+
+def test_a_linked_model_directory_is_named_by_the_link_given(tmp_path, capsys):
+    """`--config llama` where llama links into a store of hashes: the model is `llama`, as the launch line serves,
+    not the link's target."""
+    store = tmp_path / "store" / "7f3a9c"
+    store.mkdir(parents=True)
+    (store / "config.json").write_text(json.dumps(SMALL_LLAMA))
+    weights_beside(store)
+    (tmp_path / "llama").symlink_to(store)
+    code, data = plan(capsys, str(tmp_path / "llama"), "--engine", "vllm", "--json")
+    assert code == 0 and data["model"] == "llama"
+    assert data["launch"]["argv"][:3] == ["vllm", "serve", str(tmp_path / "llama")]

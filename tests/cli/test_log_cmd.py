@@ -188,3 +188,21 @@ def test_a_log_is_read_from_a_pipe() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["kv_cache_tokens"] == 58672
+
+
+def test_a_pipe_over_the_limit_is_told_to_cut_its_start_in_the_pipe() -> None:
+    """`kubectl logs POD | gpumem-tui log /dev/stdin` of a long-running server: the pipe is spent once read, so
+    the advice cuts the start in the pipe; `head -n 100000 /dev/stdin > start.log` would read nothing."""
+    from gpumem_tui.sources.engines import logparse
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gpumem_tui", "log", "/dev/stdin"],
+        input=b"x\n" * (logparse.MAX_LOG_BYTES // 2 + 1),
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        "gpumem-tui: /dev/stdin: over 64 MiB, more than a startup log (its start: ... | head -n 100000 | "
+        "gpumem-tui log /dev/stdin)\n"
+    )

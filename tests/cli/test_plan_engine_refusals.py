@@ -3,6 +3,7 @@ check) and a --kv-cache-memory larger than the card. `--check` fails on them and
 maximum."""
 
 import re
+import shlex
 
 import pytest
 
@@ -11,6 +12,7 @@ from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.cli import main
 from gpumem_tui.planner.sglang.risks import longest_accepted as sglang_longest
 from gpumem_tui.planner.vllm.lengths import longest_accepted as vllm_longest
+from gpumem_tui.units import GIB, parse_size
 
 PLAN = ["plan", "--model", "llama-3.1-8b", "--gpu", "h100"]
 
@@ -66,9 +68,13 @@ def test_kv_cache_memory_larger_than_the_card_does_not_start(capsys):
     assert code == 1 and "Fits" not in out
     assert "--kv-cache-memory (931.32 GiB) does not fit" in out
     assert "CUDA out of memory allocating the KV cache" in out
-    asked = float(re.search(r"pass --kv-cache-memory ([\d.]+) GiB or less", out).group(1))
-    assert 60 < asked < 79.19
+    asked = re.search(r"pass (--kv-cache-memory \S+) or less", out).group(1)
+    assert 60 < parse_size(asked.split()[1]) / GIB < 79.19
     assert "These GPUs hold" not in out  # no pool is allocated: no conversations to promise
+    # the advice typed as it is printed, on the split it was said for, starts
+    gpus = re.search(r"Does not start on (\d+) x", out).group(1)
+    code, out = plan(capsys, "--engine", "vllm", "--gpus", gpus, *shlex.split(asked))
+    assert code == 0 and "does not fit" not in out, out
 
 
 def test_kv_cache_memory_that_fits_still_fits(capsys):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from gpumem_tui.planner.vllm import blocks as kvblocks
 from gpumem_tui.planner.vllm.lengths import LONG_LEN_ENV, longest_accepted
 from gpumem_tui.planner.vllm.moe_workspace import moe_workspace_bytes
@@ -9,7 +11,7 @@ from gpumem_tui.planner.vllm.profile import sampler_bytes
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings
 from gpumem_tui.planner.vllm.sampler import sampler_parts
 from gpumem_tui.planner.vllm.versions import Rules
-from gpumem_tui.units import gib
+from gpumem_tui.units import GIB, gib
 
 OOM_AT_START = "expect an out-of-memory error at start"
 """The words of a warning that predicts a failed start (what runs after the KV cache does not fit)."""
@@ -75,8 +77,10 @@ def _set_pool_too_big(settings: EngineSettings, rules: Rules, p: EnginePredictio
         return None
     after = p.cudagraph_bytes + (warmup_bytes(settings, rules, p) if rules.v1 else 0)
     most = room - after
+    # one shell word, rounded down: the size as typed on a command line, within the room it names
+    typed = f"{math.floor(most / GIB * 100) / 100:.2f}GiB"
     advice = (
-        f"pass --kv-cache-memory {gib(most)} or less (room for the CUDA graphs and sampler warm-up after it)"
+        f"pass --kv-cache-memory {typed} or less (room for the CUDA graphs and sampler warm-up after it)"
         if most > 0
         else "nothing is left for a KV cache on this GPU; add GPUs or shrink the weights"
     )
