@@ -30,6 +30,11 @@ LATE_S = 60.0
 """Kept beyond the "who grew" window, so an exit seen a refresh (or a paused minute) late still has all of it."""
 
 
+STOP_EXPLAINS_S = 60.0
+"""How long after a signal `k` sent an exit is the signal's: a process that outlived it (it was still running
+when the screen stopped waiting, and no SIGKILL followed) and ended later ended for its own reason."""
+
+
 class Marker(Record):
     """Something that happened at `offset_s` seconds into what was watched."""
 
@@ -163,8 +168,14 @@ class Investigation:
             self.taken += 1
 
     def _stop_of(self, pids: Iterable[int], until: float) -> Stopped | None:
-        """The signal `k` sent one of `pids` by `until`, the latest; None when none was."""
-        stops = [stop for pid in pids if (stop := self.stops.get(pid)) and stop.timestamp <= until]
+        """The signal `k` sent one of `pids` within STOP_EXPLAINS_S before `until`, the latest; None when none
+        was (an engine that outlived the signal and died later, or a pid taken since, ended for its own
+        reason)."""
+        stops = [
+            stop
+            for pid in pids
+            if (stop := self.stops.get(pid)) and stop.timestamp <= until <= stop.timestamp + STOP_EXPLAINS_S
+        ]
         return max(stops, key=lambda stop: stop.timestamp, default=None)
 
     def add(self, sample: Sample) -> None:

@@ -37,7 +37,9 @@ def read_bounded(path: str, max_bytes: int, pipes: bool = False) -> bytes:
         os.close(fd)
         what = "a directory" if stat.S_ISDIR(mode) else "a pipe" if stat.S_ISFIFO(mode) else "a device or a socket"
         raise BoundedFileError(f"not a regular file{' or a pipe' if pipes else ''} ({what})")
-    os.set_blocking(fd, True)  # a pipe's writer is waited for from here, as `cat` waits
+    # a pipe with a writer is read to its end, as `cat` reads it; a named pipe no writer has opened yet reads
+    # as empty (opened without blocking, so a FIFO never hangs the command)
+    os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as handle:
         try:
             raw = handle.read(max_bytes + 1)

@@ -12,8 +12,8 @@ from gpumem_tui.cli import main
 from gpumem_tui.demo import ManualClock
 from gpumem_tui.demo.feed import DemoFeed
 from gpumem_tui.diagnosis.findings import Thresholds
-from gpumem_tui.diagnosis.forensics import MAX_POINTS, Investigation, _thin, investigate, result
-from gpumem_tui.sources.replay import Recorder, RecordingReader
+from gpumem_tui.diagnosis.forensics import MAX_POINTS, STOP_EXPLAINS_S, Investigation, _thin, investigate, result
+from gpumem_tui.sources.replay import Recorder, RecordingReader, Signalled
 
 RECORD_FROM_S, RECORD_TO_S, STEP_S = 30, 150, 1
 
@@ -149,3 +149,22 @@ def test_the_exit_is_placed_between_the_last_sample_alive_and_the_first_gone(cap
     """check samples every 5 s: the explanation names the interval the exit fell in, not the sample that saw it."""
     assert main(["check", "--demo", "noisy-neighbour", "--at", "300"]) == 2
     assert "at 2026-01-01 00:00:55 UTC and were gone at 2026-01-01 00:01:00 UTC." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("before_s", "stopped"), [(3, True), (STOP_EXPLAINS_S + 30, False)])
+def test_a_signal_explains_only_an_exit_soon_after_it(noisy_recording, catalog, before_s, stopped):
+    """`k` sent SIGTERM to the engine, which outlived it ('running'): its exit a minute and more later is its
+    own (here the notebook's OOM), not the signal's; an exit just after the signal is the signal's."""
+    samples = list(RecordingReader(noisy_recording))
+    gone = next(s for s in samples if not any(p.pid == 2100 for p in s.processes))
+    walk = Investigation(catalog, None, Thresholds())
+    sent = Signalled(event="signal", timestamp=gone.timestamp - before_s, pid=2100, signal="SIGTERM",
+                     outcome="running", said="pid 2100 is still running 5 s after SIGTERM")  # fmt: skip
+    walk.signalled(sent, "by you from this screen")
+    for sample in samples:
+        walk.add(sample)
+    [exited] = [f for f in walk.findings if f.code == "engine_exited"]
+    [marker] = [m for m in walk.markers if m.kind == "process_exited"]
+    assert ("stopped by you" in exited.title) is stopped and ("stopped by you" in marker.text) is stopped
+    assert exited.severity == ("warning" if stopped else "critical")
+    assert ("likely out of memory" in marker.text) is not stopped
