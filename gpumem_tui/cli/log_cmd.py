@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from gpumem_tui.cli.errors import UsageError
+from gpumem_tui.cli.errors import UsageError, warn
 from gpumem_tui.cli.log_compare import run_compare
 from gpumem_tui.cli.output import console, print_json, say, table
-from gpumem_tui.sources.bounded_file import BoundedFileError, read_bounded
+from gpumem_tui.sources.bounded_file import BoundedFileError, read_ends
 from gpumem_tui.sources.engines.logoom import details
-from gpumem_tui.sources.engines.logparse import MAX_LOG_BYTES, parse_log
+from gpumem_tui.sources.engines.logparse import LOG_END_BYTES, parse_log
 from gpumem_tui.sources.engines.startup_log import KEYS, PER_RANK_KEYS, SGLANG_KEYS, StartupLog
 from gpumem_tui.text import literal
+from gpumem_tui.units import fmt_auto
 
 LABELS = {
     "vllm_version": "vLLM version",
@@ -48,15 +49,15 @@ SGLANG_LABELS = {"gpu_memory_utilization": "mem_fraction_static"}
 
 def run(args: argparse.Namespace) -> int:
     try:  # a file or a pipe (`kubectl logs POD | gpumem-tui log /dev/stdin`), bounded: never /dev/zero
-        text = read_bounded(args.file, MAX_LOG_BYTES, pipes=True).decode("utf-8", errors="replace")
+        head, tail, passed = read_ends(args.file, LOG_END_BYTES, LOG_END_BYTES)
     except BoundedFileError as exc:
-        # a pipe is spent once read: its start is cut in the pipe itself, not from the path it was read by
-        start = (
-            "... | head -n 100000 | gpumem-tui log /dev/stdin"
-            if exc.pipe
-            else f"head -n 100000 {args.file} > start.log"
+        raise UsageError(f"cannot read {args.file}: {exc}") from None
+    text = _text(head, tail, passed)
+    if passed:
+        warn(
+            f"{args.file}: {fmt_auto(passed, digits=0)} in the middle not read: its first and last "
+            f"{fmt_auto(LOG_END_BYTES, digits=0)} were (the start-up, and what ended it)"
         )
-        raise UsageError(exc.said(args.file, f"more than a startup log (its start: {start})")) from None
     parsed = parse_log(text)
     if parsed.engine is None and not parsed.failures:
         raise UsageError(f"{args.file}: no vLLM or SGLang startup lines found")
@@ -71,6 +72,15 @@ def run(args: argparse.Namespace) -> int:
 
 FAILED_START = 1
 """The exit status for a log that shows the start failed (log_opts.py's help says so)."""
+
+
+def _text(head: bytes, tail: bytes, passed: int) -> str:
+    """The log's text; where its middle was passed over, the lines cut at either side left out."""
+    if not passed:
+        return (head + tail).decode("utf-8", errors="replace")
+    start = head.rpartition(b"\n")[0]
+    end = tail.partition(b"\n")[2]
+    return (start + b"\n" + end).decode("utf-8", errors="replace")
 
 
 def _print(parsed: StartupLog) -> None:

@@ -51,9 +51,10 @@ class _Collected:
     engines: set[str] = field(default_factory=set)
 
 
-MAX_LOG_BYTES = 64 * 2**20
-"""The largest log read (`log FILE`): a startup log is some KiB (DEBUG and many ranks: a few MiB); parsing
-64 MiB takes about 10 s and 300 MB here. A long-running server's log holds its start in its first lines."""
+LOG_END_BYTES = 32 * 2**20
+"""How much of each end of a log `log FILE` reads: a startup log is some KiB (DEBUG and many ranks: a few
+MiB), all read; of a long-running server's, the start-up at its start and what stopped it at its end (64 MiB
+parse in about 10 s and 300 MB here), its middle passed over."""
 
 
 def parse_log(text: str) -> StartupLog:
