@@ -9,13 +9,15 @@ import itertools
 from rich.text import Text
 
 from gpumem_tui.catalog import load_catalog
+from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.cli.engine_opts import engine_version
 from gpumem_tui.cli.fit_opts import DEFAULT_GPUS, DEFAULT_MODELS
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.fit import FitCell, fit_matrix
-from gpumem_tui.planner.report import engine_label
-from gpumem_tui.planner.serving import EngineOptions
+from gpumem_tui.planner.report import ENGINE_NAMES, engine_label
+from gpumem_tui.planner.serving import EngineOptions, accepted_length
+from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
 
@@ -57,7 +59,25 @@ def run(args: argparse.Namespace) -> int:
             style="dim",
         )
     )
+    for line in _past_maximum(models, args.context, args.engine):
+        out.print(Text(line))
     return 0
+
+
+def _past_maximum(models: list[ModelSpec], context: int, engine: str | None) -> list[str]:
+    """A line for each model whose maximum context the asked length passes: the engine refuses to start with it
+    (vLLM's rule where no engine is named), whatever the table says of memory."""
+    lines = []
+    for model in models:
+        longest = accepted_length(engine or "vllm", model)
+        if longest and context > longest:
+            who = ENGINE_NAMES.get(engine or "vllm", engine)
+            then = "so no split starts it" if engine else "though memory alone is counted above"
+            lines.append(
+                f"  ! {context:,} tokens is past {literal(model.id)}'s maximum of {longest:,}: {who} refuses to "
+                f"start with it, {then}"
+            )
+    return lines
 
 
 def _cell(cell: FitCell) -> Text:

@@ -130,3 +130,26 @@ def test_a_config_jsons_rope_scaling_moves_each_engines_maximum(scaling, vllm, s
     config = {**QWEN2, **({"rope_scaling": scaling} if scaling else {})}
     spec, _ = model_from_config(config, "Qwen/Qwen2.5-7B-Instruct")
     assert (vllm_longest(spec), sglang_longest(spec)) == (vllm, sglang)
+
+
+@pytest.mark.parametrize(
+    ("engine", "then"),
+    [
+        (None, "though memory alone is counted above"),
+        ("vllm", "so no split starts it"),
+        ("sglang", "so no split starts it"),
+    ],
+)
+def test_fit_says_a_length_past_the_maximum_is_refused(capsys, engine, then):
+    """`fit --context 200000` showed 4/2/2 GPUs (or '-': 'not even 8') with no word that the engines refuse the
+    length, where `plan` says they do."""
+    argv = ["fit", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "200000"]
+    assert main([*argv, *(["--engine", engine] if engine else [])]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    who = {"sglang": "SGLang"}.get(engine or "", "vLLM")
+    assert (
+        f"! 200,000 tokens is past meta-llama/Llama-3.1-8B's maximum of 131,072: {who} refuses to start with it, {then}"
+        in out
+    )
+    assert main([*argv[:-1], "131072"]) == 0
+    assert "past" not in capsys.readouterr().out
