@@ -58,3 +58,11 @@ def test_the_first_line_names_the_worst_finding_and_counts(demo_check):
     first = f"CRITICAL - [{critical[0]['node']}] {critical[0]['title']}"
     also = f"; also {len(critical) - 1} critical, {len(warnings)} warnings; "
     assert lines[0].startswith(first + also)
+
+
+def test_a_finding_without_a_node_has_no_prefix():
+    """An empty node name (a series whose node label is empty) was printed `[] title`."""
+    from gpumem_tui.diagnosis.fleet.judge import at_node
+
+    assert at_node("", "a title") == at_node(None, "a title") == "a title"
+    assert at_node("node-e", "node node-e: 90 s old") == "[node-e] 90 s old"

@@ -72,8 +72,9 @@ def _verdict(sample: FleetSample, findings: list[FleetFinding]) -> tuple[int, st
 
 def at_node(node: str | None, title: str) -> str:
     """`[node-e] its newest dcgm-exporter sample is 90 s old`: a finding's title after its node, which the
-    title does not name again (`[node-e] node node-e: ...` said it twice)."""
-    if node is None:
+    title does not name again (`[node-e] node node-e: ...` said it twice); no node (None, or a series with an
+    empty node label) is no prefix, never `[] `."""
+    if not node:
         return title
     for said in (f"node {node}: ", f"node {node} "):
         if title.startswith(said):
