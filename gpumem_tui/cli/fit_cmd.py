@@ -15,8 +15,8 @@ from gpumem_tui.cli.fit_opts import DEFAULT_GPUS, DEFAULT_MODELS
 from gpumem_tui.cli.output import console, print_json, table
 from gpumem_tui.cli.planargs import fields
 from gpumem_tui.planner.fit import FitCell, fit_matrix
-from gpumem_tui.planner.report import ENGINE_NAMES, engine_label
-from gpumem_tui.planner.serving import EngineOptions, accepted_length
+from gpumem_tui.planner.report import engine_label
+from gpumem_tui.planner.serving import EngineOptions, past_maximum
 from gpumem_tui.text import literal
 from gpumem_tui.units import fmt
 
@@ -67,17 +67,9 @@ def run(args: argparse.Namespace) -> int:
 def _past_maximum(models: list[ModelSpec], context: int, engine: str | None) -> list[str]:
     """A line for each model whose maximum context the asked length passes: the engine refuses to start with it
     (vLLM's rule where no engine is named), whatever the table says of memory."""
-    lines = []
-    for model in models:
-        longest = accepted_length(engine or "vllm", model)
-        if longest and context > longest:
-            who = ENGINE_NAMES.get(engine or "vllm", engine)
-            then = "so no split starts it" if engine else "though memory alone is counted above"
-            lines.append(
-                f"  ! {context:,} tokens is past {literal(model.id)}'s maximum of {longest:,}: {who} refuses to "
-                f"start with it, {then}"
-            )
-    return lines
+    then = "so no split starts it" if engine else "though memory alone is counted above"
+    refused = (past_maximum(engine or "vllm", model, context) for model in models)
+    return [f"  ! {literal(said)}, {then}" for said in refused if said]
 
 
 def _cell(cell: FitCell) -> Text:

@@ -7,10 +7,17 @@ import math
 from gpumem_tui.planner.budget import make_plan
 from gpumem_tui.planner.parallel import SPLITS
 from gpumem_tui.planner.records import Plan, PlanInput
-from gpumem_tui.planner.serving import EngineAnswer, EngineOptions, Serving, accepted_length, engine_answer
+from gpumem_tui.planner.serving import (
+    ENGINE_NAMES,
+    EngineAnswer,
+    EngineOptions,
+    Serving,
+    accepted_length,
+    engine_answer,
+    past_maximum,
+)
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm.launch import LaunchLine, ServedModel, launch_line
-from gpumem_tui.planner.vllm.lengths import longest_accepted
 from gpumem_tui.planner.warnings import room
 from gpumem_tui.units import fmt, gib
 
@@ -25,12 +32,9 @@ def verdict(plan: Plan) -> str:
             f"Fits on {where} with {room(plan.spare_bytes)} spare, {plan.spare_fraction:.1%} of the usable "
             f"{fmt(plan.per_gpu.usable_bytes * plan.gpus)}."
         )
-        longest = longest_accepted(inp.model)
-        if longest and inp.context > longest:
-            head = (
-                f"{head[:-1].replace('Fits', 'Fits in memory', 1)}, but {inp.context:,} tokens is past "
-                f"{inp.model.id}'s maximum of {longest:,}: vLLM refuses to start with it."
-            )
+        refused = past_maximum("vllm", inp.model, inp.context)
+        if refused:
+            head = f"{head[:-1].replace('Fits', 'Fits in memory', 1)}, but {refused}."
     elif plan.kv_pool_bytes < 0:
         head = f"Does not start on {where}: the weights and overhead alone exceed the budget."
     else:
@@ -49,9 +53,6 @@ def _more(users_at_context: int, longest: int | None, users: int, context: int) 
     return f" These GPUs hold {users_at_context:,} conversation(s) of {context:,} tokens" + (
         f", or {users:,} of up to {longest:,} tokens." if longest else "."
     )
-
-
-ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 
 
 def engine_label(name: str, version: str) -> str:

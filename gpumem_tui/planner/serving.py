@@ -195,6 +195,19 @@ def accepted_length(engine: str, model: ModelSpec) -> int | None:
     return longest_accepted(model)
 
 
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+def past_maximum(engine: str, model: ModelSpec, context: int) -> str | None:
+    """`200,000 tokens is past M's maximum of 131,072: vLLM refuses to start with it`, where the length passes
+    the engine's maximum (None where it does not): the plain verdict's words and `fit`'s."""
+    longest = accepted_length(engine, model)
+    if not longest or context <= longest:
+        return None
+    who = ENGINE_NAMES.get(engine, engine)
+    return f"{context:,} tokens is past {model.id}'s maximum of {longest:,}: {who} refuses to start with it"
+
+
 def engine_answer(inp: PlanInput, engine: EngineOptions, tp: int, check_length: bool = True) -> EngineAnswer:
     """Predict the launch on `tp` GPUs: it fits when it starts and its pool holds users x context tokens.
     Most users = pool // context; longest context = pool // users, capped at the longest context the engine accepts."""
