@@ -2,7 +2,7 @@
 (with `--rules`, the blocks with the rules are DIR/with-rules only while that run lasts: keep a copy), read
 refresh after refresh by one FleetReader at the fleet screen's pace (15 s apart, ending at the history's end),
 with each part of the reader timed in process time: the answers parsed, the engines' keys, the engines' records,
-the nodes' part, the reporting nodes, the whole build, and the collector's time.
+the nodes' part, the reporting nodes, the whole build, and the collector's time; then the peak RSS.
 
 Run: python3 bench/fleet_parts.py DIR [--minutes 10] [--refreshes 6]
 (the --minutes the blocks were built with: the last moment read is the history's end)."""
@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import functools
 import gc
+import resource
 import sys
 import time
 from pathlib import Path
@@ -85,6 +86,8 @@ def main() -> int:
             parts = ", ".join(f"{part} {seconds * 1000:,.0f} ms" for part, seconds in spent.items())
             collector = sum(collecting) * 1000
             print(f"refresh {number}: {cpu * 1000:,.0f} ms client CPU; {parts}; collector {collector:,.0f} ms")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {peak:,.0f} MiB (the reader, its last sample and the bench)")
     return 0
 
 

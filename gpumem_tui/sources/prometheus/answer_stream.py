@@ -23,6 +23,9 @@ _COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 BOUNDARY = '},{"metric":'
 """Where one item of a result ends and the next begins, as Prometheus and VictoriaMetrics write them. Never
 inside a string, whose quotes are escaped (`{\\"` there)."""
+Quick = Callable[[str, int, int], bool]
+"""What the stream asks of a run of whole items, `text[start:end]`, before it scans them: whether the taker read
+them all itself (label_memo.py); where not, they are scanned as ever."""
 Walk = Generator[None, None, Any]
 """A step of the parse: it yields while it waits for more text, and returns what it read."""
 
@@ -36,11 +39,11 @@ class AnswerStream:
     read. After `close`: `top` holds the object's values but an object `data`, `data` that one's values but an
     array `result`, and `streamed` says whether there was such an array. NotJson where the answer is no JSON."""
 
-    def __init__(self, take: Callable[[list[Any]], None]) -> None:
+    def __init__(self, take: Callable[[list[Any]], None], quick: Quick | None = None) -> None:
         self.top: dict[str, Any] = {}
         self.data: dict[str, Any] = {}
         self.streamed = False
-        self._take = take
+        self._take, self._quick = take, quick
         self._text = ""
         self._pos = 0
         self._pieces: list[str] = []
@@ -160,7 +163,15 @@ class AnswerStream:
     def _run(self) -> None:
         """Every item the text holds whole and followed by a comma, read at once (the items of a piece): those
         up to the last boundary between two items as the API writes them in one scan, the rest one by one."""
-        text, pos, batch = self._text, self._pos, self._batch
+        text, pos = self._text, self._pos
+        cut = text.rfind(BOUNDARY, pos)
+        if self._quick is not None and cut > pos:
+            if self._batch:  # the items before these handed on first: the order is the answer's
+                self._take(self._batch)
+                self._batch = []
+            if self._quick(text, pos, cut + 1):
+                pos = cut + 2
+        batch = self._batch
         pos = _scan_to_last(text, pos, batch)
         try:
             while True:

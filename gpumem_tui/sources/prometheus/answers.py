@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import repeat
 from typing import Any, NamedTuple
 
 from gpumem_tui.sources.http import Sink, reason_phrase
 from gpumem_tui.sources.prometheus.answer_stream import AnswerStream, NotJson
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
+from gpumem_tui.sources.prometheus.label_memo import Memo
 from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, Skipped, instant, labels
 from gpumem_tui.text import literal
 
@@ -103,13 +105,16 @@ def _cut(text: object) -> str:
 class Answer:
     """One query's answer as it streams: `sink` is the request's, then `vector()` or `matrix()` as `kind`
     says; `release()` at the end, read or not (a parse left halfway holds its text). `strings`: the refresh's
-    label names and values, one object each."""
+    label names and values, one object each; `memo`: the query's label sets as its last read made them, where
+    the caller keeps them (a vector's)."""
 
-    def __init__(self, url: str, kind: str, strings: dict[str, str]) -> None:
+    def __init__(self, url: str, kind: str, strings: dict[str, str], memo: Memo | None = None) -> None:
         self.url, self.kind = url, kind
         self.status = 0
+        self.memo = memo
         self.kept = _Kept(kind, strings)
-        self.stream = AnswerStream(self.kept.take)
+        quick = None if memo is None or kind != "vector" else partial(self.kept.quick, memo)
+        self.stream = AnswerStream(self.kept.take, quick)
 
     def sink(self, status: int) -> Sink:
         self.status = status
@@ -118,6 +123,8 @@ class Answer:
 
     def vector(self) -> Result:
         warnings = self._close()
+        if self.memo is not None:
+            self.memo.done()
         return Result(self.kept.series, warnings + self.kept.skipped.notes())
 
     def matrix(self) -> RangeResult:
@@ -163,7 +170,19 @@ class _Kept:
             found: list[Any] = _instants(items, self.skipped, self.strings)
         else:
             found = [ranged for item in items if (ranged := _ranged(item, self.skipped, self.strings)) is not None]
-        keys = [hash(frozenset(s.labels.items())) for s in found]
+        self._keep([hash(frozenset(s.labels.items())) for s in found], found)
+
+    def quick(self, memo: Memo, text: str, start: int, end: int) -> bool:
+        """The items of `text[start:end]` read by `memo` where it can (label_memo.py): whether it did."""
+        read = memo.items(text, start, end, self.strings)
+        if read is None:
+            return False
+        keys, labels, values, stamps = read
+        self._keep(keys, list(map(Series, labels, values, stamps)))
+        return True
+
+    def _keep(self, keys: list[int], found: list[Any]) -> None:
+        """`found` kept but for a series whose labels an earlier one has (`keys`: each one's labels' hash)."""
         if len(set(keys)) == len(keys) and self.seen.keys().isdisjoint(keys):
             self.seen.update(zip(keys, range(len(self.series), len(self.series) + len(found)), strict=True))
             self.series.extend(found)

@@ -60,6 +60,7 @@ __all__ = [
     "parse_url",
     "sorted_answers",
 ]
+from gpumem_tui.sources.prometheus.label_memo import LabelMemo
 from gpumem_tui.sources.prometheus.query_limits import QUERY_TIMEOUT_S
 from gpumem_tui.sources.secret_file import SecretError, exposed, read_secret
 from gpumem_tui.text import shown_url
@@ -231,6 +232,8 @@ class PrometheusClient:
         self._strings: dict[str, str] = {}
         """Every label name and value read in this refresh, one object each: a node's name or a model's is in
         thousands of series, across queries."""
+        self._labels: LabelMemo | None = None
+        """The label sets of each query's last read, where a reader that reads again gave them (`remember`)."""
         self._in_flight: set[asyncio.Timeout] = set()
         """The deadlines of the requests being read: each is moved on by the time answers are parsed meanwhile."""
         self._owed = 0.0
@@ -242,10 +245,15 @@ class PrometheusClient:
     async def __aexit__(self, *exc: object) -> None:
         await self._client.aclose()
 
+    def remember(self, labels: LabelMemo) -> None:
+        """Each query's label sets read with `labels`, which keeps them from this refresh to the next."""
+        self._labels = labels
+
     async def query(self, promql: str, at: float) -> Result:
         """An instant query evaluated at `at` (Unix seconds). A series the API would not send is skipped, with a
         note in the warnings (series_checks.py)."""
-        answer = Answer(self.connection.url + "/api/v1/query", "vector", self._strings)
+        memo = None if self._labels is None else self._labels.of(promql)  # None: read as ever
+        answer = Answer(self.connection.url + "/api/v1/query", "vector", self._strings, memo)
         try:
             await self._post(answer, {"query": promql, "time": _number(at)})
             return answer.vector()

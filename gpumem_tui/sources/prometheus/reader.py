@@ -30,6 +30,7 @@ from gpumem_tui.sources.prometheus.fleet import (
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc, roomy
 from gpumem_tui.sources.prometheus.held_back import Moment, moment
 from gpumem_tui.sources.prometheus.kept_recorded import KEPT, KeptRecorded
+from gpumem_tui.sources.prometheus.label_memo import LabelMemo
 from gpumem_tui.sources.prometheus.labels import node_of
 from gpumem_tui.sources.prometheus.node_part import NodesKept
 from gpumem_tui.sources.prometheus.queries import Queries
@@ -144,6 +145,8 @@ class FleetReader:
         """The nodes as the last refresh made them, and of what: kept where made of the same."""
         self.recorded = KeptRecorded()
         """The refresh's recorded figures, kept until the rules are evaluated again."""
+        self.labels = LabelMemo()
+        """Each query's label sets as its last read made them (label_memo.py)."""
 
     def _keys(self, results: dict[str, Result]) -> list[Key]:
         """`engine_key` of each series of the gauges' answer (`engines`), in order."""
@@ -169,6 +172,8 @@ class FleetReader:
         (held_back.py). Raises PrometheusError when no query could be read."""
         due = self.held is None or not self.held[0] <= at < self.held[0] + self.facts_every_s
         found = Moment(at, None)
+        self.labels.turn()
+        client.remember(self.labels)
         # no collection during the read: its answers die with it, so collecting meanwhile only walked them
         # (gc_pause.py)
         with paused_gc():
