@@ -8,10 +8,11 @@ with every other of the refresh: about 0.4 KB a series of 6 labels (docs/design/
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from gpumem_tui.sources.http import Sink, reason_phrase
 from gpumem_tui.sources.prometheus.answer_stream import AnswerStream, NotJson
@@ -53,6 +54,15 @@ class Series(NamedTuple):
     labels: dict[str, str]
     value: float
     timestamp: float
+
+
+_NEW_SERIES = partial(tuple.__new__, Series)
+
+
+def made(labels: Iterable[dict[str, str]], values: Iterable[float], stamps: Iterable[float]) -> list[Series]:
+    """The series of these columns, made without a Python call each (a NamedTuple's `__new__` is one: 1.2 us a
+    series here, half of it)."""
+    return cast(list[Series], list(map(_NEW_SERIES, zip(labels, values, stamps, strict=True))))
 
 
 @dataclass(frozen=True)
@@ -178,7 +188,7 @@ class _Kept:
         if read is None:
             return False
         keys, labels, values, stamps = read
-        self._keep(keys, list(map(Series, labels, values, stamps)))
+        self._keep(keys, made(labels, values, stamps))
         return True
 
     def _keep(self, keys: list[int], found: list[Any]) -> None:
@@ -222,7 +232,7 @@ def _instants(items: list[Any], skipped: Skipped, strings: dict[str, str]) -> li
         values = list(map(float, readings))
         if not math.isfinite(math.fsum(stamps)) or math.inf in values or -math.inf in values:
             raise ValueError("an infinity: told from a number past a float's range one by one")
-        return list(map(Series, map(_interned, metrics, repeat(strings)), values, map(float, stamps)))
+        return made(map(_interned, metrics, repeat(strings)), values, map(float, stamps))
     except (KeyError, TypeError, ValueError, IndexError, OverflowError):
         pass
     read = (_instant(item, skipped, strings) for item in items)
