@@ -8,7 +8,9 @@ next one sees the evaluation move. docs/design/queries.md says why the group's l
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.fleet import ask
@@ -38,10 +40,27 @@ class KeptRecorded:
         kept = {n: answer for n, (p, answer) in self.answers.items() if same and promql.get(n) == p}
         asked = {n: p for n, p in promql.items() if n not in kept}
         results, failures = await ask(client, asked, at, part=True) if asked else ({}, {})
-        read = {**kept, **results}
+        then = {n: answer for n, (p, answer) in self.answers.items() if promql.get(n) == p}
+        read = {**kept, **{n: _as_then(answer, then.get(n)) for n, answer in results.items()}}
         self.evaluated = evaluated
         self.answers = {} if evaluated is None else {n: (promql[n], answer) for n, answer in read.items()}
         return read, failures
+
+
+def _as_then(now: Result, then: Result | None) -> Result:
+    """`then` where `now` reads the same (each series the same labels and value; the same warnings): the nodes
+    made of it are kept whole (node_part.py), as a GPU's memory mostly stays between two evaluations. The label
+    memo gives most series the very labels of the last read, so few are compared by value. The series' times
+    are the query's, which no figure reads."""
+    if then is None or len(now.series) != len(then.series) or now.warnings != then.warnings:
+        return now
+    labels, values = itemgetter(0), itemgetter(1)
+    if list(map(values, now.series)) != list(map(values, then.series)):
+        return now
+    was = list(map(labels, then.series))
+    kept = map(operator.is_, map(labels, now.series), was)
+    alike = all(now.series[i].labels == was[i] for i, same in enumerate(kept) if not same)
+    return then if alike else now
 
 
 async def _evaluated(client: PrometheusClient, queries: Queries, at: float) -> float | None:

@@ -11,8 +11,8 @@ from dataclasses import replace
 import pytest
 
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient
-from gpumem_tui.sources.prometheus.kept_recorded import KEPT
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result, Series
+from gpumem_tui.sources.prometheus.kept_recorded import KEPT, _as_then
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
@@ -126,3 +126,24 @@ def test_figures_that_answer_beside_queries_that_all_fail_are_a_partial_refresh(
     assert later.node_figures_from == "recording rules" and later.nodes
     assert "refused here" in (later.error or "") and later.state == "stale"
     assert _figures_asked(sent) == set(FIGURES)
+
+
+def test_an_answer_that_reads_as_the_kept_one_is_the_kept_one():
+    """After an evaluation, a recorded answer whose series read as the kept one's (the same labels, most the very
+    objects as the label memo gives them, the same values and warnings) is taken as the kept object, so the
+    nodes made of it stay whole; any difference is the new answer."""
+    labels = [{"Hostname": f"node-{i}", "field": "USED"} for i in range(3)]
+    then = Result([Series(lab, 10.0 * i, 100.0) for i, lab in enumerate(labels)])
+    same = Result([Series(lab, 10.0 * i, 115.0) for i, lab in enumerate(labels)])  # a later query's time
+    assert _as_then(same, then) is then
+    moved = Result([Series(lab, 10.0 * i + (i == 2), 115.0) for i, lab in enumerate(labels)])
+    assert _as_then(moved, then) is moved
+    copied = Result([Series(dict(lab), 10.0 * i, 115.0) for i, lab in enumerate(labels)])
+    assert _as_then(copied, then) is then
+    renamed = Result([*same.series[:2], Series({"Hostname": "node-x", "field": "USED"}, 20.0, 115.0)])
+    assert _as_then(renamed, then) is renamed
+    fewer = Result(same.series[:2])
+    assert _as_then(fewer, then) is fewer
+    warned = Result(same.series, ["partial answer"])
+    assert _as_then(warned, then) is warned
+    assert _as_then(same, None) is same
