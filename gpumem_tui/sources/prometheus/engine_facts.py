@@ -83,6 +83,18 @@ class Zeros:
 
 
 @dataclass(frozen=True)
+class Plain:
+    """What a pooled engine's plain refresh reads of its facts (fleet_engines' short path), looked up once per
+    pools read: its pool fields, whether a missing waiting or preemption series reads as 0, its target."""
+
+    static: dict[str, Any]
+    waiting_zero: bool
+    rate_zero: bool
+    target: tuple[str, str]
+    """(job, instance), as the targets down are named."""
+
+
+@dataclass(frozen=True)
 class EngineFacts:
     pools: dict[Key, dict[str, Any]]
     """Engine key -> its identity and pool fields (FleetEngine's names; `unknown`: why a pool field is None),
@@ -93,6 +105,19 @@ class EngineFacts:
     fields because it exports none (said in its kind's names)."""
     made: dict[Any, Any] = field(default_factory=dict, compare=False)
     """The engines' records made of these facts (fleet_engines), for the join they were made with."""
+
+    @cached_property
+    def plain(self) -> dict[Key, Plain]:
+        """Each pooled engine whose pool fields are all known -> its Plain facts (one with an unknown pool field
+        takes the general path, which words it)."""
+        exports = self.zeros.by_engine
+        found = {}
+        for k, static in self.pools.items():
+            if not static["unknown"]:
+                names = exports.get(k, frozenset())
+                target = (static["job"] or "", static["instance"] or "")
+                found[k] = Plain(static, "requests_waiting" in names, "preemptions_per_min" in names, target)
+        return found
 
     def made_for(self, join: tuple[object, ...]) -> dict[Any, Any]:
         """The records made of these facts with `join` (its parts compared by identity); none when it is another

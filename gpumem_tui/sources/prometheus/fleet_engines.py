@@ -16,7 +16,7 @@ from typing import Any
 
 from gpumem_tui.records import updated
 from gpumem_tui.sources.prometheus.client import Series
-from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
+from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, Plain, engine_key
 from gpumem_tui.sources.prometheus.engine_series import NAMES, kind_of, missing
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, Joined
@@ -24,6 +24,7 @@ from gpumem_tui.sources.prometheus.records import FleetEngine, Joined
 GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
 DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
 NONE: frozenset[str] = frozenset()
+INF = math.inf
 
 Held = dict[str, tuple[str | None, int]]
 """`namespace/pod` -> (its node, the GPUs dcgm-exporter attributes to it)."""
@@ -121,13 +122,36 @@ def engines_of(
     found = _by_engine(usage, usage_keys, waiting, known)
     rates = {engine_key(s.labels): s.value for s in preemptions}
     queued = {engine_key(s.labels): s.value for s in swapped}
-    rows = [
-        _row(k, series, (rates.get(k), queued.get(k)), failures, asleep.get(k), down, known)
-        for k, series in found.items()
-    ]
+    plain, rows = known.plain, []
+    for k, series in found.items():  # a key's hash is 14 labels': looked up only where something is there
+        rate, queue, sleep = rates.get(k) if rates else None, queued.get(k) if queued else None, None
+        if asleep:
+            sleep = asleep.get(k)
+        fact = plain.get(k)
+        gauges = None if fact is None else _plain(fact, series, rate, queue, sleep, failures, down)
+        if gauges is None:
+            rows.append(_row(k, series, (rate, queue), failures, sleep, down, known))
+        else:
+            rows.append((k, fact.static, gauges))
     engines = _made(rows, join, known if kept else None)
-    engines.sort(key=lambda e: (e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or ""))
-    return engines
+    return [engines[i] for i in _order(rows, known if kept else None)]
+
+
+def _order(rows: list[Row], kept: EngineFacts | None) -> list[int]:
+    """The rows' positions in the engines' order: by model, namespace, pod, instance and engine (their pool
+    fields'), else as found. The last refresh's where its rows' pool fields were the same (a pooled engine's
+    are one object per pools read: compared by identity)."""
+    statics = [static for _, static, _ in rows]
+    last = None if kept is None else kept.made.get("order")
+    if last is not None and last[0] == statics:
+        return last[1]
+    keys = [
+        (f["model_name"], f["namespace"] or "", f["pod"] or "", f["instance"] or "", f["engine"] or "") for f in statics
+    ]
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    if kept is not None:
+        kept.made["order"] = (statics, order)
+    return order
 
 
 Row = tuple[Key, dict[str, Any], dict[str, Any]]
@@ -180,14 +204,14 @@ def _made(rows: list[Row], join: Join, kept: EngineFacts | None) -> list[FleetEn
     aged = f" (the pod-to-GPU join as read {join.age_s:.0f} s ago)" if join.age_s > 0 else ""
     engines = []
     for k, static, gauges in rows:
-        slot = (k, None if static["pod"] is not None else per_node[host_of(static["instance"] or "")])
+        # an engine with a pod is joined by its key alone; one without, also by how many share its host
+        slot = k if static["pod"] is not None else (k, per_node[host_of(static["instance"] or "")])
         template = made.get(slot)
         if template is None:  # its fields that neither the gauges nor the join's age change, made once
             template = FleetEngine(**{**static, **gauges}, **_joined(static, join, per_node))
-            if kept is None:
-                engines.append(_aged(template, aged, {}))
-                continue
-            made[slot] = template
+            if kept is not None:
+                made[slot] = template
+            gauges = {}  # the template's own
         engines.append(_aged(template, aged, gauges))
     return engines
 
@@ -247,6 +271,49 @@ def _gauges(
         "requests_swapped": None if swapped is None else _number(swapped, "requests_swapped", unknown),
         "sleep_state": asleep or None,
         "unknown": unknown,
+    }
+
+
+def _plain(
+    fact: Plain,
+    series: dict[str, Series],
+    rate: float | None,
+    swapped: float | None,
+    asleep: str | None,
+    failures: Mapping[str, str],
+    down: set[tuple[str, str]],
+) -> dict[str, Any] | None:
+    """`_gauges` of a plain engine, made directly: its target up, each reading a finite number >= 0, or a
+    missing waiting or preemption series that it exports (so 0) with no failure. None for any other: `_row`
+    words it (tests/sources/prometheus/test_plain_engines.py holds the two equal)."""
+    if down and fact.target in down:
+        return None
+    kv, running, waiting = _first(series, NAMES.kv_usage), _first(series, NAMES.running), _first(series, NAMES.waiting)
+    if kv is None or running is None:
+        return None
+    if waiting is not None:
+        queue = waiting.value
+    elif fact.waiting_zero and "waiting" not in failures:
+        queue = 0.0
+    else:
+        return None
+    if rate is None:
+        if not fact.rate_zero or "preemptions" in failures:
+            return None
+        rate = 0.0
+    kv_value, run = kv.value, running.value
+    if not (0 <= kv_value < INF and 0 <= run < INF and 0 <= queue < INF and 0 <= rate < INF):  # NaN fails too
+        return None
+    if swapped is not None and not 0 <= swapped < INF:
+        return None
+    return {
+        "kv_usage_fraction": kv_value,
+        "requests_running": run,
+        "requests_waiting": queue,
+        "preemptions_per_min": rate,
+        "requests_swapped": swapped,
+        "sleep_state": asleep or None,
+        "unknown": {},
     }
 
 

@@ -1,0 +1,172 @@
+"""A plain engine's short path (fleet_engines._plain) makes the records the general one (`_row`, `_gauges`)
+makes: every field, the `unknown` words in their order, the engines' order, refresh after refresh with the
+records and order kept between them. Each engine here is made to take one turn of the general path (NaN,
+negative, infinite, missing series, asleep, target down, no pool, an unknown pool field, waiting or preemption
+series not exported, the quiet queries failed, a preemption rate pending, requests swapped), beside plain ones."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpumem_tui.sources.prometheus import fleet_engines
+from gpumem_tui.sources.prometheus.client import Series
+from gpumem_tui.sources.prometheus.engine_facts import EngineFacts
+from gpumem_tui.sources.prometheus.fleet import GpuIdentity
+from gpumem_tui.sources.prometheus.fleet_engines import Join, JoinIndex, engines_of
+from gpumem_tui.sources.prometheus.queries import RATE_PENDING
+
+NAN, INF = math.nan, math.inf
+KV, RUN, WAIT = "vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting"
+SGLANG = ("sglang:token_usage", "sglang:num_running_reqs")
+PLAIN = ("plain", "busy", "asleep", "old-name", "sglang", "zero-minus", "swapped", "down")
+"""The engines whose every reading is plain (the short path's) when no quiet query failed."""
+
+
+def _labels(name: str, podless: bool = False) -> dict[str, str]:
+    where = {"instance": f"host-{name}:8000"} if not podless else {"instance": f"{name}:800{len(name) % 3}"}
+    pod = {} if podless else {"namespace": "serving", "pod": name}
+    return {"model_name": "m" if name != "sglang" else "s", "engine": "0", "job": "vllm", **pod, **where}
+
+
+def _series(name: str, labels: dict[str, str], value: float) -> Series:
+    return Series({"__name__": name, **labels}, value, 0.0)
+
+
+def _answers(shift: float, gone: str = "") -> dict[str, list[Series]]:
+    """The answers of a fleet of every kind of engine; `shift` moves each reading (a later refresh); `gone`: an
+    engine whose gauges are not there (its pool alone names it: it comes last of the engines found)."""
+    usage: list[Series] = []
+    readings = {
+        "plain": (0.5, 2.0),
+        "busy": (0.9, 7.0),
+        "asleep": (0.0, 0.0),
+        "nan-kv": (NAN, 1.0),
+        "minus-running": (0.2, -1.0),
+        "inf-kv": (INF, 1.0),
+        "no-running": (0.3, None),
+        "no-kv": (None, 1.0),
+        "down": (0.4, 1.0),
+        "no-pool": (0.4, 1.0),
+        "no-size": (0.4, 1.0),
+        "no-waiting": (0.4, 1.0),
+        "no-rate": (0.4, 1.0),
+        "pending": (0.4, 1.0),
+        "zero-minus": (-0.0, 0.0),
+        "swapped": (0.6, 3.0),
+        "swapped-nan": (0.6, 3.0),
+        "nan-waiting": (0.6, 3.0),
+        "nan-rate": (0.6, 3.0),
+    }
+    for name, (kv, running) in readings.items():
+        labels = _labels(name)
+        if name == gone:
+            continue
+        if kv is not None:
+            usage.append(_series(KV, labels, kv + shift if kv else kv))
+        if running is not None:
+            usage.append(_series(RUN, labels, running + shift if running else running))
+    usage.append(_series("vllm:gpu_cache_usage_perc", _labels("old-name"), 0.1 + shift))
+    usage.append(_series(RUN, _labels("old-name"), 1.0))
+    usage += [_series(SGLANG[0], _labels("sglang"), 0.7), _series(SGLANG[1], _labels("sglang"), 4.0 + shift)]
+    for name in ("podless-a", "podless-b", "lone"):  # a and b share a host: not joined; lone is assumed
+        labels = _labels(name, podless=True) | ({"instance": "shared:8000"} if name != "lone" else {})
+        labels |= {"engine": name[-1]} if name != "lone" else {}
+        usage += [_series(KV, labels, 0.3 + shift), _series(RUN, labels, 1.0)]
+    pools = [_pool(name) for name in [*readings, "old-name", "pool-only"] if name not in ("no-pool",)]
+    pools.append(Series({"__name__": "sglang:max_total_num_tokens", **_labels("sglang")}, 5000.0, 0.0))
+    pools += [_pool(name, podless=True) for name in ("podless-a", "podless-b", "lone")]
+    counters = []
+    for name in [*readings, "old-name", "sglang", "pool-only", "podless-a", "podless-b", "lone"]:
+        gauges = {"no-waiting": ("preemptions_per_min",), "no-rate": ("requests_waiting",)}.get(
+            name, ("requests_waiting", "preemptions_per_min")
+        )
+        if name == "pending":
+            gauges = ("requests_waiting", RATE_PENDING)
+        counters += [Series({**_labels(name), "gauge": g}, 0.0, 0.0) for g in gauges]
+    return {
+        "usage": usage,
+        "pools": pools,
+        "preemptions": [_series("rate", _labels("busy"), 1.5 + shift), _series("rate", _labels("nan-rate"), NAN)],
+        "waiting": [_series(WAIT, _labels("busy"), 3.0), _series(WAIT, _labels("nan-waiting"), NAN)],
+        "swapped": [_series("s", _labels("swapped"), 2.0), _series("s", _labels("swapped-nan"), NAN)],
+        "counters": counters,
+    }
+
+
+def _pool(name: str, podless: bool = False) -> Series:
+    labels = _labels(name, podless)
+    if podless and name != "lone":
+        labels |= {"instance": "shared:8000", "engine": name[-1]}
+    size = {} if name == "no-size" else {"num_gpu_blocks": "100", "block_size": "16"}
+    return Series({"__name__": "vllm:cache_config_info", **labels, **size, "cache_dtype": "auto"}, 1.0, 0.0)
+
+
+def _join(age_s: float) -> Join:
+    gpus = [GpuIdentity(f"node-{n}", f"GPU-{n}", None, "0", ("serving/plain",) if n == 0 else ()) for n in range(3)]
+    gpus.append(GpuIdentity("shared", "GPU-s", None, "0", ()))
+    index = JoinIndex.of(gpus)
+    return Join(index, {"shared": {"H100": {"USED": 1}}, "lone": {"H100": {"USED": 2}}}, True, age_s)
+
+
+def _read(answers: dict[str, list[Series]], failures: dict[str, str], known: EngineFacts | None, join: Join):
+    counters = None if "engine_counters" in failures else answers["counters"]
+    return engines_of(
+        answers["usage"],
+        answers["pools"],
+        answers["preemptions"],
+        failures,
+        {fleet_engines.engine_key(_labels("asleep")): "weights_offloaded"},
+        {("vllm", "host-down:8000")},
+        join,
+        answers["waiting"],
+        counters,
+        known,
+        swapped=answers["swapped"],
+    )
+
+
+def _said(engines) -> list[tuple]:
+    return [(e.__dict__, e.model_fields_set, e.model_dump_json(), list(e.unknown.items())) for e in engines]
+
+
+FAILURES = ({}, {"waiting": "the query failed: w", "preemptions": "the query failed: p"}, {"engine_counters": "c"})
+
+
+@pytest.mark.parametrize("failures", FAILURES)
+def test_the_short_path_makes_the_general_paths_records(failures, monkeypatch):
+    first, later = _answers(0.0), _answers(0.05)
+    join = _join(0.0)
+    counters = None if "engine_counters" in failures else first["counters"]
+    known = EngineFacts.of(first["pools"], counters, failures)
+    aged = _join(30.0)  # one join over the last two: the records and order made with it kept
+    reads = ((first, join), (later, join), (later, aged), (_answers(0.1, gone="busy"), aged))
+    short = [_said(_read(a, failures, known, j)) for a, j in reads]
+    taken = []
+    plain = fleet_engines._plain
+    monkeypatch.setattr(fleet_engines, "_plain", lambda fact, *a: taken.append(fact.static["pod"]) or plain(fact, *a))
+    _read(first, failures, EngineFacts.of(first["pools"], counters, failures), join)
+    assert set(taken) >= ({*PLAIN} if not failures else set())  # the short path was tried where it can be
+    monkeypatch.setattr(fleet_engines, "_plain", lambda *_: None)  # the general path alone
+    known = EngineFacts.of(first["pools"], counters, failures)
+    general = [_said(_read(a, failures, known, j)) for a, j in reads]
+    assert short == general
+    anew = [_said(_read(a, failures, None, j)) for a, j in reads]
+    assert anew == general
+
+
+def test_the_fleet_here_has_every_kind_of_engine():
+    """The comparison above is over engines that differ: plain and not, joined every way, each kind's words."""
+    engines = _read(_answers(0.0), {}, None, _join(0.0))
+    by_pod = {e.pod or e.instance: e for e in engines}
+    assert {e.joined for e in engines} == {"found", "assumed", "not joined"}
+    assert by_pod["nan-kv"].unknown["kv_usage_fraction"] == "the engine reported NaN: no reading"
+    assert by_pod["down"].kv_usage_fraction is None and "requests_waiting" in by_pod["down"].unknown
+    assert by_pod["no-waiting"].requests_waiting is None and by_pod["no-rate"].preemptions_per_min is None
+    assert by_pod["pending"].preemptions_per_min is None and by_pod["no-size"].pool_tokens is None
+    assert by_pod["asleep"].sleep_state == "weights_offloaded" and by_pod["busy"].requests_waiting == 3.0
+    assert by_pod["swapped"].requests_swapped == 2.0 and "requests_swapped" in by_pod["swapped-nan"].unknown
+    assert by_pod["sglang"].kind == "sglang" and by_pod["no-pool"].pool_tokens is None
+    assert math.copysign(1.0, by_pod["zero-minus"].kv_usage_fraction) == -1.0
+    assert [e.model_name for e in engines] == sorted(e.model_name for e in engines)
