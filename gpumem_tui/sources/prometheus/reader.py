@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 
 from gpumem_tui.sources.prometheus.card_totals import card_totals, low_bounds
-from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, engine_key
 from gpumem_tui.sources.prometheus.first_read import LATER, FirstRead, covers, first_answers, first_look
 from gpumem_tui.sources.prometheus.fleet import (
@@ -137,8 +137,9 @@ class FleetReader:
         """Whether the server has the recording rules' series (None: not asked yet)."""
         self.held: tuple[float, float] | None = None
         """When the server's hold-back was measured, and its seconds (held_back.py)."""
-        self.keyed: tuple[Result, list[Key]] | None = None
-        """The gauges' answer last keyed, with `engine_key` of each of its series: asked twice a refresh."""
+        self.keyed: tuple[Result, list[Key], frozenset[Key] | None] | None = None
+        """The gauges' answer last keyed, with `engine_key` of each of its series (asked twice a refresh) and the
+        engines they name (None: not asked yet)."""
         self.reported: tuple[Result | None, Result | None, dict[str, float | None] | None] | None = None
         """The reporting nodes of the last refresh, with the answers they were read from."""
         self.nodes = NodesKept()
@@ -149,10 +150,15 @@ class FleetReader:
         """Each query's label sets as its last read made them (label_memo.py)."""
 
     def _keys(self, results: dict[str, Result]) -> list[Key]:
-        """`engine_key` of each series of the gauges' answer (`engines`), in order."""
+        """`engine_key` of each series of the gauges' answer (`engines`), in order: the very list the last
+        answer's were where its series carry the same labels (half the cost of keying them, and fleet_engines
+        then keeps where each engine's gauges are)."""
         answer = results.get("engines", NO_ANSWER)
         if self.keyed is None or self.keyed[0] is not answer:
-            self.keyed = (answer, [engine_key(s.labels) for s in answer.series])
+            last = self.keyed
+            if last is None or not _same_labels(last[0].series, answer.series):
+                last = (answer, [engine_key(s.labels) for s in answer.series], None)
+            self.keyed = (answer, last[1], last[2])
         return self.keyed[1]
 
     def _reporting(self, seen: dict[str, Result]) -> dict[str, float | None] | None:
@@ -163,8 +169,14 @@ class FleetReader:
         return self.reported[2]
 
     def _named(self, results: dict[str, Result]) -> frozenset[Key]:
-        """The engines the refresh's gauges (`engines`) name."""
-        return frozenset(self._keys(results))
+        """The engines the refresh's gauges (`engines`) name (made once for the keys `_keys` hands)."""
+        keys = self._keys(results)
+        assert self.keyed is not None  # set by _keys
+        answer, _, named = self.keyed
+        if named is None:
+            named = frozenset(keys)
+            self.keyed = (answer, keys, named)
+        return named
 
     async def read(self, client: PrometheusClient, at: float) -> FleetSample:
         """One sample at `at`, with how far behind `at` the server answers (measured with the slow facts, and at
@@ -465,6 +477,11 @@ def _with_listed(read: list[FleetGpu], listed: list[FleetGpu]) -> list[FleetGpu]
     keys = {(g.node, g.uuid, g.gpu_instance) for g in read}
     more = [g for g in listed if (g.node, g.uuid, g.gpu_instance) not in keys]
     return sorted([*read, *more], key=lambda g: (g.node, str(g.uuid), str(g.gpu_instance)))
+
+
+def _same_labels(then: list[Series], now: list[Series]) -> bool:
+    """Whether each series carries the labels of the one at its place before."""
+    return len(then) == len(now) and all(a.labels == b.labels for a, b in zip(then, now, strict=True))
 
 
 def _reporting(results: dict[str, Result]) -> dict[str, float | None] | None:
