@@ -82,10 +82,11 @@ class Zeros:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Plain:
     """What a pooled engine's plain refresh reads of its facts (fleet_engines' short path), looked up once per
-    pools read: its pool fields, whether a missing waiting or preemption series reads as 0, its target."""
+    pools read: its pool fields, whether a missing waiting or preemption series reads as 0, its target. Equal
+    to itself alone: a key hashed at the cost of its identity."""
 
     static: dict[str, Any]
     waiting_zero: bool
@@ -104,7 +105,8 @@ class EngineFacts:
     """Why no engine's pool is known (the pools' query failed); None: an engine that no pool names has no pool
     fields because it exports none (said in its kind's names)."""
     made: dict[Any, Any] = field(default_factory=dict, compare=False)
-    """The engines' records made of these facts (fleet_engines), for the join they were made with."""
+    """What fleet_engines makes of these facts for the join it was made with: the records, where each engine's
+    gauges are in the answer, the engines' order."""
 
     @cached_property
     def plain(self) -> dict[Key, Plain]:
@@ -120,12 +122,12 @@ class EngineFacts:
         return found
 
     def made_for(self, join: tuple[object, ...]) -> dict[Any, Any]:
-        """The records made of these facts with `join` (its parts compared by identity); none when it is another
-        join than the one they were made with."""
+        """What is kept of these facts with `join` (its parts compared by identity): empty when it is another join
+        than the one it was made with."""
         if not (len(join) == len(self.made.get("join", ())) and all(map(operator.is_, join, self.made["join"]))):
             self.made.clear()
             self.made["join"] = join  # held, so no other join can take its parts' identities
-        return self.made.setdefault("records", {})
+        return self.made
 
     @classmethod
     def of(cls, pools: list[Series], counters: list[Series] | None, failures: Mapping[str, str]) -> EngineFacts:

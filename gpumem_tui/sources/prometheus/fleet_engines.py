@@ -17,6 +17,7 @@ from typing import Any
 from gpumem_tui.records import updated
 from gpumem_tui.sources.prometheus.client import Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, Plain, engine_key
+from gpumem_tui.sources.prometheus.engine_layout import places
 from gpumem_tui.sources.prometheus.engine_series import NAMES, kind_of, missing
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, Joined
@@ -116,33 +117,41 @@ def engines_of(
     the pools and counters give, where the caller keeps it (made of `pools` and `counters` otherwise);
     `usage_keys`: `engine_key` of each of `usage`, where the caller has them; `swapped`: requests swapped per
     engine where not 0."""
-    kept = known is not None
+    # what the caller's EngineFacts keep for this join: the records, the layout and the order made (none: anew)
+    kept = None if known is None else known.made_for((join.index, join.counts, join.pods_read))
     if known is None:
         known = EngineFacts.of(pools, counters, failures)
-    found = _by_engine(usage, usage_keys, waiting, known)
+    keys = usage_keys if usage_keys is not None else [engine_key(s.labels) for s in usage]
+    waits = {engine_key(s.labels): s for s in waiting}
     rates = {engine_key(s.labels): s.value for s in preemptions}
     queued = {engine_key(s.labels): s.value for s in swapped}
-    plain, rows = known.plain, []
-    for k, series in found.items():  # a key's hash is 14 labels': looked up only where something is there
-        rate, queue, sleep = rates.get(k) if rates else None, queued.get(k) if queued else None, None
+    rows: list[Row] = []
+    for k, fact, at, kv, running, queue in places(usage, keys, waits, known, kept):
+        # a key's hash is 14 labels': looked up only where a quiet query names some engine
+        rate, held, sleep = rates.get(k) if rates else None, queued.get(k) if queued else None, None
         if asleep:
             sleep = asleep.get(k)
-        fact = plain.get(k)
-        gauges = None if fact is None else _plain(fact, series, rate, queue, sleep, failures, down)
-        if gauges is None:
-            rows.append(_row(k, series, (rate, queue), failures, sleep, down, known))
-        else:
-            rows.append((k, fact.static, gauges))
-    engines = _made(rows, join, known if kept else None)
-    return [engines[i] for i in _order(rows, known if kept else None)]
+        waited = waits.get(k) if waits else None
+        if fact is not None and kv >= 0 and running >= 0:
+            wait = waited.value if waited is not None else usage[queue].value if queue >= 0 else None
+            gauges = _plain(fact, usage[kv].value, usage[running].value, wait, rate, held, sleep, failures, down)
+            if gauges is not None:
+                rows.append((fact, fact.static, gauges))
+                continue
+        series = {name: usage[i] for name, i in at.items()}
+        if waited is not None:
+            series[NAMES.waiting[0]] = waited
+        rows.append(_row(k, series, (rate, held), failures, sleep, down, known))
+    engines = _made(rows, join, kept)
+    return [engines[i] for i in _order(rows, kept)]
 
 
-def _order(rows: list[Row], kept: EngineFacts | None) -> list[int]:
+def _order(rows: list[Row], kept: dict[Any, Any] | None) -> list[int]:
     """The rows' positions in the engines' order: by model, namespace, pod, instance and engine (their pool
     fields'), else as found. The last refresh's where its rows' pool fields were the same (a pooled engine's
     are one object per pools read: compared by identity)."""
     statics = [static for _, static, _ in rows]
-    last = None if kept is None else kept.made.get("order")
+    last = None if kept is None else kept.get("order")
     if last is not None and last[0] == statics:
         return last[1]
     keys = [
@@ -150,27 +159,13 @@ def _order(rows: list[Row], kept: EngineFacts | None) -> list[int]:
     ]
     order = sorted(range(len(keys)), key=keys.__getitem__)
     if kept is not None:
-        kept.made["order"] = (statics, order)
+        kept["order"] = (statics, order)
     return order
 
 
-Row = tuple[Key, dict[str, Any], dict[str, Any]]
-"""An engine: its key, the fields its pool gives, the fields that change each refresh (`_gauges`)."""
-
-
-def _by_engine(
-    usage: list[Series], usage_keys: list[Key] | None, waiting: Iterable[Series], known: EngineFacts
-) -> dict[Key, dict[str, Series]]:
-    """Each engine the gauges or the pools name -> its gauges' series by name."""
-    found: dict[Key, dict[str, Series]] = defaultdict(dict)
-    keys = usage_keys if usage_keys is not None else [engine_key(s.labels) for s in usage]
-    for k, s in zip(keys, usage, strict=True):
-        found[k][s.labels.get("__name__", "")] = s
-    for s in waiting:
-        found[engine_key(s.labels)][NAMES.waiting[0]] = s
-    for k in known.pools:
-        found.setdefault(k, {})  # an engine its pool alone names is one too
-    return found
+Row = tuple[Key | Plain, dict[str, Any], dict[str, Any]]
+"""An engine: its key (its Plain facts where it took the short path: hashed by identity, not 14 labels), the
+fields its pool gives, the fields that change each refresh (`_gauges`)."""
 
 
 def _row(
@@ -193,14 +188,14 @@ def _row(
     return k, static, gauges
 
 
-def _made(rows: list[Row], join: Join, kept: EngineFacts | None) -> list[FleetEngine]:
-    """The engines of the rows, joined; `kept`: the caller's EngineFacts, whose records made for this join are
-    reused with the refresh's gauges (None: each made anew)."""
+def _made(rows: list[Row], join: Join, kept: dict[Any, Any] | None) -> list[FleetEngine]:
+    """The engines of the rows, joined; `kept`: what the caller's EngineFacts keep for this join, whose records
+    are reused with the refresh's gauges (None: each made anew)."""
     per_node: dict[str | None, int] = defaultdict(int)  # engines without a pod on each host
     for _, static, _ in rows:
         if static["pod"] is None:
             per_node[host_of(static["instance"] or "")] += 1
-    made = kept.made_for((join.index, join.counts, join.pods_read)) if kept is not None else {}
+    made = kept.setdefault("records", {}) if kept is not None else {}
     aged = f" (the pod-to-GPU join as read {join.age_s:.0f} s ago)" if join.age_s > 0 else ""
     engines = []
     for k, static, gauges in rows:
@@ -212,16 +207,10 @@ def _made(rows: list[Row], join: Join, kept: EngineFacts | None) -> list[FleetEn
             if kept is not None:
                 made[slot] = template
             gauges = {}  # the template's own
-        engines.append(_aged(template, aged, gauges))
+        if aged and template.join_reason:  # the join's age said after its reason (`gauges` are the row's own)
+            gauges["join_reason"] = template.join_reason + aged
+        engines.append(updated(template, gauges) if gauges else template)
     return engines
-
-
-def _aged(template: FleetEngine, aged: str, changes: dict[str, Any]) -> FleetEngine:
-    """`template` with `changes` (the caller's own: the reason is written in) and the join's age (`aged`, the
-    words said after each reason; empty where the join was read now)."""
-    if aged and template.join_reason:
-        changes["join_reason"] = template.join_reason + aged
-    return updated(template, changes) if changes else template
 
 
 def _gauges(
@@ -276,7 +265,9 @@ def _gauges(
 
 def _plain(
     fact: Plain,
-    series: dict[str, Series],
+    kv: float,
+    running: float,
+    waiting: float | None,
     rate: float | None,
     swapped: float | None,
     asleep: str | None,
@@ -288,28 +279,22 @@ def _plain(
     words it (tests/sources/prometheus/test_plain_engines.py holds the two equal)."""
     if down and fact.target in down:
         return None
-    kv, running, waiting = _first(series, NAMES.kv_usage), _first(series, NAMES.running), _first(series, NAMES.waiting)
-    if kv is None or running is None:
-        return None
-    if waiting is not None:
-        queue = waiting.value
-    elif fact.waiting_zero and "waiting" not in failures:
-        queue = 0.0
-    else:
-        return None
+    if waiting is None:
+        if not fact.waiting_zero or "waiting" in failures:
+            return None
+        waiting = 0.0
     if rate is None:
         if not fact.rate_zero or "preemptions" in failures:
             return None
         rate = 0.0
-    kv_value, run = kv.value, running.value
-    if not (0 <= kv_value < INF and 0 <= run < INF and 0 <= queue < INF and 0 <= rate < INF):  # NaN fails too
+    if not (0 <= kv < INF and 0 <= running < INF and 0 <= waiting < INF and 0 <= rate < INF):  # NaN fails too
         return None
     if swapped is not None and not 0 <= swapped < INF:
         return None
     return {
-        "kv_usage_fraction": kv_value,
-        "requests_running": run,
-        "requests_waiting": queue,
+        "kv_usage_fraction": kv,
+        "requests_running": running,
+        "requests_waiting": waiting,
         "preemptions_per_min": rate,
         "requests_swapped": swapped,
         "sleep_state": asleep or None,

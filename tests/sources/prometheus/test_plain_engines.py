@@ -10,16 +10,20 @@ import math
 
 import pytest
 
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus import fleet_engines
-from gpumem_tui.sources.prometheus.client import Series
+from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts
 from gpumem_tui.sources.prometheus.fleet import GpuIdentity
 from gpumem_tui.sources.prometheus.fleet_engines import Join, JoinIndex, engines_of
-from gpumem_tui.sources.prometheus.queries import RATE_PENDING
+from gpumem_tui.sources.prometheus.queries import RATE_PENDING, Queries
+from gpumem_tui.sources.prometheus.reader import FleetReader
 
 NAN, INF = math.nan, math.inf
 KV, RUN, WAIT = "vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting"
 SGLANG = ("sglang:token_usage", "sglang:num_running_reqs")
+TWINS = ("third", "other")
+"""The jobs of two engines alike in all the engines are sorted by: listed in the order they were found."""
 PLAIN = ("plain", "busy", "asleep", "old-name", "sglang", "zero-minus", "swapped", "down")
 """The engines whose every reading is plain (the short path's) when no quiet query failed."""
 
@@ -34,9 +38,10 @@ def _series(name: str, labels: dict[str, str], value: float) -> Series:
     return Series({"__name__": name, **labels}, value, 0.0)
 
 
-def _answers(shift: float, gone: str = "") -> dict[str, list[Series]]:
+def _answers(shift: float, gone: str = "", waits: bool = False) -> dict[str, list[Series]]:
     """The answers of a fleet of every kind of engine; `shift` moves each reading (a later refresh); `gone`: an
-    engine whose gauges are not there (its pool alone names it: it comes last of the engines found)."""
+    engine whose gauges are not there (its pool alone names it: it comes last of the engines found); `waits`:
+    `gone` and a twin that only a pool names wait (found before the engines the pools alone name)."""
     usage: list[Series] = []
     readings = {
         "plain": (0.5, 2.0),
@@ -77,6 +82,8 @@ def _answers(shift: float, gone: str = "") -> dict[str, list[Series]]:
     pools = [_pool(name) for name in [*readings, "old-name", "pool-only"] if name not in ("no-pool",)]
     pools.append(Series({"__name__": "sglang:max_total_num_tokens", **_labels("sglang")}, 5000.0, 0.0))
     pools += [_pool(name, podless=True) for name in ("podless-a", "podless-b", "lone")]
+    pools += [_pool("twin") for _ in TWINS]  # the twins differ in job alone: found first, listed first
+    pools[-2:] = [Series(s.labels | {"job": job}, 1.0, 0.0) for s, job in zip(pools[-2:], TWINS, strict=True)]
     counters = []
     for name in [*readings, "old-name", "sglang", "pool-only", "podless-a", "podless-b", "lone"]:
         gauges = {"no-waiting": ("preemptions_per_min",), "no-rate": ("requests_waiting",)}.get(
@@ -85,11 +92,17 @@ def _answers(shift: float, gone: str = "") -> dict[str, list[Series]]:
         if name == "pending":
             gauges = ("requests_waiting", RATE_PENDING)
         counters += [Series({**_labels(name), "gauge": g}, 0.0, 0.0) for g in gauges]
+    counters += [Series({**_labels("twin"), "job": job, "gauge": "requests_waiting"}, 0.0, 0.0) for job in TWINS]
+    waiting = [
+        _series(WAIT, _labels(name), value) for name, value in (("busy", 3.0), ("nan-waiting", NAN)) if name != gone
+    ]
+    if waits:
+        waiting += [_series(WAIT, _labels(gone), 1.0), _series(WAIT, _labels("twin") | {"job": TWINS[1]}, 2.0)]
     return {
         "usage": usage,
         "pools": pools,
         "preemptions": [_series("rate", _labels("busy"), 1.5 + shift), _series("rate", _labels("nan-rate"), NAN)],
-        "waiting": [_series(WAIT, _labels("busy"), 3.0), _series(WAIT, _labels("nan-waiting"), NAN)],
+        "waiting": waiting,
         "swapped": [_series("s", _labels("swapped"), 2.0), _series("s", _labels("swapped-nan"), NAN)],
         "counters": counters,
     }
@@ -110,7 +123,13 @@ def _join(age_s: float) -> Join:
     return Join(index, {"shared": {"H100": {"USED": 1}}, "lone": {"H100": {"USED": 2}}}, True, age_s)
 
 
-def _read(answers: dict[str, list[Series]], failures: dict[str, str], known: EngineFacts | None, join: Join):
+def _read(
+    answers: dict[str, list[Series]],
+    failures: dict[str, str],
+    known: EngineFacts | None,
+    join: Join,
+    keys: FleetReader | None = None,
+):
     counters = None if "engine_counters" in failures else answers["counters"]
     return engines_of(
         answers["usage"],
@@ -123,6 +142,7 @@ def _read(answers: dict[str, list[Series]], failures: dict[str, str], known: Eng
         answers["waiting"],
         counters,
         known,
+        None if keys is None else keys._keys({"engines": Result(answers["usage"])}),  # as the reader hands them
         swapped=answers["swapped"],
     )
 
@@ -140,9 +160,11 @@ def test_the_short_path_makes_the_general_paths_records(failures, monkeypatch):
     join = _join(0.0)
     counters = None if "engine_counters" in failures else first["counters"]
     known = EngineFacts.of(first["pools"], counters, failures)
-    aged = _join(30.0)  # one join over the last two: the records and order made with it kept
-    reads = ((first, join), (later, join), (later, aged), (_answers(0.1, gone="busy"), aged))
-    short = [_said(_read(a, failures, known, j)) for a, j in reads]
+    aged = _join(30.0)  # one join over the later ones: the records, order and layout made with it kept
+    gone, waits = _answers(0.1, gone="busy"), _answers(0.1, gone="busy", waits=True)
+    reads = ((first, join), (later, join), (later, aged), (gone, aged), (waits, aged), (gone, aged))
+    keys = FleetReader(Queries(), FleetRules())  # the very list the last answer's were where the labels are alike
+    short = [_said(_read(a, failures, known, j, keys)) for a, j in reads]
     taken = []
     plain = fleet_engines._plain
     monkeypatch.setattr(fleet_engines, "_plain", lambda fact, *a: taken.append(fact.static["pod"]) or plain(fact, *a))
@@ -170,3 +192,20 @@ def test_the_fleet_here_has_every_kind_of_engine():
     assert by_pod["sglang"].kind == "sglang" and by_pod["no-pool"].pool_tokens is None
     assert math.copysign(1.0, by_pod["zero-minus"].kv_usage_fraction) == -1.0
     assert [e.model_name for e in engines] == sorted(e.model_name for e in engines)
+
+
+def test_the_reader_hands_the_same_keys_while_the_answer_carries_the_same_labels():
+    """What keeps the engines' layout: the last answer's keys, the very list, for series labelled alike (read
+    anew, so other dicts); new keys where a series is gone or its labels changed."""
+    reader, usage = FleetReader(Queries(), FleetRules()), _answers(0.0)["usage"]
+    first = reader._keys({"engines": Result(usage)})
+    named = reader._named({"engines": Result(usage)})
+    again = [Series(dict(s.labels), s.value + 1.0, 1.0) for s in usage]
+    assert reader._keys({"engines": Result(again)}) is first
+    assert reader._named({"engines": Result(again)}) is named == frozenset(first)
+    relabelled = [*again[:-1], Series({**again[-1].labels, "engine": "9"}, 1.0, 1.0)]
+    keys = reader._keys({"engines": Result(relabelled)})
+    assert keys is not first and keys == [fleet_engines.engine_key(s.labels) for s in relabelled]
+    assert reader._named({"engines": Result(relabelled)}) == frozenset(keys) != named
+    fewer = reader._keys({"engines": Result(relabelled[:-1])})  # the same labels, but one series less
+    assert fewer is not keys and fewer == keys[:-1]
