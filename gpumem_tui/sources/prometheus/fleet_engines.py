@@ -125,32 +125,44 @@ def engines_of(
     waits = {engine_key(s.labels): s for s in waiting}
     rates = {engine_key(s.labels): s.value for s in preemptions}
     queued = {engine_key(s.labels): s.value for s in swapped}
-    rows: list[Row] = []
+    made = kept.setdefault("records", {}) if kept is not None else {}
+    aged = _aged(join)
+    rows: list[Row] = []  # the engines `_made` makes: not plain, or no record made yet for this join
+    engines: list[FleetEngine | None] = []  # in the order found; None: one of `rows`
+    statics: list[dict[str, Any]] = []
     for k, fact, at, kv, running, queue in places(usage, keys, waits, known, kept):
         # a key's hash is 14 labels': looked up only where a quiet query names some engine
         rate, held, sleep = rates.get(k) if rates else None, queued.get(k) if queued else None, None
         if asleep:
             sleep = asleep.get(k)
         waited = waits.get(k) if waits else None
+        row: Row | None = None
         if fact is not None and kv >= 0 and running >= 0:
             wait = waited.value if waited is not None else usage[queue].value if queue >= 0 else None
             gauges = _plain(fact, usage[kv].value, usage[running].value, wait, rate, held, sleep, failures, down)
-            if gauges is not None:
-                rows.append((fact, fact.static, gauges))
+            template = None if gauges is None else made.get(fact)  # an engine with a pod's record, kept
+            if template is not None and gauges is not None:
+                engines.append(_refreshed(template, gauges, aged))
+                statics.append(fact.static)
                 continue
-        series = {name: usage[i] for name, i in at.items()}
-        if waited is not None:
-            series[NAMES.waiting[0]] = waited
-        rows.append(_row(k, series, (rate, held), failures, sleep, down, known))
-    engines = _made(rows, join, kept)
-    return [engines[i] for i in _order(rows, kept)]
+            row = None if gauges is None else (fact, fact.static, gauges)
+        if row is None:
+            series = {name: usage[i] for name, i in at.items()}
+            if waited is not None:
+                series[NAMES.waiting[0]] = waited
+            row = _row(k, series, (rate, held), failures, sleep, down, known)
+        rows.append(row)
+        engines.append(None)
+        statics.append(row[1])
+    records = iter(_made(rows, join, made, aged) if rows else ())
+    done = [next(records) if e is None else e for e in engines]
+    return [done[i] for i in _order(statics, kept)]
 
 
-def _order(rows: list[Row], kept: dict[Any, Any] | None) -> list[int]:
-    """The rows' positions in the engines' order: by model, namespace, pod, instance and engine (their pool
-    fields'), else as found. The last refresh's where its rows' pool fields were the same (a pooled engine's
-    are one object per pools read: compared by identity)."""
-    statics = [static for _, static, _ in rows]
+def _order(statics: list[dict[str, Any]], kept: dict[Any, Any] | None) -> list[int]:
+    """The engines' positions in their order, of their pool fields (`statics`, as found): by model, namespace,
+    pod, instance and engine, else as found. The last refresh's where its engines' pool fields were the same (a
+    pooled engine's are one object per pools read: compared by identity)."""
     last = None if kept is None else kept.get("order")
     if last is not None and last[0] == statics:
         return last[1]
@@ -188,29 +200,35 @@ def _row(
     return k, static, gauges
 
 
-def _made(rows: list[Row], join: Join, kept: dict[Any, Any] | None) -> list[FleetEngine]:
-    """The engines of the rows, joined; `kept`: what the caller's EngineFacts keep for this join, whose records
-    are reused with the refresh's gauges (None: each made anew)."""
+def _made(rows: list[Row], join: Join, made: dict[Any, FleetEngine], aged: str) -> list[FleetEngine]:
+    """The engines of the rows, joined; `made`: the records made for this join (where the caller's EngineFacts
+    keep them: reused with the refresh's gauges), by engine; `aged`: the join's age in words (`_aged`)."""
     per_node: dict[str | None, int] = defaultdict(int)  # engines without a pod on each host
     for _, static, _ in rows:
         if static["pod"] is None:
             per_node[host_of(static["instance"] or "")] += 1
-    made = kept.setdefault("records", {}) if kept is not None else {}
-    aged = f" (the pod-to-GPU join as read {join.age_s:.0f} s ago)" if join.age_s > 0 else ""
     engines = []
     for k, static, gauges in rows:
         # an engine with a pod is joined by its key alone; one without, also by how many share its host
         slot = k if static["pod"] is not None else (k, per_node[host_of(static["instance"] or "")])
         template = made.get(slot)
         if template is None:  # its fields that neither the gauges nor the join's age change, made once
-            template = FleetEngine(**{**static, **gauges}, **_joined(static, join, per_node))
-            if kept is not None:
-                made[slot] = template
+            made[slot] = template = FleetEngine(**{**static, **gauges}, **_joined(static, join, per_node))
             gauges = {}  # the template's own
-        if aged and template.join_reason:  # the join's age said after its reason (`gauges` are the row's own)
-            gauges["join_reason"] = template.join_reason + aged
-        engines.append(updated(template, gauges) if gauges else template)
+        engines.append(_refreshed(template, gauges, aged))
     return engines
+
+
+def _aged(join: Join) -> str:
+    """The words said after each join reason: the join's age where it was not read now (else empty)."""
+    return f" (the pod-to-GPU join as read {join.age_s:.0f} s ago)" if join.age_s > 0 else ""
+
+
+def _refreshed(template: FleetEngine, gauges: dict[str, Any], aged: str) -> FleetEngine:
+    """`template` with the refresh's `gauges` (the caller's own: the reason is written in) and the join's age."""
+    if aged and template.join_reason:
+        gauges["join_reason"] = template.join_reason + aged
+    return updated(template, gauges) if gauges else template
 
 
 def _gauges(
