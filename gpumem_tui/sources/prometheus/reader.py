@@ -480,8 +480,8 @@ def _with_listed(read: list[FleetGpu], listed: list[FleetGpu]) -> list[FleetGpu]
 
 
 def _same_labels(then: list[Series], now: list[Series]) -> bool:
-    """Whether each series carries the labels of the one at its place before."""
-    return len(then) == len(now) and all(a.labels == b.labels for a, b in zip(then, now, strict=True))
+    """Whether each series carries the labels of the one at its place before (the lists compared in C)."""
+    return len(then) == len(now) and [s.labels for s in then] == [s.labels for s in now]
 
 
 def _reporting(results: dict[str, Result]) -> dict[str, float | None] | None:
