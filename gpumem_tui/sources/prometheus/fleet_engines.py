@@ -17,7 +17,7 @@ from typing import Any
 from gpumem_tui.records import updated
 from gpumem_tui.sources.prometheus.client import Series
 from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, Plain, engine_key
-from gpumem_tui.sources.prometheus.engine_layout import places
+from gpumem_tui.sources.prometheus.engine_layout import Place, places
 from gpumem_tui.sources.prometheus.engine_series import NAMES, kind_of, missing
 from gpumem_tui.sources.prometheus.labels import host_of
 from gpumem_tui.sources.prometheus.records import FleetEngine, Joined
@@ -129,8 +129,8 @@ def engines_of(
     aged = _aged(join)
     rows: list[Row] = []  # the engines `_made` makes: not plain, or no record made yet for this join
     engines: list[FleetEngine | None] = []  # in the order found; None: one of `rows`
-    statics: list[dict[str, Any]] = []
-    for k, fact, at, kv, running, queue in places(usage, keys, waits, known, kept):
+    found = places(usage, keys, waits, known, kept)
+    for k, fact, at, kv, running, queue in found:
         # a key's hash is 14 labels': looked up only where a quiet query names some engine
         rate, held, sleep = rates.get(k) if rates else None, queued.get(k) if queued else None, None
         if asleep:
@@ -143,7 +143,6 @@ def engines_of(
             template = None if gauges is None else made.get(fact)  # an engine with a pod's record, kept
             if template is not None and gauges is not None:
                 engines.append(_refreshed(template, gauges, aged))
-                statics.append(fact.static)
                 continue
             row = None if gauges is None else (fact, fact.static, gauges)
         if row is None:
@@ -153,25 +152,22 @@ def engines_of(
             row = _row(k, series, (rate, held), failures, sleep, down, known)
         rows.append(row)
         engines.append(None)
-        statics.append(row[1])
     records = iter(_made(rows, join, made, aged) if rows else ())
     done = [next(records) if e is None else e for e in engines]
-    return [done[i] for i in _order(statics, kept)]
+    return [done[i] for i in _order(done, found, kept)]
 
 
-def _order(statics: list[dict[str, Any]], kept: dict[Any, Any] | None) -> list[int]:
-    """The engines' positions in their order, of their pool fields (`statics`, as found): by model, namespace,
-    pod, instance and engine, else as found. The last refresh's where its engines' pool fields were the same (a
-    pooled engine's are one object per pools read: compared by identity)."""
+def _order(engines: list[FleetEngine], found: list[Place], kept: dict[Any, Any] | None) -> list[int]:
+    """The engines' positions (as found) in their order: by model, namespace, pod, instance and engine, else as
+    found. The last refresh's where they were found in the same layout (`found`, compared by identity): those
+    fields are the engine's key's and pool's, so the same there."""
     last = None if kept is None else kept.get("order")
-    if last is not None and last[0] == statics:
+    if last is not None and last[0] is found:
         return last[1]
-    keys = [
-        (f["model_name"], f["namespace"] or "", f["pod"] or "", f["instance"] or "", f["engine"] or "") for f in statics
-    ]
+    keys = [(e.model_name, e.namespace or "", e.pod or "", e.instance or "", e.engine or "") for e in engines]
     order = sorted(range(len(keys)), key=keys.__getitem__)
     if kept is not None:
-        kept["order"] = (statics, order)
+        kept["order"] = (found, order)
     return order
 
 
