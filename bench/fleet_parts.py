@@ -4,8 +4,11 @@ refresh after refresh by one FleetReader at the fleet screen's pace (15 s apart,
 with each part of the reader timed in process time: the answers parsed, the engines' keys, the engines' records,
 the nodes' part, the reporting nodes, the whole build, and the collector's time; then the peak RSS.
 
-Run: python3 bench/fleet_parts.py DIR [--minutes 10] [--refreshes 6]
-(the --minutes the blocks were built with: the last moment read is the history's end)."""
+Run: python3 bench/fleet_parts.py DIR [--minutes 10] [--refreshes 6] [--ages-move]
+(the --minutes the blocks were built with: the last moment read is the history's end). The simulated fleet's
+samples are in step with the rules, so each node's recorded age reads the same at every evaluation;
+`--ages-move` adds 0 to 6 s to each node's age, a different amount at each evaluation, as on a fleet whose
+scrapes are not in step with the rules."""
 
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ from fleet import READS  # noqa: E402
 
 from gpumem_tui.cli.fleet_opts import INTERVAL_S  # noqa: E402
 from gpumem_tui.diagnosis.fleet.reading import FleetRules  # noqa: E402
-from gpumem_tui.sources.prometheus import answers, fleet, reader  # noqa: E402
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient  # noqa: E402
+from gpumem_tui.sources.prometheus import answers, fleet, kept_recorded, reader  # noqa: E402
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result  # noqa: E402
 from tests.sources.prometheus.server import T0, running  # noqa: E402
 
 PARTS = (
@@ -56,17 +59,36 @@ def _timed(owner: object, name: str, part: str) -> None:
     setattr(owner, name, timed)
 
 
+def _ages_move() -> None:
+    """The recorded ages as they read on a fleet whose scrapes are not in step with the rules: each node's moved
+    by 0 to 6 s, by node and moment (the labels kept: the label memo's objects)."""
+    asked = kept_recorded.ask
+
+    async def ask(client, promql, at, **options):
+        results, failures = await asked(client, promql, at, **options)
+        age = results.get("nodes_age")
+        if age is not None:
+            moved = [s._replace(value=s.value + (i + int(at)) % 7) for i, s in enumerate(age.series)]
+            results["nodes_age"] = Result(moved, age.warnings)
+        return results, failures
+
+    kept_recorded.ask = ask
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path, help="the kept blocks")
     parser.add_argument("--minutes", type=int, default=10, help="the history's length they were built with")
     parser.add_argument("--refreshes", type=int, default=6, help="reads to time, the first with the slow facts")
+    parser.add_argument("--ages-move", action="store_true", help="each node's recorded age moves at each evaluation")
     args = parser.parse_args()
     if not args.dir.is_dir():
         print(f"fleet parts: no folder {args.dir}", file=sys.stderr)
         return 2
     for owner, name, part in PARTS:
         _timed(owner, name, part)
+    if args.ages_move:
+        _ages_move()
     collecting: list[float] = []
     gc.callbacks.append(lambda phase, _: collecting.append(time.process_time() * (1 if phase == "stop" else -1)))
     fleet_reader = reader.FleetReader(READS["overview"], FleetRules())
