@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gpumem_tui.records import updated
 from gpumem_tui.sources.prometheus import gpumem_export
 from gpumem_tui.sources.prometheus.fleet_engines import Counts, said
 from gpumem_tui.sources.prometheus.read_rules import NodeLook
@@ -167,7 +168,7 @@ def _made(
         if _same_age(kept.age, age):
             return kept
         # only its age moved (with the rules, every node at each evaluation): a copy, not a record checked anew
-        return Made(shape, mine, figures, age, served, kept.node.model_copy(update={"data_age_s": age}))
+        return Made(shape, mine, figures, age, served, updated(kept.node, {"data_age_s": age}))
     node = FleetNode(
         name=name,
         gpus=shape.gpus,

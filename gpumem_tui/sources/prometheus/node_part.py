@@ -51,6 +51,9 @@ class NodesKept:
     """What the look the part was made with decided: a later look takes it where the nodes read the same."""
     made: NodeMemo = field(default_factory=dict)
     """Each node's record, for a refresh whose answers moved (fleet_nodes.nodes_of)."""
+    sums: tuple[object, object, Sums] | None = None
+    """The node sums of the last refresh, and the `node_memory` and `node_reserved` answers they were made of:
+    kept where only the ages moved (the rules' figures kept whole: kept_recorded.py)."""
 
 
 def node_part(
@@ -76,7 +79,7 @@ def node_part(
                 looks.needs = {label: list(names) for label, names in kept.part.needs.items()}
             return kept.part
     if sums is None:
-        sums = node_sums([*results.get("node_memory", EMPTY).series, *results.get("node_reserved", EMPTY).series])
+        sums = _node_sums(results.get("node_memory", EMPTY), results.get("node_reserved", EMPTY), kept)
     ages = per_node(results.get("nodes_age", EMPTY).series, min)  # the age of its newest sample
     seen = {node for s in results.get("nodes_seen", EMPTY).series if (node := node_of(s.labels)) is not None}
     before = kept.look if kept is not None else None
@@ -93,6 +96,16 @@ def node_part(
     if kept is not None:
         kept.parts, kept.same, kept.part, kept.look = parts, same, part, None if looks is None else looks.memo()
     return part
+
+
+def _node_sums(memory: Result, reserved: Result, kept: NodesKept | None) -> Sums:
+    """`node_sums` of the two answers, the kept ones where they are the answers kept."""
+    if kept is not None and kept.sums is not None and kept.sums[0] is memory and kept.sums[1] is reserved:
+        return kept.sums[2]
+    sums = node_sums([*memory.series, *reserved.series])
+    if kept is not None:
+        kept.sums = (memory, reserved, sums)
+    return sums
 
 
 def _as_nodes_read(engine: FleetEngine) -> tuple[Any, ...]:

@@ -88,3 +88,20 @@ def test_a_later_look_takes_the_last_decisions_where_a_node_reads_the_same():
     assert fell.decided["node-a"] is not same.decided["node-a"] and fell.needs == {"Hostname": ["node-a"]}
     fresh_part, fresh = _part(_least(_answers(), {"node-a": 100.0}), [_engine()], NodesKept())
     assert fresh.needs == fell.needs and fresh_part.nodes == part.nodes
+
+
+def test_where_only_the_ages_moved_the_node_sums_are_kept_and_each_node_is_its_copy():
+    """The rules' memory answers kept whole (kept_recorded.py) and a new age answer: the sums are not made again,
+    each node is its last record with the new age; a new memory answer makes the sums again."""
+    answers, kept = _answers(), NodesKept()
+    first, _ = _part(answers, [_engine()], kept)
+    assert kept.sums is not None
+    sums = kept.sums[2]
+    aged = {**answers, "nodes_age": Result([Series({"Hostname": "node-a"}, 14.0, 0.0)])}
+    again, _ = _part(aged, [_engine()], kept)
+    assert again is not first and kept.sums[2] is sums
+    assert again.nodes[0].data_age_s == 14.0
+    assert again.nodes[0].model_dump() == first.nodes[0].model_copy(update={"data_age_s": 14.0}).model_dump()
+    moved = {**aged, "node_memory": _answers(used=3000.0)["node_memory"]}
+    third, _ = _part(moved, [_engine()], kept)
+    assert kept.sums[2] is not sums and third.nodes[0].used_bytes == 3000 * 2**20
