@@ -165,7 +165,7 @@ def _made(
     values, unknown, total = figures
     low = None if looks is None else looks.low(name, shape.gpus, shape.cards, unknown, total)
     if kept is not None and kept.engines == served and kept.node.low == low:
-        if _same_age(kept.age, age):
+        if same_age(kept.age, age):
             return kept
         # only its age moved (with the rules, every node at each evaluation): a copy, not a record checked anew
         return Made(shape, mine, figures, age, served, updated(kept.node, {"data_age_s": age}))
@@ -184,7 +184,7 @@ def _made(
     return Made(shape, mine, figures, age, served, node)
 
 
-def _same_age(before: float | None, now: float | None) -> bool:
+def same_age(before: float | None, now: float | None) -> bool:
     """Whether two ages read the same, as a record writes them (0.0 and -0.0 are equal numbers, not text)."""
     if before is None or now is None:
         return before is now

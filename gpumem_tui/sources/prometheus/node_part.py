@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpumem_tui.records import updated
 from gpumem_tui.sources.prometheus.client import Result, Series
 from gpumem_tui.sources.prometheus.fleet_engines import Counts
-from gpumem_tui.sources.prometheus.fleet_nodes import FIELDS, NodeMemo, Shape, Sums, nodes_of
+from gpumem_tui.sources.prometheus.fleet_nodes import FIELDS, NodeMemo, Shape, Sums, nodes_of, same_age
 from gpumem_tui.sources.prometheus.labels import EXPORTER_POD, node_of, per_node
 from gpumem_tui.sources.prometheus.read_rules import LookMemo, NodeLook, Stale
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetNode
@@ -24,6 +25,8 @@ EMPTY = Result()
 ANSWERS = ("node_memory", "node_reserved", "nodes_age", "nodes_seen", "gpu_memory", "gpu_instances")
 """The answers a node's record is made of, beside the counts (`node_gpus`, a slow fact) and the look's (the
 GPUs' where no node query answered)."""
+AGES = 2 + ANSWERS.index("nodes_age")
+"""Where the ages' answer is in what a part is made of (`node_part`'s `parts`)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class NodesKept:
     """What the look the part was made with decided: a later look takes it where the nodes read the same."""
     made: NodeMemo = field(default_factory=dict)
     """Each node's record, for a refresh whose answers moved (fleet_nodes.nodes_of)."""
+    ages: dict[str, float] = field(default_factory=dict)
+    """Each node's age as the part has it."""
     sums: tuple[object, object, Sums] | None = None
     """The node sums of the last refresh, and the `node_memory` and `node_reserved` answers they were made of:
     kept where only the ages moved (the rules' figures kept whole: kept_recorded.py)."""
@@ -74,10 +79,13 @@ def node_part(
     engines_alike = False  # the engines as the nodes read them, compared once (10,000 of them: 10-14 ms)
     if kept is not None and kept.part is not None:
         engines_alike = same[0] == kept.same[0]
-        if engines_alike and _same(parts, kept.parts) and same[1:] == kept.same[1:]:
-            if looks is not None:
-                looks.needs = {label: list(names) for label, names in kept.part.needs.items()}
-            return kept.part
+        if engines_alike and same[1:] == kept.same[1:] and _same(parts, kept.parts, AGES):
+            part = kept.part if parts[AGES] is kept.parts[AGES] else _aged(results, stale, kept)
+            if part is not None:
+                if looks is not None:
+                    looks.needs = {label: list(names) for label, names in kept.part.needs.items()}
+                kept.parts, kept.part = parts, part
+                return part
     if sums is None:
         sums = _node_sums(results.get("node_memory", EMPTY), results.get("node_reserved", EMPTY), kept)
     ages = per_node(results.get("nodes_age", EMPTY).series, min)  # the age of its newest sample
@@ -95,7 +103,28 @@ def node_part(
     part = NodePart(nodes, old, max(fresh) if fresh else None, _exporter_pods(set(counts) | seen), needs)
     if kept is not None:
         kept.parts, kept.same, kept.part, kept.look = parts, same, part, None if looks is None else looks.memo()
+        kept.ages = ages
     return part
+
+
+def _aged(results: Mapping[str, Result], stale: Stale, kept: NodesKept) -> NodePart | None:
+    """The kept part with the ages read now, where nothing else a node is made of moved (the look read none of
+    it either): each node its record copied with its new age (with the rules, every node at each evaluation
+    where the scrapes are not in step with it). None where a node gained or lost its age: made anew."""
+    assert kept.part is not None
+    ages = per_node(results.get("nodes_age", EMPTY).series, min)
+    if ages.keys() != kept.ages.keys():
+        return None
+    nodes = [
+        n if same_age(n.data_age_s, age := ages.get(n.name)) else updated(n, {"data_age_s": age})
+        for n in kept.part.nodes
+    ]
+    seen = {n for n, a in kept.part.stale.items() if a is None}  # seen in the hour, no age: as before
+    old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
+    old |= dict.fromkeys(seen)
+    fresh = [a for n, a in ages.items() if n not in old]
+    kept.ages = ages
+    return NodePart(nodes, old, max(fresh) if fresh else None, kept.part.warnings, kept.part.needs)
 
 
 def _node_sums(memory: Result, reserved: Result, kept: NodesKept | None) -> Sums:
@@ -114,7 +143,10 @@ def _as_nodes_read(engine: FleetEngine) -> tuple[Any, ...]:
     return (e.node, e.namespace, e.pod, e.instance, e.engine, e.model_name, e.gpu_memory_utilization, e.joined, e.gpus)
 
 
-def _same(now: tuple[object, ...], then: tuple[object, ...]) -> bool:
+def _same(now: tuple[object, ...], then: tuple[object, ...], but: int | None = None) -> bool:
+    """Whether each of `now` is the object `then` has there (but at `but`, where given)."""
+    if but is not None:
+        now, then = (*now[:but], *now[but + 1 :]), (*then[:but], *then[but + 1 :])
     return len(now) == len(then) and all(map(operator.is_, now, then))
 
 

@@ -105,3 +105,41 @@ def test_where_only_the_ages_moved_the_node_sums_are_kept_and_each_node_is_its_c
     moved = {**aged, "node_memory": _answers(used=3000.0)["node_memory"]}
     third, _ = _part(moved, [_engine()], kept)
     assert kept.sums[2] is not sums and third.nodes[0].used_bytes == 3000 * 2**20
+
+
+def _aged(answers: dict[str, Result], ages: dict[str, float]) -> dict[str, Result]:
+    return {**answers, "nodes_age": Result([Series({"Hostname": n}, a, 0.0) for n, a in ages.items()])}
+
+
+def test_a_part_whose_ages_alone_moved_is_the_part_made_anew():
+    """Ages that move (one past the stale threshold, one back) on answers kept whole: the part is what a reader
+    with nothing kept makes of the same answers (nodes, stale ones, freshest age, needs); a node that gains an
+    age is made anew."""
+    two = {
+        **_answers(),
+        "node_memory": Result(
+            [
+                Series({"Hostname": n, "field": f}, v, 0.0)
+                for n in ("node-a", "node-b")
+                for f, v in (("USED", 1e3), ("FREE", 7.9e4))
+            ]
+        ),
+        "nodes_seen": Result([Series({"Hostname": n}, 1.0, 0.0) for n in ("node-a", "node-b", "node-c")]),
+    }
+    kept = NodesKept()
+    _part(_aged(two, {"node-a": 12.0, "node-b": 20.0}), [_engine()], kept)
+    for ages in ({"node-a": 14.0, "node-b": 20.0}, {"node-a": 900.0, "node-b": -0.0}, {"node-a": 3.0, "node-b": 0.0}):
+        answers = {**_aged(two, ages), **{n: two[n] for n in two if n != "nodes_age"}}
+        aged, looks = _part(answers, [_engine()], kept)
+        fresh, fresh_looks = _part(answers, [_engine()], NodesKept())
+        assert [n.model_dump() for n in aged.nodes] == [n.model_dump() for n in fresh.nodes]
+        assert (aged.stale, aged.data_age_s, aged.needs, aged.warnings) == (
+            fresh.stale,
+            fresh.data_age_s,
+            fresh.needs,
+            fresh.warnings,
+        )
+        assert looks.needs == fresh_looks.needs
+    gained = {**two, "nodes_age": _aged(two, {"node-a": 3.0, "node-b": 0.0, "node-c": 5.0})["nodes_age"]}
+    made, _ = _part(gained, [_engine()], kept)
+    assert [n.data_age_s for n in made.nodes] == [3.0, 0.0, 5.0] and "node-c" not in made.stale
