@@ -51,12 +51,27 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
     return findings
 
 
+SAID: dict[str, tuple[tuple[object, ...], FleetFinding]] = {}
+"""Each node's last as-planned finding, with what it was worded from: the fleet screen judges 10^4 nodes every
+15 s, and a node whose GPUs read the same is told in the same words (the finding a frozen record, shared)."""
+
+
 def _as_planned(node: str, gpus: list[tuple[int, int]], mine: dict[str, float], t: Thresholds) -> FleetFinding:
     """One info finding for a node's GPUs under the fraction as planned: how many, and the least free;
     `mine`: the utilization its engines give each of its GPUs."""
     free, total = min(gpus, key=lambda g: g[0] / g[1])
     shares_said = sorted(set(mine.values()))
-    count = f"{len(gpus)} GPU{'s' * (len(gpus) > 1)}"
+    read = (len(gpus), free, total, tuple(shares_said), t.headroom_warning_fraction)
+    said = SAID.get(node)
+    if said is not None and said[0] == read:
+        return said[1]
+    finding = _worded(node, len(gpus), free, total, shares_said, t)
+    SAID[node] = (read, finding)
+    return finding
+
+
+def _worded(node: str, gpus: int, free: int, total: int, shares_said: list[float], t: Thresholds) -> FleetFinding:
+    count = f"{gpus} GPU{'s' * (gpus > 1)}"
     return FleetFinding(
         node=node,
         finding=Finding(

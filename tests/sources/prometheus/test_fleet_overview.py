@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpumem_tui.diagnosis.findings import Thresholds
+from gpumem_tui.diagnosis.fleet import memory
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
@@ -176,3 +177,22 @@ def test_the_query_counts_docs_fleet_md_gives_are_what_a_read_sends(fleet_url):
 
     steady = asyncio.run(refreshes())
     assert len(steady) == per_refresh + asks + exporters + 1
+
+
+def test_a_judge_that_worded_a_node_before_says_what_a_first_judge_says(fleet_url):
+    """The as-planned words are kept per node (memory.SAID) where the node reads the same: judged after other
+    moments and thresholds, every finding is the one a judge with nothing kept makes; the same node read the
+    same is told by the very finding made before."""
+    moments = [_read(fleet_url, Queries(), at) for at in (AT, AT - 70, AT - 100, AT)]
+    other = Thresholds(headroom_warning_fraction=0.2)
+    judged = [judge_fleet(sample, t) for sample in moments for t in (None, other)]
+    memory.SAID.clear()
+    fresh = []
+    for sample in moments:
+        for t in (None, other):
+            memory.SAID.clear()
+            fresh.append(judge_fleet(sample, t))
+    assert [[f.model_dump() for f in fs] for fs in judged] == [[f.model_dump() for f in fs] for fs in fresh]
+    assert any(f.finding.title.endswith("as planned (the least: 8.7 %)") for f in judged[0])
+    first, second = ([f for f in judge_fleet(moments[0]) if "as planned" in f.finding.title] for _ in range(2))
+    assert first and all(a is b for a, b in zip(first, second, strict=True))
