@@ -2,7 +2,8 @@
 (with `--rules`, the blocks with the rules are DIR/with-rules only while that run lasts: keep a copy), read
 refresh after refresh by one FleetReader at the fleet screen's pace (15 s apart, ending at the history's end),
 with each part of the reader timed in process time: the answers parsed, the engines' keys, the engines' records,
-the nodes' part, the reporting nodes, the whole build, and the collector's time; then the peak RSS.
+the nodes' part, the reporting nodes, the whole build, and the collector's time; then the judge of the sample
+(the fleet screen's worker judges each sample it reads: a refresh of the screen is both); then the peak RSS.
 
 Run: python3 bench/fleet_parts.py DIR [--minutes 10] [--refreshes 6] [--ages-move]
 (the --minutes the blocks were built with: the last moment read is the history's end). The simulated fleet's
@@ -27,9 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fleet import READS  # noqa: E402
 
 from gpumem_tui.cli.fleet_opts import INTERVAL_S  # noqa: E402
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet  # noqa: E402
 from gpumem_tui.diagnosis.fleet.reading import FleetRules  # noqa: E402
 from gpumem_tui.sources.prometheus import answers, fleet, kept_recorded, reader  # noqa: E402
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result  # noqa: E402
+from gpumem_tui.sources.prometheus.records import FleetSample  # noqa: E402
 from tests.sources.prometheus.server import T0, running  # noqa: E402
 
 PARTS = (
@@ -94,20 +97,26 @@ def main() -> int:
     fleet_reader = reader.FleetReader(READS["overview"], FleetRules())
     at = float(T0 + args.minutes * 60)
 
-    async def read(url: str, moment: float) -> None:
+    async def read(url: str, moment: float) -> FleetSample:
         async with PrometheusClient(Connection(url), query_timeout_s=120) as client:
-            await fleet_reader.read(client, moment)
+            return await fleet_reader.read(client, moment)
 
     with running(args.dir) as url:
         for number in range(args.refreshes):
             spent.clear()
             collecting.clear()
             started = time.process_time()
-            asyncio.run(read(url, at - (args.refreshes - 1 - number) * INTERVAL_S))
+            sample = asyncio.run(read(url, at - (args.refreshes - 1 - number) * INTERVAL_S))
             cpu = time.process_time() - started
+            judged = time.process_time()
+            judge_fleet(sample)  # the fleet screen's worker judges each sample it reads
+            judge = time.process_time() - judged
             parts = ", ".join(f"{part} {seconds * 1000:,.0f} ms" for part, seconds in spent.items())
             collector = sum(collecting) * 1000
-            print(f"refresh {number}: {cpu * 1000:,.0f} ms client CPU; {parts}; collector {collector:,.0f} ms")
+            print(
+                f"refresh {number}: {cpu * 1000:,.0f} ms client CPU; {parts}; collector {collector:,.0f} ms; "
+                f"then the judge {judge * 1000:,.0f} ms"
+            )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:,.0f} MiB (the reader, its last sample and the bench)")
     return 0
