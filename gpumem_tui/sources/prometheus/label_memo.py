@@ -73,8 +73,8 @@ class Memo:
     def items(self, text: str, start: int, end: int, strings: dict[str, str]) -> Read | None:
         """The series of the items `text[start:end]` holds, or None where they are not all written as the
         servers write them (`{"metric":{...},"value":[time,"value"]}`, a comma between), a label set is not the
-        API's (strings, none too long), a time is not a plain number, or a value an infinity or no number: those
-        are the scanner's, which says why. All in a few calls over the run, none an item."""
+        API's (strings, none too long), a time is not a plain number, or a value an infinity, no number or not
+        printable: those are the scanner's, which says why. All in a few calls over the run, none an item."""
         if not text.startswith(HEAD, start, end) or not text.endswith(TAIL, start, end) or end - start < 25:
             return None
         # each item's labels and its time and value, alternating: neither separator is ever inside a label set
@@ -83,6 +83,8 @@ class Memo:
         both = STAMP.join(rests).split(STAMP)
         stamps, values = both[0::2], both[1::2]
         if len(texts) != len(rests) or len(both) != 2 * len(rests) or not _STAMPS.fullmatch(",".join(stamps) + ","):
+            return None
+        if not "".join(values).isprintable():  # a control character JSON forbids raw, which `float` takes as space
             return None
         entries = list(map(self.before.get, texts))
         if None in entries and not _made(texts, entries, strings):

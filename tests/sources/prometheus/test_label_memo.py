@@ -191,3 +191,21 @@ def test_a_time_no_json_number_is_the_scanner_s_to_judge(stamp):
                 read(body, memo)
             continue
         assert same(read(body, memo), expected)
+
+
+@pytest.mark.parametrize("value", ["1\t", "\n1", "1\r", "\x0b1", "1\x0c", "\x1f1", " 1", "1_0", "\u20281"])
+def test_a_value_no_json_string_is_the_scanner_s_to_judge(value):
+    """A value `float` reads with a control character JSON forbids raw in a string (a proxy's spoil) fails the
+    answer as the scanner fails it, not read by the memo; one JSON allows reads the same either way."""
+    result = ",".join(f'{{"metric":{{"pod":"p{i}"}},"value":[1,"{"1" if i % 2 else value}"]}}' for i in range(40))
+    body = f'{{"status":"success","data":{{"resultType":"vector","result":[{result}]}}}}'.encode()
+    memo = LabelMemo()
+    for _ in range(3):
+        memo.turn()
+        try:
+            expected = read_vector(URL, 200, body)
+        except PrometheusError as error:
+            with pytest.raises(PrometheusError, match=str(error).split(":")[0]):
+                read(body, memo)
+            continue
+        assert same(read(body, memo), expected)
