@@ -91,9 +91,9 @@ class Memo:
             return None
         try:
             numbers, times = list(map(float, values)), list(map(float, stamps))
-        except ValueError:  # a value that is not a number
-            return None
-        if math.inf in numbers or -math.inf in numbers or not math.isfinite(math.fsum(times)):
+            if math.inf in numbers or -math.inf in numbers or not math.isfinite(math.fsum(times)):
+                return None
+        except (ValueError, OverflowError):  # a value that is not a number; times whose sum passes a float's range
             return None
         made = cast(list[Entry], entries)  # every one made above
         self.read.update(zip(texts, made, strict=True))
