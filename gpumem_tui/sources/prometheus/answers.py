@@ -18,7 +18,7 @@ from gpumem_tui.sources.http import Sink, reason_phrase
 from gpumem_tui.sources.prometheus.answer_stream import AnswerStream, NotJson
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
 from gpumem_tui.sources.prometheus.label_memo import Memo
-from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, Skipped, instant, labels
+from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, Skipped, finite_run, instant, labels
 from gpumem_tui.text import literal
 
 FAILED = {
@@ -230,7 +230,7 @@ def _instants(items: list[Any], skipped: Skipped, strings: dict[str, str]) -> li
         if max(map(len, joined), default=0) > MAX_LABEL_CHARS:
             raise ValueError("a long label: read one by one")
         values = list(map(float, readings))
-        if not math.isfinite(math.fsum(stamps)) or math.inf in values or -math.inf in values:
+        if not finite_run(values, stamps):
             raise ValueError("an infinity: told from a number past a float's range one by one")
         return made(map(_interned, metrics, repeat(strings)), values, map(float, stamps))
     except (KeyError, TypeError, ValueError, IndexError, OverflowError):

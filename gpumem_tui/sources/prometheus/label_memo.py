@@ -7,11 +7,10 @@ and VictoriaMetrics write them is left to the JSON scanner, whole."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import cast
 
-from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS
+from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, finite_run
 
 KEEP_READS = 3
 """A query's labels are dropped once this many reads went by without it: the recorded figures are asked every
@@ -91,9 +90,9 @@ class Memo:
             return None
         try:
             numbers, times = list(map(float, values)), list(map(float, stamps))
-            if math.inf in numbers or -math.inf in numbers or not math.isfinite(math.fsum(times)):
-                return None
-        except (ValueError, OverflowError):  # a value that is not a number; times whose sum passes a float's range
+        except ValueError:  # a value that is not a number
+            return None
+        if not finite_run(numbers, times):
             return None
         made = cast(list[Entry], entries)  # every one made above
         self.read.update(zip(texts, made, strict=True))

@@ -7,7 +7,7 @@ series whose labels an earlier one of the answer has is skipped too (a vector ne
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +71,15 @@ def labels(item: object, skipped: Skipped) -> dict[str, str] | None:
         skipped.cut += 1
         return {name: value[:MAX_LABEL_CHARS] for name, value in metric.items()}
     return metric
+
+
+def finite_run(values: list[float], stamps: Iterable[float]) -> bool:
+    """Whether series read at once (answers.py, label_memo.py) may be kept so: no value an infinity (told from a
+    number past a float's range one by one) and the times' sum finite (`1e308` twice is not: read one by one)."""
+    try:
+        return math.inf not in values and -math.inf not in values and math.isfinite(math.fsum(stamps))
+    except OverflowError:
+        return False
 
 
 def instant(pair: Any) -> tuple[float, float] | str:
