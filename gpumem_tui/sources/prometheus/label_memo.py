@@ -10,7 +10,7 @@ import json
 import re
 from typing import cast
 
-from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, finite_run
+from gpumem_tui.sources.prometheus.series_checks import finite_run, interned, plain_labels
 
 KEEP_READS = 3
 """A query's labels are dropped once this many reads went by without it: the recorded figures are asked every
@@ -102,21 +102,17 @@ class Memo:
 
 def _made(texts: list[str], entries: list[Entry | None], strings: dict[str, str]) -> bool:
     """The entries not kept made in place, their label sets scanned in one call and checked as
-    `answers._instants` checks them; False where one is not a label set it would keep whole."""
+    `answers._instants` checks them (`plain_labels`); False where one is not a label set it would keep whole."""
     missing = [i for i, entry in enumerate(entries) if entry is None]
     whole = "[" + ",".join(texts[i] for i in missing) + "]"
     try:
         read, end = _SCAN(whole, 0)
         if end != len(whole) or len(read) != len(missing):  # each text one JSON value, all of it
             return False
-        joined = list(map("".join, map(dict.values, read)))  # TypeError: no object, or a value no string
-    except (StopIteration, ValueError, TypeError, RecursionError):
+    except (StopIteration, ValueError, RecursionError):
         return False
-    if max(map(len, joined), default=0) > MAX_LABEL_CHARS:
+    if not plain_labels(read):
         return False
-    keep = strings.setdefault
     for i, labels in zip(missing, read, strict=True):
-        for name, value in labels.items():
-            labels[name] = keep(value, value)
-        entries[i] = (hash(frozenset(labels.items())), labels)
+        entries[i] = (hash(frozenset(interned(labels, strings).items())), labels)
     return True
