@@ -18,7 +18,7 @@ from gpumem_tui.sources.http import Sink, reason_phrase
 from gpumem_tui.sources.prometheus.answer_stream import AnswerStream, NotJson
 from gpumem_tui.sources.prometheus.gc_pause import paused_gc
 from gpumem_tui.sources.prometheus.label_memo import Memo
-from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS, Skipped, instant, labels
+from gpumem_tui.sources.prometheus.series_checks import Skipped, finite_run, instant, interned, labels, plain_labels
 from gpumem_tui.text import literal
 
 FAILED = {
@@ -222,30 +222,20 @@ def _instants(items: list[Any], skipped: Skipped, strings: dict[str, str]) -> li
     none too long, values `[time, "number"]`); anything else is read item by item (series_checks.py)."""
     try:
         metrics = [item["metric"] for item in items]
-        joined = list(map("".join, map(dict.values, metrics)))  # TypeError: a label that is not a string
         pairs = [item["value"] for item in items]
         stamps, readings = zip(*pairs, strict=True) if pairs else ((), ())
         "".join(readings)  # TypeError: a value that is not a string
         math.fsum(stamps)  # TypeError: a time that is not a number
-        if max(map(len, joined), default=0) > MAX_LABEL_CHARS:
-            raise ValueError("a long label: read one by one")
+        if not plain_labels(metrics):
+            raise ValueError("a label no string, or a long one: read one by one")
         values = list(map(float, readings))
-        if not math.isfinite(math.fsum(stamps)) or math.inf in values or -math.inf in values:
+        if not finite_run(values, stamps):
             raise ValueError("an infinity: told from a number past a float's range one by one")
-        return made(map(_interned, metrics, repeat(strings)), values, map(float, stamps))
+        return made(map(interned, metrics, repeat(strings)), values, map(float, stamps))
     except (KeyError, TypeError, ValueError, IndexError, OverflowError):
         pass
     read = (_instant(item, skipped, strings) for item in items)
     return [s for s in read if s is not None]
-
-
-def _interned(labels: dict[str, str], strings: dict[str, str]) -> dict[str, str]:
-    """`labels` (the answer's own dict) with each value the one object `strings` holds for it (added where new),
-    in place: half the cost of a new dict. The names need not be: the JSON scanner makes each once a piece."""
-    keep = strings.setdefault
-    for name, value in labels.items():
-        labels[name] = keep(value, value)
-    return labels
 
 
 def _instant(item: Any, skipped: Skipped, strings: dict[str, str]) -> Series | None:
@@ -256,7 +246,7 @@ def _instant(item: Any, skipped: Skipped, strings: dict[str, str]) -> Series | N
     if isinstance(read, str):
         skipped.add(read, item)
         return None
-    return Series(_interned(found, strings), *read)
+    return Series(interned(found, strings), *read)
 
 
 def _ranged(item: Any, skipped: Skipped, strings: dict[str, str]) -> RangeSeries | None:
@@ -270,4 +260,4 @@ def _ranged(item: Any, skipped: Skipped, strings: dict[str, str]) -> RangeSeries
     points = [read for pair in values if not isinstance(read := instant(pair), str)]
     if len(points) < len(values):
         skipped.add('a point that is not [time, "number"] (the point left out)', item)
-    return RangeSeries(_interned(found, strings), [(at, value) for value, at in points])
+    return RangeSeries(interned(found, strings), [(at, value) for value, at in points])

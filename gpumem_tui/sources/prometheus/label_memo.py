@@ -7,11 +7,10 @@ and VictoriaMetrics write them is left to the JSON scanner, whole."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import cast
 
-from gpumem_tui.sources.prometheus.series_checks import MAX_LABEL_CHARS
+from gpumem_tui.sources.prometheus.series_checks import finite_run, interned, plain_labels
 
 KEEP_READS = 3
 """A query's labels are dropped once this many reads went by without it: the recorded figures are asked every
@@ -73,8 +72,8 @@ class Memo:
     def items(self, text: str, start: int, end: int, strings: dict[str, str]) -> Read | None:
         """The series of the items `text[start:end]` holds, or None where they are not all written as the
         servers write them (`{"metric":{...},"value":[time,"value"]}`, a comma between), a label set is not the
-        API's (strings, none too long), a time is not a plain number, or a value an infinity or no number: those
-        are the scanner's, which says why. All in a few calls over the run, none an item."""
+        API's (strings, none too long), a time is not a plain number, or a value an infinity, no number or not
+        printable: those are the scanner's, which says why. All in a few calls over the run, none an item."""
         if not text.startswith(HEAD, start, end) or not text.endswith(TAIL, start, end) or end - start < 25:
             return None
         # each item's labels and its time and value, alternating: neither separator is ever inside a label set
@@ -84,6 +83,8 @@ class Memo:
         stamps, values = both[0::2], both[1::2]
         if len(texts) != len(rests) or len(both) != 2 * len(rests) or not _STAMPS.fullmatch(",".join(stamps) + ","):
             return None
+        if not "".join(values).isprintable():  # a control character JSON forbids raw, which `float` takes as space
+            return None
         entries = list(map(self.before.get, texts))
         if None in entries and not _made(texts, entries, strings):
             return None
@@ -91,7 +92,7 @@ class Memo:
             numbers, times = list(map(float, values)), list(map(float, stamps))
         except ValueError:  # a value that is not a number
             return None
-        if math.inf in numbers or -math.inf in numbers or not math.isfinite(math.fsum(times)):
+        if not finite_run(numbers, times):
             return None
         made = cast(list[Entry], entries)  # every one made above
         self.read.update(zip(texts, made, strict=True))
@@ -101,21 +102,17 @@ class Memo:
 
 def _made(texts: list[str], entries: list[Entry | None], strings: dict[str, str]) -> bool:
     """The entries not kept made in place, their label sets scanned in one call and checked as
-    `answers._instants` checks them; False where one is not a label set it would keep whole."""
+    `answers._instants` checks them (`plain_labels`); False where one is not a label set it would keep whole."""
     missing = [i for i, entry in enumerate(entries) if entry is None]
     whole = "[" + ",".join(texts[i] for i in missing) + "]"
     try:
         read, end = _SCAN(whole, 0)
         if end != len(whole) or len(read) != len(missing):  # each text one JSON value, all of it
             return False
-        joined = list(map("".join, map(dict.values, read)))  # TypeError: no object, or a value no string
-    except (StopIteration, ValueError, TypeError, RecursionError):
+    except (StopIteration, ValueError, RecursionError):
         return False
-    if max(map(len, joined), default=0) > MAX_LABEL_CHARS:
+    if not plain_labels(read):
         return False
-    keep = strings.setdefault
     for i, labels in zip(missing, read, strict=True):
-        for name, value in labels.items():
-            labels[name] = keep(value, value)
-        entries[i] = (hash(frozenset(labels.items())), labels)
+        entries[i] = (hash(frozenset(interned(labels, strings).items())), labels)
     return True

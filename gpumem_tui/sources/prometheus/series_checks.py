@@ -7,7 +7,7 @@ series whose labels an earlier one of the answer has is skipped too (a vector ne
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +71,33 @@ def labels(item: object, skipped: Skipped) -> dict[str, str] | None:
         skipped.cut += 1
         return {name: value[:MAX_LABEL_CHARS] for name, value in metric.items()}
     return metric
+
+
+def plain_labels(label_sets: list[Any]) -> bool:
+    """Whether label sets read at once (answers.py, label_memo.py) may be kept so: each an object of strings, none
+    too long in all (one read one by one is cut where a value is over MAX_LABEL_CHARS, or skipped)."""
+    try:
+        return max(map(len, map("".join, map(dict.values, label_sets))), default=0) <= MAX_LABEL_CHARS
+    except TypeError:  # no object, or a value no string
+        return False
+
+
+def interned(labels: dict[str, str], strings: dict[str, str]) -> dict[str, str]:
+    """`labels` (the answer's own dict) with each value the one object `strings` holds for it (added where new),
+    in place: half the cost of a new dict. The names need not be: the JSON scanner makes each once a piece."""
+    keep = strings.setdefault
+    for name, value in labels.items():
+        labels[name] = keep(value, value)
+    return labels
+
+
+def finite_run(values: list[float], stamps: Iterable[float]) -> bool:
+    """Whether series read at once (answers.py, label_memo.py) may be kept so: no value an infinity (told from a
+    number past a float's range one by one) and the times' sum finite (`1e308` twice is not: read one by one)."""
+    try:
+        return math.inf not in values and -math.inf not in values and math.isfinite(math.fsum(stamps))
+    except OverflowError:
+        return False
 
 
 def instant(pair: Any) -> tuple[float, float] | str:

@@ -175,11 +175,32 @@ def test_a_failed_answer_keeps_the_last_read_s_labels():
     assert read(body_of(many(200)), memo).series[7].labels is first.series[7].labels
 
 
-@pytest.mark.parametrize("stamp", ["+1", "1_0", "01", "1.", ".5", "NaN", "Infinity", "-0", "1e5", "1E+5", "2.5e-3"])
+@pytest.mark.parametrize(
+    "stamp", ["+1", "1_0", "01", "1.", ".5", "NaN", "Infinity", "-0", "1e5", "1E+5", "2.5e-3", "1e308"]
+)
 def test_a_time_no_json_number_is_the_scanner_s_to_judge(stamp):
-    """A time `float` reads and JSON does not (`+1`, `1_0`) is no number to the memo either: the answer reads as
-    the scanner reads it, or fails as it fails."""
+    """A time `float` reads and JSON does not (`+1`, `1_0`) is no number to the memo either, and times whose sum
+    passes a float's range (`1e308`) are read one by one: the answer reads as the scanner reads it, or fails as
+    it fails."""
     result = ",".join(f'{{"metric":{{"pod":"p{i}"}},"value":[{"1" if i % 2 else stamp},"1"]}}' for i in range(40))
+    body = f'{{"status":"success","data":{{"resultType":"vector","result":[{result}]}}}}'.encode()
+    memo = LabelMemo()
+    for _ in range(3):
+        memo.turn()
+        try:
+            expected = read_vector(URL, 200, body)
+        except PrometheusError as error:
+            with pytest.raises(PrometheusError, match=str(error).split(":")[0]):
+                read(body, memo)
+            continue
+        assert same(read(body, memo), expected)
+
+
+@pytest.mark.parametrize("value", ["1\t", "\n1", "1\r", "\x0b1", "1\x0c", "\x1f1", " 1", "1_0", "\u20281"])
+def test_a_value_no_json_string_is_the_scanner_s_to_judge(value):
+    """A value `float` reads with a control character JSON forbids raw in a string (a proxy's spoil) fails the
+    answer as the scanner fails it, not read by the memo; one JSON allows reads the same either way."""
+    result = ",".join(f'{{"metric":{{"pod":"p{i}"}},"value":[1,"{"1" if i % 2 else value}"]}}' for i in range(40))
     body = f'{{"status":"success","data":{{"resultType":"vector","result":[{result}]}}}}'.encode()
     memo = LabelMemo()
     for _ in range(3):
