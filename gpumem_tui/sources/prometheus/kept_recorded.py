@@ -8,9 +8,9 @@ next one sees the evaluation move. docs/design/queries.md says why the group's l
 
 from __future__ import annotations
 
-import operator
+import math
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import is_, itemgetter
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.fleet import ask
@@ -50,15 +50,18 @@ class KeptRecorded:
 def _as_then(now: Result, then: Result | None) -> Result:
     """`then` where `now` reads the same (each series the same labels and value; the same warnings): the nodes
     made of it are kept whole (node_part.py), as a GPU's memory mostly stays between two evaluations. The label
-    memo gives most series the very labels of the last read, so few are compared by value. The series' times
-    are the query's, which no figure reads."""
+    memo gives most series the very labels of the last read, so few are compared by value; a zero is compared
+    with its sign too (an age of -0.0 is written so). The series' times are the query's, which no figure reads."""
     if then is None or len(now.series) != len(then.series) or now.warnings != then.warnings:
         return now
     labels, values = itemgetter(0), itemgetter(1)
-    if list(map(values, now.series)) != list(map(values, then.series)):
+    read, were = list(map(values, now.series)), list(map(values, then.series))
+    if read != were or any(
+        v == 0 and math.copysign(1, v) != math.copysign(1, w) for v, w in zip(read, were, strict=True)
+    ):
         return now
     was = list(map(labels, then.series))
-    kept = map(operator.is_, map(labels, now.series), was)
+    kept = map(is_, map(labels, now.series), was)
     alike = all(now.series[i].labels == was[i] for i, same in enumerate(kept) if not same)
     return then if alike else now
 

@@ -147,3 +147,5 @@ def test_an_answer_that_reads_as_the_kept_one_is_the_kept_one():
     warned = Result(same.series, ["partial answer"])
     assert _as_then(warned, then) is warned
     assert _as_then(same, None) is same
+    signed = Result([Series(lab, -0.0 if i == 0 else 10.0 * i, 115.0) for i, lab in enumerate(labels)])
+    assert _as_then(signed, then) is signed  # -0.0 is written so, not as 0.0
