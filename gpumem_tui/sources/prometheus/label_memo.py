@@ -54,7 +54,8 @@ class LabelMemo:
             return None
         return Memo(self, promql, self._by_query.get(promql, {}))
 
-    def _keep(self, promql: str, read: dict[str, Entry]) -> None:
+    def keep(self, promql: str, read: dict[str, Entry]) -> None:
+        """`read` kept as the query's label sets for its next read."""
         self._by_query[promql] = read
 
 
@@ -67,7 +68,7 @@ class Memo:
         self.read: dict[str, Entry] = {}
 
     def done(self) -> None:
-        self.store._keep(self.promql, self.read)
+        self.store.keep(self.promql, self.read)
 
     def items(self, text: str, start: int, end: int, strings: dict[str, str]) -> Read | None:
         """The series of the items `text[start:end]` holds, or None where they are not all written as the
