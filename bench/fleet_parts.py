@@ -97,17 +97,21 @@ def main() -> int:
     fleet_reader = reader.FleetReader(READS["overview"], FleetRules())
     at = float(T0 + args.minutes * 60)
 
-    async def read(url: str, moment: float) -> FleetSample:
+    read_now: list[FleetSample] = []
+
+    async def read(url: str, moment: float) -> None:
+        """The sample handed out aside: returned from `asyncio.run` on the main thread, Python formats it
+        on the way out (seconds at 10,000 nodes; fleet_cmd.py does the same)."""
         async with PrometheusClient(Connection(url), query_timeout_s=120) as client:
-            return await fleet_reader.read(client, moment)
+            read_now[:] = [await fleet_reader.read(client, moment)]
 
     with running(args.dir) as url:
         for number in range(args.refreshes):
             spent.clear()
             collecting.clear()
             started = time.process_time()
-            sample = asyncio.run(read(url, at - (args.refreshes - 1 - number) * INTERVAL_S))
-            cpu = time.process_time() - started
+            asyncio.run(read(url, at - (args.refreshes - 1 - number) * INTERVAL_S))
+            cpu, sample = time.process_time() - started, read_now[0]
             judged = time.process_time()
             judge_fleet(sample)  # the fleet screen's worker judges each sample it reads
             judge = time.process_time() - judged
