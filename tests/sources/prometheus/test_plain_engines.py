@@ -76,7 +76,7 @@ def _answers(shift: float, gone: str = "", waits: bool = False) -> dict[str, lis
     usage.append(_series(RUN, _labels("old-name"), 1.0))
     usage += [_series(SGLANG[0], _labels("sglang"), 0.7), _series(SGLANG[1], _labels("sglang"), 4.0 + shift)]
     for name in ("podless-a", "podless-b", "lone"):  # a and b share a host: not joined; lone is assumed
-        labels = _labels(name, podless=True) | ({"instance": "shared:8000"} if name != "lone" else {})
+        labels = _labels(name, podless=True) | ({"instance": "bare:8000"} if name != "lone" else {})
         labels |= {"engine": name[-1]} if name != "lone" else {}
         usage += [_series(KV, labels, 0.3 + shift), _series(RUN, labels, 1.0)]
     pools = [_pool(name) for name in [*readings, "old-name", "pool-only"] if name not in ("no-pool",)]
@@ -111,16 +111,16 @@ def _answers(shift: float, gone: str = "", waits: bool = False) -> dict[str, lis
 def _pool(name: str, podless: bool = False) -> Series:
     labels = _labels(name, podless)
     if podless and name != "lone":
-        labels |= {"instance": "shared:8000", "engine": name[-1]}
+        labels |= {"instance": "bare:8000", "engine": name[-1]}
     size = {} if name == "no-size" else {"num_gpu_blocks": "100", "block_size": "16"}
     return Series({"__name__": "vllm:cache_config_info", **labels, **size, "cache_dtype": "auto"}, 1.0, 0.0)
 
 
 def _join(age_s: float) -> Join:
     gpus = [GpuIdentity(f"node-{n}", f"GPU-{n}", None, "0", ("serving/plain",) if n == 0 else ()) for n in range(3)]
-    gpus.append(GpuIdentity("shared", "GPU-s", None, "0", ()))
+    gpus.append(GpuIdentity("bare", "GPU-s", None, "0", ()))
     index = JoinIndex.of(gpus)
-    return Join(index, {"shared": {"H100": {"USED": 1}}, "lone": {"H100": {"USED": 2}}}, True, age_s)
+    return Join(index, {"bare": {"H100": {"USED": 1}}, "lone": {"H100": {"USED": 2}}}, True, age_s)
 
 
 def _read(
