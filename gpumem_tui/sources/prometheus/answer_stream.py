@@ -165,14 +165,15 @@ class AnswerStream:
         up to the last boundary between two items as the API writes them in one scan, the rest one by one."""
         text, pos = self._text, self._pos
         cut = text.rfind(BOUNDARY, pos)
-        if self._quick is not None and cut > pos:
-            if self._batch:  # the items before these handed on first: the order is the answer's
+        if cut > pos:
+            if self._quick is not None and self._batch:  # the items before these handed on first: in order
                 self._take(self._batch)
                 self._batch = []
-            if self._quick(text, pos, cut + 1):
+            if self._quick is not None and self._quick(text, pos, cut + 1):
                 pos = cut + 2
+            else:
+                pos = _scan_to_last(text, pos, cut, self._batch)
         batch = self._batch
-        pos = _scan_to_last(text, pos, batch)
         try:
             while True:
                 item, end = _SCAN(text, pos)
@@ -215,13 +216,10 @@ class AnswerStream:
         yield
 
 
-def _scan_to_last(text: str, pos: int, batch: list[Any]) -> int:
-    """The items from `pos` (an item's start) up to the last BOUNDARY in `text`, scanned as one array into
-    `batch` (one call of the scanner, not one an item: a third of a large answer's parse); the position after
-    them, or `pos` where there is no such boundary or the text there is not items alone (read one by one)."""
-    cut = text.rfind(BOUNDARY, pos)
-    if cut <= pos:
-        return pos
+def _scan_to_last(text: str, pos: int, cut: int, batch: list[Any]) -> int:
+    """The items from `pos` (an item's start) up to the last BOUNDARY in `text` (at `cut`), scanned as one array
+    into `batch` (one call of the scanner, not one an item: a third of a large answer's parse); the position
+    after them, or `pos` where the text there is not items alone (read one by one)."""
     whole = "[" + text[pos : cut + 1] + "]"
     try:
         items, end = _SCAN(whole, 0)

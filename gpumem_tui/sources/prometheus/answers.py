@@ -7,7 +7,6 @@ with every other of the refresh: about 0.4 KB a series of 6 labels (docs/design/
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -225,11 +224,10 @@ def _instants(items: list[Any], skipped: Skipped, strings: dict[str, str]) -> li
         pairs = [item["value"] for item in items]
         stamps, readings = zip(*pairs, strict=True) if pairs else ((), ())
         "".join(readings)  # TypeError: a value that is not a string
-        math.fsum(stamps)  # TypeError: a time that is not a number
         if not plain_labels(metrics):
             raise ValueError("a label no string, or a long one: read one by one")
         values = list(map(float, readings))
-        if not finite_run(values, stamps):
+        if not finite_run(values, stamps):  # TypeError: a time that is not a number
             raise ValueError("an infinity: told from a number past a float's range one by one")
         return made(map(interned, metrics, repeat(strings)), values, map(float, stamps))
     except (KeyError, TypeError, ValueError, IndexError, OverflowError):

@@ -72,6 +72,17 @@ def same(a: Result, b: Result) -> bool:
     return True
 
 
+def as_the_scanner(body: bytes, memo: LabelMemo, size: int = 2**16) -> None:
+    """`body` read through the memo as the scanner alone reads it: the same series, or the same error."""
+    try:
+        expected = read_vector(URL, 200, body)
+    except PrometheusError as error:
+        with pytest.raises(PrometheusError, match=str(error).split(":")[0]):
+            read(body, memo, size)
+        return
+    assert same(read(body, memo, size), expected)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(series_item | odd_item, max_size=12),
@@ -85,14 +96,7 @@ def test_an_answer_read_again_through_the_memo_is_the_scanner_s(first, second, s
     memo = LabelMemo()
     for items in (first, first, first + second, second + first):  # the first read of a query keeps none
         memo.turn()
-        body = body_of(items, compact)
-        try:
-            expected = read_vector(URL, 200, body)
-        except PrometheusError as error:
-            with pytest.raises(PrometheusError, match=str(error).split(":")[0]):
-                read(body, memo, size)
-            continue
-        assert same(read(body, memo, size), expected)
+        as_the_scanner(body_of(items, compact), memo, size)
 
 
 def many(count: int, value: str = "0.5", pod: str = "vllm") -> list[dict]:
@@ -187,13 +191,7 @@ def test_a_time_no_json_number_is_the_scanner_s_to_judge(stamp):
     memo = LabelMemo()
     for _ in range(3):
         memo.turn()
-        try:
-            expected = read_vector(URL, 200, body)
-        except PrometheusError as error:
-            with pytest.raises(PrometheusError, match=str(error).split(":")[0]):
-                read(body, memo)
-            continue
-        assert same(read(body, memo), expected)
+        as_the_scanner(body, memo)
 
 
 @pytest.mark.parametrize("value", ["1\t", "\n1", "1\r", "\x0b1", "1\x0c", "\x1f1", " 1", "1_0", "\u20281"])
@@ -205,10 +203,4 @@ def test_a_value_no_json_string_is_the_scanner_s_to_judge(value):
     memo = LabelMemo()
     for _ in range(3):
         memo.turn()
-        try:
-            expected = read_vector(URL, 200, body)
-        except PrometheusError as error:
-            with pytest.raises(PrometheusError, match=str(error).split(":")[0]):
-                read(body, memo)
-            continue
-        assert same(read(body, memo), expected)
+        as_the_scanner(body, memo)
