@@ -11,6 +11,7 @@ from gpumem_tui.diagnosis.findings.engines import saturated
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.starting import engine_down as node_engine_down
 from gpumem_tui.diagnosis.fleet.as_node import engine_sample, judged
+from gpumem_tui.diagnosis.fleet.kept import kept_by
 from gpumem_tui.diagnosis.fleet.records import FleetFinding, endpoint
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import Sample
@@ -37,6 +38,8 @@ def kv_saturated(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
 def engine_down(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
     """vLLM targets whose `up` is 0, decided and worded by the node's rule: Prometheus names no process of a
     target, so the rule finds none alive (critical: gone, as far as the fleet can tell)."""
+    if not sample.targets_down:
+        return []
     engines: dict[tuple[str | None, str | None], FleetEngine] = {
         (e.job, e.instance): e for e in sample.engines if e.job
     }
@@ -75,20 +78,26 @@ def not_joined(sample: FleetSample) -> list[FleetFinding]:
 
 
 def config_drift(sample: FleetSample) -> list[FleetFinding]:
+    return list(_drift(sample.engines))
+
+
+@kept_by("model_name", "settings", "namespace", "pod", "instance", "engine")
+def _drift(engines: list[FleetEngine]) -> tuple[FleetFinding, ...]:
+    """The models served with different cache settings (what `name` is made of counts too: it is in the words)."""
     by_model: dict[str, list[FleetEngine]] = defaultdict(list)
-    for engine in sample.engines:
+    for engine in engines:
         if engine.settings:
             by_model[engine.model_name].append(engine)
     findings = []
-    for model, engines in sorted(by_model.items()):
-        keys = sorted({k for e in engines for k in e.settings})
-        differ = [k for k in keys if len({e.settings.get(k) for e in engines}) > 1]
+    for model, served in sorted(by_model.items()):
+        keys = sorted({k for e in served for k in e.settings})
+        differ = [k for k in keys if len({e.settings.get(k) for e in served}) > 1]
         if not differ:
             continue
         parts = []
         for key in differ:
             counts: dict[str, int] = defaultdict(int)
-            for e in engines:
+            for e in served:
                 counts[e.settings.get(key, "absent")] += 1
             parts.append(
                 f"{key} " + " vs ".join(f"{literal(v)} ({n} engine{'s' * (n > 1)})" for v, n in counts.items())
@@ -101,10 +110,10 @@ def config_drift(sample: FleetSample) -> list[FleetFinding]:
                     title=f"{literal(model)} is served with different cache settings: {', '.join(differ)}",
                     explanation="; ".join(parts)
                     + ". Engines: "
-                    + ", ".join(literal(e.name) for e in engines)
+                    + ", ".join(literal(e.name) for e in served)
                     + ". Replicas of one model that differ hold different KV pools and fill at different loads.",
                     try_this="deploy every replica of the model from one configuration",
                 )
             )
         )
-    return findings
+    return tuple(findings)

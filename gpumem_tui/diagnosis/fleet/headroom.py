@@ -6,9 +6,11 @@ docs/design/fleet.md has the whole-node case."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import NamedTuple
 
 from gpumem_tui.diagnosis.findings.memory import as_planned
 from gpumem_tui.diagnosis.findings.records import Thresholds
+from gpumem_tui.diagnosis.fleet.kept import kept_by
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, NodeLow
 
 
@@ -38,12 +40,27 @@ def as_planned_gpu(free: int, total: int, share: float | None, t: Thresholds) ->
 
 
 def node_shares(engines: list[FleetEngine]) -> dict[str, dict[str, float]]:
-    """`shares` per node: node -> GPU -> utilization."""
+    """`shares` per node: node -> GPU -> utilization. The dicts are shared: read them, never change them."""
+    return engine_shares(engines).per_node
+
+
+class Shares(NamedTuple):
+    """The engines' shares, whole (`shares`) and per node."""
+
+    whole: dict[str, float]
+    per_node: dict[str, dict[str, float]]
+
+
+@kept_by("node", "joined", "gpu_memory_utilization", "gpus")
+def engine_shares(engines: list[FleetEngine]) -> Shares:
+    """`shares` of all the engines and per node: the fleet's reader and its judge ask it of each sample, and an
+    engine's gauges, which move with every scrape, do not count (kept.py), so a node's dict is the very one of
+    the last sample while its engines' facts stay."""
     by_node: dict[str, list[FleetEngine]] = defaultdict(list)
     for engine in engines:
         if engine.node is not None:
             by_node[engine.node].append(engine)
-    return {node: shares(mine) for node, mine in by_node.items()}
+    return Shares(shares(engines), {node: shares(mine) for node, mine in by_node.items()})
 
 
 def as_planned_node(node: FleetNode, mine: dict[str, float], t: Thresholds) -> bool:

@@ -103,12 +103,14 @@ def judge_fleet(sample: FleetSample, thresholds: Thresholds | None = None) -> li
     # while its exporter publishes, the node's findings are its whole answer to what the node's check judges
     said = {(f.node, f.finding.code, f.finding.gpu_index) for f in from_nodes}
     judging = {node for node, age in sample.exporter_nodes.items() if not stale(age)}
-    found = [
-        f
-        for f in found
-        if (f.node, f.finding.code, f.finding.gpu_index) not in said
-        and (f.node not in judging or f.finding.code in FLEET_ONLY)
-    ] + from_nodes
+    if said or judging:
+        found = [
+            f
+            for f in found
+            if (f.node, f.finding.code, f.finding.gpu_index) not in said
+            and (f.node not in judging or f.finding.code in FLEET_ONLY)
+        ]
+    found += from_nodes
     return sorted(found, key=lambda f: (-SEVERITY_ORDER[f.finding.severity], f.node or "", f.finding.code))
 
 

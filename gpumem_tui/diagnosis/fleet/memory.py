@@ -10,9 +10,9 @@ from gpumem_tui.diagnosis.findings.memory import headroom_low as node_headroom_l
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import percent
 from gpumem_tui.diagnosis.fleet.as_node import gpu_sample, judged, utilization_plan
-from gpumem_tui.diagnosis.fleet.headroom import as_planned_node, node_shares, planned_free, shares
+from gpumem_tui.diagnosis.fleet.headroom import as_planned_node, engine_shares, planned_free
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.sources.prometheus.records import FleetSample
+from gpumem_tui.sources.prometheus.records import FleetNode, FleetSample, NodeLow
 from gpumem_tui.text import literal
 from gpumem_tui.units import gib
 
@@ -21,9 +21,10 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
     """Per GPU read one by one: a warning or critical finding each; GPUs under the fraction as their
     engines planned are counted per node (one info finding), as are those the overview counted on the
     server (`FleetNode.low`): both reads say the same of a node."""
-    share = shares(sample.engines)
+    share, per_node = engine_shares(sample.engines)
     planned: dict[str, list[tuple[int, int]]] = defaultdict(list)
     findings = []
+    _forget_gone(len(sample.nodes), t)
     for gpu in sample.gpus:
         free, total = gpu.free_bytes, gpu.total_bytes
         if gpu.node in sample.stale_nodes or free is None or not total:
@@ -38,17 +39,57 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
         plans = utilization_plan(gpu, planned_free(total, given) or 0) if given is not None else []
         said = judged(node_headroom_low, gpu_sample(gpu, sample), t, plans)
         findings += [FleetFinding(node=gpu.node, finding=f) for f in said]
-    per_node = node_shares(sample.engines)
     for node in sample.nodes:
         if node.name in sample.stale_nodes:
             continue
-        mine = per_node.get(node.name, {})
-        if node.low is not None and node.name not in planned and as_planned_node(node, mine, t):
-            least = (node.low.least_free_bytes, node.low.least_free_total_bytes)
-            planned[node.name] = [least] * node.low.gpus
+        mine = per_node.get(node.name, NONE)
         if planned.get(node.name):
             findings.append(_as_planned(node.name, planned[node.name], mine, t))
+        elif (counted := _by_low(node, mine, t)) is not None:
+            findings.append(counted)
     return findings
+
+
+NONE: dict[str, float] = {}
+"""The shares of a node no engine states one for (one dict, so that it reads as the same each time)."""
+BY_LOW: dict[str, tuple[NodeLow, int, dict[str, float], FleetFinding | None]] = {}
+"""Each node's last answer from its `low`, with what it came from: between two evaluations of the rules a node's
+`low` and its engines' shares are the very objects of the last sample (node_part.py, headroom.engine_shares)."""
+THRESHOLDS: list[Thresholds | None] = [None]
+"""The thresholds BY_LOW's answers were judged by."""
+
+
+def _forget_gone(nodes: int, t: Thresholds) -> None:
+    """The memos let go where they hold many more nodes than the fleet has (nodes that left it), and the nodes'
+    answers where the thresholds are not those they were judged by."""
+    if THRESHOLDS[0] != t:
+        BY_LOW.clear()
+        THRESHOLDS[0] = t
+    for memo in (BY_LOW, SAID):
+        if len(memo) > 2 * nodes + 1000:
+            memo.clear()
+
+
+def forget() -> None:
+    """The nodes' kept answers and words let go (a judge from nothing)."""
+    BY_LOW.clear()
+    SAID.clear()
+    THRESHOLDS[0] = None
+
+
+def _by_low(node: FleetNode, mine: dict[str, float], t: Thresholds) -> FleetFinding | None:
+    """The node's as-planned finding from the overview's count (`FleetNode.low`), where it has one."""
+    low = node.low
+    if low is None:
+        return None
+    kept = BY_LOW.get(node.name)
+    if kept is not None and kept[0] is low and kept[1] == node.gpus and kept[2] is mine:
+        return kept[3]
+    said = None
+    if low.gpus and as_planned_node(node, mine, t):
+        said = _as_planned(node.name, [(low.least_free_bytes, low.least_free_total_bytes)] * low.gpus, mine, t)
+    BY_LOW[node.name] = (low, node.gpus, mine, said)
+    return said
 
 
 SAID: dict[str, tuple[tuple[object, ...], FleetFinding]] = {}
