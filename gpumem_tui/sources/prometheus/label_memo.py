@@ -82,7 +82,11 @@ class Memo:
         texts, rests = parts[0::2], parts[1::2]
         both = STAMP.join(rests).split(STAMP)
         stamps, values = both[0::2], both[1::2]
-        if len(texts) != len(rests) or len(both) != 2 * len(rests) or not _STAMPS.fullmatch(",".join(stamps) + ","):
+        if len(texts) != len(rests) or len(both) != 2 * len(rests):
+            return None
+        # an instant query's items are all of its one moment: one time checked and made for the run
+        once = stamps.count(stamps[0]) == len(stamps)
+        if not _STAMPS.fullmatch(stamps[0] + "," if once else ",".join(stamps) + ","):
             return None
         if not "".join(values).isprintable():  # a control character JSON forbids raw, which `float` takes as space
             return None
@@ -90,7 +94,8 @@ class Memo:
         if None in entries and not _made(texts, entries, strings):
             return None
         try:
-            numbers, times = list(map(float, values)), list(map(float, stamps))
+            numbers = list(map(float, values))
+            times = [float(stamps[0])] * len(stamps) if once else list(map(float, stamps))
         except ValueError:  # a value that is not a number
             return None
         if not finite_run(numbers, times):

@@ -179,14 +179,17 @@ def test_a_failed_answer_keeps_the_last_read_s_labels():
     assert read(body_of(many(200)), memo).series[7].labels is first.series[7].labels
 
 
+@pytest.mark.parametrize("alone", [False, True], ids=["among others", "the run's one time"])
 @pytest.mark.parametrize(
-    "stamp", ["+1", "1_0", "01", "1.", ".5", "NaN", "Infinity", "-0", "1e5", "1E+5", "2.5e-3", "1e308"]
+    "stamp", ["+1", "1_0", "01", "1.", ".5", "NaN", "Infinity", "-0", "1e5", "1E+5", "2.5e-3", "1e308", "1e400"]
 )
-def test_a_time_no_json_number_is_the_scanner_s_to_judge(stamp):
+def test_a_time_no_json_number_is_the_scanner_s_to_judge(stamp, alone):
     """A time `float` reads and JSON does not (`+1`, `1_0`) is no number to the memo either, and times whose sum
     passes a float's range (`1e308`) are read one by one: the answer reads as the scanner reads it, or fails as
-    it fails."""
-    result = ",".join(f'{{"metric":{{"pod":"p{i}"}},"value":[{"1" if i % 2 else stamp},"1"]}}' for i in range(40))
+    it fails; the same where it is the time of every item the memo reads at once (an instant query's, checked
+    once for the run: all but the last item, which the scanner reads)."""
+    times = [stamp if (i < 39 if alone else i % 2 == 0) else "1" for i in range(40)]
+    result = ",".join(f'{{"metric":{{"pod":"p{i}"}},"value":[{at},"1"]}}' for i, at in enumerate(times))
     body = f'{{"status":"success","data":{{"resultType":"vector","result":[{result}]}}}}'.encode()
     memo = LabelMemo()
     for _ in range(3):
