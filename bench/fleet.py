@@ -50,6 +50,7 @@ from gpumem_tui.cli.fleet_opts import INTERVAL_S  # noqa: E402
 from gpumem_tui.cli.fleet_screen import HISTORY_S, prometheus_history, prometheus_reader  # noqa: E402
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet  # noqa: E402
 from gpumem_tui.diagnosis.fleet.reading import FleetRules  # noqa: E402
 from gpumem_tui.diagnosis.fleet.scale import rules_advice  # noqa: E402
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
@@ -177,9 +178,11 @@ def server_s(url: str) -> tuple[float, float]:
 
 async def refresh(
     url: str, at: float, reader: FleetReader, counting: Counting, timeout_s: float = QUERY_TIMEOUT_S
-) -> tuple[float, float, int, int, int, str, tuple[float, float]]:
+) -> tuple[float, float, int, int, int, str, tuple[float, float], float]:
     """(wall s, client CPU s, bytes, queries, GPUs read one by one, where the node figures came from, the
-    server's query time and CPU s) of one fleet read over a fresh pool."""
+    server's query time and CPU s, the judge's CPU s) of one fleet read over a fresh pool, then the judge of its
+    sample (the fleet screen's worker does both at each refresh: the judge's time is given apart, and the wall
+    and CPU are the read's)."""
     counting.requests = counting.bytes = 0
     server = server_s(url)
     wall, cpu = time.perf_counter(), time.process_time()
@@ -188,7 +191,10 @@ async def refresh(
     spent = time.perf_counter() - wall, time.process_time() - cpu
     after = server_s(url)
     server = (after[0] - server[0], after[1] - server[1])
-    return *spent, counting.bytes, counting.requests, len(sample.gpus), sample.node_figures_from, server
+    judged = time.process_time()
+    judge_fleet(sample)
+    judge = time.process_time() - judged
+    return *spent, counting.bytes, counting.requests, len(sample.gpus), sample.node_figures_from, server, judge
 
 
 READS = {
@@ -199,12 +205,13 @@ READS = {
 look; the slow facts read with the first refresh and kept by the reader) and `fleet snapshot`'s (every GPU)."""
 
 
-def _summary(name: str, runs: list[tuple[float, float, int, int, int, float, float]], nodes: int) -> None:
+def _summary(name: str, runs: list[tuple[float, float, int, int, int, float, float, float]], nodes: int) -> None:
     wall, cpu, received = (statistics.median(r[i] for r in runs) for i in range(3))
-    server, server_cpu = (statistics.median(r[i] for r in runs) for i in (5, 6))
+    server, server_cpu, judge = (statistics.median(r[i] for r in runs) for i in (5, 6, 7))
     print(
         f"{name} median: {wall * 1000:,.0f} ms wall, {cpu * 1000:,.0f} ms client CPU, {server * 1000:,.0f} ms "
-        f"server query time ({server_cpu * 1000:,.0f} ms server CPU), {received / 2**20:,.2f} MiB; "
+        f"server query time ({server_cpu * 1000:,.0f} ms server CPU), {received / 2**20:,.2f} MiB, then the judge "
+        f"{judge * 1000:,.0f} ms; "
         f"per node {wall / nodes * 1e6:,.0f} us wall, {cpu / nodes * 1e6:,.0f} us CPU, {received / nodes:,.0f} "
         f"bytes; peak RSS {max(r[4] for r in runs) / 2**20:,.0f} MiB"
     )
@@ -378,17 +385,18 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
         for number in range(reads):
             moment = at - (reads - 1 - number) * INTERVAL_S  # the screen's pace: each refresh a later moment
             read = refresh(url, moment, reader, counting, args.query_timeout)
-            wall, cpu, received, queries, gpus, source, server = asyncio.run(read)
+            wall, cpu, received, queries, gpus, source, server, judge = asyncio.run(read)
             rss = me.memory_info().rss
             first = name == "overview" and number == 0  # with the slow facts: not in the medians
             if not first:
-                runs.append((wall, cpu, received, queries, rss, *server))
+                runs.append((wall, cpu, received, queries, rss, *server, judge))
             print(
                 f"{name} {'first (with the slow facts)' if first else len(runs)}: {wall * 1000:,.0f} ms wall, "
                 f"{cpu * 1000:,.0f} ms client CPU, {server[0] * 1000:,.0f} ms server query time "
                 f"({server[1] * 1000:,.0f} ms server CPU), "
                 f"{received / 2**20:,.2f} MiB received in {queries} queries, "
-                f"{gpus:,} GPUs read one by one, node figures from {source}; RSS {rss / 2**20:,.0f} MiB"
+                f"{gpus:,} GPUs read one by one, node figures from {source}; RSS {rss / 2**20:,.0f} MiB; "
+                f"then the judge {judge * 1000:,.0f} ms"
             )
         _summary(name, runs, args.nodes)
 

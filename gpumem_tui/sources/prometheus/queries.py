@@ -94,7 +94,9 @@ NODE_GPUS = "gpumem:node_gpus:count"
 """Recorded: GPUs per node and card that report each field (label `field`)."""
 CARD_TOTALS = "gpumem:card_total_mib:count_values"
 """Recorded: each distinct total MiB of one GPU per card (label `total`), with how many GPUs have it."""
-RECORDED = (NODE_MEMORY, LEAST_FREE, NODE_LOW, NODE_GPUS, CARD_TOTALS, NODE_AGE)
+RECORDED = (NODE_MEMORY, LEAST_FREE, NODE_LOW, NODE_GPUS, NODE_AGE, CARD_TOTALS)
+"""In the rule group's order: the last, a few series (a card's totals), is what a refresh asks to tell the group
+was evaluated again (`rules_evaluated`)."""
 
 
 def _field(query: str) -> str:
@@ -300,7 +302,8 @@ class Queries:
     def rules_evaluated(self) -> str:
         """When the recording rules were last evaluated: the newest sample of the group's last rule (a group's
         rules are evaluated in order, each one's series written before the next, so that evaluation's figures
-        are all in by then). A refresh keeps its recorded answers until this moves (kept_recorded.py)."""
+        are all in by then), the cards' totals: a few series, where a node's would be 10^4 to read at each
+        refresh. A refresh keeps its recorded answers until this moves (kept_recorded.py)."""
         return f"max(timestamp({self._recorded_sel(RECORDED[-1])}))"
 
     @property
@@ -329,8 +332,8 @@ class Queries:
             NODE_LOW: f"label_replace(count by ({_by(*kept, 'modelName')}) ({free} < {self.look!r} * {total}), "
             f'"fraction", {string(repr(self.look))}, "", "")',
             NODE_GPUS: f"count by ({_by(*kept, 'modelName', 'field')}) ({_field(cards)})",
-            CARD_TOTALS: self._card_totals(kept, keep),
             NODE_AGE: f"time() - max by ({_by(*kept)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))",
+            CARD_TOTALS: self._card_totals(kept, keep),
         }
 
     @property

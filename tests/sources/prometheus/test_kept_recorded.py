@@ -43,8 +43,9 @@ def _figures_asked(asked: list[str]) -> set[str]:
 
 
 def test_the_group_is_evaluated_in_the_order_the_probe_assumes():
-    """The probe reads the last rule of the group: every other rule's series are written before it."""
-    assert list(QUERIES.recording_rules())[-1] == RECORDED[-1] == "gpumem:node_fb_used_age_s:min"
+    """The probe reads the last rule of the group: every other rule's series are written before it; the cards'
+    totals, one series a card and total, not one a node."""
+    assert list(QUERIES.recording_rules())[-1] == RECORDED[-1] == "gpumem:card_total_mib:count_values"
 
 
 def test_figures_are_kept_between_evaluations_and_read_again_after_one(recorded_url):
@@ -65,7 +66,7 @@ def test_figures_are_kept_between_evaluations_and_read_again_after_one(recorded_
     assert read.node_figures_from == kept.node_figures_from == again.node_figures_from == "recording rules"
     assert _figures_asked(asked) == set(FIGURES)
     assert _figures_asked(between) == set()  # only when the rules were evaluated
-    assert any("timestamp(gpumem:node_fb_used_age_s:min" in promql for promql in between)
+    assert any("timestamp(gpumem:card_total_mib:count_values" in promql for promql in between)
     assert _figures_asked(after) == set(FIGURES)
 
     (_, _), (fresh, _) = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, moment + 3])
