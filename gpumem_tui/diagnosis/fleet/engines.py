@@ -11,7 +11,7 @@ from gpumem_tui.diagnosis.findings.engines import saturated
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.starting import engine_down as node_engine_down
 from gpumem_tui.diagnosis.fleet.as_node import engine_sample, judged
-from gpumem_tui.diagnosis.fleet.kept import kept_by
+from gpumem_tui.diagnosis.fleet.kept import kept
 from gpumem_tui.diagnosis.fleet.records import FleetFinding, endpoint
 from gpumem_tui.engine_records import EndpointStatus
 from gpumem_tui.models import Sample
@@ -81,7 +81,7 @@ def config_drift(sample: FleetSample) -> list[FleetFinding]:
     return list(_drift(sample.engines))
 
 
-@kept_by("model_name", "settings", "namespace", "pod", "instance", "engine")
+@kept
 def _drift(engines: list[FleetEngine]) -> tuple[FleetFinding, ...]:
     """The models served with different cache settings (what `name` is made of counts too: it is in the words)."""
     by_model: dict[str, list[FleetEngine]] = defaultdict(list)

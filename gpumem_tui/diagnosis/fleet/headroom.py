@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from gpumem_tui.diagnosis.findings.memory import as_planned
 from gpumem_tui.diagnosis.findings.records import Thresholds
-from gpumem_tui.diagnosis.fleet.kept import kept_by
+from gpumem_tui.diagnosis.fleet.kept import kept
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, NodeLow
 
 
@@ -51,7 +51,7 @@ class Shares(NamedTuple):
     per_node: dict[str, dict[str, float]]
 
 
-@kept_by("node", "joined", "gpu_memory_utilization", "gpus")
+@kept
 def engine_shares(engines: list[FleetEngine]) -> Shares:
     """`shares` of all the engines and per node: the fleet's reader and its judge ask it of each sample, and an
     engine's gauges, which move with every scrape, do not count (kept.py), so a node's dict is the very one of

@@ -10,10 +10,10 @@ import operator
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpumem_tui.records import updated
 from gpumem_tui.sources.prometheus.client import Result, Series
+from gpumem_tui.sources.prometheus.engine_stable import stable
 from gpumem_tui.sources.prometheus.fleet_engines import Counts
 from gpumem_tui.sources.prometheus.fleet_nodes import FIELDS, NodeMemo, Shape, Sums, nodes_of, same_age
 from gpumem_tui.sources.prometheus.labels import EXPORTER_POD, node_of, per_node
@@ -75,7 +75,7 @@ def node_part(
     as canned answers give them; None: read from `node_memory` and `node_reserved`). `kept`: the last refresh's,
     whose part is returned where it was made of the same (then `looks.needs` is set from it)."""
     parts = (counts, shapes, *(results.get(name) for name in ANSWERS), *(() if looks is None else looks.parts))
-    same = (tuple(_as_nodes_read(e) for e in engines), stale, sums is None)
+    same = (stable(engines), stale, sums is None)
     engines_alike = False  # the engines as the nodes read them, compared once (10,000 of them: 10-14 ms)
     if kept is not None and kept.part is not None:
         engines_alike = same[0] == kept.same[0]
@@ -135,12 +135,6 @@ def _node_sums(memory: Result, reserved: Result, kept: NodesKept | None) -> Sums
     if kept is not None:
         kept.sums = (memory, reserved, sums)
     return sums
-
-
-def _as_nodes_read(engine: FleetEngine) -> tuple[Any, ...]:
-    """What a node's record and the look read of an engine: its name, node, model, GPUs and planned share."""
-    e = engine
-    return (e.node, e.namespace, e.pod, e.instance, e.engine, e.model_name, e.gpu_memory_utilization, e.joined, e.gpus)
 
 
 def _same(now: tuple[object, ...], then: tuple[object, ...], but: int | None = None) -> bool:
