@@ -4,6 +4,8 @@ only the engines' gauges moved the answers are the very ones of the last sample.
 
 from __future__ import annotations
 
+import pytest
+
 from gpumem_tui.diagnosis.findings import Thresholds
 from gpumem_tui.diagnosis.fleet import kept, memory
 from gpumem_tui.diagnosis.fleet.headroom import engine_shares
@@ -58,8 +60,14 @@ def _engines(**by_node) -> list[FleetEngine]:
     return out
 
 
-SAMPLES = [
-    (BASE, None),
+CHANGES = [
+    (
+        _with(
+            BASE,
+            nodes=[*NODES[:3], NODES[3].model_copy(update={"low": LOW.model_copy(update={"gpus": 0})}), BASE.nodes[4]],
+        ),
+        None,
+    ),  # none counted
     (_with(BASE, engines=_engines(n0={"kv_usage_fraction": 0.99, "requests_waiting": 4.0})), None),  # gauges
     (_with(BASE, engines=_engines(n1={"gpu_memory_utilization": 0.80})), None),  # n1 not as planned
     (
@@ -82,6 +90,13 @@ SAMPLES = [
     (_with(BASE, stale_nodes={"n1": 900.0}), None),
     (BASE, None),
 ]
+SAMPLES = [(BASE, None), *(each for change in CHANGES for each in (change, (BASE, None)))]
+"""Each change after BASE and BASE after it: a kept answer is asked both ways."""
+
+
+UNREAD = [(_with(sample, gpus=[]), t) for sample, t in SAMPLES]
+"""The same, no GPU read one by one: every node told by its count (the nodes' words kept whole where they and
+their shares are the same objects)."""
 
 
 def _said(sample: FleetSample, t: Thresholds | None) -> list[dict]:
@@ -94,12 +109,13 @@ def _fresh(sample: FleetSample, t: Thresholds | None) -> list[dict]:
     return _said(sample, t)
 
 
-def test_a_judge_that_kept_the_last_samples_says_what_a_judge_from_nothing_says():
-    fresh = [_fresh(s, t) for s, t in SAMPLES]
+@pytest.mark.parametrize("samples", [SAMPLES, UNREAD], ids=["a node read GPU by GPU", "every node by its count"])
+def test_a_judge_that_kept_the_last_samples_says_what_a_judge_from_nothing_says(samples):
+    fresh = [_fresh(s, t) for s, t in samples]
     assert len({str(f) for f in fresh}) >= 7  # the changes change the answers: the test can fail
     kept.forget()
     memory.forget()
-    for (sample, t), expected in zip(SAMPLES * 2, fresh * 2, strict=True):
+    for (sample, t), expected in zip(samples * 2, fresh * 2, strict=True):
         assert _said(sample, t) == expected
 
 

@@ -4,6 +4,7 @@ its GPUs under the fraction are as its engines planned (counted by the overview,
 from __future__ import annotations
 
 from collections import defaultdict
+from operator import is_
 
 from gpumem_tui.diagnosis.findings.memory import AS_PLANNED_ADVICE, headroom_severity
 from gpumem_tui.diagnosis.findings.memory import headroom_low as node_headroom_low
@@ -39,6 +40,25 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
         plans = utilization_plan(gpu, planned_free(total, given) or 0) if given is not None else []
         said = judged(node_headroom_low, gpu_sample(gpu, sample), t, plans)
         findings += [FleetFinding(node=gpu.node, finding=f) for f in said]
+    return findings + _per_node(sample, per_node, planned, t)
+
+
+def _per_node(
+    sample: FleetSample, per_node: dict[str, dict[str, float]], planned: dict[str, list[tuple[int, int]]], t: Thresholds
+) -> list[FleetFinding]:
+    """Each node's as-planned finding; the last sample's list where its nodes are the very same records, their
+    shares the same dicts and no GPU was read one by one (between two evaluations of the rules: node_part.py)."""
+    last = next(iter(NODES_SAID), None)
+    if (
+        not planned
+        and last is not None
+        and last[1] is per_node
+        and last[2] == sample.stale_nodes
+        and len(last[0]) == len(sample.nodes)
+        and all(map(is_, last[0], sample.nodes))
+    ):
+        return last[3]
+    findings = []
     for node in sample.nodes:
         if node.name in sample.stale_nodes:
             continue
@@ -47,6 +67,8 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
             findings.append(_as_planned(node.name, planned[node.name], mine, t))
         elif (counted := _by_low(node, mine, t)) is not None:
             findings.append(counted)
+    if not planned:
+        NODES_SAID[:] = [(sample.nodes, per_node, dict(sample.stale_nodes), findings)]
     return findings
 
 
@@ -55,8 +77,11 @@ NONE: dict[str, float] = {}
 BY_LOW: dict[str, tuple[NodeLow, int, dict[str, float], FleetFinding | None]] = {}
 """Each node's last answer from its `low`, with what it came from: between two evaluations of the rules a node's
 `low` and its engines' shares are the very objects of the last sample (node_part.py, headroom.engine_shares)."""
+NODES_SAID: list[tuple[list[FleetNode], dict[str, dict[str, float]], dict[str, float | None], list[FleetFinding]]]
+NODES_SAID = []
+"""The last sample's nodes, their shares and stale nodes, and what was said of them (one, replaced whole)."""
 THRESHOLDS: list[Thresholds | None] = [None]
-"""The thresholds BY_LOW's answers were judged by."""
+"""The thresholds BY_LOW's and NODES_SAID's answers were judged by."""
 
 
 def _forget_gone(nodes: int, t: Thresholds) -> None:
@@ -64,6 +89,7 @@ def _forget_gone(nodes: int, t: Thresholds) -> None:
     answers where the thresholds are not those they were judged by."""
     if THRESHOLDS[0] != t:
         BY_LOW.clear()
+        NODES_SAID.clear()
         THRESHOLDS[0] = t
     for memo in (BY_LOW, SAID):
         if len(memo) > 2 * nodes + 1000:
@@ -74,6 +100,7 @@ def forget() -> None:
     """The nodes' kept answers and words let go (a judge from nothing)."""
     BY_LOW.clear()
     SAID.clear()
+    NODES_SAID.clear()
     THRESHOLDS[0] = None
 
 
