@@ -109,6 +109,17 @@ def plan_json(capsys, argv):
     return json.loads(capsys.readouterr().out)
 
 
+def test_a_pool_between_the_advice_and_the_failure_is_advised_a_size(capsys):
+    """On 2 x H100 a 68 GiB pool fits (69.49 GiB is left beside the weights) but leaves the CUDA graphs and
+    the sampler warm-up too little: the advice is the size that leaves them room, which clears the warning,
+    not a lower --gpu-memory-utilization, which vLLM does not apply to a size given."""
+    code, out = plan(capsys, "--engine", "vllm", "--gpus", "2", "--kv-cache-memory", "68GiB")
+    assert code == 0 and "Fits on 2 x" in out and "lower --gpu-memory-utilization" not in out
+    assert "pass --kv-cache-memory 66.97GiB or less, or lower --max-num-seqs" in out
+    code, out = plan(capsys, "--engine", "vllm", "--gpus", "2", "--kv-cache-memory", "66.97GiB")
+    assert code == 0 and "Fits on 2 x" in out and "out-of-memory" not in out
+
+
 def test_kv_cache_memory_that_fits_still_fits(capsys):
     code, out = plan(capsys, "--engine", "vllm", "--kv-cache-memory", "40GiB")
     assert code == 0 and "Fits on 1 x" in out and "does not fit" not in out
