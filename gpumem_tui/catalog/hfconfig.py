@@ -59,8 +59,9 @@ _GEMMA3_DEFAULTS = {
 }
 _QUANT_FORMATS = {"fp8": "fp8", "mxfp4": "mxfp4", "gptq": "gptq", "awq": "awq"}
 """A checkpoint's quant_method as the format it ships in: GPTQ and AWQ by their vLLM method, which sizes
-their group scales (and AWQ's zero points) as vLLM and SGLang load them; on compute capability 8.0 and
-up both engines run them as gptq_marlin / awq_marlin, which hold the same bytes."""
+their group scales (and AWQ's zero points) at the config's group size as vLLM and SGLang load them; from
+compute capability 7.5 (Marlin's least, marlin_utils.py:56 at vLLM 0.19.0) both engines run them as
+gptq_marlin / awq_marlin, which hold the same bytes."""
 
 
 MAX_CONFIG_BYTES = 4 * 2**20
@@ -247,7 +248,8 @@ def _common(config: dict, warnings: list[str]) -> dict:
         "max_context": whole("max_position_embeddings", config.get("max_position_embeddings")),
         "qkv_bias": bool(config.get("attention_bias", False)),
         "attention_out_bias": False,
-        "checkpoint_format": _checkpoint_format(config, warnings),
+        "checkpoint_format": (method := _checkpoint_format(config, warnings)),
+        "quant_group_size": _group_size(config, method, warnings),
     }
 
 
@@ -683,6 +685,22 @@ def _checkpoint_format(config: dict, warnings: list[str]) -> str | None:
     if bits != 4:
         warnings.append(f"{method} checkpoint of {bits!r}-bit weights: sized as 4-bit")
     return method
+
+
+def _group_size(config: dict, method: str | None, warnings: list[str]) -> int | None:
+    """Weights per scale of a 4-bit AWQ or GPTQ checkpoint, by the keys vLLM reads (awq.py:88, gptq.py:148 at
+    0.19.0); None where the config does not say (128 is sized) or it is not one."""
+    if method not in ("gptq", "awq"):
+        return None
+    quant = config["quantization_config"]
+    keys = ("q_group_size", "group_size") if method == "awq" else ("group_size",)
+    value = next((quant[key] for key in keys if key in quant), None)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not (value == -1 or value > 0):
+        warnings.append(f"{method} checkpoint's group_size {value!r} is not a whole number of weights: sized at 128")
+        return None
+    return value
 
 
 def _quant_method(config: dict) -> object:

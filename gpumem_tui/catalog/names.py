@@ -18,7 +18,8 @@ QUANT_SUFFIXES = [
     (r"[-.]fp8$", "fp8"),
     (r"[-.]quantized\.w8a8$", "w8a8"),
     (r"[-.]quantized\.w4a16$", "w4a16"),
-    (r"[-.](awq|gptq)(-int4)?$", "w4a16"),
+    (r"[-.]awq(-int4)?$", "awq"),
+    (r"[-.]gptq(-int4)?$", "gptq"),
 ]
 NEAREST = 3
 

@@ -150,6 +150,9 @@ class ModelSpec(_Entry):
     checkpoint_format: str | None = None
     """The format the published weights ship in, when it is not the native dtype: a catalog format (fp8,
     mxfp4, int4) or the vLLM method of a quantized checkpoint (awq, gptq, w4a16)."""
+    quant_group_size: int | None = Field(default=None, ge=-1, le=MAX_WIDTH)
+    """Weights per scale (and per zero point) of a 4-bit AWQ or GPTQ checkpoint, from its config's
+    `group_size` (-1: one per output channel); None: 128, what AutoAWQ and AutoGPTQ write by default."""
     qkv_bias: bool = False
     attention_out_bias: bool = False
     qk_norm: bool = False
@@ -183,6 +186,8 @@ class ModelSpec(_Entry):
                 f"hidden_size {self.hidden_size} does not split into {self.attention_heads} "
                 "attention heads (and no head_dim is given)"
             )
+        if self.quant_group_size == 0:
+            raise ValueError("quant_group_size 0: a group holds at least one weight (-1: one per output channel)")
         if self.moe is not None and self.moe.first_dense_layers > self.layers:
             raise ValueError(
                 f"moe.first_dense_layers {self.moe.first_dense_layers} is more than the {self.layers} layers"

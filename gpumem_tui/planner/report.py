@@ -18,6 +18,7 @@ from gpumem_tui.planner.serving import (
 )
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
 from gpumem_tui.planner.vllm.launch import LaunchLine, ServedModel, launch_line
+from gpumem_tui.planner.vllm.risks import typed_size
 from gpumem_tui.planner.warnings import room
 from gpumem_tui.units import fmt, gib
 
@@ -92,10 +93,35 @@ def serving_verdict(s: Serving) -> str:
     else:
         head = f"Does not fit on {where} {by}: {pool}."
     more = _more(e.max_users_at_context, e.max_context_at_users, inp.users, inp.context) if e.pool_tokens else ""
+    if s.pool_past_card is not None:
+        return _pool_past_card(s, head, by) + more
     longest = accepted_length(p.name, inp.model)
     if not e.starts and not s.fewest_gpus and longest and inp.context > longest:
         return head + " More GPUs do not change that: the maximum is the model's." + more
     return head + _fewest(s.fewest_gpus) + more
+
+
+def _pool_past_card(s: Serving, head: str, by: str) -> str:
+    """A --kv-cache-memory that no split has room for: the size is each GPU's, so one verdict says so with the
+    largest size that starts, in place of a GPU count. With the split given, its own failure comes first."""
+    past, gpu = s.pool_past_card, s.plan.input.gpu.key
+    assert past is not None
+    most, asked = past.most_bytes, gib(past.asked_bytes)
+    if past.split_given:
+        largest = f"the largest any split starts with is {gib(most)}, on {past.gpus} GPU(s)" if most > 0 else ""
+        return f"{head} More GPUs do not make room for {asked}: --kv-cache-memory sets the KV cache of each GPU, " + (
+            f"and {largest}." if largest else "and no split leaves room for a KV cache beside the weights."
+        )
+    largest = (
+        f"the largest that starts is {gib(most)}, on {past.gpus} GPU(s), with room for the CUDA graphs and "
+        f"sampler warm-up after it: pass --kv-cache-memory {typed_size(most)} or less"
+        if most > 0
+        else "no split leaves room for a KV cache beside the weights: shrink the weights"
+    )
+    return (
+        f"Does not start on any number of {gpu} {by}: --kv-cache-memory sets the KV cache of each GPU, and "
+        f"{asked} is more than one {gpu} leaves room for on any split; {largest}."
+    )
 
 
 def split_reason(asked: PlanInput, s: Serving, engine: EngineOptions | None = None) -> str | None:

@@ -261,6 +261,38 @@ def engine_split(inp: PlanInput, engine: EngineOptions, fewest: int | None = Non
     return gpus // engine.pp
 
 
+class PoolPastCard(Record):
+    """A --kv-cache-memory that no split leaves room for: vLLM allocates the size on every GPU as given, so
+    more GPUs never make it fit. The largest size that starts, and the split that leaves room for it."""
+
+    asked_bytes: int
+    most_bytes: int
+    """Negative where no split leaves room for any KV cache beside the weights."""
+    gpus: int
+    split_given: bool
+    """The plan's split was asked for (`--gpus`): its own failure is said first."""
+
+
+def pool_past_card(inp: PlanInput, engine: EngineOptions) -> PoolPastCard | None:
+    """Where --kv-cache-memory is past what one card leaves room for on every split the model takes (each
+    prediction's own largest size, `kv_cache_memory_most_bytes`), the split that leaves the most; None where
+    a split leaves room for it or the size is not given (or the release has no such flag)."""
+    asked = engine.kv_cache_memory_bytes
+    if engine.name != "vllm" or not asked:
+        return None
+    best: PoolPastCard | None = None
+    for tp in SPLITS:
+        if split_problem(inp.model, tp, inp.kv_heads) is not None:
+            continue
+        prediction = engine_answer(inp, engine, tp).prediction
+        most = prediction.kv_cache_memory_most_bytes if isinstance(prediction, EnginePrediction) else None
+        if most is None or most >= asked:
+            return None
+        if best is None or most > best.most_bytes:
+            best = PoolPastCard(asked_bytes=asked, most_bytes=most, gpus=tp * engine.pp, split_given=bool(inp.gpus))
+    return best
+
+
 class Serving(Record):
     """The plan of one question. `method` says who decided: `plain` (weights + KV + overhead) or the
     engine's name; `plan` is always the plain method on the same split (with an engine, the cross-check)."""
@@ -269,6 +301,8 @@ class Serving(Record):
     plan: Plan
     engine: EngineAnswer | None = None
     engine_fewest_gpus: int | None = None
+    pool_past_card: PoolPastCard | None = None
+    """Set where the --kv-cache-memory asked for fits on no split: the verdict says so, not a GPU count."""
 
     @property
     def gpus(self) -> int:
@@ -322,7 +356,11 @@ def serve(inp: PlanInput, engine: EngineOptions | None = None) -> Serving:
         return Serving(method="plain", plan=make_plan(inp))
     fewest = engine_fewest(inp, engine)
     split_at = fewest
-    if fewest is None and not inp.gpus:
+    past = pool_past_card(inp, engine) if fewest is None else None
+    if past is not None and not inp.gpus:
+        # a pool no card has room for fails on every split: plan the one that leaves the most room
+        split_at = past.gpus
+    elif fewest is None and not inp.gpus:
         # a length the engine refuses fails on every split: plan the one its memory needs at that length
         split_at = engine_fewest(inp, engine, check_length=False) or SPLITS[-1] * engine.pp
     tp = engine_split(inp, engine, split_at)
@@ -331,4 +369,5 @@ def serve(inp: PlanInput, engine: EngineOptions | None = None) -> Serving:
         plan=make_plan(inp.model_copy(update={"gpus": tp * engine.pp})),
         engine=engine_answer(inp, engine, tp),
         engine_fewest_gpus=fewest,
+        pool_past_card=past,
     )

@@ -42,7 +42,9 @@ def test_a_repository_alias_without_its_source_is_refused(tmp_path):
         ("Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-70B", True, None),
         ("/models/Llama-3.1-8B-Instruct/", "meta-llama/Llama-3.1-8B-Instruct", False, None),
         ("RedHatAI/Llama-3.2-1B-Instruct-FP8-dynamic", "meta-llama/Llama-3.2-1B", False, "fp8"),
-        ("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "meta-llama/Llama-3.1-70B", False, "w4a16"),
+        ("hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "meta-llama/Llama-3.1-70B", False, "awq"),
+        ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "Qwen/Qwen2.5-7B-Instruct", False, "gptq"),
+        ("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w4a16", "meta-llama/Llama-3.1-8B-Instruct", False, "w4a16"),
     ],
 )
 def test_each_step_of_the_resolver(catalog, name, entry, exact, quantization):

@@ -2,6 +2,7 @@
 check) and a --kv-cache-memory larger than the card. `--check` fails on them and no suggestion passes the
 maximum."""
 
+import json
 import re
 import shlex
 
@@ -72,9 +73,51 @@ def test_kv_cache_memory_larger_than_the_card_does_not_start(capsys):
     assert 60 < parse_size(asked.split()[1]) / GIB < 79.19
     assert "These GPUs hold" not in out  # no pool is allocated: no conversations to promise
     # the advice typed as it is printed, on the split it was said for, starts
-    gpus = re.search(r"Does not start on (\d+) x", out).group(1)
+    gpus = re.search(r"on (\d+) GPU\(s\), with room", out).group(1)
     code, out = plan(capsys, "--engine", "vllm", "--gpus", gpus, *shlex.split(asked))
     assert code == 0 and "does not fit" not in out, out
+
+
+def test_a_pool_no_card_has_room_for_is_one_verdict_not_a_gpu_search(capsys):
+    """The size is each GPU's (vLLM allocates it as given on every rank): more GPUs never make room for it, so
+    the verdict says that with the largest size that starts, not 'Not even 8 of these GPUs fit this load'."""
+    argv = ["plan", "--model", "llama-3.1-70b", "--gpu", "h100", "--engine", "vllm", "--kv-cache-memory", "1000GB"]
+    assert main([*argv, "--check"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Not even" not in out and "Fewest GPUs" not in out
+    most = re.search(r"the largest that starts is ([\d.]+ GiB), on (\d+) GPU\(s\)", out)
+    assert (
+        "Does not start on any number of H100-SXM-80GB by vLLM 0.33.0's own sizing: --kv-cache-memory sets the KV "
+        in out
+    )
+    assert "931.32 GiB is more than one H100-SXM-80GB leaves room for on any split" in out
+    # the largest on the split named is the one its own prediction gives, and no split gives more
+    assert most.group(2) == "8" and f"pass --kv-cache-memory {most.group(1).replace(' ', '')} or less." in out
+    said = {n: plan_json(capsys, [*argv, "--gpus", n]) for n in ("2", "4", "8")}
+    assert all("More GPUs do not make room for 931.32 GiB" in d["verdict"] for d in said.values())
+    assert all(
+        f"the largest any split starts with is {most.group(1)}, on 8 GPU(s)" in d["verdict"] for d in said.values()
+    )
+    assert all(d["fewest_gpus"] is None and not d["fits"] for d in said.values())
+    # a size some split has room for keeps the search's answer
+    assert main([*argv[:-1], "50GiB", "--check"]) == 0
+    assert "Fewest GPUs that fit: 8." in " ".join(capsys.readouterr().out.split())
+
+
+def plan_json(capsys, argv):
+    main([*argv, "--json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_pool_between_the_advice_and_the_failure_is_advised_a_size(capsys):
+    """On 2 x H100 a 68 GiB pool fits (69.49 GiB is left beside the weights) but leaves the CUDA graphs and
+    the sampler warm-up too little: the advice is the size that leaves them room, which clears the warning,
+    not a lower --gpu-memory-utilization, which vLLM does not apply to a size given."""
+    code, out = plan(capsys, "--engine", "vllm", "--gpus", "2", "--kv-cache-memory", "68GiB")
+    assert code == 0 and "Fits on 2 x" in out and "lower --gpu-memory-utilization" not in out
+    assert "pass --kv-cache-memory 66.97GiB or less, or lower --max-num-seqs" in out
+    code, out = plan(capsys, "--engine", "vllm", "--gpus", "2", "--kv-cache-memory", "66.97GiB")
+    assert code == 0 and "Fits on 2 x" in out and "out-of-memory" not in out
 
 
 def test_kv_cache_memory_that_fits_still_fits(capsys):

@@ -8,7 +8,9 @@ import pytest
 from gpumem_tui.catalog.hfconfig import model_from_config
 from gpumem_tui.cli import main
 from gpumem_tui.planner.dtypes import PlanInputError
-from gpumem_tui.planner.vllm.loaded import QUANTIZATION, quantization_of
+from gpumem_tui.planner.params import count_params
+from gpumem_tui.planner.vllm.from_log import quantization_method
+from gpumem_tui.planner.vllm.loaded import QUANTIZATION, loaded_weight_bytes, quantization_of
 from tests.configs import SMALL_LLAMA
 
 AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"}
@@ -45,6 +47,47 @@ def test_awq_holds_its_zero_points_and_8_bit_gptq_is_int8():
     assert spec.checkpoint_format == "int8" and warnings == []
     spec, warnings = model_from_config(dict(SMALL_LLAMA, quantization_config=dict(GPTQ, bits=3)), "m")
     assert spec.checkpoint_format == "gptq" and warnings == ["gptq checkpoint of 3-bit weights: sized as 4-bit"]
+
+
+def test_a_quantized_copy_by_its_name_holds_its_methods_layout(catalog):
+    """-AWQ and -GPTQ names are sized as vLLM loads those checkpoints (0.19.0): 4-bit values and an fp16 scale
+    per group of 128 in every output column, and AWQ's packed 4-bit zero point beside it (awq_marlin keeps
+    them; gptq_marlin frees GPTQ's), not both as w4a16."""
+    base = catalog.model("meta-llama/Llama-3.1-8B")
+    linear = count_params(base).linear
+    awq, gptq = catalog.model("x/Llama-3.1-8B-AWQ"), catalog.model("x/Llama-3.1-8B-GPTQ-Int4")
+    assert (awq.checkpoint_format, gptq.checkpoint_format) == ("awq", "gptq")
+    assert quantization_of(None, awq) == ("linear", 4 + (16 + 4) / 128)
+    assert quantization_of(None, gptq) == quantization_of("w4a16", base) == ("linear", 4 + 16 / 128)
+    awq_bytes, gptq_bytes = (loaded_weight_bytes(spec, 2, quantization_of(None, spec)) for spec in (awq, gptq))
+    assert awq_bytes - gptq_bytes == pytest.approx(linear * 4 / 128 / 8, abs=1)  # the zero points alone
+    # a log that names the method it ran sizes it so
+    assert (quantization_method("awq_marlin", None), quantization_method("gptq_marlin", "awq")) == (
+        "awq_marlin",
+        "gptq_marlin",
+    )
+
+
+@pytest.mark.parametrize(
+    "quant, group, bits",
+    [
+        (GPTQ, 128, 4.125),
+        (dict(GPTQ, group_size=32), 32, 4.5),
+        (dict(GPTQ, group_size=-1), -1, 4.0),  # one scale per output column
+        (dict(AWQ, group_size=64), 64, 4 + 20 / 64),
+        ({"quant_method": "awq", "w_bit": 4, "q_group_size": 32, "zero_point": True}, 32, 4.625),  # AutoAWQ's keys
+        (dict(AWQ, group_size=None), None, 4 + 20 / 128),
+    ],
+)
+def test_the_group_size_comes_from_the_config(quant, group, bits):
+    spec, warnings = model_from_config(dict(SMALL_LLAMA, quantization_config=quant), "m")
+    assert (spec.quant_group_size, quantization_of(None, spec), warnings) == (group, ("linear", bits), [])
+
+
+def test_a_group_size_that_is_no_count_is_said_and_sized_at_128():
+    spec, warnings = model_from_config(dict(SMALL_LLAMA, quantization_config=dict(AWQ, group_size=0)), "m")
+    assert spec.quant_group_size is None and quantization_of(None, spec) == ("linear", 4 + 20 / 128)
+    assert warnings == ["awq checkpoint's group_size 0 is not a whole number of weights: sized at 128"]
 
 
 def test_check_plans_an_awq_config(tmp_path, capsys):

@@ -11,7 +11,7 @@ from gpumem_tui.planner.vllm import EngineSettings, predict
 from gpumem_tui.planner.vllm.blocks import Layout, tokens_and_concurrency
 from gpumem_tui.planner.vllm.from_log import Stated, release_of, settings_from
 from gpumem_tui.planner.vllm.versions import parse_version, rules_for
-from gpumem_tui.units import GIB
+from gpumem_tui.units import GIB, parse_size
 from tests.datafiles import CALIBRATION
 
 # Cases the model is known to miss, and why (kept in the open, and in the accuracy note).
@@ -125,6 +125,25 @@ def test_graphs_outside_the_budget_warn_when_utilization_leaves_too_little(catal
 def test_kv_cache_memory_flag_bypasses_profiling(catalog):
     p = predict(settings(catalog, version="0.19.0", max_model_len=8192, kv_cache_memory_bytes=10 * GIB))
     assert p.kv_cache_bytes == 10 * GIB and p.num_gpu_blocks == 10 * GIB // (32 * 65536)
+
+
+def test_a_set_pool_short_of_graph_room_is_advised_a_size_not_a_utilization(catalog):
+    """With --kv-cache-memory vLLM allocates the size as given whatever --gpu-memory-utilization says
+    (gpu_worker.py:344-362 at 0.19.0): a size that fits the card but leaves too little for the CUDA graphs and
+    the sampler warm-up is advised a smaller size, which clears the warning; a lower utilization does not."""
+    ask = dict(model="llama-3.1-70b", tp=2, quantization="w4a16", max_model_len=8192, version="0.19.0")
+    p = predict(settings(catalog, **ask, kv_cache_memory_bytes=56 * GIB))
+    assert not p.failures and len(p.warnings) == 1, p.warnings
+    (warning,) = p.warnings
+    assert "lower --gpu-memory-utilization" not in warning and "whatever --gpu-memory-utilization says" in warning
+    typed = re.search(r"pass --kv-cache-memory (\S+) or less, or lower --max-num-seqs", warning).group(1)
+    assert parse_size(typed) <= p.kv_cache_memory_most_bytes < parse_size(typed) + GIB // 100  # rounded down
+    lower = predict(settings(catalog, **ask, kv_cache_memory_bytes=56 * GIB, utilization=0.5))
+    assert lower.kv_cache_bytes == 56 * GIB and lower.warnings == p.warnings  # the old advice changes nothing
+    advised = predict(settings(catalog, **ask, kv_cache_memory_bytes=parse_size(typed)))
+    assert not advised.failures and not advised.warnings
+    fewer = predict(settings(catalog, **ask, kv_cache_memory_bytes=56 * GIB, max_num_seqs=64))
+    assert not fewer.warnings
 
 
 def _calibration_results(catalog):

@@ -8,6 +8,7 @@ from gpumem_tui.catalog import Catalog, LookupFailed, ModelSpec
 from gpumem_tui.catalog.schema import GpuSpec
 from gpumem_tui.planner.dtypes import PlanInputError
 from gpumem_tui.planner.vllm.lengths import longest_accepted
+from gpumem_tui.planner.vllm.loaded import QUANTIZATION
 from gpumem_tui.planner.vllm.records import EngineSettings
 from gpumem_tui.planner.vllm.versions import DEFAULT_VERSION
 from gpumem_tui.planner.vllm.vision import mm_limits
@@ -101,8 +102,12 @@ def quantization_method(stated: str | None, implied: str | None) -> str | None:
         return implied
     if label == "compressed-tensors":
         return implied or "w8a8"
-    if label.startswith(("gptq", "awq")):
-        return "w4a16"
+    if label in QUANTIZATION:  # awq_marlin, gptq_marlin, ...: the method it ran, sized by its own layout
+        return label
+    if label.startswith("awq"):
+        return "awq"
+    if label.startswith("gptq"):
+        return "gptq"
     return label
 
 

@@ -10,18 +10,37 @@ from gpumem_tui.planner.params import count_params
 from gpumem_tui.planner.vllm.vision import rope_cache_bytes
 
 # Bits per quantized weight, scales included, and which weights the method converts. Embeddings and
-# the LM head stay in the model dtype for all of them (vLLM quantizes linear layers only).
+# the LM head stay in the model dtype for all of them (vLLM quantizes linear layers only). The 4-bit group
+# methods are sized by `group_bits` from the checkpoint's group size; these are their bits at 128.
 QUANTIZATION = {
     "fp8": ("linear", 8.0),
     "w8a8": ("linear", 8.0),
     "int8": ("linear", 8.0),
-    "w4a16": ("linear", 4.125),  # 4-bit values + one fp16 scale per group of 128
+    "w4a16": ("linear", 4.125),
     "gptq": ("linear", 4.125),
     "gptq_marlin": ("linear", 4.125),
-    "awq": ("linear", 4.156),  # plus a 4-bit zero point per group
-    "awq_marlin": ("linear", 4.156),
+    "awq": ("linear", 4.15625),
+    "awq_marlin": ("linear", 4.15625),
     "mxfp4": ("experts", 4.25),
 }
+ZERO_POINT_BITS = {"w4a16": 0, "gptq": 0, "gptq_marlin": 0, "awq": 4, "awq_marlin": 4}
+"""The 4-bit group methods: packed 4-bit values, one fp16 scale per group of input rows in every output
+column, and these bits of zero point per group beside it. AWQ keeps its packed 4-bit zero points (awq.py:
+207-248 at 0.19.0, and awq_marlin repacks them: kernels/linear/mixed_precision/marlin.py); a GPTQ checkpoint
+runs as gptq_marlin, which takes symmetric weights only (gptq_marlin.py:97-100) and frees the zero points
+as it repacks (`zero_points=False`); compressed-tensors' W4A16 is symmetric too."""
+DEFAULT_GROUP = 128
+"""The group size where a checkpoint's config does not say (a name read as -AWQ or -GPTQ): AutoAWQ's and
+AutoGPTQ's default."""
+
+
+def group_bits(method: str, group: int | None) -> float:
+    """Bits per weight of a 4-bit group method: 4 + (16-bit scale + zero point) / group; per output channel
+    (group -1) one scale per column of a layer thousands of rows deep, taken as none."""
+    size = group or DEFAULT_GROUP
+    return 4 + ((16 + ZERO_POINT_BITS[method]) / size if size > 0 else 0.0)
+
+
 # A weight format of the catalog as vLLM's quantization method (16-bit formats load natively; nf4 is
 # bitsandbytes' 4-bit, sized like w4a16).
 FORMAT_TO_QUANTIZATION = {
@@ -54,6 +73,8 @@ def quantization_of(name: str | None, spec: ModelSpec) -> tuple[str, float] | No
     if key not in QUANTIZATION:
         what = f"quantization {name!r}" if name is not None else f"{spec.id}'s checkpoint format {given!r}"
         raise PlanInputError(f"unknown {what}; use one of {', '.join(sorted(QUANTIZATION))}")
+    if key in ZERO_POINT_BITS:
+        return QUANTIZATION[key][0], group_bits(key, spec.quant_group_size)
     return QUANTIZATION[key]
 
 

@@ -26,7 +26,7 @@ from gpumem_tui.planner.vllm.profile import (
     torch_total_bytes,
 )
 from gpumem_tui.planner.vllm.records import EnginePrediction, EngineSettings, RankPrediction
-from gpumem_tui.planner.vllm.risks import failures_and_warnings
+from gpumem_tui.planner.vllm.risks import failures_and_warnings, largest_set_pool
 from gpumem_tui.planner.vllm.sampler import runner_note, sampler_peak_bytes, sm_count_note
 from gpumem_tui.planner.vllm.versions import Rules, default_batching, rules_for
 from gpumem_tui.planner.vllm.vision import vision_notes, vision_terms
@@ -153,7 +153,12 @@ def predict(settings: EngineSettings) -> EnginePrediction:
     )
     failures, warnings = failures_and_warnings(settings, run.rules, prediction, lay)
     return prediction.model_copy(
-        update={"failures": failures, "warnings": warnings, "log_lines": log_lines(run.rules, prediction)}
+        update={
+            "failures": failures,
+            "warnings": warnings,
+            "log_lines": log_lines(run.rules, prediction),
+            "kv_cache_memory_most_bytes": largest_set_pool(settings, run.rules, prediction),
+        }
     )
 
 

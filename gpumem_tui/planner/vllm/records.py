@@ -99,6 +99,9 @@ class EnginePrediction(FiniteRecord):
     log_lines: list[str]
     failures: list[str]
     warnings: list[str]
+    kv_cache_memory_most_bytes: int | None = None
+    """With --kv-cache-memory (0.10.2+), which sets each GPU's pool: the largest size that starts on this
+    split, with room for the CUDA graphs and sampler warm-up after it (negative: none does). None without it."""
     assumed: list[str] = []
     """Figures the vLLM source read does not decide for this GPU or release, each said as assumed."""
     terms: dict[str, int] = {}

@@ -44,7 +44,7 @@ def failures_and_warnings(
             f"no memory left for the KV cache ({gib(p.kv_cache_bytes)}): weights, activations and "
             "overheads exceed the budget; raise utilization, shorten batches or add GPUs"
         )
-    elif too_big := _set_pool_too_big(settings, rules, p, free):
+    elif too_big := _set_pool_too_big(settings, rules, p):
         failures.append(too_big)
         return failures, warnings
     elif (
@@ -64,23 +64,43 @@ def failures_and_warnings(
     return failures, warnings
 
 
-def _set_pool_too_big(settings: EngineSettings, rules: Rules, p: EnginePrediction, free: int) -> str | None:
-    """--kv-cache-memory past what the card has left: vLLM takes the size as given, without a profile or a
-    check against free memory (v1/worker/gpu_worker.py:344-362 at 0.19.0), and allocating the pool runs
-    out of memory. Then the CUDA graphs and the sampler warm-up need room after it too."""
+def set_pool_room(settings: EngineSettings, rules: Rules, p: EnginePrediction) -> tuple[int, int, int] | None:
+    """With --kv-cache-memory (0.10.2+): what the card holds beside the pool (weights, non-torch memory, the
+    profile's buffers that stay), the room that leaves for the pool, and the largest pool that also leaves
+    room for the CUDA graphs and the sampler warm-up that run after it; None without the flag. vLLM takes
+    the size as given, without a profile or a check against free memory (v1/worker/gpu_worker.py:344-362
+    at 0.19.0); --gpu-memory-utilization then only sets the free memory it asks for at start
+    (v1/worker/utils.py:403-423)."""
     if not (settings.kv_cache_memory_bytes and rules.kv_cache_memory_flag):
         return None
+    free = p.total_gpu_memory_bytes - settings.other_processes_bytes
     held = held_after_pool(settings, rules, p) - p.ranks[-1].kv_cache_bytes
     held = max([held, *(rank.weights_bytes + rank.non_torch_bytes for rank in p.ranks)])
     room = free - held
-    if p.kv_cache_bytes <= room:
-        return None
     after = p.cudagraph_bytes + (warmup_bytes(settings, rules, p) if rules.v1 else 0)
-    most = room - after
-    # one shell word, rounded down: the size as typed on a command line, within the room it names
-    typed = f"{math.floor(most / GIB * 100) / 100:.2f}GiB"
+    return held, room, room - after
+
+
+def largest_set_pool(settings: EngineSettings, rules: Rules, p: EnginePrediction) -> int | None:
+    """The largest --kv-cache-memory that starts on this split (`set_pool_room`); None without the flag."""
+    room = set_pool_room(settings, rules, p)
+    return room[2] if room else None
+
+
+def typed_size(n_bytes: int) -> str:
+    """A --kv-cache-memory size as one shell word, rounded down so that it stays within the room it names."""
+    return f"{math.floor(n_bytes / GIB * 100) / 100:.2f}GiB"
+
+
+def _set_pool_too_big(settings: EngineSettings, rules: Rules, p: EnginePrediction) -> str | None:
+    """--kv-cache-memory past what the card has left: allocating the pool runs out of memory."""
+    found = set_pool_room(settings, rules, p)
+    if found is None or p.kv_cache_bytes <= found[1]:
+        return None
+    held, room, most = found
+    free = p.total_gpu_memory_bytes - settings.other_processes_bytes
     advice = (
-        f"pass --kv-cache-memory {typed} or less (room for the CUDA graphs and sampler warm-up after it)"
+        f"pass --kv-cache-memory {typed_size(most)} or less (room for the CUDA graphs and sampler warm-up after it)"
         if most > 0
         else "nothing is left for a KV cache on this GPU; add GPUs or shrink the weights"
     )
@@ -120,10 +140,20 @@ def _headroom(settings: EngineSettings, rules: Rules, p: EnginePrediction, free:
     parts = ([f"CUDA graphs (~{gib(graphs)})"] if graphs else []) + (
         [f"the sampler warm-up for {p.max_num_seqs} requests (~{gib(warmup)})"] if warmup else []
     )
+    ran = f"{' and '.join(parts)} run after the KV cache is allocated and need about {gib(need)}, but"
+    most = largest_set_pool(settings, rules, p)
+    if most is None:
+        return [
+            f"{ran} at utilization {settings.utilization:.2f} {gib(max(left, 0))} is left: {OOM_AT_START}; "
+            "lower --gpu-memory-utilization or --max-num-seqs"
+        ]
+    # the pool is the size given whatever the utilization: only a smaller size or fewer sequences make room
     return [
-        f"{' and '.join(parts)} run after the KV cache is allocated and need about {gib(need)}, but "
-        f"at utilization {settings.utilization:.2f} {gib(max(left, 0))} is left: {OOM_AT_START}; "
-        "lower --gpu-memory-utilization or --max-num-seqs"
+        f"{ran} only {gib(max(left, 0))} of the card's {gib(free)} is left beside the {gib(p.kv_cache_bytes)} "
+        f"asked for with --kv-cache-memory (vLLM allocates that size whatever --gpu-memory-utilization says): "
+        f"{OOM_AT_START}; "
+        + (f"pass --kv-cache-memory {typed_size(most)} or less, or " if most > 0 else "")
+        + "lower --max-num-seqs"
     ]
 
 
