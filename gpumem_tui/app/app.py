@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.app import App
+from textual.notifications import Notify
 from textual.screen import Screen
 
 from gpumem_tui.app.node import Node
 from gpumem_tui.app.screens.main import MainScreen
-from gpumem_tui.app.toasts import repaint_when_toasts_change
+from gpumem_tui.app.toasts import WaitWhileBoxed, repaint_when_toasts_change
 from gpumem_tui.diagnosis.findings import Finding
 from gpumem_tui.diagnosis.judge import Judge
 from gpumem_tui.glyphs import UNICODE, Glyphs
@@ -52,6 +53,8 @@ class GpuMemApp(App[None]):
         """What bars, gauges and sparklines are drawn with: Unicode, or ASCII for `--ascii` and non-UTF-8 terminals."""
         self.theme = theme
         self.fleet = fleet
+        self.boxed_toasts = WaitWhileBoxed(self)
+        """The notes that wait while a box is open, to show once it closes."""
         self.node: Node | None = None
         """The node the app opens on; None where it opens on the fleet."""
         if fleet is not None:
@@ -81,7 +84,11 @@ class GpuMemApp(App[None]):
 
     async def on_mount(self) -> None:
         repaint_when_toasts_change(self)
+        self.boxed_toasts.follow()
         await self.push_screen(self.first_screen())  # awaited: its first read has started once the app is ready
+
+    def on_notify(self, message: Notify) -> None:
+        self.boxed_toasts.arrived(message)  # before Textual's handler, which it may keep from running
 
     @property
     def node_screen(self) -> MainScreen | None:

@@ -55,7 +55,7 @@ async def test_node_help_reflows_scrolls_and_is_not_covered(make_app, size):
         inside = [row.split("│")[1].strip() for row in rows if row.count("│") >= 2]  # the box's rows
         text = [row for row in inside if row]
         assert "pods stand in for processes." in " ".join(text[-3:])  # the help's last line, scrolled to
-        assert not app._notifications  # the demo's intro would cover the box's lower right
+        assert not app._notifications  # the demo's intro waits for the box to close (test_toasts.py)
 
 
 async def test_fleet_help_reflows(fleet_sample):  # noqa: F811 - the fixture imported above

@@ -77,3 +77,33 @@ async def test_typing_on_the_model_list_searches(make_app):
         assert screen.focused is screen.query_one("#model-search")  # the rest of the name goes there too
         assert "qwen" in screen.model_id.lower()
         assert "qwen" in text_of(screen.query_one("#plan-view")).lower()
+
+
+def _letter_keys(screen: PlannerScreen) -> list[str]:
+    """The keys the planner binds that type a character: each is one a search could take."""
+    keys = {key for binding in screen.BINDINGS for key in binding.key.split(",")}
+    return sorted(key for key in keys if len(key) == 1 and key.isprintable())
+
+
+async def test_every_letter_typed_on_the_model_list_searches(make_app):
+    """`c` copies the launch line elsewhere; on the model list it is the first letter of "codellama"."""
+    app = make_app("busy-node")  # opens on the engine's plan, the model list focused
+    async with app.run_test(size=(120, 60)) as pilot:
+        await settle(app, pilot)
+        screen = await _planner(app, pilot)
+        search, models = screen.query_one("#model-search"), screen.query_one("#model-list")
+        letters = _letter_keys(screen)
+        assert "c" in letters  # the screen's own letter: what the list must not lose to it
+        for letter in letters:
+            search.value = ""
+            models.focus()
+            await pilot.press(letter)
+            await pilot.pause()
+            assert search.value == letter and screen.focused is search, letter
+        search.value = ""
+        models.focus()
+        await pilot.press(*"codellama")
+        await pilot.pause()
+        assert search.value == "codellama"
+        assert "codellama" in screen.model_id.lower()
+        assert app.clipboard == "" and not app._notifications  # nothing copied on the way

@@ -1,6 +1,7 @@
 """The planner starts from what runs: `p` on a node opens on the focused GPU's engine (model, weights, KV
-dtype, split, context, utilization) sized for the node's card; an idle node opens on the search field; `c`
-copies the plan's launch line, the one `plan --engine vllm` prints for the same plan."""
+dtype, split, context, utilization) sized for the node's card; an idle node opens on the search field; ctrl+o
+(and `c` where no field takes typing) copies the plan's launch line, the one `plan --engine vllm` prints for the
+same plan."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from gpumem_tui.app.screens.planner import PlannerScreen
 from gpumem_tui.app.widgets.gpu_card import GpuCard
 from gpumem_tui.cli import main
 from tests.app.conftest import settle, text_of
+from tests.app.waiting import until
 
 
 def _form(screen: PlannerScreen) -> dict[str, object]:
@@ -60,16 +62,32 @@ async def test_an_idle_node_opens_on_the_search_field(make_app):
         assert screen.query_one("#model-search").value == "qwen3-8"
 
 
-async def test_c_copies_the_launch_line_that_plan_prints(make_app, capsys):
+def _footer(app) -> str:
+    return " ".join(str(key.render()) for key in app.screen.query("FooterKey"))
+
+
+async def test_ctrl_o_and_c_copy_the_launch_line_that_plan_prints(make_app, capsys):
+    """ctrl+o in every field; c where no field takes typing (on the model list it searches), and the footer
+    shows the key that acts where the focus is."""
     app = make_app("busy-node")
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 30)) as pilot:
         await settle(app, pilot)
         screen = await _planner(app, pilot)
         form = _form(screen)
-        await pilot.press("c")
-        await pilot.pause()
-        copied = app.clipboard
-        assert copied and copied in " ".join(text_of(screen.query_one("#launch-view")).split())
+        shown = " ".join(text_of(screen.query_one("#launch-view")).split())
+        assert shown.startswith("launch (ctrl+o copies it)")
+        copies = []
+        for field, key in (("#model-list", "ctrl+o"), ("#model-search", "ctrl+o"), ("#gpu", "c")):
+            screen.query_one(field).focus()
+            await until(pilot, lambda key=key: f"{'^o' if key == 'ctrl+o' else key} copy launch line" in _footer(app))
+            assert f"{'^o' if key == 'ctrl+o' else key} copy launch line" in _footer(app), field
+            assert key == "c" or "c copy" not in _footer(app), field  # c types there
+            app._clipboard = ""  # what the key copies, not what the last one did
+            await pilot.press(key)
+            await pilot.pause()
+            copies.append(app.clipboard)
+        copied = copies[0]
+        assert copied and copies == [copied] * 3 and copied in shown
         assert any(copied in str(n.message) and "copied" in str(n.message) for n in app._notifications)
     argv = ["plan", "--model", "meta-llama/Llama-3.1-70B", "--gpu", "h100", "--weights", str(form["weights"])]
     argv += ["--context", str(form["context"]), "--users", str(form["users"]), "--gpus", str(form["split"])]

@@ -33,6 +33,11 @@ def _said(app) -> list[str]:
     return [n.message for n in app._notifications]
 
 
+def _waiting(app) -> list[str]:
+    """The notes that wait for a box (the stop sheet) to close."""
+    return [note.message for note, _ in app.boxed_toasts.waiting]
+
+
 def _footer(app) -> str:
     return " ".join(str(w.render()) for w in app.screen.query("FooterKey"))
 
@@ -148,11 +153,13 @@ async def test_a_process_still_there_after_sigterm_is_offered_sigkill(catalog, t
         assert isinstance(app.screen, StopScreen)  # the same sheet, now asking about SIGKILL
         asked = " ".join(text_of(app.screen.query_one("#stop-text")).split())
         assert "pid 3100 is still running 1 s after SIGTERM. Send SIGKILL?" in asked
-        assert "pid 3100 (torchrun, user bo) is still running 1 s after SIGTERM" in _said(app)
+        # the sheet says it; its note waits under no toast until the sheet closes
+        assert "pid 3100 (torchrun, user bo) is still running 1 s after SIGTERM" in _waiting(app)
         assert feed.node.running(3100)
         await pilot.press("y")
         await _stopped(app, pilot)
         assert isinstance(app.screen, MainScreen) and _pids(table) == []
+        assert "pid 3100 (torchrun, user bo) is still running 1 s after SIGTERM" in _said(app)
         assert "pid 3100 (torchrun, user bo) ended after SIGKILL; it held 32.21 GB on GPU 0" in _said(app)
     await feed.aclose()
 

@@ -81,11 +81,6 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.glyphs, self.text = glyphs, text
 
-    def on_mount(self) -> None:
-        # A notification (the demo's introduction) is drawn above every screen: it would cover the box's
-        # lower right. What it said stays in the app's own words (its header, the help's text).
-        self.app.clear_notifications()
-
     def compose(self) -> ComposeResult:
         box = VerticalScroll(id="help-box")
         box.border_subtitle = CLOSE

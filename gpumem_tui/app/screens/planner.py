@@ -42,13 +42,25 @@ DEFAULT_GPU = "H100-SXM-80GB"
 """The card a plan is sized for when the node's own is not in the catalog."""
 
 
+class ModelList(OptionList):
+    """The model list, which types to search as its label says: every printable key it gets goes on to the
+    search field (PlannerScreen.on_key). Saying so here takes such a key from the screen's bindings while the
+    list is focused (Textual leaves a key a focused widget consumes to it), as a text field's; the footer then
+    shows only the keys that still act."""
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:  # noqa: ARG002 - Textual's signature
+        return character is not None and character.isprintable()
+
+
 class PlannerScreen(Screen):
     """Attributes down: the catalog and the current plan come in; ctrl+s sends the chosen plan up."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back"),
         Binding("ctrl+s", "apply", "apply to overlay", priority=True),
-        Binding("c", "copy", "copy launch line"),
+        # c where no field types (the lists of choices, the plan); ctrl+o in every field. The footer shows the
+        # first of the two that acts where the focus is.
+        Binding("c,ctrl+o", "copy", "copy launch line"),
     ]
 
     def __init__(self, catalog: Catalog, on_apply, current: ManualPlan | None = None, node_gpu: str | None = None):
@@ -68,7 +80,7 @@ class PlannerScreen(Screen):
     def compose(self) -> ComposeResult:
         start = _Form.of(self.current, self.catalog)
         names = sorted(self.models)
-        models = OptionList(*names, id="model-list")
+        models = ModelList(*names, id="model-list")
         if self.model_id in names:
             models.highlighted = names.index(self.model_id)  # before mount: the first highlight is this one
         with Horizontal(id="planner"):
@@ -107,19 +119,22 @@ class PlannerScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        # A plan to start from: the model list has the keys (c copies its launch line). None: typing goes to the
-        # search field from the first key (the scrolling form would take focus otherwise). Its label stays in view.
+        # A plan to start from: the model list, where arrows pick another model and typing searches. None: typing
+        # goes to the search field from the first key (the scrolling form would take focus otherwise). Its label
+        # stays in view.
         start = "#model-list" if self.current is not None else "#model-search"
         self.query_one(start).focus(scroll_visible=False)
         self.recompute()
 
     def on_key(self, event: events.Key) -> None:
-        """Typing on the model list searches, as its label says: the key goes on to the search field, and
-        typing stays there. The screen's own keys (c copies) keep their meaning on the list."""
-        models = self.query_one("#model-list", OptionList)
-        if self.focused is not models or not event.is_printable or not event.character:
-            return
-        if event.key in {binding.key for binding in self.BINDINGS if isinstance(binding, Binding)}:
+        """Typing on the model list searches, as its label says: each key the list consumes (every printable
+        one, the screen's letters too) goes on to the search field, and typing stays there."""
+        models = self.query_one("#model-list", ModelList)
+        if (
+            self.focused is not models
+            or not event.character
+            or not models.check_consume_key(event.key, event.character)
+        ):
             return
         search = self.query_one("#model-search", Input)
         search.focus(scroll_visible=False)
@@ -214,7 +229,7 @@ class PlannerScreen(Screen):
         )
 
     def action_copy(self) -> None:
-        """c: the launch line to the clipboard (the terminal's, by OSC 52), and a note that says so."""
+        """c or ctrl+o: the launch line to the clipboard (the terminal's, by OSC 52), and a note that says so."""
         try:
             command = self.launch(self.serving()).command
         except PLAN_ERRORS:
@@ -277,8 +292,9 @@ def _plan_view(serving: Serving, warn) -> Group:
 
 
 def _launch_view(launch: LaunchLine) -> Group:
-    """The command under its label (c copies it), then what it alone does not do."""
-    lines: list[RenderableType] = [Text("launch (c copies it)", style="bold"), Text(literal(launch.command))]
+    """The command under its label (ctrl+o copies it in every field; the footer shows c where it acts too),
+    then what it alone does not do."""
+    lines: list[RenderableType] = [Text("launch (ctrl+o copies it)", style="bold"), Text(literal(launch.command))]
     lines += [Text(f"~ {literal(note)}") for note in launch.notes]
     return Group(*lines, Text(""))
 
