@@ -25,7 +25,7 @@ def headroom_low(sample: FleetSample, t: Thresholds) -> list[FleetFinding]:
     share, per_node = engine_shares(sample.engines)
     planned: dict[str, list[tuple[int, int]]] = defaultdict(list)
     findings = []
-    _forget_gone(len(sample.nodes), t)
+    t = _forget_gone(len(sample.nodes), t)  # the one object of these thresholds, which the memos' answers name
     for gpu in sample.gpus:
         free, total = gpu.free_bytes, gpu.total_bytes
         if gpu.node in sample.stale_nodes or free is None or not total:
@@ -53,6 +53,7 @@ def _per_node(
         not planned
         and last is not None
         and last[1] is per_node
+        and last[4] is t
         and last[2] == sample.stale_nodes
         and len(last[0]) == len(sample.nodes)
         and all(map(is_, last[0], sample.nodes))
@@ -68,32 +69,39 @@ def _per_node(
         elif (counted := _by_low(node, mine, t)) is not None:
             findings.append(counted)
     if not planned:
-        NODES_SAID[:] = [(sample.nodes, per_node, dict(sample.stale_nodes), findings)]
+        NODES_SAID[:] = [(sample.nodes, per_node, dict(sample.stale_nodes), findings, t)]
     return findings
 
 
 NONE: dict[str, float] = {}
 """The shares of a node no engine states one for (one dict, so that it reads as the same each time)."""
-BY_LOW: dict[str, tuple[NodeLow, int, dict[str, float], FleetFinding | None]] = {}
+BY_LOW: dict[str, tuple[NodeLow, int, dict[str, float], Thresholds, FleetFinding | None]] = {}
 """Each node's last answer from its `low`, with what it came from: between two evaluations of the rules a node's
-`low` and its engines' shares are the very objects of the last sample (node_part.py, headroom.engine_shares)."""
-NODES_SAID: list[tuple[list[FleetNode], dict[str, dict[str, float]], dict[str, float | None], list[FleetFinding]]]
+`low` and its engines' shares are the very objects of the last sample (node_part.py, headroom.engine_shares),
+and its thresholds the object THRESHOLDS held."""
+NODES_SAID: list[
+    tuple[list[FleetNode], dict[str, dict[str, float]], dict[str, float | None], list[FleetFinding], Thresholds]
+]
 NODES_SAID = []
-"""The last sample's nodes, their shares and stale nodes, and what was said of them (one, replaced whole)."""
+"""The last sample's nodes, their shares and stale nodes, what was said of them and the thresholds it was judged
+by (one, replaced whole)."""
 THRESHOLDS: list[Thresholds | None] = [None]
-"""The thresholds BY_LOW's and NODES_SAID's answers were judged by."""
+"""The thresholds of the last judge, the one object the memos' answers name: an equal one given later is judged as
+this one, another replaces it. Two threads that judge by other thresholds at once each find the other's answers
+made of another object, never theirs (a memo cleared when the thresholds changed was filled by the other thread
+between the check and the look-up)."""
 
 
-def _forget_gone(nodes: int, t: Thresholds) -> None:
-    """The memos let go where they hold many more nodes than the fleet has (nodes that left it), and the nodes'
-    answers where the thresholds are not those they were judged by."""
-    if THRESHOLDS[0] != t:
-        BY_LOW.clear()
-        NODES_SAID.clear()
-        THRESHOLDS[0] = t
+def _forget_gone(nodes: int, t: Thresholds) -> Thresholds:
+    """The memos let go where they hold many more nodes than the fleet has (nodes that left it); THRESHOLDS's
+    object where `t` reads as it does, else `t`, held from now on."""
+    was = THRESHOLDS[0]
+    if was is None or was != t:
+        THRESHOLDS[0] = was = t
     for memo in (BY_LOW, SAID):
         if len(memo) > 2 * nodes + 1000:
             memo.clear()
+    return was
 
 
 def forget() -> None:
@@ -110,12 +118,12 @@ def _by_low(node: FleetNode, mine: dict[str, float], t: Thresholds) -> FleetFind
     if low is None:
         return None
     kept = BY_LOW.get(node.name)
-    if kept is not None and kept[0] is low and kept[1] == node.gpus and kept[2] is mine:
-        return kept[3]
+    if kept is not None and kept[0] is low and kept[1] == node.gpus and kept[2] is mine and kept[3] is t:
+        return kept[4]
     said = None
     if low.gpus and as_planned_node(node, mine, t):
         said = _as_planned(node.name, [(low.least_free_bytes, low.least_free_total_bytes)] * low.gpus, mine, t)
-    BY_LOW[node.name] = (low, node.gpus, mine, said)
+    BY_LOW[node.name] = (low, node.gpus, mine, t, said)
     return said
 
 
