@@ -325,3 +325,13 @@ def test_each_fact_of_an_engine_judged_anew(field, value):
     memory.forget()
     _said(before, None)
     assert _said(after, None) == expected
+
+
+def test_a_node_s_read_judged_beside_the_fleet_leaves_the_fleet_s_answers_kept():
+    """The node screen over the same Prometheus judges its node's read and that node's exporters' findings
+    between two of the fleet screen's samples: the fleet's shares are still the ones kept."""
+    kept.forget()
+    shares = engine_shares(BASE.engines)
+    judge_fleet(_with(BASE, engines=BASE.engines[:1], nodes=BASE.nodes[:1]))  # a node's read
+    judge_fleet(FleetSample(source="s", evaluated_at=0.0))  # its exporters' findings alone
+    assert engine_shares(list(BASE.engines)) is shares

@@ -12,25 +12,31 @@ from gpumem_tui.sources.prometheus.engine_stable import stable
 from gpumem_tui.sources.prometheus.records import FleetEngine
 
 T = TypeVar("T")
+KEPT_ANSWERS = 2
+"""Answers kept of each function: one for the fleet's sample, one for a node's read beside it."""
 _KEPT: list[list[object]] = []
 """Each kept function's last answer, to let go of them all (`forget`)."""
 
 
 def kept(made: Callable[[list[FleetEngine]], T]) -> Callable[[list[FleetEngine]], T]:
-    """A function of the engines that reads only what stays of them, kept: its last answer itself where that
-    reads the same, in the same order (so an answer is shared: read it, never change it). One answer is kept,
-    replaced whole: a reader and a judge in two threads may ask at once."""
+    """A function of the engines that reads only what stays of them, kept: its last answers themselves where that
+    reads the same, in the same order (so an answer is shared: read it, never change it). Two answers are kept,
+    the list replaced whole: the fleet screen's worker and a node's screen over the same Prometheus judge samples
+    of their own, maybe in two threads at once."""
     last: list[tuple[list[tuple[object, ...]], T]] = []
     _KEPT.append(last)  # type: ignore[arg-type]
 
     @wraps(made)
     def keep(engines: list[FleetEngine]) -> T:
+        if not engines:  # nothing to keep (a node's exporters' findings judged alone): no answer pushed out
+            return made(engines)
         facts = stable(engines)
-        was = next(iter(last), None)  # `forget` may clear it meanwhile
-        if was is not None and was[0] == facts:
-            return was[1]
+        were = last[:]  # `forget` may clear it meanwhile
+        for was in were:
+            if was[0] == facts:
+                return was[1]
         answer = made(engines)
-        last[:] = [(facts, answer)]
+        last[:] = [(facts, answer), *were[: KEPT_ANSWERS - 1]]
         return answer
 
     return keep
