@@ -646,17 +646,35 @@ def whole(key: str, value: object) -> int | None:
     raise CatalogError(f"{key} is {shown}, not a whole number")
 
 
+WEIGHT_FILES = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
+"""Weights beside a config.json make its directory one vLLM and SGLang can serve."""
+
+
+def served_folder(ref: str) -> Path | None:
+    """The model directory a `--config` reference serves, a directory or its config.json alike, where weights
+    lie in it: absolute, not resolved (a model directory linked into a store named by hashes keeps the link's
+    name, as the launch line gives it). None for a lone file or an HF id."""
+    path = Path(ref).expanduser()
+    if path.is_dir():
+        path = path / "config.json"
+    if path.name != "config.json" or not path.is_file():
+        return None
+    folder = Path(os.path.abspath(path)).parent  # not resolved: a cached config.json links into the blobs
+    return folder if any(any(folder.glob(pattern)) for pattern in WEIGHT_FILES) else None
+
+
 def model_id_for(path: Path, config: dict, ref: str | None = None) -> str:
     """A readable id for the config.json at `path`, found from `ref` (what the user typed): the id of a
-    Hugging Face cache entry; the directory's name where `ref` is a directory (what vLLM serves); else the
-    config's `_name_or_path`, else the name of the file's directory. Never the shell's current directory."""
+    Hugging Face cache entry; the model directory served (`served_folder`), named as `vllm serve DIR` names it
+    (`served_model_name` defaults to the path given), whether `ref` is the directory or its config.json; else
+    the config's `_name_or_path`, else the name of the file's directory. Never the shell's current directory."""
     parts = path.resolve().parts
     for part in parts:
         if part.startswith("models--"):
             return part[len("models--") :].replace("--", "/")
-    if ref is not None and Path(ref).expanduser().is_dir():
-        # the name typed, not a link's target (a model directory linked into a store named by hashes)
-        return Path(os.path.abspath(Path(ref).expanduser())).name
+    folder = served_folder(ref) if ref is not None else None
+    if folder is not None:
+        return str(folder)
     name = config.get("_name_or_path")
     if name:
         return str(name)

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
                 print_engine_plan(serving, extra, why, model)
             else:
                 print_plan(serving.plan, extra, why)
-    return 1 if args.check and not serving.fits else 0
+    return 1 if args.check and not serving.passes else 0
 
 
 def engine_options(args: argparse.Namespace, found: Resolved) -> EngineOptions:

@@ -13,5 +13,9 @@ def options(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
     add_load_options(parser)
     add_engine_options(parser)
-    parser.add_argument("--check", action="store_true", help="exit 1 when the plan does not fit (for CI)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when the plan does not fit or the engine refuses its context (for CI)",
+    )
     parser.set_defaults(run=action("plan_cmd:run"))

@@ -122,7 +122,7 @@ def defaults_assumed(
         "version": f"SGLang {DEFAULT_VERSION}'s sizing rules (the release it did not name)",
         "tp_size": f"tp_size {settings.tp}: the {split} GPU(s) its processes hold memory on",
         "mem_fraction_static": f"mem_fraction_static {p.mem_fraction_static:.3f}, the default ({p.fraction_rule})",
-        "context_length": f"context_length {p.context_len:,}, the model's maximum",
+        "context_length": f"context_length {p.context_len:,}, the model's maximum as SGLang derives it (its default)",
         "chunked_prefill_size": f"chunked_prefill_size {p.chunked_prefill_size:,}, the release's default on this card",
         "cuda_graph_max_bs": f"cuda_graph_max_bs {p.cuda_graph_max_bs}, the release's default on this card",
         "max_running_requests": f"max_running_requests {p.max_running_requests:,}, from the pool",

@@ -313,6 +313,15 @@ class Serving(Record):
         return self.engine.fits if self.engine else self.plan.fits
 
     @property
+    def passes(self) -> bool:
+        """What `plan --check` answers, as the verdict does: the deciding method's fit and, for the plain
+        method (memory only), a context vLLM accepts: one past the model's maximum is refused at start."""
+        if self.engine is not None:
+            return self.engine.fits
+        inp = self.plan.input
+        return self.plan.fits and past_maximum("vllm", inp.model, inp.context) is None
+
+    @property
     def fewest_gpus(self) -> int | None:
         return self.engine_fewest_gpus if self.engine else self.plan.fewest_gpus
 

@@ -212,9 +212,13 @@ async def test_the_planner_reads_a_config_path(make_app, tmp_path):
         app.screen.query_one("#config-path").value = str(tmp_path / "config.json")  # the file: its own name
         await pilot.pause()
         assert "lab/my-8b" in text_of(app.screen.query_one("#plan-view"))
-        app.screen.query_one("#config-path").value = str(tmp_path)  # a directory: named by it, as vLLM serves it
+        app.screen.query_one("#config-path").value = str(tmp_path)  # its directory, no weights in it: one name
         await pilot.pause()
-        assert f"{tmp_path.name} on " in text_of(app.screen.query_one("#plan-view"))
+        assert "lab/my-8b" in text_of(app.screen.query_one("#plan-view"))
+        (tmp_path / "model.safetensors").write_bytes(b"\x02" + bytes(7) + b"{}")  # weights: served, named by the path
+        app.screen.query_one("#config-path").value = str(tmp_path / "config.json")
+        await pilot.pause()
+        assert f"{tmp_path}on1x" in "".join(text_of(app.screen.query_one("#plan-view")).split())  # wrapped
 
 
 async def test_a_demo_sample_age_is_counted_in_the_node_s_own_time(catalog):

@@ -126,12 +126,18 @@ def test_kv_cache_memory_that_fits_still_fits(capsys):
 
 
 def test_the_plain_plan_does_not_promise_conversations_past_the_maximum(capsys):
-    """The plain method keeps its memory answer and its warning, and says what vLLM will say."""
+    """The plain method keeps its memory answer and its warning, and says what vLLM will say; `--check`
+    answers as the verdict does (it exited 0 on a plan vLLM refuses), and `--json`'s `fits` stays memory only."""
     code, out = plan(capsys, "--context", "200000")
-    assert code == 0
+    assert code == 1
     assert "Fits in memory on 1 x" in out and "vLLM refuses to start with it" in out
     assert "hold 0 conversation(s) of 200,000 tokens, or 1 of up to 131,072 tokens" in out
     assert "exceeds meta-llama/Llama-3.1-8B's maximum of 131,072" in out
+    code, out = plan(capsys, "--context", "200000", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["fits"] and data["max_users_at_context"] == 0
+    assert "vLLM refuses to start with it" in data["verdict"]
+    assert plan(capsys, "--context", "131072")[0] == 0
 
 
 def test_a_length_an_engine_already_runs_with_is_not_refused(catalog):

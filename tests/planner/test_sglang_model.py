@@ -225,6 +225,19 @@ def test_a_sliding_window_model_splits_its_pool_from_0_4_9():
     assert p.swa_tokens == int(p.kv_cache_tokens * 0.8) and p.kv_cache_tokens > p.profiled_tokens
 
 
+def test_no_context_length_takes_sglangs_derived_length():
+    """SGLang 0.5.6 without --context-length takes get_context_length(hf_text_config): max_position_embeddings
+    times the rope factor, Gemma 3's linear x8 included (model_config.py `_derive_context_length`). The plan
+    took the bare 131,072 and so sized a request table an eighth of SGLang's."""
+    gemma, llama = CATALOG.match_model("gemma-3-27b-it").spec, CATALOG.match_model("llama-3.1-8b").spec
+    p = predict(SglangSettings(model=gemma, gpu=H100, tp=2, version="0.5.6"))
+    assert p.context_len == 1_048_576 and p.max_num_reqs == 2048
+    assert p.req_to_token_bytes == 2048 * (1_048_576 + 4) * 4
+    assert predict(SglangSettings(model=llama, gpu=H100, version="0.5.6")).context_len == 131_072
+    unknown = gemma.model_copy(update={"max_context": None})
+    assert predict(SglangSettings(model=unknown, gpu=H100, tp=2, version="0.5.6")).context_len == 2048
+
+
 def test_weights_that_exceed_the_fraction_fail_with_not_enough_memory():
     """DeepSeek-V4-Pro at 0.88 on 8 x H200: 125.65 GB of weights leave 12.25 GB; newer builds print 0.9113
     as the smallest fraction that starts (InferenceX issue 2128)."""

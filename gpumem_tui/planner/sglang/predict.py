@@ -12,7 +12,7 @@ from gpumem_tui.planner.sglang.fraction import Chosen, Launch, default_fraction,
 from gpumem_tui.planner.sglang.loglines import log_lines
 from gpumem_tui.planner.sglang.pool import Speculative, default_max_num_reqs, final_tokens, profiled_tokens, requests
 from gpumem_tui.planner.sglang.records import SglangPrediction, SglangSettings
-from gpumem_tui.planner.sglang.risks import failures_and_warnings
+from gpumem_tui.planner.sglang.risks import failures_and_warnings, longest_accepted
 from gpumem_tui.planner.sglang.versions import Rules, parse_version
 from gpumem_tui.planner.vllm.loaded import dtype_bytes, stage_layers
 from gpumem_tui.units import MIB
@@ -89,7 +89,9 @@ def predict(settings: SglangSettings) -> SglangPrediction:
     fraction, rule = resolved_fraction(rules, settings, launch)
     stages = [_stage(settings, rules, fraction, stage) for stage in range(settings.pp)]
     first, profiled = stages[0], min(stage.profiled for stage in stages)
-    context_len = settings.context_length or spec.max_context or 2048
+    # none given: SGLang takes its derived length (model_config.py `_derive_context_length`), the rope factor
+    # included (1,048,576 for Gemma 3's 131,072 x 8), else 2048 (`get_context_length`'s fallback)
+    context_len = settings.context_length or longest_accepted(spec) or 2048
     spec_dec = Speculative(
         settings.speculative_algorithm,
         settings.speculative_num_steps,

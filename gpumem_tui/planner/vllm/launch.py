@@ -9,7 +9,7 @@ import os
 import shlex
 from pathlib import Path
 
-from gpumem_tui.catalog.hfconfig import is_repo_id
+from gpumem_tui.catalog.hfconfig import is_repo_id, served_folder
 from gpumem_tui.catalog.schema import ModelSpec
 from gpumem_tui.planner.vllm.records import EngineSettings
 from gpumem_tui.planner.vllm.versions import Rules, rules_for
@@ -47,10 +47,6 @@ class ServedModel(Record):
     note: str | None = None
 
 
-WEIGHT_FILES = ("*.safetensors", "*.bin", "*.pt", "*.gguf")
-"""Weights beside a config.json make its directory one vLLM and SGLang can serve."""
-
-
 def model_argument(spec: ModelSpec, typed: str | None = None, config: str | None = None) -> ServedModel:
     """The model as vLLM takes it: for a `--config` reference, the model directory (`config_argument`); an
     HF id typed for the model (its id or an alias with an owner) as typed; else the catalog's id, the
@@ -64,15 +60,19 @@ def model_argument(spec: ModelSpec, typed: str | None = None, config: str | None
 
 
 def config_argument(spec: ModelSpec, config: str) -> ServedModel:
-    """A directory or cached HF id as given. A config.json file with weights beside it: its directory (vLLM
-    serves a directory, never the file). A lone file: the Hub id its `_name_or_path` names, else its
+    """A cached HF id as given. A model directory with weights in it, given as the directory or its
+    config.json: that directory (`served_folder`; vLLM serves a directory, never the file), the model's id
+    too. A lone file (or a directory with no weights): the Hub id its `_name_or_path` names, else its
     directory, with a note to put the weights beside it, as config.json."""
     path = Path(config).expanduser()
+    if path.is_dir():
+        path = path / "config.json"
     if not path.is_file():
         return ServedModel(name=config)
-    folder = Path(os.path.abspath(path)).parent  # not resolved: a cached config.json links into the blobs
-    if path.name == "config.json" and any(any(folder.glob(pattern)) for pattern in WEIGHT_FILES):
-        return ServedModel(name=str(folder))
+    served = served_folder(config)
+    if served is not None:
+        return ServedModel(name=str(served))
+    folder = Path(os.path.abspath(path)).parent
     if is_repo_id(spec.id):
         return ServedModel(
             name=spec.id,
