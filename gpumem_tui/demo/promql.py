@@ -157,6 +157,7 @@ _TESTS: dict[str, Callable[[float, float], bool]] = {
     "!=": lambda a, b: a != b,
     "==": lambda a, b: a == b,
     "<": lambda a, b: a < b,
+    ">=": lambda a, b: a >= b,
 }
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 LOOKBACK_S = 300.0
 """Prometheus's default lookback: an instant selector reads each series' newest sample this far back."""
 Op = Literal["max", "min", "sum", "count"]
-Test = Literal["!=", "==", "<"]
+Test = Literal["!=", "==", "<", ">="]
 
 
 @dataclass(frozen=True)

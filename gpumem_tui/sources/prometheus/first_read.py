@@ -35,7 +35,8 @@ LATER = {
     "nodes_seen": "which nodes reported in the hour",
     "exporters_seen": "which nodes reported in the hour",
     **dict.fromkeys(
-        names(lambda q: q.overview != "asked" and (q.source == "engine" or q.name == "targets_down")), "the engines"
+        names(lambda q: q.overview not in ("asked", "over") and (q.source == "engine" or q.name == "targets_down")),
+        "the engines",
     ),
 }
 """What a first look (the fleet screen's first frame, reader.py) leaves to the read after it, with what each

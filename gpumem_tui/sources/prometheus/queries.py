@@ -159,6 +159,10 @@ class Queries:
     rules: bool = False
     """Read the per-node figures from the `gpumem:*` series of `gpumem-tui fleet rules` (RULES) instead of
     aggregating the raw series: the reader sets it when the server has them."""
+    over: float | None = None
+    """The fleet screen's: between the reads of the engines' pools, a refresh reads an engine's KV usage and
+    requests running one by one only where its KV usage is at or over this (the saturation fraction: where a
+    finding may be), and the rest per model (`model_gauges`). None: every engine's, each refresh."""
 
     def sel(self, metric: str, extra: str = "") -> str:
         inner = ", ".join(m for m in (self.matchers, extra) if m)
@@ -353,6 +357,45 @@ class Queries:
     def engines(self) -> str:
         """The engines' KV usage (vLLM's new name, else the old) and requests running, per engine."""
         return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self.names(pattern((*NAMES.kv_usage, *NAMES.running)))})"
+
+    def engines_over(self, over: float) -> str:
+        """`engines` for the engines whose KV usage is at or over `over` only: their KV usage (a few series,
+        where `engines` is two an engine). `>=`: a NaN passes no comparison, as it is no reading."""
+        return f"max by ({_by(*ENGINE_KEY, '__name__')}) ({self.metric(NAMES.kv_usage)} >= {over!r})"
+
+    def engine_running(self, over: float) -> str:
+        """Requests running of the engines `engines_over` names: asked after it, only where it named some."""
+        keys = _by(*ENGINE_KEY)
+        return (
+            f"max by ({keys}, __name__) ({self.metric(NAMES.running)} "
+            f"and on ({keys}) ({self.metric(NAMES.kv_usage)} >= {over!r}))"
+        )
+
+    @property
+    def model_gauges(self) -> str:
+        """Per model (`model_name`), what the fleet screen's model table shows of the engines not read one by one:
+        the largest KV usage and the requests running in all (label `gauge`). They hold where each engine of the
+        model sends one series of each (`model_counts`)."""
+        kv, running = self.metric(NAMES.kv_usage), self.metric(NAMES.running)
+        return (
+            f'label_replace(max by (model_name) ({kv}), "gauge", "kv_usage_max", "", "") '
+            f'or label_replace(sum by (model_name) ({running}), "gauge", "requests_running", "", "")'
+        )
+
+    @property
+    def model_counts(self) -> str:
+        """Per model, how many engines send a KV usage and how many requests running (label `gauge`): what says
+        `model_gauges` holds (as many as the model's engines: none stopped, none sent twice under other labels).
+        An engine's KV usage counted by the first of its names it has (`or`: vLLM 0.9 and 0.10 send it under
+        both of theirs); no engine sends two of the names of requests running. It changes only with the pools'
+        series (a scrape target's series come and go together) or a target that is down, which the reader reads
+        itself: read with the pools."""
+        kv_first = " or ".join(self.sel(name) for name in NAMES.kv_usage)
+        return (
+            f'label_replace(count by (model_name) ({kv_first}), "gauge", "kv_usage_engines", "", "") '
+            f'or label_replace(count by (model_name) ({self.metric(NAMES.running)}), "gauge", '
+            '"requests_running_engines", "", "")'
+        )
 
     @property
     def waiting(self) -> str:

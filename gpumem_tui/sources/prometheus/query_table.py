@@ -52,9 +52,10 @@ from gpumem_tui.sources.prometheus.queries import (
 Source = Literal["dcgm-exporter", "engine", "gpumem-tui export", "prometheus"]
 """Whose series it reads: dcgm-exporter's (read with --node-label and --pod-label), the engines' own, the
 nodes' `gpumem-tui export`'s, or the server's (`up`, the recording rules' names)."""
-Pace = Literal["refresh", "facts", "pools", "gated", "asked"]
-"""How often the overview asks it: each refresh; with the slow facts; with them and again when an engine came,
-went or restarted (the pools); with each read once a first query says some node runs `gpumem-tui export`
+Pace = Literal["refresh", "over", "facts", "pools", "gated", "asked"]
+"""How often the overview asks it: each refresh; in `engines`' place at the fleet screen's refreshes between its
+reads of the pools (`Queries.over`); with the slow facts; with them and again when an engine came, went or
+restarted (the pools); with each read once a first query says some node runs `gpumem-tui export`
 (gpumem_export.GATE); or when what it is asked with is known (an argument: bounds, a time, nodes)."""
 NodeRound = Literal["first", "engines"]
 """When a node's drill-down asks it (node_queries.py): by the node's labels first, or then by its pods."""
@@ -134,6 +135,38 @@ def _pools_changed(since_s: float) -> Form:
     offset = max(1, round(since_s * 1000)) / 1000
     now, then = Pick(pattern(NAMES.pools)), Pick(pattern(NAMES.pools), offset=offset)
     return Either((Unless(now, then), Unless(then, now)))
+
+
+def _first_of(names: tuple[str, ...]) -> Form:
+    """Each series of the first of these names its labels have (`a or b`)."""
+    return Either(tuple(Pick(name) for name in names))
+
+
+def _model_gauges() -> Form:
+    return Either(
+        (
+            Labelled(By("max", ("model_name",), Pick(pattern(NAMES.kv_usage))), "gauge", "kv_usage_max"),
+            Labelled(By("sum", ("model_name",), Pick(pattern(NAMES.running))), "gauge", "requests_running"),
+        )
+    )
+
+
+def _model_counts() -> Form:
+    return Either(
+        (
+            Labelled(By("count", ("model_name",), _first_of(NAMES.kv_usage)), "gauge", "kv_usage_engines"),
+            Labelled(By("count", ("model_name",), Pick(pattern(NAMES.running))), "gauge", "requests_running_engines"),
+        )
+    )
+
+
+def _engines_over(over: float) -> Form:
+    return By("max", (*ENGINE_KEY, "__name__"), Only(Pick(pattern(NAMES.kv_usage)), ">=", over))
+
+
+def _engine_running(over: float) -> Form:
+    over_kv = Only(Pick(pattern(NAMES.kv_usage)), ">=", over)
+    return By("max", (*ENGINE_KEY, "__name__"), And(Pick(pattern(NAMES.running)), over_kv, ENGINE_KEY))
 
 
 def _engine_counters() -> Form:
@@ -240,6 +273,10 @@ ENGINES: tuple[Query, ...] = (
         overview="refresh",
         node="engines",
     ),
+    Query("engines_over", "engine", _engines_over, overview="over"),
+    Query("engine_running", "engine", _engine_running, overview="asked"),
+    Query("model_gauges", "engine", _model_gauges(), overview="over"),
+    Query("model_counts", "engine", _model_counts(), overview="asked"),
     Query(
         "waiting",
         "engine",

@@ -97,6 +97,8 @@ def test_a_demo_node_is_the_node_a_real_prometheus_gives(fleet_url):
 ARGS: dict[str, tuple] = {
     "node_low": ({"NVIDIA H100 80GB HBM3": 8000.0, "NVIDIA A100-SXM4-80GB": 8000.0},),
     "pools_changed": (100.0,),
+    "engines_over": (0.9,),
+    "engine_running": (0.9,),
     "gpu_detail": ({"Hostname": ["node-a", "node-h"], "hostname": ["node-b"], "instance": ["node-c"]},),
 }
 """What the queries that take an argument are asked with here."""
