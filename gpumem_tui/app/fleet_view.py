@@ -16,7 +16,7 @@ from gpumem_tui.diagnosis.findings.records import SEVERITY_ORDER
 from gpumem_tui.diagnosis.fleet.judge import at_node
 from gpumem_tui.diagnosis.fleet.plans import model_memory
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
-from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetSample
+from gpumem_tui.sources.prometheus.records import QUIET_FIELDS, FleetEngine, FleetNode, FleetSample, ModelGauges
 from gpumem_tui.text import literal
 from gpumem_tui.units import Unit, fmt
 
@@ -67,6 +67,10 @@ def _sum(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else sum(v or 0 for v in values)
 
 
+def _max(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else max((v or 0 for v in values), default=0)
+
+
 def _model_findings(model: str, engines: list[FleetEngine], findings: list[FleetFinding]) -> list[FleetFinding]:
     """A model's findings: those about one of its engines (their endpoint), the fleet's config drift of the
     model, and those a node's own exporter raises on a node that serves only this model."""
@@ -80,6 +84,18 @@ def _model_findings(model: str, engines: list[FleetEngine], findings: list[Fleet
         or (f.node is None and f.finding.title.startswith(prefix))
         or (f.node in nodes and f.finding.explanation.startswith("Raised by gpumem-tui export"))
     ]
+
+
+def _gauges(
+    gauges: ModelGauges | None, engines: list[FleetEngine], table: Table, model: str
+) -> tuple[float | None, float | None]:
+    """A model's largest KV usage and requests running: its engines', or as read per model (`gauges`), where the
+    read took them by exception (unknown ones noted in `table`)."""
+    if gauges is None:
+        return _max([e.kv_usage_fraction for e in engines]), _sum([e.requests_running for e in engines])
+    for name, why in gauges.unknown.items():
+        table.unknown(name, literal(why), model)
+    return gauges.kv_usage_max, gauges.requests_running
 
 
 def model_table(sample: FleetSample, findings: list[FleetFinding], unit: Unit = "GB") -> Table:
@@ -106,13 +122,15 @@ def model_table(sample: FleetSample, findings: list[FleetFinding], unit: Unit = 
             if name == "used_bytes":
                 table.unknown("used", literal(why), literal(model))
         pool = _sum([e.pool_tokens for e in engines])
-        kv = [e.kv_usage_fraction for e in engines]
-        running, waiting = _sum([e.requests_running for e in engines]), _sum([e.requests_waiting for e in engines])
+        gauges = sample.models.get(model)  # read per model on the server: the engines under the fraction have none
+        kv, running = _gauges(gauges, engines, table, literal(model))
+        waiting = _sum([e.requests_waiting for e in engines])
         queue = "unknown" if running is None or waiting is None else f"{running:,.0f}/{waiting:,.0f}"
         preempt = _sum([e.preemptions_per_min for e in engines])
         for e in engines:
             for name, why in e.unknown.items():
-                table.unknown(name, literal(why), literal(e.name))
+                if gauges is None or name not in QUIET_FIELDS:  # the model's own figure says why, where it has none
+                    table.unknown(name, literal(why), literal(e.name))
             if e.planned_bytes is None and "planned_bytes" not in e.unknown:
                 table.unknown("planned_bytes", "no plan was made for it", literal(e.name))
         worst = _worst(_model_findings(model, engines, findings))
@@ -125,7 +143,7 @@ def model_table(sample: FleetSample, findings: list[FleetFinding], unit: Unit = 
                 _memory_cell(memory.used_bytes, "", unit),
                 _memory_cell(memory.planned_bytes, "", unit),
                 "unknown" if pool is None else f"{pool:,.0f}",
-                "unknown" if any(k is None for k in kv) else f"{max(k or 0 for k in kv) * 100:.0f} %",
+                "unknown" if kv is None else f"{kv * 100:.0f} %",
                 queue,
                 "unknown" if preempt is None else f"{preempt:.1f}",
             )

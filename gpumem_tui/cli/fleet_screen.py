@@ -12,6 +12,7 @@ import argparse
 import functools
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from gpumem_tui.app.app import GpuMemApp
 from gpumem_tui.app.node import Node
@@ -22,6 +23,7 @@ from gpumem_tui.cli.errors import UsageError, exit_status
 from gpumem_tui.cli.fleet_opts import INTERVAL_S
 from gpumem_tui.demo.fleet_answers import DEMO_SOURCE, demo_fleet, demo_node_feed
 from gpumem_tui.demo.fleet_history import demo_fleet_history
+from gpumem_tui.diagnosis.findings.records import Thresholds
 from gpumem_tui.diagnosis.fleet.node import with_fleet
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.diagnosis.fleet.stale import stale
@@ -46,12 +48,24 @@ def _unplanned(sample: FleetSample) -> FleetSample:
     return sample
 
 
+DEFAULT = Thresholds()
+"""The fleet screen's thresholds: its judge's, and the fraction its refreshes read engines one by one from."""
+
+
 def prometheus_reader(
-    connection: Connection, queries: Queries, at: float | None, timeout_s: float, plan: Planner = _unplanned
+    connection: Connection,
+    queries: Queries,
+    at: float | None,
+    timeout_s: float,
+    plan: Planner = _unplanned,
+    thresholds: Thresholds = DEFAULT,
 ) -> Reader:
     """Each refresh through one FleetReader, which keeps the slow facts (the join) between refreshes; its first
-    read a first look, the costly slow facts read next (the screen reads again at once), planned only then."""
-    reader = FleetReader(queries, FleetRules(), first_look=True)
+    read a first look, the costly slow facts read next (the screen reads again at once), planned only then.
+    Between its reads of the pools, the engines' gauges by exception: one by one at or over the `thresholds`'
+    saturation fraction, where the screen's judge may find one saturated (model_gauges.py)."""
+    over = replace(queries, over=thresholds.kv_saturated_fraction)
+    reader = FleetReader(over, FleetRules(), first_look=True)
 
     async def read() -> FleetSample:
         async with PrometheusClient(connection, query_timeout_s=timeout_s) as client:
@@ -126,7 +140,8 @@ def run(
     elif args.prometheus is not None:
         connection, queries, at = inputs(args)
         fixed = None if args.at is None else at  # without --at, each read is evaluated at its own moment
-        reader, source = prometheus_reader(connection, queries, fixed, args.query_timeout, plan), connection.url
+        reader = prometheus_reader(connection, queries, fixed, args.query_timeout, plan, DEFAULT)
+        source = connection.url
         history = prometheus_history(connection, queries, span, args.query_timeout)
         node = node_opener(
             lambda name: prometheus_node_feed(
@@ -136,6 +151,7 @@ def run(
         )
     else:
         raise UsageError("fleet: give --prometheus URL or --demo (or an action: snapshot, check)")
-    app = GpuMemApp.of_fleet(Fleet(reader, source, interval, read_history=history, open_node=node))
+    fleet = Fleet(reader, source, interval, read_history=history, open_node=node, thresholds=DEFAULT)
+    app = GpuMemApp.of_fleet(fleet)
     run_app(app)
     return exit_status(app)

@@ -27,6 +27,7 @@ from gpumem_tui.sources.prometheus.labels import (
     projected,
     workload_of,
 )
+from gpumem_tui.sources.prometheus.model_gauges import model_gauges
 from gpumem_tui.sources.prometheus.node_part import NodesKept, cards_of, counts_of, node_counts, node_part, sums_of
 from gpumem_tui.sources.prometheus.queries import FINDING_WORDS, PART, Queries, merged
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
@@ -144,6 +145,7 @@ def build(
     *,
     stale: Stale,
     kept: NodesKept | None = None,
+    quiet: str | None = None,
 ) -> FleetSample:
     """The FleetSample of the query answers (pure: canned answers in, records out). `choice`: the node and pod
     labels (--node-label, --pod-label); `join_age_s`: how long ago `gpu_pods` (the join) and `node_gpus` were
@@ -152,7 +154,7 @@ def build(
     (`EngineFacts.of` them); `looks`: the overview's look at each node (its `low`; the nodes to read one by one
     in `looks.needs`); `engine_keys`: `engine_key` of each series of `results["engines"]`, where the caller has
     them; `stale`: the judge's rule of when a node's data is stale; `kept`: what the last refresh made its nodes of,
-    and made (node_part.py)."""
+    and made (node_part.py); `quiet`: engines_of's."""
     warnings = sorted({w for r in results.values() for w in r.warnings})
     unknown = {name: f"the query failed: {why}" for name, why in failures.items()}
     if slow is None:
@@ -163,8 +165,8 @@ def build(
     counts, sums = _node_counts(results, slow, gpus)
     if ("gpu_memory" in results or sums is None) and not gpus and not counts:
         unknown["memory"] = "no dcgm-exporter series match the selector"
-    join = Join(slow.index, counts, "gpu_pods" in results, join_age_s)
-    engines = _engines(results, failures, join, known, engine_keys)
+    join = Join(slow.index, counts, "gpu_pods" in results)
+    engines = _engines(results, failures, join, known, engine_keys, quiet)
     if "engines" in results and "pools" in results and not engines:
         unknown["engines"] = f"no {SAID} series match the selector"
     shapes = slow.shapes if counts is slow.counts else None
@@ -187,6 +189,7 @@ def build(
         data_age_s=part.data_age_s,
         join_age_s=join_age_s,
         unknown=unknown,
+        models={} if quiet is None else model_gauges(results, failures, engines, quiet),
     )
     told = gpumem_export.with_exporters(sample, results, failures, stale)
     if looks is not None and told is not sample:  # a node's own exporter added to the records: look again
@@ -209,8 +212,9 @@ def _engines(
     join: Join,
     known: EngineFacts | None,
     engine_keys: list[Key] | None,
+    quiet: str | None = None,
 ) -> list[FleetEngine]:
-    """The engines of the engines' answers, joined to their GPUs."""
+    """The engines of the engines' answers, joined to their GPUs (`quiet`: as build's)."""
     down = {(s.labels.get("job", ""), s.labels.get("instance", "")) for s in results.get("targets_down", EMPTY).series}
     return engines_of(
         results.get("engines", EMPTY).series,
@@ -225,6 +229,7 @@ def _engines(
         known,
         engine_keys,
         swapped=results.get("swapped", EMPTY).series,
+        quiet=quiet,
     )
 
 

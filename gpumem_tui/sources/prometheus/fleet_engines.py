@@ -20,10 +20,12 @@ from gpumem_tui.sources.prometheus.engine_facts import EngineFacts, Key, Plain, 
 from gpumem_tui.sources.prometheus.engine_layout import Place, places
 from gpumem_tui.sources.prometheus.engine_series import NAMES, kind_of, missing
 from gpumem_tui.sources.prometheus.labels import host_of
-from gpumem_tui.sources.prometheus.records import FleetEngine, Joined
+from gpumem_tui.sources.prometheus.records import QUIET_FIELDS, FleetEngine, Joined
 
 GAUGES = ("kv_usage_fraction", "requests_running", "requests_waiting", "preemptions_per_min")
 DOWN = "its scrape target is down (up == 0): the last values are not the engine's now"
+QUIET: dict[str, Any] = {}
+"""The gauges of a row whose engine the refresh read none of (`quiet`): its record is made once and kept."""
 NONE: frozenset[str] = frozenset()
 INF = math.inf
 
@@ -72,12 +74,11 @@ class JoinIndex:
 @dataclass(frozen=True)
 class Join:
     """What joining engines reads: the join's index, GPUs per node (`counts`), whether the pod-to-GPU query
-    was read, and how long ago (said in each reason when it was not read now)."""
+    was read. How long ago it was read is the sample's (`join_age_s`), said once, not in each engine's reason."""
 
     index: JoinIndex
     counts: Counts
     pods_read: bool
-    age_s: float = 0.0
 
 
 def said(value: float) -> str:
@@ -109,6 +110,7 @@ def engines_of(
     known: EngineFacts | None = None,
     usage_keys: list[Key] | None = None,
     swapped: Iterable[Series] = (),
+    quiet: str | None = None,
 ) -> list[FleetEngine]:
     """Every engine the gauges or the pools name, sorted by model, namespace, pod, instance and engine.
     `waiting`: requests waiting per engine where `usage` does not carry them (the overview asks only where
@@ -116,7 +118,8 @@ def engines_of(
     so an engine missing from `waiting` or `preemptions` reads as zero there (None: as unknown); `known`: what
     the pools and counters give, where the caller keeps it (made of `pools` and `counters` otherwise);
     `usage_keys`: `engine_key` of each of `usage`, where the caller has them; `swapped`: requests swapped per
-    engine where not 0."""
+    engine where not 0; `quiet`: why an engine `usage` leaves out has no KV usage or requests running, where
+    it names those over a fraction (`Queries.over`)."""
     # what the caller's EngineFacts keep for this join: the records, the layout and the order made (none: anew)
     kept = None if known is None else known.made_for((join.index, join.counts, join.pods_read))
     if known is None:
@@ -126,7 +129,8 @@ def engines_of(
     rates = {engine_key(s.labels): s.value for s in preemptions}
     queued = {engine_key(s.labels): s.value for s in swapped}
     made = kept.setdefault("records", {}) if kept is not None else {}
-    aged = _aged(join)
+    # a quiet engine's record is the same while nothing of it is read: made once, the very one each refresh
+    still = quiet is not None and "waiting" not in failures and "preemptions" not in failures
     rows: list[Row] = []  # the engines `_made` makes: not plain, or no record made yet for this join
     engines: list[FleetEngine | None] = []  # in the order found; None: one of `rows`
     found = places(usage, keys, waits, known, kept)
@@ -142,19 +146,53 @@ def engines_of(
             gauges = _plain(fact, usage[kv].value, usage[running].value, wait, rate, held, sleep, failures, down)
             template = None if gauges is None else made.get(fact)  # an engine with a pod's record, kept
             if template is not None and gauges is not None:
-                engines.append(_refreshed(template, gauges, aged))
+                engines.append(_refreshed(template, gauges))
                 continue
             row = None if gauges is None else (fact, fact.static, gauges)
+        elif still and fact is not None and kv < 0 and _untouched(fact, waited, rate, held, sleep, down):
+            template = made.get((QUIET_FIELDS, fact))
+            if template is not None:
+                engines.append(template)
+                continue
+            row = (fact, fact.static, QUIET)
         if row is None:
             series = {name: usage[i] for name, i in at.items()}
             if waited is not None:
                 series[NAMES.waiting[0]] = waited
-            row = _row(k, series, (rate, held), failures, sleep, down, known)
+            row = _row(k, series, (rate, held), failures, sleep, down, known, quiet)
         rows.append(row)
         engines.append(None)
-    records = iter(_made(rows, join, made, aged) if rows else ())
+    records = iter(_made(rows, join, made, quiet) if rows else ())
     done = [next(records) if e is None else e for e in engines]
     return [done[i] for i in _order(done, found, kept)]
+
+
+def _untouched(
+    fact: Plain,
+    waited: Series | None,
+    rate: float | None,
+    swapped: float | None,
+    asleep: str | None,
+    down: set[tuple[str, str]],
+) -> bool:
+    """Whether a refresh by exception read nothing of this engine: no request waiting or preempted (it exports
+    both counters, so that is 0), none swapped, awake, its target up."""
+    if waited is not None or rate is not None or swapped is not None or asleep:
+        return False
+    return fact.waiting_zero and fact.rate_zero and not (down and fact.target in down)
+
+
+def _quiet(why: str) -> dict[str, Any]:
+    """The fields of an engine `_untouched` that changes from refresh to refresh, as a quiet refresh has them."""
+    return {
+        "kv_usage_fraction": None,
+        "requests_running": None,
+        "requests_waiting": 0.0,
+        "preemptions_per_min": 0.0,
+        "requests_swapped": None,
+        "sleep_state": None,
+        "unknown": dict.fromkeys(QUIET_FIELDS, why),
+    }
 
 
 def _order(engines: list[FleetEngine], found: list[Place], kept: dict[Any, Any] | None) -> list[int]:
@@ -184,21 +222,23 @@ def _row(
     asleep: str | None,
     down: set[tuple[str, str]],
     known: EngineFacts,
+    quiet: str | None = None,
 ) -> Row:
-    """One engine's fields (`counts`: its preemption rate and requests swapped); a target that is down has no
-    gauge reading, with the reason."""
+    """One engine's fields (`counts`: its preemption rate and requests swapped; `quiet`: as engines_of's); a
+    target that is down has no gauge reading, with the reason."""
     pool = known.pools.get(k)
     static = pool if pool is not None else known.fields(k, kind_of(series))
-    gauges = _gauges(static, k, series, counts, failures, asleep, known)
+    gauges = _gauges(static, k, series, counts, failures, asleep, known, quiet)
     if (static["job"] or "", static["instance"] or "") in down:
         gauges.update(dict.fromkeys(GAUGES))
         gauges["unknown"].update(dict.fromkeys(GAUGES, DOWN))
     return k, static, gauges
 
 
-def _made(rows: list[Row], join: Join, made: dict[Any, FleetEngine], aged: str) -> list[FleetEngine]:
+def _made(rows: list[Row], join: Join, made: dict[Any, FleetEngine], quiet: str | None) -> list[FleetEngine]:
     """The engines of the rows, joined; `made`: the records made for this join (where the caller's EngineFacts
-    keep them: reused with the refresh's gauges), by engine; `aged`: the join's age in words (`_aged`)."""
+    keep them: reused with the refresh's gauges; a QUIET row's as they are), by engine; `quiet`: as
+    engines_of's."""
     per_node: dict[str | None, int] = defaultdict(int)  # engines without a pod on each host
     for _, static, _ in rows:
         if static["pod"] is None:
@@ -206,24 +246,22 @@ def _made(rows: list[Row], join: Join, made: dict[Any, FleetEngine], aged: str) 
     engines = []
     for k, static, gauges in rows:
         # an engine with a pod is joined by its key alone; one without, also by how many share its host
-        slot = k if static["pod"] is not None else (k, per_node[host_of(static["instance"] or "")])
+        slot: object = k if static["pod"] is not None else (k, per_node[host_of(static["instance"] or "")])
+        still = gauges is QUIET
+        if still:
+            read, slot, gauges = made.get(slot), (QUIET_FIELDS, slot), _quiet(quiet or "")
+            if slot not in made and read is not None:  # the record of a refresh that read it, as a quiet one
+                made[slot] = updated(read, gauges)
         template = made.get(slot)
-        if template is None:  # its fields that neither the gauges nor the join's age change, made once
+        if template is None:  # its fields that the gauges do not change, made once
             made[slot] = template = FleetEngine(**{**static, **gauges}, **_joined(static, join, per_node))
             gauges = {}  # the template's own
-        engines.append(_refreshed(template, gauges, aged))
+        engines.append(template if still else _refreshed(template, gauges))
     return engines
 
 
-def _aged(join: Join) -> str:
-    """The words said after each join reason: the join's age where it was not read now (else empty)."""
-    return f" (the pod-to-GPU join as read {join.age_s:.0f} s ago)" if join.age_s > 0 else ""
-
-
-def _refreshed(template: FleetEngine, gauges: dict[str, Any], aged: str) -> FleetEngine:
-    """`template` with the refresh's `gauges` (the caller's own: the reason is written in) and the join's age."""
-    if aged and template.join_reason:
-        gauges["join_reason"] = template.join_reason + aged
+def _refreshed(template: FleetEngine, gauges: dict[str, Any]) -> FleetEngine:
+    """`template` with the refresh's `gauges`."""
     return updated(template, gauges) if gauges else template
 
 
@@ -235,21 +273,23 @@ def _gauges(
     failures: Mapping[str, str],
     asleep: str | None,
     known: EngineFacts,
+    quiet: str | None = None,
 ) -> dict[str, Any]:
     """One engine's fields that change from refresh to refresh while its pool and join stay (the GAUGES, its
     sleep state, `unknown`), from its series and `static`, what its pool gives (FleetEngine's names; `unknown`
     says why a field is None, its pool's fields included). `counts`: its preemption rate and requests swapped,
-    where the quiet queries name it."""
+    where the quiet queries name it; `quiet`: why a KV usage or requests running not read is not (engines_of)."""
     (rate, swapped), zero = counts, known.zeros
     exported = zero.by_engine.get(k, NONE)
     unknown: dict[str, str] = {}
     said = missing(static["kind"])
     kv = _first(series, NAMES.kv_usage)
     if kv is None:
-        unknown["kv_usage_fraction"] = said.kv
+        unknown["kv_usage_fraction"] = quiet or said.kv
     running = _first(series, NAMES.running)
-    if running is None:
-        unknown["requests_running"] = said.running
+    if running is None:  # by exception, an engine over the fraction whose running was asked after its usage
+        late = said.running if kv is None or quiet is None else failures.get("engine_running", said.running)
+        unknown["requests_running"] = quiet if quiet is not None and kv is None else late
     waiting = _first(series, NAMES.waiting)
     queue = {"requests_running": None if running is None else _number(running.value, "requests_running", unknown)}
     if waiting is not None:

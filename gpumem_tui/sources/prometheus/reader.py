@@ -32,6 +32,7 @@ from gpumem_tui.sources.prometheus.held_back import Moment, moment
 from gpumem_tui.sources.prometheus.kept_recorded import KEPT, KeptRecorded
 from gpumem_tui.sources.prometheus.label_memo import LabelMemo
 from gpumem_tui.sources.prometheus.labels import node_of
+from gpumem_tui.sources.prometheus.model_gauges import quiet_why
 from gpumem_tui.sources.prometheus.node_part import NodesKept
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
@@ -102,9 +103,38 @@ class _Round:
     """The facts' answers the sample is built on beside this refresh's."""
     age: float = 0.0
     """Seconds since the facts were read."""
+    quiet: str | None = None
+    """Why an engine's KV usage and requests running were not read, where the refresh read them by exception
+    (`Queries.over`: `engines` holds those at or over the fraction); None: every engine's were read."""
 
     def __post_init__(self) -> None:
         self.seen = project(self.results, self.q.labels)
+
+    def by_exception(self) -> None:
+        """The engines over the fraction as the refresh's `engines` (its failure as that of `engines`)."""
+        over, failed = self.results.pop("engines_over", None), self.failures.pop("engines_over", None)
+        if over is not None and self.q.over is not None:
+            self.results["engines"], self.quiet = over, quiet_why(self.q.over)
+        elif failed is not None:
+            self.failures["engines"] = failed
+        self.seen = project(self.results, self.q.labels)
+
+    def every_engine(self) -> dict[str, str]:
+        """What to ask beside the pools read again, where the refresh read the gauges by exception: every
+        engine's, so a pool that came or changed comes with its engine's gauges, as with the slow facts; and
+        how many engines of each model send them."""
+        if self.quiet is None:
+            return {}
+        return {"engines": TABLE["engines"].promql(self.q), **_counted(self.q)}
+
+    def read_with(self, more: dict[str, Result]) -> None:
+        """The refresh's engines with what `more` read of them: every engine's gauges, or the requests running
+        of those over the fraction."""
+        if "engines" in more:
+            self.quiet = None
+        elif "engine_running" in more:
+            running = self.results.pop("engine_running")
+            self.results["engines"] = Result([*self.results["engines"].series, *running.series])
 
     async def more(
         self, client: PrometheusClient, promql: dict[str, str], at: float, *, part: bool = False
@@ -265,10 +295,15 @@ class FleetReader:
         q = replace(self.queries, rules=bool(self.rules))
         promql = self._asked(q, at, due, look, jobs)
         results, failures = await self._answers(client, q, promql, at)
+        r = _Round(q, promql, results, failures)
+        if "engines_over" in promql:
+            r.by_exception()
         facts = self.facts
         if facts is not None and "pools" not in promql and "engine_counters" in promql:
-            self.facts = _counters_again(facts, results, failures, self._named(results))
-        return _Round(q, promql, results, failures)
+            self.facts = facts = _counters_again(facts, r.results, r.failures, self._named(r.results))
+        if facts is not None and "pools" not in promql and "model_counts" in r.results:  # kept with the pools'
+            self.facts = replace(facts, results={**facts.results, "model_counts": r.results["model_counts"]})
+        return r
 
     async def _answers(
         self, client: PrometheusClient, q: Queries, promql: dict[str, str], at: float
@@ -303,12 +338,18 @@ class FleetReader:
         if jobs:
             promql["targets_down"] = TABLE["targets_down"].promql(q, jobs)
         if due or facts is None:
-            return promql | _promql(q, FACTS)
+            return promql | _promql(q, FACTS) | _counted(q)
         if at < facts.pools_at:
-            return promql | _promql(q, POOLS)  # kept ones newer than `at`: see pools_changed
+            return promql | _promql(q, POOLS) | _counted(q)  # kept ones newer than `at`: see pools_changed
         promql["pools_changed"] = TABLE["pools_changed"].promql(q, at - facts.pools_at)
         if facts.engines.zeros.pending:  # a rate the full read may have now: the counters alone again
             promql["engine_counters"] = TABLE["engine_counters"].promql(q)
+        if q.over is not None:  # between the pools' reads, the fleet screen's engines by exception
+            del promql["engines"]
+            promql["engines_over"] = TABLE["engines_over"].promql(q, q.over)
+            promql["model_gauges"] = TABLE["model_gauges"].promql(q)
+            if "model_counts" not in facts.results:  # the first refresh by exception, or its last read failed
+                promql |= _counted(q)
         return promql
 
     async def _keep_facts(self, client: PrometheusClient, r: _Round, at: float, due: bool) -> None:
@@ -318,9 +359,9 @@ class FleetReader:
         if not due and (facts is None or reporting is None or not _changed(facts.reporting, reporting)):
             return
         if not due:  # the nodes changed since the facts were read: read them again now
-            await r.more(client, _promql(r.q, FACTS), at)
+            r.read_with(await r.more(client, _promql(r.q, FACTS) | r.every_engine(), at))
         if all(name in r.results for name in FACTS):
-            slow = {n: r.results[n] for n in FACTS}
+            slow = {n: r.results[n] for n in (*FACTS, "model_counts") if n in r.results}
             facts = Facts(at, slow, reporting or {}, Slow.of(slow, r.q.labels), at, self._named(r.results))
             self.facts, self.rules = facts, facts.rules
 
@@ -330,9 +371,10 @@ class FleetReader:
         if not again:
             return
         more = await r.more(client, again, at)
+        r.read_with(more)
         facts = self.facts
         if facts is not None and "pools" in more:
-            read = {name: more[name] for name in POOLS if name in more}
+            read = {name: more[name] for name in (*POOLS, "model_counts") if name in more}
             self.facts = replace(facts, results={**facts.results, **read}, pools_at=at, counted=self._named(r.results))
         elif facts is not None and "engine_counters" in again:
             self.facts = _counters_again(facts, r.results, r.failures, self._named(r.results))
@@ -354,9 +396,12 @@ class FleetReader:
             again["node_low"] = TABLE["node_low"].promql(r.q, bounds)
         changed = r.results.get("pools_changed")
         if "pools_changed" in r.asked and "pools" not in r.results and (changed is None or changed.series):
-            again |= _promql(r.q, POOLS)
+            again |= _promql(r.q, POOLS) | r.every_engine()
         elif facts is not None and "engine_counters" not in r.asked and self._named(r.results) - facts.counted:
             again["engine_counters"] = TABLE["engine_counters"].promql(r.q)
+        over = r.results.get("engines")
+        if r.quiet is not None and r.q.over is not None and "engines" not in again and over and over.series:
+            again["engine_running"] = TABLE["engine_running"].promql(r.q, r.q.over)
         return again
 
     def _build(self, url: str, r: _Round, at: float, look: float) -> tuple[FleetSample, NodeLook]:
@@ -382,6 +427,7 @@ class FleetReader:
             engine_keys=self._keys(r.results) if "engines" in r.results else None,
             stale=self.read_rules.stale,
             kept=self.nodes,
+            quiet=r.quiet,
         )
         return sample.model_copy(update={"node_figures_from": _figures_from(r.q)}), looker
 
@@ -408,6 +454,7 @@ class FleetReader:
                 r.q.labels,
                 join_age_s=r.age,
                 stale=self.read_rules.stale,
+                quiet=r.quiet,
             )
             return again.model_copy(update={"nodes": sample.nodes, "node_figures_from": sample.node_figures_from})
         facts = self.facts
@@ -415,6 +462,12 @@ class FleetReader:
         memory = project(more, r.q.labels).get("gpu_memory", NO_ANSWER).series
         gpus = looker.kept(gpus_of(memory, identities), sample, identities)
         return sample.model_copy(update={"gpus": _with_listed(gpus, sample.gpus)})
+
+
+def _counted(q: Queries) -> dict[str, str]:
+    """How many engines of each model send the gauges read per model, where the refreshes read by exception:
+    asked with the pools, and kept with them."""
+    return {} if q.over is None else {"model_counts": TABLE["model_counts"].promql(q)}
 
 
 def _figures_from(q: Queries) -> NodeFigures:

@@ -229,6 +229,21 @@ class Coverage(_Record):
         )
 
 
+QUIET_FIELDS = ("kv_usage_fraction", "requests_running")
+"""What a refresh by exception (`Queries.over`) reads of an engine only where its KV usage is at or over the
+fraction: an engine under it has them per model (FleetSample.models)."""
+
+
+class ModelGauges(_Record):
+    """One model's engines' gauges, read per model on the server (`Queries.model_gauges`): the largest KV usage
+    and the requests running in all; None with the reason in `unknown` where not every engine of the model
+    reported one (or one reported twice)."""
+
+    kv_usage_max: float | None = None
+    requests_running: float | None = None
+    unknown: dict[str, str] = {}
+
+
 class FleetSample(_Record):
     """Everything one evaluation read from Prometheus."""
 
@@ -276,6 +291,10 @@ class FleetSample(_Record):
     """Seconds since the pod-to-GPU join (and the GPUs per node and card) was read: the overview reads these
     slow facts every 5 min or when the set of nodes changes; 0 when read with this sample."""
     unknown: dict[str, str] = {}
+    models: dict[str, ModelGauges] = Field(default={}, exclude=True)
+    """Per model (`model_name`), its engines' KV usage and requests running as the fleet screen reads them
+    between its reads of the pools (`Queries.over`): on the server, where each engine's were read only at or
+    over the saturation fraction. Empty where every engine's were read. Never in the JSON, as `reading`."""
     reading: list[str] = Field(default=[], exclude=True)
     """A first look (the fleet screen's first frame): what is still being read, in words, while the sample
     holds the first read's answers but the costly slow facts; the findings that need them wait (judge.py).

@@ -116,11 +116,12 @@ def _pool(name: str, podless: bool = False) -> Series:
     return Series({"__name__": "vllm:cache_config_info", **labels, **size, "cache_dtype": "auto"}, 1.0, 0.0)
 
 
-def _join(age_s: float) -> Join:
+def _join() -> Join:
+    """A join: each call another (what the reader keeps is kept per join, by identity)."""
     gpus = [GpuIdentity(f"node-{n}", f"GPU-{n}", None, "0", ("serving/plain",) if n == 0 else ()) for n in range(3)]
     gpus.append(GpuIdentity("bare", "GPU-s", None, "0", ()))
     index = JoinIndex.of(gpus)
-    return Join(index, {"bare": {"H100": {"USED": 1}}, "lone": {"H100": {"USED": 2}}}, True, age_s)
+    return Join(index, {"bare": {"H100": {"USED": 1}}, "lone": {"H100": {"USED": 2}}}, True)
 
 
 def _read(
@@ -129,6 +130,7 @@ def _read(
     known: EngineFacts | None,
     join: Join,
     keys: FleetReader | None = None,
+    quiet: str | None = None,
 ):
     counters = None if "engine_counters" in failures else answers["counters"]
     return engines_of(
@@ -144,6 +146,7 @@ def _read(
         known,
         None if keys is None else keys._keys({"engines": Result(answers["usage"])}),  # as the reader hands them
         swapped=answers["swapped"],
+        quiet=quiet,
     )
 
 
@@ -157,10 +160,10 @@ FAILURES = ({}, {"waiting": "the query failed: w", "preemptions": "the query fai
 @pytest.mark.parametrize("failures", FAILURES)
 def test_the_short_path_makes_the_general_paths_records(failures, monkeypatch):
     first, later = _answers(0.0), _answers(0.05)
-    join = _join(0.0)
+    join = _join()
     counters = None if "engine_counters" in failures else first["counters"]
     known = EngineFacts.of(first["pools"], counters, failures)
-    aged = _join(30.0)  # one join over the later ones: the records, order and layout made with it kept
+    aged = _join()  # one join over the later ones: the records, order and layout made with it kept
     gone, waits = _answers(0.1, gone="busy"), _answers(0.1, gone="busy", waits=True)
     reads = ((first, join), (later, join), (later, aged), (gone, aged), (waits, aged), (gone, aged))
     keys = FleetReader(Queries(), FleetRules())  # the very list the last answer's were where the labels are alike
@@ -180,7 +183,7 @@ def test_the_short_path_makes_the_general_paths_records(failures, monkeypatch):
 
 def test_the_fleet_here_has_every_kind_of_engine():
     """The comparison above is over engines that differ: plain and not, joined every way, each kind's words."""
-    engines = _read(_answers(0.0), {}, None, _join(0.0))
+    engines = _read(_answers(0.0), {}, None, _join())
     by_pod = {e.pod or e.instance: e for e in engines}
     assert {e.joined for e in engines} == {"found", "assumed", "not joined"}
     assert by_pod["nan-kv"].unknown["kv_usage_fraction"] == "the engine reported NaN: no reading"
@@ -209,3 +212,51 @@ def test_the_reader_hands_the_same_keys_while_the_answer_carries_the_same_labels
     assert reader._named({"engines": Result(relabelled)}) == frozenset(keys) != named
     fewer = reader._keys({"engines": Result(relabelled[:-1])})  # the same labels, but one series less
     assert fewer is not keys and fewer == keys[:-1]
+
+
+QUIET = "its KV usage is under 90 %"
+OVER = ("busy", "inf-kv", "sglang", "nan-waiting", "down")
+CALM = ("plain", "zero-minus", "pool-only")
+"""Engines a refresh by exception reads nothing of, each exporting both counters."""
+"""The engines a refresh by exception reads the gauges of here (their KV usage at or over the fraction)."""
+
+
+def _by_exception(answers: dict[str, list[Series]]) -> dict[str, list[Series]]:
+    """`answers` as a refresh by exception reads them: the gauges of OVER alone."""
+    return answers | {"usage": [s for s in answers["usage"] if s.labels.get("pod") in OVER]}
+
+
+@pytest.mark.parametrize("failures", FAILURES)
+def test_by_exception_the_kept_records_are_the_general_paths(failures, monkeypatch):
+    """A refresh by exception (`quiet`): an engine it read nothing of keeps its record, the very object, refresh
+    after refresh; and each record is what the general path
+    makes: its KV usage and requests running unknown for `quiet`, its queue 0 where it exports the counters."""
+    first, later = _by_exception(_answers(0.0)), _by_exception(_answers(0.05))
+    gone, waits = _by_exception(_answers(0.1, gone="busy")), _by_exception(_answers(0.1, gone="busy", waits=True))
+    join, aged = _join(), _join()
+    counters = None if "engine_counters" in failures else first["counters"]
+    known = EngineFacts.of(first["pools"], counters, failures)
+    whole = _answers(0.0)  # a read of every engine's first (the slow facts'): the records kept are made quiet
+    reads = [(whole, join, None), (first, join, QUIET), (later, join, QUIET), (later, aged, QUIET)]
+    reads += [(gone, aged, QUIET), (waits, aged, QUIET), (gone, aged, QUIET), (whole, aged, None), (first, aged, QUIET)]
+    keys = FleetReader(Queries(), FleetRules())
+    made = [_read(a, failures, known, j, keys, quiet) for a, j, quiet in reads][1:]
+    plain = {e.pod: e for e in made[1] if e.pod == "plain"}["plain"]
+    assert plain.kv_usage_fraction is None and plain.requests_running is None
+    assert [plain.unknown[name] for name in ("kv_usage_fraction", "requests_running")] == [QUIET, QUIET]
+    assert (plain.requests_waiting, plain.preemptions_per_min) == ((0.0, 0.0) if not failures else (None, None))
+    busy = {e.pod: e for e in made[1]}["busy"]
+    assert (busy.kv_usage_fraction, busy.requests_running) == pytest.approx((0.95, 7.05)) and not busy.unknown
+    if not failures:  # the quiet engines' records kept: the very objects, and the list while all are
+        kept = [(a, b) for a, b in zip(made[0], made[1], strict=True) if a.pod in CALM]
+        assert len(kept) == 3 and all(a is b for a, b in kept) and made[0] is not made[1]
+        calm = {name: [s for s in answer if s.labels.get("pod") in CALM] for name, answer in first.items()}
+        calmly = EngineFacts.of(calm["pools"], calm["counters"], failures)
+        again = [_read(calm, failures, calmly, join, keys, QUIET) for _ in range(2)]
+        assert len(again[0]) == len(CALM) and all(a is b for a, b in zip(*again, strict=True))
+    short = [_said(engines) for engines in made]
+    monkeypatch.setattr(fleet_engines, "_plain", lambda *_: None)
+    monkeypatch.setattr(fleet_engines, "_untouched", lambda *_: False)
+    anew = EngineFacts.of(first["pools"], counters, failures)
+    general = [_said(_read(a, failures, anew, j, None, quiet)) for a, j, quiet in reads][1:]
+    assert short == general

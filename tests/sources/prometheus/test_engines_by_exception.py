@@ -1,0 +1,133 @@
+"""The fleet screen's refreshes read the engines' gauges by exception (`Queries.over`): one by one only where an
+engine's KV usage is at or over the saturation fraction, the rest per model on the server. What the screen
+shows of them must stay what the full read shows: the same findings, the same model table, over a real
+Prometheus holding the test fleet (three engines over 90 %, one reporting NaN, two models of several engines).
+
+And what it reads: no engine's gauges one by one between the pools' reads, every engine's again where the pools
+are read again (an engine came, went or restarted)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from gpumem_tui.app.fleet_view import model_table
+from gpumem_tui.diagnosis.findings.records import Thresholds
+from gpumem_tui.diagnosis.fleet.judge import judge_fleet
+from gpumem_tui.diagnosis.fleet.reading import FleetRules
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.model_gauges import model_gauges, quiet_why
+from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.query_table import TABLE
+from gpumem_tui.sources.prometheus.reader import FleetReader
+from gpumem_tui.sources.prometheus.records import FleetEngine
+from tests.sources.prometheus.conftest import AT
+from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
+from tests.sources.prometheus.test_fleet_reader import RESTART_S, _text
+from tests.sources.prometheus.test_kept_recorded import _reads as reads
+
+pytestmark = pytest.mark.prometheus
+OVER = Thresholds().kv_saturated_fraction
+FULL, BY_EXCEPTION = Queries(look=0.1), Queries(look=0.1, over=OVER)
+
+
+def _reads(url: str, queries: Queries, moments: list[float]) -> list[tuple]:
+    """(sample, queries sent) of each refresh of one reader at each moment in turn."""
+    return reads(url, FleetReader(queries, FleetRules()), moments)
+
+
+@pytest.fixture(scope="module")
+def both(fleet_url):
+    moments = [AT - 30, AT - 15, AT]
+    return _reads(fleet_url, FULL, moments), _reads(fleet_url, BY_EXCEPTION, moments)
+
+
+def test_between_the_pools_reads_no_engine_is_read_one_by_one(both):
+    _, by_exception = both
+    (first, sent1), (_, sent2), (_, sent3) = by_exception
+    assert FULL.engines in sent1 and not first.models  # the first read reads every engine's
+    for sent in (sent2, sent3):
+        assert FULL.engines not in sent and BY_EXCEPTION.engines_over(OVER) in sent
+        assert BY_EXCEPTION.model_gauges in sent and BY_EXCEPTION.engine_running(OVER) in sent  # some are over
+    assert BY_EXCEPTION.model_counts in sent2 and BY_EXCEPTION.model_counts not in sent3  # then kept with the pools
+
+
+def test_by_exception_the_screen_says_what_the_full_read_says(both):
+    full, by_exception = both
+    for (whole, _), (quick, _) in zip(full[1:], by_exception[1:], strict=True):
+        assert quick.models and not whole.models
+        t = Thresholds()
+        found = [f.model_dump() for f in judge_fleet(quick, t)]
+        assert found == [f.model_dump() for f in judge_fleet(whole, t)]
+        assert any(f["finding"]["code"] == "kv_saturated" for f in found)  # the engines over 90 % said so
+        assert model_table(quick, []).rows == model_table(whole, []).rows
+        said = {e.name: e for e in whole.engines}
+        for e in quick.engines:
+            alike = said[e.name]
+            if e.kv_usage_fraction is None and e.unknown.get("kv_usage_fraction") == quiet_why(OVER):
+                assert alike.kv_usage_fraction is None or alike.kv_usage_fraction < OVER
+                assert e.requests_running is None
+                e = e.model_copy(update={f: getattr(alike, f) for f in ("kv_usage_fraction", "requests_running")})
+                e = e.model_copy(update={"unknown": alike.unknown})
+            assert e.model_dump() == alike.model_dump()
+
+
+def test_the_models_figures_are_the_engines(both):
+    full, by_exception = both
+    whole, quick = full[-1][0], by_exception[-1][0]
+    for model, gauges in quick.models.items():
+        engines = [e for e in whole.engines if e.model_name == model]
+        usage = [e.kv_usage_fraction for e in engines]
+        if None in usage:
+            assert gauges.kv_usage_max is None and "kv_usage_max" in gauges.unknown
+        else:
+            assert gauges.kv_usage_max == pytest.approx(max(usage))
+        running = [e.requests_running for e in engines]
+        if None in running:
+            assert gauges.requests_running is None
+        else:
+            assert gauges.requests_running == pytest.approx(sum(running))
+    assert quick.models["m"].unknown["kv_usage_max"] == "an engine reported no number (NaN or below 0)"
+    assert quick.models["m"].unknown["requests_running"] == "0 of its 1 engines report it"
+
+
+def test_a_series_repeated_under_other_labels_is_not_summed_twice(tmp_path):
+    """Two copies of one engine's series (two Services select its pod): the full read keeps one (`max by` the
+    engine); a sum per model would count it twice, so the model's figure is unknown, with why."""
+    require_prometheus()
+    engine = 'model_name="m",engine="0",job="vllm",namespace="serving",pod="p",instance="10.0.0.1:8000"'
+    lines = ["# TYPE vllm:num_requests_running gauge", "# TYPE vllm:kv_cache_usage_perc gauge"]
+    for s in range(0, 61, 10):
+        for service in ("a", "b"):
+            lines.append(f'vllm:num_requests_running{{{engine},service="{service}"}} 4 {T0 + s}')
+            lines.append(f'vllm:kv_cache_usage_perc{{{engine},service="{service}"}} 0.5 {T0 + s}')
+    text = "\n".join(lines) + "\n# EOF\n"
+    with running(backfill(text, tmp_path)) as url:
+
+        async def read() -> dict[str, Result]:
+            async with PrometheusClient(Connection(url)) as client:
+                return {n: await client.query(TABLE[n].promql(FULL), T0 + 60) for n in ("model_gauges", "model_counts")}
+
+        answers = asyncio.run(read())
+    (gauges,) = model_gauges(answers, {}, [FleetEngine(model_name="m")], quiet_why(OVER)).values()
+    assert gauges.requests_running is None and gauges.kv_usage_max is None
+    assert gauges.unknown["requests_running"].startswith("2 series of it for 1 engine(s)")
+
+
+@pytest.fixture(scope="module")
+def restarting_url(tmp_path_factory):
+    require_prometheus()
+    with running(backfill(_text(), tmp_path_factory.mktemp("restarting"))) as url:
+        yield url
+
+
+def test_where_the_pools_are_read_again_every_engine_is_too(restarting_url):
+    """The engine restarts with other settings at RESTART_S: the refresh after reads its pool again, and with it
+    every engine's gauges, so the engine's record comes whole as with the slow facts."""
+    moments = [T0 + RESTART_S - 40, T0 + RESTART_S - 20, T0 + RESTART_S + 10]
+    (_, _), (before, sent2), (after, sent3) = _reads(restarting_url, BY_EXCEPTION, moments)
+    assert FULL.engines not in sent2 and before.models
+    assert FULL.pools in sent3 and FULL.engines in sent3 and BY_EXCEPTION.model_counts in sent3 and not after.models
+    (mover,) = [e for e in after.engines if e.model_name == "m"]
+    assert mover.kv_usage_fraction == 0.5 and mover.num_gpu_blocks == 1200
