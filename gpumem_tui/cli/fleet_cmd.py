@@ -21,7 +21,7 @@ from gpumem_tui.cli.fleet_text import print_check, print_snapshot
 from gpumem_tui.cli.output import print_json, reader_may_leave
 from gpumem_tui.diagnosis.findings import Thresholds, worst
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet, verdict
-from gpumem_tui.diagnosis.fleet.plans import AliasError, model_memory, parse_aliases, plan_fleet
+from gpumem_tui.diagnosis.fleet.plans import AliasError, PlansKept, model_memory, parse_aliases, plan_fleet
 from gpumem_tui.diagnosis.fleet.records import FleetFinding
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.records import FleetSample
@@ -99,7 +99,8 @@ def planner(args: argparse.Namespace) -> Callable[[FleetSample], FleetSample]:
         aliases = parse_aliases(args.model_alias, catalog)
     except (CatalogError, AliasError) as exc:
         raise UsageError(f"fleet: {exc}") from None
-    return lambda sample: plan_fleet(sample, catalog, aliases)
+    kept = PlansKept()  # the fleet screen plans sample after sample: what is the same is planned once
+    return lambda sample: plan_fleet(sample, catalog, aliases, kept)
 
 
 def no_screen_options(args: argparse.Namespace, action: str) -> None:

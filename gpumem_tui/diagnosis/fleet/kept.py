@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from gpumem_tui.sources.prometheus.engine_stable import stable
 from gpumem_tui.sources.prometheus.records import FleetEngine
@@ -14,8 +14,21 @@ from gpumem_tui.sources.prometheus.records import FleetEngine
 T = TypeVar("T")
 KEPT_ANSWERS = 2
 """Answers kept of each function: one for the fleet's sample, one for a node's read beside it."""
-_KEPT: list[list[object]] = []
-"""Each kept function's last answer, to let go of them all (`forget`)."""
+
+
+class Clears(Protocol):
+    def clear(self) -> None: ...
+
+
+_KEPT: list[Clears] = []
+"""Each kept function's last answers and each memo `held`, to let go of them all (`forget`)."""
+M = TypeVar("M", bound=Clears)
+
+
+def held(memo: M) -> M:
+    """`memo` let go with the kept answers (`forget`)."""
+    _KEPT.append(memo)
+    return memo
 
 
 def kept(made: Callable[[list[FleetEngine]], T]) -> Callable[[list[FleetEngine]], T]:
@@ -24,7 +37,7 @@ def kept(made: Callable[[list[FleetEngine]], T]) -> Callable[[list[FleetEngine]]
     the list replaced whole: the fleet screen's worker and a node's screen over the same Prometheus judge samples
     of their own, maybe in two threads at once."""
     last: list[tuple[list[tuple[object, ...]], T]] = []
-    _KEPT.append(last)  # type: ignore[arg-type]
+    _KEPT.append(last)
 
     @wraps(made)
     def keep(engines: list[FleetEngine]) -> T:

@@ -9,6 +9,8 @@ one asleep (`vllm:engine_sleep_state`: it freed its weights or KV cache on purpo
 
 from __future__ import annotations
 
+import operator
+
 from gpumem_tui.diagnosis.findings.plan import (
     Named,
     check_flags,
@@ -23,43 +25,102 @@ from gpumem_tui.diagnosis.findings.plan import (
 from gpumem_tui.diagnosis.findings.records import Finding, Thresholds
 from gpumem_tui.diagnosis.findings.situation import engine_named
 from gpumem_tui.diagnosis.findings.words import engine_short, gpus
+from gpumem_tui.diagnosis.fleet.kept import held
 from gpumem_tui.diagnosis.fleet.records import endpoint
 from gpumem_tui.sources.prometheus.records import FleetEngine, FleetNode, FleetPlan, FleetSample
 from gpumem_tui.text import literal
 from gpumem_tui.units import gib
 
+Said = list[tuple[str | None, Finding]]
+Words = dict[int, tuple[FleetEngine, tuple[object, ...], Said]]
+Kept = tuple[Words, Thresholds | None]
 
-def plan_findings(sample: FleetSample, t: Thresholds) -> list[tuple[str | None, Finding]]:
+
+class _Said:
+    """Each engine's last findings, by the very record they were made of (its id, the record held) with its
+    node's figures and the thresholds: the fleet screen judges 10^4 planned engines every 15 s, and an engine
+    whose record the reader and the planner kept (plans.py) is worded once. The last two judges' (the fleet's
+    sample and a node's beside it), each replaced whole (two threads may judge at once: each finds its own or
+    makes it)."""
+
+    def __init__(self) -> None:
+        self.last: Kept = ({}, None)
+        self.before: Kept = ({}, None)
+        self.whole: tuple[tuple[object, ...], list[FleetNode], Said] | None = None
+        """The last judge's findings whole, with the engines list, thresholds and targets that made them and the
+        nodes: where a sample's are the very ones (the nodes the very records), its findings are these."""
+
+    def clear(self) -> None:
+        self.last, self.before, self.whole = ({}, None), ({}, None), None
+
+    def kept(self, sample: FleetSample, facts: tuple[object, ...]) -> Said | None:
+        """The last findings where `facts` (the engines list, the thresholds and targets) and the nodes are
+        those they were made of."""
+        whole = self.whole
+        if whole is None or len(whole[1]) != len(sample.nodes) or whole[0][0] is not facts[0]:
+            return None
+        if whole[0][1:] != facts[1:] or not all(map(operator.is_, whole[1], sample.nodes)):
+            return None
+        return list(whole[2])
+
+    def of(self, t: Thresholds) -> tuple[Words, Words]:
+        """The last two judges' words where they were made by thresholds that read as `t` (else none)."""
+        (last, last_t), (before, before_t) = self.last, self.before
+        return (last if last_t == t else {}), (before if before_t == t else {})
+
+
+SAID = held(_Said())
+
+
+def plan_findings(sample: FleetSample, t: Thresholds) -> Said:
     """(node, finding) for each engine planned here that answers now, on a node that does not judge itself
     (`gpumem-tui export`'s findings are read there), worded as the node's (findings/plan.py); each names the
     engine's GPUs as the pod-to-GPU join read them, so the overview and the full read say the same."""
     down = {(labels.get("job", ""), labels.get("instance", "")) for labels in sample.targets_down}
     exporting = {f.node for f in sample.node_findings}
+    whole = (sample.engines, t, down, exporting)
+    same = SAID.kept(sample, whole)
+    if same is not None:
+        return same
     nodes = {n.name: n for n in sample.nodes}
-    found: list[tuple[str | None, Finding]] = []
+    found: Said = []
+    now: Words = {}
+    last, before = SAID.of(t)
     for e in sample.engines:
         plan = e.plan
         if plan is None or e.plan_from != "catalog" or (e.job or "", e.instance or "") in down or e.node in exporting:
             continue
-        if e.sleep_state is not None:
-            found.append((e.node, _asleep(e)))
-            continue
-        indices = sorted(set(e.gpu_indices))
-        name = Named(
-            engine_short(endpoint(e), plan.model), gpus(indices), f" {engine_named(endpoint(e), plan.model, indices)}"
-        )
-        notes = notes_of(name, "auto", plan.failures, plan.warnings, endpoint(e), e.pool_tokens)
-        found += [(e.node, note) for note in notes]
-        if e.pool_tokens is None or plan.kv_cache_tokens <= 0:  # nothing measured, or no pool to hold it against
-            continue
-        severity = pool_short_severity(plan.kv_cache_tokens, e.pool_tokens, t)
-        if severity is not None:
-            length, planned, measured = plan.max_model_len, plan.kv_cache_tokens, e.pool_tokens
-            short = pool_short(name, "auto", length, planned, measured, severity, _first(e), endpoint(e), e.kind)
-            found.append((e.node, short))
-        weights = _weights(e, name, plan, nodes.get(e.node or ""), t)
-        if weights is not None:
-            found.append((e.node, weights))
+        node = nodes.get(e.node or "")
+        facts: tuple[object, ...] = (None,) if node is None else (node.name, node.used_bytes, node.gpus)
+        was = last.get(id(e)) or before.get(id(e))
+        said = was[2] if was is not None and was[0] is e and was[1] == facts else _said(e, plan, node, t)
+        now[id(e)] = (e, facts, said)
+        found += said
+    SAID.before, SAID.last = SAID.last, (now, t)
+    SAID.whole = (whole, sample.nodes, list(found))
+    return found
+
+
+def _said(e: FleetEngine, plan: FleetPlan, node: FleetNode | None, t: Thresholds) -> Said:
+    """What plan_findings says of one engine."""
+    if e.sleep_state is not None:
+        return [(e.node, _asleep(e))]
+    indices = sorted(set(e.gpu_indices))
+    name = Named(
+        engine_short(endpoint(e), plan.model), gpus(indices), f" {engine_named(endpoint(e), plan.model, indices)}"
+    )
+    notes = notes_of(name, "auto", plan.failures, plan.warnings, endpoint(e), e.pool_tokens)
+    found: Said = [(e.node, note) for note in notes]
+    if e.pool_tokens is None or plan.kv_cache_tokens <= 0:  # nothing measured, or no pool to hold it against
+        return found
+    severity = pool_short_severity(plan.kv_cache_tokens, e.pool_tokens, t)
+    if severity is not None:
+        length, planned, measured = plan.max_model_len, plan.kv_cache_tokens, e.pool_tokens
+        short = pool_short(name, "auto", length, planned, measured, severity, _first(e), endpoint(e), e.kind)
+        found.append((e.node, short))
+    weights = _weights(e, name, plan, node, t)
+    if weights is not None:
+        found.append((e.node, weights))
     return found
 
 

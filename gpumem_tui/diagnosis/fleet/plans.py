@@ -5,8 +5,10 @@ GPU instance is planned against the instance, never the whole card. docs/design/
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from gpumem_tui.catalog import Catalog, GpuSpec, LookupFailed, ModelSpec
 from gpumem_tui.diagnosis.autoplan import auto_settings, model_spec, sizing
@@ -18,10 +20,22 @@ from gpumem_tui.planner.kv import layer_bytes_per_token
 from gpumem_tui.planner.overlay import CUDA_CONTEXT_BYTES, overlay_from_engine
 from gpumem_tui.planner.vllm import predict
 from gpumem_tui.records import Record
-from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetPlan, FleetSample
+from gpumem_tui.sources.prometheus.records import FleetEngine, FleetGpu, FleetNode, FleetPlan, FleetSample
 
 Made = tuple[FleetPlan | None, str | None, list[str], list[str]]
 """A plan (or None and why not), and the facts it found and assumed."""
+
+
+class Inputs(NamedTuple):
+    """What an engine's plan is made of besides the engine and the catalog."""
+
+    card: str | None
+    total: int | None
+    """Its card (dcgm-exporter's modelName) and a total read for one of its GPUs."""
+    on: FleetGpu | str | None
+    """The MIG GPU instance it runs on, or why that is not known (None: not on one)."""
+    sharing: int
+    """The engines of its pod (data-parallel engines share its GPUs)."""
 
 
 class AliasError(ValueError):
@@ -42,10 +56,55 @@ def parse_aliases(texts: Iterable[str], catalog: Catalog) -> dict[str, str]:
     return aliases
 
 
-def plan_fleet(sample: FleetSample, catalog: Catalog, aliases: Mapping[str, str] | None = None) -> FleetSample:
-    """The sample with a plan for each engine that has none yet (an exporter's plan is kept)."""
+class PlansKept:
+    """What one planner of samples keeps from the last (the fleet screen's, refresh after refresh): each engine's
+    planned record, by the very engine record it was made of and what else its plan is made of (its card and
+    total, its MIG instance, the engines sharing its pod); and the last list of them. At 10,000 engines, a refresh
+    whose engines the reader kept (a read by exception) copies none: 0.45 s of the refresh, and the judge then
+    keeps its answers, which it keeps by the list (kept.py)."""
+
+    def __init__(self) -> None:
+        self.planned: dict[int, tuple[FleetEngine, Inputs, FleetEngine]] = {}
+        self.engines: list[FleetEngine] = []
+        self.of: tuple[list[FleetEngine], list[FleetNode], list[FleetGpu]] = ([], [], [])
+        """The last sample's engines, nodes and GPUs read one by one, all that plans are made of besides the
+        catalog: where the engines and the nodes are the very records, the planned list is the
+        last one, with no engine looked at (the GPUs compared by value: few, and new records each read)."""
+
+    def same(self, sample: FleetSample) -> bool:
+        engines, nodes, gpus = self.of
+        if len(sample.engines) != len(engines) or len(sample.nodes) != len(nodes) or sample.gpus != gpus:
+            return False
+        return all(map(operator.is_, sample.engines, engines)) and all(map(operator.is_, sample.nodes, nodes))
+
+
+def plan_fleet(
+    sample: FleetSample, catalog: Catalog, aliases: Mapping[str, str] | None = None, kept: PlansKept | None = None
+) -> FleetSample:
+    """The sample with a plan for each engine that has none yet (an exporter's plan is kept); `kept`: what the
+    last sample's planning kept, where the caller plans sample after sample with one catalog and aliases."""
+    if kept is not None and kept.same(sample):
+        return sample.model_copy(update={"engines": kept.engines})
     planner = _Planner(sample, catalog, aliases or {})
-    engines = [e if e.plan_from is not None else planner.planned(e) for e in sample.engines]
+    if kept is None:
+        engines = [e if e.plan_from is not None else planner.planned(e, planner.inputs(e)) for e in sample.engines]
+        return sample.model_copy(update={"engines": engines})
+    last, now = kept.planned, {}
+    engines = []
+    for e in sample.engines:
+        if e.plan_from is not None:
+            engines.append(e)
+            continue
+        inputs = planner.inputs(e)
+        before = last.get(id(e))
+        done = (
+            before[2] if before is not None and before[0] is e and before[1] == inputs else planner.planned(e, inputs)
+        )
+        now[id(e)] = (e, inputs, done)
+        engines.append(done)
+    if len(engines) == len(kept.engines) and all(map(operator.is_, engines, kept.engines)):
+        engines = kept.engines  # the very list: what the judge keeps its answers by
+    kept.planned, kept.engines, kept.of = now, engines, (sample.engines, sample.nodes, sample.gpus)
     return sample.model_copy(update={"engines": engines})
 
 
@@ -88,7 +147,7 @@ class _Planner:
     def card(self, engine: FleetEngine) -> tuple[str | None, int | None]:
         """The card of the engine's GPUs (dcgm-exporter's modelName) and a total read for one of them: from its
         GPUs read one by one, else from its node when the node has one card model."""
-        mine = next((self.cards[u] for u in engine.gpus if u in self.cards), None)
+        mine = next((self.cards[u] for u in engine.gpus if u in self.cards), None) if self.cards else None
         if mine is not None:
             return mine.card, mine.total_bytes
         node = self.nodes.get(engine.node or "")
@@ -104,7 +163,12 @@ class _Planner:
             self.gpus[(card, total)] = (gpu_spec_for(card, total, self.catalog), named)
         return self.gpus[(card, total)]
 
-    def planned(self, engine: FleetEngine) -> FleetEngine:
+    def inputs(self, engine: FleetEngine) -> Inputs:
+        sharing = self.per_pod.get((engine.namespace, engine.pod or ""), 1) if engine.pod else 1
+        return Inputs(*self.card(engine), self.instance(engine), sharing)
+
+    def planned(self, engine: FleetEngine, inputs: Inputs) -> FleetEngine:
+        """The engine with its plan, made of `inputs` (`self.inputs(engine)`)."""
         if sizing(engine.kind) != "vllm":  # sized by other rules than vLLM's (sglang_plan.py)
             return _unplanned(engine, UNSIZED)
         served = engine.model_name
@@ -116,7 +180,7 @@ class _Planner:
                 f"--model-alias {served}=ORG/MODEL or add it with --catalog DIR",
             )
         found, assumed = list(found_model), list(assumed_model)
-        card, total = self.card(engine)
+        card, total, on, sharing = inputs
         gpu, named = self.gpu(card, total)
         if gpu is None:
             if card is None and engine.joined == "not joined":
@@ -127,13 +191,11 @@ class _Planner:
             found.append(f"GPU {gpu.key} (dcgm-exporter's modelName {card})")
         else:
             assumed.append(f"a card of the {gpu.key} size dcgm-exporter reports (its name is not in the catalog)")
-        on = self.instance(engine)
         if on is not None:
             sized = _instance_gpu(gpu, on, found, assumed)
             if isinstance(sized, str):
                 return _unplanned(engine, sized)
             gpu = sized
-        sharing = self.per_pod.get((engine.namespace, engine.pod or ""), 1) if engine.pod else 1
         tp = _split(engine, sharing, found, assumed)
         settings = (engine.gpu_memory_utilization, engine.block_size, engine.cache_dtype)
         key = (spec.id, gpu.key, gpu.total_mib, tp, *settings)
@@ -149,6 +211,8 @@ class _Planner:
     def instance(self, engine: FleetEngine) -> FleetGpu | str | None:
         """The MIG GPU instance the engine runs on (the one its pod holds), why it is not known where its card is
         in MIG mode, or None where no GPU of it is (as read: the GPUs read one by one and the instances)."""
+        if not self.instances:  # no MIG GPU instance read: none of 10^4 engines' GPUs looked up
+            return None
         rows = [g for uuid in engine.gpus for g in self.instances.get(uuid, ())]
         if not rows:
             return None
