@@ -16,7 +16,7 @@ queries made, and the process's RSS; then the medians and per-node costs; then t
 fleet screen (headless, Textual's run_test) to its first frame with the fleet drawn (a first look, without the
 costly slow facts), to the whole picture, and to every row in. Nothing here is asserted: it is measured.
 
-Run: python3 bench/fleet.py [--nodes 100] [--refreshes 5] [--read overview|full|both] [--utilization 0.9]
+Run: python3 bench/fleet.py [--nodes 100] [--refreshes 5] [--read overview|screen|full|all] [--utilization 0.9]
                             [--rules] [--keep DIR] [--minutes 60] [--query-timeout SECONDS]
      (--nodes 1000: about 950 MB of OpenMetrics, promtool ~30 s and ~1.2 GB RSS, a few minutes in all;
      --nodes 10000 --minutes 10: 1.9 GB, promtool 80 s and ~2.7 GB RSS; --keep DIR keeps the blocks for the
@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.sources.prometheus.server, from a checkout
@@ -46,17 +46,20 @@ import psutil  # noqa: E402
 
 from gpumem_tui.app.app import GpuMemApp  # noqa: E402
 from gpumem_tui.app.screens.fleet import Fleet  # noqa: E402
+from gpumem_tui.catalog import load_catalog  # noqa: E402
 from gpumem_tui.cli.fleet_opts import INTERVAL_S  # noqa: E402
 from gpumem_tui.cli.fleet_screen import HISTORY_S, prometheus_history, prometheus_reader  # noqa: E402
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series  # noqa: E402
 from gpumem_tui.diagnosis.findings import Thresholds  # noqa: E402
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet  # noqa: E402
+from gpumem_tui.diagnosis.fleet.plans import PlansKept, plan_fleet  # noqa: E402
 from gpumem_tui.diagnosis.fleet.reading import FleetRules  # noqa: E402
 from gpumem_tui.diagnosis.fleet.scale import rules_advice  # noqa: E402
 from gpumem_tui.sources.prometheus import client as client_module  # noqa: E402
 from gpumem_tui.sources.prometheus.client import QUERY_TIMEOUT_S, Connection, PrometheusClient  # noqa: E402
 from gpumem_tui.sources.prometheus.queries import Queries  # noqa: E402
 from gpumem_tui.sources.prometheus.reader import FleetReader  # noqa: E402
+from gpumem_tui.sources.prometheus.records import FleetSample  # noqa: E402
 from gpumem_tui.sources.prometheus.rules import rule_group  # noqa: E402
 from tests.sources.prometheus.server import T0, require_prometheus, running  # noqa: E402
 
@@ -177,11 +180,17 @@ def server_s(url: str) -> tuple[float, float]:
 
 
 async def refresh(
-    url: str, at: float, reader: FleetReader, counting: Counting, timeout_s: float = QUERY_TIMEOUT_S
+    url: str,
+    at: float,
+    reader: FleetReader,
+    counting: Counting,
+    timeout_s: float = QUERY_TIMEOUT_S,
+    plan: Callable[[FleetSample], FleetSample] | None = None,
 ) -> tuple[float, float, int, int, int, str, tuple[float, float], float]:
     """(wall s, client CPU s, bytes, queries, GPUs read one by one, where the node figures came from, the
-    server's query time and CPU s, the judge's CPU s) of one fleet read over a fresh pool, then the judge of its
-    sample (the fleet screen's worker does both at each refresh: the judge's time is given apart, and the wall
+    server's query time and CPU s, the plan's and judge's CPU s) of one fleet read over a fresh pool, then the
+    plans of its engines (`plan`: as the fleet screen plans each sample) and the judge of its sample (the fleet
+    screen's worker does all three at each refresh: the plan's and judge's time is given apart, and the wall
     and CPU are the read's)."""
     counting.requests = counting.bytes = 0
     server = server_s(url)
@@ -192,17 +201,28 @@ async def refresh(
     after = server_s(url)
     server = (after[0] - server[0], after[1] - server[1])
     judged = time.process_time()
-    judge_fleet(sample)
+    judge_fleet(sample if plan is None else plan(sample), THRESHOLDS)
     judge = time.process_time() - judged
     return *spent, counting.bytes, counting.requests, len(sample.gpus), sample.node_figures_from, server, judge
 
 
+def planner() -> Callable[[FleetSample], FleetSample]:
+    """Each sample's engines planned from the catalog, keeping what the last planning made, as `gpumem-tui
+    fleet` plans the samples of its screen (cli/fleet_cmd.planner)."""
+    kept, catalog = PlansKept(), load_catalog()
+    return lambda sample: plan_fleet(sample, catalog, None, kept)
+
+
+THRESHOLDS = Thresholds()
+"""The judge's: one object for the whole run, as the fleet screen holds its own."""
 READS = {
     "overview": Queries(look=Thresholds().headroom_warning_fraction),
+    "screen": Queries(look=Thresholds().headroom_warning_fraction, over=Thresholds().kv_saturated_fraction),
     "full": Queries(),
 }
-"""The fleet screen's and `fleet check`'s read (per-node aggregates; GPUs one by one only on nodes that need a
-look; the slow facts read with the first refresh and kept by the reader) and `fleet snapshot`'s (every GPU)."""
+"""`fleet check`'s read (per-node aggregates; GPUs one by one only on nodes that need a look; the slow facts read
+with the first refresh and kept by the reader), the fleet screen's (the same, its engines' gauges by exception
+between its reads of the pools: cli/fleet_screen.py) and `fleet snapshot`'s (every GPU)."""
 
 
 def _summary(name: str, runs: list[tuple[float, float, int, int, int, float, float, float]], nodes: int) -> None:
@@ -210,8 +230,8 @@ def _summary(name: str, runs: list[tuple[float, float, int, int, int, float, flo
     server, server_cpu, judge = (statistics.median(r[i] for r in runs) for i in (5, 6, 7))
     print(
         f"{name} median: {wall * 1000:,.0f} ms wall, {cpu * 1000:,.0f} ms client CPU, {server * 1000:,.0f} ms "
-        f"server query time ({server_cpu * 1000:,.0f} ms server CPU), {received / 2**20:,.2f} MiB, then the judge "
-        f"{judge * 1000:,.0f} ms; "
+        f"server query time ({server_cpu * 1000:,.0f} ms server CPU), {received / 2**20:,.2f} MiB, then the "
+        f"{'judge' if name == 'full' else 'plans and judge'} {judge * 1000:,.0f} ms; "
         f"per node {wall / nodes * 1e6:,.0f} us wall, {cpu / nodes * 1e6:,.0f} us CPU, {received / nodes:,.0f} "
         f"bytes; peak RSS {max(r[4] for r in runs) / 2**20:,.0f} MiB"
     )
@@ -225,7 +245,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=100, help="nodes of 8 GPUs and one engine (default 100)")
     parser.add_argument("--refreshes", type=int, default=5, help="fleet reads to time, per read (default 5)")
-    parser.add_argument("--read", choices=[*READS, "both"], default="both", help="which read to time")
+    parser.add_argument("--read", choices=[*READS, "all"], default="all", help="which read to time")
     parser.add_argument(
         "--utilization",
         type=float,
@@ -316,7 +336,7 @@ async def first_frame(url: str, at: float, timeout_s: float = QUERY_TIMEOUT_S) -
     started = time.perf_counter()
     queries = READS["overview"]
     history = prometheus_history(Connection(url), queries, HISTORY_S, timeout_s)
-    reader = prometheus_reader(Connection(url), queries, at, timeout_s)
+    reader = prometheus_reader(Connection(url), queries, at, timeout_s, planner())
     app = GpuMemApp.of_fleet(Fleet(reader, url, poll=False, read_history=history))
     async with app.run_test(size=(160, 60)) as pilot:
         fleet = app.screen
@@ -378,16 +398,17 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
     counting = Counting()
     client_module.stream_capped = counting  # the bench's meter on every request
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores shared with other work)")
-    for name in READS if args.read == "both" else [args.read]:
+    for name in READS if args.read == "all" else [args.read]:
         runs = []
         reader = FleetReader(READS[name], FleetRules())  # one reader for all refreshes, as the fleet screen's worker
-        reads = args.refreshes + (name == "overview")
+        plan = None if name == "full" else planner()  # one planner likewise
+        reads = args.refreshes + (name != "full")
         for number in range(reads):
             moment = at - (reads - 1 - number) * INTERVAL_S  # the screen's pace: each refresh a later moment
-            read = refresh(url, moment, reader, counting, args.query_timeout)
+            read = refresh(url, moment, reader, counting, args.query_timeout, plan)
             wall, cpu, received, queries, gpus, source, server, judge = asyncio.run(read)
             rss = me.memory_info().rss
-            first = name == "overview" and number == 0  # with the slow facts: not in the medians
+            first = name != "full" and number == 0  # with the slow facts: not in the medians
             if not first:
                 runs.append((wall, cpu, received, queries, rss, *server, judge))
             print(
@@ -396,7 +417,7 @@ def _measure(url: str, at: float, args: argparse.Namespace) -> None:
                 f"({server[1] * 1000:,.0f} ms server CPU), "
                 f"{received / 2**20:,.2f} MiB received in {queries} queries, "
                 f"{gpus:,} GPUs read one by one, node figures from {source}; RSS {rss / 2**20:,.0f} MiB; "
-                f"then the judge {judge * 1000:,.0f} ms"
+                f"then the {'judge' if plan is None else 'plans and judge'} {judge * 1000:,.0f} ms"
             )
         _summary(name, runs, args.nodes)
 
