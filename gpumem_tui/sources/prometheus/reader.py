@@ -129,10 +129,16 @@ class _Round:
 
     def read_with(self, more: dict[str, Result]) -> None:
         """The refresh's engines with what `more` read of them: every engine's gauges, or the requests running
-        of those over the fraction."""
+        of those over the fraction. Where every engine's read failed, the refresh's reading by exception stands
+        (it is whole, of this moment): not a failure of the engines beside the engines it read."""
         if "engines" in more:
             self.quiet = None
-        elif "engine_running" in more:
+            self.results.pop("engine_running", None)  # every engine's gauges hold these
+            self.failures.pop("engine_running", None)
+            return
+        if self.quiet is not None:
+            self.failures.pop("engines", None)
+        if "engine_running" in more:
             running = self.results.pop("engine_running")
             self.results["engines"] = Result([*self.results["engines"].series, *running.series])
 
@@ -400,7 +406,9 @@ class FleetReader:
         elif facts is not None and "engine_counters" not in r.asked and self._named(r.results) - facts.counted:
             again["engine_counters"] = TABLE["engine_counters"].promql(r.q)
         over = r.results.get("engines")
-        if r.quiet is not None and r.q.over is not None and "engines" not in again and over and over.series:
+        # asked beside every engine's gauges too (read with the pools): where that read fails, the refresh's
+        # reading by exception stands, and needs these
+        if r.quiet is not None and r.q.over is not None and over and over.series:
             again["engine_running"] = TABLE["engine_running"].promql(r.q, r.q.over)
         return again
 

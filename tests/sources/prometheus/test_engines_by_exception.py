@@ -16,7 +16,7 @@ from gpumem_tui.app.fleet_view import model_table
 from gpumem_tui.diagnosis.findings.records import Thresholds
 from gpumem_tui.diagnosis.fleet.judge import judge_fleet
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
-from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result
+from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.model_gauges import model_gauges, quiet_why
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE
@@ -24,7 +24,7 @@ from gpumem_tui.sources.prometheus.reader import FleetReader
 from gpumem_tui.sources.prometheus.records import FleetEngine
 from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
-from tests.sources.prometheus.test_fleet_reader import RESTART_S, _text
+from tests.sources.prometheus.test_fleet_reader import RESTART_S, Recording, _text
 from tests.sources.prometheus.test_kept_recorded import _reads as reads
 
 pytestmark = pytest.mark.prometheus
@@ -131,3 +131,73 @@ def test_where_the_pools_are_read_again_every_engine_is_too(restarting_url):
     assert FULL.pools in sent3 and FULL.engines in sent3 and BY_EXCEPTION.model_counts in sent3 and not after.models
     (mover,) = [e for e in after.engines if e.model_name == "m"]
     assert mover.kv_usage_fraction == 0.5 and mover.num_gpu_blocks == 1200
+
+
+def _restarting_with_a_hot_engine() -> str:
+    """Engine `mover` (KV 0.5) restarts with more KV blocks at RESTART_S; engine `hot` stays at KV 0.95 with 3
+    requests running and 2 waiting; one GPU, so the node reports."""
+    mover = 'model_name="m",engine="0",job="vllm",namespace="serving",pod="mover",instance="10.2.0.1:8000"'
+    hot = 'model_name="h",engine="0",job="vllm",namespace="serving",pod="hot",instance="10.2.0.9:8000"'
+    gpu = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter",UUID="GPU-x",Hostname="node-x"'
+    rows: dict[str, list[str]] = {
+        "DCGM_FI_DEV_FB_USED": [],
+        "DCGM_FI_DEV_FB_FREE": [],
+        "vllm:kv_cache_usage_perc": [],
+        "vllm:num_requests_running": [],
+        "vllm:num_requests_waiting": [],
+        "vllm:cache_config_info": [],
+    }
+    for s in range(0, RESTART_S + 61, 10):
+        t = T0 + s
+        rows["DCGM_FI_DEV_FB_USED"].append(f'DCGM_FI_DEV_FB_USED{{{gpu},instance="node-x:9400"}} 500 {t}')
+        rows["DCGM_FI_DEV_FB_FREE"].append(f'DCGM_FI_DEV_FB_FREE{{{gpu},instance="node-x:9400"}} 80559 {t}')
+        for engine, usage, busy, waiting, blocks in (
+            (mover, 0.5, 1, 0, 1000 if s < RESTART_S else 1200),
+            (hot, 0.95, 3, 2, 100),
+        ):
+            rows["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{engine}}} {usage} {t}")
+            rows["vllm:num_requests_running"].append(f"vllm:num_requests_running{{{engine}}} {busy} {t}")
+            rows["vllm:num_requests_waiting"].append(f"vllm:num_requests_waiting{{{engine}}} {waiting} {t}")
+            config = f'{engine},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="{blocks}"'
+            rows["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
+    out = []
+    for name, lines in rows.items():
+        out += [f"# TYPE {name} gauge", *lines]
+    return "\n".join(out) + "\n# EOF\n"
+
+
+def test_where_every_engine_read_with_the_pools_fails_the_refresh_by_exception_stands(tmp_path):
+    """The pools changed (`mover` restarted), and the read of every engine's gauges asked with them was refused:
+    the refresh's own reading by exception is whole still, so the engine over the fraction has its requests
+    running (asked after its KV usage, as where the pools did not change) and the sample does not say the
+    engines' query failed beside engines it read."""
+    require_prometheus()
+    refused = FULL.engines
+
+    class RefusingLater(Recording):
+        refuse = False
+
+        async def query(self, promql: str, at: float) -> Result:
+            if self.refuse and promql == refused:
+                self.sent.append(promql)
+                raise PrometheusError(f"{self.connection.url}/api/v1/query: bad_data: refused here", "query")
+            return await super().query(promql, at)
+
+    reader = FleetReader(BY_EXCEPTION, FleetRules())
+    moments = [T0 + RESTART_S - 40, T0 + RESTART_S - 20, T0 + RESTART_S + 10]
+    with running(backfill(_restarting_with_a_hot_engine(), tmp_path)) as url:
+
+        async def read() -> list[tuple]:
+            out = []
+            for i, at in enumerate(moments):
+                async with RefusingLater(Connection(url)) as client:
+                    client.sent, client.refuse = [], i == len(moments) - 1
+                    out.append((await reader.read(client, at), client.sent))
+            return out
+
+        *_, (after, sent) = asyncio.run(read())
+    assert FULL.pools in sent and refused in sent  # the pools read again, every engine's gauges refused
+    (hot,) = [e for e in after.engines if e.model_name == "h"]
+    assert hot.kv_usage_fraction == 0.95 and hot.requests_running == 3, hot.unknown
+    assert "engines" not in after.unknown
+    assert [f.finding.code for f in judge_fleet(after, Thresholds())].count("kv_saturated") == 1
