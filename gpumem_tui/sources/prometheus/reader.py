@@ -381,7 +381,9 @@ class FleetReader:
         facts = self.facts
         if facts is not None and "pools" in more:
             read = {name: more[name] for name in (*POOLS, "model_counts") if name in more}
-            self.facts = replace(facts, results={**facts.results, **read}, pools_at=at, counted=self._named(r.results))
+            # a count of the engines that failed is not the last pools' count: asked again at the next refresh
+            kept = {n: a for n, a in facts.results.items() if not (n == "model_counts" and n in r.failures)}
+            self.facts = replace(facts, results={**kept, **read}, pools_at=at, counted=self._named(r.results))
         elif facts is not None and "engine_counters" in again:
             self.facts = _counters_again(facts, r.results, r.failures, self._named(r.results))
 

@@ -135,7 +135,9 @@ def test_where_the_pools_are_read_again_every_engine_is_too(restarting_url):
 
 def _restarting_with_a_hot_engine() -> str:
     """Engine `mover` (KV 0.5) restarts with more KV blocks at RESTART_S; engine `hot` stays at KV 0.95 with 3
-    requests running and 2 waiting; one GPU, so the node reports."""
+    requests running and 2 waiting; engine `late`, of hot's model, comes at RESTART_S + 30 (KV 0.3, 1 running);
+    one GPU, so the node reports."""
+    late = 'model_name="h",engine="0",job="vllm",namespace="serving",pod="late",instance="10.2.0.8:8000"'
     mover = 'model_name="m",engine="0",job="vllm",namespace="serving",pod="mover",instance="10.2.0.1:8000"'
     hot = 'model_name="h",engine="0",job="vllm",namespace="serving",pod="hot",instance="10.2.0.9:8000"'
     gpu = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter",UUID="GPU-x",Hostname="node-x"'
@@ -154,6 +156,7 @@ def _restarting_with_a_hot_engine() -> str:
         for engine, usage, busy, waiting, blocks in (
             (mover, 0.5, 1, 0, 1000 if s < RESTART_S else 1200),
             (hot, 0.95, 3, 2, 100),
+            *([(late, 0.3, 1, 0, 100)] if s >= RESTART_S + 30 else []),
         ):
             rows["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{engine}}} {usage} {t}")
             rows["vllm:num_requests_running"].append(f"vllm:num_requests_running{{{engine}}} {busy} {t}")
@@ -166,15 +169,12 @@ def _restarting_with_a_hot_engine() -> str:
     return "\n".join(out) + "\n# EOF\n"
 
 
-def test_where_every_engine_read_with_the_pools_fails_the_refresh_by_exception_stands(tmp_path):
-    """The pools changed (`mover` restarted), and the read of every engine's gauges asked with them was refused:
-    the refresh's own reading by exception is whole still, so the engine over the fraction has its requests
-    running (asked after its KV usage, as where the pools did not change) and the sample does not say the
-    engines' query failed beside engines it read."""
+def _read_refusing(tmp_path, moments: list[float], refused: str, at_read: int) -> list[tuple]:
+    """(sample, queries sent) of each refresh by exception of one reader over `_restarting_with_a_hot_engine`,
+    the query `refused` refused at the refresh `at_read` (its index) alone."""
     require_prometheus()
-    refused = FULL.engines
 
-    class RefusingLater(Recording):
+    class RefusingThen(Recording):
         refuse = False
 
         async def query(self, promql: str, at: float) -> Result:
@@ -184,20 +184,42 @@ def test_where_every_engine_read_with_the_pools_fails_the_refresh_by_exception_s
             return await super().query(promql, at)
 
     reader = FleetReader(BY_EXCEPTION, FleetRules())
-    moments = [T0 + RESTART_S - 40, T0 + RESTART_S - 20, T0 + RESTART_S + 10]
     with running(backfill(_restarting_with_a_hot_engine(), tmp_path)) as url:
 
         async def read() -> list[tuple]:
             out = []
             for i, at in enumerate(moments):
-                async with RefusingLater(Connection(url)) as client:
-                    client.sent, client.refuse = [], i == len(moments) - 1
+                async with RefusingThen(Connection(url)) as client:
+                    client.sent, client.refuse = [], i == at_read
                     out.append((await reader.read(client, at), client.sent))
             return out
 
-        *_, (after, sent) = asyncio.run(read())
+        return asyncio.run(read())
+
+
+def test_where_every_engine_read_with_the_pools_fails_the_refresh_by_exception_stands(tmp_path):
+    """The pools changed (`mover` restarted), and the read of every engine's gauges asked with them was refused:
+    the refresh's own reading by exception is whole still, so the engine over the fraction has its requests
+    running (asked after its KV usage, as where the pools did not change) and the sample does not say the
+    engines' query failed beside engines it read."""
+    refused = FULL.engines
+    moments = [T0 + RESTART_S - 40, T0 + RESTART_S - 20, T0 + RESTART_S + 10]
+    *_, (after, sent) = _read_refusing(tmp_path, moments, refused, len(moments) - 1)
     assert FULL.pools in sent and refused in sent  # the pools read again, every engine's gauges refused
     (hot,) = [e for e in after.engines if e.model_name == "h"]
     assert hot.kv_usage_fraction == 0.95 and hot.requests_running == 3, hot.unknown
     assert "engines" not in after.unknown
     assert [f.finding.code for f in judge_fleet(after, Thresholds())].count("kv_saturated") == 1
+
+
+def test_a_failed_count_of_the_models_engines_read_with_the_pools_is_asked_again(tmp_path):
+    """Engine `late` came (the pools read again) and the count of each model's engines asked with them was
+    refused: the refresh after counts them again, rather than judge the model's figures by the count of the
+    pools before (1 engine of `h` where there are 2 now: 'one stopped reporting', which none did)."""
+    refused = BY_EXCEPTION.model_counts
+    moments = [T0 + RESTART_S + 10, T0 + RESTART_S + 20, T0 + RESTART_S + 35, T0 + RESTART_S + 45]
+    (_, _), (_, sent2), (_, sent3), (after, sent4) = _read_refusing(tmp_path, moments, refused, 2)
+    assert refused in sent2 and FULL.pools in sent3 and refused in sent3  # counted, then refused with the pools
+    assert FULL.engines not in sent4 and refused in sent4  # by exception, and counted again
+    gauges = after.models["h"]
+    assert gauges.unknown == {} and gauges.kv_usage_max == 0.95 and gauges.requests_running == 4
