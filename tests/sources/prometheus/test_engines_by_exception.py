@@ -21,7 +21,7 @@ from gpumem_tui.sources.prometheus.model_gauges import model_gauges, quiet_why
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
-from gpumem_tui.sources.prometheus.records import FleetEngine
+from gpumem_tui.sources.prometheus.records import QUIET_FIELDS, FleetEngine
 from tests.sources.prometheus.conftest import AT
 from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
 from tests.sources.prometheus.test_fleet_reader import RESTART_S, Recording, _text
@@ -58,18 +58,26 @@ def test_by_exception_the_screen_says_what_the_full_read_says(both):
     for (whole, _), (quick, _) in zip(full[1:], by_exception[1:], strict=True):
         assert quick.models and not whole.models
         t = Thresholds()
-        found = [f.model_dump() for f in judge_fleet(quick, t)]
-        assert found == [f.model_dump() for f in judge_fleet(whole, t)]
+        judged, judged_whole = judge_fleet(quick, t), judge_fleet(whole, t)
+        found = [f.model_dump() for f in judged]
+        assert found == [f.model_dump() for f in judged_whole]
         assert any(f["finding"]["code"] == "kv_saturated" for f in found)  # the engines over 90 % said so
-        assert model_table(quick, []).rows == model_table(whole, []).rows
+        assert model_table(quick, judged).rows == model_table(whole, judged_whole).rows
+        assert [e.name for e in quick.engines] == [e.name for e in whole.engines]  # none lost, none twice
         said = {e.name: e for e in whole.engines}
+        quiet = [e for e in quick.engines if e.unknown.get("kv_usage_fraction") == quiet_why(OVER)]
+        assert quiet and len(quiet) < len(quick.engines)  # some read per model, some one by one
         for e in quick.engines:
             alike = said[e.name]
             if e.kv_usage_fraction is None and e.unknown.get("kv_usage_fraction") == quiet_why(OVER):
                 assert alike.kv_usage_fraction is None or alike.kv_usage_fraction < OVER
                 assert e.requests_running is None
-                e = e.model_copy(update={f: getattr(alike, f) for f in ("kv_usage_fraction", "requests_running")})
-                e = e.model_copy(update={"unknown": alike.unknown})
+                e = e.model_copy(update={f: getattr(alike, f) for f in QUIET_FIELDS})
+                # only the quiet fields' reasons are the full read's: any other reason is the engine's own
+                others = {k: why for k, why in e.unknown.items() if k not in QUIET_FIELDS}
+                e = e.model_copy(
+                    update={"unknown": others | {k: alike.unknown[k] for k in QUIET_FIELDS if k in alike.unknown}}
+                )
             assert e.model_dump() == alike.model_dump()
 
 
