@@ -215,6 +215,13 @@ class FleetReader:
             self.keyed = (answer, keys, named)
         return named
 
+    def _counted(self, r: _Round, facts: Facts) -> frozenset[Key]:
+        """The engines the counters read now are of (`Facts.counted`): those the refresh's gauges name; where it
+        read them by exception (only the engines over the fraction), those counted before too, so an engine
+        that crosses the fraction later is not one that came."""
+        named = self._named(r.results)
+        return named if r.quiet is None else facts.counted | named
+
     async def read(self, client: PrometheusClient, at: float) -> FleetSample:
         """One sample at `at`, with how far behind `at` the server answers (measured with the slow facts, and at
         each read while it answers behind): its queries all asked at the one moment it answers as of
@@ -306,7 +313,7 @@ class FleetReader:
             r.by_exception()
         facts = self.facts
         if facts is not None and "pools" not in promql and "engine_counters" in promql:
-            self.facts = facts = _counters_again(facts, r.results, r.failures, self._named(r.results))
+            self.facts = facts = _counters_again(facts, r.results, r.failures, self._counted(r, facts))
         if facts is not None and "pools" not in promql and "model_counts" in r.results:  # kept with the pools'
             self.facts = replace(facts, results={**facts.results, "model_counts": r.results["model_counts"]})
         return r
@@ -383,9 +390,9 @@ class FleetReader:
             read = {name: more[name] for name in (*POOLS, "model_counts") if name in more}
             # a count of the engines that failed is not the last pools' count: asked again at the next refresh
             kept = {n: a for n, a in facts.results.items() if not (n == "model_counts" and n in r.failures)}
-            self.facts = replace(facts, results={**kept, **read}, pools_at=at, counted=self._named(r.results))
+            self.facts = replace(facts, results={**kept, **read}, pools_at=at, counted=self._counted(r, facts))
         elif facts is not None and "engine_counters" in again:
-            self.facts = _counters_again(facts, r.results, r.failures, self._named(r.results))
+            self.facts = _counters_again(facts, r.results, r.failures, self._counted(r, facts))
 
     async def _down_again(self, client: PrometheusClient, r: _Round, asked: list[str], at: float) -> None:
         """Targets down asked again where the pools read in this refresh (with the slow facts, or again as they

@@ -231,3 +231,57 @@ def test_a_failed_count_of_the_models_engines_read_with_the_pools_is_asked_again
     assert FULL.engines not in sent4 and refused in sent4  # by exception, and counted again
     gauges = after.models["h"]
     assert gauges.unknown == {} and gauges.kv_usage_max == 0.95 and gauges.requests_running == 4
+
+
+def _crossing() -> str:
+    """Engine `hot` at KV 0.95 (3 running, 2 waiting); `mover` at 0.5, at 0.95 from 210 s; `late` comes at 190 s
+    (its preemption rate pending a sample); each exports the preemption counter (at 0); one GPU."""
+    engines = {
+        name: f'model_name="m",engine="0",job="vllm",namespace="serving",pod="{name}",instance="10.2.0.{i}:8000"'
+        for i, name in enumerate(("hot", "mover", "late"), start=1)
+    }
+    gpu = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter",UUID="GPU-x",Hostname="node-x"'
+    rows: dict[str, list[str]] = {
+        "DCGM_FI_DEV_FB_USED": [],
+        "DCGM_FI_DEV_FB_FREE": [],
+        "vllm:kv_cache_usage_perc": [],
+        "vllm:num_requests_running": [],
+        "vllm:num_requests_waiting": [],
+        "vllm:num_preemptions": [],
+        "vllm:cache_config_info": [],
+    }
+    for s in range(0, 261, 10):
+        t = T0 + s
+        rows["DCGM_FI_DEV_FB_USED"].append(f'DCGM_FI_DEV_FB_USED{{{gpu},instance="node-x:9400"}} 500 {t}')
+        rows["DCGM_FI_DEV_FB_FREE"].append(f'DCGM_FI_DEV_FB_FREE{{{gpu},instance="node-x:9400"}} 80559 {t}')
+        for name, engine in engines.items():
+            if name == "late" and s < 190:
+                continue
+            usage = 0.95 if name == "hot" or (name == "mover" and s >= 210) else 0.3
+            busy, waiting = (3, 2) if name == "hot" else (1, 0)
+            rows["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{engine}}} {usage} {t}")
+            rows["vllm:num_requests_running"].append(f"vllm:num_requests_running{{{engine}}} {busy} {t}")
+            rows["vllm:num_requests_waiting"].append(f"vllm:num_requests_waiting{{{engine}}} {waiting} {t}")
+            rows["vllm:num_preemptions"].append(f"vllm:num_preemptions_total{{{engine}}} 0 {t}")
+            config = f'{engine},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="100"'
+            rows["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
+    out = []
+    for name, lines in rows.items():
+        out += [f"# TYPE {name} counter" if name == "vllm:num_preemptions" else f"# TYPE {name} gauge", *lines]
+    return "\n".join(out) + "\n# EOF\n"
+
+
+def test_an_engine_crossing_the_fraction_is_no_engine_that_came(tmp_path):
+    """The counters read again by exception (`late`'s preemption rate was pending) are the counters of every
+    engine the pools name, not only of those over the fraction then (`hot`): `mover` crossing it later is no
+    engine that came since, and the counters (one series an engine and gauge) are not asked again for it."""
+    require_prometheus()
+    moments = [T0 + s for s in (160, 170, 190, 195, 205, 215)]
+    with running(backfill(_crossing(), tmp_path)) as url:
+        reads = _reads(url, BY_EXCEPTION, moments)
+    counters = BY_EXCEPTION.engine_counters
+    (_, _), (_, _), (_, sent3), (_, sent4), (_, sent5), (after, sent6) = reads
+    assert FULL.pools in sent3 and counters in sent4 and counters in sent5  # late came, its rate pending
+    assert FULL.engines not in sent6 and BY_EXCEPTION.engines_over(OVER) in sent6
+    assert {e.pod for e in after.engines if e.kv_usage_fraction is not None} == {"hot", "mover"}  # mover crossed
+    assert counters not in sent6
