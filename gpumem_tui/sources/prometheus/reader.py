@@ -131,7 +131,11 @@ class _Round:
         """The refresh's engines with what `more` read of them: every engine's gauges, or the requests running
         of those over the fraction. Where every engine's read failed, the refresh's reading by exception stands
         (it is whole, of this moment): not a failure of the engines beside the engines it read."""
-        if "engines" in more:
+        if "engines" in more or (self.quiet is not None and "engines" in self.failures and "pools" in self.failures):
+            # every engine's read; or its read and the pools' failed, and the pools alone name the quiet engines:
+            # a refresh whose engines are unknown, as a full read's whose two queries failed
+            if "engines" not in more:
+                self.results.pop("engines", None)
             self.quiet = None
             self.results.pop("engine_running", None)  # every engine's gauges hold these
             self.failures.pop("engine_running", None)
@@ -414,12 +418,24 @@ class FleetReader:
             again |= _promql(r.q, POOLS) | r.every_engine()
         elif facts is not None and "engine_counters" not in r.asked and self._named(r.results) - facts.counted:
             again["engine_counters"] = TABLE["engine_counters"].promql(r.q)
+        if r.quiet is not None and facts is not None and "engines" not in again and self._unlisted(r, facts):
+            again["engines"] = TABLE["engines"].promql(r.q)
         over = r.results.get("engines")
         # asked beside every engine's gauges too (read with the pools): where that read fails, the refresh's
         # reading by exception stands, and needs these
         if r.quiet is not None and r.q.over is not None and over and over.series:
             again["engine_running"] = TABLE["engine_running"].promql(r.q, r.q.over)
         return again
+
+    def _unlisted(self, r: _Round, facts: Facts) -> bool:
+        """Whether a refresh by exception leaves out an engine the counters counted that no pool names: the
+        engines it reads nothing of are found by their pools, so one with none is found only where its KV usage
+        is over the fraction or a request of it waits (it would be gone from the screen, not from `fleet check`)."""
+        poolless = facts.counted - facts.engines.pools.keys()
+        if not poolless:
+            return False
+        waiting = r.results.get("waiting", NO_ANSWER).series
+        return bool(poolless - self._named(r.results) - {engine_key(s.labels) for s in waiting})
 
     def _build(self, url: str, r: _Round, at: float, look: float) -> tuple[FleetSample, NodeLook]:
         """The refresh's sample, on the facts kept, and the judge's look at its nodes (`needs`: the nodes whose

@@ -177,22 +177,24 @@ def _restarting_with_a_hot_engine() -> str:
     return "\n".join(out) + "\n# EOF\n"
 
 
-def _read_refusing(tmp_path, moments: list[float], refused: str, at_read: int) -> list[tuple]:
-    """(sample, queries sent) of each refresh by exception of one reader over `_restarting_with_a_hot_engine`,
-    the query `refused` refused at the refresh `at_read` (its index) alone."""
+def _read_refusing(
+    tmp_path, moments: list[float], refused: str | tuple[str, ...], at_read: int, text: str | None = None
+) -> list[tuple]:
+    """(sample, queries sent) of each refresh by exception of one reader over `text` (or
+    `_restarting_with_a_hot_engine`), the queries `refused` refused at the refresh `at_read` (its index) alone."""
     require_prometheus()
 
     class RefusingThen(Recording):
         refuse = False
 
         async def query(self, promql: str, at: float) -> Result:
-            if self.refuse and promql == refused:
+            if self.refuse and promql in ((refused,) if isinstance(refused, str) else refused):
                 self.sent.append(promql)
                 raise PrometheusError(f"{self.connection.url}/api/v1/query: bad_data: refused here", "query")
             return await super().query(promql, at)
 
     reader = FleetReader(BY_EXCEPTION, FleetRules())
-    with running(backfill(_restarting_with_a_hot_engine(), tmp_path)) as url:
+    with running(backfill(text or _restarting_with_a_hot_engine(), tmp_path)) as url:
 
         async def read() -> list[tuple]:
             out = []
@@ -285,3 +287,31 @@ def test_an_engine_crossing_the_fraction_is_no_engine_that_came(tmp_path):
     assert FULL.engines not in sent6 and BY_EXCEPTION.engines_over(OVER) in sent6
     assert {e.pod for e in after.engines if e.kv_usage_fraction is not None} == {"hot", "mover"}  # mover crossed
     assert counters not in sent6
+
+
+def test_where_the_pools_and_every_engine_read_with_them_fail_no_engine_is_left_out(tmp_path):
+    """The pools changed and both their read and every engine's were refused: the quiet engines are known by the
+    pools alone, so the refresh cannot read by exception; it says the engines are unknown, as a full read whose
+    two queries failed does, rather than list the engine over the fraction alone as if it were the fleet's."""
+    refused = (FULL.engines, FULL.pools)
+    moments = [T0 + RESTART_S - 40, T0 + RESTART_S - 20, T0 + RESTART_S + 10]
+    *_, (after, sent) = _read_refusing(tmp_path, moments, refused, len(moments) - 1)
+    assert FULL.pools in sent and FULL.engines in sent
+    assert "engines" in after.unknown and "pools" in after.unknown and not after.models
+    assert not [e for e in after.engines if e.unknown.get("kv_usage_fraction") == quiet_why(OVER)]
+    assert all(e.kv_usage_fraction is None for e in after.engines)  # as the full read's: its gauges' read failed
+
+
+def test_an_engine_no_pool_names_is_not_left_out(tmp_path):
+    """Engine `mover` sends its gauges but no pool (`vllm:cache_config_info`): a refresh by exception finds its
+    quiet engines by the pools, so where the last full read named an engine no pool names, every engine's gauges
+    are read, and `mover` stays on the screen as in `fleet check`, its model's figures its own."""
+    text = "\n".join(
+        line
+        for line in _restarting_with_a_hot_engine().splitlines()
+        if not (line.startswith("vllm:cache_config_info") and 'pod="mover"' in line)
+    )
+    moments = [T0 + RESTART_S - 40, T0 + RESTART_S - 20, T0 + RESTART_S + 10]
+    for sample, _ in _read_refusing(tmp_path, moments, (), -1, text + "\n"):
+        (mover,) = [e for e in sample.engines if e.pod == "mover"]
+        assert mover.kv_usage_fraction == 0.5 and mover.requests_running == 1
