@@ -216,9 +216,9 @@ def test_the_reader_hands_the_same_keys_while_the_answer_carries_the_same_labels
 
 QUIET = "its KV usage is under 90 %"
 OVER = ("busy", "inf-kv", "sglang", "nan-waiting", "down")
+"""The engines a refresh by exception reads the gauges of here (their KV usage at or over the fraction)."""
 CALM = ("plain", "zero-minus", "pool-only")
 """Engines a refresh by exception reads nothing of, each exporting both counters."""
-"""The engines a refresh by exception reads the gauges of here (their KV usage at or over the fraction)."""
 
 
 def _by_exception(answers: dict[str, list[Series]]) -> dict[str, list[Series]]:
