@@ -315,3 +315,15 @@ def test_an_engine_no_pool_names_is_not_left_out(tmp_path):
     for sample, _ in _read_refusing(tmp_path, moments, (), -1, text + "\n"):
         (mover,) = [e for e in sample.engines if e.pod == "mover"]
         assert mover.kv_usage_fraction == 0.5 and mover.requests_running == 1
+
+
+def test_the_models_counts_kept_with_the_facts_keep_what_was_made_of_the_pools(restarting_url):
+    """The first refresh by exception reads the models' counts and keeps them with the facts: what was made of
+    the pools and counters (the engines' records, 1 s at 10^4 engines) is kept with them, not made again."""
+    reader = FleetReader(BY_EXCEPTION, FleetRules())
+    reads(restarting_url, reader, [T0 + 40])
+    assert reader.facts is not None and "model_counts" not in reader.facts.results
+    made = reader.facts.engines
+    (_, sent), *_ = reads(restarting_url, reader, [T0 + 60])
+    assert BY_EXCEPTION.model_counts in sent and "model_counts" in reader.facts.results
+    assert reader.facts.engines is made
