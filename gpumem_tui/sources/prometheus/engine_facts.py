@@ -121,6 +121,23 @@ class EngineFacts:
                 found[k] = Plain(static, "requests_waiting" in names, "preemptions_per_min" in names, target)
         return found
 
+    def with_counters(self, counters: list[Series]) -> EngineFacts:
+        """These pools with the counters read again (a preemption rate was pending, or an engine came): each
+        engine's Plain facts kept where its counters read as before, and the records made for the join with
+        them (fleet_engines keeps a record by its Plain facts), so 10^4 records are not made again (1 s) while
+        one engine's rate is pending, refresh after refresh for its first 2 minutes."""
+        again = EngineFacts(self.pools, Zeros.of(counters, {}), self.no_pool)
+        exports = again.zeros.by_engine
+        plain = {}
+        for k, was in self.plain.items():
+            names = exports.get(k, frozenset())
+            zeros = ("requests_waiting" in names, "preemptions_per_min" in names)
+            plain[k] = was if zeros == (was.waiting_zero, was.rate_zero) else Plain(was.static, *zeros, was.target)
+        again.__dict__["plain"] = plain  # functools.cached_property's
+        if "join" in self.made:  # the records alone: the layout and order hold the Plain facts of before
+            again.made.update(join=self.made["join"], records=self.made.get("records", {}))
+        return again
+
     def made_for(self, join: tuple[object, ...]) -> dict[Any, Any]:
         """What is kept of these facts with `join` (its parts compared by identity): empty when it is another join
         than the one it was made with."""

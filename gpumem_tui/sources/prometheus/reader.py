@@ -550,7 +550,12 @@ def _counters_again(facts: Facts, results: dict[str, Result], failures: dict[str
     counters = results.pop("engine_counters", None)
     if counters is None:
         return facts
-    return replace(facts, results={**facts.results, "engine_counters": counters}, counted=named)
+    again = replace(facts, results={**facts.results, "engine_counters": counters}, counted=named)
+    if "totals" in facts.__dict__:  # functools.cached_property's, where made: the counters do not change it
+        again.__dict__["totals"] = facts.totals
+    if "engines" in facts.__dict__:  # the engines' records kept where their facts read the same
+        again.__dict__["engines"] = facts.engines.with_counters(counters.series)
+    return again
 
 
 def _kept_slow(facts: Facts | None, results: dict[str, Result], at: float) -> Slow | None:

@@ -260,3 +260,24 @@ def test_by_exception_the_kept_records_are_the_general_paths(failures, monkeypat
     anew = EngineFacts.of(first["pools"], counters, failures)
     general = [_said(_read(a, failures, anew, j, None, quiet)) for a, j, quiet in reads][1:]
     assert short == general
+
+
+@pytest.mark.parametrize("quiet", [None, QUIET])
+def test_counters_read_again_keep_the_records_whose_counters_read_the_same(quiet):
+    """The counters read again (an engine's rate pending): the records of the engines whose counters read as
+    before are kept, the very objects; every record is what facts made anew from the same answers make."""
+    first, later = _answers(0.0), _answers(0.05)
+    if quiet is not None:
+        first, later = _by_exception(first), _by_exception(later)
+    join, keys = _join(), FleetReader(Queries(), FleetRules())
+    known = EngineFacts.of(first["pools"], first["counters"], {})
+    before = {e.pod: e for e in _read(first, {}, known, join, keys, quiet)}
+    rated = [c for c in first["counters"] if not (c.labels.get("pod") == "plain" and "preempt" in c.labels["gauge"])]
+    again = known.with_counters(rated)
+    kept = _read(later, {}, again, join, keys, quiet)
+    anew = _read(later, {}, EngineFacts.of(first["pools"], rated, {}), join, None, quiet)
+    assert _said(kept) == _said(anew)
+    after = {e.pod: e for e in kept}
+    assert after["plain"].preemptions_per_min is None and before["plain"].preemptions_per_min == 0.0
+    if quiet is not None:  # the calm ones read nothing of: their very records
+        assert all(after[pod] is before[pod] for pod in CALM if pod != "plain")
