@@ -14,10 +14,11 @@ from gpumem_tui.sources.prometheus.records import FleetEngine, ModelGauges
 
 
 def quiet_why(over: float) -> str:
-    """Why an engine read by exception has no KV usage or requests running of its own."""
+    """Why an engine read by exception has no KV usage or requests running of its own: true also of one whose KV
+    usage is NaN or not sent (no number is at or over the fraction)."""
     return (
-        f"its KV usage is under {over * 100:g} %: the fleet screen reads an engine's KV usage and requests running "
-        "one by one from there, the others per model"
+        f"not read one by one: the fleet screen reads an engine's KV usage and requests running where its KV usage "
+        f"is at or over {over * 100:g} %, the others per model"
     )
 
 
