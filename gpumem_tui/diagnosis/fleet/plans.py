@@ -83,12 +83,11 @@ def plan_fleet(
 ) -> FleetSample:
     """The sample with a plan for each engine that has none yet (an exporter's plan is kept); `kept`: what the
     last sample's planning kept, where the caller plans sample after sample with one catalog and aliases."""
-    if kept is not None and kept.same(sample):
+    if kept is None:
+        kept = PlansKept()  # one sample: nothing kept from before
+    elif kept.same(sample):
         return sample.model_copy(update={"engines": kept.engines})
     planner = _Planner(sample, catalog, aliases or {})
-    if kept is None:
-        engines = [e if e.plan_from is not None else planner.planned(e, planner.inputs(e)) for e in sample.engines]
-        return sample.model_copy(update={"engines": engines})
     last, now = kept.planned, {}
     engines = []
     for e in sample.engines:

@@ -287,9 +287,8 @@ def _gauges(
     if kv is None:
         unknown["kv_usage_fraction"] = quiet or said.kv
     running = _first(series, NAMES.running)
-    if running is None:  # by exception, an engine over the fraction whose running was asked after its usage
-        late = said.running if kv is None or quiet is None else failures.get("engine_running", said.running)
-        unknown["requests_running"] = quiet if quiet is not None and kv is None else late
+    if running is None:
+        unknown["requests_running"] = _unrun(quiet, kv is not None, failures, said.running)
     waiting = _first(series, NAMES.waiting)
     queue = {"requests_running": None if running is None else _number(running.value, "requests_running", unknown)}
     if waiting is not None:
@@ -315,6 +314,16 @@ def _gauges(
         "sleep_state": asleep or None,
         "unknown": unknown,
     }
+
+
+def _unrun(quiet: str | None, read: bool, failures: Mapping[str, str], missing: str) -> str:
+    """Why an engine has no requests running: its kind's missing series; by exception (`quiet`), not read where
+    its KV usage was not, else (over the fraction, its running asked after its usage) that query's failure."""
+    if quiet is None:
+        return missing
+    if not read:
+        return quiet
+    return failures.get("engine_running", missing)
 
 
 def _plain(

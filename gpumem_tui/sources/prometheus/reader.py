@@ -125,7 +125,7 @@ class _Round:
         how many engines of each model send them."""
         if self.quiet is None:
             return {}
-        return {"engines": TABLE["engines"].promql(self.q), **_counted(self.q)}
+        return {"engines": TABLE["engines"].promql(self.q), **_model_counts(self.q)}
 
     def read_with(self, more: dict[str, Result]) -> None:
         """The refresh's engines with what `more` read of them: every engine's gauges, or the requests running
@@ -321,7 +321,8 @@ class FleetReader:
         if facts is not None and "pools" not in promql and "engine_counters" in promql:
             self.facts = facts = _counters_again(facts, r.results, r.failures, self._counted(r, facts))
         if facts is not None and "pools" not in promql and "model_counts" in r.results:  # kept with the pools'
-            self.facts = _counted_kept(facts, r.results["model_counts"])
+            counts = r.results["model_counts"]
+            self.facts = _made_kept(facts, replace(facts, results={**facts.results, "model_counts": counts}))
         return r
 
     async def _answers(
@@ -357,9 +358,9 @@ class FleetReader:
         if jobs:
             promql["targets_down"] = TABLE["targets_down"].promql(q, jobs)
         if due or facts is None:
-            return promql | _promql(q, FACTS) | _counted(q)
+            return promql | _promql(q, FACTS) | _model_counts(q)
         if at < facts.pools_at:
-            return promql | _promql(q, POOLS) | _counted(q)  # kept ones newer than `at`: see pools_changed
+            return promql | _promql(q, POOLS) | _model_counts(q)  # kept ones newer than `at`: see pools_changed
         promql["pools_changed"] = TABLE["pools_changed"].promql(q, at - facts.pools_at)
         if facts.engines.zeros.pending:  # a rate the full read may have now: the counters alone again
             promql["engine_counters"] = TABLE["engine_counters"].promql(q)
@@ -368,7 +369,7 @@ class FleetReader:
             promql["engines_over"] = TABLE["engines_over"].promql(q, q.over)
             promql["model_gauges"] = TABLE["model_gauges"].promql(q)
             if "model_counts" not in facts.results:  # the first refresh by exception, or its last read failed
-                promql |= _counted(q)
+                promql |= _model_counts(q)
         return promql
 
     async def _keep_facts(self, client: PrometheusClient, r: _Round, at: float, due: bool) -> None:
@@ -502,17 +503,18 @@ class FleetReader:
         return sample.model_copy(update={"gpus": _with_listed(gpus, sample.gpus)})
 
 
-def _counted_kept(facts: Facts, counts: Result) -> Facts:
-    """The facts with the models' counts kept beside them, and what was made of the pools and counters, which
-    the counts do not change: the engines' records made once per pools read stay (10^4 records, 1 s)."""
-    kept = replace(facts, results={**facts.results, "model_counts": counts})
-    for made in ("engines", "totals"):  # functools.cached_property's, where made
-        if made in facts.__dict__:
-            kept.__dict__[made] = facts.__dict__[made]
-    return kept
+def _made_kept(before: Facts, after: Facts, engines: EngineFacts | None = None) -> Facts:
+    """`after`, facts with an answer beside `before`'s that changes neither the cards' totals nor the pools, with
+    what was made of those (functools.cached_property's, where made): the engines' facts `engines` where given
+    (the counters read again), else `before`'s, so their 10^4 records made once per pools read stay (1 s)."""
+    if "totals" in before.__dict__:
+        after.__dict__["totals"] = before.totals
+    if engines is not None or "engines" in before.__dict__:
+        after.__dict__["engines"] = engines if engines is not None else before.engines
+    return after
 
 
-def _counted(q: Queries) -> dict[str, str]:
+def _model_counts(q: Queries) -> dict[str, str]:
     """How many engines of each model send the gauges read per model, where the refreshes read by exception:
     asked with the pools, and kept with them."""
     return {} if q.over is None else {"model_counts": TABLE["model_counts"].promql(q)}
@@ -551,11 +553,9 @@ def _counters_again(facts: Facts, results: dict[str, Result], failures: dict[str
     if counters is None:
         return facts
     again = replace(facts, results={**facts.results, "engine_counters": counters}, counted=named)
-    if "totals" in facts.__dict__:  # functools.cached_property's, where made: the counters do not change it
-        again.__dict__["totals"] = facts.totals
-    if "engines" in facts.__dict__:  # the engines' records kept where their facts read the same
-        again.__dict__["engines"] = facts.engines.with_counters(counters.series)
-    return again
+    # the engines' records kept where their facts read the same
+    made = facts.engines.with_counters(counters.series) if "engines" in facts.__dict__ else None
+    return _made_kept(facts, again, made)
 
 
 def _kept_slow(facts: Facts | None, results: dict[str, Result], at: float) -> Slow | None:

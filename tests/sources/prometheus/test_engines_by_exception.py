@@ -9,6 +9,7 @@ are read again (an engine came, went or restarted)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 
@@ -141,40 +142,51 @@ def test_where_the_pools_are_read_again_every_engine_is_too(restarting_url):
     assert mover.kv_usage_fraction == 0.5 and mover.num_gpu_blocks == 1200
 
 
-def _restarting_with_a_hot_engine() -> str:
-    """Engine `mover` (KV 0.5) restarts with more KV blocks at RESTART_S; engine `hot` stays at KV 0.95 with 3
-    requests running and 2 waiting; engine `late`, of hot's model, comes at RESTART_S + 30 (KV 0.3, 1 running);
-    one GPU, so the node reports."""
-    late = 'model_name="h",engine="0",job="vllm",namespace="serving",pod="late",instance="10.2.0.8:8000"'
-    mover = 'model_name="m",engine="0",job="vllm",namespace="serving",pod="mover",instance="10.2.0.1:8000"'
-    hot = 'model_name="h",engine="0",job="vllm",namespace="serving",pod="hot",instance="10.2.0.9:8000"'
-    gpu = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter",UUID="GPU-x",Hostname="node-x"'
-    rows: dict[str, list[str]] = {
-        "DCGM_FI_DEV_FB_USED": [],
-        "DCGM_FI_DEV_FB_FREE": [],
-        "vllm:kv_cache_usage_perc": [],
-        "vllm:num_requests_running": [],
-        "vllm:num_requests_waiting": [],
-        "vllm:cache_config_info": [],
-    }
-    for s in range(0, RESTART_S + 61, 10):
+GPU = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter",UUID="GPU-x",Hostname="node-x"'
+Engine = tuple[str, float, int, int, int]
+"""An engine's labels, KV usage, requests running and waiting, KV blocks at one moment."""
+
+
+def _engine(model: str, pod: str, at: int) -> str:
+    """An engine's labels: pod `pod` serving `model` at 10.2.0.`at`."""
+    return f'model_name="{model}",engine="0",job="vllm",namespace="serving",pod="{pod}",instance="10.2.0.{at}:8000"'
+
+
+def _one_gpu(seconds: range, engines: Callable[[int], list[Engine]], preempting: bool = False) -> str:
+    """A node of one GPU and, at each second of `seconds`, the engines `engines` gives; `preempting`: each
+    exports the preemption counter (at 0)."""
+    names = ["DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "vllm:kv_cache_usage_perc", "vllm:num_requests_running"]
+    names += ["vllm:num_requests_waiting", *(["vllm:num_preemptions_total"] if preempting else [])]
+    rows: dict[str, list[str]] = {name: [] for name in (*names, "vllm:cache_config_info")}
+    for s in seconds:
         t = T0 + s
-        rows["DCGM_FI_DEV_FB_USED"].append(f'DCGM_FI_DEV_FB_USED{{{gpu},instance="node-x:9400"}} 500 {t}')
-        rows["DCGM_FI_DEV_FB_FREE"].append(f'DCGM_FI_DEV_FB_FREE{{{gpu},instance="node-x:9400"}} 80559 {t}')
-        for engine, usage, busy, waiting, blocks in (
-            (mover, 0.5, 1, 0, 1000 if s < RESTART_S else 1200),
-            (hot, 0.95, 3, 2, 100),
-            *([(late, 0.3, 1, 0, 100)] if s >= RESTART_S + 30 else []),
-        ):
-            rows["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{engine}}} {usage} {t}")
-            rows["vllm:num_requests_running"].append(f"vllm:num_requests_running{{{engine}}} {busy} {t}")
-            rows["vllm:num_requests_waiting"].append(f"vllm:num_requests_waiting{{{engine}}} {waiting} {t}")
+        rows["DCGM_FI_DEV_FB_USED"].append(f'DCGM_FI_DEV_FB_USED{{{GPU},instance="node-x:9400"}} 500 {t}')
+        rows["DCGM_FI_DEV_FB_FREE"].append(f'DCGM_FI_DEV_FB_FREE{{{GPU},instance="node-x:9400"}} 80559 {t}')
+        for engine, usage, busy, waiting, blocks in engines(s):
+            for name, value in zip(names[2:], (usage, busy, waiting, 0), strict=False):
+                rows[name].append(f"{name}{{{engine}}} {value} {t}")
             config = f'{engine},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="{blocks}"'
             rows["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
     out = []
     for name, lines in rows.items():
-        out += [f"# TYPE {name} gauge", *lines]
+        kind = "counter" if name == "vllm:num_preemptions_total" else "gauge"
+        out += [f"# TYPE {name.removesuffix('_total')} {kind}", *lines]
     return "\n".join(out) + "\n# EOF\n"
+
+
+def _restarting_with_a_hot_engine() -> str:
+    """Engine `mover` (KV 0.5) restarts with more KV blocks at RESTART_S; engine `hot` stays at KV 0.95 with 3
+    requests running and 2 waiting; engine `late`, of hot's model, comes at RESTART_S + 30 (KV 0.3, 1 running);
+    one GPU, so the node reports."""
+    late, mover, hot = _engine("h", "late", 8), _engine("m", "mover", 1), _engine("h", "hot", 9)
+    return _one_gpu(
+        range(0, RESTART_S + 61, 10),
+        lambda s: [
+            (mover, 0.5, 1, 0, 1000 if s < RESTART_S else 1200),
+            (hot, 0.95, 3, 2, 100),
+            *([(late, 0.3, 1, 0, 100)] if s >= RESTART_S + 30 else []),
+        ],
+    )
 
 
 def _read_refusing(
@@ -238,39 +250,19 @@ def test_a_failed_count_of_the_models_engines_read_with_the_pools_is_asked_again
 def _crossing() -> str:
     """Engine `hot` at KV 0.95 (3 running, 2 waiting); `mover` at 0.5, at 0.95 from 210 s; `late` comes at 190 s
     (its preemption rate pending a sample); each exports the preemption counter (at 0); one GPU."""
-    engines = {
-        name: f'model_name="m",engine="0",job="vllm",namespace="serving",pod="{name}",instance="10.2.0.{i}:8000"'
-        for i, name in enumerate(("hot", "mover", "late"), start=1)
-    }
-    gpu = 'gpu="0",modelName="NVIDIA H100 80GB HBM3",job="dcgm-exporter",UUID="GPU-x",Hostname="node-x"'
-    rows: dict[str, list[str]] = {
-        "DCGM_FI_DEV_FB_USED": [],
-        "DCGM_FI_DEV_FB_FREE": [],
-        "vllm:kv_cache_usage_perc": [],
-        "vllm:num_requests_running": [],
-        "vllm:num_requests_waiting": [],
-        "vllm:num_preemptions": [],
-        "vllm:cache_config_info": [],
-    }
-    for s in range(0, 261, 10):
-        t = T0 + s
-        rows["DCGM_FI_DEV_FB_USED"].append(f'DCGM_FI_DEV_FB_USED{{{gpu},instance="node-x:9400"}} 500 {t}')
-        rows["DCGM_FI_DEV_FB_FREE"].append(f'DCGM_FI_DEV_FB_FREE{{{gpu},instance="node-x:9400"}} 80559 {t}')
+    engines = {name: _engine("m", name, i) for i, name in enumerate(("hot", "mover", "late"), start=1)}
+
+    def at(s: int) -> list[Engine]:
+        found = []
         for name, engine in engines.items():
             if name == "late" and s < 190:
                 continue
             usage = 0.95 if name == "hot" or (name == "mover" and s >= 210) else 0.3
             busy, waiting = (3, 2) if name == "hot" else (1, 0)
-            rows["vllm:kv_cache_usage_perc"].append(f"vllm:kv_cache_usage_perc{{{engine}}} {usage} {t}")
-            rows["vllm:num_requests_running"].append(f"vllm:num_requests_running{{{engine}}} {busy} {t}")
-            rows["vllm:num_requests_waiting"].append(f"vllm:num_requests_waiting{{{engine}}} {waiting} {t}")
-            rows["vllm:num_preemptions"].append(f"vllm:num_preemptions_total{{{engine}}} 0 {t}")
-            config = f'{engine},gpu_memory_utilization="0.9",block_size="16",num_gpu_blocks="100"'
-            rows["vllm:cache_config_info"].append(f"vllm:cache_config_info{{{config}}} 1 {t}")
-    out = []
-    for name, lines in rows.items():
-        out += [f"# TYPE {name} counter" if name == "vllm:num_preemptions" else f"# TYPE {name} gauge", *lines]
-    return "\n".join(out) + "\n# EOF\n"
+            found.append((engine, usage, busy, waiting, 100))
+        return found
+
+    return _one_gpu(range(0, 261, 10), at, preempting=True)
 
 
 def test_an_engine_crossing_the_fraction_is_no_engine_that_came(tmp_path):
