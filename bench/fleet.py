@@ -61,7 +61,7 @@ from gpumem_tui.sources.prometheus.queries import Queries  # noqa: E402
 from gpumem_tui.sources.prometheus.reader import FleetReader  # noqa: E402
 from gpumem_tui.sources.prometheus.records import FleetSample  # noqa: E402
 from gpumem_tui.sources.prometheus.rules import rule_group  # noqa: E402
-from tests.sources.prometheus.server import T0, require_prometheus, running  # noqa: E402
+from tests.sources.prometheus.server import SERVED, T0, backfill_rules, changes_group, require_prometheus, running  # noqa: E402
 
 HOUR_S = 3600
 RULES_S = 120
@@ -69,6 +69,8 @@ RULES_S = 120
 timed refreshes read at the screen's pace (INTERVAL_S apart) up to that moment, so 8 at most see them all."""
 STEP_S = 30
 """dcgm-exporter's default collection interval."""
+RULES_EVERY_S = 30
+"""The rules' evaluation interval, as `fleet rules` writes it."""
 NODE = """description = "bench: one vLLM engine over eight H100s"
 hostname = "bench-node"
 duration_s = 3600
@@ -309,22 +311,30 @@ def main() -> int:
 
 def _with_rules(data: Path, where: Path, at: float) -> Path:
     """A copy of the blocks (hard links) with the series of `gpumem-tui fleet rules` backfilled for the last
-    RULES_S before `at` by `promtool tsdb create-blocks-from rules`, evaluated against the raw blocks."""
+    RULES_S before `at` by `promtool tsdb create-blocks-from rules`, evaluated against the raw blocks; then, in a
+    second run against those, the change record, which reads the figures. Backfilled series have no staleness
+    markers: the record's first evaluation (every node new) would linger in the reads' 5-minute lookback where a
+    live server's would not, so the record starts at the figures' second evaluation."""
     rules = where / "rules.yml"
-    rules.write_text(rule_group(READS["overview"]), encoding="utf-8")
-    merged = where / "with-rules"
-    shutil.rmtree(merged, ignore_errors=True)
-    shutil.copytree(data, merged, copy_function=os.link, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head"))
+    rules.write_text(rule_group(READS["overview"], RULES_EVERY_S), encoding="utf-8")
+    span = (at - RULES_S, at)
     started = time.perf_counter()
+    figures = _linked(data, where / "with-figures")
     with running(data) as url:
-        subprocess.run(
-            ["promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", f"--start={int(at - RULES_S)}",
-             f"--end={int(at)}", f"--output-dir={merged}", str(rules)],
-            check=True,
-            capture_output=True,
-        )  # fmt: skip
+        backfill_rules(url, rules, span, RULES_EVERY_S, figures)
+    merged = _linked(figures, where / "with-rules")
+    rules.write_text(changes_group(READS["overview"], RULES_EVERY_S), encoding="utf-8")
+    with running(figures) as url:  # from the second evaluation: a live server's first is every node new, once
+        backfill_rules(url, rules, (span[0] + RULES_EVERY_S, span[1]), RULES_EVERY_S, merged)
     print(f"recording rules backfilled for the last {RULES_S} s in {time.perf_counter() - started:.1f} s")
     return merged
+
+
+def _linked(blocks: Path, where: Path) -> Path:
+    """A copy of `blocks` under `where`, its files hard links (a server writes only its own files beside them)."""
+    shutil.rmtree(where, ignore_errors=True)
+    shutil.copytree(blocks, where, copy_function=os.link, ignore=shutil.ignore_patterns(*SERVED))
+    return where
 
 
 async def first_frame(url: str, at: float, timeout_s: float = QUERY_TIMEOUT_S) -> tuple[float, float, float, int]:

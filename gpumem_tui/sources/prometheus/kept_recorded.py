@@ -1,24 +1,35 @@
 """The per-node figures a refresh reads from the recording rules' series, kept until the rules are evaluated
-again: they change only then (every 30 s as `fleet rules` writes them), and the fleet screen reads every 15 s,
-so a refresh in between asks one small query (`rules_evaluated`) instead of 50,000 series at 10,000 nodes.
+again: they change only then (every 30 s), and the fleet screen reads every 15 s, so a refresh in between asks
+one small query (`rules_evaluated`), not 50,000 series at 10,000 nodes. Read just after a newer evaluation
+landed, an answer is read again at the next refresh, never held longer.
 
-An answer is kept with its PromQL and the evaluation it was read after; it is used again only while both are the
-same. Read just after a newer evaluation landed it is read again at the next refresh, never held too long: the
-next one sees the evaluation move. docs/design/queries.md says why the group's last rule tells it."""
+After an evaluation, where the rules record which nodes' figures moved since the one kept (NODE_CHANGED), only
+those nodes' figures are read, by name, in the kept answers' place; else they are read whole. Why each check:
+docs/design/queries.md."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
 from operator import is_, itemgetter
 
 from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
 from gpumem_tui.sources.prometheus.fleet import ask
-from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.queries import NODE_LABELS, Queries, as_matcher, literal_regex
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
+from gpumem_tui.sources.prometheus.rules import selector_labels
 
 KEPT = names(lambda q: q.recorded and q.overview in ("refresh", "asked"))
 """The recorded queries a refresh asks (not the slow facts', which are kept with the facts)."""
+WATCHED: dict[str, tuple[object, ...]] = {"node_memory": (), "node_least_free": (), "node_low": ({},)}
+"""The refresh's figures whose recorded series the rules' change record watches (queries.WATCHED_SERIES): query name ->
+the arguments of its recorded form."""
+NARROW_AT_MOST = 1000
+"""More nodes moved than this: the figures are read whole (a long list of names costs the server more to match
+than the answer saves)."""
+SAME_MOMENT_S = 5e-4
+"""Two evaluations' moments as the server writes them (milliseconds) are this close or the same."""
 
 
 @dataclass
@@ -35,12 +46,26 @@ class KeptRecorded:
     ) -> tuple[dict[str, Result], dict[str, str]]:
         """The answers to `promql` (KEPT queries), those kept where the rules were not evaluated since and the
         PromQL is the same, the rest asked now: (answers, failures in one line each)."""
-        evaluated = await _evaluated(client, queries, at)
-        same = evaluated is not None and evaluated == self.evaluated
-        kept = {n: answer for n, (p, answer) in self.answers.items() if same and promql.get(n) == p}
-        asked = {n: p for n, p in promql.items() if n not in kept}
-        results, failures = await ask(client, asked, at, part=True) if asked else ({}, {})
+        import asyncio
+
         then = {n: answer for n, (p, answer) in self.answers.items() if promql.get(n) == p}
+        watching = self.evaluated is not None and any(not then[n].warnings for n in WATCHED if n in then)
+        evaluated, changes = await asyncio.gather(
+            _evaluated(client, queries, at), _changes(client, queries, at) if watching else _nothing()
+        )
+        same = evaluated is not None and evaluated == self.evaluated
+        kept = dict(then) if same else {}
+        keys = tuple(dict.fromkeys((*selector_labels(queries.matchers), *NODE_LABELS)))
+        moved = None if same or evaluated is None else _moved(changes, self.evaluated, evaluated, keys)
+        narrowed: dict[str, str] = {}
+        if moved is not None:
+            watched = [n for n in WATCHED if n in then and not then[n].warnings]
+            kept |= {} if moved.nodes else {n: then[n] for n in watched}
+            narrowed = {n: _narrowed(queries, n, WATCHED[n], moved) for n in watched} if moved.nodes else {}
+        asked = {n: p for n, p in promql.items() if n not in kept and n not in narrowed}
+        results, failures = await ask(client, {**asked, **narrowed}, at, part=True) if asked or narrowed else ({}, {})
+        for name in narrowed.keys() & results.keys():
+            results[name] = _patched(then[name], results[name], moved) if moved else results[name]
         read = {**kept, **{n: _as_then(answer, then.get(n)) for n, answer in results.items()}}
         self.evaluated = evaluated
         self.answers = {} if evaluated is None else {n: (promql[n], answer) for n, answer in read.items()}
@@ -74,3 +99,71 @@ async def _evaluated(client: PrometheusClient, queries: Queries, at: float) -> f
     except PrometheusError:
         return None
     return answer.series[0].value if len(answer.series) == 1 else None
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def _changes(client: PrometheusClient, queries: Queries, at: float) -> Result | None:
+    """The rules' change record as of `at` (None: the query failed)."""
+    try:
+        return await client.query(TABLE["node_changes"].promql(queries), at)
+    except PrometheusError:
+        return None
+
+
+@dataclass(frozen=True)
+class Moved:
+    """The nodes whose watched figures moved, each as the values of its `keys` labels (the selector's, the node's)."""
+
+    nodes: set[tuple[str, ...]]
+    keys: tuple[str, ...]
+
+
+def _moved(changes: Result | None, since: float | None, at: float, keys: tuple[str, ...]) -> Moved | None:
+    """The nodes whose watched figures moved between the evaluations at `since` and `at`; None where the record
+    does not compare those two (no record, an evaluation between them, one of an older evaluation) or too many
+    moved to name."""
+    if changes is None or since is None:
+        return None
+    marks: dict[str, list[float]] = {"since": [], "at": []}
+    moved = set()
+    for s in changes.series:
+        mark = s.labels.get("changes")
+        if mark in marks:
+            marks[mark].append(s.value)
+        elif abs(s.value - at) <= SAME_MOMENT_S:  # else an older evaluation's, not ended by a staleness marker
+            moved.add(tuple(s.labels.get(k, "") for k in keys))
+    told = all(marks.values()) and all(
+        abs(value - moment) <= SAME_MOMENT_S for mark, moment in (("since", since), ("at", at)) for value in marks[mark]
+    )
+    return Moved(moved, keys) if told and len(moved) <= NARROW_AT_MOST else None
+
+
+def _narrowed(queries: Queries, name: str, args: tuple[object, ...], moved: Moved) -> str:
+    """`name`'s recorded query for the nodes that moved only: each by the first label that names it (one query
+    per such label, joined with `or`)."""
+    by_label: dict[str, set[str]] = defaultdict(set)
+    for node in moved.nodes:
+        labels = dict(zip(moved.keys, node, strict=True))
+        label = next((n for n in NODE_LABELS if labels.get(n)), "instance")
+        by_label[label].add(labels.get(label, ""))
+    parts = []
+    for label, values in sorted(by_label.items()):
+        found = as_matcher((label, "=~", "|".join(literal_regex(v) for v in sorted(values))))
+        mine = replace(queries, matchers=", ".join(m for m in (queries.matchers, found) if m))
+        parts.append(TABLE[name].promql(mine, *args))
+    return " or ".join(f"({p})" for p in parts)
+
+
+def _patched(then: Result, now: Result, moved: Moved) -> Result:
+    """The kept answer with the series of the nodes that moved those of `now`: a node that went has none."""
+    keys, nodes = moved.keys, moved.nodes
+    named = {value for node in nodes for value in node if value}
+
+    def of_moved(labels: dict[str, str]) -> bool:
+        return not named.isdisjoint(labels.values()) and tuple(labels.get(k, "") for k in keys) in nodes
+
+    stays = [s for s in then.series if not of_moved(s.labels)]
+    return Result(stays + [s for s in now.series if of_moved(s.labels)], now.warnings)

@@ -97,6 +97,15 @@ CARD_TOTALS = "gpumem:card_total_mib:count_values"
 RECORDED = (NODE_MEMORY, LEAST_FREE, NODE_LOW, NODE_GPUS, NODE_AGE, CARD_TOTALS)
 """In the rule group's order: the last, a few series (a card's totals), is what a refresh asks to tell the group
 was evaluated again (`rules_evaluated`)."""
+NODE_CHANGED = "gpumem:node_changed:time"
+"""Recorded after the figures, before the cards' totals: the nodes some of whose WATCHED_SERIES moved, came or
+went since the group's evaluation before, each with this evaluation's moment (a series that lingers where no
+staleness marker ended it, as in backfilled blocks, tells an older one); and two series without a node (label
+`changes`): `since`, the evaluation compared (only where it is one interval back), and `at`, this one. Not in
+RECORDED: a server without it is read as before (kept_recorded.py, docs/design/queries.md)."""
+WATCHED_SERIES = {NODE_MEMORY: 'field=~"USED|FREE"', LEAST_FREE: "", NODE_LOW: ""}
+"""The recorded figures a refresh reads whose changes NODE_CHANGED records (name -> the refresh's matcher): not the
+ages, which move at each evaluation where dcgm-exporter's scrapes are not in step with the rules."""
 
 
 def _field(query: str) -> str:
@@ -311,6 +320,15 @@ class Queries:
         return f"max(timestamp({self._recorded_sel(RECORDED[-1])}))"
 
     @property
+    def node_changes(self) -> str:
+        """The nodes whose recorded figures moved at the rules' last evaluation, and which two evaluations that
+        compares (NODE_CHANGED): a refresh after an evaluation reads those nodes' figures only (kept_recorded.py).
+        A node's series of an older evaluation that no staleness marker ended (backfilled blocks) is left out here,
+        on the server: at the rules' first evaluation every node is new."""
+        now, marks = self.sel(NODE_CHANGED, 'changes="at"'), self.sel(NODE_CHANGED, 'changes=~".+"')
+        return f"({self.sel(NODE_CHANGED)} >= scalar(max({now}))) or {marks}"
+
+    @property
     def rules_named(self) -> str:
         """The first half of `rules_present`: which of the `gpumem:*` series the server has, without which nodes
         they record (the first read tells that from the data ages and the recorded GPU counts it reads anyway)."""
@@ -318,11 +336,12 @@ class Queries:
             f'label_replace(count({self._recorded_sel(name)}), "recorded", {string(name)}, "", "")' for name in RECORDED
         )
 
-    def recording_rules(self, keep: tuple[str, ...] = ()) -> dict[str, str]:
+    def recording_rules(self, keep: tuple[str, ...] = (), interval_s: int = 30) -> dict[str, str]:
         """record name -> expression of `gpumem-tui fleet rules`: the raw aggregations above, computed once per
         rule interval by the server, the field of each node sum in a `field` label (a recorded series has its
         rule's name). `keep`: labels also kept (the selector's), so a reader's selector still matches. The count
-        of GPUs under the fraction is made with `look`, the reader's (a ValueError without one)."""
+        of GPUs under the fraction is made with `look`, the reader's (a ValueError without one); the changes
+        (NODE_CHANGED) with `interval_s`, the group's."""
         if self.look is None:
             raise ValueError("the recording rules count GPUs under a fraction: Queries.look is needed")
         kept = (*keep, *NODE_LABELS)
@@ -337,8 +356,27 @@ class Queries:
             f'"fraction", {string(repr(self.look))}, "", "")',
             NODE_GPUS: f"count by ({_by(*kept, 'modelName', 'field')}) ({_field(cards)})",
             NODE_AGE: f"time() - max by ({_by(*kept)}) (timestamp({self.sel('DCGM_FI_DEV_FB_USED')}))",
+            NODE_CHANGED: self._changes(kept, keep, interval_s),
             CARD_TOTALS: self._card_totals(kept, keep),
         }
+
+    def _changes(self, kept: tuple[str, ...], keep: tuple[str, ...], interval_s: int) -> str:
+        """NODE_CHANGED's expression. A window of one interval and a millisecond holds a figure's sample of the
+        evaluation before and this one's (a range's start is closed in Prometheus 2, open in 3): a series moved
+        where they differ, came or went where it holds one."""
+        window = f"[{interval_s * 1000 + 1}ms]"
+        moved = []
+        for name, extra in WATCHED_SERIES.items():
+            both = f"{self._recorded_sel(name, extra)}{window}"
+            moved.append(f"changes({both}) > 0 or count_over_time({both}) != 2")
+        totals = self._recorded_sel(CARD_TOTALS)
+        since = f"max by ({_by(*keep)}) (timestamp({totals} offset {interval_s}s)) > time() - {interval_s + 0.0005!r}"
+        at = f"count by ({_by(*keep)}) ({totals}) * 0 + time()"
+        return (
+            f"count by ({_by(*kept)}) ({' or '.join(moved)}) * 0 + time()"
+            f' or label_replace({since}, "changes", "since", "", "")'
+            f' or label_replace({at}, "changes", "at", "", "")'
+        )
 
     @property
     def nodes_age(self) -> str:

@@ -39,6 +39,7 @@ from gpumem_tui.sources.prometheus.queries import (
     FINDING_WORDS,
     GPU_KEY,
     LOOK_BACK_S,
+    NODE_CHANGED,
     NODE_GPUS,
     NODE_LABELS,
     POD_LABELS,
@@ -260,9 +261,10 @@ SERVER: tuple[Query, ...] = (
     Query("rules_present", "prometheus", _rules_present(), overview="facts"),
     Query("rules_named", "prometheus", _rules_named(), overview="asked"),
     Query("rules_evaluated", "prometheus", By("max", (), Pick(RECORDED[-1], value="time")), overview="asked"),
+    Query("node_changes", "prometheus", Pick(NODE_CHANGED), overview="asked"),  # the demo records no rules
 )
-"""Which `gpumem:*` series of `gpumem-tui fleet rules` the server has (first_read.py asks the second), and when
-they were last evaluated (kept_recorded.py)."""
+"""Which `gpumem:*` series of `gpumem-tui fleet rules` the server has (first_read.py asks the second), when
+they were last evaluated and which nodes' figures that moved (kept_recorded.py)."""
 
 ENGINES: tuple[Query, ...] = (
     Query(

@@ -14,6 +14,8 @@ import re
 from gpumem_tui.sources.prometheus.queries import Queries
 from gpumem_tui.sources.prometheus.rule_files import RuleGroup, rule_file
 
+GROUP = "gpumem-fleet"
+"""The rule group's name."""
 _NAME = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*,?')
 
 
@@ -24,9 +26,9 @@ def selector_labels(matchers: str) -> tuple[str, ...]:
 
 def recording_group(queries: Queries, interval_s: int = 30) -> RuleGroup:
     """The group as data: what `rule_group` writes and deploy/kubernetes/prometheusrule.yaml carries."""
-    rules = queries.recording_rules(selector_labels(queries.matchers))
+    rules = queries.recording_rules(selector_labels(queries.matchers), interval_s)
     return {
-        "name": "gpumem-fleet",
+        "name": GROUP,
         "interval": f"{interval_s}s",
         "rules": [{"record": record, "expr": expr} for record, expr in rules.items()],
     }

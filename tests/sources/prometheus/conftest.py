@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 
 from gpumem_tui.demo.fleet_series import FleetNodeSpec, fleet_series
 from gpumem_tui.sources.prometheus.queries import Queries
-from tests.sources.prometheus.server import T0, backfill, require_prometheus, running
+from tests.sources.prometheus.server import (
+    SERVED,
+    T0,
+    backfill,
+    backfill_rules,
+    changes_group,
+    require_prometheus,
+    running,
+)
 
 FLEET = (
     # Kubernetes, ServiceMonitor with honorLabels false: the workload in exported_pod, dcgm-exporter <= 4.8.2.
@@ -69,25 +76,40 @@ def recorded_blocks(fleet_url, fleet_blocks, where, queries: Queries):
     from gpumem_tui.sources.prometheus.rules import rule_group
 
     data = where / "data"
-    shutil.copytree(fleet_blocks, data, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head", "queries.active"))
+    shutil.copytree(fleet_blocks, data, ignore=shutil.ignore_patterns(*SERVED))
     rules = where / "rules.yml"
     rules.write_text(rule_group(queries, interval_s=5), encoding="utf-8")
-    subprocess.run(
-        [
-            "promtool", "tsdb", "create-blocks-from", "rules", f"--url={fleet_url}", f"--start={T0}",
-            f"--end={T0 + END_S}", "--eval-interval=5s", f"--output-dir={data}", str(rules),
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
+    backfill_rules(fleet_url, rules, (T0, T0 + END_S), 5, data)
+    return data
+
+
+def changes_blocks(recorded_url, recorded_data, where, queries: Queries):
+    """`recorded_blocks` with the rules' change record (NODE_CHANGED) backfilled from their figures, in a second
+    run of the same rule file (so at the same moments) against a server that holds the figures."""
+    data = where / "data"
+    shutil.copytree(recorded_data, data, ignore=shutil.ignore_patterns(*SERVED))
+    rules = recorded_data.parent / "rules.yml"
+    rules.write_text(changes_group(queries, 5), encoding="utf-8")
+    backfill_rules(recorded_url, rules, (T0, T0 + END_S), 5, data)
     return data
 
 
 @pytest.fixture(scope="session")
-def recorded_url(fleet_url, fleet_blocks, tmp_path_factory):
-    with running(
-        recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("recorded"), Queries(look=0.1))
-    ) as url:
+def recorded_data(fleet_url, fleet_blocks, tmp_path_factory):
+    return recorded_blocks(fleet_url, fleet_blocks, tmp_path_factory.mktemp("recorded"), Queries(look=0.1))
+
+
+@pytest.fixture(scope="session")
+def recorded_url(recorded_data):
+    with running(recorded_data) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def changes_url(recorded_url, recorded_data, tmp_path_factory):
+    """The test fleet with the rules' figures and their change record, as a live Prometheus evaluates them."""
+    data = changes_blocks(recorded_url, recorded_data, tmp_path_factory.mktemp("changes"), Queries(look=0.1))
+    with running(data) as url:
         yield url
 
 

@@ -17,8 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from gpumem_tui.sources.prometheus.queries import Queries
+from gpumem_tui.sources.prometheus.rules import GROUP, selector_labels
+
 T0 = 1767225600
 """2026-01-01T00:00:00Z, the demo clock's zero and a 2-hour block boundary: each fixture fits one block."""
+SERVED = ("lock", "wal", "chunks_head", "queries.active")
+"""What a server writes into its data folder beside the blocks: not copied with them."""
 
 
 def require_prometheus() -> None:
@@ -57,6 +62,30 @@ def backfill(openmetrics: str, where: Path) -> Path:
         capture_output=True,
     )
     return data
+
+
+def backfill_rules(url: str, rules: Path, span: tuple[float, float], interval_s: int, output: Path) -> None:
+    """The rule file `rules` evaluated against the server at `url` every `interval_s` over `span` (start, end),
+    its series written as blocks into `output` (promtool offsets a group's evaluations by its file and name, as
+    Prometheus does). Each rule is evaluated against that server only, never another rule's output of the run."""
+    subprocess.run(
+        [
+            "promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", f"--start={int(span[0])}",
+            f"--end={int(span[1])}", f"--eval-interval={interval_s}s", f"--output-dir={output}", str(rules),
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+
+
+def changes_group(queries: Queries, interval_s: int) -> str:
+    """The rule group of `gpumem-tui fleet rules` with its change record alone (NODE_CHANGED), which reads the
+    recorded figures: a second `backfill_rules` of the same file, against a server that holds them."""
+    from gpumem_tui.sources.prometheus.queries import NODE_CHANGED
+    from gpumem_tui.sources.prometheus.rule_files import rule_file
+
+    expr = queries.recording_rules(selector_labels(queries.matchers), interval_s)[NODE_CHANGED]
+    return rule_file([{"name": GROUP, "interval": f"{interval_s}s", "rules": [{"record": NODE_CHANGED, "expr": expr}]}])
 
 
 def free_port() -> int:

@@ -29,7 +29,7 @@ def test_the_rules_pass_promtool(tmp_path, capsys, selector):
     rules.write_text(capsys.readouterr().out, encoding="utf-8")
     checked = subprocess.run(["promtool", "check", "rules", str(rules)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 6 rules found" in checked.stdout
+    assert "SUCCESS: 7 rules found" in checked.stdout
     if selector:
         assert "by (cluster, job, Hostname" in rules.read_text(encoding="utf-8")
 

@@ -12,7 +12,7 @@ import pytest
 
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result, Series
-from gpumem_tui.sources.prometheus.kept_recorded import KEPT, _as_then
+from gpumem_tui.sources.prometheus.kept_recorded import KEPT, NARROW_AT_MOST, _as_then, _moved
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
@@ -150,3 +150,69 @@ def test_an_answer_that_reads_as_the_kept_one_is_the_kept_one():
     assert _as_then(same, None) is same
     signed = Result([Series(lab, -0.0 if i == 0 else 10.0 * i, 115.0) for i, lab in enumerate(labels)])
     assert _as_then(signed, then) is signed  # -0.0 is written so, not as 0.0
+
+
+def _evaluated(url: str, at: float) -> float:
+    async def read() -> float:
+        async with PrometheusClient(Connection(url)) as client:
+            return (await client.query(QUERIES.rules_evaluated, at)).series[0].value
+
+    return asyncio.run(read())
+
+
+def _narrowed(asked: list[str]) -> list[str]:
+    """The recorded figures asked for some nodes by name."""
+    return [p for p in asked if "gpumem:node_fb_mib:sum" in p and "ostname=~" in p]
+
+
+def test_after_an_evaluation_only_the_nodes_that_moved_are_read(changes_url, recorded_url):
+    """Where the rules record which nodes' figures moved (NODE_CHANGED), a refresh after an evaluation reads those
+    nodes' figures only, by name, and its sample is the one read from the figures whole (the same blocks without
+    the record). node-b's memory moves at some evaluations; node-nan's NaN, read NaN again, has not moved."""
+    moment = _evaluated(changes_url, AT - 10)
+    # the first read, the first refresh (which reads the figures whole: the first read keeps none), then each
+    # refresh after one more evaluation
+    times = [moment - 4, *(moment + 1 + 5 * k for k in range(6))]
+    reader = FleetReader(QUERIES, FleetRules())
+    reads = _reads(changes_url, reader, times)
+    assert _figures_asked(reads[1][1]) == set(FIGURES) and not _narrowed(reads[1][1])
+    for at, (sample, asked) in zip(times[2:], reads[2:], strict=True):
+        whole = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, at])[-1]
+        assert _figures_asked(whole[1]) == set(FIGURES)
+        assert sample.model_dump(exclude={"source"}) == whole[0].model_dump(exclude={"source"}), at
+        assert all('hostname=~"node-b"' in p for p in _narrowed(asked))
+        assert not any(p.startswith("max without () (gpumem:node_fb_mib:sum") and '=~"node' not in p for p in asked)
+        assert "gpumem:node_fb_used_age_s:min" in "".join(asked)  # the ages are read whole
+    assert any(_narrowed(asked) for _, asked in reads[2:])  # node-b's memory moved at some evaluations
+    assert any(not _narrowed(asked) for _, asked in reads[2:])  # none moved at others: the answers kept are used
+
+
+def test_the_figures_are_read_whole_where_the_record_compares_other_evaluations(changes_url):
+    """A refresh two evaluations after the one kept: the record compares the last two, so it is not used."""
+    moment = _evaluated(changes_url, AT - 10)
+    reader = FleetReader(QUERIES, FleetRules())
+    (_, _), (_, _), (sample, asked) = _reads(changes_url, reader, [moment - 4, moment + 1, moment + 11])
+    assert not _narrowed(asked) and _figures_asked(asked) == set(FIGURES)
+    (_, _), (whole, _) = _reads(changes_url, FleetReader(QUERIES, FleetRules()), [moment - 4, moment + 11])
+    assert sample.model_dump() == whole.model_dump()
+
+
+def test_the_record_is_used_only_where_it_compares_the_evaluation_kept_with_the_one_probed():
+    """`since` must be the evaluation the answers were kept from and `at` the one the probe names; a node's series
+    of an older evaluation (no staleness marker ended it) has not moved now; too many nodes are read whole."""
+    keys = ("Hostname", "instance")
+
+    def record(since: float, at: float, *nodes: tuple[str, float]) -> Result:
+        marks = [Series({"changes": "since"}, since, at), Series({"changes": "at"}, at, at)]
+        return Result(marks + [Series({"Hostname": name, "instance": f"{name}:9400"}, v, at) for name, v in nodes])
+
+    moved = _moved(record(100.0, 130.0, ("a", 130.0), ("b", 100.0)), 100.0, 130.0, keys)
+    assert moved is not None and moved.nodes == {("a", "a:9400")}  # b moved at an older evaluation
+    still = _moved(record(100.0, 130.0), 100.0, 130.0, keys)
+    assert still is not None and still.nodes == set()  # none moved: the answers kept are the answers
+    assert _moved(record(70.0, 130.0, ("a", 130.0)), 100.0, 130.0, keys) is None  # compares other evaluations
+    assert _moved(record(100.0, 130.0, ("a", 130.0)), 100.0, 160.0, keys) is None  # an older record
+    assert _moved(Result([Series({"changes": "at"}, 130.0, 130.0)]), 100.0, 130.0, keys) is None  # no `since`
+    assert _moved(None, 100.0, 130.0, keys) is None  # the query failed
+    many = record(100.0, 130.0, *((f"n{i}", 130.0) for i in range(NARROW_AT_MOST + 1)))
+    assert _moved(many, 100.0, 130.0, keys) is None
