@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from operator import is_, itemgetter
 
-from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result
+from gpumem_tui.sources.prometheus.client import PrometheusClient, PrometheusError, Result, Series
 from gpumem_tui.sources.prometheus.fleet import ask
 from gpumem_tui.sources.prometheus.queries import NODE_LABELS, Queries, as_matcher, literal_regex
 from gpumem_tui.sources.prometheus.query_table import TABLE, names
@@ -158,12 +158,18 @@ def _narrowed(queries: Queries, name: str, args: tuple[object, ...], moved: Move
 
 
 def _patched(then: Result, now: Result, moved: Moved) -> Result:
-    """The kept answer with the series of the nodes that moved those of `now`: a node that went has none."""
+    """The kept answer with the series of the nodes that moved those of `now`, in their place (a node that went
+    has none; one that came is last): where they read as the kept ones, `_as_then` keeps the kept answer."""
     keys, nodes = moved.keys, moved.nodes
     named = {value for node in nodes for value in node if value}
-
-    def of_moved(labels: dict[str, str]) -> bool:
-        return not named.isdisjoint(labels.values()) and tuple(labels.get(k, "") for k in keys) in nodes
-
-    stays = [s for s in then.series if not of_moved(s.labels)]
-    return Result(stays + [s for s in now.series if of_moved(s.labels)], now.warnings)
+    fresh: dict[tuple[str, ...], list[Series]] = defaultdict(list)
+    for s in now.series:
+        if (key := tuple(s.labels.get(k, "") for k in keys)) in nodes:
+            fresh[key].append(s)
+    series = []
+    for s in then.series:
+        if named.isdisjoint(s.labels.values()) or (key := tuple(s.labels.get(k, "") for k in keys)) not in nodes:
+            series.append(s)
+        else:
+            series += fresh.pop(key, [])  # at its first series' place; its others are gone with the pop
+    return Result(series + [s for came in fresh.values() for s in came], now.warnings)

@@ -12,7 +12,7 @@ import pytest
 
 from gpumem_tui.diagnosis.fleet.reading import FleetRules
 from gpumem_tui.sources.prometheus.client import Connection, PrometheusClient, Result, Series
-from gpumem_tui.sources.prometheus.kept_recorded import KEPT, NARROW_AT_MOST, _as_then, _moved
+from gpumem_tui.sources.prometheus.kept_recorded import KEPT, NARROW_AT_MOST, Moved, _as_then, _moved, _patched
 from gpumem_tui.sources.prometheus.queries import RECORDED, Queries
 from gpumem_tui.sources.prometheus.query_table import TABLE
 from gpumem_tui.sources.prometheus.reader import FleetReader
@@ -216,3 +216,23 @@ def test_the_record_is_used_only_where_it_compares_the_evaluation_kept_with_the_
     assert _moved(None, 100.0, 130.0, keys) is None  # the query failed
     many = record(100.0, 130.0, *((f"n{i}", 130.0) for i in range(NARROW_AT_MOST + 1)))
     assert _moved(many, 100.0, 130.0, keys) is None
+
+
+def test_a_patched_answer_keeps_the_kept_order_so_one_that_reads_the_same_is_the_kept_one():
+    """The nodes that moved take their new series in their old place; a node that went has none, one that came is
+    last; where the new series read as the old, `_as_then` gives back the kept answer (its nodes kept whole)."""
+    keys = ("Hostname",)
+    labels = {(n, f): {"Hostname": n, "field": f} for n in "abc" for f in ("USED", "FREE")}
+    then = Result([Series(labels[key], 1.0, 0.0) for key in labels])
+    again = Result([Series(dict(labels["b", f]), 1.0, 5.0) for f in ("USED", "FREE")])
+    same = _patched(then, again, Moved({("b",)}, keys))
+    assert [s.labels for s in same.series] == [s.labels for s in then.series]
+    assert _as_then(same, then) is then
+    moved = Result([Series({"Hostname": "b", "field": "USED"}, 2.0, 5.0), Series({"Hostname": "d"}, 3.0, 5.0)])
+    patched = _patched(then, moved, Moved({("b",), ("c",), ("d",)}, keys))  # b moved, c went, d came
+    assert [(s.labels.get("Hostname"), s.labels.get("field"), s.value) for s in patched.series] == [
+        ("a", "USED", 1.0),
+        ("a", "FREE", 1.0),
+        ("b", "USED", 2.0),
+        ("d", None, 3.0),
+    ]
