@@ -117,6 +117,11 @@ class Looks:
     def memo(self) -> LookMemo:
         return LookMemo(self.decided, self.planned, self.held, self._settings())
 
+    def carry(self, before: LookMemo, needs: Mapping[str, list[str]], moved: set[str]) -> None:
+        """`before`'s decisions and `needs` taken for every node but the `moved` ones, which `low` decides next."""
+        self.decided = {name: d for name, d in before.decided.items() if name not in moved}
+        self.needs = {label: [n for n in names if n not in moved] for label, names in needs.items()}
+
     def _settings(self) -> tuple[object, ...]:
         return (self.counted, *self.parts[2:])
 

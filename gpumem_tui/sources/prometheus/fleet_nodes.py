@@ -99,17 +99,18 @@ def nodes_of(
     shapes: Mapping[str, Shape] | None = None,
     looks: NodeLook | None = None,
     memo: NodeMemo | None = None,
+    only: set[str] | None = None,
 ) -> list[FleetNode]:
     """Every node counted, aged or seen, by name. `shapes`: `shapes_of(counts)`, where the caller keeps it;
     `looks`: the overview's look, which gives each node its `low` as its record is made; `memo`: the records
     the caller kept from its last refresh, each kept again where its node read the same (then replaced by
-    this refresh's)."""
+    this refresh's); `only`: these nodes' records alone, the others' kept by the caller."""
     served: dict[str, list[str]] = defaultdict(list)
     for engine in engines:
         if engine.node is not None:
             served[engine.node].append(engine.name)
-    names = sorted(set(counts) | set(ages) | seen)
-    if memo is not None:  # a node no longer read is forgotten, so the memo holds this refresh's nodes only
+    names = sorted(set(counts) | set(ages) | seen) if only is None else sorted(only)
+    if memo is not None and only is None:  # a node no longer read is forgotten: the memo holds this refresh's
         for gone in memo.keys() - set(names):
             del memo[gone]
     last = {} if memo is None else memo

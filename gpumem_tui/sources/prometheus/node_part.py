@@ -10,6 +10,7 @@ import operator
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 from gpumem_tui.records import updated
 from gpumem_tui.sources.prometheus.client import Result, Series
@@ -59,6 +60,9 @@ class NodesKept:
     sums: tuple[object, object, Sums] | None = None
     """The node sums of the last refresh, and the `node_memory` and `node_reserved` answers they were made of:
     kept where only the ages moved (the rules' figures kept whole: kept_recorded.py)."""
+    how: str = ""
+    """How the last part was made: `kept`, `aged` (the kept one at new ages), `moved` (only the nodes whose
+    series are not the kept ones made again), `made` (every node)."""
 
 
 def node_part(
@@ -79,12 +83,9 @@ def node_part(
     engines_alike = False  # the engines as the nodes read them, compared once (10,000 of them: 10-14 ms)
     if kept is not None and kept.part is not None:
         engines_alike = same[0] == kept.same[0]
-        if engines_alike and same[1:] == kept.same[1:] and _same(parts, kept.parts, AGES):
-            part = kept.part if parts[AGES] is kept.parts[AGES] else _aged(results, stale, kept)
+        if engines_alike and same[1:] == kept.same[1:]:
+            part = _kept(results, parts, engines, looks, stale, kept)
             if part is not None:
-                if looks is not None:
-                    looks.needs = {label: list(names) for label, names in kept.part.needs.items()}
-                kept.parts, kept.part = parts, part
                 return part
     if sums is None:
         sums = _node_sums(results.get("node_memory", EMPTY), results.get("node_reserved", EMPTY), kept)
@@ -103,8 +104,110 @@ def node_part(
     part = NodePart(nodes, old, max(fresh) if fresh else None, _exporter_pods(set(counts) | seen), needs)
     if kept is not None:
         kept.parts, kept.same, kept.part, kept.look = parts, same, part, None if looks is None else looks.memo()
-        kept.ages = ages
+        kept.ages, kept.how = ages, "made"
     return part
+
+
+def _kept(
+    results: Mapping[str, Result],
+    parts: tuple[object, ...],
+    engines: list[FleetEngine],
+    looks: NodeLook | None,
+    stale: Stale,
+    kept: NodesKept,
+) -> NodePart | None:
+    """The kept part where the nodes are made of the same (at the ages read now), or with the nodes whose series
+    moved made again (`_moved`); None: every node made anew."""
+    assert kept.part is not None
+    if not _same(parts, kept.parts, AGES):
+        return _moved(results, parts, engines, looks, stale, kept) if kept.same[2] else None
+    part = kept.part if parts[AGES] is kept.parts[AGES] else _aged(results, stale, kept)
+    if part is not None:
+        if looks is not None:
+            looks.needs = {label: list(names) for label, names in kept.part.needs.items()}
+        kept.parts, kept.part, kept.how = parts, part, "kept" if part is kept.part else "aged"
+    return part
+
+
+MOVING = (2 + ANSWERS.index("node_memory"), AGES, 2 + len(ANSWERS), 3 + len(ANSWERS))
+"""Where in a part's `parts` the answers are whose nodes may be made again alone (`_moved`): the memory, the ages,
+and the look's least free and count under the fraction."""
+
+
+def _moved(
+    results: Mapping[str, Result],
+    parts: tuple[object, ...],
+    engines: list[FleetEngine],
+    looks: NodeLook | None,
+    stale: Stale,
+    kept: NodesKept,
+) -> NodePart | None:
+    """The kept part with only the nodes some of whose series are not the kept answers' objects made again (a
+    patched answer holds every other node's very series: kept_recorded.py), at the ages read now. None where
+    something else moved, a node came or went, or half the nodes moved (an answer read whole): made anew."""
+    assert kept.part is not None
+    differ = [i for i, (a, b) in enumerate(zip(parts, kept.parts, strict=False)) if a is not b]
+    if len(parts) != len(kept.parts) or set(differ) - set(MOVING) or kept.sums is None or kept.look is None:
+        return None
+    memory, reserved = results.get("node_memory", EMPTY), results.get("node_reserved", EMPTY)
+    if kept.sums[1] is not reserved:
+        return None
+    moved = set()
+    for i in (i for i in differ if i != AGES):
+        names = _nodes_apart(parts[i], kept.parts[i])
+        if names is None:
+            return None
+        moved |= names
+    ages = kept.ages if AGES not in differ else per_node(results.get("nodes_age", EMPTY).series, min)
+    if not moved <= kept.made.keys() or 2 * len(moved) > len(kept.made) or ages.keys() != kept.ages.keys():
+        return None
+    sums = _sums_moved(memory, kept, moved)
+    counts, shapes = cast(Counts, parts[0]), cast("Mapping[str, Shape] | None", parts[1])
+    if looks is not None:
+        looks.with_engines(engines, kept.look)
+        looks.follow(kept.look)
+        looks.carry(kept.look, kept.part.needs, moved)
+    made = nodes_of(counts, sums, engines, ages, set(), shapes, looks, kept.made, moved)
+    by_name = {n.name: n for n in made}
+    nodes = [
+        by_name.get(n.name) or (n if same_age(n.data_age_s, a := ages.get(n.name)) else updated(n, {"data_age_s": a}))
+        for n in kept.part.nodes
+    ]
+    seen = {n for n, a in kept.part.stale.items() if a is None}
+    old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
+    old |= dict.fromkeys(seen)
+    fresh = [a for n, a in ages.items() if n not in old]
+    needs = {} if looks is None else {label: sorted(names) for label, names in looks.needs.items() if names}
+    part = NodePart(nodes, old, max(fresh) if fresh else None, kept.part.warnings, needs)
+    if looks is not None:
+        looks.needs = {label: list(names) for label, names in needs.items()}
+    kept.parts, kept.part, kept.look, kept.ages, kept.how = parts, part, looks.memo() if looks else None, ages, "moved"
+    kept.sums = (memory, reserved, sums)
+    return part
+
+
+def _nodes_apart(now: object, then: object) -> set[str] | None:
+    """The nodes of the series one answer has and the other has not (by object); None where one is not an
+    answer or a series names no node."""
+    if not isinstance(now, Result) or not isinstance(then, Result):
+        return None
+    had, has = set(map(id, then.series)), set(map(id, now.series))
+    names = {node_of(s.labels) for s in now.series if id(s) not in had}
+    names |= {node_of(s.labels) for s in then.series if id(s) not in has}
+    return None if None in names else names  # type: ignore[return-value]
+
+
+def _sums_moved(memory: Result, kept: NodesKept, moved: set[str]) -> Sums:
+    """The kept sums with the `moved` nodes' read again from `memory` (their reserved memory, a slow fact's, kept)."""
+    assert kept.sums is not None
+    before = kept.sums[2]
+    sums: Sums = defaultdict(dict, before)
+    for name in moved:
+        sums[name] = {f: v for f, v in before.get(name, {}).items() if f == "RESERVED"}
+    for s in memory.series:
+        if (node := node_of(s.labels)) is not None and node in moved:
+            sums[node][_field_of(s.labels)] = s.value
+    return sums
 
 
 def _aged(results: Mapping[str, Result], stale: Stale, kept: NodesKept) -> NodePart | None:

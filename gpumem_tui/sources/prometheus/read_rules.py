@@ -57,6 +57,9 @@ class NodeLook(Protocol):
     def memo(self) -> LookMemo:
         """What this look decided, for the next refresh's (`follow`, `with_engines`)."""
 
+    def carry(self, before: LookMemo, needs: Mapping[str, list[str]], moved: set[str]) -> None:
+        """`before`'s decisions and `needs` for every node but the `moved` ones (`low` decides those next)."""
+
     def low(
         self, name: str, gpus: int, cards: Mapping[str, int], unknown: Mapping[str, str], total: int | None
     ) -> NodeLow | None: ...

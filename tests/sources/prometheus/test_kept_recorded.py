@@ -174,12 +174,20 @@ def test_after_an_evaluation_only_the_nodes_that_moved_are_read(changes_url, rec
     # refresh after one more evaluation
     times = [moment - 4, *(moment + 1 + 5 * k for k in range(6))]
     reader = FleetReader(QUERIES, FleetRules())
-    reads = _reads(changes_url, reader, times)
+    reads, how, parts = [], [], []
+    for at in times:
+        reads += _reads(changes_url, reader, [at])
+        how.append(reader.nodes.how)  # how its nodes were made (node_part.py)
+        parts.append(reader.nodes.part)
     assert _figures_asked(reads[1][1]) == set(FIGURES) and not _narrowed(reads[1][1])
-    for at, (sample, asked) in zip(times[2:], reads[2:], strict=True):
-        whole = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, at])[-1]
-        assert _figures_asked(whole[1]) == set(FIGURES)
+    # node-b's records made again alone where its series moved; the rest kept, at their new ages
+    assert {h for (_, asked), h in zip(reads[2:], how[2:], strict=True) if _narrowed(asked)} == {"moved"}
+    for at, (sample, asked), part in zip(times[2:], reads[2:], parts[2:], strict=True):
+        base = FleetReader(QUERIES, FleetRules())
+        whole = _reads(recorded_url, base, [moment - 4, at])[-1]
+        assert _figures_asked(whole[1]) == set(FIGURES) and base.nodes.how == "made"
         assert sample.model_dump(exclude={"source"}) == whole[0].model_dump(exclude={"source"}), at
+        assert part.needs == base.nodes.part.needs  # the nodes read GPU by GPU (node-h's exporter looks again)
         assert all('hostname=~"node-b"' in p for p in _narrowed(asked))
         assert not any(p.startswith("max without () (gpumem:node_fb_mib:sum") and '=~"node' not in p for p in asked)
         assert "gpumem:node_fb_used_age_s:min" in "".join(asked)  # the ages are read whole
