@@ -6,6 +6,7 @@ every 5 s (conftest.recorded_blocks)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import replace
 
 import pytest
@@ -168,7 +169,9 @@ def _narrowed(asked: list[str]) -> list[str]:
 def test_after_an_evaluation_only_the_nodes_that_moved_are_read(changes_url, recorded_url):
     """Where the rules record which nodes' figures moved (NODE_CHANGED), a refresh after an evaluation reads those
     nodes' figures only, by name, and its sample is the one read from the figures whole (the same blocks without
-    the record). node-b's memory moves at some evaluations; node-nan's NaN, read NaN again, has not moved."""
+    the record). node-b's memory moves at some evaluations; node-nan's NaN, read NaN again, has not moved; node-c's
+    count under the fraction went to none at 56 s and, no staleness marker ending it in these blocks, is read until
+    a lookback later: the record names node-c at each evaluation meanwhile."""
     moment = _evaluated(changes_url, AT - 10)
     # the first read, the first refresh (which reads the figures whole: the first read keeps none), then each
     # refresh after one more evaluation
@@ -180,11 +183,11 @@ def test_after_an_evaluation_only_the_nodes_that_moved_are_read(changes_url, rec
         whole = _reads(recorded_url, FleetReader(QUERIES, FleetRules()), [moment - 4, at])[-1]
         assert _figures_asked(whole[1]) == set(FIGURES)
         assert sample.model_dump(exclude={"source"}) == whole[0].model_dump(exclude={"source"}), at
-        assert all('hostname=~"node-b"' in p for p in _narrowed(asked))
+        assert {n for p in _narrowed(asked) for n in re.findall(r"node-[a-z]+", p)} <= {"node-b", "node-c"}
         assert not any(p.startswith("max without () (gpumem:node_fb_mib:sum") and '=~"node' not in p for p in asked)
         assert "gpumem:node_fb_used_age_s:min" in "".join(asked)  # the ages are read whole
-    assert any(_narrowed(asked) for _, asked in reads[2:])  # node-b's memory moved at some evaluations
-    assert any(not _narrowed(asked) for _, asked in reads[2:])  # none moved at others: the answers kept are used
+    assert any("node-b" in "".join(_narrowed(asked)) for _, asked in reads[2:])  # moved at some evaluations
+    assert all('Hostname=~"node-c"' in "".join(_narrowed(asked)) for _, asked in reads[2:])  # its count lingers
 
 
 def test_the_figures_are_read_whole_where_the_record_compares_other_evaluations(changes_url):
@@ -236,3 +239,34 @@ def test_a_patched_answer_keeps_the_kept_order_so_one_that_reads_the_same_is_the
         ("b", "USED", 2.0),
         ("d", None, 3.0),
     ]
+
+
+def test_a_node_whose_series_end_without_a_staleness_marker_goes_when_a_whole_read_drops_it(tmp_path):
+    """Recorded series that no staleness marker ends (blocks backfilled, or a Prometheus restarted after the node
+    went) are read until their last sample is a lookback old, a moment that is no evaluation's: the record names
+    such a node at each evaluation until neither it nor the evaluation before reads it, so a refresh that used the
+    record drops it when a read of the figures whole does. Servers with a 20 s lookback, so node-e (its exporter
+    stops at 30 s) leaves the rules' output at about 50 s and the reads at about 70 s, within the fleet's span."""
+    from tests.sources.prometheus.conftest import changes_blocks, fleet_text, recorded_blocks
+    from tests.sources.prometheus.server import T0, backfill, running
+
+    short = ("--query.lookback-delta=20s",)
+    for name in ("fleet", "recorded", "changes"):
+        (tmp_path / name).mkdir()
+    fleet = backfill(fleet_text(), tmp_path / "fleet")
+    with running(fleet, flags=short) as url:
+        recorded = recorded_blocks(url, fleet, tmp_path / "recorded", QUERIES)
+    with running(recorded, flags=short) as url:
+        changes = changes_blocks(url, recorded, tmp_path / "changes", QUERIES)
+    with running(changes, flags=short) as url:
+        moment = _evaluated(url, T0 + 50)  # node-e is in the rules' output until about then
+        times = [moment - 4, *(moment + 1 + 5 * k for k in range(16))]
+        reads = _reads(url, FleetReader(QUERIES, FleetRules()), times)
+        shown = []
+        for at, (sample, _) in zip(times[2:], reads[2:], strict=True):
+            (_, _), (whole, _) = _reads(url, FleetReader(QUERIES, FleetRules()), [moment - 4, at])
+            assert (sample.nodes, sample.stale_nodes) == (whole.nodes, whole.stale_nodes), at - T0  # not the join's age
+            shown.append(any(n.name == "node-e" and n.used_bytes is not None for n in sample.nodes))
+    assert shown[0] and not shown[-1]  # node-e's figures read, then gone
+    assert any(_narrowed(asked) for _, asked in reads[2:])  # the record was used
+    assert any(not _narrowed(asked) for _, asked in reads[2:])  # none moved at others: the answers kept are used
