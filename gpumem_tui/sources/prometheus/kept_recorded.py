@@ -161,14 +161,17 @@ def _patched(then: Result, now: Result, moved: Moved) -> Result:
     """The kept answer with the series of the nodes that moved those of `now`, in their place (a node that went
     has none; one that came is last): where they read as the kept ones, `_as_then` keeps the kept answer."""
     keys, nodes = moved.keys, moved.nodes
-    named = {value for node in nodes for value in node if value}
+    # a series none of whose labels' values is a moved node's is not one of them (a node named by no label: each)
+    named = {value for node in nodes for value in node if value} if all(map(any, nodes)) else None
     fresh: dict[tuple[str, ...], list[Series]] = defaultdict(list)
     for s in now.series:
         if (key := tuple(s.labels.get(k, "") for k in keys)) in nodes:
             fresh[key].append(s)
     series = []
     for s in then.series:
-        if named.isdisjoint(s.labels.values()) or (key := tuple(s.labels.get(k, "") for k in keys)) not in nodes:
+        if (named is not None and named.isdisjoint(s.labels.values())) or (
+            key := tuple(s.labels.get(k, "") for k in keys)
+        ) not in nodes:
             series.append(s)
         else:
             series += fresh.pop(key, [])  # at its first series' place; its others are gone with the pop

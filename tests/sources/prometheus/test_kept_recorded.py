@@ -270,3 +270,13 @@ def test_a_node_whose_series_end_without_a_staleness_marker_goes_when_a_whole_re
     assert shown[0] and not shown[-1]  # node-e's figures read, then gone
     assert any(_narrowed(asked) for _, asked in reads[2:])  # the record was used
     assert any(not _narrowed(asked) for _, asked in reads[2:])  # none moved at others: the answers kept are used
+
+
+def test_a_moved_node_without_a_name_takes_its_new_series_in_its_place():
+    """A node whose series carry none of the node's labels (pushed without `instance`) is the key of empty names:
+    a patched answer holds its new series, not the kept ones beside them."""
+    keys = ("Hostname", "instance")
+    then = Result([Series({"Hostname": "a", "field": "USED"}, 1.0, 0.0), Series({"field": "USED"}, 1.0, 0.0)])
+    now = Result([Series({"field": "USED"}, 2.0, 5.0)])
+    patched = _patched(then, now, Moved({("", "")}, keys))
+    assert [(s.labels.get("Hostname"), s.value) for s in patched.series] == [("a", 1.0), (None, 2.0)]
