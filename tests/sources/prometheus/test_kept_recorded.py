@@ -280,3 +280,32 @@ def test_a_moved_node_without_a_name_takes_its_new_series_in_its_place():
     now = Result([Series({"field": "USED"}, 2.0, 5.0)])
     patched = _patched(then, now, Moved({("", "")}, keys))
     assert [(s.labels.get("Hostname"), s.value) for s in patched.series] == [("a", 1.0), (None, 2.0)]
+
+
+def test_a_refresh_whose_narrowed_read_failed_says_so_and_the_next_reads_the_figure_whole(changes_url):
+    """The narrowed read of node-b's memory refused: that refresh says why its memory is missing, as when the figure
+    read whole fails; the next refresh keeps nothing of that figure, reads it whole and says what a whole read says."""
+    from tests.sources.prometheus.test_fleet_reader import _refusing
+
+    moment = _evaluated(changes_url, AT - 10)
+    times = [moment - 4, *(moment + 1 + 5 * k for k in range(6))]
+    refused = 'hostname=~"node-b"'
+    reader = FleetReader(QUERIES, FleetRules())
+
+    async def read():
+        out = []
+        for at in times:
+            async with _refusing(refused)(Connection(changes_url)) as client:
+                client.sent = []
+                out.append((at, await reader.read(client, at), list(client.sent)))
+        return out
+
+    reads = asyncio.run(read())
+    failed = [k for k, (_, _, asked) in enumerate(reads) if any(refused in p for p in asked)]
+    assert failed and failed[0] + 1 < len(reads)  # node-b's memory moved at some evaluation, not the last
+    at, sample, _ = reads[failed[0]]
+    assert "refused here" in (sample.error or "")
+    at, after, asked = reads[failed[0] + 1]
+    assert any(p.startswith("max without () (gpumem:node_fb_mib:sum{field") for p in asked)  # read whole
+    (_, _), (whole, _) = _reads(changes_url, FleetReader(QUERIES, FleetRules()), [moment - 4, at])
+    assert (after.nodes, after.stale_nodes) == (whole.nodes, whole.stale_nodes)
