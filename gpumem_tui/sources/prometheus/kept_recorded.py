@@ -57,6 +57,8 @@ class KeptRecorded:
         kept = dict(then) if same else {}
         keys = tuple(dict.fromkeys((*selector_labels(queries.matchers), *NODE_LABELS)))
         moved = None if same or evaluated is None else _moved(changes, self.evaluated, evaluated, keys)
+        if moved is not None and 4 * len(moved.nodes) > len(then.get("node_memory", Result()).series):
+            moved = None  # half the nodes or more (used and free a node): their names cost more than a whole read
         narrowed: dict[str, str] = {}
         if moved is not None:
             watched = [n for n in WATCHED if n in then and not then[n].warnings]
@@ -161,14 +163,17 @@ def _patched(then: Result, now: Result, moved: Moved) -> Result:
     """The kept answer with the series of the nodes that moved those of `now`, in their place (a node that went
     has none; one that came is last): where they read as the kept ones, `_as_then` keeps the kept answer."""
     keys, nodes = moved.keys, moved.nodes
-    named = {value for node in nodes for value in node if value}
+    # a series none of whose labels' values is a moved node's is not one of them (a node named by no label: each)
+    named = {value for node in nodes for value in node if value} if all(map(any, nodes)) else None
     fresh: dict[tuple[str, ...], list[Series]] = defaultdict(list)
     for s in now.series:
         if (key := tuple(s.labels.get(k, "") for k in keys)) in nodes:
             fresh[key].append(s)
     series = []
     for s in then.series:
-        if named.isdisjoint(s.labels.values()) or (key := tuple(s.labels.get(k, "") for k in keys)) not in nodes:
+        if (named is not None and named.isdisjoint(s.labels.values())) or (
+            key := tuple(s.labels.get(k, "") for k in keys)
+        ) not in nodes:
             series.append(s)
         else:
             series += fresh.pop(key, [])  # at its first series' place; its others are gone with the pop

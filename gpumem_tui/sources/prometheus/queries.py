@@ -98,11 +98,11 @@ RECORDED = (NODE_MEMORY, LEAST_FREE, NODE_LOW, NODE_GPUS, NODE_AGE, CARD_TOTALS)
 """In the rule group's order: the last, a few series (a card's totals), is what a refresh asks to tell the group
 was evaluated again (`rules_evaluated`)."""
 NODE_CHANGED = "gpumem:node_changed:time"
-"""Recorded after the figures, before the cards' totals: the nodes some of whose WATCHED_SERIES moved, came or
-went since the group's evaluation before, each with this evaluation's moment (a series that lingers where no
-staleness marker ended it, as in backfilled blocks, tells an older one); and two series without a node (label
-`changes`): `since`, the evaluation compared (only where it is one interval back), and `at`, this one. Not in
-RECORDED: a server without it is read as before (kept_recorded.py, docs/design/queries.md)."""
+"""Recorded after the figures, before the cards' totals: the nodes some of whose WATCHED_SERIES moved, came,
+went or linger (no staleness marker ended them) since the group's evaluation before, each with this evaluation's
+moment (a node's own series that lingers, as in backfilled blocks, tells an older one); and two series without
+a node (label `changes`): `since`, the evaluation compared (only where it is one interval back), and `at`, this
+one. Not in RECORDED: a server without it is read as before (kept_recorded.py, docs/design/queries.md)."""
 WATCHED_SERIES = {NODE_MEMORY: 'field=~"USED|FREE"', LEAST_FREE: "", NODE_LOW: ""}
 """The recorded figures a refresh reads whose changes NODE_CHANGED records (name -> the refresh's matcher): not the
 ages, which move at each evaluation where dcgm-exporter's scrapes are not in step with the rules."""
@@ -363,12 +363,18 @@ class Queries:
     def _changes(self, kept: tuple[str, ...], keep: tuple[str, ...], interval_s: int) -> str:
         """NODE_CHANGED's expression. A window of one interval and a millisecond holds a figure's sample of the
         evaluation before and this one's (a range's start is closed in Prometheus 2, open in 3): a series moved
-        where they differ, came or went where it holds one."""
+        where they differ. One read now or one interval back that has not both (it came, went, or lingers: no
+        staleness marker ended it, as after a restart, and a read drops it once its last sample is a lookback
+        old, at no evaluation's moment) is named at each evaluation until it is read by neither."""
         window = f"[{interval_s * 1000 + 1}ms]"
         moved = []
         for name, extra in WATCHED_SERIES.items():
-            both = f"{self._recorded_sel(name, extra)}{window}"
-            moved.append(f"changes({both}) > 0 or count_over_time({both}) != 2")
+            series = self._recorded_sel(name, extra)
+            both = f"{series}{window}"
+            moved.append(
+                f"changes({both}) > 0"
+                f" or (({series} or {series} offset {interval_s}s) unless count_over_time({both}) == 2)"
+            )
         totals = self._recorded_sel(CARD_TOTALS)
         since = f"max by ({_by(*keep)}) (timestamp({totals} offset {interval_s}s)) > time() - {interval_s + 0.0005!r}"
         at = f"count by ({_by(*keep)}) ({totals}) * 0 + time()"

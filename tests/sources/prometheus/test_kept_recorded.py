@@ -6,6 +6,7 @@ every 5 s (conftest.recorded_blocks)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import replace
 
 import pytest
@@ -168,7 +169,9 @@ def _narrowed(asked: list[str]) -> list[str]:
 def test_after_an_evaluation_only_the_nodes_that_moved_are_read(changes_url, recorded_url):
     """Where the rules record which nodes' figures moved (NODE_CHANGED), a refresh after an evaluation reads those
     nodes' figures only, by name, and its sample is the one read from the figures whole (the same blocks without
-    the record). node-b's memory moves at some evaluations; node-nan's NaN, read NaN again, has not moved."""
+    the record). node-b's memory moves at some evaluations; node-nan's NaN, read NaN again, has not moved; node-c's
+    count under the fraction went to none at 56 s and, no staleness marker ending it in these blocks, is read until
+    a lookback later: the record names node-c at each evaluation meanwhile."""
     moment = _evaluated(changes_url, AT - 10)
     # the first read, the first refresh (which reads the figures whole: the first read keeps none), then each
     # refresh after one more evaluation
@@ -180,19 +183,21 @@ def test_after_an_evaluation_only_the_nodes_that_moved_are_read(changes_url, rec
         how.append(reader.nodes.how)  # how its nodes were made (node_part.py)
         parts.append(reader.nodes.part)
     assert _figures_asked(reads[1][1]) == set(FIGURES) and not _narrowed(reads[1][1])
-    # node-b's records made again alone where its series moved; the rest kept, at their new ages
-    assert {h for (_, asked), h in zip(reads[2:], how[2:], strict=True) if _narrowed(asked)} == {"moved"}
+    # node-b's record made again alone where its series moved, the rest kept at their new ages; node-c's lingering
+    # series read as kept: every node kept
+    moving = ["node-b" in "".join(_narrowed(asked)) for _, asked in reads[2:]]
+    assert {h for b, h in zip(moving, how[2:], strict=True) if b} == {"moved"}
     for at, (sample, asked), part in zip(times[2:], reads[2:], parts[2:], strict=True):
         base = FleetReader(QUERIES, FleetRules())
         whole = _reads(recorded_url, base, [moment - 4, at])[-1]
         assert _figures_asked(whole[1]) == set(FIGURES) and base.nodes.how == "made"
         assert sample.model_dump(exclude={"source"}) == whole[0].model_dump(exclude={"source"}), at
         assert part.needs == base.nodes.part.needs  # the nodes read GPU by GPU (node-h's exporter looks again)
-        assert all('hostname=~"node-b"' in p for p in _narrowed(asked))
+        assert {n for p in _narrowed(asked) for n in re.findall(r"node-[a-z]+", p)} <= {"node-b", "node-c"}
         assert not any(p.startswith("max without () (gpumem:node_fb_mib:sum") and '=~"node' not in p for p in asked)
         assert "gpumem:node_fb_used_age_s:min" in "".join(asked)  # the ages are read whole
-    assert any(_narrowed(asked) for _, asked in reads[2:])  # node-b's memory moved at some evaluations
-    assert any(not _narrowed(asked) for _, asked in reads[2:])  # none moved at others: the answers kept are used
+    assert any("node-b" in "".join(_narrowed(asked)) for _, asked in reads[2:])  # moved at some evaluations
+    assert all('Hostname=~"node-c"' in "".join(_narrowed(asked)) for _, asked in reads[2:])  # its count lingers
 
 
 def test_the_figures_are_read_whole_where_the_record_compares_other_evaluations(changes_url):
@@ -244,3 +249,73 @@ def test_a_patched_answer_keeps_the_kept_order_so_one_that_reads_the_same_is_the
         ("b", "USED", 2.0),
         ("d", None, 3.0),
     ]
+
+
+def test_a_node_whose_series_end_without_a_staleness_marker_goes_when_a_whole_read_drops_it(tmp_path):
+    """Recorded series that no staleness marker ends (blocks backfilled, or a Prometheus restarted after the node
+    went) are read until their last sample is a lookback old, a moment that is no evaluation's: the record names
+    such a node at each evaluation until neither it nor the evaluation before reads it, so a refresh that used the
+    record drops it when a read of the figures whole does. Servers with a 20 s lookback, so node-e (its exporter
+    stops at 30 s) leaves the rules' output at about 50 s and the reads at about 70 s, within the fleet's span."""
+    from tests.sources.prometheus.conftest import changes_blocks, fleet_text, recorded_blocks
+    from tests.sources.prometheus.server import T0, backfill, running
+
+    short = ("--query.lookback-delta=20s",)
+    for name in ("fleet", "recorded", "changes"):
+        (tmp_path / name).mkdir()
+    fleet = backfill(fleet_text(), tmp_path / "fleet")
+    with running(fleet, flags=short) as url:
+        recorded = recorded_blocks(url, fleet, tmp_path / "recorded", QUERIES)
+    with running(recorded, flags=short) as url:
+        changes = changes_blocks(url, recorded, tmp_path / "changes", QUERIES)
+    with running(changes, flags=short) as url:
+        moment = _evaluated(url, T0 + 50)  # node-e is in the rules' output until about then
+        times = [moment - 4, *(moment + 1 + 5 * k for k in range(16))]
+        reads = _reads(url, FleetReader(QUERIES, FleetRules()), times)
+        shown = []
+        for at, (sample, _) in zip(times[2:], reads[2:], strict=True):
+            (_, _), (whole, _) = _reads(url, FleetReader(QUERIES, FleetRules()), [moment - 4, at])
+            assert (sample.nodes, sample.stale_nodes) == (whole.nodes, whole.stale_nodes), at - T0  # not the join's age
+            shown.append(any(n.name == "node-e" and n.used_bytes is not None for n in sample.nodes))
+    assert shown[0] and not shown[-1]  # node-e's figures read, then gone
+    assert any(_narrowed(asked) for _, asked in reads[2:])  # the record was used
+    assert any(not _narrowed(asked) for _, asked in reads[2:])  # none moved at others: the answers kept are used
+
+
+def test_a_moved_node_without_a_name_takes_its_new_series_in_its_place():
+    """A node whose series carry none of the node's labels (pushed without `instance`) is the key of empty names:
+    a patched answer holds its new series, not the kept ones beside them."""
+    keys = ("Hostname", "instance")
+    then = Result([Series({"Hostname": "a", "field": "USED"}, 1.0, 0.0), Series({"field": "USED"}, 1.0, 0.0)])
+    now = Result([Series({"field": "USED"}, 2.0, 5.0)])
+    patched = _patched(then, now, Moved({("", "")}, keys))
+    assert [(s.labels.get("Hostname"), s.value) for s in patched.series] == [("a", 1.0), (None, 2.0)]
+
+
+def test_a_refresh_whose_narrowed_read_failed_says_so_and_the_next_reads_the_figure_whole(changes_url):
+    """The narrowed read of node-b's memory refused: that refresh says why its memory is missing, as when the figure
+    read whole fails; the next refresh keeps nothing of that figure, reads it whole and says what a whole read says."""
+    from tests.sources.prometheus.test_fleet_reader import _refusing
+
+    moment = _evaluated(changes_url, AT - 10)
+    times = [moment - 4, *(moment + 1 + 5 * k for k in range(6))]
+    refused = 'hostname=~"node-b"'
+    reader = FleetReader(QUERIES, FleetRules())
+
+    async def read():
+        out = []
+        for at in times:
+            async with _refusing(refused)(Connection(changes_url)) as client:
+                client.sent = []
+                out.append((at, await reader.read(client, at), list(client.sent)))
+        return out
+
+    reads = asyncio.run(read())
+    failed = [k for k, (_, _, asked) in enumerate(reads) if any(refused in p for p in asked)]
+    assert failed and failed[0] + 1 < len(reads)  # node-b's memory moved at some evaluation, not the last
+    at, sample, _ = reads[failed[0]]
+    assert "refused here" in (sample.error or "")
+    at, after, asked = reads[failed[0] + 1]
+    assert any(p.startswith("max without () (gpumem:node_fb_mib:sum{field") for p in asked)  # read whole
+    (_, _), (whole, _) = _reads(changes_url, FleetReader(QUERIES, FleetRules()), [moment - 4, at])
+    assert (after.nodes, after.stale_nodes) == (whole.nodes, whole.stale_nodes)
