@@ -6,6 +6,7 @@ with the reason, unless GPUMEM_REQUIRE_PROMETHEUS=1 (CI), which makes the missin
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -89,7 +90,18 @@ def changes_group(queries: Queries, interval_s: int) -> str:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
+    """A free loopback port for a server named before it binds it: drawn below the kernel's ephemeral range, so
+    no outgoing connection's local port (a scrape of a target not up yet, on a busy machine) takes it meanwhile."""
+    ephemeral = Path("/proc/sys/net/ipv4/ip_local_port_range")
+    low = int(ephemeral.read_text().split()[0]) if ephemeral.exists() else 32768
+    for port in random.sample(range(10000, max(low, 10001)), 100):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # all taken: any the kernel gives
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
