@@ -168,17 +168,9 @@ def _moved(
         looks.follow(kept.look)
         looks.carry(kept.look, kept.part.needs, moved)
     made = nodes_of(counts, sums, engines, ages, set(), shapes, looks, kept.made, moved)
-    by_name = {n.name: n for n in made}
-    nodes = [
-        by_name.get(n.name) or (n if same_age(n.data_age_s, a := ages.get(n.name)) else updated(n, {"data_age_s": a}))
-        for n in kept.part.nodes
-    ]
-    seen = {n for n, a in kept.part.stale.items() if a is None}
-    old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
-    old |= dict.fromkeys(seen)
-    fresh = [a for n, a in ages.items() if n not in old]
+    nodes, old, freshest = _at_ages(kept.part, ages, stale, {n.name: n for n in made})
     needs = {} if looks is None else {label: sorted(names) for label, names in looks.needs.items() if names}
-    part = NodePart(nodes, old, max(fresh) if fresh else None, kept.part.warnings, needs)
+    part = NodePart(nodes, old, freshest, kept.part.warnings, needs)
     if looks is not None:
         looks.needs = {label: list(names) for label, names in needs.items()}
     kept.parts, kept.part, kept.look, kept.ages, kept.how = parts, part, looks.memo() if looks else None, ages, "moved"
@@ -218,16 +210,24 @@ def _aged(results: Mapping[str, Result], stale: Stale, kept: NodesKept) -> NodeP
     ages = per_node(results.get("nodes_age", EMPTY).series, min)
     if ages.keys() != kept.ages.keys():
         return None
-    nodes = [
-        n if same_age(n.data_age_s, age := ages.get(n.name)) else updated(n, {"data_age_s": age})
-        for n in kept.part.nodes
-    ]
-    seen = {n for n, a in kept.part.stale.items() if a is None}  # seen in the hour, no age: as before
-    old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
-    old |= dict.fromkeys(seen)
-    fresh = [a for n, a in ages.items() if n not in old]
+    nodes, old, freshest = _at_ages(kept.part, ages, stale, {})
     kept.ages = ages
-    return NodePart(nodes, old, max(fresh) if fresh else None, kept.part.warnings, kept.part.needs)
+    return NodePart(nodes, old, freshest, kept.part.warnings, kept.part.needs)
+
+
+def _at_ages(
+    part: NodePart, ages: Mapping[str, float], stale: Stale, made: Mapping[str, FleetNode]
+) -> tuple[list[FleetNode], dict[str, float | None], float | None]:
+    """`part`'s nodes at `ages` (those `made` now in their place), the stale ones and the freshest age; a node seen
+    in the hour with no age stays so (its nodes are the same)."""
+    nodes = [
+        made.get(n.name) or (n if same_age(n.data_age_s, age := ages.get(n.name)) else updated(n, {"data_age_s": age}))
+        for n in part.nodes
+    ]
+    old: dict[str, float | None] = {n: a for n, a in ages.items() if stale(a)}
+    old |= dict.fromkeys(n for n, a in part.stale.items() if a is None)
+    fresh = [a for n, a in ages.items() if n not in old]
+    return nodes, old, max(fresh) if fresh else None
 
 
 def _node_sums(memory: Result, reserved: Result, kept: NodesKept | None) -> Sums:
