@@ -59,15 +59,14 @@ class KeptRecorded:
         moved = None if same or evaluated is None else _moved(changes, self.evaluated, evaluated, keys)
         if moved is not None and 4 * len(moved.nodes) > len(then.get("node_memory", Result()).series):
             moved = None  # half the nodes or more (used and free a node): their names cost more than a whole read
-        narrowed: dict[str, str] = {}
-        if moved is not None:
-            watched = [n for n in WATCHED if n in then and not then[n].warnings]
-            kept |= {} if moved.nodes else {n: then[n] for n in watched}
-            narrowed = {n: _narrowed(queries, n, WATCHED[n], moved) for n in watched} if moved.nodes else {}
+        watched = [n for n in WATCHED if n in then and not then[n].warnings] if moved is not None else []
+        if moved is not None and not moved.nodes:  # none moved: the kept answers are the answers
+            kept |= {n: then[n] for n in watched}
+        narrowed = {n: _narrowed(queries, n, WATCHED[n], moved) for n in watched if moved and moved.nodes}
         asked = {n: p for n, p in promql.items() if n not in kept and n not in narrowed}
         results, failures = await ask(client, {**asked, **narrowed}, at, part=True) if asked or narrowed else ({}, {})
-        for name in narrowed.keys() & results.keys():
-            results[name] = _patched(then[name], results[name], moved) if moved else results[name]
+        if moved is not None:
+            results |= {n: _patched(then[n], results[n], moved) for n in narrowed.keys() & results.keys()}
         read = {**kept, **{n: _as_then(answer, then.get(n)) for n, answer in results.items()}}
         self.evaluated = evaluated
         self.answers = {} if evaluated is None else {n: (promql[n], answer) for n, answer in read.items()}

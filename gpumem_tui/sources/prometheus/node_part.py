@@ -161,7 +161,7 @@ def _moved(
     ages = kept.ages if AGES not in differ else per_node(results.get("nodes_age", EMPTY).series, min)
     if not moved <= kept.made.keys() or 2 * len(moved) > len(kept.made) or ages.keys() != kept.ages.keys():
         return None
-    sums = _sums_moved(memory, kept, moved)
+    sums = _sums_moved(memory, kept, moved) if MOVING[0] in differ else kept.sums[2]  # the memory read the same
     counts, shapes = cast(Counts, parts[0]), cast("Mapping[str, Shape] | None", parts[1])
     if looks is not None:
         looks.with_engines(engines, kept.look)
